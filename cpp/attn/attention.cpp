@@ -1,0 +1,148 @@
+#include "attn/attention.h"
+
+#include <cmath>
+#include <limits>
+
+#include "attn/ops.h"
+
+namespace attn {
+
+namespace {
+
+void check_qkv(ConstMatRef Q, ConstMatRef K, ConstMatRef V, bool causal) {
+  require(Q.rows() >= 1 && Q.cols() >= 1, "Q must be non-empty, got (", Q.rows(), ",", Q.cols(),
+          ")");
+  require(K.cols() == Q.cols(), "K has ", K.cols(), " columns but Q has ", Q.cols());
+  require(V.rows() == K.rows(), "V has ", V.rows(), " rows but K has ", K.rows());
+  require(!causal || Q.rows() == K.rows(), "causal attention needs as many queries (", Q.rows(),
+          ") as keys (", K.rows(), ")");
+}
+
+}  // namespace
+
+AttentionResult scaled_dot_product_attention(ConstMatRef Q, ConstMatRef K, ConstMatRef V,
+                                             bool causal) {
+  check_qkv(Q, K, V, causal);
+  AttentionResult r;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(Q.cols()));
+  r.weights.noalias() = Q * K.transpose();
+  r.weights *= scale;
+  if (causal) apply_causal_mask(r.weights);
+  softmax_rows(r.weights, r.weights);
+  r.output.noalias() = r.weights * V;
+  return r;
+}
+
+// Forward: S = Q K^T * scale; W = softmax(S); O = W V.
+AttentionGrads scaled_dot_product_attention_backward(ConstMatRef Q, ConstMatRef K, ConstMatRef V,
+                                                     ConstMatRef weights, ConstMatRef dout) {
+  const float scale = 1.0f / std::sqrt(static_cast<float>(Q.cols()));
+  AttentionGrads g;
+  g.dV.noalias() = weights.transpose() * dout;  // O = W V  =>  dV = W^T dO
+  Mat dW = dout * V.transpose();                //          =>  dW = dO V^T
+  softmax_rows_backward(weights, dW, dW);       // dS (masked cells have W = 0, so dS = 0)
+  g.dQ.noalias() = dW * K;                      // S = Q K^T * scale  =>  dQ = dS K * scale
+  g.dQ *= scale;
+  g.dK.noalias() = dW.transpose() * Q;          //                    =>  dK = dS^T Q * scale
+  g.dK *= scale;
+  return g;
+}
+
+AttentionResult naive_attention(const Mat& Q, const Mat& K, const Mat& V, bool causal) {
+  check_qkv(Q, K, V, causal);
+  const Eigen::Index T = Q.rows(), S = K.rows(), dk = Q.cols(), dv = V.cols();
+  AttentionResult r{Mat::Zero(T, dv), Mat::Zero(T, S)};
+  for (Eigen::Index i = 0; i < T; ++i) {
+    std::vector<double> s(S);
+    double mx = -std::numeric_limits<double>::infinity();
+    for (Eigen::Index j = 0; j < S; ++j) {
+      if (causal && j > i) continue;
+      double dot = 0;
+      for (Eigen::Index c = 0; c < dk; ++c) dot += double(Q(i, c)) * K(j, c);
+      s[j] = dot / std::sqrt(double(dk));
+      mx = std::max(mx, s[j]);
+    }
+    double sum = 0;
+    for (Eigen::Index j = 0; j < S; ++j) {
+      s[j] = (causal && j > i) ? 0.0 : std::exp(s[j] - mx);
+      sum += s[j];
+    }
+    for (Eigen::Index j = 0; j < S; ++j) {
+      r.weights(i, j) = static_cast<float>(s[j] / sum);
+      for (Eigen::Index c = 0; c < dv; ++c) r.output(i, c) += static_cast<float>(s[j] / sum * V(j, c));
+    }
+  }
+  return r;
+}
+
+AttentionStages self_attention_stages(ConstMatRef X, ConstMatRef Wq, ConstMatRef Wk,
+                                      ConstMatRef Wv, bool causal) {
+  require(X.rows() >= 1 && X.cols() >= 1, "X must be non-empty, got (", X.rows(), ",", X.cols(),
+          ")");
+  require(Wq.rows() == X.cols(), "Wq has ", Wq.rows(), " rows but X has ", X.cols(), " columns");
+  require(Wk.rows() == X.cols(), "Wk has ", Wk.rows(), " rows but X has ", X.cols(), " columns");
+  require(Wv.rows() == X.cols(), "Wv has ", Wv.rows(), " rows but X has ", X.cols(), " columns");
+  require(Wq.cols() >= 1 && Wq.cols() == Wk.cols(), "Wq and Wk must have the same dk >= 1, got ",
+          Wq.cols(), " and ", Wk.cols());
+  require(Wv.cols() >= 1, "Wv must have dv >= 1 columns");
+  AttentionStages st;
+  st.Q.noalias() = X * Wq;
+  st.K.noalias() = X * Wk;
+  st.V.noalias() = X * Wv;
+  st.scores.noalias() = st.Q * st.K.transpose();
+  st.scaled_scores = st.scores * (1.0f / std::sqrt(static_cast<float>(Wq.cols())));
+  st.masked_scores = st.scaled_scores;
+  if (causal) apply_causal_mask(st.masked_scores);
+  st.weights.resize(st.masked_scores.rows(), st.masked_scores.cols());
+  softmax_rows(st.masked_scores, st.weights);
+  st.output.noalias() = st.weights * st.V;
+  return st;
+}
+
+SelfAttention::SelfAttention(int d_model_, int dk_, int dv_, uint64_t seed)
+    : d_model(d_model_), dk(dk_), dv(dv_) {
+  require(d_model >= 1, "d_model (", d_model, ") must be >= 1");
+  require(dk >= 1, "dk (", dk, ") must be >= 1");
+  require(dv >= 1, "dv (", dv, ") must be >= 1");
+  Rng rng(seed);
+  const float sqk = static_cast<float>(std::sqrt(2.0 / (d_model + dk)));
+  const float sv = static_cast<float>(std::sqrt(2.0 / (d_model + dv)));
+  Wq.resize(d_model, dk);
+  Wk.resize(d_model, dk);
+  Wv.resize(d_model, dv);
+  for (Eigen::Index i = 0; i < Wq.size(); ++i) Wq.data()[i] = rng.normal() * sqk;
+  for (Eigen::Index i = 0; i < Wk.size(); ++i) Wk.data()[i] = rng.normal() * sqk;
+  for (Eigen::Index i = 0; i < Wv.size(); ++i) Wv.data()[i] = rng.normal() * sv;
+  dWq = Mat::Zero(d_model, dk);
+  dWk = Mat::Zero(d_model, dk);
+  dWv = Mat::Zero(d_model, dv);
+}
+
+AttentionResult SelfAttention::forward(ConstMatRef X, bool causal) {
+  require(X.cols() == d_model, "expected feature dim ", d_model, ", got ", X.cols());
+  require(X.rows() >= 1, "sequence length (", X.rows(), ") must be >= 1");
+  X_ = X;
+  Q_.noalias() = X * Wq;
+  K_.noalias() = X * Wk;
+  V_.noalias() = X * Wv;
+  AttentionResult r = scaled_dot_product_attention(Q_, K_, V_, causal);
+  weights_ = r.weights;
+  return r;
+}
+
+// Forward: Q = X Wq, K = X Wk, V = X Wv  =>  dW* = X^T d*, dX = dQ Wq^T + dK Wk^T + dV Wv^T.
+Mat SelfAttention::backward(ConstMatRef dout) {
+  require(dout.rows() == X_.rows() && dout.cols() == dv, "dout must be (", X_.rows(), ",", dv,
+          "), got (", dout.rows(), ",", dout.cols(), ")");
+  AttentionGrads g = scaled_dot_product_attention_backward(Q_, K_, V_, weights_, dout);
+  dWq.noalias() = X_.transpose() * g.dQ;
+  dWk.noalias() = X_.transpose() * g.dK;
+  dWv.noalias() = X_.transpose() * g.dV;
+  Mat dX(X_.rows(), d_model);
+  dX.noalias() = g.dQ * Wq.transpose();
+  dX.noalias() += g.dK * Wk.transpose();
+  dX.noalias() += g.dV * Wv.transpose();
+  return dX;
+}
+
+}  // namespace attn

@@ -1,0 +1,64 @@
+// Single-head scaled dot-product attention: the curriculum's NumPy lesson in C++.
+#pragma once
+
+#include "attn/rng.h"
+#include "attn/tensor.h"
+
+namespace attn {
+
+// Q (T,dk), K (S,dk), V (S,dv) -> output (T,dv), weights (T,S).
+struct AttentionResult {
+  Mat output;   // (T,dv)
+  Mat weights;  // (T,S), rows sum to 1; masked cells are exactly 0
+};
+
+// weights = softmax(Q K^T / sqrt(dk) [+ causal mask]); output = weights V.
+// Causal needs T == S. Throws std::invalid_argument on mismatched shapes.
+AttentionResult scaled_dot_product_attention(ConstMatRef Q, ConstMatRef K, ConstMatRef V,
+                                             bool causal);
+
+// Gradients of scaled_dot_product_attention, given its inputs, its weights and dout (T,dv).
+struct AttentionGrads {
+  Mat dQ;  // (T,dk)
+  Mat dK;  // (S,dk)
+  Mat dV;  // (S,dv)
+};
+AttentionGrads scaled_dot_product_attention_backward(ConstMatRef Q, ConstMatRef K, ConstMatRef V,
+                                                     ConstMatRef weights, ConstMatRef dout);
+
+// The same forward written as plain loops, kept as the reference the tests compare against.
+AttentionResult naive_attention(const Mat& Q, const Mat& K, const Mat& V, bool causal);
+
+// Every intermediate of one head, for the step-by-step view. X (T,D), Wq/Wk (D,dk), Wv (D,dv).
+struct AttentionStages {
+  Mat Q, K, V;        // (T,dk), (T,dk), (T,dv)
+  Mat scores;         // Q K^T (T,T)
+  Mat scaled_scores;  // scores / sqrt(dk)
+  Mat masked_scores;  // scaled_scores with -inf above the diagonal when causal, else equal
+  Mat weights;        // softmax(masked_scores) (T,T)
+  Mat output;         // weights V (T,dv)
+};
+AttentionStages self_attention_stages(ConstMatRef X, ConstMatRef Wq, ConstMatRef Wk,
+                                      ConstMatRef Wv, bool causal);
+
+// The lesson's SelfAttention class: projections in NumPy layout (X @ W).
+// Init: Wq, Wk ~ N(0, sqrt(2/(d_model+dk))), Wv ~ N(0, sqrt(2/(d_model+dv))).
+class SelfAttention {
+ public:
+  SelfAttention(int d_model, int dk, int dv, uint64_t seed);
+
+  // X (T,D) -> output (T,dv), weights (T,T); caches X, Q, K, V, weights.
+  AttentionResult forward(ConstMatRef X, bool causal = false);
+
+  // dout (T,dv) -> dX (T,D); overwrites dWq, dWk, dWv. Reads the cache of the last forward.
+  Mat backward(ConstMatRef dout);
+
+  int d_model, dk, dv;
+  Mat Wq, Wk, Wv;     // (D,dk), (D,dk), (D,dv)
+  Mat dWq, dWk, dWv;  // same shapes
+
+ private:
+  Mat X_, Q_, K_, V_, weights_;
+};
+
+}  // namespace attn

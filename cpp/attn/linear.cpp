@@ -1,0 +1,33 @@
+#include "attn/linear.h"
+
+#include <cmath>
+
+namespace attn {
+
+Linear::Linear(int in, int out, Rng& rng) : in_features(in), out_features(out) {
+  require(in >= 1, "in_features (", in, ") must be >= 1");
+  require(out >= 1, "out_features (", out, ") must be >= 1");
+  // kaiming_uniform_(a=sqrt(5)) and the bias rule both reduce to bound = 1/sqrt(in).
+  const float bound = 1.0f / std::sqrt(static_cast<float>(in));
+  weight.resize(out, in);
+  bias.resize(out);
+  for (Eigen::Index i = 0; i < weight.size(); ++i)
+    weight.data()[i] = bound * (2.0f * rng.uniform() - 1.0f);
+  for (Eigen::Index i = 0; i < bias.size(); ++i) bias[i] = bound * (2.0f * rng.uniform() - 1.0f);
+  dweight = Mat::Zero(out, in);
+  dbias = RowVec::Zero(out);
+}
+
+void Linear::forward(ConstMatRef x, MatRef y) const {
+  y.noalias() = x * weight.transpose();
+  y.rowwise() += bias;
+}
+
+// Forward: y = x W^T + b  =>  dW = dy^T x, db = sum_rows(dy), dx = dy W.
+void Linear::backward(ConstMatRef x, ConstMatRef dy, MatRef dx) {
+  dweight.noalias() = dy.transpose() * x;
+  dbias = dy.colwise().sum();
+  dx.noalias() = dy * weight;
+}
+
+}  // namespace attn

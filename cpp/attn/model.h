@@ -1,0 +1,60 @@
+// TinyAttentionLM: token embedding + sinusoidal positions -> multi-head attention -> LM head.
+// The model knows nothing of training, I/O or UI.
+#pragma once
+
+#include "attn/embedding.h"
+#include "attn/linear.h"
+#include "attn/multihead.h"
+#include "attn/rng.h"
+#include "attn/tensor.h"
+
+namespace attn {
+
+struct ModelConfig {
+  int vocab_size = 64;          // V
+  int d_model = 32;             // D
+  int n_heads = 4;              // H
+  int max_context_length = 12;  // C
+  float attn_dropout = 0.0f;
+  float out_dropout = 0.0f;
+  // Throws std::invalid_argument naming the first bad value.
+  void validate() const;
+};
+
+class TinyAttentionLM {
+ public:
+  // Activations and gradients for one (B,T); reusing it for the same (B,T) allocates nothing.
+  struct State {
+    int B = 0, T = 0;
+    Mat x;          // (N,D) token_emb(ids) + pe[:T]
+    Mat a;          // (N,D) attention output
+    Mat logits;     // (N,V)
+    Mat dlogits;    // (N,V) filled by the loss, read by backward
+    Mat da, dx;     // (N,D) backward workspaces
+    MultiHeadSelfAttention::State attn;
+  };
+
+  // Init order as the PyTorch module: token_emb, attn.qkv_proj, attn.out_proj, lm_head.
+  TinyAttentionLM(const ModelConfig& config, uint64_t seed);
+
+  // ids (B,T) row-major -> s.logits (B*T,V); attention weights in s.attn.weights() (B,H,T,T).
+  // Throws on ids outside [0, V) or T outside [1, C]. Dropout only when training.
+  void forward(const int32_t* ids, int B, int T, bool training, Rng& rng, State& s);
+
+  // Reads s.dlogits (B*T,V); overwrites every parameter gradient.
+  void backward(const int32_t* ids, State& s);
+
+  // Every parameter with its state-dict name, in the PyTorch module's order.
+  std::vector<ParamRef> parameters();
+
+  ModelConfig config;
+  TokenEmbedding token_emb;               // token_emb.embedding.weight (V,D)
+  SinusoidalPositionalEmbedding pos_emb;  // buffer (C,D), not a parameter
+  MultiHeadSelfAttention attn;            // attn.qkv_proj.*, attn.out_proj.*
+  Linear lm_head;                         // lm_head.weight (V,D), lm_head.bias (V)
+
+ private:
+  TinyAttentionLM(const ModelConfig& config, Rng&& rng);
+};
+
+}  // namespace attn

@@ -1,0 +1,164 @@
+#include "attn/multihead.h"
+
+#include <cmath>
+
+#include "attn/ops.h"
+
+namespace attn {
+
+namespace {
+
+// Runs before any member is built, so a bad config is reported in the curriculum's words.
+int checked_d_model(int d_model, int n_heads, int max_context_length, float attn_dropout,
+                    float out_dropout) {
+  require(d_model >= 1, "d_model (", d_model, ") must be >= 1");
+  require(n_heads >= 1, "n_heads (", n_heads, ") must be >= 1");
+  require(d_model % n_heads == 0, "d_model (", d_model, ") must be divisible by n_heads (",
+          n_heads, ")");
+  require(max_context_length >= 1, "max_context_length (", max_context_length, ") must be >= 1");
+  check_dropout_p("attn_dropout", attn_dropout);
+  check_dropout_p("out_dropout", out_dropout);
+  return d_model;
+}
+
+}  // namespace
+
+MultiHeadSelfAttention::MultiHeadSelfAttention(int d_model_, int n_heads_, int C, float p_attn,
+                                               float p_out, Rng& rng)
+    : d_model(checked_d_model(d_model_, n_heads_, C, p_attn, p_out)),
+      n_heads(n_heads_),
+      d_head(d_model_ / n_heads_),
+      max_context_length(C),
+      attn_dropout(p_attn),
+      out_dropout(p_out),
+      qkv_proj(d_model_, 3 * d_model_, rng),
+      out_proj(d_model_, d_model_, rng) {}
+
+void MultiHeadSelfAttention::check_input(Eigen::Index rows, Eigen::Index cols, int B,
+                                         int T) const {
+  require(B >= 1, "batch size (", B, ") must be >= 1");
+  require(T >= 1, "sequence length (", T, ") must be >= 1");
+  require(T <= max_context_length, "sequence length (", T, ") exceeds max_context_length (",
+          max_context_length, ")");
+  require(cols == d_model, "expected feature dim ", d_model, ", got ", cols);
+  require(rows == Eigen::Index(B) * T, "x has ", rows, " rows but B*T = ", Eigen::Index(B) * T);
+}
+
+// x (B*T,D) -> y (B*T,D); caches x, qkv, probs (B,H,T,T), dropout masks, merged heads.
+void MultiHeadSelfAttention::forward(ConstMatRef x, int B, int T, bool training, Rng& rng,
+                                     State& s, MatRef y) {
+  check_input(x.rows(), x.cols(), B, T);
+  const int D = d_model, H = n_heads, Dh = d_head;
+  const Eigen::Index N = Eigen::Index(B) * T;
+  s.B = B;
+  s.T = T;
+  s.x.resize(N, D);
+  s.qkv.resize(N, 3 * D);
+  s.probs.resize(N * H, T);
+  s.merged.resize(N, D);
+  s.attn_dropped = training && attn_dropout > 0.0f;
+  s.out_dropped = training && out_dropout > 0.0f;
+  if (s.attn_dropped) {
+    s.attn.resize(N * H, T);
+    s.attn_mask.resize(N * H, T);
+  }
+
+  s.x = x;
+  qkv_proj.forward(x, s.qkv);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(Dh));
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < H; ++h) {
+      const Eigen::Index r0 = Eigen::Index(b) * T, p0 = (Eigen::Index(b) * H + h) * T;
+      auto q = s.qkv.block(r0, h * Dh, T, Dh);
+      auto k = s.qkv.block(r0, D + h * Dh, T, Dh);
+      auto v = s.qkv.block(r0, 2 * D + h * Dh, T, Dh);
+      auto p = s.probs.block(p0, 0, T, T);
+      p.noalias() = q * k.transpose();  // scores (T,T)
+      p *= scale;
+      apply_causal_mask(p);
+      softmax_rows(p, p);
+      if (s.attn_dropped) {
+        auto a = s.attn.block(p0, 0, T, T);
+        a = p;
+        dropout_forward(a, s.attn_mask.block(p0, 0, T, T), attn_dropout, rng);
+        s.merged.block(r0, h * Dh, T, Dh).noalias() = a * v;
+      } else {
+        s.merged.block(r0, h * Dh, T, Dh).noalias() = p * v;
+      }
+    }
+  out_proj.forward(s.merged, y);
+  if (s.out_dropped) {
+    s.out_mask.resize(N, D);
+    dropout_forward(y, s.out_mask, out_dropout, rng);
+  }
+}
+
+// Backward of the forward above, in reverse order. Reads the cache; overwrites parameter grads.
+void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
+  const int D = d_model, H = n_heads, Dh = d_head, B = s.B, T = s.T;
+  const Eigen::Index N = Eigen::Index(B) * T;
+  require(dy.rows() == N && dy.cols() == D, "dy must be (", N, ",", D, "), got (", dy.rows(),
+          ",", dy.cols(), ")");
+  s.dqkv.resize(N, 3 * D);
+  s.dmerged.resize(N, D);
+  s.dscores.resize(T, T);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(Dh));
+
+  if (s.out_dropped) {  // y = out_proj(merged) * out_mask
+    s.dx_scratch.resize(N, D);
+    s.dx_scratch = dy.cwiseProduct(s.out_mask);
+    out_proj.backward(s.merged, s.dx_scratch, s.dmerged);
+  } else {
+    out_proj.backward(s.merged, dy, s.dmerged);
+  }
+  const Mat& w = s.weights();
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < H; ++h) {
+      const Eigen::Index r0 = Eigen::Index(b) * T, p0 = (Eigen::Index(b) * H + h) * T;
+      auto q = s.qkv.block(r0, h * Dh, T, Dh);
+      auto k = s.qkv.block(r0, D + h * Dh, T, Dh);
+      auto v = s.qkv.block(r0, 2 * D + h * Dh, T, Dh);
+      auto a = w.block(p0, 0, T, T);
+      auto dout = s.dmerged.block(r0, h * Dh, T, Dh);
+      // merged_h = a v  =>  dv = a^T dout, da = dout v^T
+      s.dqkv.block(r0, 2 * D + h * Dh, T, Dh).noalias() = a.transpose() * dout;
+      s.dscores.noalias() = dout * v.transpose();
+      if (s.attn_dropped) s.dscores.array() *= s.attn_mask.block(p0, 0, T, T).array();
+      // probs = softmax(scores); masked cells have probs 0, so their dscores are 0
+      softmax_rows_backward(s.probs.block(p0, 0, T, T), s.dscores, s.dscores);
+      // scores = q k^T * scale  =>  dq = dscores k * scale, dk = dscores^T q * scale
+      auto dq = s.dqkv.block(r0, h * Dh, T, Dh);
+      auto dk = s.dqkv.block(r0, D + h * Dh, T, Dh);
+      dq.noalias() = s.dscores * k;
+      dq *= scale;
+      dk.noalias() = s.dscores.transpose() * q;
+      dk *= scale;
+    }
+  qkv_proj.backward(s.x, s.dqkv, dx);
+}
+
+Mat split_heads(ConstMatRef x, int B, int T, int H) {
+  require(H >= 1 && x.cols() % H == 0, "feature dim (", x.cols(), ") must be divisible by H (",
+          H, ")");
+  require(x.rows() == Eigen::Index(B) * T, "x has ", x.rows(), " rows but B*T = ",
+          Eigen::Index(B) * T);
+  const Eigen::Index Dh = x.cols() / H;
+  Mat out(Eigen::Index(B) * H * T, Dh);
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < H; ++h)
+      out.block((Eigen::Index(b) * H + h) * T, 0, T, Dh) = x.block(Eigen::Index(b) * T, h * Dh, T, Dh);
+  return out;
+}
+
+Mat merge_heads(ConstMatRef x, int B, int T, int H) {
+  require(x.rows() == Eigen::Index(B) * H * T, "x has ", x.rows(), " rows but B*H*T = ",
+          Eigen::Index(B) * H * T);
+  const Eigen::Index Dh = x.cols();
+  Mat out(Eigen::Index(B) * T, H * Dh);
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < H; ++h)
+      out.block(Eigen::Index(b) * T, h * Dh, T, Dh) = x.block((Eigen::Index(b) * H + h) * T, 0, T, Dh);
+  return out;
+}
+
+}  // namespace attn

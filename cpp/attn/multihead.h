@@ -1,0 +1,55 @@
+// Multi-head causal self-attention with a fused QKV projection (the curriculum's PyTorch layer).
+#pragma once
+
+#include "attn/linear.h"
+#include "attn/rng.h"
+#include "attn/tensor.h"
+
+namespace attn {
+
+class MultiHeadSelfAttention {
+ public:
+  // Forward cache and backward workspace for one (B,T). Sized on first use; reusing it for the
+  // same (B,T) allocates nothing.
+  struct State {
+    int B = 0, T = 0;
+    Mat x;          // (N,D) input, copied for backward
+    Mat qkv;        // (N,3D) fused projection; q, k, v of head h are strided column blocks
+    Mat probs;      // (B*H*T,T) softmax(QK^T/sqrt(Dh) + mask), pre-dropout
+    Mat attn;       // (B*H*T,T) probs after attention dropout (training with p > 0 only)
+    Mat attn_mask;  // (B*H*T,T) dropout multipliers
+    Mat merged;     // (N,D) heads merged, input of out_proj
+    Mat out_mask;   // (N,D) output dropout multipliers
+    bool attn_dropped = false, out_dropped = false;
+    Mat dqkv, dmerged, dscores, dx_scratch;  // backward workspaces
+    // The attention weights that multiplied V: (B*H*T,T), i.e. (B,H,T,T) row-major.
+    const Mat& weights() const { return attn_dropped ? attn : probs; }
+  };
+
+  // Validates as the curriculum's class does and initialises qkv_proj then out_proj.
+  MultiHeadSelfAttention(int d_model, int n_heads, int max_context_length, float attn_dropout,
+                         float out_dropout, Rng& rng);
+
+  // x (B*T,D) -> y (B*T,D). Caches in state what backward needs; weights in state.weights().
+  // Dropout (inverted) applies only when training; rng is read only then.
+  void forward(ConstMatRef x, int B, int T, bool training, Rng& rng, State& s, MatRef y);
+
+  // dy (B*T,D) -> dx (B*T,D); overwrites the gradients of qkv_proj and out_proj.
+  void backward(State& s, ConstMatRef dy, MatRef dx);
+
+  // Throws std::invalid_argument unless 1 <= T <= C and x is (B*T, D).
+  void check_input(Eigen::Index rows, Eigen::Index cols, int B, int T) const;
+
+  int d_model, n_heads, d_head, max_context_length;
+  float attn_dropout, out_dropout;
+  Linear qkv_proj;  // weight (3D,D), bias (3D)
+  Linear out_proj;  // weight (D,D), bias (D)
+};
+
+// (B*T,D) -> (B*H*T,Dh): head h of batch b becomes rows [(b*H+h)*T, +T). Copies; for tests and
+// teaching, the layer itself uses strided views instead.
+Mat split_heads(ConstMatRef x, int B, int T, int H);
+// Inverse of split_heads: (B*H*T,Dh) -> (B*T,H*Dh).
+Mat merge_heads(ConstMatRef x, int B, int T, int H);
+
+}  // namespace attn

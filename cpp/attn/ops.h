@@ -1,0 +1,26 @@
+// Row-wise primitives shared by the attention layers: softmax, masking, dropout.
+#pragma once
+
+#include "attn/rng.h"
+#include "attn/tensor.h"
+
+namespace attn {
+
+// Stable softmax of each row: x (R,S) -> y (R,S); subtracts the row max. y may alias x.
+// A row whose entries are all -inf becomes all zeros (never NaN).
+void softmax_rows(ConstMatRef x, MatRef y);
+
+// Backward of y = softmax_rows(x): dx = y * (dy - rowsum(dy * y)). dx may alias dy.
+void softmax_rows_backward(ConstMatRef y, ConstMatRef dy, MatRef dx);
+
+// Sets scores[i][j] = -inf for j > i (future keys), in place. scores (T,T).
+void apply_causal_mask(MatRef scores);
+
+// Inverted dropout in place: keeps each entry with probability 1-p and scales it by
+// 1/(1-p); writes the multiplier (0 or 1/(1-p)) of each entry to mask. x, mask (R,S).
+void dropout_forward(MatRef x, MatRef mask, float p, Rng& rng);
+
+// The boolean check shared by every dropout layer: p must be in [0, 1).
+void check_dropout_p(const char* name, float p);
+
+}  // namespace attn

@@ -1,0 +1,78 @@
+// Trainer: owns the model, Adam, the task generator, the loss history and every workspace.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attn/adam.h"
+#include "attn/model.h"
+#include "attn/tasks.h"
+
+namespace attn {
+
+// Defaults are the curriculum's DemoConfig.
+struct TrainerConfig {
+  int vocab_size = 64;  // V
+  int d_model = 32;     // D
+  int n_heads = 4;      // H
+  int seq_len = 12;     // T, also the model's max context length C
+  int batch_size = 16;  // B
+  float lr = 5e-3f;
+  uint64_t seed = 42;
+  float attn_dropout = 0.0f;
+  float out_dropout = 0.0f;
+  std::string task = "repeat";
+
+  // How validate() names a field: vocab_size (C++), vocabSize (JS) or --vocab (CLI).
+  enum class KeyStyle { Cpp, Js, Cli };
+
+  // Throws std::invalid_argument naming the first bad value in the given style. Bounds keep
+  // the state under kMaxStateElements floats so a hostile config cannot exhaust memory.
+  void validate(KeyStyle style = KeyStyle::Cpp) const;
+  ModelConfig model_config() const;
+};
+
+// Upper bound on parameters + activations of one Trainer, in floats.
+constexpr int64_t kMaxStateElements = 64LL * 1024 * 1024;
+
+class Trainer {
+ public:
+  explicit Trainer(const TrainerConfig& config);
+
+  // Runs n >= 0 training steps; returns the last loss (the previous one when n = 0, NaN before
+  // any step). If a loss or gradient turns non-finite, that step is not applied and
+  // std::runtime_error says so; the weights stay as they were and the Trainer stays usable.
+  float step(int n = 1);
+
+  // Eval mode, one sequence ids (T), T in [1, seq_len]: weights (H*T,T) = (H,T,T), logits (T,V).
+  void attention(const int32_t* ids, int T, Mat& weights, Mat& logits);
+
+  // Losses of every step, or of every history_stride()-th step once more than
+  // kMaxHistory steps were run (the history is thinned, never grown past its cap).
+  const std::vector<float>& loss_history() const { return history_; }
+  int64_t history_stride() const { return history_stride_; }
+  int64_t steps_done() const { return adam_.t; }
+
+  const TrainerConfig& config() const { return config_; }
+  TinyAttentionLM& model() { return model_; }
+  const Batch& last_batch() const { return batch_; }
+
+  static constexpr size_t kMaxHistory = 16384;
+
+ private:
+  void record_loss(float loss);
+
+  TrainerConfig config_;
+  Task task_;
+  TinyAttentionLM model_;
+  Adam adam_;
+  Rng data_rng_;  // batches and dropout
+  Batch batch_;
+  TinyAttentionLM::State train_state_, eval_state_;
+  std::vector<float> history_;
+  int64_t history_stride_ = 1;
+  float last_loss_;
+};
+
+}  // namespace attn

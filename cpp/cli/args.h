@@ -1,0 +1,51 @@
+// A small flag parser for the attn subcommands: --name value, --flag, and --help.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace attn::cli {
+
+// A bad flag or value; main prints its message as one line and exits 2.
+struct UsageError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+struct Flag {
+  std::string name;         // without the leading "--", e.g. "d-model"
+  std::string value_name;   // e.g. "N"; empty for a boolean switch
+  std::string default_value;  // shown in --help; empty means required when value_name is set
+  std::string help;
+  bool required = false;
+};
+
+class Args {
+ public:
+  // Parses args (after the subcommand) against flags. Throws UsageError on an unknown flag, a
+  // missing value, a repeated flag or a missing required flag. "--help" sets help().
+  Args(const std::string& command, const std::string& summary, std::vector<Flag> flags,
+       const std::vector<std::string>& args);
+
+  bool help() const { return help_; }
+  std::string usage() const;  // the full --help text
+
+  bool has(const std::string& name) const;  // given on the command line (or a switch set)
+  std::string get(const std::string& name) const;  // the value, or the default
+  // Typed getters: throw UsageError naming the flag when the value does not parse or is
+  // outside [lo, hi].
+  int get_int(const std::string& name, long lo, long hi) const;
+  float get_float(const std::string& name, double lo, double hi) const;
+  uint64_t get_u64(const std::string& name) const;
+
+ private:
+  const Flag& spec(const std::string& name) const;
+  std::string command_, summary_;
+  std::vector<Flag> flags_;
+  std::map<std::string, std::string> values_;
+  bool help_ = false;
+};
+
+}  // namespace attn::cli

@@ -1,0 +1,47 @@
+// attn train: train the tiny LM, print the loss as it goes, optionally save the weights.
+#include <chrono>
+#include <cstdio>
+
+#include "attn/weights.h"
+#include "cli/commands.h"
+#include "cli/config_flags.h"
+
+namespace attn::cli {
+
+int cmd_train(const std::vector<std::string>& argv) {
+  std::vector<Flag> flags = trainer_flags();
+  flags.push_back({"steps", "N", "360", "training steps (0 saves the initial weights)"});
+  flags.push_back({"log-every", "N", "20", "print the loss every N steps (and the last)"});
+  flags.push_back({"save", "PATH", "", "write the trained weights as safetensors"});
+  const Args args("train", "Trains TinyAttentionLM with Adam and prints the loss.", flags, argv);
+  if (args.help()) {
+    std::fputs(args.usage().c_str(), stdout);
+    return 0;
+  }
+  const TrainerConfig config = trainer_config_from(args);
+  const int steps = args.get_int("steps", 0, 100000000);
+  const int log_every = args.get_int("log-every", 1, 100000000);
+
+  Trainer trainer(config);
+  std::printf("# V=%d D=%d H=%d T=%d B=%d lr=%g seed=%llu task=%s\n", config.vocab_size,
+              config.d_model, config.n_heads, config.seq_len, config.batch_size, config.lr,
+              static_cast<unsigned long long>(config.seed), config.task.c_str());
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int done = 0; done < steps;) {
+    const int chunk = std::min(log_every - done % log_every, steps - done);
+    const float loss = trainer.step(chunk);
+    done += chunk;
+    if (done % log_every == 0 || done == steps)
+      std::printf("step %d loss %.9g\n", done, static_cast<double>(loss));
+  }
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (steps > 0) std::printf("# %d steps in %.3f s (%.1f steps/s)\n", steps, secs, steps / secs);
+  if (args.has("save")) {
+    write_file_atomic(args.get("save"), save_model(trainer.model()));
+    std::printf("# saved %s\n", args.get("save").c_str());
+  }
+  return 0;
+}
+
+}  // namespace attn::cli

@@ -1,0 +1,16 @@
+// The attn subcommands. Each takes the arguments after its name, prints to stdout, and returns
+// the exit code. Errors are thrown (UsageError, std::invalid_argument, std::runtime_error);
+// main turns them into one line on stderr and exit code 2.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace attn::cli {
+
+int cmd_demo(const std::vector<std::string>& args);     // cmd_demo.cpp
+int cmd_train(const std::vector<std::string>& args);    // cmd_train.cpp
+int cmd_forward(const std::vector<std::string>& args);  // cmd_io.cpp
+int cmd_attend(const std::vector<std::string>& args);   // cmd_io.cpp
+
+}  // namespace attn::cli

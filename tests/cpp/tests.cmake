@@ -1,0 +1,40 @@
+# The Catch2 suite, built natively (one ctest entry per test case) and to wasm (run under node).
+# Every test_*.cpp in tests/cpp is part of the suite on both builds, except those listed as
+# native-only below.
+file(GLOB ATTN_TEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/test_*.cpp)
+# test_alloc.cpp replaces malloc to count heap calls, which only glibc allows; the wasm build
+# checks the same property by heap size in tests/web.
+set(ATTN_NATIVE_ONLY_TESTS ${CMAKE_CURRENT_LIST_DIR}/test_alloc.cpp)
+if(EMSCRIPTEN OR ATTN_SANITIZE)
+  list(REMOVE_ITEM ATTN_TEST_SOURCES ${ATTN_NATIVE_ONLY_TESTS})
+endif()
+
+add_executable(attn_tests ${CMAKE_CURRENT_LIST_DIR}/main.cpp ${ATTN_TEST_SOURCES})
+target_link_libraries(attn_tests PRIVATE attn)
+target_compile_definitions(attn_tests PRIVATE
+  ATTN_REFERENCE_DIR="${CMAKE_SOURCE_DIR}/tests/reference/data")
+
+if(EMSCRIPTEN)
+  # Only the catch2/ folder goes on the include path, never /usr/include (TOOLCHAIN.md #3).
+  find_path(CATCH2_INCLUDE_PARENT catch2/catch.hpp PATHS /usr/include NO_CMAKE_FIND_ROOT_PATH
+            REQUIRED)
+  set(catch_dir ${CMAKE_BINARY_DIR}/catch2_include)
+  file(MAKE_DIRECTORY ${catch_dir}/catch2)
+  file(CREATE_LINK ${CATCH2_INCLUDE_PARENT}/catch2/catch.hpp ${catch_dir}/catch2/catch.hpp SYMBOLIC)
+  target_include_directories(attn_tests PRIVATE ${catch_dir})
+  target_compile_definitions(attn_tests PRIVATE CATCH_CONFIG_NO_POSIX_SIGNALS)
+  target_link_options(attn_tests PRIVATE -sENVIRONMENT=node -sNODERAWFS=1 -sEXIT_RUNTIME=1
+                      -sALLOW_MEMORY_GROWTH=1 -sSTACK_SIZE=8MB)
+  if(ATTN_SIMD)
+    set(variant simd)
+  else()
+    set(variant scalar)
+  endif()
+  add_test(NAME attn_tests_wasm_${variant}
+           COMMAND ${CMAKE_CROSSCOMPILING_EMULATOR} ${CMAKE_CURRENT_BINARY_DIR}/attn_tests.js)
+else()
+  find_package(Catch2 2 REQUIRED)
+  target_link_libraries(attn_tests PRIVATE Catch2::Catch2)
+  include(Catch)
+  catch_discover_tests(attn_tests)
+endif()
