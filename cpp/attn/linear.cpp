@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "attn/kernels.h"
+
 namespace attn {
 
 Linear::Linear(int in, int out, Rng& rng) : in_features(in), out_features(out) {
@@ -19,15 +21,15 @@ Linear::Linear(int in, int out, Rng& rng) : in_features(in), out_features(out) {
 }
 
 void Linear::forward(ConstMatRef x, MatRef y) const {
-  y.noalias() = x * weight.transpose();
+  matmul_nt(x, weight, y);
   y.rowwise() += bias;
 }
 
 // Forward: y = x W^T + b  =>  dW = dy^T x, db = sum_rows(dy), dx = dy W.
 void Linear::backward(ConstMatRef x, ConstMatRef dy, MatRef dx) {
-  dweight.noalias() = dy.transpose() * x;
+  matmul_tn(dy, x, dweight);
   dbias = dy.colwise().sum();
-  dx.noalias() = dy * weight;
+  matmul_nn(dy, weight, dx);
 }
 
 }  // namespace attn

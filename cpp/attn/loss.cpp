@@ -12,15 +12,6 @@ void check_targets(const int32_t* targets, Eigen::Index n, Eigen::Index V) {
             targets[i], " at position ", i, " is outside [0, ", V, ")");
 }
 
-// log(sum(exp(row - max))) + max, stable for any finite row.
-float row_logsumexp(const float* row, Eigen::Index V, float& mx) {
-  mx = row[0];
-  for (Eigen::Index j = 1; j < V; ++j) mx = row[j] > mx ? row[j] : mx;
-  float sum = 0.0f;
-  for (Eigen::Index j = 0; j < V; ++j) sum += std::exp(row[j] - mx);
-  return std::log(sum) + mx;
-}
-
 template <bool kGrad>
 float cross_entropy_impl(ConstMatRef logits, const int32_t* targets, MatRef* dlogits) {
   const Eigen::Index N = logits.rows(), V = logits.cols();
@@ -35,14 +26,19 @@ float cross_entropy_impl(ConstMatRef logits, const int32_t* targets, MatRef* dlo
       if (kGrad) dlogits->row(i).setZero();
       continue;
     }
-    float mx;
-    const float lse = row_logsumexp(row, V, mx);
-    total += lse - row[targets[i]];
+    // loss_i = lse - x_t, lse = log(sum_j exp(x_j - max)) + max; stable for finite logits.
+    // dx_j = softmax_j - [j == t], then / count for the mean.
+    const Eigen::Map<const Eigen::ArrayXf> x(row, V);
+    const float mx = x.maxCoeff();
     if (kGrad) {
-      // loss_i = lse - x_t  =>  dx_j = softmax_j - [j == t], then / count for the mean.
-      float* d = dlogits->row(i).data();
-      for (Eigen::Index j = 0; j < V; ++j) d[j] = std::exp(row[j] - lse) * inv;
-      d[targets[i]] -= inv;
+      Eigen::Map<Eigen::ArrayXf> e(dlogits->row(i).data(), V);
+      e = (x - mx).exp();  // one exp per entry, reused for the gradient
+      const float sum = e.sum();
+      total += std::log(sum) + mx - row[targets[i]];
+      e *= inv / sum;
+      e[targets[i]] -= inv;
+    } else {
+      total += std::log((x - mx).exp().sum()) + mx - row[targets[i]];
     }
   }
   return count ? static_cast<float>(total / count) : 0.0f;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "attn/kernels.h"
 #include "attn/ops.h"
 
 namespace attn {
@@ -73,17 +74,16 @@ void MultiHeadSelfAttention::forward(ConstMatRef x, int B, int T, bool training,
       auto k = s.qkv.block(r0, D + h * Dh, T, Dh);
       auto v = s.qkv.block(r0, 2 * D + h * Dh, T, Dh);
       auto p = s.probs.block(p0, 0, T, T);
-      p.noalias() = q * k.transpose();  // scores (T,T)
-      p *= scale;
+      matmul_nt(q, k, p, scale);  // scores (T,T) = q k^T / sqrt(Dh)
       apply_causal_mask(p);
       softmax_rows(p, p);
       if (s.attn_dropped) {
         auto a = s.attn.block(p0, 0, T, T);
         a = p;
         dropout_forward(a, s.attn_mask.block(p0, 0, T, T), attn_dropout, rng);
-        s.merged.block(r0, h * Dh, T, Dh).noalias() = a * v;
+        matmul_nn(a, v, s.merged.block(r0, h * Dh, T, Dh));
       } else {
-        s.merged.block(r0, h * Dh, T, Dh).noalias() = p * v;
+        matmul_nn(p, v, s.merged.block(r0, h * Dh, T, Dh));
       }
     }
   out_proj.forward(s.merged, y);
@@ -121,18 +121,16 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
       auto a = w.block(p0, 0, T, T);
       auto dout = s.dmerged.block(r0, h * Dh, T, Dh);
       // merged_h = a v  =>  dv = a^T dout, da = dout v^T
-      s.dqkv.block(r0, 2 * D + h * Dh, T, Dh).noalias() = a.transpose() * dout;
-      s.dscores.noalias() = dout * v.transpose();
+      matmul_tn(a, dout, s.dqkv.block(r0, 2 * D + h * Dh, T, Dh));
+      matmul_nt(dout, v, s.dscores);
       if (s.attn_dropped) s.dscores.array() *= s.attn_mask.block(p0, 0, T, T).array();
       // probs = softmax(scores); masked cells have probs 0, so their dscores are 0
       softmax_rows_backward(s.probs.block(p0, 0, T, T), s.dscores, s.dscores);
       // scores = q k^T * scale  =>  dq = dscores k * scale, dk = dscores^T q * scale
       auto dq = s.dqkv.block(r0, h * Dh, T, Dh);
       auto dk = s.dqkv.block(r0, D + h * Dh, T, Dh);
-      dq.noalias() = s.dscores * k;
-      dq *= scale;
-      dk.noalias() = s.dscores.transpose() * q;
-      dk *= scale;
+      matmul_nn(s.dscores, k, dq, scale);
+      matmul_tn(s.dscores, q, dk, scale);
     }
   qkv_proj.backward(s.x, s.dqkv, dx);
 }

@@ -16,13 +16,12 @@ void softmax_rows(ConstMatRef x, MatRef y) {
       for (Eigen::Index j = 0; j < S; ++j) yr[j] = 0.0f;
       continue;
     }
-    float sum = 0.0f;
-    for (Eigen::Index j = 0; j < S; ++j) {
-      yr[j] = std::exp(xr[j] - mx);
-      sum += yr[j];
-    }
-    const float inv = 1.0f / sum;
-    for (Eigen::Index j = 0; j < S; ++j) yr[j] *= inv;
+    // Vectorised exp; its clamp makes exp(-inf) tiny rather than 0, so masked cells are
+    // selected to exactly 0.
+    const Eigen::Map<const Eigen::ArrayXf> x_row(xr, S);
+    Eigen::Map<Eigen::ArrayXf> y_row(yr, S);
+    y_row = (x_row == -std::numeric_limits<float>::infinity()).select(0.0f, (x_row - mx).exp());
+    y_row *= 1.0f / y_row.sum();
   }
 }
 

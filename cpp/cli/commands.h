@@ -12,5 +12,6 @@ int cmd_demo(const std::vector<std::string>& args);     // cmd_demo.cpp
 int cmd_train(const std::vector<std::string>& args);    // cmd_train.cpp
 int cmd_forward(const std::vector<std::string>& args);  // cmd_io.cpp
 int cmd_attend(const std::vector<std::string>& args);   // cmd_io.cpp
+int cmd_bench(const std::vector<std::string>& args);    // cmd_bench.cpp
 
 }  // namespace attn::cli

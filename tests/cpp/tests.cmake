@@ -24,7 +24,7 @@ if(EMSCRIPTEN)
   target_include_directories(attn_tests PRIVATE ${catch_dir})
   target_compile_definitions(attn_tests PRIVATE CATCH_CONFIG_NO_POSIX_SIGNALS)
   target_link_options(attn_tests PRIVATE -sENVIRONMENT=node -sNODERAWFS=1 -sEXIT_RUNTIME=1
-                      -sALLOW_MEMORY_GROWTH=1 -sSTACK_SIZE=8MB)
+                      -sALLOW_MEMORY_GROWTH=1 -sTOTAL_STACK=8MB -sSINGLE_FILE=1)
   if(ATTN_SIMD)
     set(variant simd)
   else()

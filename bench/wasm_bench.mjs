@@ -1,0 +1,94 @@
+// The wasm core under node, timed like `attn bench`: training steps/s (median of timed blocks
+// after a warm-up) for each config, and the best GEMM GFLOP/s of the same build. Prints JSON.
+//   node bench/wasm_bench.mjs --variant simd|scalar [--config demo|large|all] [--blocks 5]
+//        [--block-seconds 1]
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const CONFIGS = {
+  demo: { vocabSize: 64, dModel: 32, nHeads: 4, seqLen: 12, batchSize: 16, lr: 5e-3, seed: 42 },
+  large: { vocabSize: 256, dModel: 256, nHeads: 8, seqLen: 256, batchSize: 8, lr: 5e-3, seed: 42 },
+};
+
+// Matmul FLOPs of one training step; the same count as attn::train_step_flops.
+export function trainStepFlops({ vocabSize: V, dModel: D, nHeads: H, seqLen: T, batchSize: B }) {
+  const N = B * T;
+  const forward = 2 * N * D * 3 * D + 4 * B * H * T * T * (D / H) + 2 * N * D * D + 2 * N * D * V;
+  return 3 * forward;
+}
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const n = s.length;
+  return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+function parseArgs(argv) {
+  const out = { variant: 'simd', config: 'all', blocks: 5, blockSeconds: 1 };
+  for (let i = 0; i < argv.length; i += 2) {
+    const key = argv[i].replace(/^--/, '').replace(/-(\w)/g, (_, c) => c.toUpperCase());
+    if (!(key in out)) throw new Error(`unknown flag ${argv[i]}`);
+    out[key] = typeof out[key] === 'number' ? Number(argv[i + 1]) : argv[i + 1];
+  }
+  if (!['simd', 'scalar'].includes(out.variant)) throw new Error(`--variant must be simd or scalar`);
+  return out;
+}
+
+async function main() {
+  const args = parseArgs(process.argv.slice(2));
+  const dir = path.join(root, 'build', `wasm-${args.variant}`);
+  const require = createRequire(import.meta.url);
+  const createAttentionCore = require(path.join(dir, 'attention-core-node.cjs'));
+  const core = await createAttentionCore({
+    wasmBinary: readFileSync(path.join(dir, 'attention-core-node.wasm')),
+  });
+  const names = args.config === 'all' ? Object.keys(CONFIGS) : [args.config];
+  const configs = {};
+  for (const name of names) {
+    const cfg = CONFIGS[name];
+    if (!cfg) throw new Error(`--config must be demo, large or all, got ${name}`);
+    const t = new core.Trainer(cfg);
+    let perBlock = 0;
+    const t0 = performance.now();
+    while ((performance.now() - t0) / 1000 < args.blockSeconds) {
+      t.step(1);
+      perBlock++;
+    }
+    const rates = [];
+    for (let b = 0; b < args.blocks; b++) {
+      const s = performance.now();
+      t.step(perBlock);
+      rates.push(perBlock / ((performance.now() - s) / 1000));
+    }
+    t.delete();
+    const sps = median(rates);
+    configs[name] = { steps_per_s: sps, gflops: (sps * trainStepFlops(cfg)) / 1e9, blocks: rates };
+  }
+  const byN = {};
+  for (const n of [128, 256, 512]) {
+    let reps = 1;
+    for (let s = performance.now(); (performance.now() - s) / 1000 < args.blockSeconds / 4; reps *= 2)
+      core.gemmProbe(n, reps);
+    const g = [];
+    for (let b = 0; b < args.blocks; b++) {
+      const s = performance.now();
+      core.gemmProbe(n, reps);
+      g.push((2 * n ** 3 * reps) / ((performance.now() - s) / 1000) / 1e9);
+    }
+    byN[n] = median(g);
+  }
+  console.log(JSON.stringify({
+    engine: `wasm-${args.variant}`,
+    configs,
+    gemm_peak_gflops: Math.max(...Object.values(byN)),
+    gemm_gflops_by_n: byN,
+  }));
+}
+
+main().catch((e) => {
+  console.error(`wasm_bench: ${e.message}`);
+  process.exit(2);
+});

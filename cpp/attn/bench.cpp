@@ -1,0 +1,33 @@
+#include "attn/bench.h"
+
+#include "attn/kernels.h"
+
+namespace attn {
+
+double train_step_flops(const TrainerConfig& c) {
+  const double N = double(c.batch_size) * c.seq_len, D = c.d_model, V = c.vocab_size;
+  const double T = c.seq_len, BH = double(c.batch_size) * c.n_heads, Dh = D / c.n_heads;
+  const double forward = 2 * N * D * 3 * D      // qkv_proj
+                         + 2 * BH * T * T * Dh  // Q K^T
+                         + 2 * BH * T * T * Dh  // weights V
+                         + 2 * N * D * D        // out_proj
+                         + 2 * N * D * V;       // lm_head
+  return 3 * forward;
+}
+
+float gemm_probe(int n, int reps) {
+  require(n >= 1 && n <= 4096, "gemm size (", n, ") must be in [1, 4096]");
+  require(reps >= 1, "gemm reps (", reps, ") must be >= 1");
+  Mat A(n, n), B(n, n), C(n, n);
+  Rng rng(1);
+  for (Eigen::Index i = 0; i < A.size(); ++i) A.data()[i] = rng.uniform() - 0.5f;
+  for (Eigen::Index i = 0; i < B.size(); ++i) B.data()[i] = rng.uniform() - 0.5f;
+  float checksum = 0.0f;
+  for (int r = 0; r < reps; ++r) {
+    matmul_nn(A, B, C);
+    checksum += C(r % n, (r * 7) % n);
+  }
+  return checksum;
+}
+
+}  // namespace attn

@@ -1,0 +1,50 @@
+// TinyAttentionLM weights as safetensors, under the PyTorch state-dict names, so a file loads
+// into the curriculum's model with load_state_dict(strict=True) and back.
+// __metadata__: {"format": "pt", "n_heads": "H", "max_context_length": "C"} (strings).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attn/model.h"
+#include "attn/safetensors.h"
+
+namespace attn {
+
+// Bounds on a config read from a file, so a hostile file cannot make us allocate without limit
+// (they match TrainerConfig's): V <= 65536, D <= 4096, C <= 4096.
+constexpr int kMaxFileVocab = 65536;
+constexpr int kMaxFileDModel = 4096;
+constexpr int kMaxFileContext = 4096;
+
+// The model's parameters as safetensors bytes: deterministic (tensors sorted by name, header
+// without spaces, padded with spaces to a multiple of 8 bytes), F32, with the metadata above.
+std::vector<uint8_t> save_model(TinyAttentionLM& model);
+
+// The config a weights file describes: V and D from the shapes, H and C from the metadata.
+// Missing, extra, non-F32 or inconsistently shaped tensors, missing or malformed metadata, or a
+// config the model rejects: std::invalid_argument naming the problem.
+ModelConfig infer_config(const uint8_t* data, size_t size);
+ModelConfig infer_config(const SafetensorsFile& file);
+
+// A new model with the inferred config and the file's weights.
+std::unique_ptr<TinyAttentionLM> load_model(const uint8_t* data, size_t size);
+
+// Loads the file's weights into model. Every tensor must be present with exactly the model's
+// shape, no other tensor may be present, every value must be finite, and metadata n_heads /
+// max_context_length, when present, must match model.config. All-or-nothing: on any error the
+// model is unchanged.
+void load_weights(TinyAttentionLM& model, const uint8_t* data, size_t size);
+void load_weights(TinyAttentionLM& model, const SafetensorsFile& file);
+
+// The whole file; throws std::runtime_error naming the path and the reason.
+std::vector<uint8_t> read_file(const std::string& path);
+
+// Writes bytes to a temporary file in the same directory, then renames it over path, so path
+// is either untouched or complete. Throws std::runtime_error naming the path; the temporary
+// file is removed on failure.
+void write_file_atomic(const std::string& path, const std::vector<uint8_t>& bytes);
+
+}  // namespace attn

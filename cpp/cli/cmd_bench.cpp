@@ -1,0 +1,120 @@
+// attn bench: native training throughput (median of timed blocks) and GEMM peak, 1 thread.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "attn/bench.h"
+#include "cli/commands.h"
+#include "cli/args.h"
+
+namespace attn::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+struct Named {
+  const char* name;
+  TrainerConfig config;
+};
+
+std::vector<Named> bench_configs(const std::string& which) {
+  TrainerConfig large;
+  large.vocab_size = 256;
+  large.d_model = 256;
+  large.n_heads = 8;
+  large.seq_len = 256;
+  large.batch_size = 8;
+  std::vector<Named> out;
+  if (which == "demo" || which == "all") out.push_back({"demo", TrainerConfig{}});
+  if (which == "large" || which == "all") out.push_back({"large", large});
+  if (out.empty()) throw UsageError("--config must be demo, large or all, got '" + which + "'");
+  return out;
+}
+
+// Steps per second of each timed block, after a warm-up of about one block.
+std::vector<double> time_training(const TrainerConfig& c, int blocks, double block_seconds) {
+  Trainer t(c);
+  auto t0 = Clock::now();
+  int steps_per_block = 0;
+  while (seconds_since(t0) < block_seconds) {
+    t.step(1);
+    ++steps_per_block;
+  }
+  std::vector<double> rates;
+  for (int b = 0; b < blocks; ++b) {
+    t0 = Clock::now();
+    t.step(steps_per_block);
+    rates.push_back(steps_per_block / seconds_since(t0));
+  }
+  return rates;
+}
+
+// Best median GFLOP/s of C = A B over a few square sizes.
+double gemm_peak(int blocks, double block_seconds, std::string& detail) {
+  double best = 0.0;
+  for (int n : {128, 256, 512}) {
+    int reps = 1;
+    for (auto t0 = Clock::now(); seconds_since(t0) < block_seconds / 4; reps *= 2) gemm_probe(n, reps);
+    std::vector<double> g;
+    for (int b = 0; b < blocks; ++b) {
+      const auto t0 = Clock::now();
+      volatile float sink = gemm_probe(n, reps);
+      (void)sink;
+      g.push_back(2.0 * n * n * n * reps / seconds_since(t0) / 1e9);
+    }
+    const double m = median(g);
+    detail += (detail.empty() ? "" : ", ") + std::string("\"") + std::to_string(n) +
+              "\": " + std::to_string(m);
+    best = std::max(best, m);
+  }
+  return best;
+}
+
+}  // namespace
+
+int cmd_bench(const std::vector<std::string>& argv) {
+  const Args args("bench",
+                  "Measures training steps/s and GFLOP/s (median of timed blocks after a warm-up) "
+                  "and the best single-thread GEMM GFLOP/s, and prints JSON.",
+                  {{"config", "NAME", "all", "demo, large or all"},
+                   {"blocks", "N", "5", "timed blocks (the median is reported)"},
+                   {"block-seconds", "S", "1", "approximate length of one block"}},
+                  argv);
+  if (args.help()) {
+    std::fputs(args.usage().c_str(), stdout);
+    return 0;
+  }
+  const int blocks = args.get_int("blocks", 1, 1000);
+  const double block_seconds = args.get_float("block-seconds", 0.01, 600);
+  const std::vector<Named> configs = bench_configs(args.get("config"));
+
+  std::printf("{\n  \"engine\": \"native\",\n  \"configs\": {\n");
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const std::vector<double> rates = time_training(configs[i].config, blocks, block_seconds);
+    const double sps = median(rates);
+    std::printf("    \"%s\": {\"steps_per_s\": %.3f, \"gflops\": %.3f, \"blocks\": [", configs[i].name,
+                sps, sps * train_step_flops(configs[i].config) / 1e9);
+    for (size_t b = 0; b < rates.size(); ++b) std::printf("%s%.3f", b ? ", " : "", rates[b]);
+    std::printf("]}%s\n", i + 1 < configs.size() ? "," : "");
+    std::fflush(stdout);
+  }
+  std::string detail;
+  const double peak = gemm_peak(blocks, block_seconds, detail);
+  std::printf("  },\n  \"gemm_peak_gflops\": %.3f,\n  \"gemm_gflops_by_n\": {%s}\n}\n", peak,
+              detail.c_str());
+  return 0;
+}
+
+}  // namespace attn::cli

@@ -1,0 +1,219 @@
+// attn forward and attn attend: run the core on tensors read from safetensors files and write
+// the results as safetensors, for checking our numbers against PyTorch. No math lives here.
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "attn/attention.h"
+#include "attn/json.h"
+#include "attn/loss.h"
+#include "attn/weights.h"
+#include "cli/args.h"
+#include "cli/commands.h"
+
+namespace attn::cli {
+
+namespace {
+
+using json::printable;
+
+// Largest tensor either command writes, in floats (256 MB), so hostile inputs cannot make us
+// allocate without bound.
+constexpr int64_t kMaxOutputElements = 64LL * 1024 * 1024;
+
+// The file at path, parsed; errors name the path.
+struct InputFile {
+  std::vector<uint8_t> bytes;
+  SafetensorsFile file;
+};
+void load_input(const std::string& path, InputFile& in) {
+  in.bytes = read_file(path);
+  try {
+    in.file = parse_safetensors(in.bytes.data(), in.bytes.size());
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(str_cat(path, ": ", e.what()));
+  }
+}
+
+// Refuses tensors other than the allowed ones, naming the first stranger.
+void check_names(const SafetensorsFile& file, const std::string& what,
+                 const std::vector<std::string>& allowed) {
+  for (const TensorView& t : file.tensors) {
+    bool ok = false;
+    for (const std::string& a : allowed) ok = ok || a == t.name;
+    std::string list;
+    for (const std::string& a : allowed) list += (list.empty() ? "" : ", ") + a;
+    require(ok, what, ": unexpected tensor ", printable(t.name), " (expected ", list, ")");
+  }
+}
+
+// A 2-D tensor's shape, checked: F32/ids dtype is checked by the reader.
+void require_2d(const TensorView& t, const std::string& what) {
+  require(t.shape.size() == 2 && t.shape[0] >= 1 && t.shape[1] >= 1, what, ": tensor ",
+          printable(t.name), " must be 2-D with non-zero dimensions, got shape ",
+          shape_str(t.shape));
+}
+
+std::vector<float> finite_f32(const SafetensorsFile& file, const std::string& name,
+                              const std::string& what) {
+  std::vector<float> v = file.f32(name, nullptr, what);
+  for (size_t i = 0; i < v.size(); ++i)
+    require(std::isfinite(v[i]), what, ": tensor ", printable(name), " has a non-finite value (", v[i],
+            ") at index ", i);
+  return v;
+}
+
+const std::vector<Flag> kForwardFlags = {
+    {"weights", "PATH", "", "model weights (safetensors, as written by attn train --save)", true},
+    {"input", "PATH", "", "ids (B,T) I64 or I32, optional targets (B,T) (-100 = ignore)", true},
+    {"output", "PATH", "",
+     "written: logits (B,T,V), attention (B,H,T,T); with targets also loss (1) and "
+     "grad.<param> for every parameter",
+     true},
+};
+
+const std::vector<Flag> kAttendFlags = {
+    {"input", "PATH", "", "X (T,D), Wq (D,dk), Wk (D,dk), Wv (D,dv), all F32", true},
+    {"output", "PATH", "", "written: output (T,dv), weights (T,T)", true},
+    {"causal", "", "", "mask future positions"},
+};
+
+}  // namespace
+
+int cmd_forward(const std::vector<std::string>& argv) {
+  const Args args("forward",
+                  "Runs saved weights on token ids (eval mode, no dropout); with targets also "
+                  "computes the loss and every parameter gradient.",
+                  kForwardFlags, argv);
+  if (args.help()) {
+    std::fputs(args.usage().c_str(), stdout);
+    return 0;
+  }
+  const std::string weights_path = args.get("weights"), input_path = args.get("input");
+
+  std::unique_ptr<TinyAttentionLM> model;
+  {
+    const std::vector<uint8_t> bytes = read_file(weights_path);
+    try {
+      model = load_model(bytes.data(), bytes.size());
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(str_cat(weights_path, ": ", e.what()));
+    }
+  }
+  const ModelConfig& c = model->config;
+
+  InputFile in;
+  load_input(input_path, in);
+  const std::string what = input_path;
+  check_names(in.file, what, {"ids", "targets"});
+  const TensorView& ids_t = in.file.get("ids", what);
+  require_2d(ids_t, what);
+  const int64_t B64 = ids_t.shape[0], T64 = ids_t.shape[1];
+  require(T64 <= c.max_context_length, what, ": ids has T = ", T64,
+          " positions, more than the model's max_context_length (", c.max_context_length, ")");
+  require(B64 * T64 <= kMaxOutputElements && B64 * T64 * c.vocab_size <= kMaxOutputElements &&
+              B64 * c.n_heads * T64 * T64 <= kMaxOutputElements,
+          what, ": ids shape ", shape_str(ids_t.shape), " would need more than ",
+          kMaxOutputElements, " floats of output");
+  const int B = static_cast<int>(B64), T = static_cast<int>(T64);
+  const std::vector<int32_t> ids = in.file.ids("ids", what);
+  for (size_t i = 0; i < ids.size(); ++i)
+    require(ids[i] >= 0 && ids[i] < c.vocab_size, what, ": ids[", i / T, "][", i % T, "] = ",
+            ids[i], " is outside [0, ", c.vocab_size, ")");
+
+  const TensorView* targets_t = in.file.find("targets");
+  std::vector<int32_t> targets;
+  if (targets_t) {
+    require(targets_t->shape == ids_t.shape, what, ": targets has shape ",
+            shape_str(targets_t->shape), " but ids has ", shape_str(ids_t.shape));
+    targets = in.file.ids("targets", what);
+    for (size_t i = 0; i < targets.size(); ++i)
+      require(targets[i] == kIgnoreIndex || (targets[i] >= 0 && targets[i] < c.vocab_size), what,
+              ": targets[", i / T, "][", i % T, "] = ", targets[i], " is outside [0, ",
+              c.vocab_size, ") and is not ", kIgnoreIndex);
+  }
+
+  Rng rng(0);  // unused: eval mode has no dropout
+  TinyAttentionLM::State s;
+  model->forward(ids.data(), B, T, /*training=*/false, rng, s);
+
+  const int64_t V = c.vocab_size, H = c.n_heads;
+  std::vector<TensorOut> out = {
+      {"logits", "F32", {B64, T64, V}, s.logits.data()},
+      {"attention", "F32", {B64, H, T64, T64}, s.attn.weights().data()},
+  };
+  float loss = 0.0f;
+  std::vector<std::string> grad_names;
+  if (targets_t) {
+    s.dlogits.resize(s.logits.rows(), s.logits.cols());
+    loss = cross_entropy(s.logits, targets.data(), s.dlogits);
+    model->backward(ids.data(), s);
+    out.push_back({"loss", "F32", {1}, &loss});
+    const std::vector<ParamRef> params = model->parameters();
+    for (const ParamRef& p : params) {
+      grad_names.push_back("grad." + p.name);
+      out.push_back({grad_names.back(), "F32", p.shape, p.grad});
+    }
+  }
+  write_file_atomic(args.get("output"), write_safetensors(out, {{"format", "pt"}}));
+  std::printf("wrote %s: logits (%d,%d,%d), attention (%d,%d,%d,%d)", args.get("output").c_str(),
+              B, T, c.vocab_size, B, c.n_heads, T, T);
+  if (targets_t) std::printf(", loss %.9g, %zu gradients", static_cast<double>(loss), grad_names.size());
+  std::printf("\n");
+  return 0;
+}
+
+int cmd_attend(const std::vector<std::string>& argv) {
+  const Args args("attend",
+                  "Single-head scaled dot-product self-attention (the NumPy lesson): "
+                  "softmax(X Wq (X Wk)^T / sqrt(dk) [+ causal mask]) X Wv.",
+                  kAttendFlags, argv);
+  if (args.help()) {
+    std::fputs(args.usage().c_str(), stdout);
+    return 0;
+  }
+  const std::string input_path = args.get("input");
+  InputFile in;
+  load_input(input_path, in);
+  const std::string& what = input_path;
+  check_names(in.file, what, {"X", "Wq", "Wk", "Wv"});
+  std::map<std::string, std::vector<int64_t>> shape;
+  for (const char* name : {"X", "Wq", "Wk", "Wv"}) {
+    const TensorView& t = in.file.get(name, what);
+    require_2d(t, what);
+    shape[name] = t.shape;
+  }
+  const int64_t T = shape["X"][0], D = shape["X"][1];
+  for (const char* name : {"Wq", "Wk", "Wv"})
+    require(shape[name][0] == D, what, ": ", name, " has shape ", shape_str(shape[name]),
+            " but X ", shape_str(shape["X"]), " needs ", D, " rows");
+  require(shape["Wk"][1] == shape["Wq"][1], what, ": Wk has shape ", shape_str(shape["Wk"]),
+          " but Wq has ", shape_str(shape["Wq"]), " (dk must agree)");
+  const int64_t dk = shape["Wq"][1], dv = shape["Wv"][1];
+  require(T * T <= kMaxOutputElements && T * dk <= kMaxOutputElements &&
+              T * dv <= kMaxOutputElements,
+          what, ": X shape ", shape_str(shape["X"]), " would need more than ", kMaxOutputElements,
+          " floats of scores");
+
+  const std::vector<float> X = finite_f32(in.file, "X", what);
+  const std::vector<float> Wq = finite_f32(in.file, "Wq", what);
+  const std::vector<float> Wk = finite_f32(in.file, "Wk", what);
+  const std::vector<float> Wv = finite_f32(in.file, "Wv", what);
+  const auto view = [](const std::vector<float>& v, int64_t rows, int64_t cols) {
+    return ConstMatMap(v.data(), rows, cols, Eigen::OuterStride<>(cols));
+  };
+  const bool causal = args.has("causal");
+  const AttentionStages st = self_attention_stages(view(X, T, D), view(Wq, D, dk),
+                                                   view(Wk, D, dk), view(Wv, D, dv), causal);
+  const std::vector<TensorOut> out = {
+      {"output", "F32", {T, dv}, st.output.data()},
+      {"weights", "F32", {T, T}, st.weights.data()},
+  };
+  write_file_atomic(args.get("output"), write_safetensors(out, {{"format", "pt"}}));
+  std::printf("wrote %s: output (%lld,%lld), weights (%lld,%lld)%s\n", args.get("output").c_str(),
+              static_cast<long long>(T), static_cast<long long>(dv), static_cast<long long>(T),
+              static_cast<long long>(T), causal ? ", causal" : "");
+  return 0;
+}
+
+}  // namespace attn::cli

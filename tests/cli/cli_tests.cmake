@@ -1,0 +1,43 @@
+# Command-line tests of `attn forward` and `attn attend` (native only): each case runs
+# tests/cli/cli_tests.sh in its own scratch directory and checks the exit code, the stderr line,
+# that no output file is left behind on failure, and on success compares the output with the
+# committed PyTorch reference (tests/reference/data) using attn_st_compare.
+add_executable(attn_st_compare ${CMAKE_CURRENT_LIST_DIR}/st_compare.cpp)
+target_link_libraries(attn_st_compare PRIVATE attn)
+
+set(ATTN_CLI_CASES
+  help
+  forward_reference
+  forward_no_targets
+  forward_i32_ids
+  train_save_forward
+  attend_reference
+  attend_causal_reference
+  bad_flags
+  missing_files
+  empty_file
+  truncated_file
+  header_past_end
+  header_too_big
+  invalid_json
+  wrong_dtype
+  unknown_dtype
+  missing_tensor
+  extra_tensor
+  wrong_shape
+  bad_offsets
+  overlapping_offsets
+  nonfinite_weights
+  ids_out_of_range
+  targets_out_of_range
+  ids_too_long
+  attend_bad_shapes
+  attend_nonfinite
+  unwritable_output
+)
+foreach(case IN LISTS ATTN_CLI_CASES)
+  add_test(NAME cli.${case}
+           COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cli_tests.sh ${case} $<TARGET_FILE:attn_cli>
+                   $<TARGET_FILE:attn_st_compare> ${CMAKE_SOURCE_DIR}/tests/reference/data
+                   ${CMAKE_CURRENT_BINARY_DIR}/cli_scratch/${case})
+endforeach()

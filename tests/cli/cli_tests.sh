@@ -1,0 +1,304 @@
+#!/usr/bin/env bash
+# CLI tests of `attn forward` / `attn attend` (registered per case in cli_tests.cmake).
+# usage: cli_tests.sh CASE ATTN ST_COMPARE REFERENCE_DIR SCRATCH_DIR
+# Success cases compare the output with the committed PyTorch reference; failure cases check
+# exit code 2, exactly one line on stderr naming the problem, and that no output file (nor a
+# temporary file) is left behind. Hostile files are made here with printf/od/dd/head/tail.
+set -u
+export LC_ALL=C
+
+CASE=$1 ATTN=$2 CMP=$3 REF=$4 S=$5
+rm -rf "$S" && mkdir -p "$S" || exit 1
+OUT=$S/out.safetensors
+W=$REF/demo.weights.safetensors   # V=64 D=32 H=4 C=12
+fails=0
+
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# le64 N: N as 8 little-endian bytes.
+le64() {
+  local n=$1 i
+  for i in 0 1 2 3 4 5 6 7; do printf "\\x$(printf %02x $(((n >> (8 * i)) & 255)))"; done
+}
+
+# mkst FILE HEADER [DATA as a printf format]: a safetensors file with the given header text.
+mkst() {
+  { le64 ${#2}; printf '%s' "$2"; printf "${3:-}"; } > "$1"
+}
+
+# header_len FILE / header FILE: the JSON header of a safetensors file.
+header_len() { od -An -t u8 -N 8 "$1" | tr -d ' '; }
+header() { head -c $((8 + $(header_len "$1"))) "$1" | tail -c "$(header_len "$1")"; }
+
+# patch FILE OUT FROM TO: OUT is FILE with the header text FROM replaced by TO (data kept).
+patch() {
+  local h n
+  h=$(header "$1")
+  n=$(header_len "$1")
+  [[ $h == *"$3"* ]] || { fail "patch: '$3' not in the header of $1"; return; }
+  h=${h/"$3"/"$4"}
+  { le64 ${#h}; printf '%s' "$h"; tail -c +$((9 + n)) "$1"; } > "$2"
+}
+
+# ok CMD...: must exit 0.
+ok() {
+  "$@" > "$S/stdout" 2> "$S/stderr"
+  local rc=$?
+  [[ $rc -eq 0 ]] || fail "exit $rc from: $* -- $(cat "$S/stderr")"
+}
+
+# bad SUBSTRING CMD...: exit 2, one stderr line containing SUBSTRING, no output left behind.
+bad() {
+  local want=$1
+  shift
+  rm -f "$OUT"
+  "$@" > "$S/stdout" 2> "$S/stderr"
+  local rc=$? lines
+  lines=$(wc -l < "$S/stderr")
+  [[ $rc -eq 2 ]] || fail "exit $rc (want 2) from: $*"
+  [[ $lines -eq 1 ]] || fail "$lines stderr lines (want 1) from: $* -- $(cat "$S/stderr")"
+  grep -qF -- "$want" "$S/stderr" || fail "stderr lacks '$want': $(cat "$S/stderr")"
+  [[ ! -e $OUT ]] || fail "output file left behind by: $*"
+  local tmp
+  tmp=$(ls "$S" | grep -c '\.tmp-')
+  [[ $tmp -eq 0 ]] || fail "temporary file left behind by: $*"
+  echo "ok: $(cat "$S/stderr")"
+}
+
+# fwd WEIGHTS INPUT: attn forward writing $OUT.
+fwd() { "$ATTN" forward --weights "$1" --input "$2" --output "$OUT"; }
+
+# ids (1,2) I64 file: ids A B
+ids64() {
+  mkst "$1" '{"ids":{"dtype":"I64","shape":[1,2],"data_offsets":[0,16]}}' \
+    "$(printf '\\x%02x\\0\\0\\0\\0\\0\\0\\0\\x%02x\\0\\0\\0\\0\\0\\0\\0' "$2" "$3")"
+}
+
+case $CASE in
+help)
+  ok "$ATTN" forward --help
+  grep -q -- "--weights" "$S/stdout" || fail "forward --help lacks --weights"
+  ok "$ATTN" attend --help
+  grep -q -- "--causal" "$S/stdout" || fail "attend --help lacks --causal"
+  ;;
+
+forward_reference)
+  for c in demo h1 short dhead1_t1 dhead1 vocab160; do
+    ok "$ATTN" forward --weights "$REF/$c.weights.safetensors" --input "$REF/$c.input.safetensors" \
+      --output "$OUT"
+    "$CMP" "$OUT" "$REF/$c.expected.safetensors" 1e-6 1e-4 || fail "$c differs from PyTorch"
+  done
+  ;;
+
+forward_no_targets)
+  ids64 "$S/in.st" 3 63
+  ok fwd "$W" "$S/in.st"
+  "$CMP" --list "$OUT" > "$S/list"
+  printf 'attention F32 (1,4,2,2)\nlogits F32 (1,2,64)\n' | diff - "$S/list" || fail "tensors"
+  ;;
+
+forward_i32_ids)
+  mkst "$S/i32.st" '{"ids":{"dtype":"I32","shape":[2,2],"data_offsets":[0,16]}}' \
+    '\x05\0\0\0\x07\0\0\0\x3f\0\0\0\0\0\0\0'
+  mkst "$S/i64.st" '{"ids":{"dtype":"I64","shape":[2,2],"data_offsets":[0,32]}}' \
+    '\x05\0\0\0\0\0\0\0\x07\0\0\0\0\0\0\0\x3f\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0'
+  ok fwd "$W" "$S/i32.st"
+  mv "$OUT" "$S/out32.st"
+  ok fwd "$W" "$S/i64.st"
+  "$CMP" "$S/out32.st" "$OUT" 0 0 || fail "I32 and I64 ids disagree"
+  ;;
+
+train_save_forward)
+  ok "$ATTN" train --steps 3 --save "$S/w.st"
+  ids64 "$S/in.st" 1 2
+  ok fwd "$S/w.st" "$S/in.st"
+  "$CMP" --list "$OUT" | grep -qxF 'logits F32 (1,2,64)' || fail "no logits from trained weights"
+  ;;
+
+attend_reference)
+  ok "$ATTN" attend --input "$REF/attend.input.safetensors" --output "$OUT"
+  "$CMP" "$OUT" "$REF/attend.expected.safetensors" 1e-5 1e-5 || fail "attend differs"
+  ;;
+
+attend_causal_reference)
+  ok "$ATTN" attend --causal --input "$REF/attend.input.safetensors" --output "$OUT"
+  "$CMP" "$OUT" "$REF/attend_causal.expected.safetensors" 1e-5 1e-5 || fail "causal differs"
+  "$CMP" "$OUT" "$REF/attend.expected.safetensors" 1e-5 1e-5 > /dev/null &&
+    fail "causal output equals the full one"
+  ;;
+
+bad_flags)
+  bad "--output" "$ATTN" forward --weights "$W" --input "$REF/demo.input.safetensors"
+  bad "--bogus" "$ATTN" forward --weights "$W" --input "$REF/demo.input.safetensors" \
+    --output "$OUT" --bogus 1
+  bad "--input" "$ATTN" attend --output "$OUT"
+  bad "--causal" "$ATTN" attend --input "$REF/attend.input.safetensors" --output "$OUT" \
+    --causal --causal
+  ;;
+
+missing_files)
+  bad "$S/nope.st" fwd "$S/nope.st" "$REF/demo.input.safetensors"
+  bad "$S/nope.st" fwd "$W" "$S/nope.st"
+  bad "$S/nope.st" "$ATTN" attend --input "$S/nope.st" --output "$OUT"
+  ;;
+
+empty_file)
+  : > "$S/empty.st"
+  bad "the file is empty" fwd "$S/empty.st" "$REF/demo.input.safetensors"
+  bad "the file is empty" fwd "$W" "$S/empty.st"
+  bad "the file is empty" "$ATTN" attend --input "$S/empty.st" --output "$OUT"
+  ;;
+
+truncated_file)
+  head -c 5 "$W" > "$S/t5.st"
+  bad "truncated" fwd "$S/t5.st" "$REF/demo.input.safetensors"
+  head -c 100 "$W" > "$S/t100.st"
+  bad "runs past the end" fwd "$S/t100.st" "$REF/demo.input.safetensors"
+  head -c -4 "$W" > "$S/tdata.st"
+  bad "out of range" fwd "$S/tdata.st" "$REF/demo.input.safetensors"
+  ;;
+
+header_past_end)
+  { le64 1000; printf '{}'; } > "$S/h.st"
+  bad "header length 1000 runs past the end" fwd "$S/h.st" "$REF/demo.input.safetensors"
+  ;;
+
+header_too_big)
+  { le64 200000000; printf '{}'; } > "$S/h.st"
+  bad "header length 200000000 is over the limit" fwd "$S/h.st" "$REF/demo.input.safetensors"
+  { le64 9223372036854775807; printf '{}'; } > "$S/h2.st"
+  bad "over the limit" "$ATTN" attend --input "$S/h2.st" --output "$OUT"
+  ;;
+
+invalid_json)
+  mkst "$S/j.st" '{"ids":'
+  bad "invalid JSON" fwd "$W" "$S/j.st"
+  patch "$W" "$S/dup.st" '"format":"pt"' '"format":"pt","format":"pt"'
+  bad 'duplicate key "format"' fwd "$S/dup.st" "$REF/demo.input.safetensors"
+  # A pre-existing output is left as it was.
+  printf old > "$OUT"
+  "$ATTN" forward --weights "$W" --input "$S/j.st" --output "$OUT" 2> /dev/null
+  [[ $? -eq 2 && $(cat "$OUT") == old ]] || fail "existing output was changed"
+  ;;
+
+wrong_dtype)
+  patch "$W" "$S/w.st" '"lm_head.bias":{"dtype":"F32"' '"lm_head.bias":{"dtype":"I32"'
+  bad '"lm_head.bias" has dtype I32, expected F32' fwd "$S/w.st" "$REF/demo.input.safetensors"
+  mkst "$S/in.st" '{"ids":{"dtype":"F32","shape":[1,1],"data_offsets":[0,4]}}' '\0\0\0\0'
+  bad '"ids" has dtype F32, expected I64 or I32' fwd "$W" "$S/in.st"
+  ;;
+
+unknown_dtype)
+  patch "$W" "$S/w.st" '"lm_head.bias":{"dtype":"F32"' '"lm_head.bias":{"dtype":"X32"'
+  bad 'unknown dtype "X32"' fwd "$S/w.st" "$REF/demo.input.safetensors"
+  ;;
+
+missing_tensor)
+  patch "$W" "$S/w.st" '"lm_head.bias"' '"lm_head.bogus"'
+  bad 'missing tensor "lm_head.bias"' fwd "$S/w.st" "$REF/demo.input.safetensors"
+  mkst "$S/in.st" '{"idz":{"dtype":"I64","shape":[1,1],"data_offsets":[0,8]}}' '\0\0\0\0\0\0\0\0'
+  bad 'unexpected tensor "idz"' fwd "$W" "$S/in.st"
+  ;;
+
+extra_tensor)
+  h=$(header "$W")
+  h=${h%"${h##*[! ]}"}   # without the padding
+  n=$(header_len "$W")
+  end=$(($(stat -c %s "$W") - 8 - n))
+  h="${h%\}},\"extra.weight\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[$end,$((end + 4))]}}"
+  { le64 ${#h}; printf '%s' "$h"; tail -c +$((9 + n)) "$W"; printf '\0\0\0\0'; } > "$S/w.st"
+  bad 'unexpected tensor "extra.weight"' fwd "$S/w.st" "$REF/demo.input.safetensors"
+  ;;
+
+wrong_shape)
+  patch "$W" "$S/w.st" '"attn.out_proj.weight":{"dtype":"F32","shape":[32,32]' \
+    '"attn.out_proj.weight":{"dtype":"F32","shape":[16,64]'
+  bad '"attn.out_proj.weight" has shape (16,64) but token_emb.embedding.weight (64,32) implies (32,32)' \
+    fwd "$S/w.st" "$REF/demo.input.safetensors"
+  patch "$W" "$S/h.st" '"n_heads":"4"' '"n_heads":"5"'
+  bad 'd_model (32) must be divisible by n_heads (5)' fwd "$S/h.st" "$REF/demo.input.safetensors"
+  ;;
+
+bad_offsets)
+  patch "$W" "$S/w.st" '"shape":[32],"data_offsets":[0,128]' '"shape":[32],"data_offsets":[0,124]'
+  bad 'span 124 bytes but shape (32) x F32 needs 128' fwd "$S/w.st" "$REF/demo.input.safetensors"
+  patch "$W" "$S/w2.st" '"data_offsets":[0,128]' '"data_offsets":[999872,1000000]'
+  bad 'out of range' fwd "$S/w2.st" "$REF/demo.input.safetensors"
+  ;;
+
+overlapping_offsets)
+  patch "$W" "$S/w.st" '"data_offsets":[0,128]' '"data_offsets":[128,256]'
+  bad 'overlap' fwd "$S/w.st" "$REF/demo.input.safetensors"
+  ;;
+
+nonfinite_weights)
+  cp "$W" "$S/w.st"
+  # attn.out_proj.bias[0] (first in the data section) := NaN
+  printf '\x00\x00\xc0\x7f' | dd of="$S/w.st" bs=1 seek=$((8 + $(header_len "$W"))) conv=notrunc \
+    2> /dev/null
+  bad '"attn.out_proj.bias" has a non-finite value (nan) at index 0' \
+    fwd "$S/w.st" "$REF/demo.input.safetensors"
+  ;;
+
+ids_out_of_range)
+  ids64 "$S/in.st" 5 64
+  bad 'ids[0][1] = 64 is outside [0, 64)' fwd "$W" "$S/in.st"
+  mkst "$S/neg.st" '{"ids":{"dtype":"I32","shape":[1,1],"data_offsets":[0,4]}}' '\xff\xff\xff\xff'
+  bad 'ids[0][0] = -1 is outside [0, 64)' fwd "$W" "$S/neg.st"
+  mkst "$S/big.st" '{"ids":{"dtype":"I64","shape":[1,1],"data_offsets":[0,8]}}' \
+    '\0\0\0\0\x01\0\0\0'
+  bad 'does not fit in int32' fwd "$W" "$S/big.st"
+  ;;
+
+targets_out_of_range)
+  mkst "$S/in.st" '{"ids":{"dtype":"I32","shape":[1,2],"data_offsets":[0,8]},"targets":{"dtype":"I32","shape":[1,2],"data_offsets":[8,16]}}' \
+    '\x01\0\0\0\x02\0\0\0\x9c\xff\xff\xff\x46\0\0\0'
+  bad 'targets[0][1] = 70 is outside [0, 64) and is not -100' fwd "$W" "$S/in.st"
+  mkst "$S/shape.st" '{"ids":{"dtype":"I32","shape":[1,2],"data_offsets":[0,8]},"targets":{"dtype":"I32","shape":[2,1],"data_offsets":[8,16]}}' \
+    '\x01\0\0\0\x02\0\0\0\x01\0\0\0\x02\0\0\0'
+  bad 'targets has shape (2,1) but ids has (1,2)' fwd "$W" "$S/shape.st"
+  ;;
+
+ids_too_long)
+  mkst "$S/in.st" '{"ids":{"dtype":"I32","shape":[1,13],"data_offsets":[0,52]}}' \
+    "$(printf '\\x01\\0\\0\\0%.0s' {1..13})"
+  bad "T = 13 positions, more than the model's max_context_length (12)" fwd "$W" "$S/in.st"
+  mkst "$S/flat.st" '{"ids":{"dtype":"I32","shape":[2],"data_offsets":[0,8]}}' '\0\0\0\0\0\0\0\0'
+  bad 'must be 2-D' fwd "$W" "$S/flat.st"
+  ;;
+
+attend_bad_shapes)
+  one='\0\0\x80\x3f'
+  mkst "$S/a.st" '{"X":{"dtype":"F32","shape":[1,2],"data_offsets":[0,8]},"Wq":{"dtype":"F32","shape":[3,1],"data_offsets":[8,20]},"Wk":{"dtype":"F32","shape":[2,1],"data_offsets":[20,28]},"Wv":{"dtype":"F32","shape":[2,1],"data_offsets":[28,36]}}' \
+    "$one$one$one$one$one$one$one$one$one"
+  bad 'Wq has shape (3,1) but X (1,2) needs 2 rows' "$ATTN" attend --input "$S/a.st" --output "$OUT"
+  mkst "$S/b.st" '{"X":{"dtype":"F32","shape":[1,2],"data_offsets":[0,8]},"Wq":{"dtype":"F32","shape":[2,1],"data_offsets":[8,16]},"Wk":{"dtype":"F32","shape":[2,1],"data_offsets":[16,24]}}' \
+    "$one$one$one$one$one$one"
+  bad 'missing tensor "Wv"' "$ATTN" attend --input "$S/b.st" --output "$OUT"
+  ;;
+
+attend_nonfinite)
+  one='\0\0\x80\x3f' inf='\0\0\x80\x7f'
+  mkst "$S/a.st" '{"X":{"dtype":"F32","shape":[1,2],"data_offsets":[0,8]},"Wq":{"dtype":"F32","shape":[2,1],"data_offsets":[8,16]},"Wk":{"dtype":"F32","shape":[2,1],"data_offsets":[16,24]},"Wv":{"dtype":"F32","shape":[2,1],"data_offsets":[24,32]}}' \
+    "$one$inf$one$one$one$one$one$one"
+  bad '"X" has a non-finite value (inf) at index 1' "$ATTN" attend --input "$S/a.st" --output "$OUT"
+  ;;
+
+unwritable_output)
+  rm -f "$OUT"
+  "$ATTN" forward --weights "$W" --input "$REF/demo.input.safetensors" \
+    --output "$S/no/such/dir/o.st" > /dev/null 2> "$S/stderr"
+  rc=$?
+  [[ $rc -eq 2 ]] || fail "exit $rc (want 2)"
+  grep -qF "cannot write '$S/no/such/dir/o.st'" "$S/stderr" || fail "stderr: $(cat "$S/stderr")"
+  [[ $(wc -l < "$S/stderr") -eq 1 ]] || fail "more than one stderr line"
+  ;;
+
+*)
+  echo "unknown case $CASE"
+  exit 1
+  ;;
+esac
+
+[[ $fails -eq 0 ]] && echo "PASS $CASE" || echo "FAILED $CASE ($fails)"
+[[ $fails -eq 0 ]]

@@ -1,0 +1,140 @@
+// Shared helpers for the Catch2 suite: deterministic test data and a finite-difference gradient
+// check on llm.c's "fakeloss" (loss = sum(out * dout) with a fixed random dout).
+//
+// The forward passes run in float32, so the central difference uses a float-sized step and the
+// comparison allows both an absolute and a relative error (named below). On a mismatch the check
+// prints the largest difference and the first differing entries, as llm.c's check_tensor does.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "attn/rng.h"
+#include "attn/tensor.h"
+
+namespace gradcheck {
+
+// Central-difference step for float32 forwards: large enough that the loss change is far above
+// float rounding, small enough that the O(eps^2) truncation error stays below the tolerances.
+constexpr float kFdEps = 1e-3f;
+// |analytic - numeric| <= abs + rel * max(|analytic|, |numeric|).
+struct Tolerance {
+  double abs, rel;
+};
+// For fakeloss checks of one layer: the float rounding of the outputs, summed against dout and
+// divided by 2*eps, leaves up to ~3e-4 of noise in a numeric gradient of size ~1.
+constexpr double kFdAbsTol = 1e-3;
+constexpr double kFdRelTol = 2e-2;
+constexpr Tolerance kLayerTol{kFdAbsTol, kFdRelTol};
+// For a loss evaluated in double from float outputs (the whole model through cross-entropy):
+// measured noise is below 1e-5, so gradients of size ~0.01 are resolved to a few percent.
+constexpr double kFdAbsTolDoubleLoss = 1e-4;
+constexpr Tolerance kDoubleLossTol{kFdAbsTolDoubleLoss, kFdRelTol};
+// How many differing entries a failing check prints.
+constexpr int kShowMismatches = 5;
+
+// A (rows, cols) matrix of N(0, scale^2) entries from our deterministic generator.
+inline attn::Mat random_mat(Eigen::Index rows, Eigen::Index cols, attn::Rng& rng,
+                            float scale = 1.0f) {
+  attn::Mat m(rows, cols);
+  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = scale * rng.normal();
+  return m;
+}
+
+// llm.c's fakeloss: sum(out * dout), accumulated in double. Its gradient wrt out is dout.
+inline double fakeloss(const attn::Mat& out, const attn::Mat& dout) {
+  REQUIRE(out.rows() == dout.rows());
+  REQUIRE(out.cols() == dout.cols());
+  double s = 0.0;
+  for (Eigen::Index i = 0; i < out.size(); ++i) s += double(out.data()[i]) * dout.data()[i];
+  return s;
+}
+
+// All of [0, n) when n <= max_count, else max_count distinct indices: the first, the last, and
+// the rest drawn from rng. Keeps the whole-model check fast.
+inline std::vector<int64_t> sample_indices(int64_t n, int64_t max_count, attn::Rng& rng) {
+  std::vector<int64_t> idx;
+  if (n <= max_count) {
+    for (int64_t i = 0; i < n; ++i) idx.push_back(i);
+    return idx;
+  }
+  std::vector<char> taken(static_cast<size_t>(n), 0);
+  auto take = [&](int64_t i) {
+    if (!taken[i]) {
+      taken[i] = 1;
+      idx.push_back(i);
+    }
+  };
+  take(0);
+  take(n - 1);
+  while (static_cast<int64_t>(idx.size()) < max_count) take(rng.below(static_cast<uint32_t>(n)));
+  std::sort(idx.begin(), idx.end());
+  return idx;
+}
+
+// Compares analytic gradient entries with central differences of loss() over the entries of
+// value listed in idx (all when idx is empty). loss() must recompute the loss from value and
+// must not change anything else; value is restored exactly after each probe. analytic is
+// copied first, so loss() may overwrite the layer's gradient buffers.
+template <typename LossFn>
+void check_grad(const std::string& name, float* value, const float* analytic_ptr, int64_t n,
+                LossFn&& loss, std::vector<int64_t> idx = {}, Tolerance tol = kLayerTol) {
+  if (idx.empty())
+    for (int64_t i = 0; i < n; ++i) idx.push_back(i);
+  const std::vector<float> analytic(analytic_ptr, analytic_ptr + n);
+  struct Mismatch {
+    int64_t index;
+    double analytic, numeric;
+  };
+  std::vector<Mismatch> bad;
+  double max_diff = 0.0, max_abs_grad = 0.0;
+  int64_t worst = -1;
+  for (int64_t i : idx) {
+    const float saved = value[i];
+    value[i] = saved + kFdEps;
+    const double up = loss();
+    value[i] = saved - kFdEps;
+    const double down = loss();
+    value[i] = saved;
+    // Divide by the step actually taken, which float rounding makes differ from 2*eps.
+    const double step = double(saved + kFdEps) - double(saved - kFdEps);
+    const double numeric = (up - down) / step;
+    const double a = analytic[i];
+    const double diff = std::fabs(a - numeric);
+    max_abs_grad = std::max({max_abs_grad, std::fabs(a), std::fabs(numeric)});
+    if (diff > max_diff) {
+      max_diff = diff;
+      worst = i;
+    }
+    if (!(diff <= tol.abs + tol.rel * std::max(std::fabs(a), std::fabs(numeric))))
+      bad.push_back({i, a, numeric});
+  }
+  std::ostringstream report;
+  report << name << ": " << idx.size() << " of " << n << " entries checked, max |diff| "
+         << max_diff << " at [" << worst << "], largest |grad| " << max_abs_grad << ", "
+         << bad.size() << " mismatches (tolerance " << tol.abs << " + " << tol.rel << " rel)";
+  for (size_t k = 0; k < bad.size() && k < size_t(kShowMismatches); ++k)
+    report << "\n  [" << bad[k].index << "] analytic " << bad[k].analytic << " numeric "
+           << bad[k].numeric;
+  INFO(report.str());
+  if (std::getenv("ATTN_GRADCHECK_VERBOSE")) WARN(report.str());  // opt-in summary of every check
+  CHECK(bad.empty());
+  // A check on a gradient that is zero everywhere proves nothing; every caller expects signal.
+  CHECK(max_abs_grad > 1e-4);
+}
+
+// Largest |a - b| over two same-shaped matrices (the shapes are REQUIREd equal).
+inline float max_abs_diff(const attn::Mat& a, const attn::Mat& b) {
+  REQUIRE(a.rows() == b.rows());
+  REQUIRE(a.cols() == b.cols());
+  return a.size() ? (a - b).cwiseAbs().maxCoeff() : 0.0f;
+}
+
+}  // namespace gradcheck

@@ -1,0 +1,126 @@
+// After its first step, a training step allocates nothing (DESIGN.md). NATIVE ONLY (glibc):
+// this file replaces the C allocation functions with wrappers that count calls and forward to
+// glibc's own implementations. tests.cmake leaves it out of the wasm and sanitizer builds; the
+// wasm build checks the same property through the heap size in tests/web.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+
+#include "attn/trainer.h"
+
+extern "C" {
+// glibc's allocator under its internal names; the public names below forward to them.
+void* __libc_malloc(size_t size);
+void __libc_free(void* ptr);
+void* __libc_calloc(size_t n, size_t size);
+void* __libc_realloc(void* ptr, size_t size);
+void* __libc_memalign(size_t alignment, size_t size);
+}
+
+namespace {
+std::atomic<int64_t> g_allocations{0};
+// Keeps the compiler from eliding the allocate-then-free pairs of the self-test.
+void* volatile g_sink = nullptr;
+}
+
+// Every function that can hand out heap memory counts one call. operator new goes through
+// malloc in libstdc++, and Eigen's aligned_malloc through malloc, so this sees them all.
+extern "C" {
+void* malloc(size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_malloc(size);
+}
+void free(void* ptr) { __libc_free(ptr); }
+void* calloc(size_t n, size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_calloc(n, size);
+}
+void* realloc(void* ptr, size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_realloc(ptr, size);
+}
+void* memalign(size_t alignment, size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_memalign(alignment, size);
+}
+void* aligned_alloc(size_t alignment, size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_memalign(alignment, size);
+}
+int posix_memalign(void** out, size_t alignment, size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (alignment < sizeof(void*) || (alignment & (alignment - 1)) != 0) return EINVAL;
+  void* p = __libc_memalign(alignment, size);
+  if (!p) return ENOMEM;
+  *out = p;
+  return 0;
+}
+}
+
+namespace {
+
+int64_t allocations() { return g_allocations.load(std::memory_order_relaxed); }
+
+// Heap calls made by step(10) on a trainer that has already taken one step.
+int64_t allocations_in_ten_steps(const attn::TrainerConfig& config) {
+  attn::Trainer trainer(config);
+  trainer.step(1);
+  const int64_t before = allocations();
+  trainer.step(10);
+  return allocations() - before;
+}
+
+}  // namespace
+
+TEST_CASE("alloc: the counter sees malloc, operator new and Eigen", "[alloc]") {
+  // Without this, a broken interposition would make the tests below pass vacuously.
+  int64_t before = allocations();
+  g_sink = malloc(64);
+  free(g_sink);
+  CHECK(allocations() - before == 1);
+  before = allocations();
+  g_sink = new int[100];
+  delete[] static_cast<int*>(g_sink);
+  CHECK(allocations() - before >= 1);
+  before = allocations();
+  attn::Mat m(64, 64);
+  m.setZero();
+  g_sink = m.data();
+  CHECK(allocations() - before >= 1);
+  before = allocations();
+  void* r = nullptr;
+  CHECK(posix_memalign(&r, 64, 256) == 0);
+  CHECK(reinterpret_cast<uintptr_t>(r) % 64 == 0);
+  free(r);
+  CHECK(allocations() - before == 1);
+  // A first step does allocate (workspaces are sized then), so the counter is live there too.
+  attn::Trainer t(attn::TrainerConfig{});
+  before = allocations();
+  t.step(1);
+  CHECK(allocations() - before > 0);
+}
+
+TEST_CASE("alloc: DemoConfig steps allocate nothing after the first", "[alloc]") {
+  CHECK(allocations_in_ten_steps(attn::TrainerConfig{}) == 0);
+}
+
+TEST_CASE("alloc: steps with dropout allocate nothing after the first", "[alloc]") {
+  attn::TrainerConfig c;
+  c.attn_dropout = 0.1f;
+  c.out_dropout = 0.2f;
+  CHECK(allocations_in_ten_steps(c) == 0);
+}
+
+TEST_CASE("alloc: a larger config allocates nothing after the first step", "[alloc]") {
+  // Large enough that Eigen's GEMM blocks exceed its stack allocation limit (128 KB).
+  attn::TrainerConfig c;
+  c.vocab_size = 256;
+  c.d_model = 128;
+  c.n_heads = 8;
+  c.seq_len = 64;
+  c.batch_size = 8;
+  CHECK(allocations_in_ten_steps(c) == 0);
+}

@@ -1,0 +1,276 @@
+// Single-head attention: scaled_dot_product_attention (+ backward), the naive loop reference,
+// self_attention_stages and the lesson's SelfAttention class.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+
+#include "attn/attention.h"
+#include "gradcheck.h"
+
+using attn::Mat;
+using Catch::Matchers::Contains;
+using Catch::Matchers::WithinAbs;
+
+namespace {
+
+// Attention probabilities must be a distribution per row, with no mass on the future.
+void check_weights_are_distributions(const Mat& w, bool causal) {
+  for (Eigen::Index i = 0; i < w.rows(); ++i) {
+    CAPTURE(i);
+    CHECK_THAT(w.row(i).sum(), WithinAbs(1.0, 1e-5));
+    CHECK(w.row(i).minCoeff() >= 0.0f);
+    if (causal)
+      for (Eigen::Index j = i + 1; j < w.cols(); ++j) CHECK(w(i, j) == 0.0f);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("sdpa: a 2-token case computed by hand", "[attention]") {
+  // Q = K = I (2x2), V = [[1,2],[3,4]], dk = 2, scale = 1/sqrt(2) = 0.7071068.
+  // scores * scale = [[0.7071068, 0], [0, 0.7071068]]
+  // row 0: exp(0.7071068) = 2.0281150; weights = [2.028115/3.028115, 1/3.028115]
+  //                                            = [0.6697615, 0.3302385]
+  //        output = 0.6697615*[1,2] + 0.3302385*[3,4] = [1.6604769, 2.6604769]
+  // row 1: weights = [0.3302385, 0.6697615]; output = [2.3395231, 3.3395231]
+  // Causal: row 0 sees only key 0 -> weights [1, 0], output [1, 2]; row 1 is unchanged.
+  Mat Q(2, 2), K(2, 2), V(2, 2);
+  Q << 1, 0, 0, 1;
+  K << 1, 0, 0, 1;
+  V << 1, 2, 3, 4;
+  const auto r = attn::scaled_dot_product_attention(Q, K, V, false);
+  CHECK_THAT(r.weights(0, 0), WithinAbs(0.6697615, 1e-6));
+  CHECK_THAT(r.weights(0, 1), WithinAbs(0.3302385, 1e-6));
+  CHECK_THAT(r.weights(1, 0), WithinAbs(0.3302385, 1e-6));
+  CHECK_THAT(r.weights(1, 1), WithinAbs(0.6697615, 1e-6));
+  CHECK_THAT(r.output(0, 0), WithinAbs(1.6604769, 1e-6));
+  CHECK_THAT(r.output(0, 1), WithinAbs(2.6604769, 1e-6));
+  CHECK_THAT(r.output(1, 0), WithinAbs(2.3395231, 1e-6));
+  CHECK_THAT(r.output(1, 1), WithinAbs(3.3395231, 1e-6));
+
+  const auto c = attn::scaled_dot_product_attention(Q, K, V, true);
+  CHECK(c.weights(0, 0) == 1.0f);
+  CHECK(c.weights(0, 1) == 0.0f);
+  CHECK(c.output(0, 0) == 1.0f);
+  CHECK(c.output(0, 1) == 2.0f);
+  CHECK_THAT(c.weights(1, 0), WithinAbs(0.3302385, 1e-6));
+  CHECK_THAT(c.output(1, 1), WithinAbs(3.3395231, 1e-6));
+}
+
+TEST_CASE("sdpa: matches the naive loop reference within 1e-5", "[attention][naive]") {
+  struct Shape {
+    int T, S, dk, dv;
+    bool causal;
+    float scale;
+  };
+  const Shape shapes[] = {
+      {1, 1, 1, 1, false, 1.0f}, {1, 1, 1, 1, true, 1.0f},  {4, 4, 8, 8, true, 1.0f},
+      {4, 4, 8, 8, false, 1.0f}, {7, 9, 5, 3, false, 1.0f}, {3, 11, 2, 6, false, 3.0f},
+      {16, 16, 32, 16, true, 1.0f}, {12, 12, 8, 8, true, 3.0f}, {33, 33, 4, 4, false, 1.0f},
+  };
+  attn::Rng rng(11);
+  for (const Shape& s : shapes) {
+    CAPTURE(s.T, s.S, s.dk, s.dv, s.causal, s.scale);
+    const Mat Q = gradcheck::random_mat(s.T, s.dk, rng, s.scale);
+    const Mat K = gradcheck::random_mat(s.S, s.dk, rng, s.scale);
+    const Mat V = gradcheck::random_mat(s.S, s.dv, rng);
+    const auto fast = attn::scaled_dot_product_attention(Q, K, V, s.causal);
+    const auto slow = attn::naive_attention(Q, K, V, s.causal);
+    REQUIRE(fast.output.rows() == s.T);
+    REQUIRE(fast.output.cols() == s.dv);
+    REQUIRE(fast.weights.rows() == s.T);
+    REQUIRE(fast.weights.cols() == s.S);
+    const float dw = gradcheck::max_abs_diff(fast.weights, slow.weights);
+    const float dout = gradcheck::max_abs_diff(fast.output, slow.output);
+    CAPTURE(dw, dout);
+    CHECK(dw <= 1e-5f);
+    CHECK(dout <= 1e-5f);
+    check_weights_are_distributions(fast.weights, s.causal);
+    check_weights_are_distributions(slow.weights, s.causal);
+  }
+}
+
+TEST_CASE("sdpa: causal weights have exactly 0 mass above the diagonal", "[attention]") {
+  attn::Rng rng(12);
+  const Mat Q = gradcheck::random_mat(10, 4, rng, 2.0f);
+  const Mat K = gradcheck::random_mat(10, 4, rng, 2.0f);
+  const Mat V = gradcheck::random_mat(10, 4, rng);
+  const auto r = attn::scaled_dot_product_attention(Q, K, V, true);
+  double upper = 0;
+  for (int i = 0; i < 10; ++i)
+    for (int j = i + 1; j < 10; ++j) upper += r.weights(i, j);
+  CHECK(upper < 1e-5);
+  CHECK(upper == 0.0);
+  check_weights_are_distributions(r.weights, true);
+  // The first query sees only itself, so its output is V's first row.
+  CHECK(gradcheck::max_abs_diff(r.output.row(0), V.row(0)) < 1e-6f);
+}
+
+TEST_CASE("sdpa: mismatched shapes are rejected with the sizes", "[attention]") {
+  const Mat Q = Mat::Zero(3, 4), K = Mat::Zero(5, 4), V = Mat::Zero(5, 2);
+  CHECK_THROWS_WITH(attn::scaled_dot_product_attention(Q, Mat::Zero(5, 3), V, false),
+                    Contains("K has 3 columns but Q has 4"));
+  CHECK_THROWS_WITH(attn::scaled_dot_product_attention(Q, K, Mat::Zero(4, 2), false),
+                    Contains("V has 4 rows but K has 5"));
+  CHECK_THROWS_WITH(attn::scaled_dot_product_attention(Q, K, V, true),
+                    Contains("(3)") && Contains("(5)"));
+  CHECK_THROWS_AS(attn::scaled_dot_product_attention(Mat::Zero(0, 4), K, V, false),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(attn::naive_attention(Q, K, V, true), std::invalid_argument);
+  CHECK_NOTHROW(attn::scaled_dot_product_attention(Q, K, V, false));
+}
+
+TEST_CASE("sdpa: backward matches finite differences", "[attention][gradcheck]") {
+  for (bool causal : {false, true}) {
+    CAPTURE(causal);
+    attn::Rng rng(13);
+    const int T = causal ? 5 : 3, S = 5, dk = 4, dv = 3;
+    Mat Q = gradcheck::random_mat(T, dk, rng);
+    Mat K = gradcheck::random_mat(S, dk, rng);
+    Mat V = gradcheck::random_mat(S, dv, rng);
+    const Mat dout = gradcheck::random_mat(T, dv, rng);
+    const auto r = attn::scaled_dot_product_attention(Q, K, V, causal);
+    const auto g = attn::scaled_dot_product_attention_backward(Q, K, V, r.weights, dout);
+    REQUIRE(g.dQ.rows() == T);
+    REQUIRE(g.dK.rows() == S);
+    REQUIRE(g.dV.rows() == S);
+    auto loss = [&] {
+      return gradcheck::fakeloss(attn::scaled_dot_product_attention(Q, K, V, causal).output,
+                                 dout);
+    };
+    gradcheck::check_grad("sdpa dQ", Q.data(), g.dQ.data(), Q.size(), loss);
+    gradcheck::check_grad("sdpa dK", K.data(), g.dK.data(), K.size(), loss);
+    gradcheck::check_grad("sdpa dV", V.data(), g.dV.data(), V.size(), loss);
+    if (causal) {
+      // The last key is seen only by the last query, and dV's last row is its weight * dout.
+      CHECK(gradcheck::max_abs_diff(g.dV.row(S - 1), r.weights(T - 1, S - 1) * dout.row(T - 1)) <
+            1e-6f);
+    }
+  }
+}
+
+TEST_CASE("self_attention_stages: every stage follows from the previous one", "[attention]") {
+  attn::Rng rng(14);
+  const Mat X = gradcheck::random_mat(6, 8, rng);
+  const Mat Wq = gradcheck::random_mat(8, 4, rng), Wk = gradcheck::random_mat(8, 4, rng);
+  const Mat Wv = gradcheck::random_mat(8, 5, rng);
+  for (bool causal : {false, true}) {
+    CAPTURE(causal);
+    const auto st = attn::self_attention_stages(X, Wq, Wk, Wv, causal);
+    CHECK(gradcheck::max_abs_diff(st.Q, X * Wq) < 1e-5f);
+    CHECK(gradcheck::max_abs_diff(st.K, X * Wk) < 1e-5f);
+    CHECK(gradcheck::max_abs_diff(st.V, X * Wv) < 1e-5f);
+    CHECK(gradcheck::max_abs_diff(st.scores, st.Q * st.K.transpose()) < 1e-5f);
+    CHECK(gradcheck::max_abs_diff(st.scaled_scores, st.scores / 2.0f) < 1e-6f);  // sqrt(4) = 2
+    for (int i = 0; i < 6; ++i)
+      for (int j = 0; j < 6; ++j) {
+        if (causal && j > i)
+          CHECK(st.masked_scores(i, j) == -std::numeric_limits<float>::infinity());
+        else
+          CHECK(st.masked_scores(i, j) == st.scaled_scores(i, j));
+      }
+    check_weights_are_distributions(st.weights, causal);
+    const auto ref = attn::naive_attention(st.Q, st.K, st.V, causal);
+    CHECK(gradcheck::max_abs_diff(st.weights, ref.weights) <= 1e-5f);
+    CHECK(gradcheck::max_abs_diff(st.output, ref.output) <= 1e-5f);
+    CHECK(gradcheck::max_abs_diff(st.output, st.weights * st.V) < 1e-5f);
+  }
+}
+
+TEST_CASE("self_attention_stages: bad shapes are rejected with the sizes", "[attention]") {
+  const Mat X = Mat::Zero(3, 4), W = Mat::Zero(4, 2);
+  CHECK_THROWS_WITH(attn::self_attention_stages(X, Mat::Zero(5, 2), W, W, false),
+                    Contains("Wq has 5 rows but X has 4 columns"));
+  CHECK_THROWS_WITH(attn::self_attention_stages(X, W, Mat::Zero(3, 2), W, false),
+                    Contains("Wk has 3 rows"));
+  CHECK_THROWS_WITH(attn::self_attention_stages(X, W, W, Mat::Zero(2, 2), false),
+                    Contains("Wv has 2 rows"));
+  CHECK_THROWS_WITH(attn::self_attention_stages(X, W, Mat::Zero(4, 3), W, false),
+                    Contains("2 and 3"));
+  CHECK_THROWS_AS(attn::self_attention_stages(Mat::Zero(0, 4), W, W, W, false),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(attn::self_attention_stages(X, W, W, Mat::Zero(4, 0), false),
+                  std::invalid_argument);
+}
+
+TEST_CASE("SelfAttention: shapes, init scale and determinism", "[attention][self]") {
+  attn::SelfAttention sa(64, 32, 16, 42);
+  REQUIRE(sa.Wq.rows() == 64);
+  REQUIRE(sa.Wq.cols() == 32);
+  REQUIRE(sa.Wk.rows() == 64);
+  REQUIRE(sa.Wk.cols() == 32);
+  REQUIRE(sa.Wv.rows() == 64);
+  REQUIRE(sa.Wv.cols() == 16);
+  // Wq, Wk ~ N(0, sqrt(2/(64+32))) = N(0, 0.1443); Wv ~ N(0, sqrt(2/(64+16))) = N(0, 0.1581).
+  // With 2048 and 1024 samples the sample sd is within 10% with overwhelming probability.
+  auto sd = [](const Mat& m) {
+    const double mean = m.mean();
+    return std::sqrt((m.array() - float(mean)).square().mean());
+  };
+  CHECK_THAT(sd(sa.Wq), WithinAbs(std::sqrt(2.0 / 96), 0.1 * std::sqrt(2.0 / 96)));
+  CHECK_THAT(sd(sa.Wk), WithinAbs(std::sqrt(2.0 / 96), 0.1 * std::sqrt(2.0 / 96)));
+  CHECK_THAT(sd(sa.Wv), WithinAbs(std::sqrt(2.0 / 80), 0.1 * std::sqrt(2.0 / 80)));
+  CHECK(std::fabs(sa.Wq.mean()) < 4 * std::sqrt(2.0 / 96) / std::sqrt(2048.0));
+
+  attn::SelfAttention same(64, 32, 16, 42), other(64, 32, 16, 43);
+  CHECK(gradcheck::max_abs_diff(sa.Wq, same.Wq) == 0.0f);
+  CHECK(gradcheck::max_abs_diff(sa.Wv, same.Wv) == 0.0f);
+  CHECK(gradcheck::max_abs_diff(sa.Wq, other.Wq) > 0.0f);
+
+  attn::Rng rng(15);
+  const Mat X = gradcheck::random_mat(7, 64, rng);
+  const auto r = sa.forward(X, true);
+  CHECK(r.output.rows() == 7);
+  CHECK(r.output.cols() == 16);
+  CHECK(r.weights.rows() == 7);
+  CHECK(r.weights.cols() == 7);
+  check_weights_are_distributions(r.weights, true);
+  // The class is the stages pipeline with its own weights.
+  const auto st = attn::self_attention_stages(X, sa.Wq, sa.Wk, sa.Wv, true);
+  CHECK(gradcheck::max_abs_diff(r.output, st.output) < 1e-5f);
+}
+
+TEST_CASE("SelfAttention: bad sizes are rejected with the values", "[attention][self]") {
+  CHECK_THROWS_WITH(attn::SelfAttention(0, 4, 4, 1), Contains("d_model (0)"));
+  CHECK_THROWS_WITH(attn::SelfAttention(4, 0, 4, 1), Contains("dk (0)"));
+  CHECK_THROWS_WITH(attn::SelfAttention(4, 4, -2, 1), Contains("dv (-2)"));
+  attn::SelfAttention sa(8, 4, 4, 1);
+  CHECK_THROWS_WITH(sa.forward(Mat::Zero(3, 5)),
+                    Contains("expected feature dim 8") && Contains("got 5"));
+  CHECK_THROWS_WITH(sa.forward(Mat::Zero(0, 8)), Contains("sequence length (0)"));
+  sa.forward(Mat::Ones(3, 8));
+  CHECK_THROWS_WITH(sa.backward(Mat::Zero(3, 5)), Contains("(3,4)") && Contains("(3,5)"));
+}
+
+TEST_CASE("SelfAttention: backward matches finite differences", "[attention][self][gradcheck]") {
+  for (bool causal : {false, true}) {
+    CAPTURE(causal);
+    attn::SelfAttention sa(6, 4, 3, 7);
+    attn::Rng rng(16);
+    Mat X = gradcheck::random_mat(5, 6, rng);
+    const Mat dout = gradcheck::random_mat(5, 3, rng);
+    sa.forward(X, causal);
+    const Mat dX = sa.backward(dout);
+    REQUIRE(dX.rows() == 5);
+    REQUIRE(dX.cols() == 6);
+    auto loss = [&] { return gradcheck::fakeloss(sa.forward(X, causal).output, dout); };
+    gradcheck::check_grad("SelfAttention dX", X.data(), dX.data(), X.size(), loss);
+    gradcheck::check_grad("SelfAttention dWq", sa.Wq.data(), sa.dWq.data(), sa.Wq.size(), loss);
+    gradcheck::check_grad("SelfAttention dWk", sa.Wk.data(), sa.dWk.data(), sa.Wk.size(), loss);
+    gradcheck::check_grad("SelfAttention dWv", sa.Wv.data(), sa.dWv.data(), sa.Wv.size(), loss);
+  }
+}
+
+TEST_CASE("SelfAttention: backward overwrites, never accumulates", "[attention][self]") {
+  attn::SelfAttention sa(6, 4, 3, 7);
+  attn::Rng rng(17);
+  const Mat X = gradcheck::random_mat(5, 6, rng);
+  const Mat dout = gradcheck::random_mat(5, 3, rng);
+  sa.forward(X);
+  const Mat dX1 = sa.backward(dout);
+  const Mat dWq1 = sa.dWq;
+  const Mat dX2 = sa.backward(dout);
+  CHECK(gradcheck::max_abs_diff(dX1, dX2) == 0.0f);
+  CHECK(gradcheck::max_abs_diff(dWq1, sa.dWq) == 0.0f);
+}

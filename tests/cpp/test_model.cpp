@@ -1,0 +1,245 @@
+// TinyAttentionLM: config validation, parameter list, shapes, causality of the logits, and a
+// finite-difference check of every parameter through cross-entropy.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "attn/loss.h"
+#include "attn/model.h"
+#include "gradcheck.h"
+
+using attn::Mat;
+using attn::ModelConfig;
+using attn::TinyAttentionLM;
+using Catch::Matchers::Contains;
+using Catch::Matchers::WithinAbs;
+
+namespace {
+
+ModelConfig small_config() {
+  ModelConfig c;
+  c.vocab_size = 11;
+  c.d_model = 8;
+  c.n_heads = 2;
+  c.max_context_length = 6;
+  return c;
+}
+
+std::vector<int32_t> random_ids(int n, int V, attn::Rng& rng) {
+  std::vector<int32_t> ids(n);
+  for (int32_t& id : ids) id = static_cast<int32_t>(rng.below(static_cast<uint32_t>(V)));
+  return ids;
+}
+
+// Cross-entropy of float logits evaluated in double: the finite differences then see only the
+// forward's own float rounding, not the rounding of the loss, so they resolve small gradients.
+double cross_entropy_double(const Mat& logits, const std::vector<int32_t>& targets) {
+  double total = 0;
+  int count = 0;
+  for (Eigen::Index i = 0; i < logits.rows(); ++i) {
+    if (targets[i] == attn::kIgnoreIndex) continue;
+    double mx = logits(i, 0), sum = 0;
+    for (Eigen::Index j = 0; j < logits.cols(); ++j) mx = std::max(mx, double(logits(i, j)));
+    for (Eigen::Index j = 0; j < logits.cols(); ++j) sum += std::exp(double(logits(i, j)) - mx);
+    total += std::log(sum) + mx - logits(i, targets[i]);
+    ++count;
+  }
+  return total / count;
+}
+
+}  // namespace
+
+TEST_CASE("model: config validation names the bad value", "[model]") {
+  CHECK_NOTHROW(ModelConfig{}.validate());
+  auto bad = [](auto edit) {
+    ModelConfig c;
+    edit(c);
+    return c;
+  };
+  CHECK_THROWS_WITH(bad([](ModelConfig& c) { c.vocab_size = 0; }).validate(),
+                    Contains("vocab_size (0)"));
+  CHECK_THROWS_WITH(bad([](ModelConfig& c) { c.d_model = 0; }).validate(), Contains("d_model (0)"));
+  CHECK_THROWS_WITH(bad([](ModelConfig& c) { c.n_heads = 0; }).validate(), Contains("n_heads (0)"));
+  CHECK_THROWS_WITH(bad([](ModelConfig& c) { c.d_model = 10, c.n_heads = 3; }).validate(),
+                    Contains("d_model (10)") && Contains("n_heads (3)"));
+  CHECK_THROWS_WITH(bad([](ModelConfig& c) { c.d_model = 9, c.n_heads = 3; }).validate(),
+                    Contains("d_model (9)") && Contains("even"));
+  CHECK_THROWS_WITH(bad([](ModelConfig& c) { c.max_context_length = 0; }).validate(),
+                    Contains("max_context_length (0)"));
+  // The constructor validates too.
+  CHECK_THROWS_WITH(TinyAttentionLM(bad([](ModelConfig& c) { c.d_model = 10, c.n_heads = 3; }), 1),
+                    Contains("d_model (10)") && Contains("n_heads (3)"));
+  CHECK_THROWS_AS(TinyAttentionLM(bad([](ModelConfig& c) { c.attn_dropout = 1.0f; }), 1),
+                  std::invalid_argument);
+}
+
+TEST_CASE("model: parameters() is the state dict, in the PyTorch module's order", "[model]") {
+  TinyAttentionLM model(ModelConfig{}, 42);  // V 64, D 32
+  const auto params = model.parameters();
+  const std::vector<std::pair<std::string, std::vector<int64_t>>> expected = {
+      {"token_emb.embedding.weight", {64, 32}},
+      {"attn.qkv_proj.weight", {96, 32}},
+      {"attn.qkv_proj.bias", {96}},
+      {"attn.out_proj.weight", {32, 32}},
+      {"attn.out_proj.bias", {32}},
+      {"lm_head.weight", {64, 32}},
+      {"lm_head.bias", {64}},
+  };
+  REQUIRE(params.size() == expected.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    CAPTURE(i, params[i].name);
+    CHECK(params[i].name == expected[i].first);
+    CHECK(params[i].shape == expected[i].second);
+    CHECK(params[i].value != nullptr);
+    CHECK(params[i].grad != nullptr);
+  }
+  CHECK(params[0].value == model.token_emb.weight.data());
+  CHECK(params[6].grad == model.lm_head.dbias.data());
+  int64_t total = 0;
+  for (const auto& p : params) total += p.numel();
+  CHECK(total == 64 * 32 + 96 * 32 + 96 + 32 * 32 + 32 + 64 * 32 + 64);
+}
+
+TEST_CASE("model: same seed gives the same weights, another seed does not", "[model]") {
+  TinyAttentionLM a(small_config(), 5), b(small_config(), 5), c(small_config(), 6);
+  auto pa = a.parameters(), pb = b.parameters(), pc = c.parameters();
+  bool all_differ = true;
+  for (size_t i = 0; i < pa.size(); ++i) {
+    CAPTURE(pa[i].name);
+    const int64_t n = pa[i].numel();
+    CHECK(std::equal(pa[i].value, pa[i].value + n, pb[i].value));
+    all_differ = all_differ && !std::equal(pa[i].value, pa[i].value + n, pc[i].value);
+  }
+  CHECK(all_differ);
+  // Init ranges: embedding ~ N(0, 0.02), Linear ~ U(-1/sqrt(in), 1/sqrt(in)) with in = D = 8.
+  const float bound = 1.0f / std::sqrt(8.0f);
+  CHECK(a.attn.qkv_proj.weight.cwiseAbs().maxCoeff() <= bound);
+  CHECK(a.lm_head.weight.cwiseAbs().maxCoeff() <= bound);
+  CHECK(a.token_emb.weight.cwiseAbs().maxCoeff() < 0.02f * 6);
+}
+
+TEST_CASE("model: forward shapes, and inputs are validated", "[model]") {
+  TinyAttentionLM model(small_config(), 1);
+  attn::Rng rng(2);
+  const int B = 3, T = 5;
+  const auto ids = random_ids(B * T, 11, rng);
+  TinyAttentionLM::State s;
+  model.forward(ids.data(), B, T, false, rng, s);
+  CHECK(s.logits.rows() == B * T);
+  CHECK(s.logits.cols() == 11);
+  CHECK(s.attn.weights().rows() == B * 2 * T);
+  CHECK(s.attn.weights().cols() == T);
+  CHECK(s.logits.allFinite());
+
+  std::vector<int32_t> bad = ids;
+  bad[7] = 11;
+  CHECK_THROWS_WITH(model.forward(bad.data(), B, T, false, rng, s),
+                    Contains("token id 11") && Contains("position 7"));
+  bad[7] = -3;
+  CHECK_THROWS_WITH(model.forward(bad.data(), B, T, false, rng, s), Contains("token id -3"));
+  std::vector<int32_t> long_ids(7, 0);
+  CHECK_THROWS_WITH(model.forward(long_ids.data(), 1, 7, false, rng, s),
+                    Contains("sequence length (7)") && Contains("(6)"));
+  CHECK_THROWS_WITH(model.forward(long_ids.data(), 1, 0, false, rng, s),
+                    Contains("sequence length (0)"));
+}
+
+TEST_CASE("model: the positional table is added once per sequence", "[model]") {
+  // With every token the same, x differs between positions only by the sinusoidal rows.
+  TinyAttentionLM model(small_config(), 3);
+  attn::Rng rng(4);
+  const std::vector<int32_t> ids(2 * 4, 5);
+  TinyAttentionLM::State s;
+  model.forward(ids.data(), 2, 4, false, rng, s);
+  for (int b = 0; b < 2; ++b)
+    for (int t = 0; t < 4; ++t) {
+      CAPTURE(b, t);
+      const Mat expected = model.token_emb.weight.row(5) + model.pos_emb.table.row(t);
+      CHECK(gradcheck::max_abs_diff(s.x.row(b * 4 + t), expected) == 0.0f);
+    }
+}
+
+TEST_CASE("model: changing tokens 4.. leaves logits 0..3 unchanged", "[model]") {
+  ModelConfig c = small_config();
+  c.max_context_length = 9;
+  TinyAttentionLM model(c, 7);
+  attn::Rng rng(8);
+  const int B = 2, T = 9;
+  const auto ids = random_ids(B * T, c.vocab_size, rng);
+  std::vector<int32_t> changed = ids;
+  for (int b = 0; b < B; ++b)
+    for (int t = 4; t < T; ++t) changed[b * T + t] = (ids[b * T + t] + 1 + t) % c.vocab_size;
+  TinyAttentionLM::State s1, s2;
+  model.forward(ids.data(), B, T, false, rng, s1);
+  model.forward(changed.data(), B, T, false, rng, s2);
+  for (int b = 0; b < B; ++b) {
+    CAPTURE(b);
+    const float past = gradcheck::max_abs_diff(s1.logits.middleRows(b * T, 4),
+                                               s2.logits.middleRows(b * T, 4));
+    const float future = gradcheck::max_abs_diff(s1.logits.middleRows(b * T + 4, T - 4),
+                                                 s2.logits.middleRows(b * T + 4, T - 4));
+    CHECK(past <= 1e-5f);
+    CHECK(future > 0.0f);
+  }
+}
+
+namespace {
+
+// Every parameter of the model through cross-entropy, sampling at most kEntries entries of each
+// tensor. With dropout, every forward draws its masks from a generator seeded identically.
+void check_model_grads(float p_attn, float p_out) {
+  constexpr int64_t kEntries = 24;
+  ModelConfig c = small_config();
+  c.attn_dropout = p_attn;
+  c.out_dropout = p_out;
+  TinyAttentionLM model(c, 21);
+  attn::Rng rng(22);
+  const int B = 2, T = 5;
+  const auto ids = random_ids(B * T, c.vocab_size, rng);
+  auto targets = random_ids(B * T, c.vocab_size, rng);
+  targets[3] = attn::kIgnoreIndex;  // an ignored position must not disturb the gradient
+  const bool training = p_attn > 0 || p_out > 0;
+  const uint64_t dropout_seed = 23;
+
+  TinyAttentionLM::State s;
+  attn::Rng drop(dropout_seed);
+  model.forward(ids.data(), B, T, training, drop, s);
+  s.dlogits.resize(s.logits.rows(), s.logits.cols());
+  attn::cross_entropy(s.logits, targets.data(), s.dlogits);
+  model.backward(ids.data(), s);
+
+  TinyAttentionLM::State ls;
+  auto loss = [&] {
+    attn::Rng r(dropout_seed);
+    model.forward(ids.data(), B, T, training, r, ls);
+    return cross_entropy_double(ls.logits, targets);
+  };
+  attn::Rng pick(24);
+  for (const attn::ParamRef& p : model.parameters())
+    gradcheck::check_grad(p.name, p.value, p.grad, p.numel(), loss,
+                          gradcheck::sample_indices(p.numel(), kEntries, pick),
+                          gradcheck::kDoubleLossTol);
+}
+
+}  // namespace
+
+TEST_CASE("model: every parameter gradient matches finite differences", "[model][gradcheck]") {
+  check_model_grads(0.0f, 0.0f);
+}
+
+TEST_CASE("model: gradients with dropout match finite differences (same masks)",
+          "[model][gradcheck][dropout]") {
+  check_model_grads(0.2f, 0.1f);
+}
+
+TEST_CASE("model: backward needs dlogits of the right shape", "[model]") {
+  TinyAttentionLM model(small_config(), 1);
+  attn::Rng rng(2);
+  const std::vector<int32_t> ids(4, 1);
+  TinyAttentionLM::State s;
+  model.forward(ids.data(), 1, 4, false, rng, s);
+  s.dlogits = Mat::Zero(4, 10);
+  CHECK_THROWS_WITH(model.backward(ids.data(), s), Contains("(4,11)"));
+}

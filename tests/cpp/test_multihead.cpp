@@ -1,0 +1,343 @@
+// MultiHeadSelfAttention: the curriculum's PyTorch tests ported one for one, then a per-head
+// reference, dropout properties and finite-difference checks of every gradient.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "attn/attention.h"
+#include "attn/multihead.h"
+#include "gradcheck.h"
+
+using attn::Mat;
+using attn::MultiHeadSelfAttention;
+using Catch::Matchers::Contains;
+using Catch::Matchers::WithinAbs;
+
+namespace {
+
+// Builds a layer from its own seeded generator, as the curriculum's tests build a fresh module.
+MultiHeadSelfAttention make_mhsa(int D, int H, int C, float p_attn = 0.0f, float p_out = 0.0f,
+                                 uint64_t seed = 0) {
+  attn::Rng rng(seed);
+  return MultiHeadSelfAttention(D, H, C, p_attn, p_out, rng);
+}
+
+// Eval-mode forward: x (B*T,D) -> y (B*T,D), weights left in s.
+Mat run(MultiHeadSelfAttention& m, const Mat& x, int B, int T, MultiHeadSelfAttention::State& s,
+        bool training = false, uint64_t dropout_seed = 0) {
+  attn::Rng rng(dropout_seed);
+  Mat y(x.rows(), m.d_model);
+  m.forward(x, B, T, training, rng, s, y);
+  return y;
+}
+
+}  // namespace
+
+// ---- The curriculum's suite ---------------------------------------------------------------
+
+TEST_CASE("mhsa: d_model not divisible by n_heads is rejected, naming both", "[multihead]") {
+  attn::Rng rng(0);
+  CHECK_THROWS_AS(MultiHeadSelfAttention(10, 3, 8, 0, 0, rng), std::invalid_argument);
+  CHECK_THROWS_WITH(MultiHeadSelfAttention(10, 3, 8, 0, 0, rng),
+                    Contains("d_model (10)") && Contains("n_heads (3)"));
+}
+
+TEST_CASE("mhsa: zero heads are rejected", "[multihead]") {
+  attn::Rng rng(0);
+  CHECK_THROWS_AS(MultiHeadSelfAttention(16, 0, 8, 0, 0, rng), std::invalid_argument);
+  CHECK_THROWS_WITH(MultiHeadSelfAttention(16, 0, 8, 0, 0, rng), Contains("n_heads (0)"));
+}
+
+TEST_CASE("mhsa: d_head is d_model / n_heads", "[multihead]") {
+  CHECK(make_mhsa(32, 4, 8).d_head == 8);
+}
+
+TEST_CASE("mhsa: output and attention shapes", "[multihead]") {
+  // H 4, C 10, x (B 2, T 7, D 16) -> output (2,7,16) = (14,16); weights (2,4,7,7) = (56,7).
+  auto m = make_mhsa(16, 4, 10);
+  attn::Rng rng(1);
+  const Mat x = gradcheck::random_mat(2 * 7, 16, rng);
+  MultiHeadSelfAttention::State s;
+  const Mat y = run(m, x, 2, 7, s);
+  CHECK(y.rows() == 2 * 7);
+  CHECK(y.cols() == 16);
+  CHECK(s.weights().rows() == 2 * 4 * 7);
+  CHECK(s.weights().cols() == 7);
+}
+
+TEST_CASE("mhsa: wrong feature dim is rejected", "[multihead]") {
+  auto m = make_mhsa(16, 4, 10);
+  MultiHeadSelfAttention::State s;
+  const Mat x = Mat::Zero(2 * 7, 15);
+  CHECK_THROWS_WITH(run(m, x, 2, 7, s), Contains("expected feature dim 16") && Contains("got 15"));
+}
+
+TEST_CASE("mhsa: seq_len past max_context_length is rejected", "[multihead]") {
+  auto m = make_mhsa(16, 4, 10);
+  MultiHeadSelfAttention::State s;
+  const Mat x = Mat::Zero(2 * 11, 16);
+  CHECK_THROWS_WITH(run(m, x, 2, 11, s),
+                    Contains("sequence length (11)") && Contains("max_context_length (10)"));
+}
+
+TEST_CASE("mhsa: other bad arguments are rejected with the values", "[multihead]") {
+  attn::Rng rng(0);
+  CHECK_THROWS_WITH(MultiHeadSelfAttention(0, 1, 8, 0, 0, rng), Contains("d_model (0)"));
+  CHECK_THROWS_WITH(MultiHeadSelfAttention(16, 4, 0, 0, 0, rng),
+                    Contains("max_context_length (0)"));
+  CHECK_THROWS_WITH(MultiHeadSelfAttention(16, 4, 8, 1.0f, 0, rng),
+                    Contains("attn_dropout (1)") && Contains("[0, 1)"));
+  CHECK_THROWS_WITH(MultiHeadSelfAttention(16, 4, 8, -0.1f, 0, rng),
+                    Contains("attn_dropout (-0.1)"));
+  CHECK_THROWS_WITH(MultiHeadSelfAttention(16, 4, 8, 0, 1.5f, rng), Contains("out_dropout (1.5)"));
+  auto m = make_mhsa(16, 4, 10);
+  MultiHeadSelfAttention::State s;
+  CHECK_THROWS_WITH(run(m, Mat::Zero(0, 16), 2, 0, s), Contains("sequence length (0)"));
+  CHECK_THROWS_WITH(run(m, Mat::Zero(0, 16), 0, 5, s), Contains("batch size (0)"));
+  CHECK_THROWS_WITH(run(m, Mat::Zero(13, 16), 2, 7, s), Contains("13 rows") && Contains("14"));
+  run(m, Mat::Zero(14, 16), 2, 7, s);
+  Mat dx(14, 16);
+  CHECK_THROWS_WITH(m.backward(s, Mat::Zero(14, 8), dx), Contains("(14,16)") && Contains("(14,8)"));
+}
+
+TEST_CASE("mhsa: causal weights: no future mass, rows sum to 1, non-negative", "[multihead]") {
+  auto m = make_mhsa(16, 4, 10);
+  attn::Rng rng(2);
+  const int B = 2, T = 7, H = 4;
+  const Mat x = gradcheck::random_mat(B * T, 16, rng, 3.0f);
+  MultiHeadSelfAttention::State s;
+  run(m, x, B, T, s);
+  const Mat& w = s.weights();
+  double upper = 0;
+  for (int bh = 0; bh < B * H; ++bh)
+    for (int i = 0; i < T; ++i) {
+      CAPTURE(bh, i);
+      const auto row = w.row(bh * T + i);
+      for (int j = i + 1; j < T; ++j) upper += row(j);
+      CHECK_THAT(row.sum(), WithinAbs(1.0, 1e-5));
+      CHECK(row.minCoeff() >= 0.0f);
+    }
+  CHECK(upper < 1e-5);
+  CHECK(upper == 0.0);  // masked cells are exactly 0, not merely small
+}
+
+TEST_CASE("mhsa: changing tokens 4.. leaves outputs 0..3 unchanged", "[multihead]") {
+  auto m = make_mhsa(16, 4, 10);
+  attn::Rng rng(3);
+  const int B = 2, T = 8;
+  const Mat x = gradcheck::random_mat(B * T, 16, rng);
+  Mat x2 = x;
+  for (int b = 0; b < B; ++b)
+    x2.middleRows(b * T + 4, T - 4) = gradcheck::random_mat(T - 4, 16, rng, 5.0f);
+  MultiHeadSelfAttention::State s1, s2;
+  const Mat y1 = run(m, x, B, T, s1), y2 = run(m, x2, B, T, s2);
+  for (int b = 0; b < B; ++b) {
+    CAPTURE(b);
+    const float past = gradcheck::max_abs_diff(y1.middleRows(b * T, 4), y2.middleRows(b * T, 4));
+    const float future =
+        gradcheck::max_abs_diff(y1.middleRows(b * T + 4, T - 4), y2.middleRows(b * T + 4, T - 4));
+    CHECK(past <= 1e-5f);
+    CHECK(future > 1e-3f);  // the change did reach the later positions
+  }
+}
+
+TEST_CASE("mhsa: split_heads / merge_heads round-trip on (2,5,24) with 6 heads", "[multihead]") {
+  attn::Rng rng(4);
+  const int B = 2, T = 5, D = 24, H = 6, Dh = 4;
+  const Mat x = gradcheck::random_mat(B * T, D, rng);
+  const Mat heads = attn::split_heads(x, B, T, H);
+  REQUIRE(heads.rows() == B * H * T);
+  REQUIRE(heads.cols() == Dh);
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < H; ++h)
+      for (int t = 0; t < T; ++t)
+        for (int c = 0; c < Dh; ++c)
+          REQUIRE(heads((b * H + h) * T + t, c) == x(b * T + t, h * Dh + c));
+  const Mat back = attn::merge_heads(heads, B, T, H);
+  REQUIRE(back.rows() == B * T);
+  REQUIRE(back.cols() == D);
+  CHECK(gradcheck::max_abs_diff(back, x) == 0.0f);
+  CHECK_THROWS_WITH(attn::split_heads(x, B, T, 5), Contains("(24)") && Contains("(5)"));
+  CHECK_THROWS_WITH(attn::merge_heads(heads, B, T, 5), Contains("B*H*T = 50"));
+}
+
+TEST_CASE("mhsa: qkv projection of (1,5,16) is (1,5,48)", "[multihead]") {
+  auto m = make_mhsa(16, 4, 8);
+  REQUIRE(m.qkv_proj.weight.rows() == 48);
+  REQUIRE(m.qkv_proj.weight.cols() == 16);
+  REQUIRE(m.qkv_proj.bias.size() == 48);
+  REQUIRE(m.out_proj.weight.rows() == 16);
+  REQUIRE(m.out_proj.weight.cols() == 16);
+  attn::Rng rng(5);
+  const Mat x = gradcheck::random_mat(5, 16, rng);
+  Mat qkv(5, 48);
+  m.qkv_proj.forward(x, qkv);
+  CHECK(qkv.rows() == 5);
+  CHECK(qkv.cols() == 48);
+  MultiHeadSelfAttention::State s;
+  run(m, x, 1, 5, s);
+  CHECK(s.qkv.rows() == 5);
+  CHECK(s.qkv.cols() == 48);
+  CHECK(gradcheck::max_abs_diff(s.qkv, qkv) == 0.0f);
+}
+
+TEST_CASE("mhsa: gradients reach qkv_proj and out_proj", "[multihead]") {
+  auto m = make_mhsa(16, 4, 10);
+  attn::Rng rng(6);
+  const Mat x = gradcheck::random_mat(2 * 7, 16, rng);
+  MultiHeadSelfAttention::State s;
+  run(m, x, 2, 7, s);
+  const Mat dy = Mat::Ones(14, 16);  // loss = output.sum()
+  Mat dx(14, 16);
+  m.backward(s, dy, dx);
+  CHECK(m.out_proj.dweight.cwiseAbs().sum() > 0.0f);
+  CHECK(m.out_proj.dbias.cwiseAbs().sum() > 0.0f);
+  CHECK(m.qkv_proj.dbias.cwiseAbs().sum() > 0.0f);
+  // Each of the q, k and v thirds of the fused projection receives gradient.
+  for (int part = 0; part < 3; ++part) {
+    CAPTURE(part);
+    CHECK(m.qkv_proj.dweight.middleRows(part * 16, 16).cwiseAbs().sum() > 0.0f);
+  }
+  CHECK(dx.cwiseAbs().sum() > 0.0f);
+}
+
+// ---- Beyond the curriculum ----------------------------------------------------------------
+
+TEST_CASE("mhsa: equals a per-head reference built from split_heads and naive attention",
+          "[multihead][naive]") {
+  const int B = 2, T = 6, D = 12, H = 3;
+  auto m = make_mhsa(D, H, 8, 0, 0, 7);
+  attn::Rng rng(7);
+  const Mat x = gradcheck::random_mat(B * T, D, rng);
+  MultiHeadSelfAttention::State s;
+  const Mat y = run(m, x, B, T, s);
+
+  Mat qkv(B * T, 3 * D);
+  m.qkv_proj.forward(x, qkv);
+  const Mat q = attn::split_heads(qkv.leftCols(D), B, T, H);
+  const Mat k = attn::split_heads(qkv.middleCols(D, D), B, T, H);
+  const Mat v = attn::split_heads(qkv.rightCols(D), B, T, H);
+  Mat heads_out(B * H * T, D / H), weights(B * H * T, T);
+  for (int bh = 0; bh < B * H; ++bh) {
+    const auto r = attn::naive_attention(q.middleRows(bh * T, T), k.middleRows(bh * T, T),
+                                         v.middleRows(bh * T, T), true);
+    heads_out.middleRows(bh * T, T) = r.output;
+    weights.middleRows(bh * T, T) = r.weights;
+  }
+  Mat ref(B * T, D);
+  m.out_proj.forward(attn::merge_heads(heads_out, B, T, H), ref);
+  CHECK(gradcheck::max_abs_diff(s.weights(), weights) <= 1e-5f);
+  CHECK(gradcheck::max_abs_diff(y, ref) <= 1e-5f);
+}
+
+TEST_CASE("mhsa: eval mode and p = 0 are the identity for dropout", "[multihead][dropout]") {
+  const int B = 2, T = 5, D = 8, H = 2;
+  // Dropout rates do not change the initialisation, so both layers hold the same weights.
+  auto dropped = make_mhsa(D, H, 8, 0.3f, 0.4f, 9);
+  auto plain = make_mhsa(D, H, 8, 0.0f, 0.0f, 9);
+  REQUIRE(gradcheck::max_abs_diff(dropped.qkv_proj.weight, plain.qkv_proj.weight) == 0.0f);
+  attn::Rng data(8);
+  const Mat x = gradcheck::random_mat(B * T, D, data);
+  MultiHeadSelfAttention::State s1, s2, s3;
+  attn::Rng rng1(100), rng2(100);
+  Mat y_eval(B * T, D), y_plain_train(B * T, D);
+  dropped.forward(x, B, T, /*training=*/false, rng1, s1, y_eval);
+  plain.forward(x, B, T, /*training=*/true, rng2, s2, y_plain_train);
+  const Mat y_plain_eval = run(plain, x, B, T, s3);
+  CHECK(gradcheck::max_abs_diff(y_eval, y_plain_eval) == 0.0f);
+  CHECK(gradcheck::max_abs_diff(y_plain_train, y_plain_eval) == 0.0f);
+  CHECK(gradcheck::max_abs_diff(s1.weights(), s3.weights()) == 0.0f);
+  // Neither eval mode nor p = 0 draws random numbers.
+  CHECK(rng1.state() == attn::Rng(100).state());
+  CHECK(rng2.state() == attn::Rng(100).state());
+}
+
+TEST_CASE("mhsa: training dropout zeroes or rescales attention weights", "[multihead][dropout]") {
+  const int B = 2, T = 6, D = 8, H = 2;
+  const float p = 0.5f;
+  auto m = make_mhsa(D, H, 8, p, 0.0f, 10);
+  attn::Rng data(11);
+  const Mat x = gradcheck::random_mat(B * T, D, data);
+  MultiHeadSelfAttention::State s;
+  run(m, x, B, T, s, /*training=*/true, 5);
+  REQUIRE(s.attn_dropped);
+  const Mat& w = s.weights();
+  REQUIRE(w.rows() == s.probs.rows());
+  int dropped = 0, kept = 0;
+  for (Eigen::Index i = 0; i < w.size(); ++i) {
+    const float pr = s.probs.data()[i], a = w.data()[i];
+    if (pr == 0.0f) continue;  // masked future cell
+    if (a == 0.0f)
+      ++dropped;
+    else {
+      ++kept;
+      CHECK(a == pr * 2.0f);  // 1/(1-p) = 2
+    }
+  }
+  CHECK(dropped > 0);
+  CHECK(kept > 0);
+  // The layer output differs from eval mode.
+  MultiHeadSelfAttention::State se;
+  const Mat y_train = run(m, x, B, T, s, true, 5), y_eval = run(m, x, B, T, se);
+  CHECK(gradcheck::max_abs_diff(y_train, y_eval) > 1e-3f);
+}
+
+TEST_CASE("mhsa: a state reused for another (B,T) gives the same as a fresh one",
+          "[multihead]") {
+  auto m = make_mhsa(8, 2, 8);
+  attn::Rng rng(12);
+  const Mat big = gradcheck::random_mat(2 * 7, 8, rng), small = gradcheck::random_mat(3, 8, rng);
+  MultiHeadSelfAttention::State reused, fresh;
+  run(m, big, 2, 7, reused);
+  const Mat a = run(m, small, 1, 3, reused), b = run(m, small, 1, 3, fresh);
+  CHECK(gradcheck::max_abs_diff(a, b) == 0.0f);
+  CHECK(gradcheck::max_abs_diff(reused.weights(), fresh.weights()) == 0.0f);
+}
+
+namespace {
+
+// Checks dx and all four parameter gradients of one layer against finite differences. The
+// dropout masks are the same in every forward because each forward gets a generator seeded
+// identically, so the loss is a smooth function of the inputs and parameters.
+void check_mhsa_grads(float p_attn, float p_out) {
+  const int B = 2, T = 4, D = 8, H = 2;
+  auto m = make_mhsa(D, H, 6, p_attn, p_out, 13);
+  attn::Rng data(14);
+  Mat x = gradcheck::random_mat(B * T, D, data);
+  const Mat dout = gradcheck::random_mat(B * T, D, data);
+  const bool training = p_attn > 0 || p_out > 0;
+  const uint64_t dropout_seed = 77;
+  MultiHeadSelfAttention::State s;
+  run(m, x, B, T, s, training, dropout_seed);
+  REQUIRE(s.attn_dropped == (p_attn > 0));
+  REQUIRE(s.out_dropped == (p_out > 0));
+  Mat dx(B * T, D);
+  m.backward(s, dout, dx);
+  auto loss = [&] {
+    MultiHeadSelfAttention::State ls;
+    return gradcheck::fakeloss(run(m, x, B, T, ls, training, dropout_seed), dout);
+  };
+  gradcheck::check_grad("mhsa dx", x.data(), dx.data(), x.size(), loss);
+  gradcheck::check_grad("mhsa qkv_proj.weight", m.qkv_proj.weight.data(),
+                        m.qkv_proj.dweight.data(), m.qkv_proj.weight.size(), loss);
+  gradcheck::check_grad("mhsa qkv_proj.bias", m.qkv_proj.bias.data(), m.qkv_proj.dbias.data(),
+                        m.qkv_proj.bias.size(), loss);
+  gradcheck::check_grad("mhsa out_proj.weight", m.out_proj.weight.data(),
+                        m.out_proj.dweight.data(), m.out_proj.weight.size(), loss);
+  gradcheck::check_grad("mhsa out_proj.bias", m.out_proj.bias.data(), m.out_proj.dbias.data(),
+                        m.out_proj.bias.size(), loss);
+}
+
+}  // namespace
+
+TEST_CASE("mhsa: backward matches finite differences without dropout",
+          "[multihead][gradcheck]") {
+  check_mhsa_grads(0.0f, 0.0f);
+}
+
+TEST_CASE("mhsa: backward matches finite differences with dropout (same masks)",
+          "[multihead][gradcheck][dropout]") {
+  SECTION("attention dropout") { check_mhsa_grads(0.3f, 0.0f); }
+  SECTION("output dropout") { check_mhsa_grads(0.0f, 0.25f); }
+  SECTION("both") { check_mhsa_grads(0.3f, 0.25f); }
+}

@@ -1,0 +1,353 @@
+// TinyAttentionLM weights as safetensors: save/load round trip, config inference, the
+// all-or-nothing load, one test per hostile-weights case, and the file helpers.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "attn/weights.h"
+
+using namespace attn;
+using Catch::Matchers::Contains;
+
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+
+ModelConfig small_config() {
+  ModelConfig c;
+  c.vocab_size = 11;
+  c.d_model = 6;
+  c.n_heads = 3;
+  c.max_context_length = 5;
+  return c;
+}
+
+// All parameter values of a model, concatenated in state-dict order.
+std::vector<float> values_of(TinyAttentionLM& m) {
+  std::vector<float> out;
+  for (const ParamRef& p : m.parameters()) out.insert(out.end(), p.value, p.value + p.numel());
+  return out;
+}
+
+// The model's tensors as TensorOut, for building modified files.
+std::vector<TensorOut> tensors_of(TinyAttentionLM& m) {
+  std::vector<TensorOut> out;
+  for (const ParamRef& p : m.parameters()) out.push_back({p.name, "F32", p.shape, p.value});
+  return out;
+}
+
+std::map<std::string, std::string> metadata_of(const ModelConfig& c) {
+  return {{"format", "pt"},
+          {"n_heads", std::to_string(c.n_heads)},
+          {"max_context_length", std::to_string(c.max_context_length)}};
+}
+
+// The one-line std::invalid_argument message of f(), and a failure when it does not throw one.
+template <typename F>
+std::string invalid_message(F&& f) {
+  try {
+    f();
+  } catch (const std::invalid_argument& e) {
+    const std::string msg = e.what();
+    CHECK(msg.find('\n') == std::string::npos);
+    return msg;
+  }
+  FAIL("no std::invalid_argument");
+  return "";
+}
+
+// Checks that loading bytes fails the same way through every entry point, leaving a model
+// unchanged; returns the message.
+std::string load_error(const Bytes& bytes) {
+  TinyAttentionLM model(small_config(), 5);
+  const std::vector<float> before = values_of(model);
+  const std::string msg =
+      invalid_message([&] { load_weights(model, bytes.data(), bytes.size()); });
+  CHECK(values_of(model) == before);
+  CHECK_THROWS_AS(load_model(bytes.data(), bytes.size()), std::invalid_argument);
+  return msg;
+}
+
+std::string temp_path(const std::string& name) {
+  const char* dir = std::getenv("TMPDIR");
+  return std::string(dir && *dir ? dir : "/tmp") + "/attn_test_weights_" + name;
+}
+
+bool file_exists(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f) std::fclose(f);
+  return f != nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("weights: save then load reproduces every parameter and the logits") {
+  TinyAttentionLM a(small_config(), 1), b(small_config(), 2);
+  REQUIRE(values_of(a) != values_of(b));
+  const Bytes bytes = save_model(a);
+  load_weights(b, bytes.data(), bytes.size());
+  CHECK(values_of(a) == values_of(b));
+
+  const std::unique_ptr<TinyAttentionLM> c = load_model(bytes.data(), bytes.size());
+  CHECK(values_of(*c) == values_of(a));
+  const int32_t ids[8] = {0, 3, 10, 2, 7, 7, 1, 9};
+  Rng rng(0);
+  TinyAttentionLM::State sa, sc;
+  a.forward(ids, 2, 4, false, rng, sa);
+  c->forward(ids, 2, 4, false, rng, sc);
+  CHECK(sa.logits == sc.logits);
+  CHECK(sa.attn.weights() == sc.attn.weights());
+}
+
+TEST_CASE("weights: save_model is deterministic, with sorted names, metadata and 8-byte header") {
+  TinyAttentionLM m(small_config(), 3);
+  const Bytes bytes = save_model(m);
+  CHECK(save_model(m) == bytes);
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | bytes[static_cast<size_t>(i)];
+  CHECK((8 + n) % 8 == 0);
+  const std::string header(bytes.begin() + 8, bytes.begin() + 8 + static_cast<long>(n));
+  CHECK(header.rfind(R"({"__metadata__":{"format":"pt","max_context_length":"5","n_heads":"3"},)"
+                     R"("attn.out_proj.bias":{"dtype":"F32","shape":[6],"data_offsets":[0,24]},)",
+                     0) == 0);
+  const SafetensorsFile f = parse_safetensors(bytes.data(), bytes.size());
+  std::vector<std::string> names;
+  for (const TensorView& t : f.tensors) names.push_back(t.name);
+  CHECK(names == std::vector<std::string>{"attn.out_proj.bias", "attn.out_proj.weight",
+                                          "attn.qkv_proj.bias", "attn.qkv_proj.weight",
+                                          "lm_head.bias", "lm_head.weight",
+                                          "token_emb.embedding.weight"});
+  CHECK(f.get("attn.qkv_proj.weight").shape == std::vector<int64_t>{18, 6});
+  CHECK(f.get("token_emb.embedding.weight").shape == std::vector<int64_t>{11, 6});
+}
+
+TEST_CASE("weights: infer_config reads V and D from shapes, H and C from metadata") {
+  TinyAttentionLM m(small_config(), 3);
+  const Bytes bytes = save_model(m);
+  const ModelConfig c = infer_config(bytes.data(), bytes.size());
+  CHECK(c.vocab_size == 11);
+  CHECK(c.d_model == 6);
+  CHECK(c.n_heads == 3);
+  CHECK(c.max_context_length == 5);
+}
+
+TEST_CASE("weights: load_weights into a model of another config is a shape error") {
+  TinyAttentionLM m(small_config(), 3);
+  const Bytes bytes = save_model(m);
+  ModelConfig other = small_config();
+  other.vocab_size = 12;
+  TinyAttentionLM wrong_v(other, 1);
+  const std::vector<float> before = values_of(wrong_v);
+  CHECK_THAT(invalid_message([&] { load_weights(wrong_v, bytes.data(), bytes.size()); }),
+             Contains("token_emb.embedding.weight\" has shape (11,6), expected (12,6)"));
+  CHECK(values_of(wrong_v) == before);
+
+  other = small_config();
+  other.n_heads = 2;  // same shapes, different heads: the metadata says 3
+  TinyAttentionLM wrong_h(other, 1);
+  CHECK_THAT(invalid_message([&] { load_weights(wrong_h, bytes.data(), bytes.size()); }),
+             Contains("n_heads is 3 but the model has 2"));
+  other = small_config();
+  other.max_context_length = 9;
+  TinyAttentionLM wrong_c(other, 1);
+  CHECK_THAT(invalid_message([&] { load_weights(wrong_c, bytes.data(), bytes.size()); }),
+             Contains("max_context_length is 5 but the model has 9"));
+}
+
+TEST_CASE("weights: a file without metadata loads into a model of known config") {
+  TinyAttentionLM m(small_config(), 3), n(small_config(), 4);
+  const Bytes bare = write_safetensors(tensors_of(m), {});
+  load_weights(n, bare.data(), bare.size());
+  CHECK(values_of(n) == values_of(m));
+  // ... but the config cannot be inferred from it.
+  CHECK_THAT(invalid_message([&] { infer_config(bare.data(), bare.size()); }),
+             Contains("__metadata__ has no \"n_heads\""));
+}
+
+TEST_CASE("weights hostile: not a safetensors file") {
+  CHECK_THAT(load_error({}), Contains("empty"));
+  const Bytes junk = {'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd', '!'};
+  CHECK_THAT(load_error(junk), Contains("over the limit"));
+}
+
+TEST_CASE("weights hostile: every truncation of a weights file is rejected") {
+  TinyAttentionLM m(small_config(), 3);
+  const Bytes bytes = save_model(m);
+  for (size_t n = 0; n < bytes.size(); n += 7) {
+    CAPTURE(n);
+    const Bytes prefix(bytes.begin(), bytes.begin() + static_cast<long>(n));
+    TinyAttentionLM target(small_config(), 5);
+    const std::vector<float> before = values_of(target);
+    CHECK_THROWS_AS(load_weights(target, prefix.data(), prefix.size()), std::invalid_argument);
+    CHECK(values_of(target) == before);
+  }
+}
+
+TEST_CASE("weights hostile: missing tensor") {
+  TinyAttentionLM m(small_config(), 3);
+  std::vector<TensorOut> t = tensors_of(m);
+  t.erase(t.begin() + 2);  // attn.qkv_proj.bias
+  CHECK_THAT(load_error(write_safetensors(t, metadata_of(m.config))),
+             Contains("missing tensor \"attn.qkv_proj.bias\""));
+}
+
+TEST_CASE("weights hostile: unexpected extra tensor") {
+  TinyAttentionLM m(small_config(), 3);
+  std::vector<TensorOut> t = tensors_of(m);
+  const float extra[2] = {1, 2};
+  t.push_back({"attn.rotary.freq", "F32", {2}, extra});
+  CHECK_THAT(load_error(write_safetensors(t, metadata_of(m.config))),
+             Contains("unexpected tensor \"attn.rotary.freq\""));
+}
+
+TEST_CASE("weights hostile: wrong dtype") {
+  TinyAttentionLM m(small_config(), 3);
+  std::vector<TensorOut> t = tensors_of(m);
+  std::vector<double> as_f64(6, 0.5);
+  t[4] = {"attn.out_proj.bias", "F64", {6}, as_f64.data()};
+  CHECK_THAT(load_error(write_safetensors(t, metadata_of(m.config))),
+             Contains("\"attn.out_proj.bias\" has dtype F64, expected F32"));
+  std::vector<int32_t> as_i32(6, 1);
+  t[4] = {"attn.out_proj.bias", "I32", {6}, as_i32.data()};
+  CHECK_THAT(load_error(write_safetensors(t, metadata_of(m.config))), Contains("dtype I32"));
+}
+
+TEST_CASE("weights hostile: shape not matching the config") {
+  TinyAttentionLM m(small_config(), 3);
+  std::vector<TensorOut> t = tensors_of(m);
+  t[3].shape = {3, 12};  // attn.out_proj.weight: same 36 floats, wrong shape
+  Bytes b = write_safetensors(t, metadata_of(m.config));
+  CHECK_THAT(load_error(b),
+             Contains("tensor \"attn.out_proj.weight\" has shape (3,12), expected (6,6)"));
+  CHECK_THAT(invalid_message([&] { infer_config(b.data(), b.size()); }),
+             Contains("\"attn.out_proj.weight\" has shape (3,12) but token_emb.embedding.weight "
+                      "(11,6) implies (6,6)"));
+
+  t = tensors_of(m);
+  std::vector<float> bigger(12 * 6, 0.1f);
+  t[5] = {"lm_head.weight", "F32", {12, 6}, bigger.data()};  // V disagrees with the embedding
+  b = write_safetensors(t, metadata_of(m.config));
+  CHECK_THAT(load_error(b), Contains("\"lm_head.weight\" has shape (12,6), expected (11,6)"));
+  CHECK_THAT(invalid_message([&] { infer_config(b.data(), b.size()); }),
+             Contains("(12,6) but token_emb.embedding.weight (11,6) implies (11,6)"));
+
+  t = tensors_of(m);
+  t[0].shape = {66};  // embedding flattened
+  b = write_safetensors(t, metadata_of(m.config));
+  CHECK_THAT(load_error(b), Contains("has shape (66), expected (11,6)"));
+  CHECK_THAT(invalid_message([&] { infer_config(b.data(), b.size()); }),
+             Contains("token_emb.embedding.weight must be (V,D), got shape (66)"));
+}
+
+TEST_CASE("weights hostile: config the model rejects") {
+  ModelConfig c = small_config();
+  TinyAttentionLM m(c, 3);
+  std::map<std::string, std::string> meta = metadata_of(c);
+  meta["n_heads"] = "4";  // 6 % 4 != 0
+  CHECK_THAT(invalid_message([&] {
+               const Bytes b = write_safetensors(tensors_of(m), meta);
+               infer_config(b.data(), b.size());
+             }),
+             Contains("d_model (6) must be divisible by n_heads (4)"));
+  for (const char* bad : {"0", "-3", "03", "3 ", "three", "", "99999999999"}) {
+    meta = metadata_of(c);
+    meta["max_context_length"] = bad;
+    const Bytes b = write_safetensors(tensors_of(m), meta);
+    CAPTURE(bad);
+    CHECK_THAT(load_error(b), Contains("max_context_length"));
+  }
+  meta = metadata_of(c);
+  meta["max_context_length"] = "5000";  // above kMaxFileContext
+  const Bytes b = write_safetensors(tensors_of(m), meta);
+  CHECK_THAT(invalid_message([&] { infer_config(b.data(), b.size()); }),
+             Contains("max_context_length \"5000\" must be an integer in [1, 4096]"));
+  CHECK_THAT(load_error(b), Contains("max_context_length is 5000 but the model has 5"));
+
+  // d_model must be even: a hand-made file with D = 3, H = 1.
+  std::vector<float> zeros(9 * 3 + 9 + 3 * 3 + 3 + 11 * 3 * 2 + 11, 0.0f);
+  const std::vector<TensorOut> odd = {
+      {"token_emb.embedding.weight", "F32", {11, 3}, zeros.data()},
+      {"attn.qkv_proj.weight", "F32", {9, 3}, zeros.data()},
+      {"attn.qkv_proj.bias", "F32", {9}, zeros.data()},
+      {"attn.out_proj.weight", "F32", {3, 3}, zeros.data()},
+      {"attn.out_proj.bias", "F32", {3}, zeros.data()},
+      {"lm_head.weight", "F32", {11, 3}, zeros.data()},
+      {"lm_head.bias", "F32", {11}, zeros.data()},
+  };
+  meta = metadata_of(c);
+  meta["n_heads"] = "1";
+  const Bytes ob = write_safetensors(odd, meta);
+  CHECK_THAT(invalid_message([&] { load_model(ob.data(), ob.size()); }), Contains("even"));
+}
+
+TEST_CASE("weights hostile: non-finite weights, and the load is all-or-nothing") {
+  for (const float bad : {std::numeric_limits<float>::quiet_NaN(),
+                          std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity()}) {
+    TinyAttentionLM src(small_config(), 3);
+    src.lm_head.bias(10) = bad;  // the last parameter in state-dict order
+    const Bytes b = save_model(src);
+    CAPTURE(bad);
+    CHECK_THAT(load_error(b), Contains("\"lm_head.bias\" has a non-finite value"));
+    CHECK_THAT(load_error(b), Contains("at index 10"));
+  }
+}
+
+TEST_CASE("weights hostile: metadata that is not a string map") {
+  TinyAttentionLM m(small_config(), 3);
+  Bytes b = save_model(m);
+  // Replace "5" (max_context_length) by 5 without quotes, same length with a trailing space.
+  const std::string from = "\"max_context_length\":\"5\"";
+  const std::string to = "\"max_context_length\":5  ";
+  std::string text(b.begin(), b.end());
+  text.replace(text.find(from), from.size(), to);
+  CHECK_THAT(load_error(Bytes(text.begin(), text.end())), Contains("must be a string"));
+}
+
+TEST_CASE("weights: read_file names the path on failure") {
+  const std::string missing = temp_path("does_not_exist.safetensors");
+  std::remove(missing.c_str());
+  try {
+    read_file(missing);
+    FAIL("no exception");
+  } catch (const std::runtime_error& e) {
+    CHECK_THAT(std::string(e.what()), Contains(missing));
+  }
+}
+
+TEST_CASE("weights: write_file_atomic writes, replaces, and leaves nothing on failure") {
+  const std::string path = temp_path("atomic.bin");
+  const Bytes one = {1, 2, 3}, two(100000, 7);
+  write_file_atomic(path, one);
+  CHECK(read_file(path) == one);
+  write_file_atomic(path, two);
+  CHECK(read_file(path) == two);
+  write_file_atomic(path, {});
+  CHECK(read_file(path).empty());
+  std::remove(path.c_str());
+
+  const std::string bad = temp_path("no_such_dir/x.safetensors");
+  try {
+    write_file_atomic(bad, one);
+    FAIL("no exception");
+  } catch (const std::runtime_error& e) {
+    CHECK_THAT(std::string(e.what()), Contains(bad));
+  }
+  CHECK_FALSE(file_exists(bad));
+}
+
+TEST_CASE("weights: a saved file survives the disk round trip and loads") {
+  TinyAttentionLM m(small_config(), 8);
+  const std::string path = temp_path("model.safetensors");
+  write_file_atomic(path, save_model(m));
+  const Bytes bytes = read_file(path);
+  std::remove(path.c_str());
+  const auto loaded = load_model(bytes.data(), bytes.size());
+  CHECK(values_of(*loaded) == values_of(m));
+}

@@ -1,0 +1,71 @@
+// Screenshots of both views at desktop and phone width, saved to tests/e2e/artifacts/ for a human
+// to look at; plus the checks a screenshot cannot make: nothing wider than the screen at 360 px,
+// and reduced motion honoured.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { serve, launch, openPage, waitReady, screenshot } from './harness.mjs';
+
+let srv;
+let browser;
+before(async () => {
+  srv = await serve();
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  await srv?.close();
+});
+
+const SIZES = [
+  { name: 'desktop', width: 1280, height: 900 },
+  { name: '360', width: 360, height: 780 },
+];
+
+for (const size of SIZES) {
+  test(`screenshots at ${size.name} (${size.width} px): trained view and lesson view`, async () => {
+    const { page, context, errors } = await openPage(browser, `${srv.url}#view=train`, size);
+    await waitReady(page);
+    await page.click('[data-action=play]');
+    await page.waitForFunction(() => Number(document.querySelector('.readout').dataset.loss) < 0.1 && document.querySelector('.readout').dataset.step !== '0', null, { timeout: 20000 });
+    await page.click('[data-action=play]');
+    await page.waitForSelector('.readout[data-status="paused"]');
+    await page.locator('.heatmaps canvas').nth(1).focus();
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowRight');
+    await page.waitForTimeout(100);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `train view is ${overflow} px wider than the window`);
+    await screenshot(page, `train-${size.name}.png`);
+
+    await page.click('[data-view=lesson]');
+    await page.check('[name=causal]');
+    for (let i = 0; i < 7; ++i) await page.click('[data-action=next]');
+    await page.waitForSelector('table[data-matrix=output]');
+    await page.evaluate(() => window.scrollTo(0, 0));
+    const overflow2 = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow2 <= 0, `lesson view is ${overflow2} px wider than the window`);
+    await screenshot(page, `lesson-${size.name}.png`);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+}
+
+test('prefers-reduced-motion: no smooth scrolling or transitions, slower live updates, and it says so', async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, reducedMotion: 'reduce' });
+  const page = await context.newPage();
+  await page.goto(`${srv.url}#view=train`);
+  await waitReady(page);
+  assert.match(await page.textContent('.heat-panel'), /Reduced motion is on/);
+  await page.click('[data-action=play]');
+  await page.waitForTimeout(300);
+  const f0 = Number(await page.getAttribute('.heatmaps', 'data-frames'));
+  await page.waitForTimeout(2000);
+  const f1 = Number(await page.getAttribute('.heatmaps', 'data-frames'));
+  await page.click('[data-action=play]');
+  assert.ok(f1 - f0 <= 8, `at most ~2 redraws/s under reduced motion, got ${f1 - f0} in 2 s`);
+  assert.ok(f1 - f0 >= 1, 'still updates');
+  const behaviour = await page.evaluate(() => getComputedStyle(document.documentElement).scrollBehavior);
+  assert.equal(behaviour, 'auto');
+  await context.close();
+});

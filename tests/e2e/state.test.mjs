@@ -1,0 +1,149 @@
+// The state object mirrored in the URL hash: round trips, and hostile or bad values.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { serve, launch, openPage, waitReady, readout } from './harness.mjs';
+
+let srv;
+let browser;
+before(async () => {
+  srv = await serve();
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  await srv?.close();
+});
+
+const controlValues = (page) =>
+  page.$$eval('.view-train .field[data-key] :is(input, select)', (els) => Object.fromEntries(els.map((e) => [e.name, e.value])));
+
+test('the URL hash round-trips: a copied link reproduces view, config and seed', async () => {
+  const hash =
+    'view=train&vocab=32&dmodel=16&heads=2&seqlen=8&batch=8&lr=0.01&seed=7&attndrop=0.1&outdrop=0&task=repeat' +
+    '&sample=1+2+3+4&logy=0&sentence=Attention+is+all+you+need&dk=3&dv=5&causal=1&stage=4';
+  const { page, context, errors } = await openPage(browser, `${srv.url}#${hash}`);
+  await waitReady(page);
+  assert.equal(await page.evaluate(() => location.hash), `#${hash}`, 'a canonical hash is kept as it is');
+  assert.deepEqual(await controlValues(page), {
+    vocabSize: '32', dModel: '16', nHeads: '2', seqLen: '8', batchSize: '8', lr: '0.01', seed: '7',
+    attnDropout: '0.1', outDropout: '0', task: 'repeat',
+  });
+  assert.equal(await page.inputValue('[name=sample]'), '1 2 3 4');
+  assert.equal(await page.isChecked('[name=logY]'), false);
+  assert.equal(await page.locator('.heatmaps canvas').count(), 3, '2 heads + the average');
+  assert.equal(await page.isHidden('.banner'), true, 'nothing to correct');
+
+  // Change things through the UI; the hash follows.
+  await page.fill('[name=nHeads]', '4');
+  await page.locator('[name=nHeads]').blur();
+  await page.waitForFunction(() => /heads=4/.test(location.hash));
+  await page.click('[data-view=lesson]');
+  await page.click('[data-action=next]');
+  const url = await page.evaluate(() => location.href);
+  assert.match(url, /view=lesson/);
+  assert.match(url, /stage=5/);
+  const before1 = await page.evaluate(() => location.hash);
+
+  // Opening the copied link gives the same state.
+  const second = await openPage(browser, url);
+  await second.page.waitForSelector('.stage[data-stage=masked]');
+  assert.equal(await second.page.evaluate(() => location.hash), before1);
+  assert.equal(await second.page.isVisible('.view-lesson'), true);
+  assert.equal(await second.page.inputValue('[name=sentence]'), 'Attention is all you need');
+  assert.equal(await second.page.inputValue('[name=dk]'), '3');
+  assert.equal(await second.page.isChecked('[name=causal]'), true);
+  assert.equal((await controlValues(second.page)).nHeads, '4');
+  assert.deepEqual([...errors, ...second.errors], []);
+  await second.context.close();
+  await context.close();
+});
+
+test('a link with missing keys gets the defaults, written back in full', async () => {
+  const { page, context } = await openPage(browser, `${srv.url}#seed=9`);
+  await waitReady(page);
+  const h = await page.evaluate(() => location.hash);
+  assert.match(h, /^#view=train&vocab=64&dmodel=32&heads=4&seqlen=12&batch=16&lr=0.005&seed=9&/);
+  await context.close();
+});
+
+test('bad and hostile URL values are corrected with a visible message, never injected, and the page works', async () => {
+  const hostile = encodeURIComponent('<img src=x onerror="window.__pwned=1">');
+  const hash =
+    `vocab=99999&dmodel=31&heads=5&seqlen=abc&batch=0&lr=-1&attndrop=2&view=evil&logy=maybe` +
+    `&sentence=${hostile}&sample=${encodeURIComponent('<script>alert(1)</script> 3 4')}&dk=1e9`;
+  const { page, context, errors } = await openPage(browser, `${srv.url}#${hash}`);
+  await waitReady(page);
+  const banner = page.locator('.banner');
+  assert.equal(await banner.isVisible(), true);
+  const items = await banner.locator('li').allTextContents();
+  const expect = [
+    /^vocab: 99999 is above the maximum 512; using 512$/,
+    /^seq_len: "abc" is not a number; using 12$/,
+    /^batch: 0 is below the minimum 1; using 1$/,
+    /^learning rate: -1 is not in \(0, 10\]; using 0\.005$/,
+    /^attention dropout: 2 is above the maximum 0\.9; using 0\.9$/,
+    /^view: "evil" is not one of train, lesson; using train$/,
+    /^log scale: "maybe" is not 0 or 1; using 1$/,
+    /^dk: 1000000000 is above the maximum 16; using 16$/,
+    /^d_model: 31 must be even \(sinusoidal positions\); using 32$/,
+    /^heads: 5 does not divide d_model 32; using 4$/,
+    /^sentence: more than 16 tokens; keeping the first 16$/,
+    /^sample sequence: "<script>alert\(1\)<\/script…" is not a token id in \[0, 511\]/,
+  ];
+  for (const re of expect) assert.ok(items.some((t) => re.test(t)), `banner has ${re}: ${JSON.stringify(items)}`);
+  assert.deepEqual(await controlValues(page), {
+    vocabSize: '512', dModel: '32', nHeads: '4', seqLen: '12', batchSize: '1', lr: '0.005', seed: '42',
+    attnDropout: '0.9', outDropout: '0', task: 'repeat',
+  });
+  // Nothing from the URL became markup.
+  assert.equal(await page.locator('main img, main script').count(), 0);
+  assert.equal(await page.evaluate(() => window.__pwned), undefined);
+  await page.click('[data-view=lesson]');
+  await page.waitForSelector('.stage[data-stage=tokens]');
+  assert.match(await page.inputValue('[name=sentence]'), /^< img src = x onerror = " window/);
+  assert.equal(await page.textContent('.stage[data-stage=tokens] li'), '<');
+  assert.equal(await page.inputValue('[name=sample]'), '3 4');
+  // The page still works.
+  await page.click('[data-view=train]');
+  await page.click('[data-action=step1]');
+  await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '1');
+  assert.ok(Number.isFinite((await readout(page)).loss));
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('a hash edited by hand is validated too', async () => {
+  const { page, context } = await openPage(browser, `${srv.url}#view=train`);
+  await waitReady(page);
+  await page.evaluate(() => (location.hash = 'view=train&heads=3&seqlen=500'));
+  await page.waitForSelector('.banner:not([hidden])');
+  const items = await page.locator('.banner li').allTextContents();
+  assert.ok(items.some((t) => /seq_len: 500 is above the maximum 128; using 128/.test(t)), JSON.stringify(items));
+  assert.ok(items.some((t) => /heads: 3 does not divide d_model 32; using 2/.test(t)), JSON.stringify(items));
+  await page.waitForFunction(() => document.querySelectorAll('.heatmaps canvas').length === 3);
+  assert.match(await page.evaluate(() => location.hash), /heads=2&seqlen=128/);
+  await context.close();
+});
+
+test('every control has a label and is reachable from the keyboard', async () => {
+  const { page, context } = await openPage(browser, `${srv.url}#view=train`);
+  await waitReady(page);
+  for (const view of ['train', 'lesson']) {
+    await page.click(`[data-view=${view}]`);
+    await page.waitForSelector(`.view-${view}:not([hidden])`);
+    const unlabelled = await page.$$eval(`.view-${view} :is(input, select, button)`, (els) =>
+      els.filter((e) => !(e.labels?.length || e.getAttribute('aria-label') || e.textContent.trim())).map((e) => e.outerHTML),
+    );
+    assert.deepEqual(unlabelled, [], `${view}: controls without a label`);
+    const untabbable = await page.$$eval(`.view-${view} :is(input, select, button, canvas[tabindex])`, (els) =>
+      els.filter((e) => e.tabIndex < 0 && !e.disabled).map((e) => e.outerHTML),
+    );
+    assert.deepEqual(untabbable, [], `${view}: controls out of the tab order`);
+  }
+  // Play/Pause works from the keyboard.
+  await page.click('[data-view=train]');
+  await page.focus('[data-action=step1]');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '1');
+  await context.close();
+});

@@ -1,0 +1,148 @@
+// The JS API of DESIGN.md: what each call returns, its shapes, and its guarantees.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+
+import { loadCore, variants } from './core.mjs';
+
+const SMALL = { vocabSize: 16, dModel: 8, nHeads: 2, seqLen: 6, batchSize: 4 };
+
+for (const variant of variants) {
+  describe(`API (${variant})`, async () => {
+    const core = await loadCore(variant);
+
+    test('the module: Trainer, selfAttention, defaultConfig, heapBytesInUse, simd', () => {
+      assert.equal(typeof core.Trainer, 'function');
+      assert.equal(typeof core.selfAttention, 'function');
+      assert.equal(core.simd, variant === 'simd');
+      assert.deepEqual(core.defaultConfig(), {
+        vocabSize: 64, dModel: 32, nHeads: 4, seqLen: 12, batchSize: 16, lr: 0.005, seed: 42,
+        attnDropout: 0, outDropout: 0, task: 'repeat',
+      });
+    });
+
+    test('config() returns what was set, and feeds a Trainer with the same weights', () => {
+      const config = { ...SMALL, lr: 0.003, seed: 2 ** 53 - 1, attnDropout: 0.25, outDropout: 0.1, task: 'repeat' };
+      const a = new core.Trainer(config);
+      const b = new core.Trainer(a.config());
+      try {
+        assert.deepEqual(a.config(), config);
+        assert.deepEqual(b.exportWeights(), a.exportWeights());
+      } finally {
+        a.delete();
+        b.delete();
+      }
+    });
+
+    test('the seed decides the weights', () => {
+      const [a, b, c] = [1, 1, 2].map((seed) => new core.Trainer({ ...SMALL, seed }));
+      try {
+        assert.deepEqual(a.exportWeights(), b.exportWeights());
+        assert.notDeepEqual(a.exportWeights(), c.exportWeights());
+      } finally {
+        [a, b, c].forEach((t) => t.delete());
+      }
+    });
+
+    test('step(n) returns the last loss; the history has every step', () => {
+      const t = new core.Trainer(SMALL);
+      try {
+        assert.ok(Number.isNaN(t.step(0)), 'NaN before any step');
+        assert.equal(t.lossHistory().length, 0);
+        const first = t.step(1);
+        const last = t.step(9);
+        const h = t.lossHistory();
+        assert.ok(h instanceof Float32Array);
+        assert.equal(h.length, 10);
+        assert.equal(h[0], first);
+        assert.equal(h[9], last);
+        assert.equal(t.step(0), last);
+        assert.equal(t.stepsDone(), 10);
+        assert.equal(t.historyStride(), 1);
+      } finally {
+        t.delete();
+      }
+    });
+
+    test('training on the repeat task brings the loss down', () => {
+      const t = new core.Trainer({});
+      try {
+        t.step(120);
+        const h = t.lossHistory();
+        const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;
+        assert.ok(mean(h.slice(-10)) < 0.5 * mean(h.slice(0, 10)), `${mean(h.slice(0, 10))} -> ${mean(h.slice(-10))}`);
+      } finally {
+        t.delete();
+      }
+    });
+
+    test('attention(ids): eval mode, (H,T,T) causal weights whose rows sum to 1, (T,V) logits', () => {
+      const t = new core.Trainer({ ...SMALL, attnDropout: 0.5, outDropout: 0.5 });
+      try {
+        t.step(3);
+        const ids = Int32Array.from([5, 0, 15, 7]);
+        const r = t.attention(ids);
+        const T = ids.length, H = SMALL.nHeads;
+        assert.deepEqual([r.nHeads, r.seqLen, r.vocabSize], [H, T, SMALL.vocabSize]);
+        assert.ok(r.weights instanceof Float32Array && r.logits instanceof Float32Array);
+        assert.equal(r.weights.length, H * T * T);
+        assert.equal(r.logits.length, T * SMALL.vocabSize);
+        for (let h = 0; h < H; ++h)
+          for (let i = 0; i < T; ++i) {
+            let sum = 0;
+            for (let j = 0; j < T; ++j) {
+              const w = r.weights[(h * T + i) * T + j];
+              if (j > i) assert.equal(w, 0, `head ${h} (${i},${j}) is masked`);
+              sum += w;
+            }
+            assert.ok(Math.abs(sum - 1) < 1e-5, `head ${h} row ${i} sums to ${sum}`);
+          }
+        assert.ok(r.logits.every(Number.isFinite));
+        assert.deepEqual(t.attention(ids), r, 'no dropout in eval mode: the same answer twice');
+        // The past does not see the future: a prefix gives the prefix's rows.
+        const prefix = t.attention(ids.subarray(0, 2));
+        for (let i = 0; i < 2 * SMALL.vocabSize; ++i) assert.ok(Math.abs(prefix.logits[i] - r.logits[i]) < 1e-5);
+        assert.equal(t.stepsDone(), 3, 'attention() does not train');
+      } finally {
+        t.delete();
+      }
+    });
+
+    test('exportWeights() is safetensors with the PyTorch names; importWeights() restores it', () => {
+      const t = new core.Trainer(SMALL);
+      try {
+        const initial = t.exportWeights();
+        assert.ok(initial instanceof Uint8Array);
+        const n = Number(new DataView(initial.buffer).getBigUint64(0, true));
+        const header = JSON.parse(new TextDecoder().decode(initial.subarray(8, 8 + n)));
+        assert.deepEqual(Object.keys(header).sort(), [
+          '__metadata__', 'attn.out_proj.bias', 'attn.out_proj.weight', 'attn.qkv_proj.bias', 'attn.qkv_proj.weight',
+          'lm_head.bias', 'lm_head.weight', 'token_emb.embedding.weight',
+        ]);
+        assert.deepEqual(header['attn.qkv_proj.weight'].shape, [3 * SMALL.dModel, SMALL.dModel]);
+        assert.equal(header.__metadata__.n_heads, String(SMALL.nHeads));
+        const ids = Int32Array.from([1, 2, 3]);
+        const before = t.attention(ids);
+        t.step(20);
+        assert.notDeepEqual(t.exportWeights(), initial);
+        t.importWeights(initial);
+        assert.deepEqual(t.exportWeights(), initial);
+        assert.deepEqual(t.attention(ids), before);
+      } finally {
+        t.delete();
+      }
+    });
+
+    test('Trainers are independent', () => {
+      const a = new core.Trainer(SMALL), b = new core.Trainer(SMALL);
+      try {
+        a.step(5);
+        b.step(2);
+        b.step(3);
+        assert.deepEqual(a.lossHistory(), b.lossHistory());
+      } finally {
+        a.delete();
+        b.delete();
+      }
+    });
+  });
+}

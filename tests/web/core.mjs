@@ -1,0 +1,55 @@
+// Loads the Node flavour of the wasm module (build/wasm-<variant>/attention-core-node.cjs) and
+// runs the native CLI, for the tests in this folder. Build both with scripts/build-wasm.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+const require = createRequire(import.meta.url);
+export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+
+/** The variants under test: ATTN_WASM_VARIANTS="simd,scalar" by default. */
+export const variants = (process.env.ATTN_WASM_VARIANTS ?? 'simd,scalar').split(',');
+
+const loaded = new Map();
+
+/** The module of one variant, instantiated once per test file. */
+export function loadCore(variant) {
+  if (!loaded.has(variant)) {
+    const dir = `${repoRoot}build/wasm-${variant}/`;
+    const glue = `${dir}attention-core-node.cjs`;
+    if (!existsSync(glue)) throw new Error(`${glue} is missing: run scripts/build-wasm ${variant}`);
+    const createAttentionCore = require(glue);
+    // Node's fetch() cannot load a file path, so hand the bytes over (TOOLCHAIN.md #5).
+    loaded.set(variant, createAttentionCore({ wasmBinary: readFileSync(`${dir}attention-core-node.wasm`) }));
+  }
+  return loaded.get(variant);
+}
+
+/** The native `attn` executable: ATTN_CLI, else build/wasm-native-cli/attn (scripts/test-wasm builds it). */
+export function cliPath() {
+  const path = process.env.ATTN_CLI ?? `${repoRoot}build/wasm-native-cli/attn`;
+  if (!existsSync(path)) throw new Error(`native CLI ${path} is missing: set ATTN_CLI or run scripts/test-wasm`);
+  return path;
+}
+
+/** Runs `attn <args>` and returns its stdout. */
+export function runCli(args) {
+  return execFileSync(cliPath(), args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** The wasm memory in bytes: grows, never shrinks. */
+export function heapSize(core) {
+  return core.HEAP8.buffer.byteLength;
+}
+
+/** Calls f, which must throw a JS Error; returns its message. */
+export function errorMessage(f) {
+  try {
+    f();
+  } catch (e) {
+    if (!(e instanceof Error)) throw new Error(`expected an Error, got ${typeof e}: ${String(e)}`);
+    return e.message;
+  }
+  throw new Error('expected an Error, nothing was thrown');
+}

@@ -1,0 +1,63 @@
+// The hand-written declarations in web/src/core against real usage (tsc) and the real module.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { describe, test } from 'node:test';
+
+import { detectSimd } from '../../web/src/core/load-core.js';
+import { loadCore, repoRoot, variants } from './core.mjs';
+
+const dts = readFileSync(`${repoRoot}web/src/core/attention-core.d.ts`, 'utf8');
+
+// The member names of `export interface <name> { ... }` in the .d.ts.
+function declaredMembers(name) {
+  const body = dts.match(new RegExp(`export interface ${name} \\{([\\s\\S]*?)\\n\\}`));
+  assert.ok(body, `interface ${name} in attention-core.d.ts`);
+  const withoutComments = body[1].replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
+  return [...withoutComments.matchAll(/^\s*(?:readonly\s+)?(\w+)\??\s*[:(]/gm)].map((m) => m[1]).sort();
+}
+
+test('tsc --noEmit: tests/web/usage.ts type-checks against the declarations', () => {
+  execFileSync(process.execPath, [`${repoRoot}node_modules/typescript/bin/tsc`, '--noEmit', '-p', `${repoRoot}tests/web`], { stdio: 'pipe' });
+});
+
+test('detectSimd() matches this engine (Node 20 has SIMD)', () => {
+  assert.equal(detectSimd(), true);
+});
+
+for (const variant of variants) {
+  describe(`declarations match the module (${variant})`, async () => {
+    const core = await loadCore(variant);
+
+    test('AttentionCore members exist with the declared kinds', () => {
+      for (const name of declaredMembers('AttentionCore')) assert.ok(name in core, `core.${name}`);
+      assert.equal(typeof core.simd, 'boolean');
+    });
+
+    test('Trainer: the declared methods are exactly the prototype\'s', () => {
+      const t = new core.Trainer({});
+      const actual = [];
+      for (let p = Object.getPrototypeOf(t); p !== Object.prototype; p = Object.getPrototypeOf(p))
+        actual.push(...Object.getOwnPropertyNames(p).filter((k) => k !== 'constructor' && typeof t[k] === 'function'));
+      // Every Embind object has these beside delete(); the API does not promise them.
+      const embindExtras = ['clone', 'deleteLater', 'isAliasOf', 'isDeleted'];
+      t.delete();
+      const ours = actual.filter((k) => !embindExtras.includes(k)).sort();
+      assert.deepEqual(ours, declaredMembers('Trainer'));
+    });
+
+    test('AttentionResult, SelfAttentionStages and ResolvedTrainerConfig keys are what the module returns', () => {
+      const t = new core.Trainer({ vocabSize: 8, dModel: 4, nHeads: 2, seqLen: 3, batchSize: 1 });
+      try {
+        assert.deepEqual(Object.keys(t.attention(Int32Array.from([1]))).sort(), declaredMembers('AttentionResult'));
+        assert.deepEqual(Object.keys(t.config()).sort(), declaredMembers('TrainerConfig'));
+      } finally {
+        t.delete();
+      }
+      const m = { data: new Float32Array(1), rows: 1, cols: 1 };
+      const s = core.selfAttention({ X: m, Wq: m, Wk: m, Wv: m });
+      assert.deepEqual(Object.keys(s).sort(), declaredMembers('SelfAttentionStages'));
+      assert.deepEqual(Object.keys(s.Q).sort(), declaredMembers('Matrix'));
+    });
+  });
+}

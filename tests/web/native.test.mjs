@@ -1,0 +1,132 @@
+// wasm against the native build of the same core (the `attn` CLI): bit-identical initial weights,
+// loss histories within 1e-4 relative, weights files that round-trip, and the same eval forward.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+
+import { loadCore, runCli, variants } from './core.mjs';
+import { readSafetensors, writeSafetensors } from './safetensors.mjs';
+
+const LOSS_RTOL = 1e-4;
+const FORWARD_TOL = 1e-5; // |wasm - native| <= FORWARD_TOL * (1 + |native|)
+
+const CONFIGS = {
+  demo: {},
+  dropout: { vocabSize: 24, dModel: 16, nHeads: 2, seqLen: 8, batchSize: 8, lr: 0.01, seed: 7, attnDropout: 0.1, outDropout: 0.2 },
+  wide: { vocabSize: 40, dModel: 64, nHeads: 8, seqLen: 16, batchSize: 4, seed: 123456789 },
+};
+
+const FLAGS = {
+  vocabSize: '--vocab', dModel: '--d-model', nHeads: '--heads', seqLen: '--seq-len', batchSize: '--batch',
+  lr: '--lr', seed: '--seed', attnDropout: '--attn-dropout', outDropout: '--out-dropout', task: '--task',
+};
+const cliFlags = (config) => Object.entries(config).flatMap(([k, v]) => [FLAGS[k], String(v)]);
+
+const dir = mkdtempSync(join(tmpdir(), 'attn-web-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+// Runs `attn train` once per (config, steps): its losses (every step) and its saved weights.
+const nativeRuns = new Map();
+function nativeTrain(name, steps) {
+  const key = `${name}-${steps}`;
+  if (!nativeRuns.has(key)) {
+    const path = join(dir, `${key}.safetensors`);
+    const stdout = runCli(['train', ...cliFlags(CONFIGS[name]), '--steps', String(steps), '--log-every', '1', '--save', path]);
+    const losses = [...stdout.matchAll(/^step (\d+) loss (\S+)$/gm)].map((m) => Number(m[2]));
+    assert.equal(losses.length, steps, `attn train printed ${losses.length} losses for ${steps} steps`);
+    nativeRuns.set(key, { losses, weights: new Uint8Array(readFileSync(path)) });
+  }
+  return nativeRuns.get(key);
+}
+
+// Largest |a - b| / |b| and where, for a readable failure.
+function worstRelative(a, b) {
+  let worst = { rel: 0, i: -1 };
+  for (let i = 0; i < b.length; ++i) {
+    const rel = Math.abs(a[i] - b[i]) / Math.abs(b[i]);
+    if (!(rel <= worst.rel)) worst = { rel, i };
+  }
+  return worst;
+}
+
+for (const variant of variants) {
+  describe(`wasm (${variant}) against native`, async () => {
+    const core = await loadCore(variant);
+
+    for (const name of Object.keys(CONFIGS)) {
+      test(`${name}: exportWeights() of a new Trainer == attn train --steps 0 --save, byte for byte`, () => {
+        const t = new core.Trainer(CONFIGS[name]);
+        try {
+          const wasm = t.exportWeights();
+          const native = nativeTrain(name, 0).weights;
+          assert.equal(wasm.length, native.length);
+          const first = wasm.findIndex((b, i) => b !== native[i]);
+          assert.equal(first, -1, `first differing byte at ${first}`);
+        } finally {
+          t.delete();
+        }
+      });
+
+      test(`${name}: 100 training losses within ${LOSS_RTOL} relative of native`, () => {
+        const t = new core.Trainer(CONFIGS[name]);
+        try {
+          const last = t.step(100);
+          const wasm = t.lossHistory();
+          const native = nativeTrain(name, 100).losses;
+          assert.equal(wasm.length, 100);
+          assert.equal(last, wasm[99]);
+          const { rel, i } = worstRelative(wasm, native);
+          assert.ok(rel <= LOSS_RTOL, `step ${i + 1}: wasm ${wasm[i]} native ${native[i]} (relative ${rel})`);
+          assert.ok(native[99] < native[0], 'the loss falls');
+        } finally {
+          t.delete();
+        }
+      });
+    }
+
+    test('weights trained natively import into wasm and export back unchanged', () => {
+      const native = nativeTrain('demo', 100).weights;
+      const t = new core.Trainer({});
+      try {
+        t.importWeights(native);
+        assert.deepEqual(t.exportWeights(), native);
+      } finally {
+        t.delete();
+      }
+    });
+
+    test('attention() after importing native weights == attn forward (logits, attention)', () => {
+      const config = CONFIGS.wide;
+      const native = nativeTrain('wide', 100).weights;
+      const T = 11;
+      const ids = Int32Array.from({ length: T }, (_, i) => (i * 7 + 3) % config.vocabSize);
+      const input = join(dir, 'forward-in.safetensors');
+      const output = join(dir, 'forward-out.safetensors');
+      const weightsPath = join(dir, 'forward-weights.safetensors');
+      writeFileSync(weightsPath, native);
+      writeFileSync(input, writeSafetensors({ ids: { dtype: 'I32', shape: [1, T], data: ids } }));
+      runCli(['forward', '--weights', weightsPath, '--input', input, '--output', output]);
+      const expected = readSafetensors(new Uint8Array(readFileSync(output)));
+      assert.deepEqual(expected.logits.shape, [1, T, config.vocabSize]);
+      assert.deepEqual(expected.attention.shape, [1, config.nHeads, T, T]);
+
+      const t = new core.Trainer(config);
+      try {
+        t.importWeights(native);
+        const got = t.attention(ids);
+        assert.equal(got.nHeads, config.nHeads);
+        assert.equal(got.seqLen, T);
+        assert.equal(got.vocabSize, config.vocabSize);
+        for (const [key, want] of [['logits', expected.logits.data], ['weights', expected.attention.data]]) {
+          assert.equal(got[key].length, want.length, key);
+          for (let i = 0; i < want.length; ++i)
+            assert.ok(Math.abs(got[key][i] - want[i]) <= FORWARD_TOL * (1 + Math.abs(want[i])), `${key}[${i}]: wasm ${got[key][i]} native ${want[i]}`);
+        }
+      } finally {
+        t.delete();
+      }
+    });
+  });
+}

@@ -1,0 +1,64 @@
+// Real usage of the core's API, type-checked against web/src/core/*.d.ts by `tsc --noEmit -p
+// tests/web` (dts.test.mjs). The @ts-expect-error lines prove the declarations are not too loose:
+// tsc fails if any of them stops being an error.
+import createAttentionCore, {
+  type AttentionCore,
+  type AttentionResult,
+  type Matrix,
+  type ResolvedTrainerConfig,
+  type SelfAttentionStages,
+  type Trainer,
+  type TrainerConfig,
+} from '../../web/src/core/attention-core';
+import { detectSimd, loadAttentionCore } from '../../web/src/core/load-core.js';
+
+export async function train(): Promise<number[]> {
+  const core: AttentionCore = await createAttentionCore({ locateFile: (path) => `/wasm/${path}` });
+  const config: TrainerConfig = { vocabSize: 32, nHeads: 2, task: 'repeat' };
+  const trainer: Trainer = new core.Trainer(config);
+  try {
+    const loss: number = trainer.step(10);
+    const history: Float32Array = trainer.lossHistory();
+    const ids = Int32Array.from([1, 2, 3]);
+    const result: AttentionResult = trainer.attention(ids);
+    const head0: Float32Array = result.weights.subarray(0, result.seqLen * result.seqLen);
+    const logits: Float32Array = result.logits;
+    const bytes: Uint8Array = trainer.exportWeights();
+    trainer.importWeights(bytes);
+    const resolved: ResolvedTrainerConfig = trainer.config();
+    const vocab: number = resolved.vocabSize;
+    const strided: number = trainer.stepsDone() / trainer.historyStride();
+    // @ts-expect-error vocabSize is a number
+    new core.Trainer({ vocabSize: '64' });
+    // @ts-expect-error unknown key
+    new core.Trainer({ vocab_size: 64 });
+    // @ts-expect-error the only task is 'repeat'
+    new core.Trainer({ task: 'copy' });
+    // @ts-expect-error ids are an Int32Array
+    trainer.attention([1, 2, 3]);
+    // @ts-expect-error step takes a count
+    trainer.step();
+    return [loss, history[0] ?? NaN, head0[0] ?? NaN, logits[0] ?? NaN, vocab, strided];
+  } finally {
+    trainer.delete();
+  }
+}
+
+export function stages(core: AttentionCore): Matrix {
+  const m = (rows: number, cols: number): Matrix => ({ data: new Float32Array(rows * cols), rows, cols });
+  const s: SelfAttentionStages = core.selfAttention({ X: m(3, 4), Wq: m(4, 2), Wk: m(4, 2), Wv: m(4, 2), causal: true });
+  core.selfAttention({ X: m(3, 4), Wq: m(4, 2), Wk: m(4, 2), Wv: m(4, 2) });
+  // @ts-expect-error Wv is required
+  core.selfAttention({ X: m(3, 4), Wq: m(4, 2), Wk: m(4, 2) });
+  // @ts-expect-error data is a Float32Array
+  core.selfAttention({ X: { data: [0], rows: 1, cols: 1 }, Wq: m(1, 1), Wk: m(1, 1), Wv: m(1, 1) });
+  const bytes: number = core.heapBytesInUse();
+  const simd: boolean = core.simd;
+  const defaults: ResolvedTrainerConfig = core.defaultConfig();
+  return bytes > 0 && simd && defaults.seqLen > 0 ? s.maskedScores : s.output;
+}
+
+export async function load(): Promise<AttentionCore> {
+  const simd: boolean = detectSimd();
+  return loadAttentionCore(new URL('./wasm/', 'https://example.org/course/'), { simd });
+}

@@ -1,0 +1,273 @@
+// The controller: reset, step, play/pause, restart. It talks to the worker only through the
+// messages of protocol.ts and never touches wasm. Views subscribe to its snapshots and status.
+import type {
+  ErrorKind,
+  ErrorReply,
+  ReplyFor,
+  Request,
+  SelfAttentionRequest,
+  SelfAttentionStages,
+  Snapshot,
+  TrainerConfigMsg,
+  WorkerEvent,
+  WorkerMessage,
+} from './protocol';
+
+/** A request that the worker answered with an error reply. */
+export class RequestError extends Error {
+  constructor(
+    readonly kind: ErrorKind,
+    message: string,
+    readonly key?: string,
+  ) {
+    super(message);
+  }
+}
+
+type Pending = { resolve: (m: unknown) => void; reject: (e: unknown) => void };
+type RequestBody<K extends Request['type']> = Omit<Extract<Request, { type: K }>, 'id'>;
+
+/** Sends requests to a worker and matches each reply to its request by id. */
+export class WorkerClient {
+  private worker: Worker | null = null;
+  private nextId = 1;
+  private pending = new Map<number, Pending>();
+  /** Called for progress/stopped events. */
+  onEvent: (e: WorkerEvent) => void = () => {};
+  /** Called once when the worker dies (uncaught error, failed load). */
+  onCrash: (message: string) => void = () => {};
+
+  constructor(
+    private readonly makeWorker: () => Worker,
+    private readonly wasmBase: string,
+    private readonly forceScalar = false,
+  ) {}
+
+  /** Starts a worker and loads the core; resolves with whether the SIMD build was chosen. */
+  async start(): Promise<boolean> {
+    this.stop();
+    const w = this.makeWorker();
+    this.worker = w;
+    w.onmessage = (ev: MessageEvent<WorkerMessage>) => this.receive(ev.data);
+    w.onerror = (ev: ErrorEvent) => {
+      ev.preventDefault();
+      this.crash(ev.message || 'the worker stopped with an error');
+    };
+    w.onmessageerror = () => this.crash('the worker sent a message that could not be read');
+    const reply = await this.request('init', { type: 'init', wasmBase: this.wasmBase, forceScalar: this.forceScalar });
+    return reply.simd;
+  }
+
+  /** Terminates the worker; pending requests are rejected. */
+  stop(): void {
+    this.worker?.terminate();
+    this.worker = null;
+    for (const p of this.pending.values()) p.reject(new RequestError('internal', 'the worker was stopped'));
+    this.pending.clear();
+  }
+
+  /** Sends a request; resolves with the reply it names, rejects with a RequestError. */
+  request<K extends Request['type']>(_type: K, body: RequestBody<K>): Promise<ReplyFor[K]> {
+    const w = this.worker;
+    if (!w) return Promise.reject(new RequestError('state', 'the worker is not running'));
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (m: unknown) => void, reject });
+      w.postMessage({ ...body, id } as Request);
+    });
+  }
+
+  private receive(m: WorkerMessage): void {
+    if (!('replyTo' in m)) {
+      this.onEvent(m);
+      return;
+    }
+    const p = this.pending.get(m.replyTo);
+    if (!p) return;
+    this.pending.delete(m.replyTo);
+    if (m.type === 'error') {
+      const e = m as ErrorReply;
+      p.reject(new RequestError(e.kind, e.message, e.key));
+    } else {
+      p.resolve(m);
+    }
+  }
+
+  private crash(message: string): void {
+    if (!this.worker) return;
+    this.stop();
+    this.onCrash(message);
+  }
+}
+
+/** What the run is doing. */
+export type RunStatus = 'loading' | 'paused' | 'playing' | 'invalid' | 'crashed';
+
+/** Something the learner should read: a core message, a non-finite loss, a crash. */
+export interface Problem {
+  kind: ErrorKind | 'crash';
+  message: string;
+  /** The config key the core named, if any. */
+  key?: string;
+}
+
+/** Reset/step/play/pause for the training view, and the self-attention request of view 2. */
+export class Controller {
+  status: RunStatus = 'loading';
+  snapshot: Snapshot | null = null;
+  simd = false;
+  private config: TrainerConfigMsg | null = null;
+  private sample: number[] = [];
+  private intervalMs = 50;
+  private listeners = new Set<(c: Controller) => void>();
+  private problemListeners = new Set<(p: Problem | null) => void>();
+
+  constructor(private readonly client: WorkerClient) {
+    client.onEvent = (e) => this.onEvent(e);
+    client.onCrash = (message) => {
+      this.status = 'crashed';
+      this.emitProblem({
+        kind: 'crash',
+        message: `The training worker stopped unexpectedly (${message}). Restart it to continue.`,
+      });
+      this.emit();
+    };
+  }
+
+  /** Calls f whenever status or snapshot change. Returns an unsubscribe function. */
+  subscribe(f: (c: Controller) => void): () => void {
+    this.listeners.add(f);
+    return () => this.listeners.delete(f);
+  }
+
+  /** Calls f with each new problem, or null when the last one is resolved. */
+  onProblem(f: (p: Problem | null) => void): () => void {
+    this.problemListeners.add(f);
+    return () => this.problemListeners.delete(f);
+  }
+
+  /** Progress events while playing arrive at most every ms milliseconds. */
+  setProgressInterval(ms: number): void {
+    this.intervalMs = ms;
+  }
+
+  /** Starts the worker and loads the core. */
+  async start(): Promise<void> {
+    this.status = 'loading';
+    this.emit();
+    this.simd = await this.client.start();
+  }
+
+  /** Builds a new model (back to step 0). On a core error the old run stays and status is invalid. */
+  async configure(config: TrainerConfigMsg, sample: number[]): Promise<void> {
+    this.config = config;
+    this.sample = sample;
+    await this.run(this.client.request('configure', { type: 'configure', config, sample }), 'paused');
+  }
+
+  /** Back to step 0 with the same config and seed. */
+  async reset(): Promise<void> {
+    if (!this.config || this.status === 'invalid') return;
+    await this.run(this.client.request('reset', { type: 'reset' }), 'paused');
+  }
+
+  /** Runs n steps (pausing first if playing). */
+  async step(n: number): Promise<void> {
+    if (this.status === 'invalid' || this.status === 'crashed' || this.status === 'loading') return;
+    if (this.status === 'playing') await this.pause();
+    await this.run(this.client.request('step', { type: 'step', n }), 'paused');
+  }
+
+  /** Trains until pause() or a non-finite loss. */
+  async play(): Promise<void> {
+    if (this.status !== 'paused') return;
+    this.status = 'playing';
+    this.emitProblem(null);
+    this.emit();
+    await this.client.request('play', { type: 'play', intervalMs: this.intervalMs }).catch((e) => this.fail(e));
+  }
+
+  /** Stops training after the current chunk. */
+  async pause(): Promise<void> {
+    if (this.status !== 'playing') return;
+    await this.run(this.client.request('pause', { type: 'pause' }), 'paused');
+  }
+
+  /** Play if paused, pause if playing. */
+  toggle(): Promise<void> {
+    return this.status === 'playing' ? this.pause() : this.play();
+  }
+
+  /** Changes the sequence the heatmaps show. */
+  async setSample(sample: number[]): Promise<void> {
+    this.sample = sample;
+    if (!this.config || this.status === 'invalid' || this.status === 'crashed' || this.status === 'loading') return;
+    try {
+      const r = await this.client.request('sample', { type: 'sample', sample });
+      this.snapshot = r.snapshot;
+      this.emit();
+    } catch (e) {
+      this.fail(e);
+    }
+  }
+
+  /** A new worker after a crash, with the last config (back to step 0). */
+  async restart(): Promise<void> {
+    this.emitProblem(null);
+    await this.start();
+    if (this.config) await this.configure(this.config, this.sample);
+  }
+
+  /** View 2: every stage of one head, computed by the core in the worker. */
+  async selfAttention(input: SelfAttentionRequest): Promise<SelfAttentionStages> {
+    const r = await this.client.request('selfAttention', { type: 'selfAttention', input });
+    return r.stages;
+  }
+
+  private async run(p: Promise<{ snapshot: Snapshot }>, after: RunStatus): Promise<void> {
+    try {
+      const r = await p;
+      this.snapshot = r.snapshot;
+      if (this.status !== 'crashed') this.status = after;
+      this.emitProblem(null);
+      this.emit();
+    } catch (e) {
+      this.fail(e);
+    }
+  }
+
+  private fail(e: unknown): void {
+    if (this.status === 'crashed') return;
+    const err = e instanceof RequestError ? e : new RequestError('internal', String(e));
+    if (err.kind === 'config') this.status = 'invalid';
+    else if (this.status === 'playing' || this.status === 'loading') this.status = 'paused';
+    this.emitProblem({ kind: err.kind, message: explain(err), key: err.key });
+    this.emit();
+  }
+
+  private onEvent(e: WorkerEvent): void {
+    this.snapshot = e.snapshot;
+    if (e.type === 'stopped') {
+      this.status = 'paused';
+      this.emitProblem({ kind: e.kind, message: explain(new RequestError(e.kind, e.message)) });
+    }
+    this.emit();
+  }
+
+  private emit(): void {
+    for (const f of this.listeners) f(this);
+  }
+
+  private emitProblem(p: Problem | null): void {
+    for (const f of this.problemListeners) f(p);
+  }
+}
+
+/** The core's message, with a sentence of context for the non-finite case. */
+function explain(e: RequestError): string {
+  if (e.kind === 'nonFinite') {
+    return `Training paused: the loss is no longer a finite number, so the model cannot learn from it. ` +
+      `This usually means the learning rate is too high. Lower it (or Reset) and press Play again. Core: ${e.message}`;
+  }
+  return e.message;
+}

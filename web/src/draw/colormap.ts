@@ -1,0 +1,40 @@
+// The heatmaps' palette: viridis (perceptually uniform, readable by colour-blind viewers and in
+// greyscale), sampled once into a 256-entry lookup table.
+import { interpolateViridis } from 'd3-scale-chromatic';
+
+/** RGB bytes of 256 viridis samples, entry k for t = k / 255. */
+export const VIRIDIS_LUT: Uint8Array = (() => {
+  const lut = new Uint8Array(256 * 3);
+  for (let k = 0; k < 256; ++k) {
+    const c = interpolateViridis(k / 255); // "#rrggbb" (or "rgb(r, g, b)")
+    const hex = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(c);
+    const rgb = /rgb\((\d+), ?(\d+), ?(\d+)\)/.exec(c);
+    if (hex) lut.set([parseInt(hex[1], 16), parseInt(hex[2], 16), parseInt(hex[3], 16)], k * 3);
+    else if (rgb) lut.set([Number(rgb[1]), Number(rgb[2]), Number(rgb[3])], k * 3);
+    else throw new Error(`unexpected colour ${c}`);
+  }
+  return lut;
+})();
+
+/** The LUT index of a value in [0, 1] (clamped). */
+export function lutIndex(v: number): number {
+  const t = v <= 0 ? 0 : v >= 1 ? 1 : v;
+  return Math.round(t * 255);
+}
+
+/** CSS colour of a value in [0, 1]. */
+export function cssColour(v: number): string {
+  const k = lutIndex(v) * 3;
+  return `rgb(${VIRIDIS_LUT[k]}, ${VIRIDIS_LUT[k + 1]}, ${VIRIDIS_LUT[k + 2]})`;
+}
+
+/** Black or white, whichever reads better on the colour of v. */
+export function textColourOn(v: number): string {
+  const k = lutIndex(v) * 3;
+  const lum = 0.2126 * VIRIDIS_LUT[k] + 0.7152 * VIRIDIS_LUT[k + 1] + 0.0722 * VIRIDIS_LUT[k + 2];
+  return lum > 140 ? '#000' : '#fff';
+}
+
+/** Colour of masked cells (drawn hatched on top), distinct from every viridis colour. */
+export const MASKED_FILL = '#e6e6e6';
+export const MASKED_HATCH = '#8a8a8a';

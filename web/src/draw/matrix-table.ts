@@ -1,0 +1,70 @@
+// Draws a small matrix as an HTML table (view 2): every number as text, rounded for reading, with
+// its exact float32 value in data-value. Masked cells (-inf) read "−∞" and are hatched.
+import { cssColour, textColourOn } from './colormap';
+import type { Matrix } from '../protocol';
+
+/** How to label and colour a matrix. */
+export interface MatrixTableOptions {
+  rowLabels: string[];
+  colLabels: string[];
+  /** Name of the matrix, read by screen readers as the table caption. */
+  caption: string;
+  /** Colour cells by value in [0, 1] (attention weights). */
+  colour?: boolean;
+  /** Digits after the decimal point. */
+  digits?: number;
+  /** Cells that a causal mask hid (j > i): drawn hatched even when their value is 0. */
+  causal?: boolean;
+}
+
+/** Shows a float as the page does: fixed digits, "−∞" for -Infinity. */
+export function formatCell(v: number, digits = 3): string {
+  if (v === -Infinity) return '−∞';
+  if (v === Infinity) return '∞';
+  const s = v.toFixed(digits);
+  return s.startsWith('-') ? `−${s.slice(1)}` : s; // typographic minus
+}
+
+/** Builds a table for m. Throws if the labels do not match its shape. */
+export function matrixTable(m: Matrix, opts: MatrixTableOptions): HTMLTableElement {
+  if (m.data.length !== m.rows * m.cols) throw new Error(`matrix: ${m.data.length} values for ${m.rows}x${m.cols}`);
+  if (opts.rowLabels.length !== m.rows || opts.colLabels.length !== m.cols) {
+    throw new Error(`matrix: ${opts.rowLabels.length}x${opts.colLabels.length} labels for ${m.rows}x${m.cols}`);
+  }
+  const digits = opts.digits ?? 3;
+  const table = document.createElement('table');
+  table.className = 'matrix';
+  const cap = table.createCaption();
+  cap.className = 'visually-hidden';
+  cap.textContent = opts.caption;
+  const head = table.createTHead().insertRow();
+  head.appendChild(document.createElement('td'));
+  for (const c of opts.colLabels) {
+    const th = document.createElement('th');
+    th.scope = 'col';
+    th.textContent = c;
+    head.appendChild(th);
+  }
+  const body = table.createTBody();
+  for (let i = 0; i < m.rows; ++i) {
+    const tr = body.insertRow();
+    const th = document.createElement('th');
+    th.scope = 'row';
+    th.textContent = opts.rowLabels[i];
+    tr.appendChild(th);
+    for (let j = 0; j < m.cols; ++j) {
+      const v = m.data[i * m.cols + j];
+      const td = tr.insertCell();
+      td.textContent = formatCell(v, digits);
+      td.dataset.value = String(v);
+      if (v === -Infinity || (opts.causal && j > i)) {
+        td.className = 'masked';
+        td.title = 'masked: a query may not look at later keys';
+      } else if (opts.colour) {
+        td.style.background = cssColour(v);
+        td.style.color = textColourOn(v);
+      }
+    }
+  }
+  return table;
+}

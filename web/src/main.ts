@@ -1,0 +1,38 @@
+// Entry of index.html: the state comes from the URL hash (validated), is mirrored back to it on
+// every change, and the app is mounted into #app.
+import './style.css';
+import { stateFromHash, stateToHash } from './state';
+import { Store } from './store';
+import { mountApp } from './ui/app';
+
+const root = document.getElementById('app')!;
+
+if (typeof WebAssembly !== 'object') {
+  root.textContent = 'This page needs WebAssembly, which this browser does not provide.';
+} else {
+  const first = stateFromHash(location.hash);
+  const store = new Store(first.state);
+  const app = mountApp(root, store, {
+    makeWorker: () => new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'attention-trainer' }),
+    wasmBase: new URL('wasm/', document.baseURI).href,
+    // ?core=scalar skips SIMD detection (to compare the builds, or work around a SIMD bug).
+    forceScalar: new URLSearchParams(location.search).get('core') === 'scalar',
+  });
+  app.showCorrections(first.corrections);
+
+  let written = stateToHash(store.state);
+  history.replaceState(null, '', `#${written}`);
+  store.subscribe((s) => {
+    written = stateToHash(s);
+    history.replaceState(null, '', `#${written}`);
+  });
+  // A hash typed or pasted by hand: validate it like the first one.
+  window.addEventListener('hashchange', () => {
+    if (location.hash.replace(/^#/, '') === written) return;
+    const next = stateFromHash(location.hash);
+    app.showCorrections(next.corrections);
+    store.set(next.state);
+    written = stateToHash(store.state);
+    history.replaceState(null, '', `#${written}`);
+  });
+}

@@ -1,0 +1,152 @@
+// The message protocol between the page (controller) and the worker that owns the wasm core.
+// This file is the one place it is written down. Every request carries an `id`; the worker
+// answers it with exactly one reply whose `replyTo` is that id and whose `type` is the one the
+// request names below, or with an `error` reply. Events (`progress`, `stopped`) carry no
+// `replyTo`: the worker sends them on its own while it is playing.
+//
+//   request            reply              what it does
+//   init               ready              load the SIMD or scalar build (feature-detected)
+//   configure          configured         new Trainer(config) + attention of the sample; resets
+//   reset              configured         the same config again, back to step 0
+//   step               stepped            run n steps (n <= 1000) and report
+//   play               playing            train in ~15 ms chunks; `progress` events follow
+//   pause              paused             stop after the current chunk
+//   sample             sampled            change the sequence the heatmaps show
+//   selfAttention      selfAttentionDone  one head, every stage (view 2)
+//
+//   event              when
+//   progress           while playing, at most every `intervalMs` (default 50 ms)
+//   stopped            playing stopped on its own (non-finite loss, or an error in a step)
+//
+// Typed arrays in replies are transferred, never shared: the page owns what it receives.
+
+/** Trainer config, keys as in the core's JS API. */
+export interface TrainerConfigMsg {
+  vocabSize: number;
+  dModel: number;
+  nHeads: number;
+  seqLen: number;
+  batchSize: number;
+  lr: number;
+  seed: number;
+  attnDropout: number;
+  outDropout: number;
+  task: 'repeat';
+}
+
+/** Everything the page draws for one moment of training. */
+export interface Snapshot {
+  /** Steps done since the last configure/reset. */
+  step: number;
+  /** Loss of the last step; before any step, the loss of the first batch at init. */
+  loss: number;
+  /** True while `loss` is the loss at init (step 0). */
+  lossAtInit: boolean;
+  /** The loss at init: the first batch's loss under the initial weights (chart's step 0). */
+  initLoss: number;
+  /** Training speed over the last second (0 when not playing). */
+  stepsPerSec: number;
+  /** Loss of every `historyStride`-th step, from step 1. */
+  history: Float32Array;
+  historyStride: number;
+  /** The sample sequence and its attention weights (H,T,T), eval mode. */
+  ids: Int32Array;
+  weights: Float32Array;
+  H: number;
+  T: number;
+}
+
+/** Inputs of view 2: the worker derives X, Wq, Wk, Wv from the seed, then calls selfAttention. */
+export interface SelfAttentionRequest {
+  tokens: string[];
+  dModel: number;
+  dk: number;
+  dv: number;
+  seed: number;
+  causal: boolean;
+}
+
+/** A (rows, cols) row-major matrix. */
+export interface Matrix {
+  rows: number;
+  cols: number;
+  data: Float32Array;
+}
+
+/** Inputs and every stage the core computed for view 2. */
+export interface SelfAttentionStages {
+  tokens: string[];
+  causal: boolean;
+  X: Matrix;
+  Wq: Matrix;
+  Wk: Matrix;
+  Wv: Matrix;
+  Q: Matrix;
+  K: Matrix;
+  V: Matrix;
+  scores: Matrix;
+  scaledScores: Matrix;
+  maskedScores: Matrix;
+  weights: Matrix;
+  output: Matrix;
+}
+
+/** Requests, page -> worker. */
+export type Request =
+  | { type: 'init'; id: number; wasmBase: string; forceScalar?: boolean }
+  | { type: 'configure'; id: number; config: TrainerConfigMsg; sample: number[] }
+  | { type: 'reset'; id: number }
+  | { type: 'step'; id: number; n: number }
+  | { type: 'play'; id: number; intervalMs?: number }
+  | { type: 'pause'; id: number }
+  | { type: 'sample'; id: number; sample: number[] }
+  | { type: 'selfAttention'; id: number; input: SelfAttentionRequest };
+
+/** The reply type each request names. */
+export interface ReplyFor {
+  init: { type: 'ready'; replyTo: number; simd: boolean };
+  configure: { type: 'configured'; replyTo: number; snapshot: Snapshot };
+  reset: { type: 'configured'; replyTo: number; snapshot: Snapshot };
+  step: { type: 'stepped'; replyTo: number; snapshot: Snapshot };
+  play: { type: 'playing'; replyTo: number };
+  pause: { type: 'paused'; replyTo: number; snapshot: Snapshot };
+  sample: { type: 'sampled'; replyTo: number; snapshot: Snapshot };
+  selfAttention: { type: 'selfAttentionDone'; replyTo: number; stages: SelfAttentionStages };
+}
+
+/**
+ * Why a request failed. `config`: the core rejected the config (message names the key, `key`
+ * is that key); `nonFinite`: the loss or a gradient became non-finite and training paused;
+ * `input`: a bad argument; `state`: no trainer yet; `internal`: anything else.
+ */
+export type ErrorKind = 'config' | 'nonFinite' | 'input' | 'state' | 'internal';
+
+/** Failure reply to any request. */
+export interface ErrorReply {
+  type: 'error';
+  replyTo: number;
+  kind: ErrorKind;
+  message: string;
+  key?: string;
+}
+
+/** Events, worker -> page, not answering a request. */
+export type WorkerEvent =
+  | { type: 'progress'; snapshot: Snapshot }
+  | { type: 'stopped'; kind: ErrorKind; message: string; snapshot: Snapshot };
+
+/** Anything the worker posts. */
+export type WorkerMessage = ReplyFor[keyof ReplyFor] | ErrorReply | WorkerEvent;
+
+/** The JS config keys the core names in its error messages. */
+export const CONFIG_KEYS_JS = [
+  'vocabSize', 'dModel', 'nHeads', 'seqLen', 'batchSize', 'lr', 'seed', 'attnDropout', 'outDropout', 'task',
+] as const;
+
+/** Upper bound on `step` requests, so one request never blocks the worker for long. */
+export const MAX_STEPS_PER_REQUEST = 1000;
+
+/** Typed-array buffers of a snapshot, for postMessage's transfer list. */
+export function snapshotTransfer(s: Snapshot): ArrayBuffer[] {
+  return [s.history.buffer, s.ids.buffer, s.weights.buffer] as ArrayBuffer[];
+}

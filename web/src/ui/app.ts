@@ -1,0 +1,109 @@
+// The page: a header with the two view tabs, a banner for corrected URL values, and both views.
+// Builds into any root element (document body today, a shadow root for the embeddable element).
+import { Controller, WorkerClient } from '../controller';
+import type { Correction, State } from '../state';
+import type { Store } from '../store';
+import { h, uniqueId } from './dom';
+import { mountLessonView } from './lesson-view';
+import { mountTrainView } from './train-view';
+
+/** A mounted page. */
+export interface App {
+  controller: Controller;
+  /** Shows what validation corrected (from a URL or attributes); empty hides the banner. */
+  showCorrections(c: Correction[]): void;
+  destroy(): void;
+}
+
+const TABS: { view: State['view']; label: string }[] = [
+  { view: 'train', label: 'Multi-head attention, trained' },
+  { view: 'lesson', label: 'Self-attention from scratch' },
+];
+
+/** Mounts the page into root; makeWorker creates the training worker, wasmBase is the wasm folder URL. */
+export function mountApp(
+  root: HTMLElement,
+  store: Store,
+  opts: { makeWorker: () => Worker; wasmBase: string; forceScalar?: boolean },
+): App {
+  const reducedMotion = matchMedia('(prefers-reduced-motion: reduce)').matches;
+  const client = new WorkerClient(opts.makeWorker, opts.wasmBase, opts.forceScalar);
+  const ctl = new Controller(client);
+  if (reducedMotion) ctl.setProgressInterval(500);
+
+  const bannerList = h('ul');
+  const bannerClose = h('button', { type: 'button', class: 'link', text: 'Dismiss' });
+  const banner = h('div', { class: 'banner', role: 'alert', hidden: true }, h('p', { text: 'Some values in the link were corrected:' }), bannerList, bannerClose);
+  bannerClose.addEventListener('click', () => (banner.hidden = true));
+
+  const tablist = h('div', { class: 'tabs', role: 'tablist', 'aria-label': 'Views' });
+  const panels = new Map<State['view'], HTMLElement>();
+  const tabs = new Map<State['view'], HTMLButtonElement>();
+  for (const t of TABS) {
+    const tabId = uniqueId(`tab-${t.view}`);
+    const panelId = uniqueId(`panel-${t.view}`);
+    const tab = h('button', { type: 'button', role: 'tab', id: tabId, 'aria-controls': panelId, 'data-view': t.view, text: t.label });
+    tab.addEventListener('click', () => store.set({ view: t.view }));
+    tab.addEventListener('keydown', (ev) => {
+      if (ev.key !== 'ArrowLeft' && ev.key !== 'ArrowRight') return;
+      const i = TABS.findIndex((x) => x.view === t.view);
+      const next = TABS[(i + (ev.key === 'ArrowRight' ? 1 : TABS.length - 1)) % TABS.length].view;
+      store.set({ view: next });
+      tabs.get(next)!.focus();
+    });
+    tabs.set(t.view, tab);
+    tablist.append(tab);
+    panels.set(t.view, h('section', { class: `view view-${t.view}`, role: 'tabpanel', id: panelId, 'aria-labelledby': tabId }));
+  }
+
+  const loading = h('p', { class: 'loading', role: 'status', text: 'Loading the attention core…' });
+  root.append(
+    h('header', { class: 'top' }, h('h1', { text: 'Attention Playground' }), tablist),
+    banner,
+    loading,
+    ...panels.values(),
+  );
+
+  const train = mountTrainView(panels.get('train')!, store, ctl, { reducedMotion });
+  const lesson = mountLessonView(panels.get('lesson')!, store, ctl);
+
+  function showView(v: State['view']): void {
+    for (const [view, panel] of panels) {
+      panel.hidden = view !== v;
+      const tab = tabs.get(view)!;
+      tab.setAttribute('aria-selected', String(view === v));
+      tab.tabIndex = view === v ? 0 : -1;
+    }
+  }
+  const unsub = store.subscribe((s, changed) => {
+    if (changed.has('view')) showView(s.view);
+  });
+  showView(store.state.view);
+
+  void (async () => {
+    try {
+      await ctl.start();
+      loading.textContent = `Core loaded (${ctl.simd ? 'WebAssembly SIMD' : 'scalar WebAssembly'} build).`;
+      loading.classList.add('done');
+      await Promise.all([train.configure(), lesson.refresh()]);
+    } catch (e) {
+      loading.textContent = `Could not load the attention core: ${e instanceof Error ? e.message : String(e)}`;
+      loading.classList.add('error');
+    }
+  })();
+
+  return {
+    controller: ctl,
+    showCorrections(c: Correction[]) {
+      bannerList.replaceChildren(...c.map((x) => h('li', { text: x.message })));
+      banner.hidden = c.length === 0;
+    },
+    destroy() {
+      unsub();
+      train.destroy();
+      lesson.destroy();
+      client.stop();
+      root.replaceChildren();
+    },
+  };
+}

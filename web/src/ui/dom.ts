@@ -1,0 +1,30 @@
+// Small DOM helpers. Text is only ever set with textContent: nothing from a URL or an input is
+// parsed as HTML.
+
+/** Creates an element with attributes and children (strings become text nodes). */
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string | number | boolean | undefined> = {},
+  ...children: (Node | string | null | undefined)[]
+): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === false) continue;
+    if (k === 'class') el.className = String(v);
+    else if (k === 'text') el.textContent = String(v);
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children) if (c != null) el.append(c);
+  return el;
+}
+
+let uid = 0;
+/** A document-unique id with a readable prefix. */
+export function uniqueId(prefix: string): string {
+  return `${prefix}-${++uid}`;
+}
+
+/** Formats a loss for the readout. */
+export function fmtLoss(v: number): string {
+  return Number.isFinite(v) ? v.toFixed(4) : '—';
+}

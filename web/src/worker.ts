@@ -1,0 +1,301 @@
+/// <reference lib="webworker" />
+// The worker owns the wasm core and the model. It answers the requests of protocol.ts and, while
+// playing, trains in small chunks (~15 ms) so that it stays responsive to pause/step/reset and
+// posts a progress snapshot at most every intervalMs. Every number it reports comes from the core.
+import type {
+  ErrorKind,
+  Matrix,
+  ReplyFor,
+  Request,
+  SelfAttentionRequest,
+  SelfAttentionStages,
+  Snapshot,
+  TrainerConfigMsg,
+  WorkerMessage,
+} from './protocol';
+import { CONFIG_KEYS_JS, MAX_STEPS_PER_REQUEST, snapshotTransfer } from './protocol';
+import { seededInputs } from './seeded';
+import type { AttentionCore as AttentionCoreModule, Trainer } from './core/attention-core';
+
+declare const self: DedicatedWorkerGlobalScope;
+
+/** A tiny module using one SIMD instruction (i8x16.splat etc.): validates iff SIMD is supported. */
+const SIMD_PROBE = new Uint8Array([
+  0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11,
+]);
+
+/** How long one training chunk should take, so pause/step requests wait at most this long. */
+const CHUNK_MS = 15;
+
+let core: AttentionCoreModule | null = null;
+let trainer: Trainer | null = null;
+let config: TrainerConfigMsg | null = null;
+let sample = new Int32Array(0);
+let lastLoss = NaN;
+let initLoss = NaN;
+let playing = false;
+let intervalMs = 50;
+let stepsPerChunk = 1;
+let lastPost = 0;
+/** (time ms, steps) samples of the last second, for steps/s. */
+let rate: Array<[number, number]> = [];
+
+function post(msg: WorkerMessage, transfer: Transferable[] = []): void {
+  self.postMessage(msg, transfer);
+}
+
+function reply<K extends keyof ReplyFor>(msg: ReplyFor[K]): void {
+  const snap = (msg as { snapshot?: Snapshot }).snapshot;
+  post(msg, snap ? snapshotTransfer(snap) : []);
+}
+
+/** A wasm trap (abort, out of memory) leaves the module unusable: report it as a crash. */
+function crashIfTrap(err: unknown): void {
+  if (err instanceof WebAssembly.RuntimeError) {
+    setTimeout(() => {
+      throw err;
+    });
+  }
+}
+
+function fail(replyTo: number, kind: ErrorKind, err: unknown): void {
+  crashIfTrap(err);
+  const message = err instanceof Error ? err.message : String(err);
+  const key = kind === 'config' ? CONFIG_KEYS_JS.find((k) => message.startsWith(k)) : undefined;
+  post({ type: 'error', replyTo, kind, message, key });
+}
+
+function stepsPerSec(): number {
+  if (!playing || rate.length < 2) return 0;
+  const [t0, s0] = rate[0];
+  const [t1, s1] = rate[rate.length - 1];
+  return t1 > t0 ? ((s1 - s0) * 1000) / (t1 - t0) : 0;
+}
+
+function snapshot(): Snapshot {
+  const t = trainer!;
+  const att = t.attention(sample);
+  const history = t.lossHistory();
+  const T = sample.length;
+  const steps = t.stepsDone();
+  return {
+    step: steps,
+    loss: steps === 0 ? initLoss : lastLoss,
+    lossAtInit: steps === 0,
+    initLoss,
+    stepsPerSec: stepsPerSec(),
+    history,
+    historyStride: t.historyStride(),
+    ids: sample.slice(),
+    weights: att.weights,
+    H: att.nHeads,
+    T,
+  };
+}
+
+/** Replaces the trainer; the loss at init is the first step's loss of an identical probe. */
+function configure(cfg: TrainerConfigMsg): void {
+  const next = new core!.Trainer(cfg);
+  let probe: Trainer | null = null;
+  try {
+    probe = new core!.Trainer(cfg);
+    initLoss = probe.step(1);
+  } catch {
+    initLoss = NaN;
+  } finally {
+    probe?.delete();
+  }
+  trainer?.delete();
+  trainer = next;
+  config = cfg;
+  lastLoss = NaN;
+  rate = [];
+}
+
+/** Runs n steps; on a non-finite loss the core keeps the last good weights and throws. */
+function runSteps(n: number): void {
+  try {
+    lastLoss = trainer!.step(n);
+  } catch (e) {
+    const h = trainer!.lossHistory();
+    if (h.length > 0) lastLoss = h[h.length - 1];
+    throw e;
+  }
+}
+
+function loop(): void {
+  if (!playing || !trainer) return;
+  const t0 = performance.now();
+  try {
+    runSteps(stepsPerChunk);
+  } catch (e) {
+    playing = false;
+    crashIfTrap(e);
+    const message = e instanceof Error ? e.message : String(e);
+    const snap = snapshot();
+    post({ type: 'stopped', kind: /non-finite/.test(message) ? 'nonFinite' : 'internal', message, snapshot: snap }, snapshotTransfer(snap));
+    return;
+  }
+  const t1 = performance.now();
+  // Aim the next chunk at CHUNK_MS, growing at most 2x at a time.
+  const perStep = Math.max((t1 - t0) / stepsPerChunk, 1e-3);
+  stepsPerChunk = Math.max(1, Math.min(MAX_STEPS_PER_REQUEST, Math.round(CHUNK_MS / perStep), stepsPerChunk * 2));
+  rate.push([t1, trainer.stepsDone()]);
+  while (rate.length > 2 && t1 - rate[0][0] > 1000) rate.shift();
+  if (t1 - lastPost >= intervalMs) {
+    lastPost = t1;
+    const snap = snapshot();
+    post({ type: 'progress', snapshot: snap }, snapshotTransfer(snap));
+  }
+  yieldThen(loop);
+}
+
+// Yield to the event loop (so requests get handled) without setTimeout's 4 ms clamp.
+const channel = new MessageChannel();
+let pending: (() => void) | null = null;
+channel.port1.onmessage = () => {
+  const f = pending;
+  pending = null;
+  f?.();
+};
+function yieldThen(f: () => void): void {
+  pending = f;
+  channel.port2.postMessage(null);
+}
+
+function matrix(data: Float32Array, rows: number, cols: number): Matrix {
+  if (data.length !== rows * cols) throw new Error(`expected ${rows}x${cols} values, got ${data.length}`);
+  return { rows, cols, data };
+}
+
+function selfAttention(input: SelfAttentionRequest): SelfAttentionStages {
+  const T = input.tokens.length;
+  const { dModel: D, dk, dv } = input;
+  const { X, Wq, Wk, Wv } = seededInputs(input.tokens, D, dk, dv, input.seed);
+  const r = core!.selfAttention({
+    X: { rows: T, cols: D, data: X },
+    Wq: { rows: D, cols: dk, data: Wq },
+    Wk: { rows: D, cols: dk, data: Wk },
+    Wv: { rows: D, cols: dv, data: Wv },
+    causal: input.causal,
+  });
+  return {
+    tokens: input.tokens,
+    causal: input.causal,
+    X: matrix(X, T, D),
+    Wq: matrix(Wq, D, dk),
+    Wk: matrix(Wk, D, dk),
+    Wv: matrix(Wv, D, dv),
+    Q: matrix(r.Q.data, T, dk),
+    K: matrix(r.K.data, T, dk),
+    V: matrix(r.V.data, T, dv),
+    scores: matrix(r.scores.data, T, T),
+    scaledScores: matrix(r.scaledScores.data, T, T),
+    maskedScores: matrix(r.maskedScores.data, T, T),
+    weights: matrix(r.weights.data, T, T),
+    output: matrix(r.output.data, T, dv),
+  };
+}
+
+async function init(wasmBase: string, forceScalar: boolean): Promise<boolean> {
+  const simd = !forceScalar && WebAssembly.validate(SIMD_PROBE);
+  const url = new URL(`attention-core-${simd ? 'simd' : 'scalar'}.js`, wasmBase).href;
+  const mod = (await import(/* @vite-ignore */ url)) as { default: (o?: object) => Promise<AttentionCoreModule> };
+  core = await mod.default({ locateFile: (path: string) => new URL(path, url).href });
+  return simd;
+}
+
+async function handle(req: Request): Promise<void> {
+  if (req.type === 'init') {
+    try {
+      const simd = await init(req.wasmBase, req.forceScalar ?? false);
+      reply<'init'>({ type: 'ready', replyTo: req.id, simd });
+    } catch (e) {
+      fail(req.id, 'internal', e);
+    }
+    return;
+  }
+  if (!core) return fail(req.id, 'state', new Error('the core is not loaded yet'));
+  if (req.type === 'selfAttention') {
+    try {
+      const stages = selfAttention(req.input);
+      const bufs = Object.values(stages)
+        .filter((m): m is Matrix => typeof m === 'object' && m !== null && 'data' in m)
+        .map((m) => m.data.buffer as ArrayBuffer);
+      post({ type: 'selfAttentionDone', replyTo: req.id, stages }, bufs);
+    } catch (e) {
+      fail(req.id, 'input', e);
+    }
+    return;
+  }
+  if (req.type === 'configure') {
+    playing = false;
+    try {
+      sample = Int32Array.from(req.sample);
+      configure(req.config);
+    } catch (e) {
+      return fail(req.id, 'config', e);
+    }
+    try {
+      return reply<'configure'>({ type: 'configured', replyTo: req.id, snapshot: snapshot() });
+    } catch (e) {
+      return fail(req.id, 'input', e);
+    }
+  }
+  if (!trainer || !config) return fail(req.id, 'state', new Error('no trainer: send configure first'));
+  switch (req.type) {
+    case 'reset':
+      playing = false;
+      try {
+        configure(config);
+        reply<'reset'>({ type: 'configured', replyTo: req.id, snapshot: snapshot() });
+      } catch (e) {
+        fail(req.id, 'config', e);
+      }
+      return;
+    case 'step': {
+      const n = Math.floor(req.n);
+      if (!(n >= 1 && n <= MAX_STEPS_PER_REQUEST)) {
+        return fail(req.id, 'input', new Error(`step count (${req.n}) must be in [1, ${MAX_STEPS_PER_REQUEST}]`));
+      }
+      try {
+        runSteps(n);
+      } catch (e) {
+        const m = e instanceof Error ? e.message : String(e);
+        return fail(req.id, /non-finite/.test(m) ? 'nonFinite' : 'internal', e);
+      }
+      return reply<'step'>({ type: 'stepped', replyTo: req.id, snapshot: snapshot() });
+    }
+    case 'play':
+      intervalMs = Math.max(16, Math.min(1000, req.intervalMs ?? 50));
+      reply<'play'>({ type: 'playing', replyTo: req.id });
+      if (!playing) {
+        playing = true;
+        rate = [];
+        lastPost = 0;
+        yieldThen(loop);
+      }
+      return;
+    case 'pause':
+      playing = false;
+      return reply<'pause'>({ type: 'paused', replyTo: req.id, snapshot: snapshot() });
+    case 'sample':
+      try {
+        const ids = Int32Array.from(req.sample);
+        const prev = sample;
+        sample = ids;
+        try {
+          return reply<'sample'>({ type: 'sampled', replyTo: req.id, snapshot: snapshot() });
+        } catch (e) {
+          sample = prev;
+          throw e;
+        }
+      } catch (e) {
+        return fail(req.id, 'input', e);
+      }
+  }
+}
+
+self.onmessage = (ev: MessageEvent<Request>) => {
+  void handle(ev.data);
+};
