@@ -1,17 +1,88 @@
 // Vite config for the playground page: relative asset paths so dist/ works from any sub-path,
 // module workers, and no external requests (everything is bundled or served from public/).
-import { defineConfig } from 'vite';
+// Besides index.html it builds embed.html (the iframe page), copies examples/ verbatim (a mock
+// course page that uses the built files as a lesson author would), and, in a second build, the
+// custom element as ONE ES module, dist/attention-playground.js (its worker goes to assets/).
+import fs from 'node:fs';
+import path from 'node:path';
+import { build, defineConfig, type Plugin } from 'vite';
+
+const root = import.meta.dirname;
+
+/** Copies web/examples/* to <outDir>/examples/ unchanged. */
+function copyExamples(): Plugin {
+  return {
+    name: 'attention-playground:examples',
+    apply: 'build',
+    generateBundle() {
+      const dir = path.join(root, 'examples');
+      for (const name of fs.readdirSync(dir)) {
+        this.emitFile({ type: 'asset', fileName: `examples/${name}`, source: fs.readFileSync(path.join(dir, name)) });
+      }
+    },
+  };
+}
+
+/** After the pages, builds src/element/index.ts as a library into the same outDir. */
+function elementModule(): Plugin {
+  let outDir = '';
+  return {
+    name: 'attention-playground:element',
+    apply: 'build',
+    configResolved(c) {
+      outDir = c.build.outDir;
+    },
+    async closeBundle() {
+      await build({
+        configFile: false,
+        root,
+        base: './',
+        publicDir: false,
+        logLevel: 'warn',
+        build: {
+          outDir,
+          emptyOutDir: false,
+          target: 'es2022',
+          copyPublicDir: false,
+          lib: {
+            entry: path.join(root, 'src/element/index.ts'),
+            formats: ['es'],
+            fileName: () => 'attention-playground.js',
+          },
+        },
+        worker: { format: 'es' },
+        plugins: [
+          {
+            // The element injects its CSS into its shadow root (?inline); the side-effect CSS
+            // file a library build also writes is never loaded, so it is not shipped.
+            name: 'attention-playground:drop-css',
+            generateBundle(_opts, bundle) {
+              for (const name of Object.keys(bundle)) if (name.endsWith('.css')) delete bundle[name];
+            },
+          },
+        ],
+      });
+    },
+  };
+}
 
 export default defineConfig({
-  root: import.meta.dirname,
+  root,
   base: './',
   publicDir: 'public',
   build: {
     outDir: 'dist',
     emptyOutDir: true,
     target: 'es2022',
+    rolldownOptions: {
+      input: {
+        index: path.join(root, 'index.html'),
+        embed: path.join(root, 'embed.html'),
+      },
+    },
   },
   worker: { format: 'es' },
+  plugins: [copyExamples(), elementModule()],
   server: { host: '127.0.0.1' },
   preview: { host: '127.0.0.1' },
 });

@@ -2,29 +2,28 @@
 
 #include <cmath>
 
+#include "attn/kernels.h"
+
 namespace attn {
 
 void AdamConfig::validate() const {
   require(std::isfinite(lr) && lr > 0.0f, "lr (", lr, ") must be a positive number");
-  require(beta1 >= 0.0f && beta1 < 1.0f, "beta1 (", beta1, ") must be in [0, 1)");
-  require(beta2 >= 0.0f && beta2 < 1.0f, "beta2 (", beta2, ") must be in [0, 1)");
+  require(beta1 >= 0.0 && beta1 < 1.0, "beta1 (", beta1, ") must be in [0, 1)");
+  require(beta2 >= 0.0 && beta2 < 1.0, "beta2 (", beta2, ") must be in [0, 1)");
   require(std::isfinite(eps) && eps >= 0.0f, "eps (", eps, ") must be >= 0");
 }
 
 void adam_update(float* p, const float* g, float* m, float* v, Eigen::Index n, float lr,
-                 float beta1, float beta2, float eps, int64_t t) {
+                 double beta1, double beta2, float eps, int64_t t) {
   // Bias corrections in double, as PyTorch computes them in Python floats.
-  const double bc1 = 1.0 - std::pow(double(beta1), double(t));
-  const double bc2 = 1.0 - std::pow(double(beta2), double(t));
+  const double bc1 = 1.0 - std::pow(beta1, double(t));
+  const double bc2 = 1.0 - std::pow(beta2, double(t));
   const float step_size = static_cast<float>(lr / bc1);
   const float bc2_sqrt = static_cast<float>(std::sqrt(bc2));
-  const float one_b1 = 1.0f - beta1, one_b2 = 1.0f - beta2;
-  for (Eigen::Index i = 0; i < n; ++i) {
-    m[i] = m[i] * beta1 + g[i] * one_b1;
-    v[i] = v[i] * beta2 + one_b2 * g[i] * g[i];
-    const float denom = std::sqrt(v[i]) / bc2_sqrt + eps;
-    p[i] += (-step_size * m[i]) / denom;  // addcdiv_(m, denom, value=-step_size)
-  }
+  // The tensor kernels see each scalar cast to float, as PyTorch's CPU kernels do.
+  adam_kernel(p, g, m, v, n, static_cast<float>(beta1), static_cast<float>(beta2),
+              static_cast<float>(1.0 - beta1), static_cast<float>(1.0 - beta2), eps, step_size,
+              bc2_sqrt);
 }
 
 Adam::Adam(std::vector<ParamRef> ps, const AdamConfig& c) : config(c), params(std::move(ps)) {

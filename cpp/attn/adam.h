@@ -10,8 +10,9 @@ namespace attn {
 
 struct AdamConfig {
   float lr = 1e-3f;
-  float beta1 = 0.9f;
-  float beta2 = 0.999f;
+  // Doubles, as PyTorch's Python floats: 1 - beta2 is then 0.001, not 1 - 0.999f.
+  double beta1 = 0.9;
+  double beta2 = 0.999;
   float eps = 1e-8f;
   // Throws std::invalid_argument naming the first bad value.
   void validate() const;
@@ -21,7 +22,7 @@ struct AdamConfig {
 //   m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2
 //   p -= (lr / (1-b1^t)) * m / (sqrt(v) / sqrt(1-b2^t) + eps)
 void adam_update(float* p, const float* g, float* m, float* v, Eigen::Index n, float lr,
-                 float beta1, float beta2, float eps, int64_t t);
+                 double beta1, double beta2, float eps, int64_t t);
 
 class Adam {
  public:

@@ -1,5 +1,7 @@
 #include "attn/kernels.h"
 
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #ifdef __wasm_simd128__
@@ -134,9 +136,166 @@ const float* pack_transposed(ConstMatRef B) {
   return buffer.data();
 }
 
+// exp of 4 floats: n = round(x / ln 2), r = x - n ln 2 (in two parts), exp(r) by Cephes'
+// degree-6 polynomial, times 2^n built in the exponent bits. Below ln(FLT_MIN) (and -inf) the
+// result is exactly 0; above the float range, +inf; NaN stays NaN.
+inline v128_t exp4(v128_t x) {
+  const v128_t lo = wasm_f32x4_splat(-87.33654475f), hi = wasm_f32x4_splat(88.72283905f);
+  const v128_t xc = wasm_f32x4_min(wasm_f32x4_max(x, lo), hi);
+  const v128_t n = wasm_f32x4_nearest(wasm_f32x4_mul(xc, wasm_f32x4_splat(1.44269504088896341f)));
+  v128_t r = wasm_f32x4_sub(xc, wasm_f32x4_mul(n, wasm_f32x4_splat(0.693359375f)));
+  r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, wasm_f32x4_splat(-2.12194440e-4f)));
+  v128_t y = wasm_f32x4_splat(1.9875691500E-4f);
+  y = wasm_f32x4_add(wasm_f32x4_mul(y, r), wasm_f32x4_splat(1.3981999507E-3f));
+  y = wasm_f32x4_add(wasm_f32x4_mul(y, r), wasm_f32x4_splat(8.3334519073E-3f));
+  y = wasm_f32x4_add(wasm_f32x4_mul(y, r), wasm_f32x4_splat(4.1665795894E-2f));
+  y = wasm_f32x4_add(wasm_f32x4_mul(y, r), wasm_f32x4_splat(1.6666665459E-1f));
+  y = wasm_f32x4_add(wasm_f32x4_mul(y, r), wasm_f32x4_splat(5.0000001201E-1f));
+  y = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_mul(y, r), r), r);
+  y = wasm_f32x4_add(y, wasm_f32x4_splat(1.0f));
+  // 2^n for n in [-126, 128): (n + 127) << 23; n = 128 (x near hi) is split as 2^127 * 2.
+  const v128_t ni = wasm_i32x4_trunc_sat_f32x4(n);
+  const v128_t big = wasm_i32x4_gt(ni, wasm_i32x4_splat(127));
+  const v128_t e = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_sub(ni, wasm_v128_and(big, wasm_i32x4_splat(1))), wasm_i32x4_splat(127)), 23);
+  y = wasm_f32x4_mul(y, e);
+  y = wasm_v128_bitselect(wasm_f32x4_mul(y, wasm_f32x4_splat(2.0f)), y, big);
+  y = wasm_v128_bitselect(wasm_f32x4_splat(INFINITY), y, wasm_f32x4_gt(x, hi));
+  y = wasm_v128_andnot(y, wasm_f32x4_lt(x, lo));  // exactly 0 below the range
+  return wasm_v128_bitselect(x, y, wasm_f32x4_ne(x, x));  // NaN in, NaN out
+}
+
+inline float hsum(v128_t v) {
+  return wasm_f32x4_extract_lane(v, 0) + wasm_f32x4_extract_lane(v, 1) +
+         wasm_f32x4_extract_lane(v, 2) + wasm_f32x4_extract_lane(v, 3);
+}
+
 #endif  // __wasm_simd128__
 
 }  // namespace
+
+void softmax_row_reference(const float* x, float* y, Eigen::Index n) {
+  const float ninf = -std::numeric_limits<float>::infinity();
+  float mx = ninf;
+  for (Eigen::Index j = 0; j < n; ++j) mx = x[j] > mx ? x[j] : mx;
+  if (mx == ninf) {  // fully masked row
+    for (Eigen::Index j = 0; j < n; ++j) y[j] = 0.0f;
+    return;
+  }
+  float sum = 0.0f;
+  for (Eigen::Index j = 0; j < n; ++j) sum += (y[j] = std::exp(x[j] - mx));
+  const float inv = 1.0f / sum;
+  for (Eigen::Index j = 0; j < n; ++j) y[j] *= inv;
+}
+
+void softmax_row(const float* x, float* y, Eigen::Index n) {
+  const float ninf = -std::numeric_limits<float>::infinity();
+#ifdef __wasm_simd128__
+  const Eigen::Index n4 = n - n % 4;
+  v128_t vmax = wasm_f32x4_splat(ninf);
+  for (Eigen::Index j = 0; j < n4; j += 4) vmax = wasm_f32x4_pmax(vmax, wasm_v128_load(x + j));
+  float mx = std::max(std::max(wasm_f32x4_extract_lane(vmax, 0), wasm_f32x4_extract_lane(vmax, 1)),
+                      std::max(wasm_f32x4_extract_lane(vmax, 2), wasm_f32x4_extract_lane(vmax, 3)));
+  for (Eigen::Index j = n4; j < n; ++j) mx = x[j] > mx ? x[j] : mx;
+  if (mx == ninf) {
+    for (Eigen::Index j = 0; j < n; ++j) y[j] = 0.0f;
+    return;
+  }
+  const v128_t vm = wasm_f32x4_splat(mx);
+  v128_t vsum = wasm_f32x4_splat(0.0f);
+  for (Eigen::Index j = 0; j < n4; j += 4) {
+    const v128_t e = exp4(wasm_f32x4_sub(wasm_v128_load(x + j), vm));
+    wasm_v128_store(y + j, e);
+    vsum = wasm_f32x4_add(vsum, e);
+  }
+  float sum = hsum(vsum);
+  if (n4 < n) {  // the last n % 4 entries through the same exp, padded with -inf (exp = 0)
+    alignas(16) float tail[4] = {ninf, ninf, ninf, ninf};
+    for (Eigen::Index j = n4; j < n; ++j) tail[j - n4] = x[j] - mx;
+    wasm_v128_store(tail, exp4(wasm_v128_load(tail)));
+    for (Eigen::Index j = n4; j < n; ++j) sum += (y[j] = tail[j - n4]);
+  }
+  const v128_t inv = wasm_f32x4_splat(1.0f / sum);
+  for (Eigen::Index j = 0; j < n4; j += 4) wasm_v128_store(y + j, wasm_f32x4_mul(wasm_v128_load(y + j), inv));
+  for (Eigen::Index j = n4; j < n; ++j) y[j] *= 1.0f / sum;
+#else
+  float mx = ninf;
+  for (Eigen::Index j = 0; j < n; ++j) mx = x[j] > mx ? x[j] : mx;
+  if (mx == ninf) {
+    for (Eigen::Index j = 0; j < n; ++j) y[j] = 0.0f;
+    return;
+  }
+  // Eigen's vectorised exp clamps, so exp(-inf) is tiny rather than 0: select masked cells.
+  const Eigen::Map<const Eigen::ArrayXf> xr(x, n);
+  Eigen::Map<Eigen::ArrayXf> yr(y, n);
+  yr = (xr == ninf).select(0.0f, (xr - mx).exp());
+  yr *= 1.0f / yr.sum();
+#endif
+}
+
+// Backward of: y_j = exp(x_j) / sum_k exp(x_k).
+// dL/dx_j = sum_i dy_i * y_i * (delta_ij - y_j) = y_j * (dy_j - sum_i dy_i * y_i).
+void softmax_backward_row_reference(const float* y, const float* dy, float* dx, Eigen::Index n) {
+  float dot = 0.0f;
+  for (Eigen::Index j = 0; j < n; ++j) dot += dy[j] * y[j];
+  for (Eigen::Index j = 0; j < n; ++j) dx[j] = y[j] * (dy[j] - dot);
+}
+
+void softmax_backward_row(const float* y, const float* dy, float* dx, Eigen::Index n) {
+#ifdef __wasm_simd128__
+  const Eigen::Index n4 = n - n % 4;
+  v128_t vdot = wasm_f32x4_splat(0.0f);
+  for (Eigen::Index j = 0; j < n4; j += 4)
+    vdot = wasm_f32x4_add(vdot, wasm_f32x4_mul(wasm_v128_load(dy + j), wasm_v128_load(y + j)));
+  float dot = hsum(vdot);
+  for (Eigen::Index j = n4; j < n; ++j) dot += dy[j] * y[j];
+  const v128_t vd = wasm_f32x4_splat(dot);
+  for (Eigen::Index j = 0; j < n4; j += 4)
+    wasm_v128_store(dx + j, wasm_f32x4_mul(wasm_v128_load(y + j),
+                                           wasm_f32x4_sub(wasm_v128_load(dy + j), vd)));
+  for (Eigen::Index j = n4; j < n; ++j) dx[j] = y[j] * (dy[j] - dot);
+#else
+  softmax_backward_row_reference(y, dy, dx, n);
+#endif
+}
+
+void adam_kernel_reference(float* p, const float* g, float* m, float* v, Eigen::Index n,
+                           float beta1, float beta2, float one_b1, float one_b2, float eps,
+                           float step_size, float bc2_sqrt) {
+  for (Eigen::Index i = 0; i < n; ++i) {
+    m[i] = m[i] * beta1 + g[i] * one_b1;          // exp_avg.mul_(b1).add_(g, alpha=1-b1)
+    v[i] = v[i] * beta2 + one_b2 * g[i] * g[i];  // exp_avg_sq.mul_(b2).addcmul_(g, g, 1-b2)
+    const float denom = std::sqrt(v[i]) / bc2_sqrt + eps;
+    p[i] += (-step_size * m[i]) / denom;  // addcdiv_(m, denom, value=-step_size)
+  }
+}
+
+void adam_kernel(float* p, const float* g, float* m, float* v, Eigen::Index n, float beta1,
+                 float beta2, float one_b1, float one_b2, float eps, float step_size,
+                 float bc2_sqrt) {
+#ifdef __wasm_simd128__
+  // The same operations in the same order, 4 lanes at a time: bit-identical to the reference.
+  const v128_t b1 = wasm_f32x4_splat(beta1), b2 = wasm_f32x4_splat(beta2);
+  const v128_t ob1 = wasm_f32x4_splat(one_b1), ob2 = wasm_f32x4_splat(one_b2);
+  const v128_t ve = wasm_f32x4_splat(eps), vs = wasm_f32x4_splat(-step_size);
+  const v128_t vb = wasm_f32x4_splat(bc2_sqrt);
+  const Eigen::Index n4 = n - n % 4;
+  for (Eigen::Index i = 0; i < n4; i += 4) {
+    const v128_t gi = wasm_v128_load(g + i);
+    const v128_t mi = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(m + i), b1), wasm_f32x4_mul(gi, ob1));
+    const v128_t vi = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(v + i), b2),
+                                     wasm_f32x4_mul(wasm_f32x4_mul(ob2, gi), gi));
+    const v128_t denom = wasm_f32x4_add(wasm_f32x4_div(wasm_f32x4_sqrt(vi), vb), ve);
+    wasm_v128_store(m + i, mi);
+    wasm_v128_store(v + i, vi);
+    wasm_v128_store(p + i, wasm_f32x4_add(wasm_v128_load(p + i),
+                                          wasm_f32x4_div(wasm_f32x4_mul(vs, mi), denom)));
+  }
+  adam_kernel_reference(p + n4, g + n4, m + n4, v + n4, n - n4, beta1, beta2, one_b1, one_b2, eps,
+                        step_size, bc2_sqrt);
+#else
+  adam_kernel_reference(p, g, m, v, n, beta1, beta2, one_b1, one_b2, eps, step_size, bc2_sqrt);
+#endif
+}
 
 bool simd_kernels() {
 #ifdef __wasm_simd128__

@@ -19,6 +19,27 @@ void matmul_tn(ConstMatRef A, ConstMatRef B, MatRef C, float alpha = 1.0f);
 void matmul_reference(ConstMatRef A, bool transpose_a, ConstMatRef B, bool transpose_b,
                       MatRef C, float alpha = 1.0f);
 
+// Stable softmax of one contiguous row x (n) -> y (n); y may alias x. -inf entries give exactly
+// 0; an all -inf row gives zeros. The SIMD build uses an f32x4 exp (Cephes' polynomial, about
+// 1 ulp); elsewhere Eigen's vectorised exp.
+void softmax_row(const float* x, float* y, Eigen::Index n);
+// The plain loop with std::exp that softmax_row is tested against.
+void softmax_row_reference(const float* x, float* y, Eigen::Index n);
+
+// Backward of y = softmax(x) for one row: dx = y * (dy - sum(dy * y)). dx may alias dy.
+void softmax_backward_row(const float* y, const float* dy, float* dx, Eigen::Index n);
+void softmax_backward_row_reference(const float* y, const float* dy, float* dx, Eigen::Index n);
+
+// One Adam update of n values, in PyTorch's order of operations (see adam.h), given the
+// step's scalars: step_size = lr / (1 - beta1^t), bc2_sqrt = sqrt(1 - beta2^t), and
+// one_b1 = 1 - beta1, one_b2 = 1 - beta2 (computed in double by the caller).
+void adam_kernel(float* p, const float* g, float* m, float* v, Eigen::Index n, float beta1,
+                 float beta2, float one_b1, float one_b2, float eps, float step_size,
+                 float bc2_sqrt);
+void adam_kernel_reference(float* p, const float* g, float* m, float* v, Eigen::Index n,
+                           float beta1, float beta2, float one_b1, float one_b2, float eps,
+                           float step_size, float bc2_sqrt);
+
 // True when this build runs the hand-written WebAssembly SIMD kernels.
 bool simd_kernels();
 

@@ -22,16 +22,15 @@ TEST_CASE("adam: two steps computed by hand", "[adam]") {
   //         step_size = 0.1 / 0.19 = 0.5263158
   //         denom = sqrt(0.00031225) / sqrt(0.001999) = 0.0176706 / 0.0447102 = 0.3952254
   //         p = 0.900000002 - 0.5263158 * 0.02 / 0.3952254 = 0.900000002 - 0.0266337 = 0.8733663
-  // The moments are float32: 1 - 0.999f = 0.00099998713 (not 0.001), so v carries a relative
-  // error of ~1.3e-5; the bias correction 1 - 0.999f^t carries the same factor and cancels it.
+  // As in PyTorch, the betas are doubles: 1 - 0.999 is 0.001 before the cast to float.
   float p = 1.0f, m = 0.0f, v = 0.0f;
   float g = 0.5f;
-  attn::adam_update(&p, &g, &m, &v, 1, 0.1f, 0.9f, 0.999f, 1e-8f, 1);
+  attn::adam_update(&p, &g, &m, &v, 1, 0.1f, 0.9, 0.999, 1e-8f, 1);
   CHECK_THAT(m, WithinAbs(0.05, 1e-7));
   CHECK_THAT(v, WithinAbs(0.00025, 1e-8));
   CHECK_THAT(p, WithinAbs(0.900000002, 1e-6));
   g = -0.25f;
-  attn::adam_update(&p, &g, &m, &v, 1, 0.1f, 0.9f, 0.999f, 1e-8f, 2);
+  attn::adam_update(&p, &g, &m, &v, 1, 0.1f, 0.9, 0.999, 1e-8f, 2);
   CHECK_THAT(m, WithinAbs(0.02, 1e-7));
   CHECK_THAT(v, WithinAbs(0.00031225, 1e-8));
   CHECK_THAT(p, WithinAbs(0.8733663, 1e-6));
@@ -41,7 +40,7 @@ TEST_CASE("adam: the first step moves every parameter by about lr against its gr
           "[adam]") {
   // m / sqrt(v) after bias correction is g / |g| = sign(g) at step 1, whatever the scale of g.
   std::vector<float> p = {0, 0, 0, 0}, g = {1e-3f, -7.0f, 250.0f, -0.5f}, m(4, 0), v(4, 0);
-  attn::adam_update(p.data(), g.data(), m.data(), v.data(), 4, 0.01f, 0.9f, 0.999f, 1e-8f, 1);
+  attn::adam_update(p.data(), g.data(), m.data(), v.data(), 4, 0.01f, 0.9, 0.999, 1e-8f, 1);
   CHECK_THAT(p[0], WithinAbs(-0.01, 1e-6));
   CHECK_THAT(p[1], WithinAbs(0.01, 1e-6));
   CHECK_THAT(p[2], WithinAbs(-0.01, 1e-6));
@@ -65,9 +64,9 @@ TEST_CASE("adam: the class applies adam_update to every parameter with its own s
     for (int i = 0; i < 2; ++i) db[i] = std::cos(2.0f + i - step);
     adam.step();
     CHECK(adam.t == step);
-    attn::adam_update(ref_w.data(), dw.data(), mw.data(), vw.data(), 6, 5e-3f, 0.9f, 0.999f,
+    attn::adam_update(ref_w.data(), dw.data(), mw.data(), vw.data(), 6, 5e-3f, 0.9, 0.999,
                       1e-8f, step);
-    attn::adam_update(ref_b.data(), db.data(), mb.data(), vb.data(), 2, 5e-3f, 0.9f, 0.999f,
+    attn::adam_update(ref_b.data(), db.data(), mb.data(), vb.data(), 2, 5e-3f, 0.9, 0.999,
                       1e-8f, step);
     CAPTURE(step);
     CHECK(w == ref_w);  // bit-identical: the class is exactly a loop over adam_update
@@ -95,12 +94,12 @@ TEST_CASE("adam: config validation names the bad value", "[adam]") {
     return c;
   };
   CHECK_NOTHROW(attn::AdamConfig{}.validate());
-  CHECK_THROWS_WITH(with(0, 0.9f, 0.999f, 1e-8f).validate(), Contains("lr (0)"));
-  CHECK_THROWS_WITH(with(-1, 0.9f, 0.999f, 1e-8f).validate(), Contains("lr (-1)"));
-  CHECK_THROWS_WITH(with(std::nanf(""), 0.9f, 0.999f, 1e-8f).validate(), Contains("lr (nan)"));
+  CHECK_THROWS_WITH(with(0, 0.9, 0.999, 1e-8f).validate(), Contains("lr (0)"));
+  CHECK_THROWS_WITH(with(-1, 0.9, 0.999, 1e-8f).validate(), Contains("lr (-1)"));
+  CHECK_THROWS_WITH(with(std::nanf(""), 0.9, 0.999, 1e-8f).validate(), Contains("lr (nan)"));
   CHECK_THROWS_WITH(with(1e-3f, 1.0f, 0.999f, 1e-8f).validate(), Contains("beta1 (1)"));
   CHECK_THROWS_WITH(with(1e-3f, 0.9f, -0.5f, 1e-8f).validate(), Contains("beta2 (-0.5)"));
-  CHECK_THROWS_WITH(with(1e-3f, 0.9f, 0.999f, -1.0f).validate(), Contains("eps (-1)"));
+  CHECK_THROWS_WITH(with(1e-3f, 0.9, 0.999, -1.0f).validate(), Contains("eps (-1)"));
   // The class validates on construction.
-  CHECK_THROWS_AS(attn::Adam({}, with(0, 0.9f, 0.999f, 1e-8f)), std::invalid_argument);
+  CHECK_THROWS_AS(attn::Adam({}, with(0, 0.9, 0.999, 1e-8f)), std::invalid_argument);
 }

@@ -37,7 +37,7 @@ TEST_CASE("token embedding: init is N(0, 0.02) and deterministic", "[embedding]"
   CHECK(emb.dweight.isZero(0));
 }
 
-TEST_CASE("token embedding: ids outside [0, V) and bad sizes are rejected", "[embedding]") {
+TEST_CASE("token embedding: ids below 0 or from V up, and bad sizes, are rejected", "[embedding]") {
   attn::Rng rng(3);
   attn::TokenEmbedding emb(10, 4, rng);
   Mat out(3, 4);

@@ -7,6 +7,10 @@
 #include "attn/kernels.h"
 #include "attn/rng.h"
 
+#include <cmath>
+#include <limits>
+#include <vector>
+
 using attn::Mat;
 
 namespace {
@@ -81,4 +85,72 @@ TEST_CASE("kernels: mismatched shapes are rejected with the sizes") {
   CHECK_THROWS_WITH(attn::matmul_nn(A, B, C), Catch::Contains("(4 vs 5)"));
   Mat B2(4, 6), C2(2, 6);
   CHECK_THROWS_WITH(attn::matmul_nn(A, B2, C2), Catch::Contains("(2,6)"));
+}
+
+TEST_CASE("kernels: softmax_row matches the std::exp reference, masks give exact zeros") {
+  attn::Rng rng(9);
+  const float ninf = -std::numeric_limits<float>::infinity();
+  for (int n : {1, 3, 4, 5, 8, 12, 13, 64, 257}) {
+    CAPTURE(n);
+    std::vector<float> x(n), got(n), want(n);
+    for (int j = 0; j < n; ++j) x[j] = (rng.uniform() - 0.5f) * 40.0f;  // logits in [-20, 20]
+    for (int j = 1; j < n; j += 3) x[j] = ninf;                          // masked cells
+    attn::softmax_row(x.data(), got.data(), n);
+    attn::softmax_row_reference(x.data(), want.data(), n);
+    float worst = 0.0f, sum = 0.0f;
+    for (int j = 0; j < n; ++j) {
+      worst = std::max(worst, std::abs(got[j] - want[j]) / std::max(want[j], 1e-30f));
+      sum += got[j];
+      if (x[j] == ninf) CHECK(got[j] == 0.0f);
+    }
+    CHECK(worst <= 1e-5f);  // relative, per entry
+    CHECK(sum == Approx(1.0f).margin(1e-5));
+  }
+  // Extremes: a row of equal huge values, a row far below exp's range, and all -inf.
+  std::vector<float> big(7, 3e38f), y(7);
+  attn::softmax_row(big.data(), y.data(), 7);
+  for (float v : y) CHECK(v == Approx(1.0f / 7));
+  std::vector<float> spread = {0.0f, -100.0f, -1000.0f, -1e30f, 5.0f};
+  std::vector<float> ys(5), yr(5);
+  attn::softmax_row(spread.data(), ys.data(), 5);
+  attn::softmax_row_reference(spread.data(), yr.data(), 5);
+  for (int j = 0; j < 5; ++j) CHECK(ys[j] == Approx(yr[j]).margin(1e-12));
+  std::vector<float> dead(6, ninf), z(6, 9.0f);
+  attn::softmax_row(dead.data(), z.data(), 6);
+  for (float v : z) CHECK(v == 0.0f);
+}
+
+TEST_CASE("kernels: softmax backward and Adam match their references") {
+  attn::Rng rng(10);
+  for (int n : {1, 4, 7, 12, 33}) {
+    CAPTURE(n);
+    std::vector<float> x(n), y(n), dy(n), got(n), want(n);
+    for (int j = 0; j < n; ++j) {
+      x[j] = rng.uniform() * 4.0f;
+      dy[j] = rng.uniform() - 0.5f;
+    }
+    attn::softmax_row_reference(x.data(), y.data(), n);
+    attn::softmax_backward_row(y.data(), dy.data(), got.data(), n);
+    attn::softmax_backward_row_reference(y.data(), dy.data(), want.data(), n);
+    for (int j = 0; j < n; ++j) CHECK(got[j] == Approx(want[j]).margin(1e-7));
+  }
+  for (int n : {1, 4, 9, 100}) {
+    CAPTURE(n);
+    std::vector<float> g(n), p1(n), m1(n, 0.0f), v1(n, 0.0f);
+    for (int i = 0; i < n; ++i) {
+      g[i] = rng.uniform() - 0.5f;
+      p1[i] = rng.uniform();
+    }
+    std::vector<float> p2 = p1, m2 = m1, v2 = v1;
+    for (int t = 0; t < 3; ++t) {
+      attn::adam_kernel(p1.data(), g.data(), m1.data(), v1.data(), n, 0.9f, 0.999f, 0.1f, 0.001f,
+                        1e-8f, 0.05f, 0.03f);
+      attn::adam_kernel_reference(p2.data(), g.data(), m2.data(), v2.data(), n, 0.9f, 0.999f,
+                                  0.1f, 0.001f, 1e-8f, 0.05f, 0.03f);
+    }
+    // Same operations in the same order (no fused multiply-add anywhere): bit-identical.
+    CHECK(p1 == p2);
+    CHECK(m1 == m2);
+    CHECK(v1 == v2);
+  }
 }

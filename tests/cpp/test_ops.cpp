@@ -56,7 +56,7 @@ TEST_CASE("softmax: stable for large logits, in place, and with masked cells", "
   for (int j = 0; j < 3; ++j) CHECK(ym(1, j) == 0.0f);
 }
 
-TEST_CASE("softmax: rows sum to 1 and entries are in [0, 1]", "[ops][softmax]") {
+TEST_CASE("softmax: rows sum to 1 and entries lie between 0 and 1", "[ops][softmax]") {
   attn::Rng rng(1);
   const Mat x = gradcheck::random_mat(20, 13, rng, 5.0f);
   Mat y(20, 13);
@@ -170,7 +170,7 @@ TEST_CASE("dropout: the same generator state gives the same mask", "[ops][dropou
   CHECK(r1.state() == r2.state());
 }
 
-TEST_CASE("dropout: p outside [0, 1) is rejected with the name and the value", "[ops][dropout]") {
+TEST_CASE("dropout: p below 0 or at least 1 is rejected with the name and the value", "[ops][dropout]") {
   CHECK_NOTHROW(attn::check_dropout_p("attn_dropout", 0.0f));
   CHECK_NOTHROW(attn::check_dropout_p("attn_dropout", 0.99f));
   CHECK_THROWS_AS(attn::check_dropout_p("attn_dropout", 1.0f), std::invalid_argument);

@@ -138,8 +138,8 @@ TEST_CASE("reference: 3 Adam steps match torch.optim.Adam") {
       const SafetensorsFile& f = adam_file.file;
       AdamConfig ac;
       ac.lr = std::stof(f.metadata.at("lr"));
-      ac.beta1 = std::stof(f.metadata.at("beta1"));
-      ac.beta2 = std::stof(f.metadata.at("beta2"));
+      ac.beta1 = std::stod(f.metadata.at("beta1"));
+      ac.beta2 = std::stod(f.metadata.at("beta2"));
       ac.eps = std::stof(f.metadata.at("eps"));
       const int steps = std::stoi(f.metadata.at("steps"));
       REQUIRE(steps == 3);

@@ -168,7 +168,7 @@ TEST_CASE("rng: samplers stay in range and have the right moments", "[rng]") {
   CHECK(Rng(0).below(1) == 0u);
 }
 
-TEST_CASE("rng: same seed, same stream; different seeds differ", "[rng]") {
+TEST_CASE("rng: same seed, same stream, and different seeds differ", "[rng]") {
   Rng a(123), b(123), c(124);
   bool any_diff = false;
   for (int i = 0; i < 100; ++i) {

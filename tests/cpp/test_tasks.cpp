@@ -15,7 +15,7 @@ TEST_CASE("tasks: names parse and print", "[tasks]") {
   CHECK_THROWS_WITH(attn::parse_task(""), Contains("''"));
 }
 
-TEST_CASE("tasks: repeat rows are one id repeated; targets are the inputs shifted by one",
+TEST_CASE("tasks: repeat rows are one id repeated, targets are the inputs shifted by one",
           "[tasks]") {
   // The sequence is [id] * (T+1): inputs seq[:, :-1] and targets seq[:, 1:] are both [id] * T.
   attn::Rng rng(1);

@@ -114,7 +114,7 @@ TEST_CASE("trainer: same seed gives bit-identical loss histories, another seed d
   }
 }
 
-TEST_CASE("trainer: step() before any step returns NaN; step(0) repeats the last loss",
+TEST_CASE("trainer: step() before any step returns NaN, and step(0) repeats the last loss",
           "[trainer]") {
   Trainer t(tiny_config());
   CHECK(std::isnan(t.step(0)));

@@ -10,6 +10,8 @@ import { mountTrainView } from './train-view';
 /** A mounted page. */
 export interface App {
   controller: Controller;
+  /** Settles once the core is loaded and the first model built; never rejects (ok false: load failed). */
+  ready: Promise<{ ok: true; simd: boolean } | { ok: false; message: string }>;
   /** Shows what validation corrected (from a URL or attributes); empty hides the banner. */
   showCorrections(c: Correction[]): void;
   destroy(): void;
@@ -80,20 +82,24 @@ export function mountApp(
   });
   showView(store.state.view);
 
-  void (async () => {
+  const ready: App['ready'] = (async () => {
     try {
       await ctl.start();
       loading.textContent = `Core loaded (${ctl.simd ? 'WebAssembly SIMD' : 'scalar WebAssembly'} build).`;
       loading.classList.add('done');
       await Promise.all([train.configure(), lesson.refresh()]);
+      return { ok: true as const, simd: ctl.simd };
     } catch (e) {
-      loading.textContent = `Could not load the attention core: ${e instanceof Error ? e.message : String(e)}`;
+      const message = `Could not load the attention core: ${e instanceof Error ? e.message : String(e)}`;
+      loading.textContent = message;
       loading.classList.add('error');
+      return { ok: false as const, message };
     }
   })();
 
   return {
     controller: ctl,
+    ready,
     showCorrections(c: Correction[]) {
       bannerList.replaceChildren(...c.map((x) => h('li', { text: x.message })));
       banner.hidden = c.length === 0;

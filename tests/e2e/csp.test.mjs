@@ -1,0 +1,133 @@
+// The page under a strict Content-Security-Policy sent as an HTTP header on every response (the
+// page, its scripts, the worker script and the wasm), as a course site might send it:
+//   default-src 'self'; script-src 'self' 'wasm-unsafe-eval'
+// A worker's CSP is the one of its own script's response, so the worker (which runs Embind's
+// glue) is bound by the header too. The page must load, train and show no CSP violation: no
+// securitypolicyviolation event in the page or in the worker, and no console error.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import fs from 'node:fs';
+import path from 'node:path';
+import { DIST, SUB_PATH, launch, waitReady, readout } from './harness.mjs';
+
+const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'";
+const MIME = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.json': 'application/json',
+  '.svg': 'image/svg+xml',
+};
+
+/** Serves web/dist under SUB_PATH with the CSP header on every response; records which got it. */
+function serveWithCsp() {
+  const served = [];
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://x');
+    const rel = decodeURIComponent(url.pathname.slice(SUB_PATH.length)) || 'index.html';
+    const file = path.resolve(DIST, rel);
+    if (!url.pathname.startsWith(SUB_PATH) || !file.startsWith(path.resolve(DIST) + path.sep) || !fs.existsSync(file)) {
+      res.writeHead(404, { 'content-security-policy': CSP }).end('not found');
+      return;
+    }
+    served.push(rel);
+    res.writeHead(200, {
+      'content-type': MIME[path.extname(file)] ?? 'application/octet-stream',
+      'content-security-policy': CSP,
+      'cache-control': 'no-store',
+    });
+    res.end(fs.readFileSync(file));
+  });
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => {
+      resolve({ url: `http://127.0.0.1:${server.address().port}${SUB_PATH}`, served, close: () => new Promise((r) => server.close(r)) });
+    });
+  });
+}
+
+let srv;
+let browser;
+before(async () => {
+  srv = await serveWithCsp();
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  await srv?.close();
+});
+
+/** Opens the page with violation listeners installed before any script of the page runs. */
+async function openWithCsp(hash) {
+  // Never bypass CSP here: the point is to run under it.
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: false });
+  const page = await context.newPage();
+  const errors = [];
+  const violations = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(`console: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  await page.exposeFunction('__cspViolation', (v) => violations.push(v));
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) =>
+      window.__cspViolation({ where: 'page', directive: e.violatedDirective, blocked: e.blockedURI, sample: e.sample }),
+    );
+  });
+  // Violations inside the worker: its console messages (Chromium reports each blocked eval there
+  // as a console error) and its errors, via CDP auto-attach (playwright's worker events).
+  const workers = [];
+  page.on('worker', (w) => {
+    workers.push(w);
+    w.on('console', (m) => {
+      if (m.type() === 'error') errors.push(`worker console: ${m.text()}`);
+    });
+  });
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Log.enable');
+  cdp.on('Log.entryAdded', ({ entry }) => {
+    if (entry.level === 'error' || /Content.Security.Policy|unsafe-eval/i.test(entry.text)) errors.push(`log: ${entry.text}`);
+  });
+  await page.goto(`${srv.url}#${hash}`);
+  return { page, context, errors, violations, workers };
+}
+
+test('under the CSP header the page loads, trains, and reports no violation', async (t) => {
+  const { page, context, errors, violations, workers } = await openWithCsp('view=train&vocab=16&dmodel=8&heads=2&seqlen=6&batch=4');
+  await waitReady(page);
+  assert.match(await page.textContent('.loading'), /Core loaded/);
+  // The worker really ran under the header: it was served with it and Embind's glue runs in it.
+  assert.ok(srv.served.some((p) => /assets\/worker-.*\.js$/.test(p)), `worker script served: ${srv.served}`);
+  assert.ok(srv.served.some((p) => /wasm\/attention-core-(simd|scalar)\.js$/.test(p)), 'the Embind glue was served with the header');
+  assert.ok(workers.length >= 1, 'a worker started');
+  // The worker inherits nothing from the page: check its own policy blocks eval.
+  const evalBlocked = await workers[0].evaluate(() => {
+    try {
+      // eslint-disable-next-line no-new-func
+      new Function('return 1')();
+      return false;
+    } catch (e) {
+      return e instanceof EvalError || /Content Security Policy|unsafe-eval/.test(String(e));
+    }
+  });
+  assert.equal(evalBlocked, true, "the worker is bound by the header CSP (eval is blocked in it)");
+  errors.length = 0; // that probe's own report is expected; everything after must be clean
+
+  await page.click('[data-action=step10]');
+  await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '10', null, { timeout: 10000 });
+  await page.click('[data-action=play]');
+  await page.waitForFunction(() => Number(document.querySelector('.readout').dataset.step) >= 200, null, { timeout: 20000 });
+  await page.click('[data-action=play]');
+  await page.waitForSelector('.readout[data-status="paused"]');
+  const r = await readout(page);
+  t.diagnostic(`trained to step ${r.step}, loss ${r.loss}`);
+  assert.ok(Number.isFinite(r.loss));
+  assert.equal(await page.locator('.heatmaps canvas').count(), 3, '2 heads + the average');
+  // The lesson view uses the core too (selfAttention).
+  await page.click('[data-view=lesson]');
+  await page.waitForSelector('.stage[data-stage=tokens]');
+  assert.deepEqual(violations, []);
+  assert.deepEqual(errors, []);
+  await context.close();
+});

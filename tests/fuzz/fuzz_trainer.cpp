@@ -1,0 +1,97 @@
+// libFuzzer target: the Trainer's config and ids path, as the page and the bindings drive it:
+// any TrainerConfig (ints, NaN/inf floats, any task name, any seed) must either validate or throw
+// std::invalid_argument. A valid config small enough to train quickly builds a Trainer, runs a few
+// steps (a non-finite loss is a std::runtime_error that keeps the weights), then attention() on
+// fuzzed ids and length: a bad id or length throws std::invalid_argument, and anything it returns
+// is finite with rows summing to 1.
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "attn/trainer.h"
+
+namespace {
+
+[[noreturn]] void fail(const char* what) {
+  std::fprintf(stderr, "fuzz_trainer: %s\n", what);
+  std::abort();
+}
+
+// Mostly small values near the bounds, sometimes any int.
+int pick_int(FuzzedDataProvider& in, int small_hi) {
+  switch (in.ConsumeIntegralInRange<int>(0, 3)) {
+    case 0: return in.ConsumeIntegral<int>();
+    case 1: return in.ConsumeIntegralInRange<int>(-2, 2);
+    default: return in.ConsumeIntegralInRange<int>(1, small_hi);
+  }
+}
+
+// Any float, including NaN, infinities and denormals, or a plain one in range.
+float pick_float(FuzzedDataProvider& in, float lo, float hi) {
+  if (in.ConsumeBool()) return in.ConsumeFloatingPoint<float>();
+  return in.ConsumeFloatingPointInRange<float>(lo, hi);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  FuzzedDataProvider in(data, size);
+  attn::TrainerConfig c;
+  c.vocab_size = pick_int(in, 40);
+  c.d_model = pick_int(in, 24);
+  c.n_heads = pick_int(in, 6);
+  c.seq_len = pick_int(in, 10);
+  c.batch_size = pick_int(in, 4);
+  c.lr = pick_float(in, 0.0f, 12.0f);
+  c.seed = in.ConsumeIntegral<uint64_t>();
+  c.attn_dropout = pick_float(in, 0.0f, 1.0f);
+  c.out_dropout = pick_float(in, 0.0f, 1.0f);
+  if (in.ConsumeBool()) c.task = in.ConsumeRandomLengthString(16);
+  const auto style = static_cast<attn::TrainerConfig::KeyStyle>(in.ConsumeIntegralInRange<int>(0, 2));
+  try {
+    c.validate(style);
+  } catch (const std::invalid_argument&) {
+    try {
+      attn::Trainer t(c);  // the constructor must refuse what validate refuses
+    } catch (const std::invalid_argument&) {
+      return 0;
+    }
+    fail("Trainer accepted a config validate() refused");
+  }
+  // Valid; train only what is quick (the validated bounds allow far larger states).
+  if (c.vocab_size > 64 || c.d_model > 32 || c.seq_len > 16 || c.batch_size > 8) return 0;
+
+  attn::Trainer t(c);
+  const int steps = in.ConsumeIntegralInRange<int>(0, 3);
+  try {
+    const float loss = t.step(steps);
+    if (steps > 0 && !std::isfinite(loss)) fail("step() returned a non-finite loss");
+  } catch (const std::runtime_error& e) {
+    if (std::string(e.what()).find("non-finite") == std::string::npos)
+      fail("step() threw something other than the non-finite guard");
+  }
+
+  const int T = in.ConsumeIntegralInRange<int>(-1, c.seq_len + 2);
+  std::vector<int32_t> ids;
+  for (int i = 0; i < (T > 0 ? T : 0); ++i)
+    ids.push_back(in.ConsumeBool() ? in.ConsumeIntegral<int32_t>()
+                                   : in.ConsumeIntegralInRange<int32_t>(0, c.vocab_size - 1));
+  attn::Mat weights, logits;
+  try {
+    t.attention(ids.data(), T, weights, logits);
+  } catch (const std::invalid_argument&) {
+    return 0;
+  }
+  if (weights.rows() != c.n_heads * T || weights.cols() != T) fail("weights have the wrong shape");
+  if (logits.rows() != T || logits.cols() != c.vocab_size) fail("logits have the wrong shape");
+  if (!weights.allFinite()) fail("non-finite attention weights");
+  for (Eigen::Index i = 0; i < weights.rows(); ++i)
+    if (std::fabs(weights.row(i).sum() - 1.0f) > 1e-4f) fail("an attention row does not sum to 1");
+  return 0;
+}

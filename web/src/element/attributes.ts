@@ -1,0 +1,175 @@
+// The attributes of <attention-playground>: their names (a public contract, see
+// .notes/README-embed.md), how each maps to the State, and the validation of the element-only ones
+// (hide, height, solved-at, autoplay). State values are checked by state.ts, exactly like the URL.
+import { checkField, DEFAULTS, FIELDS, fixConsistency, type Correction, type State } from '../state';
+
+/** Attributes that set a State key, with the key they set. */
+export const CONFIG_ATTRIBUTES = {
+  view: 'view',
+  task: 'task',
+  'vocab-size': 'vocabSize',
+  'd-model': 'dModel',
+  heads: 'nHeads',
+  'seq-len': 'seqLen',
+  batch: 'batchSize',
+  lr: 'lr',
+  seed: 'seed',
+} as const satisfies Record<string, keyof State>;
+
+export type ConfigAttribute = keyof typeof CONFIG_ATTRIBUTES;
+
+/** Every observed attribute. */
+export const ATTRIBUTES = [...Object.keys(CONFIG_ATTRIBUTES), 'autoplay', 'hide', 'height', 'solved-at'] as readonly string[];
+
+/**
+ * Control groups that `hide` removes, with what each one is. The selectors find them in the views
+ * (ui/app.ts, ui/train-view.ts, ui/lesson-view.ts).
+ */
+export const HIDE_GROUPS = {
+  header: { selector: 'header.top', what: 'the title and the view tabs (the view is then fixed by the view attribute)' },
+  status: { selector: '.loading', what: 'the "Core loaded" line' },
+  run: { selector: 'fieldset.run', what: 'the Run box: Play, Step, Reset, the step/loss readout and its problem box' },
+  model: { selector: 'fieldset.config', what: 'the "Model and training" settings' },
+  loss: { selector: '.loss-panel', what: 'the loss chart' },
+  heatmaps: { selector: '.heat-panel', what: 'the attention heatmaps panel' },
+  sample: { selector: '.sample-field', what: 'the sample-sequence input above the heatmaps' },
+  legend: { selector: '.heat-panel .legend, .heat-panel .cell-readout', what: 'the colour legend and the hovered-cell readout' },
+  'lesson-controls': { selector: '.lesson-controls', what: 'the sentence, dk, dv and causal-mask inputs of the lesson view' },
+  'stage-nav': { selector: '.stage-nav', what: 'the Prev/Next stage buttons of the lesson view' },
+} as const;
+
+export type HideGroup = keyof typeof HIDE_GROUPS;
+
+/** The solved-at threshold when the attribute is absent. */
+export const DEFAULT_SOLVED_AT = 0.1;
+/** Bounds of the height attribute, CSS pixels. */
+export const HEIGHT_RANGE = [160, 4000] as const;
+/** Longest attribute value read (longer values are cut before parsing). */
+const MAX_ATTRIBUTE_CHARS = 1024;
+
+/** A problem with one attribute value, phrased with the attribute's name. */
+export interface AttributeProblem {
+  attribute: string;
+  message: string;
+}
+
+function quote(raw: string): string {
+  const s = raw.length > 24 ? `${raw.slice(0, 24)}…` : raw;
+  return JSON.stringify(s);
+}
+
+/** Attribute name of a State key, if there is one. */
+export function attributeOf(key: keyof State): string | undefined {
+  return (Object.keys(CONFIG_ATTRIBUTES) as ConfigAttribute[]).find((a) => CONFIG_ATTRIBUTES[a] === key);
+}
+
+/** Rewrites a state.ts correction ("d_model: ...") to name the attribute ("d-model: ..."). */
+export function problemOf(c: Correction, source: 'attribute' | 'state' = 'attribute'): AttributeProblem {
+  const label = FIELDS.find((f) => f.key === c.key)?.label ?? String(c.key);
+  const name = source === 'attribute' ? (attributeOf(c.key) ?? `state.${String(c.key)}`) : `state.${String(c.key)}`;
+  const why = c.message.startsWith(`${label}: `) ? c.message.slice(label.length + 2) : c.message;
+  return { attribute: name, message: `${name}: ${why}` };
+}
+
+/**
+ * The State for a set of config attributes (null = absent), starting from base; values checked and
+ * clamped with the URL's rules, then made consistent (even d_model, heads dividing it...).
+ */
+export function stateFromAttributes(
+  base: Readonly<State>,
+  get: (name: ConfigAttribute) => string | null,
+): { state: State; problems: AttributeProblem[] } {
+  const state: State = { ...base };
+  const corrections: Correction[] = [];
+  for (const name of Object.keys(CONFIG_ATTRIBUTES) as ConfigAttribute[]) {
+    const raw = get(name);
+    if (raw === null) continue;
+    const key = CONFIG_ATTRIBUTES[name];
+    const { value, correction } = checkField(key, raw.slice(0, MAX_ATTRIBUTE_CHARS));
+    (state as unknown as Record<string, unknown>)[key] = value;
+    if (correction) corrections.push(correction);
+  }
+  fixConsistency(state, corrections);
+  return { state, problems: corrections.map((c) => problemOf(c)) };
+}
+
+/**
+ * A patch of State keys (camelCase, as in state.ts) from script, e.g. `el.state = {seed: 7}`:
+ * unknown keys are reported, values checked like the URL's. Returns the full next state.
+ */
+export function stateFromPatch(base: Readonly<State>, patch: unknown): { state: State; problems: AttributeProblem[] } {
+  const state: State = { ...base };
+  const problems: AttributeProblem[] = [];
+  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) {
+    return { state, problems: [{ attribute: 'state', message: 'state: expected an object of settings, e.g. {seed: 7}' }] };
+  }
+  const corrections: Correction[] = [];
+  for (const [k, v] of Object.entries(patch).slice(0, 64)) {
+    const f = FIELDS.find((x) => x.key === k);
+    if (!f || !(typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')) {
+      problems.push({ attribute: 'state', message: `state: ${quote(k)} is not a setting with a string, number or boolean value; ignored` });
+      continue;
+    }
+    const raw = typeof v === 'boolean' ? (v ? '1' : '0') : String(v).slice(0, MAX_ATTRIBUTE_CHARS);
+    const { value, correction } = checkField(f.key, raw);
+    (state as unknown as Record<string, unknown>)[f.key] = value;
+    if (correction) corrections.push(correction);
+  }
+  fixConsistency(state, corrections);
+  return { state, problems: [...problems, ...corrections.map((c) => problemOf(c, 'state'))] };
+}
+
+/** Parses `hide` ("run, model"): known group names; unknown ones are reported. */
+export function parseHide(raw: string | null): { groups: Set<HideGroup>; problem?: AttributeProblem } {
+  const groups = new Set<HideGroup>();
+  if (raw === null) return { groups };
+  const bad: string[] = [];
+  for (const part of raw.slice(0, MAX_ATTRIBUTE_CHARS).split(/[\s,]+/)) {
+    const name = part.trim().toLowerCase();
+    if (name === '') continue;
+    if (Object.hasOwn(HIDE_GROUPS, name)) groups.add(name as HideGroup);
+    else if (bad.length < 3) bad.push(quote(part));
+  }
+  if (bad.length === 0) return { groups };
+  return {
+    groups,
+    problem: { attribute: 'hide', message: `hide: ${bad.join(', ')} ${bad.length > 1 ? 'are not control groups' : 'is not a control group'} (known: ${Object.keys(HIDE_GROUPS).join(', ')}); ignored` },
+  };
+}
+
+/** Parses `height`: CSS pixels ("480" or "480px") clamped to HEIGHT_RANGE; absent or "auto" = null. */
+export function parseHeight(raw: string | null): { px: number | null; problem?: AttributeProblem } {
+  if (raw === null) return { px: null };
+  const text = raw.trim().toLowerCase();
+  if (text === '' || text === 'auto') return { px: null };
+  const m = /^(\d+(?:\.\d+)?)(px)?$/.exec(text.slice(0, 32));
+  if (!m) return { px: null, problem: { attribute: 'height', message: `height: ${quote(raw)} is not a number of CSS pixels (e.g. 480) or auto; using auto` } };
+  const n = Number(m[1]);
+  const [lo, hi] = HEIGHT_RANGE;
+  if (n < lo) return { px: lo, problem: { attribute: 'height', message: `height: ${n} is below the minimum ${lo}; using ${lo}` } };
+  if (n > hi) return { px: hi, problem: { attribute: 'height', message: `height: ${n} is above the maximum ${hi}; using ${hi}` } };
+  return { px: n };
+}
+
+/** Parses `solved-at`: the loss under which `solved` fires; absent = DEFAULT_SOLVED_AT; 0 = never. */
+export function parseSolvedAt(raw: string | null): { value: number; problem?: AttributeProblem } {
+  if (raw === null) return { value: DEFAULT_SOLVED_AT };
+  const text = raw.trim();
+  const n = text === '' ? NaN : Number(text.slice(0, 32));
+  if (!Number.isFinite(n) || n < 0) {
+    return { value: DEFAULT_SOLVED_AT, problem: { attribute: 'solved-at', message: `solved-at: ${quote(raw)} is not a loss >= 0; using ${DEFAULT_SOLVED_AT}` } };
+  }
+  return { value: n };
+}
+
+/** Parses `autoplay` as a boolean attribute (present = on), also accepting "false"/"0" as off. */
+export function parseAutoplay(raw: string | null): { value: boolean; problem?: AttributeProblem } {
+  if (raw === null) return { value: false };
+  const text = raw.trim().toLowerCase();
+  if (text === '' || text === 'true' || text === '1' || text === 'autoplay') return { value: true };
+  if (text === 'false' || text === '0') return { value: false };
+  return { value: false, problem: { attribute: 'autoplay', message: `autoplay: ${quote(raw)} is not true or false; autoplay is off` } };
+}
+
+/** The State an element starts from before any attribute is read. */
+export const ELEMENT_DEFAULTS: Readonly<State> = DEFAULTS;

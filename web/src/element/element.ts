@@ -1,0 +1,403 @@
+// <attention-playground>: the whole page (both views) in a shadow root, configured by attributes,
+// driven by methods, reporting by events. Each instance has its own Store, Controller and worker.
+// The views are the page's own (ui/app.ts); this file only maps attributes, methods and events.
+import styleText from '../style.css?inline';
+import uplotText from 'uplot/dist/uPlot.min.css?inline';
+import elementText from './element.css?inline';
+import type { Controller, Problem } from '../controller';
+import { MAX_STEPS_PER_REQUEST, type Snapshot } from '../protocol';
+import type { State } from '../state';
+import { Store } from '../store';
+import { mountApp, type App } from '../ui/app';
+import { h } from '../ui/dom';
+import {
+  ATTRIBUTES,
+  CONFIG_ATTRIBUTES,
+  ELEMENT_DEFAULTS,
+  HIDE_GROUPS,
+  parseAutoplay,
+  parseHeight,
+  parseHide,
+  parseSolvedAt,
+  stateFromAttributes,
+  stateFromPatch,
+  type AttributeProblem,
+  type ConfigAttribute,
+  type HideGroup,
+} from './attributes';
+
+/** How the element finds its worker and the wasm folder (differs between the module and embed.html). */
+export interface ElementHost {
+  makeWorker: () => Worker;
+  wasmBase: () => string;
+}
+
+/** Detail of the `ready` event. */
+export interface ReadyDetail {
+  simd: boolean;
+}
+/** Detail of the `step` and `solved` events. */
+export interface StepDetail {
+  step: number;
+  loss: number;
+}
+/** Detail of the `error` event. */
+export interface ErrorDetail {
+  message: string;
+  /** The attribute (or "state", "step") whose value was wrong, if any. */
+  attribute?: string;
+  /** The controller's problem kind (config, nonFinite, crash, ...) or "load", "webassembly". */
+  kind?: string;
+}
+
+/** `step` events come at most this often while training (the last one is never dropped). */
+export const STEP_EVENT_MS = 200;
+
+const WASM_MESSAGE = 'This interactive playground needs WebAssembly, which this browser does not provide (or has turned off). The lesson text still reads fine without it.';
+
+let sheets: CSSStyleSheet[] | null = null;
+/** The stylesheets of every instance, parsed once (constructable sheets work under a strict CSP). */
+function styleSheets(): CSSStyleSheet[] {
+  if (!sheets) {
+    sheets = [styleText, uplotText, elementText].map((text) => {
+      const s = new CSSStyleSheet();
+      s.replaceSync(text);
+      return s;
+    });
+  }
+  return sheets;
+}
+
+let host: ElementHost | null = null;
+
+/** The custom element class; see .notes/README-embed.md for the contract. */
+export class AttentionPlaygroundElement extends HTMLElement {
+  static get observedAttributes(): readonly string[] {
+    return ATTRIBUTES;
+  }
+
+  readonly #shadow: ShadowRoot;
+  readonly #frame: HTMLDivElement;
+  readonly #messages: HTMLUListElement;
+  #appRoot: HTMLDivElement | null = null;
+  #app: App | null = null;
+  #store: Store | null = null;
+  /** State set through `state` before the element was connected. */
+  #pending: State = { ...ELEMENT_DEFAULTS };
+  #unsubscribe: (() => void)[] = [];
+  #ready = false;
+  #readyWaiters: (() => void)[] = [];
+  /** Current problem text per source (attribute name, "run", "load"), shown in the message box. */
+  #shown = new Map<string, string>();
+  #hidden = new Set<HideGroup>();
+  #placeholders = new Map<Element, Comment>();
+  #solvedAt = parseSolvedAt(null).value;
+  #solvedFired = false;
+  #lastSnapshot: Snapshot | null = null;
+  #lastStepSent = -1;
+  #lastStepTime = 0;
+  #stepTimer = 0;
+  #teardownQueued = false;
+
+  constructor() {
+    super();
+    this.#shadow = this.attachShadow({ mode: 'open' });
+    this.#shadow.adoptedStyleSheets = styleSheets();
+    this.#messages = h('ul', { class: 'ap-messages', role: 'alert', hidden: true });
+    this.#frame = h('div', { class: 'ap-root', part: 'root' }, this.#messages);
+    this.#shadow.append(this.#frame);
+  }
+
+  /** The current settings (a copy; keys as in state.ts, e.g. vocabSize, dModel, nHeads, seed). */
+  get state(): State {
+    return { ...(this.#store?.state ?? this.#pending) };
+  }
+
+  /** Merges settings (keys as in state.ts), validated like the URL; bad values fire `error`. */
+  set state(patch: Partial<State>) {
+    const { state, problems } = stateFromPatch(this.state, patch);
+    this.#show('state', problems);
+    for (const p of problems) this.#error(p.message, { attribute: p.attribute });
+    if (this.#store) this.#store.set(state);
+    else this.#pending = state;
+  }
+
+  /** Whether the core is loaded and the first model built. */
+  get ready(): boolean {
+    return this.#ready;
+  }
+
+  /** Starts training (the training view's Play). Resolves once training runs. */
+  async play(): Promise<void> {
+    const ctl = await this.#controller();
+    await ctl?.play();
+  }
+
+  /** Pauses training. Resolves once the worker has stopped. */
+  async pause(): Promise<void> {
+    const ctl = await this.#controller();
+    await ctl?.pause();
+  }
+
+  /** Runs n training steps (1..1000, default 1; pauses first). Resolves when they are done. */
+  async step(n: number = 1): Promise<void> {
+    let count = Number(n);
+    if (!Number.isFinite(count) || count < 1) {
+      this.#error(`step(${String(n).slice(0, 24)}): the number of steps must be at least 1; nothing done`, { attribute: 'step' });
+      return;
+    }
+    count = Math.floor(count);
+    if (count > MAX_STEPS_PER_REQUEST) {
+      this.#error(`step(${count}): at most ${MAX_STEPS_PER_REQUEST} steps per call; running ${MAX_STEPS_PER_REQUEST}`, { attribute: 'step' });
+      count = MAX_STEPS_PER_REQUEST;
+    }
+    const ctl = await this.#controller();
+    await ctl?.step(count);
+  }
+
+  /** Back to step 0 with the same settings and seed. */
+  async reset(): Promise<void> {
+    const ctl = await this.#controller();
+    await ctl?.reset();
+  }
+
+  connectedCallback(): void {
+    this.#teardownQueued = false;
+    if (this.#app || this.#frame.dataset.state === 'no-webassembly') return;
+    this.#readAttributes();
+    if (typeof WebAssembly !== 'object' || WebAssembly === null) {
+      this.#frame.dataset.state = 'no-webassembly';
+      this.#frame.append(h('p', { class: 'ap-fallback', text: WASM_MESSAGE }));
+      this.#error(WASM_MESSAGE, { kind: 'webassembly' });
+      this.#setReady(false);
+      return;
+    }
+    this.#mount();
+  }
+
+  disconnectedCallback(): void {
+    // A move (remove + insert in one task) keeps the run; a real removal stops the worker.
+    if (this.#teardownQueued) return;
+    this.#teardownQueued = true;
+    queueMicrotask(() => {
+      if (!this.#teardownQueued || this.isConnected) return;
+      this.#teardownQueued = false;
+      this.#teardown();
+    });
+  }
+
+  attributeChangedCallback(name: string, old: string | null, value: string | null): void {
+    if (old === value || !this.#store) return;
+    if (Object.hasOwn(CONFIG_ATTRIBUTES, name)) {
+      const attr = name as ConfigAttribute;
+      const { state, problems } = stateFromAttributes(this.#store.state, (a) => (a === attr ? value : null));
+      this.#show(name, problems);
+      for (const p of problems) this.#error(p.message, { attribute: p.attribute });
+      if (value !== null) this.#store.set(state);
+    } else if (name === 'hide') this.#applyHide();
+    else if (name === 'height') this.#applyHeight();
+    else if (name === 'solved-at') this.#applySolvedAt();
+  }
+
+  // ---- Mounting
+
+  #readAttributes(): void {
+    const { state, problems } = stateFromAttributes(this.#pending, (a) => this.getAttribute(a));
+    this.#pending = state;
+    for (const name of Object.keys(CONFIG_ATTRIBUTES)) this.#show(name, problems.filter((p) => p.attribute === name));
+    // Consistency fixes (d_model odd, heads not dividing it) name another attribute than the one read.
+    this.#show('config', problems.filter((p) => !Object.hasOwn(CONFIG_ATTRIBUTES, p.attribute)));
+    // Fire after the current task, so a listener added right after the element is defined hears it.
+    const errs = problems.map((p) => p);
+    setTimeout(() => errs.forEach((p) => this.#error(p.message, { attribute: p.attribute })));
+  }
+
+  #mount(): void {
+    const h_ = host;
+    if (!h_) throw new Error('attention-playground: defineAttentionPlayground() was not called');
+    const store = new Store(this.#pending);
+    this.#store = store;
+    this.#appRoot = h('div', { class: 'ap-app' });
+    this.#frame.append(this.#appRoot);
+    const app = mountApp(this.#appRoot, store, {
+      makeWorker: h_.makeWorker,
+      wasmBase: h_.wasmBase(),
+    });
+    this.#app = app;
+    this.#applyHide();
+    this.#applyHeight();
+    this.#applySolvedAt();
+    const ctl = app.controller;
+    this.#unsubscribe.push(ctl.subscribe((c) => this.#onController(c)));
+    this.#unsubscribe.push(ctl.onProblem((p) => this.#onProblem(p)));
+    const autoplay = parseAutoplay(this.getAttribute('autoplay'));
+    if (autoplay.problem) {
+      const p = autoplay.problem;
+      this.#show('autoplay', [p]);
+      setTimeout(() => this.#error(p.message, { attribute: 'autoplay' }));
+    }
+    void app.ready.then((r) => {
+      if (this.#app !== app) return;
+      if (!r.ok) {
+        this.#show('load', [{ attribute: 'load', message: r.message }]);
+        this.#error(r.message, { kind: 'load' });
+        this.#setReady(false);
+        return;
+      }
+      this.#setReady(true);
+      this.dispatchEvent(new CustomEvent<ReadyDetail>('ready', { bubbles: true, detail: { simd: r.simd } }));
+      if (autoplay.value && store.state.view === 'train') void ctl.play();
+    });
+  }
+
+  #teardown(): void {
+    for (const f of this.#unsubscribe) f();
+    this.#unsubscribe = [];
+    clearTimeout(this.#stepTimer);
+    if (this.#store) this.#pending = { ...this.#store.state };
+    this.#app?.destroy();
+    this.#appRoot?.remove();
+    this.#app = null;
+    this.#appRoot = null;
+    this.#store = null;
+    this.#placeholders.clear();
+    this.#setReady(false);
+    this.#lastSnapshot = null;
+    this.#lastStepSent = -1;
+  }
+
+  #setReady(ok: boolean): void {
+    this.#ready = ok;
+    const waiters = this.#readyWaiters;
+    this.#readyWaiters = [];
+    for (const f of waiters) f();
+  }
+
+  /** The controller once ready; null (after an `error` event) when the element cannot run. */
+  async #controller(): Promise<Controller | null> {
+    if (!this.#app && this.#frame.dataset.state !== 'no-webassembly' && !this.isConnected) {
+      this.#error('the element is not in the document, so it has no model to drive', { kind: 'state' });
+      return null;
+    }
+    if (!this.#ready && this.#app) await new Promise<void>((r) => this.#readyWaiters.push(r));
+    if (!this.#ready || !this.#app) return null;
+    return this.#app.controller;
+  }
+
+  // ---- Attributes that only the element has
+
+  #applyHide(): void {
+    const root = this.#appRoot;
+    if (!root) return;
+    const { groups, problem } = parseHide(this.getAttribute('hide'));
+    this.#show('hide', problem ? [problem] : []);
+    if (problem) setTimeout(() => this.#error(problem.message, { attribute: 'hide' }));
+    this.#hidden = groups;
+    // Put back what is no longer hidden, then take out what is.
+    for (const [el, mark] of [...this.#placeholders]) {
+      mark.replaceWith(el);
+      this.#placeholders.delete(el);
+    }
+    for (const g of groups) {
+      for (const el of root.querySelectorAll(HIDE_GROUPS[g].selector)) {
+        const mark = document.createComment(`hidden: ${g}`);
+        el.replaceWith(mark);
+        this.#placeholders.set(el, mark);
+      }
+    }
+    // With both boxes of the controls column gone, the plots take the whole width.
+    const noControls = groups.has('run') && groups.has('model');
+    root.querySelector('.train-layout')?.classList.toggle('ap-no-controls', noControls);
+    const form = root.querySelector('.train-layout > form.controls');
+    if (form) (form as HTMLElement).hidden = noControls;
+    this.#frame.dataset.hide = [...groups].join(' ');
+    this.#onProblem(this.#lastProblem);
+  }
+
+  #applyHeight(): void {
+    const { px, problem } = parseHeight(this.getAttribute('height'));
+    this.#show('height', problem ? [problem] : []);
+    if (problem) setTimeout(() => this.#error(problem.message, { attribute: 'height' }));
+    this.#frame.style.height = px === null ? '' : `${px}px`;
+    this.#frame.classList.toggle('ap-sized', px !== null);
+  }
+
+  #applySolvedAt(): void {
+    const { value, problem } = parseSolvedAt(this.getAttribute('solved-at'));
+    this.#show('solved-at', problem ? [problem] : []);
+    if (problem) setTimeout(() => this.#error(problem.message, { attribute: 'solved-at' }));
+    this.#solvedAt = value;
+    // A new threshold is a new goal: it may fire again in this run.
+    this.#solvedFired = false;
+    if (this.#lastSnapshot) this.#checkSolved(this.#lastSnapshot);
+  }
+
+  // ---- Events
+
+  #onController(c: Controller): void {
+    const s = c.snapshot;
+    if (!s || s === this.#lastSnapshot) return;
+    const prev = this.#lastSnapshot;
+    this.#lastSnapshot = s;
+    // A new run (configure or reset): step went back. The solved event may fire again.
+    if (prev && s.step < prev.step) this.#solvedFired = false;
+    this.#checkSolved(s);
+    if (s.step !== this.#lastStepSent) this.#queueStepEvent();
+  }
+
+  #checkSolved(s: Snapshot): void {
+    if (this.#solvedFired || s.lossAtInit || s.step === 0 || !(s.loss < this.#solvedAt)) return;
+    this.#solvedFired = true;
+    this.dispatchEvent(new CustomEvent<StepDetail & { threshold: number }>('solved', { bubbles: true, detail: { step: s.step, loss: s.loss, threshold: this.#solvedAt } }));
+  }
+
+  #queueStepEvent(): void {
+    if (this.#stepTimer) return;
+    const wait = Math.max(0, this.#lastStepTime + STEP_EVENT_MS - performance.now());
+    const fire = () => {
+      this.#stepTimer = 0;
+      const s = this.#lastSnapshot;
+      if (!s || s.step === this.#lastStepSent) return;
+      this.#lastStepSent = s.step;
+      this.#lastStepTime = performance.now();
+      this.dispatchEvent(new CustomEvent<StepDetail>('step', { bubbles: true, detail: { step: s.step, loss: s.loss } }));
+    };
+    if (wait === 0) fire();
+    else this.#stepTimer = window.setTimeout(fire, wait);
+  }
+
+  #lastProblem: Problem | null = null;
+
+  #onProblem(p: Problem | null): void {
+    const changed = p !== this.#lastProblem;
+    this.#lastProblem = p;
+    // The Run box shows problems; when it is hidden, the element's message box does.
+    const visibleElsewhere = !this.#hidden.has('run') && this.#store?.state.view === 'train';
+    this.#show('run', p && !visibleElsewhere ? [{ attribute: 'run', message: p.message }] : []);
+    if (p && changed) this.#error(p.message, { kind: p.kind });
+  }
+
+  #error(message: string, extra: Omit<ErrorDetail, 'message'> = {}): void {
+    this.dispatchEvent(new CustomEvent<ErrorDetail>('error', { detail: { message, ...extra } }));
+  }
+
+  /** Shows (or, with none, clears) the problems of one source in the message box. */
+  #show(source: string, problems: AttributeProblem[]): void {
+    if (problems.length === 0) this.#shown.delete(source);
+    else this.#shown.set(source, problems.map((p) => p.message).join('; '));
+    this.#messages.replaceChildren(...[...this.#shown.values()].map((text) => h('li', { text })));
+    this.#messages.hidden = this.#shown.size === 0;
+  }
+}
+
+/** Registers <attention-playground> (once) with the given worker and wasm locations. */
+export function defineAttentionPlayground(options: ElementHost, name = 'attention-playground'): void {
+  host ??= options;
+  if (!customElements.get(name)) customElements.define(name, class extends AttentionPlaygroundElement {});
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'attention-playground': AttentionPlaygroundElement;
+  }
+}

@@ -1,0 +1,85 @@
+// Entry of embed.html: one <attention-playground> filling the frame, configured by the hash
+// (the page's state format, plus hide, autoplay, solved-at, height and origin), and driven by the
+// parent window through postMessage (messages.ts). Only the parent may command it, only from an
+// allowed origin; its events go to the parent with an explicit targetOrigin, never '*'.
+import './embed.css';
+import { FIELDS, type State } from '../state';
+import { defineAttentionPlayground } from './element';
+import { EVENT_TYPES, MESSAGE_SOURCE, parseCommand, parseOrigins, type Command } from './messages';
+
+defineAttentionPlayground({
+  makeWorker: () => new Worker(new URL('../worker.ts', import.meta.url), { type: 'module', name: 'attention-trainer' }),
+  wasmBase: () => new URL('wasm/', document.baseURI).href,
+});
+
+const params = new URLSearchParams(location.hash.replace(/^#/, '').slice(0, 8192));
+const parentWindow = window.parent !== window ? window.parent : null;
+const { origins, rejected } = parseOrigins(params.get('origin'), location.origin);
+
+const warned = new Set<string>();
+/** Logs one warning per kind of ignored message, so a chatty parent cannot flood the console. */
+function warnOnce(kind: string, message: string): void {
+  if (warned.has(kind)) return;
+  warned.add(kind);
+  console.warn(`attention-playground embed: ${message} (logged once; later ones are ignored silently)`);
+}
+if (rejected.length > 0) warnOnce('origin-param', `origin= entries that are not http(s) origins were dropped: ${rejected.map((r) => JSON.stringify(r)).join(', ')}`);
+
+/** Posts an event to the parent, once per allowed origin; the browser delivers only the matching one. */
+function post(type: (typeof EVENT_TYPES)[number], detail: unknown): void {
+  if (!parentWindow) return;
+  for (const origin of origins) parentWindow.postMessage({ source: MESSAGE_SOURCE, type, detail }, origin);
+}
+
+const el = document.createElement('attention-playground');
+for (const type of EVENT_TYPES) el.addEventListener(type, (e) => post(type, (e as CustomEvent).detail));
+for (const name of ['hide', 'autoplay', 'solved-at', 'height']) {
+  const v = params.get(name);
+  if (v !== null) el.setAttribute(name, v);
+}
+const patch: Partial<Record<keyof State, string>> = {};
+for (const f of FIELDS) {
+  const v = params.get(f.hash);
+  if (v !== null) patch[f.key] = v;
+}
+if (Object.keys(patch).length > 0) el.state = patch as unknown as Partial<State>;
+document.body.append(el);
+
+function run(c: Command): void {
+  switch (c.type) {
+    case 'play':
+      void el.play();
+      return;
+    case 'pause':
+      void el.pause();
+      return;
+    case 'reset':
+      void el.reset();
+      return;
+    case 'step':
+      void el.step(c.n);
+      return;
+    case 'configure':
+      for (const [name, value] of Object.entries(c.config)) {
+        if (value === null) el.removeAttribute(name);
+        else el.setAttribute(name, value);
+      }
+  }
+}
+
+window.addEventListener('message', (ev: MessageEvent) => {
+  if (!parentWindow || ev.source !== parentWindow) {
+    warnOnce('source', 'ignored a message that did not come from the parent window');
+    return;
+  }
+  if (!origins.includes(ev.origin)) {
+    warnOnce('origin', `ignored a message from ${JSON.stringify(ev.origin)}: not in the allowed origins (${origins.join(', ')}); pass origin=<your origin> in the hash`);
+    return;
+  }
+  const parsed = parseCommand(ev.data);
+  if (!parsed.ok) {
+    warnOnce('malformed', `ignored a malformed message (${parsed.why})`);
+    return;
+  }
+  run(parsed.command);
+});
