@@ -11,12 +11,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { ROOT, serve, launch, waitReady } from '../tests/e2e/harness.mjs';
+import { median } from './common.mjs';
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const n = s.length;
-  return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-};
 const readStep = (page) => page.evaluate(() => Number(document.querySelector('.readout').dataset.step));
 
 async function main() {

@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
+import { median, parseFlags } from './common.mjs';
 
 const CONFIGS = {
   demo: { V: 64, D: 32, H: 4, T: 12, B: 16, lr: 5e-3 },
@@ -12,12 +13,7 @@ const CONFIGS = {
 };
 
 function parseArgs(argv) {
-  const out = { backend: 'wasm', config: 'demo', blocks: 5, blockSeconds: 1 };
-  for (let i = 0; i < argv.length; i += 2) {
-    const key = argv[i].replace(/^--/, '').replace(/-(\w)/g, (_, c) => c.toUpperCase());
-    if (!(key in out)) throw new Error(`unknown flag ${argv[i]}`);
-    out[key] = typeof out[key] === 'number' ? Number(argv[i + 1]) : argv[i + 1];
-  }
+  const out = parseFlags(argv, { backend: 'wasm', config: 'demo', blocks: 5, blockSeconds: 1 });
   if (!CONFIGS[out.config]) throw new Error(`--config must be demo or large, got ${out.config}`);
   return out;
 }
@@ -75,12 +71,6 @@ function repeatBatch(V, B, T) {
   const ids = new Int32Array(B * T);
   for (let b = 0; b < B; b++) ids.fill(Math.floor(Math.random() * V), b * T, (b + 1) * T);
   return ids;
-}
-
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  const n = s.length;
-  return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
 async function main() {

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { median, parseFlags } from './common.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CONFIGS = {
@@ -20,19 +21,8 @@ export function trainStepFlops({ vocabSize: V, dModel: D, nHeads: H, seqLen: T, 
   return 3 * forward;
 }
 
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  const n = s.length;
-  return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-}
-
 function parseArgs(argv) {
-  const out = { variant: 'simd', config: 'all', blocks: 5, blockSeconds: 1 };
-  for (let i = 0; i < argv.length; i += 2) {
-    const key = argv[i].replace(/^--/, '').replace(/-(\w)/g, (_, c) => c.toUpperCase());
-    if (!(key in out)) throw new Error(`unknown flag ${argv[i]}`);
-    out[key] = typeof out[key] === 'number' ? Number(argv[i + 1]) : argv[i + 1];
-  }
+  const out = parseFlags(argv, { variant: 'simd', config: 'all', blocks: 5, blockSeconds: 1 });
   if (!['simd', 'scalar'].includes(out.variant)) throw new Error(`--variant must be simd or scalar`);
   return out;
 }

@@ -51,16 +51,9 @@ function elementModule(): Plugin {
           },
         },
         worker: { format: 'es' },
-        plugins: [
-          {
-            // The element injects its CSS into its shadow root (?inline); the side-effect CSS
-            // file a library build also writes is never loaded, so it is not shipped.
-            name: 'attention-playground:drop-css',
-            generateBundle(_opts, bundle) {
-              for (const name of Object.keys(bundle)) if (name.endsWith('.css')) delete bundle[name];
-            },
-          },
-        ],
+        // The element puts uPlot's CSS into its shadow root (?inline); the page's side-effect import
+        // of it would make a library build write a CSS file that nothing loads.
+        resolve: { alias: [{ find: /^uplot\/dist\/uPlot\.min\.css$/, replacement: path.join(root, 'src/element/empty.ts') }] },
       });
     },
   };

@@ -34,11 +34,11 @@ float cross_entropy_impl(ConstMatRef logits, const int32_t* targets, MatRef* dlo
       Eigen::Map<Eigen::ArrayXf> e(dlogits->row(i).data(), V);
       e = (x - mx).exp();  // one exp per entry, reused for the gradient
       const float sum = e.sum();
-      total += std::log(sum) + mx - row[targets[i]];
+      total += std::log(sum) + (mx - row[targets[i]]);  // (mx - x_t) first: exact for huge logits
       e *= inv / sum;
       e[targets[i]] -= inv;
     } else {
-      total += std::log((x - mx).exp().sum()) + mx - row[targets[i]];
+      total += std::log((x - mx).exp().sum()) + (mx - row[targets[i]]);
     }
   }
   return count ? static_cast<float>(total / count) : 0.0f;

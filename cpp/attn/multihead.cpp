@@ -22,6 +22,19 @@ int checked_d_model(int d_model, int n_heads, int max_context_length, float attn
   return d_model;
 }
 
+// Head h of batch b: its first row in the (N,.) matrices and in the (B*H*T,T) ones, and its
+// q, k, v as (T,Dh) strided views into the fused qkv (N,3D): columns h*Dh, D + h*Dh, 2D + h*Dh.
+struct Head {
+  Eigen::Index r0, p0;
+  Eigen::Block<Mat> q, k, v;
+};
+
+Head head_views(Mat& qkv, int b, int h, int T, int H, int Dh) {
+  const Eigen::Index D = Eigen::Index(H) * Dh, r0 = Eigen::Index(b) * T;
+  return {r0, (Eigen::Index(b) * H + h) * T, qkv.block(r0, h * Dh, T, Dh),
+          qkv.block(r0, D + h * Dh, T, Dh), qkv.block(r0, 2 * D + h * Dh, T, Dh)};
+}
+
 }  // namespace
 
 MultiHeadSelfAttention::MultiHeadSelfAttention(int d_model_, int n_heads_, int C, float p_attn,
@@ -69,10 +82,9 @@ void MultiHeadSelfAttention::forward(ConstMatRef x, int B, int T, bool training,
   const float scale = 1.0f / std::sqrt(static_cast<float>(Dh));
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < H; ++h) {
-      const Eigen::Index r0 = Eigen::Index(b) * T, p0 = (Eigen::Index(b) * H + h) * T;
-      auto q = s.qkv.block(r0, h * Dh, T, Dh);
-      auto k = s.qkv.block(r0, D + h * Dh, T, Dh);
-      auto v = s.qkv.block(r0, 2 * D + h * Dh, T, Dh);
+      Head hd = head_views(s.qkv, b, h, T, H, Dh);
+      const Eigen::Index r0 = hd.r0, p0 = hd.p0;
+      auto &q = hd.q, &k = hd.k, &v = hd.v;
       auto p = s.probs.block(p0, 0, T, T);
       matmul_nt(q, k, p, scale);  // scores (T,T) = q k^T / sqrt(Dh)
       apply_causal_mask(p);
@@ -114,10 +126,9 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
   const Mat& w = s.weights();
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < H; ++h) {
-      const Eigen::Index r0 = Eigen::Index(b) * T, p0 = (Eigen::Index(b) * H + h) * T;
-      auto q = s.qkv.block(r0, h * Dh, T, Dh);
-      auto k = s.qkv.block(r0, D + h * Dh, T, Dh);
-      auto v = s.qkv.block(r0, 2 * D + h * Dh, T, Dh);
+      Head hd = head_views(s.qkv, b, h, T, H, Dh);
+      const Eigen::Index r0 = hd.r0, p0 = hd.p0;
+      auto &q = hd.q, &k = hd.k, &v = hd.v;
       auto a = w.block(p0, 0, T, T);
       auto dout = s.dmerged.block(r0, h * Dh, T, Dh);
       // merged_h = a v  =>  dv = a^T dout, da = dout v^T

@@ -117,6 +117,16 @@ float Trainer::step(int n) {
   return last_loss_;
 }
 
+float Trainer::peek_loss() {
+  const Rng saved = data_rng_;  // rewound below: the batch and dropout masks are step()'s
+  const int B = config_.batch_size, T = config_.seq_len;
+  make_batch(task_, config_.vocab_size, B, T, data_rng_, batch_);
+  model_.forward(batch_.inputs.data(), B, T, /*training=*/true, data_rng_, train_state_);
+  const float loss = cross_entropy_loss(train_state_.logits, batch_.targets.data());
+  data_rng_ = saved;
+  return loss;
+}
+
 void Trainer::record_loss(float loss) {
   if ((adam_.t - 1) % history_stride_ != 0) return;
   if (history_.size() == kMaxHistory) {  // thin to every other kept step; no reallocation

@@ -45,6 +45,11 @@ class Trainer {
   // std::runtime_error says so; the weights stay as they were and the Trainer stays usable.
   float step(int n = 1);
 
+  // The loss the next step() will report, before it updates anything: the next batch (with
+  // dropout, as training applies it) under the current weights. Changes no state; calling
+  // peek_loss() then step(1) gives the same loss twice. This is the loss at step 0.
+  float peek_loss();
+
   // Eval mode, one sequence ids (T), T in [1, seq_len]: weights (H*T,T) = (H,T,T), logits (T,V).
   void attention(const int32_t* ids, int T, Mat& weights, Mat& logits);
 

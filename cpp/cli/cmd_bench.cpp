@@ -30,12 +30,7 @@ struct Named {
 };
 
 std::vector<Named> bench_configs(const std::string& which) {
-  TrainerConfig large;
-  large.vocab_size = 256;
-  large.d_model = 256;
-  large.n_heads = 8;
-  large.seq_len = 256;
-  large.batch_size = 8;
+  const TrainerConfig large{256, 256, 8, 256, 8};  // V, D, H, T, B; the rest DemoConfig's
   std::vector<Named> out;
   if (which == "demo" || which == "all") out.push_back({"demo", TrainerConfig{}});
   if (which == "large" || which == "all") out.push_back({"large", large});

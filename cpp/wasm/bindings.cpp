@@ -191,6 +191,10 @@ float trainer_step(attn::Trainer& t, val n) {
   });
 }
 
+float trainer_peek_loss(attn::Trainer& t) {
+  return js_call([&] { return t.peek_loss(); });
+}
+
 val trainer_loss_history(attn::Trainer& t) {
   const std::vector<float>& h = t.loss_history();
   return copy_out("Float32Array", h.data(), h.size());
@@ -286,6 +290,7 @@ EMSCRIPTEN_BINDINGS(attention_core) {
   class_<attn::Trainer>("Trainer")
       .constructor(&new_trainer, allow_raw_pointers())
       .function("step", &trainer_step)
+      .function("peekLoss", &trainer_peek_loss)
       .function("lossHistory", &trainer_loss_history)
       .function("attention", &trainer_attention)
       .function("exportWeights", &trainer_export_weights)

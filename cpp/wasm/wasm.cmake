@@ -13,8 +13,11 @@ add_library(attention_core_bindings OBJECT ${CMAKE_CURRENT_LIST_DIR}/bindings.cp
 target_link_libraries(attention_core_bindings PUBLIC attn)
 
 # -O3 also at link time: emcc runs binaryen's optimiser there.
+# DYNAMIC_EXECUTION=0: Embind's glue builds its invokers without eval / new Function, so the core
+# runs under a strict CSP without 'unsafe-eval' (script-src 'self' 'wasm-unsafe-eval'), in the
+# worker and on the main thread alike (tests/e2e/csp.test.mjs; measured with Emscripten 3.1.6).
 set(ATTN_WASM_LINK_OPTIONS --bind -O3 -sMODULARIZE=1 -sEXPORT_NAME=createAttentionCore
-    -sALLOW_MEMORY_GROWTH=1 -sTOTAL_STACK=8MB)
+    -sALLOW_MEMORY_GROWTH=1 -sTOTAL_STACK=8MB -sDYNAMIC_EXECUTION=0)
 
 add_executable(attention_core_web $<TARGET_OBJECTS:attention_core_bindings>)
 target_link_libraries(attention_core_web PRIVATE attn)

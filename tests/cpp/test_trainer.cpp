@@ -2,6 +2,7 @@
 // validation, the non-finite guard, the bounded loss history and eval-mode attention.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <numeric>
@@ -301,4 +302,25 @@ TEST_CASE("trainer: accessors", "[trainer]") {
   t.step(1);
   CHECK(t.last_batch().inputs.rows() == 1);
   CHECK(t.last_batch().inputs.cols() == 1);
+}
+
+TEST_CASE("trainer: peek_loss() is the loss the next step reports, and changes nothing",
+          "[trainer]") {
+  for (float p : {0.0f, 0.2f}) {
+    CAPTURE(p);
+    attn::TrainerConfig c;
+    c.attn_dropout = p;
+    c.out_dropout = p;
+    attn::Trainer t(c);
+    const std::vector<float> before(t.model().lm_head.weight.data(),
+                                    t.model().lm_head.weight.data() + t.model().lm_head.weight.size());
+    const float peeked = t.peek_loss();
+    CHECK(t.peek_loss() == peeked);
+    CHECK(t.steps_done() == 0);
+    CHECK(std::equal(before.begin(), before.end(), t.model().lm_head.weight.data()));
+    CHECK(std::abs(peeked - std::log(64.0f)) < 0.5f);  // about ln V at initialisation
+    CHECK(t.step(1) == peeked);                         // same batch, same dropout masks
+    const float next = t.peek_loss();
+    CHECK(t.step(1) == next);
+  }
 }

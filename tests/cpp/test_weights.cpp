@@ -351,3 +351,28 @@ TEST_CASE("weights: a saved file survives the disk round trip and loads") {
   const auto loaded = load_model(bytes.data(), bytes.size());
   CHECK(values_of(*loaded) == values_of(m));
 }
+
+TEST_CASE("weights hostile: random header corruption never crashes load_model") {
+  TinyAttentionLM m(small_config(), 3);
+  const Bytes good = save_model(m);
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | good[static_cast<size_t>(i)];
+  Rng rng(99);
+  int loaded = 0, rejected = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    Bytes b = good;
+    // Mostly the length and header bytes, where the structure lives.
+    const int flips = 1 + static_cast<int>(rng.below(3));
+    for (int k = 0; k < flips; ++k)
+      b[rng.below(static_cast<uint32_t>(8 + n))] = static_cast<uint8_t>(rng.below(256));
+    try {
+      const auto model = load_model(b.data(), b.size());
+      ++loaded;  // a harmless change, e.g. in padding
+    } catch (const std::invalid_argument& e) {
+      CHECK(std::string(e.what()).find('\n') == std::string::npos);
+      ++rejected;
+    }
+  }
+  CHECK(rejected > 1000);
+  CAPTURE(loaded);
+}

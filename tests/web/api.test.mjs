@@ -33,6 +33,25 @@ for (const variant of variants) {
       }
     });
 
+    test('peekLoss() is the loss the next step returns, and changes nothing', () => {
+      for (const extra of [{}, { attnDropout: 0.2, outDropout: 0.1 }]) {
+        const t = new core.Trainer({ ...SMALL, ...extra, seed: 5 });
+        try {
+          const before = t.exportWeights();
+          const peeked = t.peekLoss();
+          assert.equal(t.peekLoss(), peeked, 'twice the same');
+          assert.deepEqual(t.exportWeights(), before, 'weights unchanged');
+          assert.equal(t.stepsDone(), 0);
+          assert.ok(Math.abs(peeked - Math.log(SMALL.vocabSize)) < 0.5, `near ln V: ${peeked}`);
+          assert.equal(t.step(1), peeked, 'step(1) returns the peeked loss exactly');
+          const next = t.peekLoss();
+          assert.equal(t.step(1), next);
+        } finally {
+          t.delete();
+        }
+      }
+    });
+
     test('the seed decides the weights', () => {
       const [a, b, c] = [1, 1, 2].map((seed) => new core.Trainer({ ...SMALL, seed }));
       try {

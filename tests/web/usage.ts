@@ -28,6 +28,7 @@ export async function train(): Promise<number[]> {
     const resolved: ResolvedTrainerConfig = trainer.config();
     const vocab: number = resolved.vocabSize;
     const strided: number = trainer.stepsDone() / trainer.historyStride();
+    const atInit: number = trainer.peekLoss();
     // @ts-expect-error vocabSize is a number
     new core.Trainer({ vocabSize: '64' });
     // @ts-expect-error unknown key

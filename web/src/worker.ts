@@ -93,17 +93,13 @@ function snapshot(): Snapshot {
   };
 }
 
-/** Replaces the trainer; the loss at init is the first step's loss of an identical probe. */
+/** Replaces the trainer; the loss at init is the loss the first step will see (peekLoss). */
 function configure(cfg: TrainerConfigMsg): void {
   const next = new core!.Trainer(cfg);
-  let probe: Trainer | null = null;
   try {
-    probe = new core!.Trainer(cfg);
-    initLoss = probe.step(1);
+    initLoss = next.peekLoss();
   } catch {
     initLoss = NaN;
-  } finally {
-    probe?.delete();
   }
   trainer?.delete();
   trainer = next;

@@ -50,6 +50,9 @@ export interface Trainer {
   /** Runs n >= 0 training steps and returns the last loss (NaN before any step). Throws if the
    * loss turns non-finite; the weights stay those of the last good step. */
   step(n: number): number;
+  /** The loss the next step(1) will return, computed without changing anything: the next
+   * batch under the current weights. At step 0 this is the loss at initialisation. */
+  peekLoss(): number;
   /** The loss of every step, thinned to every historyStride()-th step after 16384 steps. */
   lossHistory(): Float32Array;
   /** ids: 1..seqLen token ids, each in [0, vocabSize). */

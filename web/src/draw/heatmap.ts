@@ -103,7 +103,8 @@ function shorten(label: string): string {
 
 /**
  * Draws input on canvas at cssWidth CSS pixels (the canvas is sized for devicePixelRatio).
- * Throws if the arrays do not match the given dimensions. Returns the layout for hit-testing.
+ * Throws if the arrays do not match the given dimensions or a value is not finite (nothing is
+ * drawn then). Returns the layout for hit-testing.
  */
 export function drawHeatmap(canvas: HTMLCanvasElement, cssWidth: number, input: HeatmapInput): HeatmapLayout {
   const { values, rows, cols, rowLabels, colLabels } = input;
@@ -112,6 +113,13 @@ export function drawHeatmap(canvas: HTMLCanvasElement, cssWidth: number, input: 
   }
   if (rowLabels.length !== rows || colLabels.length !== cols) {
     throw new Error(`heatmap: ${rowLabels.length}x${colLabels.length} labels for ${rows}x${cols} cells`);
+  }
+  // A NaN would map to no palette entry and be drawn as a plausible black cell. The core never
+  // sends one (a non-finite step is refused), so one here is a bug upstream: refuse to draw it.
+  for (let k = 0; k < values.length; ++k) {
+    if (!Number.isFinite(values[k])) {
+      throw new Error(`heatmap: value ${values[k]} at row ${Math.floor(k / cols)}, col ${k % cols} is not finite`);
+    }
   }
   const l = heatmapLayout(cssWidth, rows, cols);
   const cssHeight = heatmapHeight(l);

@@ -168,7 +168,7 @@ export class AttentionPlaygroundElement extends HTMLElement {
     if (typeof WebAssembly !== 'object' || WebAssembly === null) {
       this.#frame.dataset.state = 'no-webassembly';
       this.#frame.append(h('p', { class: 'ap-fallback', text: WASM_MESSAGE }));
-      this.#error(WASM_MESSAGE, { kind: 'webassembly' });
+      this.#errorSoon(WASM_MESSAGE, { kind: 'webassembly' });
       this.#setReady(false);
       return;
     }
@@ -176,7 +176,7 @@ export class AttentionPlaygroundElement extends HTMLElement {
   }
 
   disconnectedCallback(): void {
-    // A move (remove + insert in one task) keeps the run; a real removal stops the worker.
+    // A move (removed and inserted again by the same script) keeps the run; a removal stops the worker.
     if (this.#teardownQueued) return;
     this.#teardownQueued = true;
     queueMicrotask(() => {
@@ -189,11 +189,13 @@ export class AttentionPlaygroundElement extends HTMLElement {
   attributeChangedCallback(name: string, old: string | null, value: string | null): void {
     if (old === value || !this.#store) return;
     if (Object.hasOwn(CONFIG_ATTRIBUTES, name)) {
+      // A removed attribute goes back to its default.
       const attr = name as ConfigAttribute;
-      const { state, problems } = stateFromAttributes(this.#store.state, (a) => (a === attr ? value : null));
+      const raw = value ?? String(ELEMENT_DEFAULTS[CONFIG_ATTRIBUTES[attr]]);
+      const { state, problems } = stateFromAttributes(this.#store.state, (a) => (a === attr ? raw : null));
       this.#show(name, problems);
       for (const p of problems) this.#error(p.message, { attribute: p.attribute });
-      if (value !== null) this.#store.set(state);
+      this.#store.set(state);
     } else if (name === 'hide') this.#applyHide();
     else if (name === 'height') this.#applyHeight();
     else if (name === 'solved-at') this.#applySolvedAt();
@@ -208,8 +210,7 @@ export class AttentionPlaygroundElement extends HTMLElement {
     // Consistency fixes (d_model odd, heads not dividing it) name another attribute than the one read.
     this.#show('config', problems.filter((p) => !Object.hasOwn(CONFIG_ATTRIBUTES, p.attribute)));
     // Fire after the current task, so a listener added right after the element is defined hears it.
-    const errs = problems.map((p) => p);
-    setTimeout(() => errs.forEach((p) => this.#error(p.message, { attribute: p.attribute })));
+    for (const p of problems) this.#errorSoon(p.message, { attribute: p.attribute });
   }
 
   #mount(): void {
@@ -234,7 +235,7 @@ export class AttentionPlaygroundElement extends HTMLElement {
     if (autoplay.problem) {
       const p = autoplay.problem;
       this.#show('autoplay', [p]);
-      setTimeout(() => this.#error(p.message, { attribute: 'autoplay' }));
+      this.#errorSoon(p.message, { attribute: 'autoplay' });
     }
     void app.ready.then((r) => {
       if (this.#app !== app) return;
@@ -291,25 +292,24 @@ export class AttentionPlaygroundElement extends HTMLElement {
     if (!root) return;
     const { groups, problem } = parseHide(this.getAttribute('hide'));
     this.#show('hide', problem ? [problem] : []);
-    if (problem) setTimeout(() => this.#error(problem.message, { attribute: 'hide' }));
+    if (problem) this.#errorSoon(problem.message, { attribute: 'hide' });
     this.#hidden = groups;
     // Put back what is no longer hidden, then take out what is.
     for (const [el, mark] of [...this.#placeholders]) {
       mark.replaceWith(el);
       this.#placeholders.delete(el);
     }
-    for (const g of groups) {
-      for (const el of root.querySelectorAll(HIDE_GROUPS[g].selector)) {
-        const mark = document.createComment(`hidden: ${g}`);
-        el.replaceWith(mark);
-        this.#placeholders.set(el, mark);
-      }
-    }
-    // With both boxes of the controls column gone, the plots take the whole width.
+    const remove = (el: Element, g: string) => {
+      const mark = document.createComment(`hidden: ${g}`);
+      el.replaceWith(mark);
+      this.#placeholders.set(el, mark);
+    };
+    for (const g of groups) for (const el of root.querySelectorAll(HIDE_GROUPS[g].selector)) remove(el, g);
+    // With both boxes of the controls column gone, the column goes too and the plots take the width.
     const noControls = groups.has('run') && groups.has('model');
-    root.querySelector('.train-layout')?.classList.toggle('ap-no-controls', noControls);
     const form = root.querySelector('.train-layout > form.controls');
-    if (form) (form as HTMLElement).hidden = noControls;
+    if (form && noControls) remove(form, 'run, model');
+    root.querySelector('.train-layout')?.classList.toggle('ap-no-controls', noControls);
     this.#frame.dataset.hide = [...groups].join(' ');
     this.#onProblem(this.#lastProblem);
   }
@@ -317,7 +317,7 @@ export class AttentionPlaygroundElement extends HTMLElement {
   #applyHeight(): void {
     const { px, problem } = parseHeight(this.getAttribute('height'));
     this.#show('height', problem ? [problem] : []);
-    if (problem) setTimeout(() => this.#error(problem.message, { attribute: 'height' }));
+    if (problem) this.#errorSoon(problem.message, { attribute: 'height' });
     this.#frame.style.height = px === null ? '' : `${px}px`;
     this.#frame.classList.toggle('ap-sized', px !== null);
   }
@@ -325,7 +325,7 @@ export class AttentionPlaygroundElement extends HTMLElement {
   #applySolvedAt(): void {
     const { value, problem } = parseSolvedAt(this.getAttribute('solved-at'));
     this.#show('solved-at', problem ? [problem] : []);
-    if (problem) setTimeout(() => this.#error(problem.message, { attribute: 'solved-at' }));
+    if (problem) this.#errorSoon(problem.message, { attribute: 'solved-at' });
     this.#solvedAt = value;
     // A new threshold is a new goal: it may fire again in this run.
     this.#solvedFired = false;
@@ -342,7 +342,9 @@ export class AttentionPlaygroundElement extends HTMLElement {
     // A new run (configure or reset): step went back. The solved event may fire again.
     if (prev && s.step < prev.step) this.#solvedFired = false;
     this.#checkSolved(s);
-    if (s.step !== this.#lastStepSent) this.#queueStepEvent();
+    // The first model (before `ready`) is the starting point, not a step.
+    if (!this.#ready) this.#lastStepSent = s.step;
+    else if (s.step !== this.#lastStepSent) this.#queueStepEvent();
   }
 
   #checkSolved(s: Snapshot): void {
@@ -379,6 +381,17 @@ export class AttentionPlaygroundElement extends HTMLElement {
 
   #error(message: string, extra: Omit<ErrorDetail, 'message'> = {}): void {
     this.dispatchEvent(new CustomEvent<ErrorDetail>('error', { detail: { message, ...extra } }));
+  }
+
+  /**
+   * Dispatches `error` once the page's scripts have run (after DOMContentLoaded while the document
+   * is still parsing, else after the current task), so that a listener added by a module script
+   * that runs after this element was defined still hears about a bad attribute.
+   */
+  #errorSoon(message: string, extra: Omit<ErrorDetail, 'message'> = {}): void {
+    const fire = () => setTimeout(() => this.#error(message, extra));
+    if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', fire, { once: true });
+    else fire();
   }
 
   /** Shows (or, with none, clears) the problems of one source in the message box. */

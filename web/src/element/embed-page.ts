@@ -25,10 +25,33 @@ function warnOnce(kind: string, message: string): void {
 }
 if (rejected.length > 0) warnOnce('origin-param', `origin= entries that are not http(s) origins were dropped: ${rejected.map((r) => JSON.stringify(r)).join(', ')}`);
 
-/** Posts an event to the parent, once per allowed origin; the browser delivers only the matching one. */
+/**
+ * The parent's origin, when the browser tells (location.ancestorOrigins, else the referrer); an
+ * accepted message from the parent settles it. Events go only to an allowed parent origin: a
+ * targetOrigin that does not match the parent would be refused by the browser with a console error.
+ */
+function parentOriginHint(): string | null {
+  const ancestors = (location as Location & { ancestorOrigins?: DOMStringList }).ancestorOrigins;
+  if (ancestors && ancestors.length > 0) return ancestors[0];
+  try {
+    return document.referrer ? new URL(document.referrer).origin : null;
+  } catch {
+    return null;
+  }
+}
+let target: string | null = (() => {
+  const hint = parentOriginHint();
+  if (hint !== null) return origins.includes(hint) ? hint : null;
+  return origins.length === 1 ? origins[0] : null;
+})();
+if (parentWindow && target === null) {
+  warnOnce('target', `not sending events: the parent page's origin${parentOriginHint() ? ` ${JSON.stringify(parentOriginHint())}` : ''} is not among the allowed origins (${origins.join(', ')}); pass origin=<parent origin> in the hash`);
+}
+
+/** Posts an event to the parent, with the parent's (allowed) origin as targetOrigin, never '*'. */
 function post(type: (typeof EVENT_TYPES)[number], detail: unknown): void {
-  if (!parentWindow) return;
-  for (const origin of origins) parentWindow.postMessage({ source: MESSAGE_SOURCE, type, detail }, origin);
+  if (!parentWindow || target === null) return;
+  parentWindow.postMessage({ source: MESSAGE_SOURCE, type, detail }, target);
 }
 
 const el = document.createElement('attention-playground');
@@ -81,5 +104,6 @@ window.addEventListener('message', (ev: MessageEvent) => {
     warnOnce('malformed', `ignored a malformed message (${parsed.why})`);
     return;
   }
+  target = ev.origin;
   run(parsed.command);
 });

@@ -6,17 +6,9 @@ import { defineAttentionPlayground } from './element';
 /** The wasm folder, next to this module; a variable so that Vite leaves the URL to the browser. */
 const WASM_DIR = 'wasm/';
 
-/** A module worker from this module's folder; from a cross-origin copy, through a same-origin blob. */
+/** A module worker from this module's folder (dist/assets/), so it must share the page's origin. */
 function makeWorker(): Worker {
-  const url = new URL('../worker.ts', import.meta.url);
-  try {
-    return new Worker(url, { type: 'module', name: 'attention-trainer' });
-  } catch (e) {
-    // A page may load the module from another origin (a CDN), where new Worker(url) is refused.
-    if (!(e instanceof DOMException && e.name === 'SecurityError')) throw e;
-    const blob = new Blob([`import ${JSON.stringify(url.href)};`], { type: 'text/javascript' });
-    return new Worker(URL.createObjectURL(blob), { type: 'module', name: 'attention-trainer' });
-  }
+  return new Worker(new URL('../worker.ts', import.meta.url), { type: 'module', name: 'attention-trainer' });
 }
 
 defineAttentionPlayground({ makeWorker, wasmBase: () => new URL(WASM_DIR, import.meta.url).href });

@@ -1,0 +1,110 @@
+// No NaN is ever drawn into a heatmap: a unit-level check of web/src/draw/heatmap.ts in Chromium.
+// The module and its palette are transpiled from the sources with TypeScript and loaded in a blank
+// page (d3 resolved by an import map), then drawHeatmap is given NaN, +-Infinity and valid values.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import fs from 'node:fs';
+import path from 'node:path';
+import ts from 'typescript';
+import { ROOT, launch } from './harness.mjs';
+
+const SOURCES = {
+  '/heatmap.js': 'web/src/draw/heatmap.ts',
+  '/colormap.js': 'web/src/draw/colormap.ts',
+};
+const MODULES = {
+  '/d3-scale-chromatic.js': 'node_modules/d3-scale-chromatic/dist/d3-scale-chromatic.mjs',
+  '/d3-interpolate.js': 'node_modules/d3-interpolate/dist/d3-interpolate.mjs',
+  '/d3-color.js': 'node_modules/d3-color/dist/d3-color.mjs',
+};
+const PAGE = `<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,">
+<script type="importmap">{"imports": {"d3-scale-chromatic": "/d3-scale-chromatic.js",
+  "d3-interpolate": "/d3-interpolate.js", "d3-color": "/d3-color.js"}}</script>
+<canvas id="c"></canvas>
+<script type="module">
+  import * as heatmap from '/heatmap.js';
+  import * as colormap from '/colormap.js';
+  window.heatmap = heatmap; window.colormap = colormap; window.ready = true;
+</script>`;
+
+function transpile(file) {
+  const src = fs.readFileSync(path.join(ROOT, file), 'utf8');
+  const out = ts.transpileModule(src, { compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext } }).outputText;
+  return out.replace(/from '\.\/colormap'/g, "from '/colormap.js'");
+}
+
+let server;
+let url;
+let browser;
+before(async () => {
+  server = http.createServer((req, res) => {
+    const p = new URL(req.url, 'http://x').pathname;
+    if (p === '/') return res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
+    if (SOURCES[p]) return res.writeHead(200, { 'content-type': 'text/javascript' }).end(transpile(SOURCES[p]));
+    if (MODULES[p]) return res.writeHead(200, { 'content-type': 'text/javascript' }).end(fs.readFileSync(path.join(ROOT, MODULES[p])));
+    res.writeHead(404).end();
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  url = `http://127.0.0.1:${server.address().port}/`;
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  await new Promise((r) => server?.close(r));
+});
+
+test('drawHeatmap refuses NaN and infinities and draws nothing; finite values get palette colours only', async () => {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+  await page.goto(url);
+  await page.waitForFunction(() => window.ready === true);
+  const r = await page.evaluate(() => {
+    const { drawHeatmap } = window.heatmap;
+    const { VIRIDIS_LUT } = window.colormap;
+    const canvas = document.getElementById('c');
+    const labels = ['a', 'b', 'c'];
+    const input = (values) => ({ values: Float32Array.from(values), rows: 3, cols: 3, rowLabels: labels, colLabels: labels, causal: true });
+    const pixels = () => Array.from(canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data);
+    const good = [1, 0, 0, 0.5, 0.5, 0, 0.2, 0.3, 0.5];
+    drawHeatmap(canvas, 120, input(good));
+    const before = pixels();
+    const refused = [];
+    for (const bad of [NaN, Infinity, -Infinity]) {
+      const v = good.slice();
+      v[4] = bad;
+      try {
+        drawHeatmap(canvas, 120, input(v));
+        refused.push(`drew ${bad}`);
+      } catch (e) {
+        refused.push(e.message);
+      }
+    }
+    const unchanged = pixels().every((x, i) => x === before[i]);
+    // Every pixel of the cells' interior is a viridis colour (no black NaN cell, no garbage):
+    // sample the centre of each unmasked cell (the layout: 26 px margin, cell = (120-30)/3 = 30 px).
+    const dpr = window.devicePixelRatio || 1;
+    const g = canvas.getContext('2d');
+    const lut = new Set();
+    for (let k = 0; k < 256; ++k) lut.add(`${VIRIDIS_LUT[3 * k]},${VIRIDIS_LUT[3 * k + 1]},${VIRIDIS_LUT[3 * k + 2]}`);
+    const off = [];
+    for (let i = 0; i < 3; ++i)
+      for (let j = 0; j <= i; ++j) {
+        const d = g.getImageData(Math.round((26 + 30 * j + 15) * dpr), Math.round((26 + 30 * i + 15) * dpr), 1, 1).data;
+        const key = `${d[0]},${d[1]},${d[2]}`;
+        if (!lut.has(key)) off.push([i, j, key]);
+      }
+    return { refused, unchanged, off };
+  });
+  assert.deepEqual(r.refused, [
+    'heatmap: value NaN at row 1, col 1 is not finite',
+    'heatmap: value Infinity at row 1, col 1 is not finite',
+    'heatmap: value -Infinity at row 1, col 1 is not finite',
+  ]);
+  assert.equal(r.unchanged, true, 'a refused draw leaves the canvas as it was');
+  assert.deepEqual(r.off, [], 'every unmasked cell is a viridis colour');
+  assert.deepEqual(errors, []);
+  await page.close();
+});

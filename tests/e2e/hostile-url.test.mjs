@@ -1,0 +1,306 @@
+// Hostile links, table-driven: URL hashes with huge numbers, negatives, NaN, Infinity,
+// non-numeric strings, 100 KB strings, unknown keys, script fragments and unicode. For each,
+// within 2 s of navigation the page shows a corrected state and a message naming what was
+// corrected; nothing from the URL becomes markup (no element with script, image or frame power
+// appears, and the flags that injected handlers would set stay unset); no console error; the
+// hash written back is the canonical one, which reloads without corrections; and the page still
+// trains. The same for a hash edited on a loaded page (hashchange).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { serve, launch, waitReady } from './harness.mjs';
+
+let srv;
+let browser;
+before(async () => {
+  srv = await serve();
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  await srv?.close();
+});
+
+/** Each payload sets window.__pwned<N> if it ever runs. */
+const XSS = [
+  '<script>window.__pwned1=1</script>',
+  '<img src=x onerror="window.__pwned2=1">',
+  '<svg/onload=window.__pwned3=1>',
+  '"><img src=x onerror=window.__pwned4=1>',
+  "javascript:window.__pwned5=1",
+  "'-alert(window.__pwned6=1)-'",
+  '<iframe srcdoc="<script>parent.__pwned7=1</script>">',
+  '{{constructor.constructor("window.__pwned8=1")()}}',
+];
+const enc = encodeURIComponent;
+const KB100 = 100 * 1024;
+
+/**
+ * The table. hash: the URL fragment (without '#'); messages: regexes that must each match a
+ * banner item (empty: the banner must stay hidden); controls: expected control values (subset).
+ */
+const CASES = [
+  {
+    name: 'huge numbers',
+    hash: 'vocab=1e308&dmodel=99999999999999999999&seqlen=1e400&batch=123456789&seed=18446744073709551616&dk=9007199254740993',
+    messages: [
+      /^vocab: 1e\+308 is above the maximum 512; using 512$/,
+      /^d_model: 100000000000000000000 is above the maximum 256; using 256$/,
+      /^seq_len: "1e400" is not a number; using 12$/,
+      /^batch: 123456789 is above the maximum 64; using 64$/,
+      /^seed: 18446744073709552000 is above the maximum 4294967295; using 4294967295$/,
+      /^dk: 9007199254740992 is above the maximum 16; using 16$/,
+    ],
+    controls: { vocabSize: '512', dModel: '256', seqLen: '12', batchSize: '64', seed: '4294967295' },
+  },
+  {
+    name: 'negatives',
+    hash: 'vocab=-5&dmodel=-32&heads=-1&seqlen=-0&batch=-64&lr=-0.01&seed=-1&attndrop=-0.5&outdrop=-1e-9&dk=-3&stage=-1',
+    messages: [
+      /^vocab: -5 is below the minimum 2; using 2$/,
+      /^d_model: -32 is below the minimum 2; using 2$/,
+      /^heads: -1 is below the minimum 1; using 1$/,
+      /^seq_len: 0 is below the minimum 1; using 1$/,
+      /^batch: -64 is below the minimum 1; using 1$/,
+      /^learning rate: -0\.01 is not in \(0, 10\]; using 0\.005$/,
+      /^seed: -1 is below the minimum 0; using 0$/,
+      /^attention dropout: -0\.5 is below the minimum 0; using 0$/,
+      /^output dropout: -1e-9 is below the minimum 0; using 0$/,
+      /^dk: -3 is below the minimum 1; using 1$/,
+      /^stage: -1 is below the minimum 0; using 0$/,
+      /^sample sequence: .*no token ids left; using 0 1 2/,
+    ],
+    controls: { vocabSize: '2', dModel: '2', nHeads: '1', seqLen: '1', batchSize: '1', lr: '0.005', seed: '0', attnDropout: '0', outDropout: '0' },
+  },
+  {
+    name: 'NaN and Infinity',
+    hash: 'vocab=NaN&dmodel=Infinity&heads=-Infinity&lr=NaN&attndrop=Infinity&outdrop=-Infinity&seed=nan&logy=NaN&causal=Infinity&lr=Infinity',
+    messages: [
+      /^vocab: "NaN" is not a number; using 64$/,
+      /^d_model: "Infinity" is not a number; using 32$/,
+      /^heads: "-Infinity" is not a number; using 4$/,
+      /^learning rate: "NaN" is not a number; using 0\.005$/,
+      /^attention dropout: "Infinity" is not a number; using 0$/,
+      /^output dropout: "-Infinity" is not a number; using 0$/,
+      /^seed: "nan" is not a number; using 42$/,
+      /^log scale: "NaN" is not 0 or 1; using 1$/,
+      /^causal mask: "Infinity" is not 0 or 1; using 0$/,
+    ],
+    controls: { vocabSize: '64', dModel: '32', nHeads: '4', lr: '0.005', seed: '42', attnDropout: '0' },
+  },
+  {
+    name: 'non-numeric strings',
+    hash: 'vocab=abc&seqlen=12px&batch=&lr=five&seed=4.7&stage=3.5&heads=%20%20&view=TRAIN&task=copy&dk=1%2C5',
+    messages: [
+      /^vocab: "abc" is not a number; using 64$/,
+      /^seq_len: "12px" is not a number; using 12$/,
+      /^batch: "" is not a number; using 16$/,
+      /^learning rate: "five" is not a number; using 0\.005$/,
+      /^seed: 4\.7 is not a whole number; using 5$/,
+      /^stage: 3\.5 is not a whole number; using 4$/,
+      /^heads: "  " is not a number; using 4$/,
+      /^view: "TRAIN" is not one of train, lesson; using train$/,
+      /^task: "copy" is not one of repeat; using repeat$/,
+      /^dk: "1,5" is not a number; using 4$/,
+    ],
+    controls: { vocabSize: '64', seqLen: '12', batchSize: '16', lr: '0.005', seed: '5', nHeads: '4' },
+  },
+  {
+    name: 'a 100 KB sentence',
+    hash: `sentence=${'ab '.repeat(KB100 / 3)}&vocab=7`,
+    messages: [/^sentence: more than 16 tokens; keeping the first 16$/],
+    controls: { vocabSize: '64' }, // vocab=7 lies past the 8 KB the page reads of a hash
+  },
+  {
+    name: 'a 100 KB sample sequence',
+    hash: `vocab=32&sample=${'7 '.repeat(KB100 / 2)}`,
+    messages: [/^sample sequence: longer than 1024 characters; cut$/, /^sample sequence: only the first 12 ids fit \(seq_len 12\)$/],
+    controls: { vocabSize: '32' },
+    sample: '7 7 7 7 7 7 7 7 7 7 7 7',
+  },
+  {
+    name: 'a 100 KB unknown key and value, after a bad value',
+    hash: `vocab=3000&${'k'.repeat(KB100 / 2)}=${'v'.repeat(KB100 / 2)}`,
+    messages: [/^vocab: 3000 is above the maximum 512; using 512$/],
+    controls: { vocabSize: '512' },
+  },
+  {
+    name: 'unknown keys (dropped silently: the banner stays hidden) and no prototype pollution',
+    hash: `__proto__[x]=1&__proto__=2&constructor=3&toString=4&hasOwnProperty=5&${enc(XSS[1])}=${enc(XSS[0])}&vocab=128`,
+    messages: [],
+    controls: { vocabSize: '128' },
+  },
+  {
+    name: 'script fragments in every kind of field',
+    hash:
+      `sentence=${enc(XSS[0] + XSS[6])}&sample=${enc(XSS[1])}&view=${enc(XSS[2])}&task=${enc(XSS[3])}` +
+      `&lr=${enc(XSS[4])}&logy=${enc(XSS[5])}&vocab=${enc(XSS[7])}&${enc(XSS[1])}=1`,
+    messages: [
+      /^view: "<svg\/onload=window\.__pw\w*…" is not one of train, lesson; using train$/,
+      /^task: "\\"><img src=x onerror=win…" is not one of repeat; using repeat$/,
+      /^learning rate: "javascript:window\.__pwne…" is not a number; using 0\.005$/,
+      /^log scale: "'-alert\(window\.__pwned6=…" is not 0 or 1; using 1$/,
+      /^vocab: "\{\{constructor\.constructo…" is not a number; using 64$/,
+      /^sentence: more than 16 tokens; keeping the first 16$/,
+      /^sample sequence: "<img" is not a token id in \[0, 63\]/,
+    ],
+    controls: { vocabSize: '64', lr: '0.005', task: 'repeat' },
+  },
+  {
+    name: 'unicode: full-width and Arabic digits, accents, RTL override, emoji, NUL, bad UTF-8',
+    hash:
+      `vocab=${enc('１２８')}&seed=${enc('٣')}&view=${enc('tráin')}&task=repeat%00&batch=%ED%A0%80` +
+      `&sentence=${enc('Ünïcödé 𝔘𝔫𝔦 \u202Eevil\u202C zero\u200Bwidth 日本語 🙂 e\u0301')}&heads=${enc('４')}`,
+    messages: [
+      /^vocab: "１２８" is not a number; using 64$/,
+      /^seed: "٣" is not a number; using 42$/,
+      /^view: "tráin" is not one of train, lesson; using train$/,
+      /^task: "repeat\\u0000" is not one of repeat; using repeat$/,
+      /^batch: "\uFFFD+" is not a number; using 16$/,
+      /^heads: "４" is not a number; using 4$/,
+    ],
+    controls: { vocabSize: '64', seed: '42', batchSize: '16', nHeads: '4', task: 'repeat' },
+  },
+];
+
+/** Page with guards installed before any of its scripts runs. */
+async function open(url) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const errors = [];
+  await context.addInitScript(() => {
+    // Every element that could run script or load something, whenever it is added.
+    window.__suspicious = [];
+    const DANGEROUS = new Set(['IMG', 'SVG', 'IFRAME', 'FRAME', 'OBJECT', 'EMBED', 'VIDEO', 'AUDIO', 'SOURCE', 'BASE']);
+    const check = (el) => {
+      const tag = el.tagName?.toUpperCase();
+      if (!tag) return;
+      const ownScript = tag === 'SCRIPT' && el.src && new URL(el.src).origin === location.origin && !el.textContent;
+      const ownLink = tag === 'LINK' && (!el.href || new URL(el.href, location.href).origin === location.origin || el.href.startsWith('data:'));
+      const handlers = [...(el.attributes ?? [])].filter((a) => /^on/i.test(a.name) || /javascript:/i.test(a.value)).map((a) => a.name);
+      const refresh = tag === 'META' && /refresh/i.test(el.httpEquiv || '');
+      const posting = tag === 'FORM' && el.hasAttribute('action');
+      if ((tag === 'SCRIPT' && !ownScript) || (tag === 'LINK' && !ownLink) || DANGEROUS.has(tag) || refresh || posting || handlers.length) {
+        window.__suspicious.push(`${tag} ${handlers.join(' ')} ${(el.outerHTML || '').slice(0, 120)}`);
+      }
+    };
+    new MutationObserver((records) => {
+      for (const r of records) {
+        for (const n of r.addedNodes) {
+          if (n.nodeType !== 1) continue;
+          check(n);
+          n.querySelectorAll?.('*').forEach(check);
+        }
+        if (r.type === 'attributes' && r.target.nodeType === 1) check(r.target);
+      }
+    }).observe(document, { childList: true, subtree: true, attributes: true, attributeFilter: ['src', 'href', 'onerror', 'onload', 'srcdoc'] });
+  });
+  const page = await context.newPage();
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(`console: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  page.on('dialog', (d) => {
+    errors.push(`dialog: ${d.message()}`);
+    void d.dismiss();
+  });
+  await page.goto(url);
+  return { page, context, errors };
+}
+
+const controlValues = (page) =>
+  page.$$eval('.view-train .field[data-key] :is(input, select)', (els) => Object.fromEntries(els.map((e) => [e.name, e.value])));
+
+/** Waits (at most 2 s after navigation or after the edit at `since`) for the banner; returns its items. */
+async function bannerWithin2s(page, since = 0) {
+  const at = await page.waitForFunction(
+    (t0) => {
+      const b = document.querySelector('.banner');
+      return b && !b.hidden && b.querySelectorAll('li').length > 0 ? performance.now() - t0 : false;
+    },
+    since,
+    { timeout: 4000 },
+  );
+  const ms = await at.jsonValue();
+  return { ms, items: await page.locator('.banner li').allTextContents() };
+}
+
+async function checkClean(page, errors, what) {
+  // Give late handlers (image errors, deferred scripts) a moment to fire.
+  await page.waitForTimeout(150);
+  const flags = await page.evaluate(() => Object.keys(window).filter((k) => /^__pwned/.test(k)));
+  assert.deepEqual(flags, [], `${what}: an injected handler ran`);
+  assert.deepEqual(await page.evaluate(() => window.__suspicious), [], `${what}: an element that can run script appeared`);
+  assert.equal(await page.evaluate(() => ({}).x ?? Object.prototype.x ?? null), null, `${what}: Object.prototype polluted`);
+  assert.deepEqual(errors, [], `${what}: console errors`);
+}
+
+for (const c of CASES) {
+  test(`hostile hash: ${c.name}`, async (t) => {
+    const { page, context, errors } = await open(`${srv.url}#${c.hash}`);
+    try {
+      if (c.messages.length > 0) {
+        const { ms, items } = await bannerWithin2s(page);
+        t.diagnostic(`banner after ${Math.round(ms)} ms: ${JSON.stringify(items)}`);
+        assert.ok(ms < 2000, `banner after ${ms} ms`);
+        for (const re of c.messages) assert.ok(items.some((s) => re.test(s)), `banner has ${re}: ${JSON.stringify(items)}`);
+        assert.ok(items.every((s) => s.length < 400), 'every message is short');
+      }
+      await waitReady(page);
+      if (c.messages.length === 0) assert.equal(await page.isHidden('.banner'), true, 'nothing to correct');
+      const controls = await controlValues(page);
+      for (const [k, v] of Object.entries(c.controls)) assert.equal(controls[k], v, `control ${k}`);
+      if (c.sample) assert.equal(await page.inputValue('[name=sample]'), c.sample);
+
+      // The hash written back is canonical: only known keys, short, and it reloads without corrections.
+      const written = await page.evaluate(() => location.hash);
+      assert.ok(written.length < 2000, `written hash is ${written.length} chars`);
+      assert.match(written, /^#view=(train|lesson)&vocab=\d+&dmodel=\d+&heads=\d+&seqlen=\d+&batch=\d+&lr=[\d.e-]+&seed=\d+&attndrop=[\d.e-]+&outdrop=[\d.e-]+&task=repeat&sample=[\d+]+&logy=[01]&sentence=[^&]*&dk=\d+&dv=\d+&causal=[01]&stage=\d$/);
+      assert.ok(!/pwned|script|onerror/i.test(decodeURIComponent(written.replace(/^#/, '').split('&').filter((kv) => !kv.startsWith('sentence=')).join('&'))), 'no payload outside the sentence');
+      const again = await open(`${srv.url}${written}`);
+      await waitReady(again.page);
+      assert.equal(await again.page.isHidden('.banner'), true, 'the written hash needs no correction');
+      assert.equal(await again.page.evaluate(() => location.hash), written);
+      await checkClean(again.page, again.errors, 'reload');
+      await again.context.close();
+
+      // Text fields show the payload as text only; the lesson view tokenizes it as text.
+      await page.click('[data-view=lesson]');
+      await page.waitForSelector('.stage[data-stage=tokens] li');
+      // And the page still trains.
+      await page.click('[data-view=train]');
+      await page.click('[data-action=step1]');
+      await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '1', null, { timeout: 10000 });
+      assert.ok(Number.isFinite(Number(await page.getAttribute('.readout', 'data-loss'))));
+      await checkClean(page, errors, c.name);
+    } finally {
+      await context.close();
+    }
+  });
+}
+
+test('hostile hashes typed into a loaded page (hashchange) are corrected within 2 s too', async () => {
+  const { page, context, errors } = await open(`${srv.url}#view=train`);
+  try {
+    await waitReady(page);
+    for (const c of CASES.filter((x) => x.messages.length > 0)) {
+      // Dismiss the previous banner so that only this edit can show it.
+      await page.evaluate(() => {
+        const b = document.querySelector('.banner');
+        b.hidden = true;
+        b.querySelector('ul').replaceChildren();
+      });
+      const since = await page.evaluate((h) => {
+        const t0 = performance.now();
+        location.hash = h;
+        return t0;
+      }, c.hash);
+      const { ms, items } = await bannerWithin2s(page, since);
+      assert.ok(ms < 2000, `${c.name}: banner after ${ms} ms`);
+      for (const re of c.messages) assert.ok(items.some((s) => re.test(s)), `${c.name}: banner has ${re}: ${JSON.stringify(items)}`);
+      await page.waitForFunction(() => location.hash.length < 2000 && /^#view=/.test(location.hash));
+    }
+    await waitReady(page);
+    await checkClean(page, errors, 'hashchange');
+  } finally {
+    await context.close();
+  }
+});
