@@ -18,14 +18,7 @@ using Catch::Matchers::WithinAbs;
 
 namespace {
 
-ModelConfig small_config() {
-  ModelConfig c;
-  c.vocab_size = 11;
-  c.d_model = 8;
-  c.n_heads = 2;
-  c.max_context_length = 6;
-  return c;
-}
+ModelConfig small_config() { return ModelConfig{11, 8, 2, 6}; }  // V, D, H, C
 
 std::vector<int32_t> random_ids(int n, int V, attn::Rng& rng) {
   std::vector<int32_t> ids(n);

@@ -21,13 +21,7 @@ namespace {
 
 // The smallest legal model, for tests that need many steps.
 TrainerConfig tiny_config() {
-  TrainerConfig c;
-  c.vocab_size = 2;
-  c.d_model = 2;
-  c.n_heads = 1;
-  c.seq_len = 1;
-  c.batch_size = 1;
-  return c;
+  return TrainerConfig{2, 2, 1, 1, 1};  // V, D, H, T, B
 }
 
 bool all_weights_finite(Trainer& t) {
@@ -54,13 +48,7 @@ void restore(Trainer& t, const std::vector<std::vector<float>>& values) {
 
 TEST_CASE("trainer: repeat task, the loss halves within 150 steps", "[trainer]") {
   // The curriculum's test: V 32, D 16, H 4, T 10, B 16, lr 5e-3.
-  TrainerConfig c;
-  c.vocab_size = 32;
-  c.d_model = 16;
-  c.n_heads = 4;
-  c.seq_len = 10;
-  c.batch_size = 16;
-  c.lr = 5e-3f;
+  const TrainerConfig c{32, 16, 4, 10, 16, 5e-3f};  // V, D, H, T, B, lr
   Trainer t(c);
   const float last = t.step(150);
   REQUIRE(t.loss_history().size() == 150);

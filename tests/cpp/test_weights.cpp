@@ -19,14 +19,7 @@ namespace {
 
 using Bytes = std::vector<uint8_t>;
 
-ModelConfig small_config() {
-  ModelConfig c;
-  c.vocab_size = 11;
-  c.d_model = 6;
-  c.n_heads = 3;
-  c.max_context_length = 5;
-  return c;
-}
+ModelConfig small_config() { return ModelConfig{11, 6, 3, 5}; }  // V, D, H, C
 
 // All parameter values of a model, concatenated in state-dict order.
 std::vector<float> values_of(TinyAttentionLM& m) {

@@ -2,19 +2,15 @@
 // which loads dist/attention-playground.js as a lesson author would): every instance loads, the
 // element API and its events, hidden control groups, independent instances, validated attributes,
 // no WebAssembly, and a host page's hostile CSS.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { serve, launch, openPage, screenshot } from './harness.mjs';
+import { openPage, screenshot, useBrowser } from './harness.mjs';
 
 let srv;
 let browser;
-before(async () => {
-  srv = await serve();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await srv?.close();
+useBrowser((s, b) => {
+  srv = s;
+  browser = b;
 });
 
 const coursePage = () => `${srv.url}examples/course-page.html`;

@@ -3,19 +3,15 @@
 // from a window other than the parent ignored. The wrong origin is real: the parent page comes from
 // a second server on another port, i.e. another origin than the frames.
 import http from 'node:http';
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { serve, launch, openPage } from './harness.mjs';
+import { openPage, useBrowser } from './harness.mjs';
 
 let srv;
 let browser;
-before(async () => {
-  srv = await serve();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await srv?.close();
+useBrowser((s, b) => {
+  srv = s;
+  browser = b;
 });
 
 /** The element inside a frame: its readout (step, status) and state. */

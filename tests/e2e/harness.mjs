@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { before, after } from 'node:test';
 import { chromium } from 'playwright-core';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -54,6 +55,24 @@ export function serve(dir = DIST) {
       const { port } = server.address();
       resolve({ url: `http://127.0.0.1:${port}${SUB_PATH}`, requests, close: () => new Promise((r) => server.close(r)) });
     });
+  });
+}
+
+/**
+ * For the tests of one file: before() serves web/dist and launches Chromium, then hands both to
+ * set(srv, browser); after() closes them.
+ */
+export function useBrowser(set) {
+  let srv;
+  let browser;
+  before(async () => {
+    srv = await serve();
+    browser = await launch();
+    set(srv, browser);
+  });
+  after(async () => {
+    await browser?.close();
+    await srv?.close();
   });
 }
 

@@ -1,18 +1,14 @@
 // View 2 end to end: every number the page shows equals the core's selfAttention, called here in
 // the page's own context on the inputs the page shows; Next/Prev; dk, dv and the causal mask.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { serve, launch, openPage } from './harness.mjs';
+import { openPage, useBrowser } from './harness.mjs';
 
 let srv;
 let browser;
-before(async () => {
-  srv = await serve();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await srv?.close();
+useBrowser((s, b) => {
+  srv = s;
+  browser = b;
 });
 
 const OUTPUTS = ['Q', 'K', 'V', 'scores', 'scaledScores', 'maskedScores', 'weights', 'output'];

@@ -1,19 +1,15 @@
 // Screenshots of both views at desktop and phone width, saved to tests/e2e/artifacts/ for a human
 // to look at; plus the checks a screenshot cannot make: nothing wider than the screen at 360 px,
 // and reduced motion honoured.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { serve, launch, openPage, waitReady, screenshot } from './harness.mjs';
+import { openPage, waitReady, screenshot, useBrowser } from './harness.mjs';
 
 let srv;
 let browser;
-before(async () => {
-  srv = await serve();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await srv?.close();
+useBrowser((s, b) => {
+  srv = s;
+  browser = b;
 });
 
 const SIZES = [

@@ -1,17 +1,13 @@
 // View 1 end to end: load, train, step, reset, heatmaps, keyboard, long tasks, worker crash.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { serve, launch, openPage, waitReady, readout } from './harness.mjs';
+import { openPage, waitReady, readout, useBrowser } from './harness.mjs';
 
 let srv;
 let browser;
-before(async () => {
-  srv = await serve();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await srv?.close();
+useBrowser((s, b) => {
+  srv = s;
+  browser = b;
 });
 
 /** PNG data URLs of every heatmap canvas (what the learner sees). */

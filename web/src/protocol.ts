@@ -19,20 +19,14 @@
 //   stopped            playing stopped on its own (non-finite loss, or an error in a step)
 //
 // Typed arrays in replies are transferred, never shared: the page owns what it receives.
+import type {
+  Matrix as CoreMatrix,
+  ResolvedTrainerConfig,
+  SelfAttentionStages as CoreStages,
+} from './core/attention-core';
 
-/** Trainer config, keys as in the core's JS API. */
-export interface TrainerConfigMsg {
-  vocabSize: number;
-  dModel: number;
-  nHeads: number;
-  seqLen: number;
-  batchSize: number;
-  lr: number;
-  seed: number;
-  attnDropout: number;
-  outDropout: number;
-  task: 'repeat';
-}
+/** Trainer config: every key of the core's JS API, resolved. */
+export type TrainerConfigMsg = ResolvedTrainerConfig;
 
 /** Everything the page draws for one moment of training. */
 export interface Snapshot {
@@ -66,29 +60,17 @@ export interface SelfAttentionRequest {
   causal: boolean;
 }
 
-/** A (rows, cols) row-major matrix. */
-export interface Matrix {
-  rows: number;
-  cols: number;
-  data: Float32Array;
-}
+/** A (rows, cols) row-major matrix, as the core returns it. */
+export type Matrix = CoreMatrix;
 
 /** Inputs and every stage the core computed for view 2. */
-export interface SelfAttentionStages {
+export interface SelfAttentionStages extends CoreStages {
   tokens: string[];
   causal: boolean;
   X: Matrix;
   Wq: Matrix;
   Wk: Matrix;
   Wv: Matrix;
-  Q: Matrix;
-  K: Matrix;
-  V: Matrix;
-  scores: Matrix;
-  scaledScores: Matrix;
-  maskedScores: Matrix;
-  weights: Matrix;
-  output: Matrix;
 }
 
 /** Requests, page -> worker. */

@@ -2,23 +2,16 @@
 // serialisation to the URL hash (after tensorflow/playground's state.ts). Values read from a URL
 // are validated and clamped, so a hostile link can neither break the page nor freeze the tab.
 
+import type { TrainerConfigMsg } from './protocol';
+
 /** View 1 trains the tiny LM; view 2 takes one head apart ("lesson"). */
 export type View = 'train' | 'lesson';
 /** Training tasks the core knows. */
-export type TaskName = 'repeat';
+export type TaskName = TrainerConfigMsg['task'];
 
-/** Every setting of the page. Model/training keys are named as in the core's JS config. */
-export interface State {
+/** Every setting of the page. Model/training keys are the core's JS config keys. */
+export interface State extends TrainerConfigMsg {
   view: View;
-  vocabSize: number;
-  dModel: number;
-  nHeads: number;
-  seqLen: number;
-  batchSize: number;
-  lr: number;
-  seed: number;
-  attnDropout: number;
-  outDropout: number;
   task: TaskName;
   /** Token ids (space separated) of the sequence whose attention the heatmaps show. */
   sample: string;
