@@ -52,6 +52,19 @@ float cross_entropy(ConstMatRef logits, const int32_t* targets, MatRef dlogits) 
   return cross_entropy_impl<true>(logits, targets, &dlogits);
 }
 
+float token_accuracy(ConstMatRef logits, const int32_t* targets) {
+  check_targets(targets, logits.rows(), logits.cols());
+  Eigen::Index count = 0, right = 0;
+  for (Eigen::Index i = 0; i < logits.rows(); ++i) {
+    if (targets[i] == kIgnoreIndex) continue;
+    Eigen::Index arg;
+    logits.row(i).maxCoeff(&arg);
+    ++count;
+    right += arg == targets[i];
+  }
+  return count ? static_cast<float>(right) / static_cast<float>(count) : std::nanf("");
+}
+
 float cross_entropy_loss(ConstMatRef logits, const int32_t* targets) {
   return cross_entropy_impl<false>(logits, targets, nullptr);
 }

@@ -16,4 +16,8 @@ float cross_entropy(ConstMatRef logits, const int32_t* targets, MatRef dlogits);
 // The same loss without the gradient.
 float cross_entropy_loss(ConstMatRef logits, const int32_t* targets);
 
+// Fraction of non-ignored rows whose largest logit is at the target (ties: the first index);
+// NaN when every row is ignored.
+float token_accuracy(ConstMatRef logits, const int32_t* targets);
+
 }  // namespace attn

@@ -1,32 +1,99 @@
 #include "attn/tasks.h"
 
+#include <algorithm>
+#include <array>
+
+#include "attn/loss.h"
+
 namespace attn {
 
+namespace {
+
+constexpr std::array<const char*, 5> kNames = {"repeat", "shift", "copy", "reverse", "sort"};
+
+// Largest T + 1 a row can have; keeps the per-row scratch on the stack.
+constexpr int kMaxRow = 4097;
+
+}  // namespace
+
 Task parse_task(const std::string& name) {
-  if (name == "repeat") return Task::Repeat;
-  throw std::invalid_argument(str_cat("unknown task '", name, "' (expected repeat)"));
+  for (size_t i = 0; i < kNames.size(); ++i)
+    if (name == kNames[i]) return static_cast<Task>(i);
+  throw std::invalid_argument(
+      str_cat("unknown task '", name, "' (expected repeat, shift, copy, reverse or sort)"));
 }
 
-const char* task_name(Task task) {
-  switch (task) {
-    case Task::Repeat:
-      return "repeat";
-  }
-  return "?";
+const char* task_name(Task task) { return kNames[static_cast<size_t>(task)]; }
+
+void check_task(Task task, int V, int T) {
+  require(T >= 1 && T < kMaxRow, "sequence length (", T, ") must be in [1, ", kMaxRow - 1, "]");
+  const int h = (T + 1) / 2;
+  if (task == Task::Shift)
+    require(T >= 2, "the shift task needs seq_len >= 2, got ", T);
+  if (task == Task::Copy || task == Task::Reverse || task == Task::Sort)
+    require(T >= 3, "the ", task_name(task), " task needs seq_len >= 3, got ", T);
+  if (task == Task::Sort)
+    require(V >= h, "the sort task draws ", h, " distinct ids per row, so vocab_size (", V,
+            ") must be >= (seq_len + 1) / 2 = ", h);
 }
 
 void make_batch(Task task, int V, int B, int T, Rng& rng, Batch& batch) {
   require(V >= 1 && B >= 1 && T >= 1, "make_batch needs V, B, T >= 1, got ", V, ", ", B, ", ", T);
+  check_task(task, V, T);
   batch.inputs.resize(B, T);
   batch.targets.resize(B, T);
-  switch (task) {
-    case Task::Repeat:
-      for (int b = 0; b < B; ++b) {
-        const int32_t id = static_cast<int32_t>(rng.below(static_cast<uint32_t>(V)));
-        batch.inputs.row(b).setConstant(id);
-        batch.targets.row(b).setConstant(id);
+  const int h = (T + 1) / 2;  // length of the first half of z (T+1 ids)
+  int32_t z[kMaxRow];
+  for (int b = 0; b < B; ++b) {
+    // first: the first target index t (predicting z[t+1]) that the task determines; last: the
+    // index past the last one.
+    int first = 0, last = T;
+    switch (task) {
+      case Task::Repeat:
+        std::fill(z, z + T + 1, static_cast<int32_t>(rng.below(static_cast<uint32_t>(V))));
+        break;
+      case Task::Shift:
+        // Targets are the previous inputs: target[t] = input[t-1] = z[t-1].
+        for (int i = 0; i <= T; ++i) z[i] = static_cast<int32_t>(rng.below(uint32_t(V)));
+        break;
+      case Task::Copy:
+        for (int i = 0; i < h; ++i) z[i] = static_cast<int32_t>(rng.below(uint32_t(V)));
+        for (int i = h; i <= T; ++i) z[i] = z[i - h];
+        first = h - 1;
+        break;
+      case Task::Reverse:
+        for (int i = 0; i < h; ++i) z[i] = static_cast<int32_t>(rng.below(uint32_t(V)));
+        for (int i = 0; i < h && h + i <= T; ++i) z[h + i] = z[h - 1 - i];
+        first = h - 1;
+        last = std::min(T, 2 * h - 1);
+        if (2 * h <= T) z[2 * h] = z[0];  // T+1 odd: one spare id, never a target
+        break;
+      case Task::Sort: {
+        // h distinct ids by a partial Fisher-Yates over a running shuffle of the chosen ones.
+        for (int i = 0; i < h; ++i) {
+          int32_t id;
+          bool fresh;
+          do {
+            id = static_cast<int32_t>(rng.below(uint32_t(V)));
+            fresh = std::find(z, z + i, id) == z + i;
+          } while (!fresh);
+          z[i] = id;
+        }
+        std::copy(z, z + h, z + h);
+        std::sort(z + h, z + std::min(2 * h, T + 1));
+        first = h - 1;
+        last = std::min(T, 2 * h - 1);
+        if (2 * h <= T) z[2 * h] = z[0];
+        break;
       }
-      break;
+    }
+    for (int t = 0; t < T; ++t) {
+      batch.inputs(b, t) = z[t];
+      if (task == Task::Shift)
+        batch.targets(b, t) = t == 0 ? kIgnoreIndex : z[t - 1];
+      else
+        batch.targets(b, t) = (t >= first && t < last) ? z[t + 1] : kIgnoreIndex;
+    }
   }
 }
 

@@ -1,4 +1,6 @@
-// Training tasks: batches of (inputs, targets) drawn from our deterministic Rng.
+// Training tasks: batches of (inputs, targets) drawn from our deterministic Rng. Each task
+// builds a sequence z of length T+1 per row; inputs = z[:-1], targets = z[1:], and a target the
+// task cannot determine from the past is kIgnoreIndex (left out of the loss and the accuracy).
 #pragma once
 
 #include <string>
@@ -8,11 +10,21 @@
 
 namespace attn {
 
-enum class Task { Repeat };
+// repeat:  one random id repeated: z = [a, a, ..., a]. Every target is predictable.
+// shift:   random ids; the target at t is the previous input x[t-1] (t = 0 is ignored).
+// copy:    z[0:h] random, then z[i] = z[i-h]: the second half repeats the first (h = (T+1)/2).
+// reverse: z[0:h] random, then z[h:2h] = reversed(z[0:h]).
+// sort:    z[0:h] distinct random ids, then z[h:2h] = sorted(z[0:h]) (needs V >= h).
+// For copy, reverse and sort only the targets inside the second half are predictable.
+enum class Task { Repeat, Shift, Copy, Reverse, Sort };
 
-// "repeat" -> Task::Repeat; anything else throws std::invalid_argument naming the value.
+// "repeat", "shift", "copy", "reverse" or "sort"; anything else throws std::invalid_argument
+// naming the value and the choices.
 Task parse_task(const std::string& name);
 const char* task_name(Task task);
+
+// Throws std::invalid_argument unless the task can build sequences of length T over V ids.
+void check_task(Task task, int vocab_size, int T);
 
 struct Batch {
   IntMat inputs;   // (B,T)
@@ -20,7 +32,6 @@ struct Batch {
 };
 
 // Fills batch for the task, reusing its storage when (B,T) is unchanged.
-// repeat: one random id per row repeated T+1 times; inputs = seq[:, :-1], targets = seq[:, 1:].
 void make_batch(Task task, int vocab_size, int B, int T, Rng& rng, Batch& batch);
 
 }  // namespace attn

@@ -59,7 +59,7 @@ void TrainerConfig::validate(KeyStyle style) const {
   require(std::isfinite(out_dropout) && out_dropout >= 0.0f && out_dropout < 1.0f,
           key_name(kOutDrop, style), " (", out_dropout, ") must be in [0, 1)");
   try {
-    parse_task(task);
+    check_task(parse_task(task), vocab_size, seq_len);
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(str_cat(key_name(kTask, style), ": ", e.what()));
   }
@@ -87,7 +87,8 @@ Trainer::Trainer(const TrainerConfig& c)
       model_(c.model_config(), c.seed),
       adam_(model_.parameters(), AdamConfig{c.lr}),
       data_rng_(c.seed ^ 0xD1B54A32D192ED03ULL),
-      last_loss_(std::nanf("")) {
+      last_loss_(std::nanf("")),
+      last_accuracy_(std::nanf("")) {
   history_.reserve(kMaxHistory);
 }
 
@@ -110,11 +111,31 @@ float Trainer::step(int n) {
           std::isfinite(loss) ? "gradient" : "loss", " became non-finite (lr ", config_.lr,
           " is probably too high); the weights are kept from step ", adam_.t,
           ", so lower the learning rate or reset"));
+    last_accuracy_ = token_accuracy(s.logits, batch_.targets.data());
     adam_.step();
     record_loss(loss);
     last_loss_ = loss;
   }
   return last_loss_;
+}
+
+float Trainer::eval_accuracy(int n_batches) {
+  require(n_batches >= 1 && n_batches <= 1000, "n_batches (", n_batches, ") must be in [1, 1000]");
+  const int B = config_.batch_size, T = config_.seq_len;
+  Rng rng(config_.seed ^ 0x2545F4914F6CDD1DULL);
+  double right = 0.0, count = 0.0;
+  for (int i = 0; i < n_batches; ++i) {
+    make_batch(task_, config_.vocab_size, B, T, rng, eval_batch_);
+    model_.forward(eval_batch_.inputs.data(), B, T, /*training=*/false, rng, eval_state_);
+    const float acc = token_accuracy(eval_state_.logits, eval_batch_.targets.data());
+    if (std::isnan(acc)) continue;
+    int predictable = 0;
+    for (Eigen::Index k = 0; k < eval_batch_.targets.size(); ++k)
+      predictable += eval_batch_.targets.data()[k] != kIgnoreIndex;
+    right += double(acc) * predictable;
+    count += predictable;
+  }
+  return count > 0 ? static_cast<float>(right / count) : std::nanf("");
 }
 
 float Trainer::peek_loss() {

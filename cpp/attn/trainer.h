@@ -56,6 +56,13 @@ class Trainer {
   // Losses of every step, or of every history_stride()-th step once more than
   // kMaxHistory steps were run (the history is thinned, never grown past its cap).
   const std::vector<float>& loss_history() const { return history_; }
+  // Token accuracy of the last step's batch, before its update (NaN before any step).
+  float last_accuracy() const { return last_accuracy_; }
+
+  // Token accuracy in eval mode over n_batches fresh batches of the task. The batches come from
+  // their own generator, seeded the same way on every call, so two calls see the same data and
+  // training is not disturbed.
+  float eval_accuracy(int n_batches);
   int64_t history_stride() const { return history_stride_; }
   int64_t steps_done() const { return adam_.t; }
 
@@ -75,9 +82,11 @@ class Trainer {
   Rng data_rng_;  // batches and dropout
   Batch batch_;
   TinyAttentionLM::State train_state_, eval_state_;
+  Batch eval_batch_;
   std::vector<float> history_;
   int64_t history_stride_ = 1;
   float last_loss_;
+  float last_accuracy_;
 };
 
 }  // namespace attn

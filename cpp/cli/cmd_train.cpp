@@ -32,11 +32,16 @@ int cmd_train(const std::vector<std::string>& argv) {
     const float loss = trainer.step(chunk);
     done += chunk;
     if (done % log_every == 0 || done == steps)
-      std::printf("step %d loss %.9g\n", done, static_cast<double>(loss));
+      std::printf("step %d loss %.9g accuracy %.4f\n", done, static_cast<double>(loss),
+                  static_cast<double>(trainer.last_accuracy()));
   }
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (steps > 0) std::printf("# %d steps in %.3f s (%.1f steps/s)\n", steps, secs, steps / secs);
+  if (steps > 0) {
+    std::printf("# %d steps in %.3f s (%.1f steps/s)\n", steps, secs, steps / secs);
+    std::printf("# eval accuracy %.4f (eval mode, 8 fresh batches)\n",
+                static_cast<double>(trainer.eval_accuracy(8)));
+  }
   if (args.has("save")) {
     write_file_atomic(args.get("save"), save_model(trainer.model()));
     std::printf("# saved %s\n", args.get("save").c_str());

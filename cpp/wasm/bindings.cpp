@@ -191,6 +191,14 @@ float trainer_step(attn::Trainer& t, val n) {
   });
 }
 
+float trainer_last_accuracy(attn::Trainer& t) { return t.last_accuracy(); }
+
+float trainer_eval_accuracy(attn::Trainer& t, val n) {
+  return js_call([&] {
+    return t.eval_accuracy(static_cast<int>(to_integer(n, "evalAccuracy batches", 1, 1000)));
+  });
+}
+
 float trainer_peek_loss(attn::Trainer& t) {
   return js_call([&] { return t.peek_loss(); });
 }
@@ -291,6 +299,8 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       .constructor(&new_trainer, allow_raw_pointers())
       .function("step", &trainer_step)
       .function("peekLoss", &trainer_peek_loss)
+      .function("lastAccuracy", &trainer_last_accuracy)
+      .function("evalAccuracy", &trainer_eval_accuracy)
       .function("lossHistory", &trainer_loss_history)
       .function("attention", &trainer_attention)
       .function("exportWeights", &trainer_export_weights)

@@ -140,8 +140,8 @@ TEST_CASE("trainer: config validation names the bad value", "[trainer]") {
                     Contains("attn_dropout (1)"));
   CHECK_THROWS_WITH(Trainer(bad([](TrainerConfig& c) { c.out_dropout = -0.1f; })),
                     Contains("out_dropout (-0.1)"));
-  CHECK_THROWS_WITH(Trainer(bad([](TrainerConfig& c) { c.task = "copy"; })),
-                    Contains("task") && Contains("'copy'"));
+  CHECK_THROWS_WITH(Trainer(bad([](TrainerConfig& c) { c.task = "bogus"; })),
+                    Contains("task") && Contains("'bogus'"));
   // A config whose state would not fit is refused before anything is allocated.
   CHECK_THROWS_WITH(Trainer(bad([](TrainerConfig& c) {
                       c.vocab_size = 65536, c.d_model = 4096, c.seq_len = 4096;

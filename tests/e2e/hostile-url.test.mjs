@@ -5,19 +5,15 @@
 // appears, and the flags that injected handlers would set stay unset); no console error; the
 // hash written back is the canonical one, which reloads without corrections; and the page still
 // trains. The same for a hash edited on a loaded page (hashchange).
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { serve, launch, waitReady } from './harness.mjs';
+import { useBrowser, waitReady } from './harness.mjs';
 
 let srv;
 let browser;
-before(async () => {
-  srv = await serve();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await srv?.close();
+useBrowser((s, b) => {
+  srv = s;
+  browser = b;
 });
 
 /** Each payload sets window.__pwned<N> if it ever runs. */

@@ -265,3 +265,28 @@ test('training goes on behind the lesson view, and the heatmaps catch up on retu
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test('every task can be chosen: its explanation shows, the hash follows, and it trains', async () => {
+  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train`);
+  await waitReady(page);
+  const explanations = new Set();
+  for (const task of ['shift', 'copy', 'reverse', 'sort', 'repeat']) {
+    await page.selectOption('select[name=task]', task);
+    await page.waitForFunction((t) => location.hash.includes(`task=${t}`), task);
+    await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '0');
+    const help = await page.textContent('.task-help');
+    assert.ok(help.length > 40, `${task}: explanation "${help}"`);
+    explanations.add(help);
+  }
+  assert.equal(explanations.size, 5, 'one explanation per task');
+  await page.selectOption('select[name=task]', 'copy');
+  await page.waitForFunction(() => location.hash.includes('task=copy'));
+  const start = (await readout(page)).loss;
+  await page.click('[data-action=step10]');
+  await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '10');
+  await page.evaluate(() => document.querySelector('[data-action=play]').click());
+  await page.waitForFunction((l) => Number(document.querySelector('.readout').dataset.loss) < l / 4, start, { timeout: 20000 });
+  await page.evaluate(() => document.querySelector('[data-action=play]').click());
+  assert.deepEqual(errors, []);
+  await context.close();
+});

@@ -52,6 +52,25 @@ for (const variant of variants) {
       }
     });
 
+    test('every task trains, with token accuracy measured by the core', () => {
+      for (const task of ['repeat', 'shift', 'copy', 'reverse', 'sort']) {
+        const t = new core.Trainer({ task, seed: 3 });
+        try {
+          assert.ok(Number.isNaN(t.lastAccuracy()), 'NaN before any step');
+          const before = t.evalAccuracy(4);
+          assert.equal(t.evalAccuracy(4), before, 'the same eval batches every call');
+          t.step(task === 'sort' ? 50 : 400);
+          const acc = t.lastAccuracy();
+          assert.ok(acc >= 0 && acc <= 1, `${task}: lastAccuracy ${acc}`);
+          if (task !== 'sort') assert.ok(t.evalAccuracy(4) >= 0.95, `${task}: ${t.evalAccuracy(4)} after 400 steps`);
+          assert.equal(t.config().task, task);
+        } finally {
+          t.delete();
+        }
+      }
+      assert.throws(() => new core.Trainer({ task: 'sort', vocabSize: 4 }), /^Error: task: the sort task draws 6 distinct ids/);
+    });
+
     test('the seed decides the weights', () => {
       const [a, b, c] = [1, 1, 2].map((seed) => new core.Trainer({ ...SMALL, seed }));
       try {

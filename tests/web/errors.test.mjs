@@ -90,7 +90,7 @@ for (const variant of variants) {
         [{ seed: 0.5 }, /^seed \(0.5\) must be an integer/],
         [{ seed: 2 ** 60 }, /^seed \(1.15292e\+18\) must be in \[0, 9007199254740991\]/],
         [{ seed: 42n }, /^seed must be a number, got bigint/],
-        [{ task: 'copy' }, /^task: unknown task 'copy'/],
+        [{ task: 'bogus' }, /^task: unknown task 'bogus'/],
         [{ task: 1 }, /^task must be a string, got number/],
         [{ vocab_size: 10 }, /^unknown config key 'vocab_size'/],
         [{ dModel: 30, nHeads: 4 }, /^dModel \(30\) must be divisible by nHeads \(4\)/],

@@ -33,13 +33,15 @@ export async function train(): Promise<number[]> {
     new core.Trainer({ vocabSize: '64' });
     // @ts-expect-error unknown key
     new core.Trainer({ vocab_size: 64 });
-    // @ts-expect-error the only task is 'repeat'
-    new core.Trainer({ task: 'copy' });
+    const tasks: TrainerConfig[] = ['repeat', 'shift', 'copy', 'reverse', 'sort'].map((task) => ({ task } as TrainerConfig));
+    const accuracy: number = trainer.lastAccuracy() + trainer.evalAccuracy(4) + tasks.length;
+    // @ts-expect-error no such task
+    new core.Trainer({ task: 'bogus' });
     // @ts-expect-error ids are an Int32Array
     trainer.attention([1, 2, 3]);
     // @ts-expect-error step takes a count
     trainer.step();
-    return [loss, history[0] ?? NaN, head0[0] ?? NaN, logits[0] ?? NaN, vocab, strided];
+    return [loss, history[0] ?? NaN, head0[0] ?? NaN, logits[0] ?? NaN, vocab, strided, atInit, accuracy];
   } finally {
     trainer.delete();
   }

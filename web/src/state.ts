@@ -9,6 +9,20 @@ export type View = 'train' | 'lesson';
 /** Training tasks the core knows. */
 export type TaskName = TrainerConfigMsg['task'];
 
+/** Each task, with the attention pattern that solves it (shown under the task control). */
+export const TASKS: Record<TaskName, string> = {
+  repeat:
+    'Every sequence is one token repeated. Any key the causal mask lets a query see holds the answer, so any spread of attention over the past works; the heads only have to carry the token through.',
+  shift:
+    'Random tokens; the target is the token before the current one. A head that puts its weight one position back (a diagonal just below the main one) solves it.',
+  copy:
+    'The second half repeats the first. Queries in the second half attend exactly half a sequence back: a stripe parallel to the diagonal. Targets in the first half are unpredictable and left out of the loss.',
+  reverse:
+    'The second half is the first half reversed. Each query in the second half attends to its mirror position in the first half: an anti-diagonal. The first half is left out of the loss.',
+  sort:
+    'The second half is the first half sorted (distinct tokens). The head must find, among the first half, the smallest token larger than the current one: attention by content, not position. Needs vocab >= (seq_len + 1) / 2.',
+};
+
 /** Every setting of the page. Model/training keys are the core's JS config keys. */
 export interface State extends TrainerConfigMsg {
   view: View;
@@ -91,7 +105,7 @@ export const FIELDS: readonly Field[] = [
   { key: 'seed', hash: 'seed', label: 'seed', kind: 'int', range: LIMITS.seed },
   { key: 'attnDropout', hash: 'attndrop', label: 'attention dropout', kind: 'float', range: LIMITS.attnDropout },
   { key: 'outDropout', hash: 'outdrop', label: 'output dropout', kind: 'float', range: LIMITS.outDropout },
-  { key: 'task', hash: 'task', label: 'task', kind: 'enum', values: ['repeat'] },
+  { key: 'task', hash: 'task', label: 'task', kind: 'enum', values: Object.keys(TASKS) },
   { key: 'sample', hash: 'sample', label: 'sample sequence', kind: 'text' },
   { key: 'logY', hash: 'logy', label: 'log scale', kind: 'bool' },
   { key: 'sentence', hash: 'sentence', label: 'sentence', kind: 'text' },

@@ -26,8 +26,11 @@ export interface TrainerConfig {
   attnDropout?: number;
   /** Dropout on the attention output, in [0, 1); default 0. */
   outDropout?: number;
-  /** The training task; only "repeat" exists. */
-  task?: 'repeat';
+  /** The training task (default "repeat"): repeat, shift (target = previous token), copy (the
+   * second half repeats the first), reverse (the second half reverses it) or sort (the second
+   * half sorts it; needs vocabSize >= (seqLen + 1) / 2). Unpredictable targets are left out of
+   * the loss and the accuracy. */
+  task?: 'repeat' | 'shift' | 'copy' | 'reverse' | 'sort';
 }
 
 /** A config with every key present, as config() and defaultConfig() return it. */
@@ -53,6 +56,10 @@ export interface Trainer {
   /** The loss the next step(1) will return, computed without changing anything: the next
    * batch under the current weights. At step 0 this is the loss at initialisation. */
   peekLoss(): number;
+  /** Token accuracy of the last step's batch, before its update; NaN before any step. */
+  lastAccuracy(): number;
+  /** Token accuracy in eval mode on n in [1, 1000] fresh batches (the same ones every call). */
+  evalAccuracy(n: number): number;
   /** The loss of every step, thinned to every historyStride()-th step after 16384 steps. */
   lossHistory(): Float32Array;
   /** ids: 1..seqLen token ids, each in [0, vocabSize). */

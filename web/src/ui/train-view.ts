@@ -4,7 +4,7 @@
 import type { Controller, Problem } from '../controller';
 import { drawHeatmap, drawLegendBar, drawMaskedSwatch, type HeatmapLayout, cellAt } from '../draw/heatmap';
 import { LossChart } from '../draw/loss-chart';
-import { checkField, LIMITS, parseSample, trainerConfig, CONFIG_KEYS, type State } from '../state';
+import { checkField, LIMITS, parseSample, trainerConfig, CONFIG_KEYS, TASKS, type State } from '../state';
 import type { Store } from '../store';
 import { fmtLoss, h, uniqueId } from './dom';
 
@@ -29,7 +29,7 @@ const CONTROLS: ControlSpec[] = [
   { key: 'seed', coreKey: 'seed', label: 'seed', min: LIMITS.seed[0], max: LIMITS.seed[1], step: '1' },
   { key: 'attnDropout', coreKey: 'attnDropout', label: 'attention dropout', min: 0, max: LIMITS.attnDropout[1], step: '0.05' },
   { key: 'outDropout', coreKey: 'outDropout', label: 'output dropout', min: 0, max: LIMITS.outDropout[1], step: '0.05' },
-  { key: 'task', coreKey: 'task', label: 'task', options: ['repeat'] },
+  { key: 'task', coreKey: 'task', label: 'task', options: Object.keys(TASKS) },
 ];
 
 /** A mounted view 1: build the first model once the worker is up; destroy to unmount. */
@@ -81,11 +81,12 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
   const restartBtn = h('button', { type: 'button', 'data-action': 'restart', text: 'Restart', hidden: true });
   const problem = h('div', { class: 'problem', role: 'alert', hidden: true }, problemText, restartBtn);
 
+  const taskHelp = h('p', { class: 'hint task-help', 'aria-live': 'polite' });
   const controls = h(
     'form',
     { class: 'controls', 'aria-label': 'Model and training controls' },
     h('fieldset', { class: 'run' }, h('legend', { text: 'Run' }), h('div', { class: 'buttons' }, playBtn, step1Btn, step10Btn, resetBtn), readout, problem),
-    h('fieldset', { class: 'config' }, h('legend', { text: 'Model and training' }), h('p', { class: 'hint first', text: 'Changing a value builds a new model (step 0).' }), h('div', { class: 'fields' }, ...fields)),
+    h('fieldset', { class: 'config' }, h('legend', { text: 'Model and training' }), h('p', { class: 'hint first', text: 'Changing a value builds a new model (step 0).' }), h('div', { class: 'fields' }, ...fields), taskHelp),
   );
   controls.addEventListener('submit', (e) => e.preventDefault());
 
@@ -142,6 +143,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
     }
     logBox.checked = s.logY;
     if (sampleInput.value !== s.sample) sampleInput.value = s.sample;
+    taskHelp.textContent = TASKS[s.task] ?? '';
   }
 
   function setFieldMessage(key: keyof State, text: string): void {
