@@ -4,61 +4,22 @@
 // A worker's CSP is the one of its own script's response, so the worker (which runs Embind's
 // glue) is bound by the header too. The page must load, train and show no CSP violation: no
 // securitypolicyviolation event in the page or in the worker, and no console error.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import fs from 'node:fs';
-import path from 'node:path';
-import { DIST, SUB_PATH, launch, waitReady, readout } from './harness.mjs';
+import { DIST, useBrowser, waitReady, readout } from './harness.mjs';
 
 const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'";
 /** The built page (CSP_DIST overrides it, e.g. to check a patched copy). */
 const ROOT_DIR = process.env.CSP_DIST ?? DIST;
-const MIME = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.wasm': 'application/wasm',
-  '.json': 'application/json',
-  '.svg': 'image/svg+xml',
-};
-
-/** Serves web/dist under SUB_PATH with the CSP header on every response; records which got it. */
-function serveWithCsp() {
-  const served = [];
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url, 'http://x');
-    const rel = decodeURIComponent(url.pathname.slice(SUB_PATH.length)) || 'index.html';
-    const file = path.resolve(ROOT_DIR, rel);
-    if (!url.pathname.startsWith(SUB_PATH) || !file.startsWith(path.resolve(ROOT_DIR) + path.sep) || !fs.existsSync(file)) {
-      res.writeHead(404, { 'content-security-policy': CSP }).end('not found');
-      return;
-    }
-    served.push(rel);
-    res.writeHead(200, {
-      'content-type': MIME[path.extname(file)] ?? 'application/octet-stream',
-      'content-security-policy': CSP,
-      'cache-control': 'no-store',
-    });
-    res.end(fs.readFileSync(file));
-  });
-  return new Promise((resolve) => {
-    server.listen(0, '127.0.0.1', () => {
-      resolve({ url: `http://127.0.0.1:${server.address().port}${SUB_PATH}`, served, close: () => new Promise((r) => server.close(r)) });
-    });
-  });
-}
-
 let srv;
 let browser;
-before(async () => {
-  srv = await serveWithCsp();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await srv?.close();
-});
+useBrowser(
+  (s, b) => {
+    srv = s;
+    browser = b;
+  },
+  { dir: ROOT_DIR, headers: { 'content-security-policy': CSP } },
+);
 
 /** Opens the page with violation listeners installed before any script of the page runs. */
 async function openWithCsp(hash) {
@@ -97,8 +58,8 @@ test('under the CSP header the page loads, trains, and reports no violation', as
   assert.match(await page.textContent('.loading'), /Core loaded/);
   await waitReady(page);
   // The worker really ran under the header: it was served with it and Embind's glue runs in it.
-  assert.ok(srv.served.some((p) => /assets\/worker-.*\.js$/.test(p)), `worker script served: ${srv.served}`);
-  assert.ok(srv.served.some((p) => /wasm\/attention-core-(simd|scalar)\.js$/.test(p)), 'the Embind glue was served with the header');
+  assert.ok(srv.requests.some((p) => /assets\/worker-.*\.js$/.test(p)), `worker script served: ${srv.requests}`);
+  assert.ok(srv.requests.some((p) => /wasm\/attention-core-(simd|scalar)\.js$/.test(p)), 'the Embind glue was served with the header');
   assert.ok(workers.length >= 1, 'a worker started');
   // The worker runs under the header policy (its own script's response), not the page's meta one:
   // a request to another origin from inside the worker is a connect-src violation there. (Eval

@@ -25,28 +25,31 @@ const MIME = {
   '.png': 'image/png',
 };
 
-/** Serves dir under SUB_PATH on a free localhost port. Resolves to {url, requests, close}. */
-export function serve(dir = DIST) {
+/**
+ * Serves dir under SUB_PATH on a free localhost port, adding headers to every response.
+ * Resolves to {url, requests, close}; requests lists every path asked for.
+ */
+export function serve(dir = DIST, { headers = {} } = {}) {
   const requests = [];
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://x');
     requests.push(url.pathname);
     if (!url.pathname.startsWith(SUB_PATH)) {
-      res.writeHead(404).end('not found');
+      res.writeHead(404, headers).end('not found');
       return;
     }
     let rel = decodeURIComponent(url.pathname.slice(SUB_PATH.length)) || 'index.html';
     const file = path.resolve(dir, rel);
     if (!file.startsWith(path.resolve(dir) + path.sep)) {
-      res.writeHead(403).end();
+      res.writeHead(403, headers).end();
       return;
     }
     fs.readFile(file, (err, body) => {
       if (err) {
-        res.writeHead(404).end('not found');
+        res.writeHead(404, headers).end('not found');
         return;
       }
-      res.writeHead(200, { 'content-type': MIME[path.extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store' });
+      res.writeHead(200, { 'content-type': MIME[path.extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store', ...headers });
       res.end(body);
     });
   });
@@ -62,11 +65,11 @@ export function serve(dir = DIST) {
  * For the tests of one file: before() serves web/dist and launches Chromium, then hands both to
  * set(srv, browser); after() closes them.
  */
-export function useBrowser(set) {
+export function useBrowser(set, { dir = DIST, headers = {} } = {}) {
   let srv;
   let browser;
   before(async () => {
-    srv = await serve();
+    srv = await serve(dir, { headers });
     browser = await launch();
     set(srv, browser);
   });
@@ -95,8 +98,8 @@ export async function launch() {
 
 /**
  * Opens a page that records console errors, page errors and requests to other origins.
- * bypassCSP lets a test load the core on the main thread (Embind needs eval there; the page
- * itself only loads it in its worker). Returns {page, context, errors, external}.
+ * bypassCSP lets a test inject its own scripts (e.g. load the core on the main thread to compare
+ * numbers) past the page's meta CSP. Returns {page, context, errors, external}.
  */
 export async function openPage(browser, url, { width = 1280, height = 900, bypassCSP = false } = {}) {
   const context = await browser.newContext({ viewport: { width, height }, bypassCSP });

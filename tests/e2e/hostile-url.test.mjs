@@ -85,7 +85,7 @@ const CASES = [
   },
   {
     name: 'non-numeric strings',
-    hash: 'vocab=abc&seqlen=12px&batch=&lr=five&seed=4.7&stage=3.5&heads=%20%20&view=TRAIN&task=copy&dk=1%2C5',
+    hash: 'vocab=abc&seqlen=12px&batch=&lr=five&seed=4.7&stage=3.5&heads=%20%20&view=TRAIN&task=bogus&dk=1%2C5',
     messages: [
       /^vocab: "abc" is not a number; using 64$/,
       /^seq_len: "12px" is not a number; using 12$/,
@@ -95,7 +95,7 @@ const CASES = [
       /^stage: 3\.5 is not a whole number; using 4$/,
       /^heads: "  " is not a number; using 4$/,
       /^view: "TRAIN" is not one of train, lesson; using train$/,
-      /^task: "copy" is not one of repeat; using repeat$/,
+      /^task: "bogus" is not one of repeat, shift, copy, reverse, sort; using repeat$/,
       /^dk: "1,5" is not a number; using 4$/,
     ],
     controls: { vocabSize: '64', seqLen: '12', batchSize: '16', lr: '0.005', seed: '5', nHeads: '4' },
@@ -116,13 +116,13 @@ const CASES = [
   {
     name: 'a 100 KB unknown key and value, after a bad value',
     hash: `vocab=3000&${'k'.repeat(KB100 / 2)}=${'v'.repeat(KB100 / 2)}`,
-    messages: [/^vocab: 3000 is above the maximum 512; using 512$/],
+    messages: [/^vocab: 3000 is above the maximum 512; using 512$/, /^ignored unknown keys: "k{24}…"$/],
     controls: { vocabSize: '512' },
   },
   {
-    name: 'unknown keys (dropped silently: the banner stays hidden) and no prototype pollution',
+    name: 'unknown keys (ignored and named in the banner) and no prototype pollution',
     hash: `__proto__[x]=1&__proto__=2&constructor=3&toString=4&hasOwnProperty=5&${enc(XSS[1])}=${enc(XSS[0])}&vocab=128`,
-    messages: [],
+    messages: [/^ignored unknown keys: "__proto__\[x\]", "__proto__", "constructor", "toString", "hasOwnProperty" and 1 more$/],
     controls: { vocabSize: '128' },
   },
   {
@@ -132,7 +132,7 @@ const CASES = [
       `&lr=${enc(XSS[4])}&logy=${enc(XSS[5])}&vocab=${enc(XSS[7])}&${enc(XSS[1])}=1`,
     messages: [
       /^view: "<svg\/onload=window\.__pw\w*…" is not one of train, lesson; using train$/,
-      /^task: "\\"><img src=x onerror=win…" is not one of repeat; using repeat$/,
+      /^task: "\\"><img src=x onerror=win…" is not one of repeat, shift, copy, reverse, sort; using repeat$/,
       /^learning rate: "javascript:window\.__pwne…" is not a number; using 0\.005$/,
       /^log scale: "'-alert\(window\.__pwned6=…" is not 0 or 1; using 1$/,
       /^vocab: "\{\{constructor\.constructo…" is not a number; using 64$/,
@@ -150,7 +150,7 @@ const CASES = [
       /^vocab: "１２８" is not a number; using 64$/,
       /^seed: "٣" is not a number; using 42$/,
       /^view: "tráin" is not one of train, lesson; using train$/,
-      /^task: "repeat\\u0000" is not one of repeat; using repeat$/,
+      /^task: "repeat\\u0000" is not one of repeat, shift, copy, reverse, sort; using repeat$/,
       /^batch: "\uFFFD+" is not a number; using 16$/,
       /^heads: "４" is not a number; using 4$/,
     ],

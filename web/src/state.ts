@@ -117,7 +117,8 @@ export const FIELDS: readonly Field[] = [
 
 /** One value that validation changed, said in words the learner can act on. */
 export interface Correction {
-  key: keyof State;
+  /** The setting corrected; null for what concerns no setting (unknown keys). */
+  key: keyof State | null;
   message: string;
 }
 
@@ -261,7 +262,8 @@ export function fixConsistency(state: State, corrections: Correction[]): void {
   }
 }
 
-/** Reads a state from a URL hash ("#view=train&vocab=64..."): unknown keys are ignored. */
+/** Reads a state from a URL hash ("#view=train&vocab=64..."): unknown keys are ignored, and
+ * named (at most 5, shortened) in one correction. */
 export function stateFromHash(hash: string): Checked {
   const params = new URLSearchParams(hash.replace(/^#/, '').slice(0, 8192));
   const state: State = { ...DEFAULTS };
@@ -272,6 +274,13 @@ export function stateFromHash(hash: string): Checked {
     const { value, correction } = checkField(f.key, raw);
     (state as unknown as Record<string, unknown>)[f.key] = value;
     if (correction) corrections.push(correction);
+  }
+  const known = new Set(FIELDS.map((f) => f.hash));
+  const unknown = [...new Set([...params.keys()].filter((k) => !known.has(k)))];
+  if (unknown.length > 0) {
+    const shown = unknown.slice(0, 5).map(quote).join(', ');
+    const more = unknown.length > 5 ? ` and ${unknown.length - 5} more` : '';
+    corrections.push({ key: null, message: `ignored unknown keys: ${shown}${more}` });
   }
   fixConsistency(state, corrections);
   return { state, corrections };

@@ -66,7 +66,7 @@ export function attributeOf(key: keyof State): string | undefined {
 /** Rewrites a state.ts correction ("d_model: ...") to name the attribute ("d-model: ..."). */
 export function problemOf(c: Correction, source: 'attribute' | 'state' = 'attribute'): AttributeProblem {
   const label = FIELDS.find((f) => f.key === c.key)?.label ?? String(c.key);
-  const name = source === 'attribute' ? (attributeOf(c.key) ?? `state.${String(c.key)}`) : `state.${String(c.key)}`;
+  const name = source === 'attribute' && c.key !== null ? (attributeOf(c.key) ?? `state.${String(c.key)}`) : `state.${String(c.key)}`;
   const why = c.message.startsWith(`${label}: `) ? c.message.slice(label.length + 2) : c.message;
   return { attribute: name, message: `${name}: ${why}` };
 }
