@@ -34,7 +34,7 @@ function nativeTrain(name, steps) {
   if (!nativeRuns.has(key)) {
     const path = join(dir, `${key}.safetensors`);
     const stdout = runCli(['train', ...cliFlags(CONFIGS[name]), '--steps', String(steps), '--log-every', '1', '--save', path]);
-    const losses = [...stdout.matchAll(/^step (\d+) loss (\S+)$/gm)].map((m) => Number(m[2]));
+    const losses = [...stdout.matchAll(/^step (\d+) loss (\S+) accuracy \S+$/gm)].map((m) => Number(m[2]));
     assert.equal(losses.length, steps, `attn train printed ${losses.length} losses for ${steps} steps`);
     nativeRuns.set(key, { losses, weights: new Uint8Array(readFileSync(path)) });
   }
