@@ -2,6 +2,7 @@
 // messages of protocol.ts and never touches wasm. Views subscribe to its snapshots and status.
 import type {
   ErrorKind,
+  ImportRun,
   ErrorReply,
   ReplyFor,
   Request,
@@ -216,6 +217,33 @@ export class Controller {
     this.emitProblem(null);
     await this.start();
     if (this.config) await this.configure(this.config, this.sample);
+  }
+
+  /** The config of the current run, or null before the first configure. */
+  get currentConfig(): TrainerConfigMsg | null {
+    return this.config;
+  }
+
+  /** The weights as a safetensors file and the snapshot they belong to (pauses first). */
+  async exportWeights(): Promise<{ bytes: Uint8Array; snapshot: Snapshot }> {
+    if (this.status === 'playing') await this.pause();
+    const r = await this.client.request('exportWeights', { type: 'exportWeights' });
+    return { bytes: r.bytes, snapshot: r.snapshot };
+  }
+
+  /**
+   * Restores a run. On success the run is paused at the imported step; on an error (rejected
+   * with a RequestError) nothing changes, and the caller shows the message.
+   */
+  async importRun(run: ImportRun): Promise<void> {
+    if (this.status === 'loading' || this.status === 'crashed') throw new RequestError('state', 'the core is not ready');
+    const r = await this.client.request('importRun', { type: 'importRun', run });
+    if (run.config) this.config = run.config;
+    if (run.sample) this.sample = run.sample;
+    this.snapshot = r.snapshot;
+    if ((this.status as RunStatus) !== 'crashed') this.status = 'paused';
+    this.emitProblem(null);
+    this.emit();
   }
 
   /** View 2: every stage of one head, computed by the core in the worker. */

@@ -13,6 +13,10 @@
 //   pause              paused             stop after the current chunk
 //   sample             sampled            change the sequence the heatmaps show
 //   selfAttention      selfAttentionDone  one head, every stage (view 2)
+//   exportWeights      exported           the weights as a safetensors file, plus the snapshot
+//   importRun          configured         new Trainer(config or the current config), then
+//                                          importWeights(weights) if given; all or nothing: on
+//                                          an error the current run is untouched (and keeps playing)
 //
 //   event              when
 //   progress           while playing, at most every `intervalMs` (default 50 ms)
@@ -82,7 +86,21 @@ export type Request =
   | { type: 'play'; id: number; intervalMs?: number }
   | { type: 'pause'; id: number }
   | { type: 'sample'; id: number; sample: number[] }
-  | { type: 'selfAttention'; id: number; input: SelfAttentionRequest };
+  | { type: 'selfAttention'; id: number; input: SelfAttentionRequest }
+  | { type: 'exportWeights'; id: number }
+  | { type: 'importRun'; id: number; run: ImportRun };
+
+/**
+ * A run to restore (export/import panel). Without config: the current config (weights must fit
+ * it). Without weights: the config's fresh init. `past` (from the exported JSON) continues the
+ * step count and loss history: the snapshot's step is past.step + the steps run since.
+ */
+export interface ImportRun {
+  config?: TrainerConfigMsg;
+  sample?: number[];
+  weights?: Uint8Array;
+  past?: { step: number; history: Float32Array; historyStride: number };
+}
 
 /** The reply type each request names. */
 export interface ReplyFor {
@@ -94,6 +112,8 @@ export interface ReplyFor {
   pause: { type: 'paused'; replyTo: number; snapshot: Snapshot };
   sample: { type: 'sampled'; replyTo: number; snapshot: Snapshot };
   selfAttention: { type: 'selfAttentionDone'; replyTo: number; stages: SelfAttentionStages };
+  exportWeights: { type: 'exported'; replyTo: number; bytes: Uint8Array; snapshot: Snapshot };
+  importRun: { type: 'configured'; replyTo: number; snapshot: Snapshot };
 }
 
 /**
@@ -116,6 +136,9 @@ export interface ErrorReply {
 export type WorkerEvent =
   | { type: 'progress'; snapshot: Snapshot }
   | { type: 'stopped'; kind: ErrorKind; message: string; snapshot: Snapshot };
+
+/** Largest file the import accepts (bytes). */
+export const MAX_IMPORT_BYTES = 5 * 1024 * 1024;
 
 /** Anything the worker posts. */
 export type WorkerMessage = ReplyFor[keyof ReplyFor] | ErrorReply | WorkerEvent;

@@ -4,6 +4,7 @@
 // posts a progress snapshot at most every intervalMs. Every number it reports comes from the core.
 import type {
   ErrorKind,
+  ImportRun,
   Matrix,
   ReplyFor,
   Request,
@@ -32,6 +33,8 @@ let trainer: Trainer | null = null;
 let config: TrainerConfigMsg | null = null;
 let sample = new Int32Array(0);
 let lastLoss = NaN;
+/** Steps and losses of an imported run before this Trainer (importRun's `past`), or null. */
+let past: ImportRun['past'] | null = null;
 let initLoss = NaN;
 let playing = false;
 let intervalMs = 50;
@@ -75,17 +78,25 @@ function stepsPerSec(): number {
 function snapshot(): Snapshot {
   const t = trainer!;
   const att = t.attention(sample);
-  const history = t.lossHistory();
+  const own = t.lossHistory();
   const T = sample.length;
-  const steps = t.stepsDone();
+  const steps = t.stepsDone() + (past?.step ?? 0);
+  let history = own;
+  if (past && past.history.length > 0) {
+    history = new Float32Array(past.history.length + own.length);
+    history.set(past.history);
+    history.set(own, past.history.length);
+  }
+  const ownSteps = t.stepsDone();
+  const loss = ownSteps > 0 ? lastLoss : steps > 0 && history.length > 0 ? history[history.length - 1] : initLoss;
   return {
     step: steps,
-    loss: steps === 0 ? initLoss : lastLoss,
+    loss,
     lossAtInit: steps === 0,
     initLoss,
     stepsPerSec: stepsPerSec(),
     history,
-    historyStride: t.historyStride(),
+    historyStride: past ? past.historyStride : t.historyStride(),
     ids: sample.slice(),
     weights: att.weights,
     H: att.nHeads,
@@ -105,6 +116,37 @@ function configure(cfg: TrainerConfigMsg): void {
   trainer = next;
   config = cfg;
   lastLoss = NaN;
+  past = null;
+  rate = [];
+}
+
+/** importRun: a new Trainer with the weights loaded; replaces the current one only on success. */
+function importRun(run: ImportRun): void {
+  const cfg = run.config ?? config!;
+  const ids = run.sample ? Int32Array.from(run.sample) : sample;
+  let next: Trainer | null = null;
+  let init = NaN;
+  try {
+    next = new core!.Trainer(cfg);
+    try {
+      init = next.peekLoss();
+    } catch {
+      init = NaN;
+    }
+    if (run.weights) next.importWeights(run.weights);
+    next.attention(ids); // the sample must fit this model
+  } catch (e) {
+    next?.delete();
+    throw e;
+  }
+  playing = false;
+  trainer?.delete();
+  trainer = next;
+  config = cfg;
+  sample = ids;
+  initLoss = init;
+  lastLoss = NaN;
+  past = run.weights && run.past ? run.past : null;
   rate = [];
 }
 
@@ -240,6 +282,22 @@ async function handle(req: Request): Promise<void> {
   }
   if (!trainer || !config) return fail(req.id, 'state', new Error('no trainer: send configure first'));
   switch (req.type) {
+    case 'exportWeights':
+      try {
+        const bytes = trainer.exportWeights();
+        const snap = snapshot();
+        post({ type: 'exported', replyTo: req.id, bytes, snapshot: snap }, [bytes.buffer as ArrayBuffer, ...snapshotTransfer(snap)]);
+      } catch (e) {
+        fail(req.id, 'internal', e);
+      }
+      return;
+    case 'importRun':
+      try {
+        importRun(req.run);
+      } catch (e) {
+        return fail(req.id, 'input', e);
+      }
+      return reply<'importRun'>({ type: 'configured', replyTo: req.id, snapshot: snapshot() });
     case 'reset':
       playing = false;
       try {

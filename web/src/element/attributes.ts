@@ -36,6 +36,7 @@ export const HIDE_GROUPS = {
   legend: { selector: '.heat-panel .legend, .heat-panel .cell-readout', what: 'the colour legend and the hovered-cell readout' },
   'lesson-controls': { selector: '.lesson-controls', what: 'the sentence, dk, dv and causal-mask inputs of the lesson view' },
   'stage-nav': { selector: '.stage-nav', what: 'the Prev/Next stage buttons of the lesson view' },
+  export: { selector: '.export-panel', what: 'the Export / import panel of the training view' },
 } as const;
 
 export type HideGroup = keyof typeof HIDE_GROUPS;

@@ -7,6 +7,7 @@ import { LossChart } from '../draw/loss-chart';
 import { checkField, LIMITS, parseSample, trainerConfig, CONFIG_KEYS, TASKS, type State } from '../state';
 import type { Store } from '../store';
 import { fmtLoss, h, uniqueId } from './dom';
+import { mountExportPanel } from './export-panel';
 
 interface ControlSpec {
   key: keyof State;
@@ -132,7 +133,22 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
     opts.reducedMotion ? h('p', { class: 'hint', text: 'Reduced motion is on: heatmaps and chart update twice a second while training.' }) : null,
   );
 
-  root.append(h('div', { class: 'train-layout' }, controls, h('div', { class: 'train-plots' }, chartSection, heatSection)));
+  const plots = h('div', { class: 'train-plots' }, chartSection, heatSection);
+  root.append(h('div', { class: 'train-layout' }, controls, plots));
+  // ---- Export / import. An imported run is already in the worker: the settings follow it
+  // without building a new model.
+  let applyingImport = false;
+  cleanups.push(
+    mountExportPanel(plots, ctl, (config, sample) => {
+      applyingImport = true;
+      try {
+        clearFieldMessages();
+        store.set({ ...config, sample: sample.join(' ') });
+      } finally {
+        applyingImport = false;
+      }
+    }),
+  );
 
   // ---- State -> controls
   function syncControls(s: Readonly<State>): void {
@@ -191,6 +207,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
   cleanups.push(
     store.subscribe((s, changed) => {
       syncControls(s);
+      if (applyingImport) return;
       if (CONFIG_KEYS.some((k) => changed.has(k))) void ctl.configure(trainerConfig(s), sampleIds(s));
       else if (changed.has('sample')) void ctl.setSample(sampleIds(s));
       if (changed.has('logY')) chart.setLogY(s.logY), (lastHistory = null), scheduleDraw();
