@@ -107,16 +107,26 @@ function snapshot(): Snapshot {
 /** Replaces the trainer; the loss at init is the loss the first step will see (peekLoss). */
 function configure(cfg: TrainerConfigMsg): void {
   const next = new core!.Trainer(cfg);
+  install(next, cfg, lossAtInit(next), null);
+}
+
+/** The loss the first step will see (peekLoss), or NaN if the core cannot tell. */
+function lossAtInit(t: Trainer): number {
   try {
-    initLoss = next.peekLoss();
+    return t.peekLoss();
   } catch {
-    initLoss = NaN;
+    return NaN;
   }
+}
+
+/** Makes next the current Trainer (the old one is freed), at its step 0 or after an import. */
+function install(next: Trainer, cfg: TrainerConfigMsg, init: number, history: ImportRun['past'] | null): void {
   trainer?.delete();
   trainer = next;
   config = cfg;
+  initLoss = init;
   lastLoss = NaN;
-  past = null;
+  past = history;
   rate = [];
 }
 
@@ -128,11 +138,7 @@ function importRun(run: ImportRun): void {
   let init = NaN;
   try {
     next = new core!.Trainer(cfg);
-    try {
-      init = next.peekLoss();
-    } catch {
-      init = NaN;
-    }
+    init = lossAtInit(next);
     if (run.weights) next.importWeights(run.weights);
     next.attention(ids); // the sample must fit this model
   } catch (e) {
@@ -140,14 +146,8 @@ function importRun(run: ImportRun): void {
     throw e;
   }
   playing = false;
-  trainer?.delete();
-  trainer = next;
-  config = cfg;
   sample = ids;
-  initLoss = init;
-  lastLoss = NaN;
-  past = run.weights && run.past ? run.past : null;
-  rate = [];
+  install(next, cfg, init, run.weights && run.past ? run.past : null);
 }
 
 /** Runs n steps; on a non-finite loss the core keeps the last good weights and throws. */
