@@ -36,7 +36,13 @@ for (const size of SIZES) {
 
     await page.click('[data-view=lesson]');
     await page.check('[name=causal]');
-    for (let i = 0; i < 7; ++i) await page.click('[data-action=next]');
+    // Enter on the focused button, not a click at coordinates: the page smooth-scrolls to each new
+    // stage, and on a loaded machine a click can land while the button is still moving.
+    await page.focus('[data-action=next]');
+    for (let i = 1; i < 8; ++i) {
+      await page.keyboard.press('Enter');
+      await page.waitForFunction((n) => document.querySelector('.stage-label').textContent.startsWith(`Stage ${n} of 8`), i + 1);
+    }
     await page.waitForSelector('table[data-matrix=output]');
     await page.evaluate(() => window.scrollTo(0, 0));
     const overflow2 = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
