@@ -46,7 +46,13 @@ MultiHeadSelfAttention::MultiHeadSelfAttention(int d_model_, int n_heads_, int C
       attn_dropout(p_attn),
       out_dropout(p_out),
       qkv_proj(d_model_, 3 * d_model_, rng),
-      out_proj(d_model_, d_model_, rng) {}
+      out_proj(d_model_, d_model_, rng) {
+  head_off.assign(n_heads, 0);
+}
+
+float MultiHeadSelfAttention::score_scale() const {
+  return scale_scores ? 1.0f / std::sqrt(static_cast<float>(d_head)) : 1.0f;
+}
 
 void MultiHeadSelfAttention::check_input(Eigen::Index rows, Eigen::Index cols, int B,
                                          int T) const {
@@ -77,9 +83,11 @@ void MultiHeadSelfAttention::forward(ConstMatRef x, int B, int T, bool training,
     s.attn_mask.resize(N * H, T);
   }
 
+  require(head_off.size() == size_t(H), "head_off has ", head_off.size(), " entries for ", H,
+          " heads");
   s.x = x;
   qkv_proj.forward(x, s.qkv);
-  const float scale = 1.0f / std::sqrt(static_cast<float>(Dh));
+  const float scale = score_scale();
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < H; ++h) {
       Head hd = head_views(s.qkv, b, h, T, H, Dh);
@@ -87,9 +95,16 @@ void MultiHeadSelfAttention::forward(ConstMatRef x, int B, int T, bool training,
       auto &q = hd.q, &k = hd.k, &v = hd.v;
       auto p = s.probs.block(p0, 0, T, T);
       matmul_nt(q, k, p, scale);  // scores (T,T) = q k^T / sqrt(Dh)
-      apply_causal_mask(p);
+      apply_mask(p, mask);
       softmax_rows(p, p);
-      if (s.attn_dropped) {
+      if (head_off[h]) {
+        s.merged.block(r0, h * Dh, T, Dh).setZero();
+        if (s.attn_dropped) {  // draw the same dropout masks as if the head were on
+          auto a = s.attn.block(p0, 0, T, T);
+          a = p;
+          dropout_forward(a, s.attn_mask.block(p0, 0, T, T), attn_dropout, rng);
+        }
+      } else if (s.attn_dropped) {
         auto a = s.attn.block(p0, 0, T, T);
         a = p;
         dropout_forward(a, s.attn_mask.block(p0, 0, T, T), attn_dropout, rng);
@@ -114,7 +129,7 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
   s.dqkv.resize(N, 3 * D);
   s.dmerged.resize(N, D);
   s.dscores.resize(T, T);
-  const float scale = 1.0f / std::sqrt(static_cast<float>(Dh));
+  const float scale = score_scale();
 
   if (s.out_dropped) {  // y = out_proj(merged) * out_mask
     s.dx_scratch.resize(N, D);
@@ -129,6 +144,10 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
       Head hd = head_views(s.qkv, b, h, T, H, Dh);
       const Eigen::Index r0 = hd.r0, p0 = hd.p0;
       auto &q = hd.q, &k = hd.k, &v = hd.v;
+      if (head_off[h]) {  // merged_h = 0: nothing flows back into this head
+        for (int part = 0; part < 3; ++part) s.dqkv.block(r0, part * D + h * Dh, T, Dh).setZero();
+        continue;
+      }
       auto a = w.block(p0, 0, T, T);
       auto dout = s.dmerged.block(r0, h * Dh, T, Dh);
       // merged_h = a v  =>  dv = a^T dout, da = dout v^T
@@ -144,6 +163,40 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
       matmul_tn(s.dscores, q, dk, scale);
     }
   qkv_proj.backward(s.x, s.dqkv, dx);
+}
+
+MultiHeadSelfAttention::RowGrad MultiHeadSelfAttention::row_grad(const State& s, int b, int h,
+                                                                 int i, const RowVec& d_out) const {
+  const int H = n_heads, Dh = d_head, T = s.T;
+  require(s.T >= 1 && s.x.size() > 0, "row_grad needs a forward pass first");
+  require(!s.attn_dropped && !s.out_dropped, "row_grad needs a forward pass in eval mode");
+  require(b >= 0 && b < s.B, "batch index (", b, ") must be in [0, ", s.B - 1, "]");
+  require(h >= 0 && h < H, "head (", h, ") must be in [0, ", H - 1, "]");
+  require(i >= 0 && i < T, "query position (", i, ") must be in [0, ", T - 1, "]");
+  require(d_out.size() == Dh, "d_out has ", d_out.size(), " entries, expected ", Dh);
+  const Eigen::Index D = d_model, r0 = Eigen::Index(b) * T, p0 = (Eigen::Index(b) * H + h) * T;
+  const float scale = score_scale();
+  RowGrad g;
+  g.q = s.qkv.block(r0 + i, h * Dh, 1, Dh);
+  g.k = s.qkv.block(r0, D + h * Dh, T, Dh);
+  g.v = s.qkv.block(r0, 2 * D + h * Dh, T, Dh);
+  g.scores = (g.q * g.k.transpose()) * scale;
+  Mat full(T, T);  // the mask depends on the row index: apply it to a (T,T) holding row i
+  full.setZero();
+  full.row(i) = g.scores;
+  apply_mask(full, mask);
+  g.scores = full.row(i);
+  g.weights = s.probs.row(p0 + i);
+  const bool off = head_off[h] != 0;
+  g.out = off ? RowVec(RowVec::Zero(Dh)) : RowVec(g.weights * g.v);
+  g.d_out = off ? RowVec(RowVec::Zero(Dh)) : d_out;
+  g.d_weights = g.d_out * g.v.transpose();
+  const float dot = g.weights.dot(g.d_weights);
+  g.d_scores = (g.weights.array() * (g.d_weights.array() - dot)).matrix();
+  g.d_q = (g.d_scores * g.k) * scale;
+  g.d_k = g.d_scores.transpose() * g.q * scale;
+  g.d_v = g.weights.transpose() * g.d_out;
+  return g;
 }
 
 Mat split_heads(ConstMatRef x, int B, int T, int H) {

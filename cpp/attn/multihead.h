@@ -1,7 +1,11 @@
 // Multi-head causal self-attention with a fused QKV projection (the curriculum's PyTorch layer).
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "attn/linear.h"
+#include "attn/ops.h"
 #include "attn/rng.h"
 #include "attn/tensor.h"
 
@@ -39,6 +43,32 @@ class MultiHeadSelfAttention {
 
   // Throws std::invalid_argument unless 1 <= T <= C and x is (B*T, D).
   void check_input(Eigen::Index rows, Eigen::Index cols, int B, int T) const;
+
+  // One query row of one head, taken apart: the forward quantities the row used and, given
+  // d_out = dL/d(the head's output row), every gradient this row sends back. The contributions
+  // are the row's share of the layer's backward: with dL/dy non-zero on this row only, they are
+  // exactly dq, dk, dv of the head.
+  struct RowGrad {
+    RowVec q;                  // (Dh) the query
+    Mat k, v;               // (T,Dh) keys and values of the head
+    RowVec scores;             // (T) q k^T * scale after the mask (what the softmax saw)
+    RowVec weights;            // (T) softmax(scores)
+    RowVec out;                // (Dh) weights v (zero if the head is switched off)
+    RowVec d_out;              // (Dh) given
+    RowVec d_weights;          // (T) d_out v^T
+    RowVec d_scores;           // (T) the softmax Jacobian applied: w * (dw - w . dw)
+    RowVec d_q;                // (Dh) d_scores k * scale
+    Mat d_k, d_v;           // (T,Dh) row j: d_scores[j] q * scale, and w[j] d_out
+  };
+  // After forward() (eval mode, no attention dropout): the row of query i of head h in batch b.
+  RowGrad row_grad(const State& s, int b, int h, int i, const RowVec& d_out) const;
+
+  // Teaching interventions; the defaults are the curriculum's layer. A head that is off still
+  // computes its weights (so they can be shown) but its output, and so its gradient, is zero.
+  std::vector<uint8_t> head_off;  // (H), 1 = switched off
+  bool scale_scores = true;       // false: scores are q k^T, without the 1/sqrt(Dh)
+  MaskMode mask = MaskMode::Causal;
+  float score_scale() const;
 
   int d_model, n_heads, d_head, max_context_length;
   float attn_dropout, out_dropout;

@@ -22,6 +22,29 @@ void apply_causal_mask(MatRef scores) {
     for (Eigen::Index j = i + 1; j < scores.cols(); ++j) scores(i, j) = ninf;
 }
 
+MaskMode parse_mask_mode(const std::string& name) {
+  for (MaskMode m : {MaskMode::Causal, MaskMode::None, MaskMode::Inverted})
+    if (name == mask_mode_name(m)) return m;
+  throw std::invalid_argument(
+      str_cat("unknown mask '", name, "' (expected causal, none or inverted)"));
+}
+
+const char* mask_mode_name(MaskMode mode) {
+  switch (mode) {
+    case MaskMode::Causal: return "causal";
+    case MaskMode::None: return "none";
+    case MaskMode::Inverted: return "inverted";
+  }
+  return "?";
+}
+
+void apply_mask(MatRef scores, MaskMode mode) {
+  if (mode == MaskMode::Causal) apply_causal_mask(scores);
+  if (mode != MaskMode::Inverted) return;
+  for (Eigen::Index i = 0; i < scores.rows(); ++i)
+    for (Eigen::Index j = 0; j < i && j < scores.cols(); ++j) scores(i, j) = kBrokenMaskFill;
+}
+
 void dropout_forward(MatRef x, MatRef mask, float p, Rng& rng) {
   const float scale = 1.0f / (1.0f - p);
   for (Eigen::Index i = 0; i < x.rows(); ++i)

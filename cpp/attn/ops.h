@@ -1,6 +1,8 @@
 // Row-wise primitives shared by the attention layers: softmax, masking, dropout.
 #pragma once
 
+#include <string>
+
 #include "attn/rng.h"
 #include "attn/tensor.h"
 
@@ -15,6 +17,17 @@ void softmax_rows_backward(ConstMatRef y, ConstMatRef dy, MatRef dx);
 
 // Sets scores[i][j] = -inf for j > i (future keys), in place. scores (T,T).
 void apply_causal_mask(MatRef scores);
+
+// How attention scores are masked. Causal is the curriculum's mask. The other two are teaching
+// faults: None skips the mask, Inverted is the classic bug that fills kBrokenMaskFill at the
+// wrong cells (the past, j < i) and so leaves every future key visible.
+enum class MaskMode { Causal, None, Inverted };
+constexpr float kBrokenMaskFill = -1e4f;
+// "causal", "none" or "inverted"; anything else throws std::invalid_argument.
+MaskMode parse_mask_mode(const std::string& name);
+const char* mask_mode_name(MaskMode mode);
+// Applies mode to scores (T,T) in place.
+void apply_mask(MatRef scores, MaskMode mode);
 
 // Inverted dropout in place: keeps each entry with probability 1-p and scales it by
 // 1/(1-p); writes the multiplier (0 or 1/(1-p)) of each entry to mask. x, mask (R,S).

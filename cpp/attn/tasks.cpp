@@ -9,7 +9,7 @@ namespace attn {
 
 namespace {
 
-constexpr std::array<const char*, 5> kNames = {"repeat", "shift", "copy", "reverse", "sort"};
+constexpr std::array<const char*, 6> kNames = {"repeat", "shift", "copy", "reverse", "sort", "future"};
 
 // Largest T + 1 a row can have; keeps the per-row scratch on the stack.
 constexpr int kMaxRow = 4097;
@@ -20,7 +20,7 @@ Task parse_task(const std::string& name) {
   for (size_t i = 0; i < kNames.size(); ++i)
     if (name == kNames[i]) return static_cast<Task>(i);
   throw std::invalid_argument(
-      str_cat("unknown task '", name, "' (expected repeat, shift, copy, reverse or sort)"));
+      str_cat("unknown task '", name, "' (expected repeat, shift, copy, reverse, sort or future)"));
 }
 
 const char* task_name(Task task) { return kNames[static_cast<size_t>(task)]; }
@@ -28,8 +28,8 @@ const char* task_name(Task task) { return kNames[static_cast<size_t>(task)]; }
 void check_task(Task task, int V, int T) {
   require(T >= 1 && T < kMaxRow, "sequence length (", T, ") must be in [1, ", kMaxRow - 1, "]");
   const int h = (T + 1) / 2;
-  if (task == Task::Shift)
-    require(T >= 2, "the shift task needs seq_len >= 2, got ", T);
+  if (task == Task::Shift || task == Task::Future)
+    require(T >= 2, "the ", task_name(task), " task needs seq_len >= 2, got ", T);
   if (task == Task::Copy || task == Task::Reverse || task == Task::Sort)
     require(T >= 3, "the ", task_name(task), " task needs seq_len >= 3, got ", T);
   if (task == Task::Sort)
@@ -45,31 +45,25 @@ void make_batch(Task task, int V, int B, int T, Rng& rng, Batch& batch) {
   const int h = (T + 1) / 2;  // length of the first half of z (T+1 ids)
   int32_t z[kMaxRow];
   for (int b = 0; b < B; ++b) {
-    // first: the first target index t (predicting z[t+1]) that the task determines; last: the
-    // index past the last one.
-    int first = 0, last = T;
     switch (task) {
       case Task::Repeat:
-        std::fill(z, z + T + 1, static_cast<int32_t>(rng.below(static_cast<uint32_t>(V))));
+        std::fill(z, z + T, static_cast<int32_t>(rng.below(static_cast<uint32_t>(V))));
         break;
       case Task::Shift:
-        // Targets are the previous inputs: target[t] = input[t-1] = z[t-1].
+      case Task::Future:
         for (int i = 0; i <= T; ++i) z[i] = static_cast<int32_t>(rng.below(uint32_t(V)));
         break;
       case Task::Copy:
         for (int i = 0; i < h; ++i) z[i] = static_cast<int32_t>(rng.below(uint32_t(V)));
         for (int i = h; i <= T; ++i) z[i] = z[i - h];
-        first = h - 1;
         break;
       case Task::Reverse:
         for (int i = 0; i < h; ++i) z[i] = static_cast<int32_t>(rng.below(uint32_t(V)));
         for (int i = 0; i < h && h + i <= T; ++i) z[h + i] = z[h - 1 - i];
-        first = h - 1;
-        last = std::min(T, 2 * h - 1);
         if (2 * h <= T) z[2 * h] = z[0];  // T+1 odd: one spare id, never a target
         break;
       case Task::Sort: {
-        // h distinct ids by a partial Fisher-Yates over a running shuffle of the chosen ones.
+        // h distinct ids by rejection, then the same ids sorted.
         for (int i = 0; i < h; ++i) {
           int32_t id;
           bool fresh;
@@ -81,19 +75,37 @@ void make_batch(Task task, int V, int B, int T, Rng& rng, Batch& batch) {
         }
         std::copy(z, z + h, z + h);
         std::sort(z + h, z + std::min(2 * h, T + 1));
-        first = h - 1;
-        last = std::min(T, 2 * h - 1);
         if (2 * h <= T) z[2 * h] = z[0];
         break;
       }
     }
-    for (int t = 0; t < T; ++t) {
-      batch.inputs(b, t) = z[t];
-      if (task == Task::Shift)
-        batch.targets(b, t) = t == 0 ? kIgnoreIndex : z[t - 1];
-      else
-        batch.targets(b, t) = (t >= first && t < last) ? z[t + 1] : kIgnoreIndex;
+    std::copy(z, z + T, &batch.inputs(b, 0));
+    task_targets(task, &batch.inputs(b, 0), T, &batch.targets(b, 0));
+  }
+}
+
+// Each rule reads only inputs: z[t+1], the id after input t, is an input itself whenever the
+// task determines it (z[T] is never needed, except by future, whose last target is ignored).
+void task_targets(Task task, const int32_t* x, int T, int32_t* targets) {
+  require(T >= 1 && T < kMaxRow, "sequence length (", T, ") must be in [1, ", kMaxRow - 1, "]");
+  const int h = (T + 1) / 2;
+  int32_t sorted[kMaxRow];
+  if (task == Task::Sort) {
+    std::copy(x, x + h, sorted);
+    std::sort(sorted, sorted + h);
+  }
+  for (int t = 0; t < T; ++t) {
+    int32_t y = kIgnoreIndex;
+    const bool second_half = t >= h - 1 && t < 2 * h - 1;  // predicting z[h..2h-1]
+    switch (task) {
+      case Task::Repeat: y = x[t]; break;
+      case Task::Shift: if (t > 0) y = x[t - 1]; break;
+      case Task::Future: if (t + 1 < T) y = x[t + 1]; break;
+      case Task::Copy: if (t >= h - 1) y = x[t + 1 - h]; break;
+      case Task::Reverse: if (second_half) y = x[2 * h - 2 - t]; break;
+      case Task::Sort: if (second_half) y = sorted[t + 1 - h]; break;
     }
+    targets[t] = y;
   }
 }
 

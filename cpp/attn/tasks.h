@@ -15,11 +15,14 @@ namespace attn {
 // copy:    z[0:h] random, then z[i] = z[i-h]: the second half repeats the first (h = (T+1)/2).
 // reverse: z[0:h] random, then z[h:2h] = reversed(z[0:h]).
 // sort:    z[0:h] distinct random ids, then z[h:2h] = sorted(z[0:h]) (needs V >= h).
+// future:  random ids; the target at t is the next input x[t+1]. No causal model can beat
+//          chance (1/V) on it: it exists to show what a broken mask leaks. The last target
+//          (z[T], never an input) is ignored.
 // For copy, reverse and sort only the targets inside the second half are predictable.
-enum class Task { Repeat, Shift, Copy, Reverse, Sort };
+enum class Task { Repeat, Shift, Copy, Reverse, Sort, Future };
 
-// "repeat", "shift", "copy", "reverse" or "sort"; anything else throws std::invalid_argument
-// naming the value and the choices.
+// "repeat", "shift", "copy", "reverse", "sort" or "future"; anything else throws
+// std::invalid_argument naming the value and the choices.
 Task parse_task(const std::string& name);
 const char* task_name(Task task);
 
@@ -33,5 +36,10 @@ struct Batch {
 
 // Fills batch for the task, reusing its storage when (B,T) is unchanged.
 void make_batch(Task task, int vocab_size, int B, int T, Rng& rng, Batch& batch);
+
+// The targets the task's rule gives the inputs x (T): what make_batch writes for a row it drew,
+// and for any other sequence the answer the rule asks for (kIgnoreIndex where it asks for none).
+// Works for every T >= 1 (positions the rule cannot fill are ignored).
+void task_targets(Task task, const int32_t* x, int T, int32_t* targets);
 
 }  // namespace attn

@@ -112,18 +112,31 @@ float Trainer::step(int n) {
           " is probably too high); the weights are kept from step ", adam_.t,
           ", so lower the learning rate or reset"));
     last_accuracy_ = token_accuracy(s.logits, batch_.targets.data());
+    if (any_frozen_) {
+      frozen_qkv_w_ = model_.attn.qkv_proj.weight;
+      frozen_qkv_b_ = model_.attn.qkv_proj.bias;
+      frozen_out_w_ = model_.attn.out_proj.weight;
+    }
     adam_.step();
+    if (any_frozen_) restore_frozen();
     record_loss(loss);
     last_loss_ = loss;
   }
   return last_loss_;
 }
 
-float Trainer::eval_accuracy(int n_batches) {
+namespace {
+// The eval generator: the same batches on every call, apart from the training stream.
+Rng eval_rng(const TrainerConfig& c) { return Rng(c.seed ^ 0x2545F4914F6CDD1DULL); }
+}  // namespace
+
+float Trainer::eval_accuracy(int n_batches) { return evaluate(n_batches).accuracy; }
+
+Trainer::Evaluation Trainer::evaluate(int n_batches) {
   require(n_batches >= 1 && n_batches <= 1000, "n_batches (", n_batches, ") must be in [1, 1000]");
   const int B = config_.batch_size, T = config_.seq_len;
-  Rng rng(config_.seed ^ 0x2545F4914F6CDD1DULL);
-  double right = 0.0, count = 0.0;
+  Rng rng = eval_rng(config_);
+  double right = 0.0, loss = 0.0, count = 0.0;
   for (int i = 0; i < n_batches; ++i) {
     make_batch(task_, config_.vocab_size, B, T, rng, eval_batch_);
     model_.forward(eval_batch_.inputs.data(), B, T, /*training=*/false, rng, eval_state_);
@@ -133,9 +146,105 @@ float Trainer::eval_accuracy(int n_batches) {
     for (Eigen::Index k = 0; k < eval_batch_.targets.size(); ++k)
       predictable += eval_batch_.targets.data()[k] != kIgnoreIndex;
     right += double(acc) * predictable;
+    loss += double(cross_entropy_loss(eval_state_.logits, eval_batch_.targets.data())) * predictable;
     count += predictable;
   }
-  return count > 0 ? static_cast<float>(right / count) : std::nanf("");
+  if (count == 0) return {std::nanf(""), std::nanf("")};
+  return {static_cast<float>(loss / count), static_cast<float>(right / count)};
+}
+
+void Trainer::set_ablation(const Ablation& a) {
+  const size_t H = size_t(config_.n_heads);
+  require(a.zeroed.empty() || a.zeroed.size() == H, "zeroed has ", a.zeroed.size(),
+          " entries, expected one per head (", H, ")");
+  require(a.frozen.empty() || a.frozen.size() == H, "frozen has ", a.frozen.size(),
+          " entries, expected one per head (", H, ")");
+  ablation_ = a;
+  ablation_.zeroed.resize(H, 0);
+  ablation_.frozen.resize(H, 0);
+  MultiHeadSelfAttention& m = model_.attn;
+  for (size_t h = 0; h < H; ++h) m.head_off[h] = ablation_.zeroed[h] ? 1 : 0;
+  m.scale_scores = a.scale_scores;
+  m.mask = a.mask;
+  any_frozen_ = false;
+  for (uint8_t f : ablation_.frozen) any_frozen_ = any_frozen_ || f;
+  if (any_frozen_) {  // sized here so that step() allocates nothing
+    frozen_qkv_w_.resize(m.qkv_proj.weight.rows(), m.qkv_proj.weight.cols());
+    frozen_qkv_b_.resize(m.qkv_proj.bias.size());
+    frozen_out_w_.resize(m.out_proj.weight.rows(), m.out_proj.weight.cols());
+  }
+}
+
+// Puts back the frozen heads' slices that Adam just moved.
+void Trainer::restore_frozen() {
+  MultiHeadSelfAttention& m = model_.attn;
+  const int D = m.d_model, Dh = m.d_head;
+  for (int h = 0; h < m.n_heads; ++h) {
+    if (!ablation_.frozen[size_t(h)]) continue;
+    for (int part = 0; part < 3; ++part) {
+      const int r = part * D + h * Dh;
+      m.qkv_proj.weight.middleRows(r, Dh) = frozen_qkv_w_.middleRows(r, Dh);
+      m.qkv_proj.bias.segment(r, Dh) = frozen_qkv_b_.segment(r, Dh);
+    }
+    m.out_proj.weight.middleCols(h * Dh, Dh) = frozen_out_w_.middleCols(h * Dh, Dh);
+  }
+}
+
+Trainer::HeadStats Trainer::attention_stats() {
+  const int B = config_.batch_size, T = config_.seq_len, H = config_.n_heads;
+  Rng rng = eval_rng(config_);
+  make_batch(task_, config_.vocab_size, B, T, rng, eval_batch_);
+  model_.forward(eval_batch_.inputs.data(), B, T, /*training=*/false, rng, eval_state_);
+  const Mat& w = eval_state_.attn.weights();
+  HeadStats st;
+  st.entropy.assign(size_t(H), 0.0f);
+  st.answer_mass.assign(size_t(H), 0.0f);
+  for (int h = 0; h < H; ++h) {
+    double entropy = 0.0, mass = 0.0;
+    int predictable = 0;
+    for (int b = 0; b < B; ++b)
+      for (int i = 0; i < T; ++i) {
+        const auto row = w.row((Eigen::Index(b) * H + h) * T + i);
+        double e = 0.0;
+        for (int j = 0; j < T; ++j)
+          if (row[j] > 0.0f) e -= double(row[j]) * std::log(double(row[j]));
+        entropy += e;
+        const int32_t target = eval_batch_.targets(b, i);
+        if (target == kIgnoreIndex) continue;
+        ++predictable;
+        for (int j = 0; j < T; ++j)
+          if (eval_batch_.inputs(b, j) == target) mass += row[j];
+      }
+    st.entropy[size_t(h)] = static_cast<float>(entropy / (double(B) * T));
+    st.answer_mass[size_t(h)] = predictable ? static_cast<float>(mass / predictable) : std::nanf("");
+  }
+  return st;
+}
+
+Trainer::RowBackward Trainer::row_backward(const int32_t* ids, int T, int head, int query,
+                                           int target) {
+  require(T >= 1 && T <= config_.seq_len, "sequence length (", T, ") must be in [1, ",
+          config_.seq_len, "]");
+  require(target >= 0 && target < config_.vocab_size, "target (", target, ") must be in [0, ",
+          config_.vocab_size - 1, "]");
+  require(head >= 0 && head < config_.n_heads, "head (", head, ") must be in [0, ",
+          config_.n_heads - 1, "]");
+  require(query >= 0 && query < T, "query position (", query, ") must be in [0, ", T - 1, "]");
+  model_.forward(ids, 1, T, /*training=*/false, data_rng_, eval_state_);
+  // loss = -log softmax(logits[query])[target]; only that row of dlogits is non-zero, so only
+  // that row of the attention output gets a gradient: dy = dlogits W_lm, dmerged = dy W_out.
+  const RowVec logits = eval_state_.logits.row(query);
+  const float m = logits.maxCoeff();
+  const RowVec e = (logits.array() - m).exp().matrix();
+  const float z = e.sum();
+  RowVec dlogits = e / z;
+  const float loss = std::log(z) - (logits[target] - m);
+  dlogits[target] -= 1.0f;
+  const RowVec dy = dlogits * model_.lm_head.weight;
+  const RowVec dmerged = dy * model_.attn.out_proj.weight;
+  const int Dh = model_.attn.d_head;
+  const RowVec d_out = dmerged.segment(head * Dh, Dh);
+  return {loss, model_.attn.row_grad(eval_state_.attn, 0, head, query, d_out)};
 }
 
 float Trainer::peek_loss() {

@@ -64,6 +64,41 @@ class Trainer {
   // training is not disturbed.
   float eval_accuracy(int n_batches);
   int64_t history_stride() const { return history_stride_; }
+
+  // Mean loss and token accuracy (predictable positions only) in eval mode over the same
+  // n_batches batches as eval_accuracy(), under the current ablation.
+  struct Evaluation {
+    float loss, accuracy;
+  };
+  Evaluation evaluate(int n_batches);
+
+  // Teaching interventions on the attention layer, applied to training and to every readout.
+  // zeroed[h]: head h's output is zero. frozen[h]: head h's rows of qkv_proj (query, key, value)
+  // and its columns of out_proj stop updating. scale_scores and mask: see MultiHeadSelfAttention.
+  struct Ablation {
+    std::vector<uint8_t> zeroed, frozen;  // (H) each; empty means none
+    bool scale_scores = true;
+    MaskMode mask = MaskMode::Causal;
+  };
+  // Throws std::invalid_argument (and changes nothing) unless zeroed and frozen are empty or
+  // have n_heads entries.
+  void set_ablation(const Ablation& a);
+  const Ablation& ablation() const { return ablation_; }
+
+  // Per head, over the first eval batch in eval mode: the mean entropy (nats) of the attention
+  // rows, and the mean weight on the keys that hold the target token (over predictable rows).
+  struct HeadStats {
+    std::vector<float> entropy, answer_mass;
+  };
+  HeadStats attention_stats();
+
+  // The backward pass of one query row of one head, for the loss -log p(target) of the model's
+  // prediction at that position on the sequence ids (T), in eval mode.
+  struct RowBackward {
+    float loss;
+    MultiHeadSelfAttention::RowGrad grad;
+  };
+  RowBackward row_backward(const int32_t* ids, int T, int head, int query, int target);
   int64_t steps_done() const { return adam_.t; }
 
   const TrainerConfig& config() const { return config_; }
@@ -87,6 +122,11 @@ class Trainer {
   int64_t history_stride_ = 1;
   float last_loss_;
   float last_accuracy_;
+  Ablation ablation_;
+  bool any_frozen_ = false;
+  Mat frozen_qkv_w_, frozen_out_w_;  // parameter copies taken before Adam when a head is frozen
+  RowVec frozen_qkv_b_;
+  void restore_frozen();
 };
 
 }  // namespace attn

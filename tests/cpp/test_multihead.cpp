@@ -299,9 +299,12 @@ namespace {
 // Checks dx and all four parameter gradients of one layer against finite differences. The
 // dropout masks are the same in every forward because each forward gets a generator seeded
 // identically, so the loss is a smooth function of the inputs and parameters.
-void check_mhsa_grads(float p_attn, float p_out) {
+// setup applies teaching interventions (head_off, scale_scores, mask) to the fresh layer.
+void check_mhsa_grads(float p_attn, float p_out,
+                      void (*setup)(MultiHeadSelfAttention&) = [](MultiHeadSelfAttention&) {}) {
   const int B = 2, T = 4, D = 8, H = 2;
   auto m = make_mhsa(D, H, 6, p_attn, p_out, 13);
+  setup(m);
   attn::Rng data(14);
   Mat x = gradcheck::random_mat(B * T, D, data);
   const Mat dout = gradcheck::random_mat(B * T, D, data);
@@ -340,4 +343,152 @@ TEST_CASE("mhsa: backward matches finite differences with dropout (same masks)",
   SECTION("attention dropout") { check_mhsa_grads(0.3f, 0.0f); }
   SECTION("output dropout") { check_mhsa_grads(0.0f, 0.25f); }
   SECTION("both") { check_mhsa_grads(0.3f, 0.25f); }
+}
+
+// ---- Teaching interventions: switched-off heads, no 1/sqrt(dk), broken masks ---------------
+
+TEST_CASE("mhsa: mask modes: causal -inf above the diagonal, none untouched, inverted -1e4 below",
+          "[multihead][ablation]") {
+  Mat causal = Mat::Constant(4, 4, 2.0f), none = causal, inverted = causal;
+  attn::apply_mask(causal, attn::MaskMode::Causal);
+  attn::apply_mask(none, attn::MaskMode::None);
+  attn::apply_mask(inverted, attn::MaskMode::Inverted);
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) {
+      CAPTURE(i, j);
+      CHECK(causal(i, j) == (j > i ? -INFINITY : 2.0f));
+      CHECK(none(i, j) == 2.0f);
+      CHECK(inverted(i, j) == (j < i ? attn::kBrokenMaskFill : 2.0f));
+    }
+  for (const char* name : {"causal", "none", "inverted"})
+    CHECK(std::string(attn::mask_mode_name(attn::parse_mask_mode(name))) == name);
+  CHECK_THROWS_WITH(attn::parse_mask_mode("triu"), Contains("'triu'") && Contains("inverted"));
+}
+
+TEST_CASE("mhsa: a switched-off head keeps its weights but adds nothing to the output",
+          "[multihead][ablation]") {
+  // Switching head 1 off must equal zeroing its columns of out_proj (its only way out).
+  const int B = 2, T = 5, D = 12, H = 3, Dh = 4;
+  auto off = make_mhsa(D, H, 8, 0, 0, 3), ref = make_mhsa(D, H, 8, 0, 0, 3);
+  off.head_off[1] = 1;
+  ref.out_proj.weight.middleCols(Dh, Dh).setZero();
+  attn::Rng rng(4);
+  const Mat x = gradcheck::random_mat(B * T, D, rng);
+  MultiHeadSelfAttention::State so, sr;
+  const Mat yo = run(off, x, B, T, so), yr = run(ref, x, B, T, sr);
+  CHECK(gradcheck::max_abs_diff(yo, yr) < 1e-6f);
+  CHECK(gradcheck::max_abs_diff(so.weights(), sr.weights()) == 0.0f);
+  CHECK(so.merged.middleCols(Dh, Dh).cwiseAbs().maxCoeff() == 0.0f);
+  // Nothing flows back into the head that is off.
+  Mat dx(B * T, D);
+  off.backward(so, gradcheck::random_mat(B * T, D, rng), dx);
+  for (int part = 0; part < 3; ++part)
+    CHECK(off.qkv_proj.dweight.middleRows(part * D + Dh, Dh).cwiseAbs().maxCoeff() == 0.0f);
+  CHECK(off.qkv_proj.dweight.middleRows(0, Dh).cwiseAbs().maxCoeff() > 0.0f);
+}
+
+TEST_CASE("mhsa: without the 1/sqrt(dk) scaling, scores are q k^T", "[multihead][ablation]") {
+  // No scaling equals the scaled layer with the query projection multiplied by sqrt(Dh).
+  const int B = 1, T = 6, D = 16, H = 2, Dh = 8;
+  auto raw = make_mhsa(D, H, 8, 0, 0, 5), ref = make_mhsa(D, H, 8, 0, 0, 5);
+  raw.scale_scores = false;
+  CHECK(raw.score_scale() == 1.0f);
+  CHECK(ref.score_scale() == 1.0f / std::sqrt(8.0f));
+  ref.qkv_proj.weight.topRows(D) *= std::sqrt(float(Dh));
+  ref.qkv_proj.bias.head(D) *= std::sqrt(float(Dh));
+  attn::Rng rng(6);
+  const Mat x = gradcheck::random_mat(B * T, D, rng);
+  MultiHeadSelfAttention::State s1, s2, s3;
+  const Mat y1 = run(raw, x, B, T, s1), y2 = run(ref, x, B, T, s2);
+  CHECK(gradcheck::max_abs_diff(y1, y2) < 1e-5f);
+  CHECK(gradcheck::max_abs_diff(s1.weights(), s2.weights()) < 1e-5f);
+  // And it saturates: the largest weight of each row is at least the scaled layer's.
+  auto scaled = make_mhsa(D, H, 8, 0, 0, 5);
+  run(scaled, x, B, T, s3);
+  CHECK(s1.weights().rowwise().maxCoeff().sum() > s3.weights().rowwise().maxCoeff().sum());
+}
+
+TEST_CASE("mhsa: broken masks let queries see the future", "[multihead][ablation]") {
+  const int B = 1, T = 5, D = 8, H = 2;
+  attn::Rng rng(7);
+  const Mat x = gradcheck::random_mat(B * T, D, rng);
+  auto none = make_mhsa(D, H, 8, 0, 0, 8), inverted = make_mhsa(D, H, 8, 0, 0, 8);
+  none.mask = attn::MaskMode::None;
+  inverted.mask = attn::MaskMode::Inverted;
+  MultiHeadSelfAttention::State sn, si;
+  run(none, x, B, T, sn);
+  run(inverted, x, B, T, si);
+  for (int r = 0; r < H * T; ++r) {
+    const int i = r % T;
+    CAPTURE(r, i);
+    CHECK(sn.weights().row(r).minCoeff() > 0.0f);  // every key visible
+    CHECK_THAT(si.weights().row(r).sum(), WithinAbs(1.0, 1e-5));
+    for (int j = 0; j < T; ++j)
+      if (j < i) CHECK(si.weights()(r, j) == 0.0f);  // exp(-1e4) underflows to 0
+      else CHECK(si.weights()(r, j) > 0.0f);         // itself and the future
+  }
+  // The last query of the inverted mask sees only itself.
+  CHECK(si.weights()(T - 1, T - 1) == 1.0f);
+}
+
+TEST_CASE("mhsa: backward matches finite differences under every intervention",
+          "[multihead][gradcheck][ablation]") {
+  SECTION("head 0 off") { check_mhsa_grads(0, 0, [](MultiHeadSelfAttention& m) { m.head_off[0] = 1; }); }
+  SECTION("no scaling") { check_mhsa_grads(0, 0, [](MultiHeadSelfAttention& m) { m.scale_scores = false; }); }
+  SECTION("no mask") { check_mhsa_grads(0, 0, [](MultiHeadSelfAttention& m) { m.mask = attn::MaskMode::None; }); }
+  SECTION("inverted mask") {
+    check_mhsa_grads(0, 0, [](MultiHeadSelfAttention& m) { m.mask = attn::MaskMode::Inverted; });
+  }
+  SECTION("head 1 off, with dropout") {
+    check_mhsa_grads(0.3f, 0.25f, [](MultiHeadSelfAttention& m) { m.head_off[1] = 1; });
+  }
+}
+
+TEST_CASE("mhsa: row_grad is the layer's backward for a loss on one query row",
+          "[multihead][ablation]") {
+  const int B = 2, T = 5, D = 12, H = 3, Dh = 4;
+  for (int variant = 0; variant < 4; ++variant) {
+    CAPTURE(variant);
+    auto m = make_mhsa(D, H, 8, 0, 0, 9);
+    if (variant == 1) m.scale_scores = false;
+    if (variant == 2) m.mask = attn::MaskMode::Inverted;
+    if (variant == 3) m.head_off[2] = 1;
+    attn::Rng rng(10 + variant);
+    const Mat x = gradcheck::random_mat(B * T, D, rng);
+    MultiHeadSelfAttention::State s;
+    run(m, x, B, T, s);
+    const int b = 1, i = 3;
+    Mat dy = Mat::Zero(B * T, D);
+    dy.row(b * T + i) = gradcheck::random_mat(1, D, rng);
+    Mat dx(B * T, D);
+    m.backward(s, dy, dx);
+    for (int h = 0; h < H; ++h) {
+      CAPTURE(h);
+      const attn::RowVec d_out = s.dmerged.block(b * T + i, h * Dh, 1, Dh);
+      const auto g = m.row_grad(s, b, h, i, d_out);
+      const float wsum = g.weights.sum();
+      CHECK_THAT(wsum, WithinAbs(1.0, 1e-5));
+      CHECK(gradcheck::max_abs_diff(g.weights, s.probs.row((b * H + h) * T + i)) == 0.0f);
+      const Mat dq = s.dqkv.block(b * T, h * Dh, T, Dh), dk = s.dqkv.block(b * T, D + h * Dh, T, Dh),
+                dv = s.dqkv.block(b * T, 2 * D + h * Dh, T, Dh);
+      CHECK(gradcheck::max_abs_diff(dq.row(i), g.d_q) < 1e-6f);
+      CHECK(dq.topRows(i).cwiseAbs().maxCoeff() == 0.0f);  // only row i has a dq
+      CHECK(dq.bottomRows(T - i - 1).cwiseAbs().maxCoeff() == 0.0f);
+      CHECK(gradcheck::max_abs_diff(dk, g.d_k) < 1e-6f);
+      CHECK(gradcheck::max_abs_diff(dv, g.d_v) < 1e-6f);
+      // The forward quantities: out is the head's merged row; scores give the weights.
+      CHECK(gradcheck::max_abs_diff(g.out, s.merged.block(b * T + i, h * Dh, 1, Dh)) < 1e-6f);
+      Mat sm = g.scores;
+      attn::softmax_rows(sm, sm);
+      CHECK(gradcheck::max_abs_diff(sm, g.weights) < 1e-6f);
+      if (variant != 3 || h != 2) CHECK(g.d_scores.cwiseAbs().maxCoeff() > 0.0f);
+    }
+  }
+  auto m = make_mhsa(D, H, 8, 0, 0, 9);
+  MultiHeadSelfAttention::State s;
+  attn::Rng rng(1);
+  run(m, gradcheck::random_mat(B * T, D, rng), B, T, s);
+  CHECK_THROWS_WITH(m.row_grad(s, 0, 3, 0, attn::RowVec::Zero(Dh)), Contains("head (3)"));
+  CHECK_THROWS_WITH(m.row_grad(s, 0, 0, 5, attn::RowVec::Zero(Dh)), Contains("query position (5)"));
+  CHECK_THROWS_WITH(m.row_grad(s, 0, 0, 0, attn::RowVec::Zero(3)), Contains("d_out has 3"));
 }
