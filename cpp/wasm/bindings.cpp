@@ -15,6 +15,7 @@
 
 #include "attn/attention.h"
 #include "attn/bench.h"
+#include "attn/selftest.h"
 #include "attn/tensor.h"
 #include "attn/trainer.h"
 #include "attn/weights.h"
@@ -242,6 +243,158 @@ void trainer_import_weights(attn::Trainer& t, val bytes) {
   });
 }
 
+val trainer_evaluate(attn::Trainer& t, val n) {
+  return js_call([&] {
+    const attn::Trainer::Evaluation e =
+        t.evaluate(static_cast<int>(to_integer(n, "evaluate batches", 1, 1000)));
+    val out = val::object();
+    out.set("loss", e.loss);
+    out.set("accuracy", e.accuracy);
+    return out;
+  });
+}
+
+// A JS boolean (undefined gives fallback).
+bool to_bool(const val& v, const std::string& name, bool fallback) {
+  if (v.isUndefined()) return fallback;
+  require(v.isTrue() || v.isFalse(), name, " must be a boolean, got ", type_of(v));
+  return v.isTrue();
+}
+
+// An array of H booleans (undefined: none set).
+std::vector<uint8_t> to_head_flags(const val& v, const std::string& name, int H) {
+  if (v.isUndefined()) return {};
+  require(v.isArray(), name, " must be an array of ", H, " booleans, got ", type_of(v));
+  const int n = v["length"].as<int>();
+  require(n == H, name, " has ", n, " entries, expected one per head (", H, ")");
+  std::vector<uint8_t> out(static_cast<size_t>(H));
+  for (int h = 0; h < H; ++h) out[size_t(h)] = to_bool(v[h], str_cat(name, "[", h, "]"), false);
+  return out;
+}
+
+const char* const kAblationKeys[] = {"zeroed", "frozen", "scaleScores", "mask"};
+
+void trainer_set_ablation(attn::Trainer& t, val js) {
+  js_call([&] {
+    require(js.typeOf().as<std::string>() == "object" && !js.isNull() && !js.isArray(),
+            "ablation must be an object, got ", type_of(js));
+    const val keys = val::global("Object").call<val>("keys", js);
+    for (int i = 0; i < keys["length"].as<int>(); ++i) {
+      const std::string key = keys[i].as<std::string>();
+      bool known = false;
+      for (const char* k : kAblationKeys) known = known || key == k;
+      require(known, "unknown ablation key '", key, "'; the keys are zeroed frozen scaleScores mask");
+    }
+    const int H = t.config().n_heads;
+    attn::Trainer::Ablation a;
+    a.zeroed = to_head_flags(js["zeroed"], "zeroed", H);
+    a.frozen = to_head_flags(js["frozen"], "frozen", H);
+    a.scale_scores = to_bool(js["scaleScores"], "scaleScores", true);
+    const val mask = js["mask"];
+    if (!mask.isUndefined()) {
+      require(mask.isString(), "mask must be a string, got ", type_of(mask));
+      a.mask = attn::parse_mask_mode(mask.as<std::string>());
+    }
+    t.set_ablation(a);
+  });
+}
+
+val trainer_ablation(attn::Trainer& t) {
+  const attn::Trainer::Ablation& a = t.ablation();
+  val zeroed = val::array(), frozen = val::array();
+  for (int h = 0; h < t.config().n_heads; ++h) {
+    zeroed.call<void>("push", a.zeroed.empty() ? false : a.zeroed[size_t(h)] != 0);
+    frozen.call<void>("push", a.frozen.empty() ? false : a.frozen[size_t(h)] != 0);
+  }
+  val out = val::object();
+  out.set("zeroed", zeroed);
+  out.set("frozen", frozen);
+  out.set("scaleScores", a.scale_scores);
+  out.set("mask", std::string(attn::mask_mode_name(a.mask)));
+  return out;
+}
+
+val trainer_attention_stats(attn::Trainer& t) {
+  return js_call([&] {
+    const attn::Trainer::HeadStats st = t.attention_stats();
+    val out = val::object();
+    out.set("entropy", copy_out("Float32Array", st.entropy.data(), st.entropy.size()));
+    out.set("answerMass", copy_out("Float32Array", st.answer_mass.data(), st.answer_mass.size()));
+    return out;
+  });
+}
+
+val from_row(const attn::RowVec& v) { return copy_out("Float32Array", v.data(), size_t(v.size())); }
+
+val trainer_row_backward(attn::Trainer& t, val ids, val head, val query, val target) {
+  return js_call([&] {
+    const std::vector<int32_t> tokens =
+        copy_in<int32_t>(ids, "Int32Array", "ids", t.config().seq_len);
+    const int T = static_cast<int>(tokens.size());
+    const attn::Trainer::RowBackward r = t.row_backward(
+        tokens.data(), T, static_cast<int>(to_integer(head, "head", -kIntMax, kIntMax)),
+        static_cast<int>(to_integer(query, "query", -kIntMax, kIntMax)),
+        static_cast<int>(to_integer(target, "target", -kIntMax, kIntMax)));
+    const auto& g = r.grad;
+    val out = val::object();
+    out.set("loss", r.loss);
+    out.set("q", from_row(g.q));
+    out.set("k", from_mat(g.k));
+    out.set("v", from_mat(g.v));
+    out.set("scores", from_row(g.scores));
+    out.set("weights", from_row(g.weights));
+    out.set("out", from_row(g.out));
+    out.set("dOut", from_row(g.d_out));
+    out.set("dWeights", from_row(g.d_weights));
+    out.set("dScores", from_row(g.d_scores));
+    out.set("dQ", from_row(g.d_q));
+    out.set("dK", from_mat(g.d_k));
+    out.set("dV", from_mat(g.d_v));
+    out.set("scale", t.model().attn.score_scale());
+    return out;
+  });
+}
+
+// {weights, input, expected} as Uint8Arrays (the three files of one reference case) or null.
+val trainer_self_test(attn::Trainer& t, val reference) {
+  return js_call([&] {
+    attn::ReferenceCase ref;
+    const bool given = !reference.isNull() && !reference.isUndefined();
+    if (given) {
+      require(reference.typeOf().as<std::string>() == "object",
+              "reference must be {weights, input, expected} or null, got ", type_of(reference));
+      ref.weights = copy_in<uint8_t>(reference["weights"], "Uint8Array", "reference.weights", kMaxWeightsBytes);
+      ref.input = copy_in<uint8_t>(reference["input"], "Uint8Array", "reference.input", kMaxWeightsBytes);
+      ref.expected = copy_in<uint8_t>(reference["expected"], "Uint8Array", "reference.expected", kMaxWeightsBytes);
+    }
+    const std::vector<attn::SelfTestResult> results = attn::run_self_tests(t.model(), given ? &ref : nullptr);
+    val out = val::array();
+    for (const attn::SelfTestResult& r : results) {
+      val o = val::object();
+      o.set("id", r.id);
+      o.set("name", r.name);
+      o.set("maxError", r.max_error);
+      o.set("tolerance", r.tolerance);
+      o.set("pass", r.pass);
+      o.set("detail", r.detail);
+      out.call<void>("push", o);
+    }
+    return out;
+  });
+}
+
+val task_targets(val task, val ids) {
+  return js_call([&] {
+    require(task.isString(), "task must be a string, got ", type_of(task));
+    const attn::Task k = attn::parse_task(task.as<std::string>());
+    const std::vector<int32_t> x = copy_in<int32_t>(ids, "Int32Array", "ids", 4096);
+    require(!x.empty(), "ids must not be empty");
+    std::vector<int32_t> y(x.size());
+    attn::task_targets(k, x.data(), static_cast<int>(x.size()), y.data());
+    return copy_out("Int32Array", y.data(), y.size());
+  });
+}
+
 val trainer_config(attn::Trainer& t) { return to_js_config(t.config()); }
 double trainer_steps_done(attn::Trainer& t) { return static_cast<double>(t.steps_done()); }
 double trainer_history_stride(attn::Trainer& t) { return static_cast<double>(t.history_stride()); }
@@ -305,10 +458,17 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       .function("attention", &trainer_attention)
       .function("exportWeights", &trainer_export_weights)
       .function("importWeights", &trainer_import_weights)
+      .function("evaluate", &trainer_evaluate)
+      .function("setAblation", &trainer_set_ablation)
+      .function("ablation", &trainer_ablation)
+      .function("attentionStats", &trainer_attention_stats)
+      .function("rowBackward", &trainer_row_backward)
+      .function("selfTest", &trainer_self_test)
       .function("config", &trainer_config)
       .function("stepsDone", &trainer_steps_done)
       .function("historyStride", &trainer_history_stride);
   function("selfAttention", &self_attention);
+  function("taskTargets", &task_targets);
   function("defaultConfig", &default_config);
   function("heapBytesInUse", &heap_bytes_in_use);
   function("gemmProbe", &gemm_probe);

@@ -17,21 +17,23 @@
 #include <vector>
 
 #include "attn/rng.h"
+#include "attn/selftest.h"
 #include "attn/tensor.h"
 
 namespace gradcheck {
 
 // Central-difference step for float32 forwards: large enough that the loss change is far above
 // float rounding, small enough that the O(eps^2) truncation error stays below the tolerances.
-constexpr float kFdEps = 1e-3f;
+// (Shared with the self-test panel, attn/selftest.h.)
+constexpr float kFdEps = attn::kGradcheckEps;
 // |analytic - numeric| <= abs + rel * max(|analytic|, |numeric|).
 struct Tolerance {
   double abs, rel;
 };
 // For fakeloss checks of one layer: the float rounding of the outputs, summed against dout and
 // divided by 2*eps, leaves up to ~3e-4 of noise in a numeric gradient of size ~1.
-constexpr double kFdAbsTol = 1e-3;
-constexpr double kFdRelTol = 2e-2;
+constexpr double kFdAbsTol = attn::kGradcheckAbsTol;
+constexpr double kFdRelTol = attn::kGradcheckRelTol;
 constexpr Tolerance kLayerTol{kFdAbsTol, kFdRelTol};
 // For a loss evaluated in double from float outputs (the whole model through cross-entropy):
 // measured noise is below 1e-5, so gradients of size ~0.01 are resolved to a few percent.
@@ -97,15 +99,8 @@ void check_grad(const std::string& name, float* value, const float* analytic_ptr
   double max_diff = 0.0, max_abs_grad = 0.0;
   int64_t worst = -1;
   for (int64_t i : idx) {
-    const float saved = value[i];
-    value[i] = saved + kFdEps;
-    const double up = loss();
-    value[i] = saved - kFdEps;
-    const double down = loss();
-    value[i] = saved;
-    // Divide by the step actually taken, which float rounding makes differ from 2*eps.
-    const double step = double(saved + kFdEps) - double(saved - kFdEps);
-    const double numeric = (up - down) / step;
+    // Divides by the step actually taken, which float rounding makes differ from 2*eps.
+    const double numeric = attn::central_difference(value + i, loss, kFdEps);
     const double a = analytic[i];
     const double diff = std::fabs(a - numeric);
     max_abs_grad = std::max({max_abs_grad, std::fabs(a), std::fabs(numeric)});

@@ -13,6 +13,7 @@
 #include "attn/adam.h"
 #include "attn/attention.h"
 #include "attn/loss.h"
+#include "attn/selftest.h"
 #include "attn/weights.h"
 
 using namespace attn;
@@ -20,7 +21,8 @@ using namespace attn;
 namespace {
 
 // Tolerances of issue 3: |ours - torch| <= abs + rel * |torch|.
-constexpr double kOutAbs = 1e-5, kOutRel = 1e-5;    // logits, attention, loss, attend
+// logits, attention, loss, attend (shared with the self-test panel: attn/selftest.h)
+constexpr double kOutAbs = kReferenceOutAbs, kOutRel = kReferenceOutRel;
 constexpr double kGradAbs = 1e-7, kGradRel = 1e-4;  // gradients (abs floor for exact zeros)
 constexpr double kAdamAbs = 1e-5, kAdamRel = 1e-5;  // parameters after 3 Adam steps
 
@@ -41,20 +43,10 @@ struct RefFile {
 // first few offenders.
 void check_close(const std::string& what, const float* ours, const std::vector<float>& torch,
                  double abs_tol, double rel_tol) {
-  double max_diff = 0.0;
-  size_t bad = 0;
-  std::string first;
-  for (size_t i = 0; i < torch.size(); ++i) {
-    const double d = std::fabs(double(ours[i]) - double(torch[i]));
-    max_diff = std::fmax(max_diff, d);
-    if (!(d <= abs_tol + rel_tol * std::fabs(double(torch[i])))) {
-      if (bad < 4) first += str_cat(" [", i, "] ours ", ours[i], " torch ", torch[i], ";");
-      ++bad;
-    }
-  }
-  INFO(what << ": " << torch.size() << " values, max |diff| " << max_diff << ", " << bad
-            << " out of tolerance" << first);
-  CHECK(bad == 0);
+  const CloseStats st = compare_close(ours, torch.data(), torch.size(), abs_tol, rel_tol);
+  INFO(what << ": " << st.n << " values, max |diff| " << st.max_abs_diff << ", " << st.bad
+            << " out of tolerance" << st.first_bad);
+  CHECK(st.bad == 0);
 }
 
 struct RefConfig {

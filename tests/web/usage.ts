@@ -2,6 +2,12 @@
 // tests/web` (dts.test.mjs). The @ts-expect-error lines prove the declarations are not too loose:
 // tsc fails if any of them stops being an error.
 import createAttentionCore, {
+  type Ablation,
+  type AttentionStats,
+  type Evaluation,
+  type ReferenceCase,
+  type RowBackward,
+  type SelfTestResult,
   type AttentionCore,
   type AttentionResult,
   type Matrix,
@@ -33,7 +39,7 @@ export async function train(): Promise<number[]> {
     new core.Trainer({ vocabSize: '64' });
     // @ts-expect-error unknown key
     new core.Trainer({ vocab_size: 64 });
-    const tasks: TrainerConfig[] = ['repeat', 'shift', 'copy', 'reverse', 'sort'].map((task) => ({ task } as TrainerConfig));
+    const tasks: TrainerConfig[] = ['repeat', 'shift', 'copy', 'reverse', 'sort', 'future'].map((task) => ({ task } as TrainerConfig));
     const accuracy: number = trainer.lastAccuracy() + trainer.evalAccuracy(4) + tasks.length;
     // @ts-expect-error no such task
     new core.Trainer({ task: 'bogus' });
@@ -41,7 +47,20 @@ export async function train(): Promise<number[]> {
     trainer.attention([1, 2, 3]);
     // @ts-expect-error step takes a count
     trainer.step();
-    return [loss, history[0] ?? NaN, head0[0] ?? NaN, logits[0] ?? NaN, vocab, strided, atInit, accuracy];
+    trainer.setAblation({ zeroed: [true, false], frozen: [false, true], scaleScores: false, mask: 'inverted' });
+    const ablation: Required<Ablation> = trainer.ablation();
+    // @ts-expect-error no such mask mode
+    trainer.setAblation({ mask: 'triu' });
+    const ev: Evaluation = trainer.evaluate(2);
+    const stats: AttentionStats = trainer.attentionStats();
+    const row: RowBackward = trainer.rowBackward(ids, 0, 2, 1);
+    const dK: Matrix = row.dK;
+    const checks: SelfTestResult[] = trainer.selfTest(null);
+    const ref: ReferenceCase = { weights: bytes, input: bytes, expected: bytes };
+    trainer.selfTest(ref);
+    const targets: Int32Array = core.taskTargets('future', ids);
+    const extra = [ev.loss, stats.entropy[0] ?? NaN, row.dScores[0] ?? NaN, dK.rows, checks.length, targets[0] ?? NaN, Number(ablation.scaleScores)];
+    return [loss, history[0] ?? NaN, head0[0] ?? NaN, logits[0] ?? NaN, vocab, strided, atInit, accuracy, ...extra];
   } finally {
     trainer.delete();
   }

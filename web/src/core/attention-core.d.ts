@@ -28,9 +28,86 @@ export interface TrainerConfig {
   outDropout?: number;
   /** The training task (default "repeat"): repeat, shift (target = previous token), copy (the
    * second half repeats the first), reverse (the second half reverses it) or sort (the second
-   * half sorts it; needs vocabSize >= (seqLen + 1) / 2). Unpredictable targets are left out of
-   * the loss and the accuracy. */
-  task?: 'repeat' | 'shift' | 'copy' | 'reverse' | 'sort';
+   * half sorts it; needs vocabSize >= (seqLen + 1) / 2) or future (the target is the next input:
+   * chance for a causal model, solved only when the mask leaks; needs seqLen >= 2). Unpredictable
+   * targets are left out of the loss and the accuracy. */
+  task?: TaskName;
+}
+
+export type TaskName = 'repeat' | 'shift' | 'copy' | 'reverse' | 'sort' | 'future';
+
+/** How the attention scores are masked: the causal mask, none, or the classic bug that fills
+ * -1e4 at the wrong cells (the past) and leaves the future visible. */
+export type MaskMode = 'causal' | 'none' | 'inverted';
+
+/** Teaching interventions on the attention layer; they apply to training and every readout. */
+export interface Ablation {
+  /** One per head: true switches the head's output off (its weights are still computed). */
+  zeroed?: boolean[];
+  /** One per head: true stops the head's qkv_proj rows and out_proj columns from updating. */
+  frozen?: boolean[];
+  /** Divide the scores by sqrt(dk) (default true). */
+  scaleScores?: boolean;
+  /** Default 'causal'. */
+  mask?: MaskMode;
+}
+
+/** Loss and token accuracy in eval mode over fixed batches. */
+export interface Evaluation {
+  loss: number;
+  accuracy: number;
+}
+
+/** Per head, over a fixed eval batch: mean attention entropy (nats) and mean weight on the keys
+ * that hold the target token (over predictable rows). */
+export interface AttentionStats {
+  entropy: Float32Array;
+  answerMass: Float32Array;
+}
+
+/** The forward and backward of one query row i of one head h, for loss = -log p(target) at i.
+ * Vectors are Float32Arrays; k, v, dK, dV are (T, dk) matrices. */
+export interface RowBackward {
+  loss: number;
+  /** The score scale used: 1/sqrt(dk), or 1 when scaling is off. */
+  scale: number;
+  q: Float32Array;
+  k: Matrix;
+  v: Matrix;
+  /** Row i of q K^T * scale after the mask (-Infinity or -1e4 where masked). */
+  scores: Float32Array;
+  weights: Float32Array;
+  out: Float32Array;
+  /** dL/d(head output row i). */
+  dOut: Float32Array;
+  /** dOut V^T. */
+  dWeights: Float32Array;
+  /** The softmax Jacobian applied: weights * (dWeights - weights . dWeights). */
+  dScores: Float32Array;
+  /** dScores K * scale. */
+  dQ: Float32Array;
+  /** Row j: dScores[j] q * scale (this row's contribution to dK). */
+  dK: Matrix;
+  /** Row j: weights[j] dOut (this row's contribution to dV). */
+  dV: Matrix;
+}
+
+/** One check of selfTest(). */
+export interface SelfTestResult {
+  /** rows_and_mask, future_invariance, split_merge, fused_qkv, gradcheck or pytorch_reference. */
+  id: string;
+  name: string;
+  maxError: number;
+  tolerance: number;
+  pass: boolean;
+  detail: string;
+}
+
+/** The three safetensors files of a PyTorch reference case. */
+export interface ReferenceCase {
+  weights: Uint8Array;
+  input: Uint8Array;
+  expected: Uint8Array;
 }
 
 /** A config with every key present, as config() and defaultConfig() return it. */
@@ -72,6 +149,16 @@ export interface Trainer {
   config(): ResolvedTrainerConfig;
   /** Training steps run so far. */
   stepsDone(): number;
+  /** Loss and accuracy in eval mode over n in [1, 1000] fixed batches, under the ablation. */
+  evaluate(n: number): Evaluation;
+  /** Sets every intervention at once (missing keys: the defaults). Throws naming a bad key. */
+  setAblation(ablation: Ablation): void;
+  ablation(): Required<Ablation>;
+  attentionStats(): AttentionStats;
+  /** ids as for attention(); head in [0, nHeads), query in [0, ids.length), target in [0, V). */
+  rowBackward(ids: Int32Array, head: number, query: number, target: number): RowBackward;
+  /** Runs the curriculum's invariants on this model (unchanged) and, given, a PyTorch case. */
+  selfTest(reference: ReferenceCase | null): SelfTestResult[];
   /** lossHistory()[i] is the loss of step i * historyStride() + 1. */
   historyStride(): number;
   /** Frees the C++ object. Using the Trainer afterwards throws. */
@@ -123,6 +210,8 @@ export interface SelfAttentionStages {
 export interface AttentionCore {
   Trainer: TrainerConstructor;
   selfAttention(input: SelfAttentionInput): SelfAttentionStages;
+  /** The targets the task's rule gives ids (-100 where it gives none). */
+  taskTargets(task: TaskName, ids: Int32Array): Int32Array;
   /** The DemoConfig: every key with its default. */
   defaultConfig(): ResolvedTrainerConfig;
   /** Bytes currently allocated on the wasm heap (for leak checks). */

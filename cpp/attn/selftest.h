@@ -1,0 +1,124 @@
+// Self-test: the curriculum's invariants, measured on a live model, for the page's self-test
+// panel (and the Catch2 suite). Each check reports what it measured, its tolerance and whether it
+// passed; a failing check is a result, never an exception.
+//
+// The checks, in the order run_self_tests returns them:
+//   rows_and_mask      eval forward of B=2, T=C random ids: every attention row sums to 1
+//                      (max |sum - 1| <= 1e-5) and every weight above the diagonal is exactly 0.
+//   future_invariance  ids after a cut t0 = (T-1)/2 replaced by other ids: logits and attention
+//                      rows <= t0 unchanged (max |diff| <= 1e-6; expected exactly 0).
+//   split_merge        merge_heads(split_heads(x)) == x and head h of split_heads(x) is columns
+//                      [h*Dh, (h+1)*Dh) of x, exactly (tolerance 0).
+//   fused_qkv          the fused (N,3D) projection the layer computes equals three separate
+//                      projections by the weight row blocks [0,D), [D,2D), [2D,3D) and the bias
+//                      slices, computed in double: max |fused - sep| / (1 + |sep|) <= 1e-5.
+//   gradcheck          MultiHeadSelfAttention backward against central differences on a fresh
+//                      D=8 H=2 T=4 B=1 layer: max |a - n| / (max(|a|,|n|) + 0.05) <= 0.02, which is
+//                      the suite's |a - n| <= 1e-3 + 2e-2 * max(|a|,|n|) (tests/cpp/gradcheck.h).
+//   pytorch_reference  a PyTorch reference case's logits, attention and loss:
+//                      max |ours - torch| / (1 + |torch|) <= 1e-5, i.e. the suite's
+//                      |ours - torch| <= 1e-5 + 1e-5 * |torch| (tests/cpp/test_reference.cpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "attn/linear.h"
+#include "attn/model.h"
+#include "attn/tensor.h"
+
+namespace attn {
+
+struct SelfTestResult {
+  std::string id;      // stable id: rows_and_mask, future_invariance, split_merge, fused_qkv,
+                       // gradcheck, pytorch_reference
+  std::string name;    // one-line human title
+  double max_error;    // the measured max error (abs, or the normalised metric named above)
+  double tolerance;    // pass iff max_error <= tolerance (and any extra exactness condition)
+  bool pass;
+  std::string detail;  // one sentence: what was measured on what shapes
+};
+
+// The three safetensors files of one PyTorch reference config (tests/reference/data/<name>.*),
+// as bytes: weights (state dict + metadata), input (ids, targets: (B,T) I64 or I32) and
+// expected (logits (B,T,V), attention (B,H,T,T), loss (1)).
+struct ReferenceCase {
+  std::vector<uint8_t> weights, input, expected;
+};
+
+// Runs every check, in the order above. The model-based checks run `model` in eval mode and
+// change none of its weights, gradients or config. reference may be null: then pytorch_reference
+// has pass=false and its detail says that no reference case was given. Never throws for a valid
+// model: an exception inside a check (e.g. a malformed reference, whose detail then carries the
+// loader's message) makes that check fail.
+std::vector<SelfTestResult> run_self_tests(TinyAttentionLM& model, const ReferenceCase* reference);
+
+// ---- Tolerances, shared with the Catch2 suite so the panel and the tests agree.
+
+// PyTorch parity of forward outputs (logits, attention, loss): |ours - torch| <= abs + rel*|torch|.
+constexpr double kReferenceOutAbs = 1e-5;
+constexpr double kReferenceOutRel = 1e-5;
+
+// Finite differences of float32 forwards: the central-difference step, and the layer tolerance
+// |analytic - numeric| <= abs + rel * max(|analytic|, |numeric|).
+constexpr float kGradcheckEps = 1e-3f;
+constexpr double kGradcheckAbsTol = 1e-3;
+constexpr double kGradcheckRelTol = 2e-2;
+
+// ---- Building blocks, also used by the Catch2 suite.
+
+// Entry-wise comparison of ours against a reference of n values with |d| <= abs + rel*|ref|.
+struct CloseStats {
+  size_t n = 0;                // values compared
+  double max_abs_diff = 0.0;   // largest |ours - ref| (NaN if any difference is NaN)
+  size_t bad = 0;              // entries out of tolerance (a NaN difference counts as bad)
+  std::string first_bad;       // the first few offenders: " [i] ours x ref y;" each
+};
+CloseStats compare_close(const float* ours, const float* ref, size_t n, double abs_tol,
+                         double rel_tol, size_t show = 4);
+
+// The central difference (loss(v + eps) - loss(v - eps)) / step of loss() with respect to
+// *value, where step is the float step actually taken (rounding makes it differ from 2*eps).
+// loss() must recompute the loss from *value; *value is restored exactly afterwards.
+template <typename LossFn>
+double central_difference(float* value, LossFn&& loss, float eps = kGradcheckEps) {
+  const float saved = *value;
+  *value = saved + eps;
+  const double up = loss();
+  *value = saved - eps;
+  const double down = loss();
+  *value = saved;
+  const double step = double(saved + eps) - double(saved - eps);
+  return (up - down) / step;
+}
+
+// ---- The individual checks, exposed so that tests can show each one failing on a broken input.
+// None of them throws: an exception inside becomes a failing result with the message in detail.
+
+// An eval forward: ids (B,T) -> logits (B*T,V) and attention weights (B*H*T,T).
+using SelfTestForward =
+    std::function<void(const int32_t* ids, int B, int T, Mat& logits, Mat& weights)>;
+// The live model's eval forward (reads model; the returned function holds a reference to it).
+SelfTestForward model_forward(TinyAttentionLM& model);
+
+SelfTestResult check_rows_and_mask(const SelfTestForward& forward, const ModelConfig& config);
+SelfTestResult check_future_invariance(const SelfTestForward& forward, const ModelConfig& config);
+
+using HeadsFn = Mat (*)(ConstMatRef x, int B, int T, int H);
+SelfTestResult check_split_merge(const ModelConfig& config, HeadsFn split, HeadsFn merge);
+
+// x (N,D) the projection's input, fused (N,3D) the layer's fused projection of x, weight (3D,D)
+// and bias (3D) the parameters the separate projections use.
+SelfTestResult check_fused_qkv(ConstMatRef x, ConstMatRef fused, ConstMatRef weight,
+                               ConstMatRef bias);
+// The same on the live model: x = embeddings + positions of B=2, T=C random ids; fused = the
+// qkv the model's attention layer computed from it in an eval forward.
+SelfTestResult check_fused_qkv(TinyAttentionLM& model);
+
+SelfTestResult check_gradcheck();
+SelfTestResult check_pytorch_reference(const ReferenceCase* reference);
+
+}  // namespace attn
