@@ -23,6 +23,27 @@ function copyExamples(): Plugin {
   };
 }
 
+/** The PyTorch reference case the self-test panel checks (tests/reference/data/short.*), served
+ * and emitted as reference/<file>: one copy in the repository, none in web/. */
+function referenceCase(): Plugin {
+  const dir = path.join(root, '../tests/reference/data');
+  const files = ['weights', 'input', 'expected'].map((kind) => `short.${kind}.safetensors`);
+  return {
+    name: 'attention-playground:reference',
+    configureServer(server) {
+      server.middlewares.use((req, res, next) => {
+        const name = /\/reference\/([^/?#]+)$/.exec(req.url ?? '')?.[1];
+        if (!name || !files.includes(name)) return next();
+        res.setHeader('content-type', 'application/octet-stream');
+        res.end(fs.readFileSync(path.join(dir, name)));
+      });
+    },
+    generateBundle() {
+      for (const name of files) this.emitFile({ type: 'asset', fileName: `reference/${name}`, source: fs.readFileSync(path.join(dir, name)) });
+    },
+  };
+}
+
 /** After the pages, builds src/element/index.ts as a library into the same outDir. */
 function elementModule(): Plugin {
   let outDir = '';
@@ -75,7 +96,7 @@ export default defineConfig({
     },
   },
   worker: { format: 'es' },
-  plugins: [copyExamples(), elementModule()],
+  plugins: [copyExamples(), referenceCase(), elementModule()],
   server: { host: '127.0.0.1' },
   preview: { host: '127.0.0.1' },
 });

@@ -198,9 +198,10 @@ Trainer::HeadStats Trainer::attention_stats() {
   const Mat& w = eval_state_.attn.weights();
   HeadStats st;
   st.entropy.assign(size_t(H), 0.0f);
+  st.max_weight.assign(size_t(H), 0.0f);
   st.answer_mass.assign(size_t(H), 0.0f);
   for (int h = 0; h < H; ++h) {
-    double entropy = 0.0, mass = 0.0;
+    double entropy = 0.0, top = 0.0, mass = 0.0;
     int predictable = 0;
     for (int b = 0; b < B; ++b)
       for (int i = 0; i < T; ++i) {
@@ -209,6 +210,7 @@ Trainer::HeadStats Trainer::attention_stats() {
         for (int j = 0; j < T; ++j)
           if (row[j] > 0.0f) e -= double(row[j]) * std::log(double(row[j]));
         entropy += e;
+        top += row.maxCoeff();
         const int32_t target = eval_batch_.targets(b, i);
         if (target == kIgnoreIndex) continue;
         ++predictable;
@@ -216,6 +218,7 @@ Trainer::HeadStats Trainer::attention_stats() {
           if (eval_batch_.inputs(b, j) == target) mass += row[j];
       }
     st.entropy[size_t(h)] = static_cast<float>(entropy / (double(B) * T));
+    st.max_weight[size_t(h)] = static_cast<float>(top / (double(B) * T));
     st.answer_mass[size_t(h)] = predictable ? static_cast<float>(mass / predictable) : std::nanf("");
   }
   return st;

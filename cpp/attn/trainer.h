@@ -86,9 +86,10 @@ class Trainer {
   const Ablation& ablation() const { return ablation_; }
 
   // Per head, over the first eval batch in eval mode: the mean entropy (nats) of the attention
-  // rows, and the mean weight on the keys that hold the target token (over predictable rows).
+  // rows, the mean of each row's largest weight (saturation), and the mean weight on the keys
+  // that hold the target token (over predictable rows).
   struct HeadStats {
-    std::vector<float> entropy, answer_mass;
+    std::vector<float> entropy, max_weight, answer_mass;
   };
   HeadStats attention_stats();
 

@@ -319,6 +319,7 @@ val trainer_attention_stats(attn::Trainer& t) {
     const attn::Trainer::HeadStats st = t.attention_stats();
     val out = val::object();
     out.set("entropy", copy_out("Float32Array", st.entropy.data(), st.entropy.size()));
+    out.set("maxWeight", copy_out("Float32Array", st.max_weight.data(), st.max_weight.size()));
     out.set("answerMass", copy_out("Float32Array", st.answer_mass.data(), st.answer_mass.size()));
     return out;
   });

@@ -404,6 +404,8 @@ TEST_CASE("trainer: attention statistics: entropy within [0, ln T], mass on the 
     CHECK(before.entropy[size_t(h)] >= 0.0f);
     CHECK(before.entropy[size_t(h)] <= std::log(12.0f));
     CHECK(before.answer_mass[size_t(h)] < 0.5f);
+    CHECK(before.max_weight[size_t(h)] > 1.0f / 12);  // a row's largest weight is >= 1/T
+    CHECK(before.max_weight[size_t(h)] <= 1.0f);
   }
   t.step(500);
   const Trainer::HeadStats after = t.attention_stats();
@@ -419,6 +421,18 @@ TEST_CASE("trainer: attention statistics: entropy within [0, ln T], mass on the 
   a.mask = attn::MaskMode::None;
   u.set_ablation(a);
   CHECK(u.attention_stats().entropy[0] > causal);
+  // Without the 1/sqrt(dk) scaling the softmax saturates: larger top weights, lower entropy.
+  a.mask = attn::MaskMode::Causal;
+  u.set_ablation(a);
+  const Trainer::HeadStats scaled = u.attention_stats();
+  a.scale_scores = false;
+  u.set_ablation(a);
+  const Trainer::HeadStats raw = u.attention_stats();
+  for (int h = 0; h < 4; ++h) {
+    CAPTURE(h);
+    CHECK(raw.max_weight[size_t(h)] > scaled.max_weight[size_t(h)]);
+    CHECK(raw.entropy[size_t(h)] < scaled.entropy[size_t(h)]);
+  }
 }
 
 TEST_CASE("trainer: row_backward is the model's backward for the loss at one position",

@@ -9,7 +9,8 @@ import { before, after } from 'node:test';
 import { chromium } from 'playwright-core';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const DIST = path.join(ROOT, 'web/dist');
+/** The built page: web/dist, or ATTN_DIST (to test a build made elsewhere). */
+export const DIST = process.env.ATTN_DIST ? path.resolve(process.env.ATTN_DIST) : path.join(ROOT, 'web/dist');
 export const ARTIFACTS = path.join(ROOT, 'tests/e2e/artifacts');
 /** The page is served from here, not from "/", to prove relative asset paths. */
 export const SUB_PATH = '/course/lesson-7/playground/';

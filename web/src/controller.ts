@@ -1,6 +1,11 @@
 // The controller: reset, step, play/pause, restart. It talks to the worker only through the
 // messages of protocol.ts and never touches wasm. Views subscribe to its snapshots and status.
 import type {
+  Ablation,
+  AblationReport,
+  RowBackwardReport,
+  SelfTestReport,
+  Timeline,
   ErrorKind,
   ImportRun,
   ErrorReply,
@@ -40,7 +45,7 @@ export class WorkerClient {
 
   constructor(
     private readonly makeWorker: () => Worker,
-    private readonly wasmBase: string,
+    readonly wasmBase: string,
     private readonly forceScalar = false,
   ) {}
 
@@ -117,6 +122,9 @@ export class Controller {
   status: RunStatus = 'loading';
   snapshot: Snapshot | null = null;
   simd = false;
+  /** Changes whenever a new run starts (configure, reset, import, restart): panels that hold
+   * data of the old run (timeline, ablation report, backward view) start over. */
+  runId = 0;
   private config: TrainerConfigMsg | null = null;
   private sample: number[] = [];
   private intervalMs = 50;
@@ -163,13 +171,13 @@ export class Controller {
   async configure(config: TrainerConfigMsg, sample: number[]): Promise<void> {
     this.config = config;
     this.sample = sample;
-    await this.run(this.client.request('configure', { type: 'configure', config, sample }), 'paused');
+    await this.run(this.client.request('configure', { type: 'configure', config, sample }), 'paused', true);
   }
 
   /** Back to step 0 with the same config and seed. */
   async reset(): Promise<void> {
     if (!this.config || this.status === 'invalid') return;
-    await this.run(this.client.request('reset', { type: 'reset' }), 'paused');
+    await this.run(this.client.request('reset', { type: 'reset' }), 'paused', true);
   }
 
   /** Runs n steps (pausing first if playing). */
@@ -241,9 +249,42 @@ export class Controller {
     if (run.config) this.config = run.config;
     if (run.sample) this.sample = run.sample;
     this.snapshot = r.snapshot;
+    this.runId++;
     if ((this.status as RunStatus) !== 'crashed') this.status = 'paused';
     this.emitProblem(null);
     this.emit();
+  }
+
+  /** Sets the teaching interventions (kept across reset and import) and measures their effect. */
+  async ablate(ablation: Ablation): Promise<AblationReport> {
+    this.requireRun();
+    const r = await this.client.request('ablate', { type: 'ablate', ablation });
+    this.snapshot = r.snapshot;
+    this.emit();
+    return r.report;
+  }
+
+  /** The timeline entries after step `since` (-1: all), and which steps are kept. */
+  async timeline(since: number): Promise<Timeline> {
+    this.requireRun();
+    return (await this.client.request('timeline', { type: 'timeline', since })).timeline;
+  }
+
+  /** One query row of one head, forward and backward, on the sample sequence. */
+  async rowBackward(head: number, query: number, target?: number): Promise<RowBackwardReport> {
+    this.requireRun();
+    return (await this.client.request('rowBackward', { type: 'rowBackward', head, query, target })).report;
+  }
+
+  /** The curriculum's invariants on the live model, plus the shipped PyTorch case. */
+  async selfTest(): Promise<SelfTestReport> {
+    this.requireRun();
+    const referenceBase = new URL('../reference/', this.client.wasmBase).href;
+    return (await this.client.request('selfTest', { type: 'selfTest', referenceBase })).report;
+  }
+
+  private requireRun(): void {
+    if (!this.snapshot || this.status === 'loading' || this.status === 'crashed') throw new RequestError('state', 'the core is not ready');
   }
 
   /** View 2: every stage of one head, computed by the core in the worker. */
@@ -252,10 +293,11 @@ export class Controller {
     return r.stages;
   }
 
-  private async run(p: Promise<{ snapshot: Snapshot }>, after: RunStatus): Promise<void> {
+  private async run(p: Promise<{ snapshot: Snapshot }>, after: RunStatus, newRun = false): Promise<void> {
     try {
       const r = await p;
       this.snapshot = r.snapshot;
+      if (newRun) this.runId++;
       if (this.status !== 'crashed') this.status = after;
       this.emitProblem(null);
       this.emit();

@@ -17,6 +17,13 @@
 //   importRun          configured         new Trainer(config or the current config), then
 //                                          importWeights(weights) if given; all or nothing: on
 //                                          an error the current run is untouched (and keeps playing)
+//   ablate             ablated            set the interventions (head off/frozen, scaling, mask)
+//                                          and measure eval loss/accuracy and head statistics with
+//                                          and without them; kept across reset, configure, import
+//   timeline           timelineDone       the attention snapshots kept so far (after `since`)
+//   rowBackward        rowBackwardDone    one query row of one head, forward and backward
+//   selfTest           selfTestDone       the curriculum's invariants on the live model + the
+//                                          shipped PyTorch case (fetched from referenceBase)
 //
 //   event              when
 //   progress           while playing, at most every `intervalMs` (default 50 ms)
@@ -24,6 +31,11 @@
 //
 // Typed arrays in replies are transferred, never shared: the page owns what it receives.
 import type {
+  Ablation as CoreAblation,
+  Evaluation,
+  MaskMode,
+  RowBackward,
+  SelfTestResult,
   Matrix as CoreMatrix,
   ResolvedTrainerConfig,
   SelfAttentionStages as CoreStages,
@@ -52,8 +64,77 @@ export interface Snapshot {
   weights: Float32Array;
   H: number;
   T: number;
+  /** The mask the weights were computed under (heatmaps hatch only what it really masks). */
+  mask: MaskMode;
 }
 
+export type { Evaluation, MaskMode, RowBackward, SelfTestResult };
+
+/** Every intervention, resolved (one flag per head). */
+export type Ablation = Required<CoreAblation>;
+
+/** Per-head statistics over a fixed eval batch (see the core's attentionStats). */
+export interface HeadStats {
+  entropy: Float32Array;
+  maxWeight: Float32Array;
+  answerMass: Float32Array;
+}
+
+/** What the ablation panel shows: the run measured without and with the interventions. */
+export interface AblationReport {
+  ablation: Ablation;
+  intact: Evaluation;
+  ablated: Evaluation;
+  intactStats: HeadStats;
+  ablatedStats: HeadStats;
+  /** The step the measurement was taken at. */
+  step: number;
+  task: TrainerConfigMsg['task'];
+}
+
+/** One timeline snapshot: the sample's attention (H,T,T) and the head statistics at a step. */
+export interface TimelineEntry {
+  step: number;
+  loss: number;
+  ids: Int32Array;
+  weights: Float32Array;
+  H: number;
+  T: number;
+  mask: MaskMode;
+  entropy: Float32Array;
+  answerMass: Float32Array;
+}
+
+/** The timeline: which steps are kept, the new entries, and the policy. */
+export interface Timeline {
+  /** Every kept step, ascending (entries the page holds for other steps were thinned out). */
+  steps: number[];
+  /** The kept entries with step > since (all of them when since is -1). */
+  entries: TimelineEntry[];
+  /** A snapshot is taken every `every` steps; it doubles when the timeline is full. */
+  every: number;
+  capacity: number;
+  /** Bytes the kept entries hold in the worker. */
+  bytes: number;
+}
+
+/** One query row of one head (the core's rowBackward), with what it was computed for. */
+export interface RowBackwardReport {
+  ids: Int32Array;
+  head: number;
+  query: number;
+  target: number;
+  /** task: the task's answer at this position; next: the next sample token (the task has no
+   * answer here); last: the position's own token (last position, no answer); chosen: given. */
+  targetSource: 'task' | 'next' | 'last' | 'chosen';
+  row: RowBackward;
+}
+
+/** The self-test's results, and how long the core took (ms). */
+export interface SelfTestReport {
+  results: SelfTestResult[];
+  ms: number;
+}
 /** Inputs of view 2: the worker derives X, Wq, Wk, Wv from the seed, then calls selfAttention. */
 export interface SelfAttentionRequest {
   tokens: string[];
@@ -88,7 +169,11 @@ export type Request =
   | { type: 'sample'; id: number; sample: number[] }
   | { type: 'selfAttention'; id: number; input: SelfAttentionRequest }
   | { type: 'exportWeights'; id: number }
-  | { type: 'importRun'; id: number; run: ImportRun };
+  | { type: 'importRun'; id: number; run: ImportRun }
+  | { type: 'ablate'; id: number; ablation: Ablation }
+  | { type: 'timeline'; id: number; since: number }
+  | { type: 'rowBackward'; id: number; head: number; query: number; target?: number }
+  | { type: 'selfTest'; id: number; referenceBase: string };
 
 /**
  * A run to restore (export/import panel). Without config: the current config (weights must fit
@@ -114,6 +199,10 @@ export interface ReplyFor {
   selfAttention: { type: 'selfAttentionDone'; replyTo: number; stages: SelfAttentionStages };
   exportWeights: { type: 'exported'; replyTo: number; bytes: Uint8Array; snapshot: Snapshot };
   importRun: { type: 'configured'; replyTo: number; snapshot: Snapshot };
+  ablate: { type: 'ablated'; replyTo: number; report: AblationReport; snapshot: Snapshot };
+  timeline: { type: 'timelineDone'; replyTo: number; timeline: Timeline };
+  rowBackward: { type: 'rowBackwardDone'; replyTo: number; report: RowBackwardReport };
+  selfTest: { type: 'selfTestDone'; replyTo: number; report: SelfTestReport };
 }
 
 /**
@@ -150,6 +239,21 @@ export const CONFIG_KEYS_JS = [
 
 /** Upper bound on `step` requests, so one request never blocks the worker for long. */
 export const MAX_STEPS_PER_REQUEST = 1000;
+
+/** The reference case the self-test fetches: <referenceBase><name>.{weights,input,expected}.safetensors. */
+export const REFERENCE_CASE = 'short';
+
+/** Timeline bounds: at most this many bytes of snapshots, and between these many entries. */
+export const TIMELINE_BYTES = 8 * 1024 * 1024;
+export const TIMELINE_MAX_ENTRIES = 240;
+export const TIMELINE_MIN_ENTRIES = 16;
+/** The first snapshot interval (steps); it doubles each time the timeline fills up. */
+export const TIMELINE_FIRST_EVERY = 10;
+
+/** The interventions of an intact layer with H heads. */
+export function noAblation(H: number): Ablation {
+  return { zeroed: new Array<boolean>(H).fill(false), frozen: new Array<boolean>(H).fill(false), scaleScores: true, mask: 'causal' };
+}
 
 /** Typed-array buffers of a snapshot, for postMessage's transfer list. */
 export function snapshotTransfer(s: Snapshot): ArrayBuffer[] {

@@ -21,6 +21,8 @@ export const TASKS: Record<TaskName, string> = {
     'The second half is the first half reversed. Each query in the second half attends to its mirror position in the first half: an anti-diagonal. The first half is left out of the loss.',
   sort:
     'The second half is the first half sorted (distinct tokens). The head must find, among the first half, the smallest token larger than the current one: attention by content, not position. Needs vocab >= (seq_len + 1) / 2.',
+  future:
+    'Random tokens; the target is the next token, which a causal model cannot see, so the loss stays near ln(vocab) and the accuracy at chance (1/vocab). It exists for the broken-mask switch of the Ablation panel: once the mask leaks, a head attends one position ahead and copies the answer, and the accuracy jumps to 100% without learning anything usable.',
 };
 
 /** Every setting of the page. Model/training keys are the core's JS config keys. */

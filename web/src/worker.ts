@@ -3,8 +3,15 @@
 // playing, trains in small chunks (~15 ms) so that it stays responsive to pause/step/reset and
 // posts a progress snapshot at most every intervalMs. Every number it reports comes from the core.
 import type {
+  Ablation,
+  AblationReport,
   ErrorKind,
+  HeadStats,
   ImportRun,
+  RowBackwardReport,
+  SelfTestReport,
+  Timeline,
+  TimelineEntry,
   Matrix,
   ReplyFor,
   Request,
@@ -14,7 +21,17 @@ import type {
   TrainerConfigMsg,
   WorkerMessage,
 } from './protocol';
-import { CONFIG_KEYS_JS, MAX_STEPS_PER_REQUEST, snapshotTransfer } from './protocol';
+import {
+  CONFIG_KEYS_JS,
+  MAX_STEPS_PER_REQUEST,
+  noAblation,
+  REFERENCE_CASE,
+  snapshotTransfer,
+  TIMELINE_BYTES,
+  TIMELINE_FIRST_EVERY,
+  TIMELINE_MAX_ENTRIES,
+  TIMELINE_MIN_ENTRIES,
+} from './protocol';
 import { seededInputs } from './seeded';
 import type { AttentionCore as AttentionCoreModule, Trainer } from './core/attention-core';
 
@@ -42,6 +59,11 @@ let stepsPerChunk = 1;
 let lastPost = 0;
 /** (time ms, steps) samples of the last second, for steps/s. */
 let rate: Array<[number, number]> = [];
+/** The interventions the learner set; applied to every new Trainer with the same head count. */
+let ablation: Ablation | null = null;
+
+/** Attention snapshots every `every` steps, thinned to every other one when full. */
+const timeline = { entries: [] as TimelineEntry[], every: TIMELINE_FIRST_EVERY, capacity: TIMELINE_MAX_ENTRIES };
 
 function post(msg: WorkerMessage, transfer: Transferable[] = []): void {
   self.postMessage(msg, transfer);
@@ -101,7 +123,153 @@ function snapshot(): Snapshot {
     weights: att.weights,
     H: att.nHeads,
     T,
+    mask: ablation?.mask ?? 'causal',
   };
+}
+
+/** The step count the learner sees (imported steps included). */
+function stepNow(): number {
+  return trainer!.stepsDone() + (past?.step ?? 0);
+}
+
+/** Starts an empty timeline for the current Trainer and takes the first snapshot. */
+function resetTimeline(): void {
+  const { nHeads: H, seqLen: T } = config!;
+  timeline.entries = [];
+  timeline.every = TIMELINE_FIRST_EVERY;
+  timeline.capacity = Math.max(TIMELINE_MIN_ENTRIES, Math.min(TIMELINE_MAX_ENTRIES, Math.floor(TIMELINE_BYTES / (4 * H * T * T + 64))));
+  try {
+    capture();
+  } catch {
+    // The sample does not fit this model (configure reports that); the timeline starts empty.
+  }
+}
+
+/** Adds the current attention of the sample and the head statistics to the timeline. */
+function capture(): void {
+  const t = trainer!;
+  const att = t.attention(sample);
+  const st = t.attentionStats();
+  const step = stepNow();
+  if (timeline.entries.length > 0 && timeline.entries[timeline.entries.length - 1].step === step) timeline.entries.pop();
+  timeline.entries.push({
+    step,
+    loss: t.stepsDone() > 0 ? lastLoss : initLoss,
+    ids: sample.slice(),
+    weights: att.weights,
+    H: att.nHeads,
+    T: att.seqLen,
+    mask: ablation?.mask ?? 'causal',
+    entropy: st.entropy,
+    answerMass: st.answerMass,
+  });
+  if (timeline.entries.length > timeline.capacity) {
+    // Keep the entries on the doubled grid (and the latest), so memory stays capped.
+    timeline.every *= 2;
+    const last = timeline.entries[timeline.entries.length - 1];
+    timeline.entries = timeline.entries.filter((e) => e.step % timeline.every === 0 || e === last);
+  }
+}
+
+function timelineBytes(): number {
+  return timeline.entries.reduce((n, e) => n + e.weights.byteLength + e.ids.byteLength + e.entropy.byteLength + e.answerMass.byteLength, 0);
+}
+
+/** Trains n steps, stopping at each multiple of the timeline interval to take a snapshot. */
+function train(n: number): void {
+  let left = n;
+  while (left > 0) {
+    const now = stepNow();
+    const toNext = timeline.every - (now % timeline.every);
+    const k = Math.min(left, toNext);
+    runSteps(k);
+    left -= k;
+    if (stepNow() % timeline.every === 0) capture();
+  }
+}
+
+/** The per-head statistics as the page gets them. */
+function headStats(t: Trainer): HeadStats {
+  const s = t.attentionStats();
+  return { entropy: s.entropy, maxWeight: s.maxWeight, answerMass: s.answerMass };
+}
+
+/** Sets the interventions and measures the run with and without them (on fixed eval batches). */
+function ablate(a: Ablation): AblationReport {
+  const t = trainer!;
+  const intactAblation = noAblation(config!.nHeads);
+  t.setAblation(intactAblation);
+  const intact = t.evaluate(EVAL_BATCHES);
+  const intactStats = headStats(t);
+  try {
+    t.setAblation(a);
+  } catch (e) {
+    if (ablation) t.setAblation(ablation);
+    throw e;
+  }
+  ablation = t.ablation();
+  return { ablation, intact, ablated: t.evaluate(EVAL_BATCHES), intactStats, ablatedStats: headStats(t), step: stepNow(), task: config!.task };
+}
+
+/** Batches the ablation panel's loss and accuracy are measured on. */
+const EVAL_BATCHES = 4;
+
+/** The default target of the one-row backward: the task's answer, else the next token, else the token itself. */
+function rowBackward(head: number, query: number, chosen: number | undefined): RowBackwardReport {
+  const t = trainer!;
+  let target: number;
+  let targetSource: RowBackwardReport['targetSource'];
+  if (chosen !== undefined) {
+    target = chosen;
+    targetSource = 'chosen';
+  } else {
+    const answers = core!.taskTargets(config!.task, sample);
+    const answer = answers[query];
+    if (answer !== undefined && answer >= 0) {
+      target = answer;
+      targetSource = 'task';
+    } else if (query + 1 < sample.length) {
+      target = sample[query + 1];
+      targetSource = 'next';
+    } else {
+      target = sample[query] ?? 0;
+      targetSource = 'last';
+    }
+  }
+  return { ids: sample.slice(), head, query, target, targetSource, row: t.rowBackward(sample, head, query, target) };
+}
+
+/** The shipped PyTorch case, fetched once. */
+let referenceBytes: Promise<{ weights: Uint8Array; input: Uint8Array; expected: Uint8Array }> | null = null;
+
+function loadReference(base: string): Promise<{ weights: Uint8Array; input: Uint8Array; expected: Uint8Array }> {
+  const get = async (kind: string) => {
+    const url = new URL(`${REFERENCE_CASE}.${kind}.safetensors`, base).href;
+    const r = await fetch(url);
+    if (!r.ok) throw new Error(`${url} answered ${r.status}`);
+    return new Uint8Array(await r.arrayBuffer());
+  };
+  referenceBytes ??= Promise.all([get('weights'), get('input'), get('expected')]).then(([weights, input, expected]) => ({ weights, input, expected }));
+  referenceBytes.catch(() => (referenceBytes = null));
+  return referenceBytes;
+}
+
+async function selfTest(base: string): Promise<SelfTestReport> {
+  let reference = null;
+  let loadError = '';
+  try {
+    reference = await loadReference(base);
+  } catch (e) {
+    loadError = e instanceof Error ? e.message : String(e);
+  }
+  const t0 = performance.now();
+  const results = trainer!.selfTest(reference);
+  const ms = performance.now() - t0;
+  if (loadError) {
+    const last = results[results.length - 1];
+    last.detail = `The PyTorch reference case could not be loaded: ${loadError}.`;
+  }
+  return { results, ms };
 }
 
 /** Replaces the trainer; the loss at init is the loss the first step will see (peekLoss). */
@@ -128,6 +296,9 @@ function install(next: Trainer, cfg: TrainerConfigMsg, init: number, history: Im
   lastLoss = NaN;
   past = history;
   rate = [];
+  if (ablation && ablation.zeroed.length !== cfg.nHeads) ablation = null;  // per-head flags no longer fit
+  if (ablation) next.setAblation(ablation);
+  resetTimeline();
 }
 
 /** importRun: a new Trainer with the weights loaded; replaces the current one only on success. */
@@ -165,7 +336,7 @@ function loop(): void {
   if (!playing || !trainer) return;
   const t0 = performance.now();
   try {
-    runSteps(stepsPerChunk);
+    train(stepsPerChunk);
   } catch (e) {
     playing = false;
     crashIfTrap(e);
@@ -313,7 +484,7 @@ async function handle(req: Request): Promise<void> {
         return fail(req.id, 'input', new Error(`step count (${req.n}) must be in [1, ${MAX_STEPS_PER_REQUEST}]`));
       }
       try {
-        runSteps(n);
+        train(n);
       } catch (e) {
         const m = e instanceof Error ? e.message : String(e);
         return fail(req.id, /non-finite/.test(m) ? 'nonFinite' : 'internal', e);
@@ -333,6 +504,42 @@ async function handle(req: Request): Promise<void> {
     case 'pause':
       playing = false;
       return reply<'pause'>({ type: 'paused', replyTo: req.id, snapshot: snapshot() });
+    case 'ablate':
+      try {
+        const report = ablate(req.ablation);
+        const snap = snapshot();
+        const bufs = [report.intactStats, report.ablatedStats].flatMap((st) => [st.entropy.buffer, st.maxWeight.buffer, st.answerMass.buffer]);
+        post({ type: 'ablated', replyTo: req.id, report, snapshot: snap }, [...(bufs as ArrayBuffer[]), ...snapshotTransfer(snap)]);
+      } catch (e) {
+        fail(req.id, 'input', e);
+      }
+      return;
+    case 'timeline': {
+      const entries = timeline.entries.filter((e) => e.step > req.since);
+      const copies = entries.map((e) => ({ ...e, ids: e.ids.slice(), weights: e.weights.slice(), entropy: e.entropy.slice(), answerMass: e.answerMass.slice() }));
+      const tl: Timeline = { steps: timeline.entries.map((e) => e.step), entries: copies, every: timeline.every, capacity: timeline.capacity, bytes: timelineBytes() };
+      const bufs = copies.flatMap((e) => [e.ids.buffer, e.weights.buffer, e.entropy.buffer, e.answerMass.buffer]);
+      post({ type: 'timelineDone', replyTo: req.id, timeline: tl }, bufs as ArrayBuffer[]);
+      return;
+    }
+    case 'rowBackward':
+      try {
+        const report = rowBackward(req.head, req.query, req.target);
+        const r = report.row;
+        const bufs = [r.q, r.scores, r.weights, r.out, r.dOut, r.dWeights, r.dScores, r.dQ, r.k.data, r.v.data, r.dK.data, r.dV.data, report.ids].map((a) => a.buffer);
+        post({ type: 'rowBackwardDone', replyTo: req.id, report }, bufs as ArrayBuffer[]);
+      } catch (e) {
+        fail(req.id, 'input', e);
+      }
+      return;
+    case 'selfTest':
+      try {
+        const report = await selfTest(req.referenceBase);
+        reply<'selfTest'>({ type: 'selfTestDone', replyTo: req.id, report });
+      } catch (e) {
+        fail(req.id, 'internal', e);
+      }
+      return;
     case 'sample':
       try {
         const ids = Int32Array.from(req.sample);

@@ -58,10 +58,11 @@ export interface Evaluation {
   accuracy: number;
 }
 
-/** Per head, over a fixed eval batch: mean attention entropy (nats) and mean weight on the keys
- * that hold the target token (over predictable rows). */
+/** Per head, over a fixed eval batch: mean attention entropy (nats), mean largest weight of a row
+ * (saturation), and mean weight on the keys that hold the target token (over predictable rows). */
 export interface AttentionStats {
   entropy: Float32Array;
+  maxWeight: Float32Array;
   answerMass: Float32Array;
 }
 

@@ -38,14 +38,15 @@ function headValues(s: Snapshot, hh: number): Float32Array {
 const headName = (s: Snapshot, hh: number) => (hh < s.H ? `head-${hh + 1}` : 'average');
 const headTitle = (s: Snapshot, hh: number) => (hh < s.H ? `Head ${hh + 1}` : 'Average of heads');
 
-/** The attention as CSV: one row per (head, query, key); masked cells (key > query) have weight 0. */
+/** The attention as CSV: one row per (head, query, key); under the causal mask, masked cells
+ * (key > query) have weight 0. */
 export function attentionCsv(s: Snapshot): string {
   const { H, T } = s;
   const lines = ['head,query,key,query_token,key_token,weight'];
   for (let hh = 0; hh < H; ++hh) {
     for (let i = 0; i < T; ++i) {
       for (let j = 0; j < T; ++j) {
-        const w = j > i ? 0 : s.weights[(hh * T + i) * T + j];
+        const w = s.mask === 'causal' && j > i ? 0 : s.weights[(hh * T + i) * T + j];
         lines.push(`${hh},${i},${j},${s.ids[i]},${s.ids[j]},${w}`);
       }
     }
@@ -178,7 +179,7 @@ export function mountExportPanel(parent: HTMLElement, ctl: Controller, apply: Ap
       const labels = Array.from(s.ids, String);
       for (let hh = 0; hh <= s.H; ++hh) {
         const canvas = document.createElement('canvas');
-        drawHeatmap(canvas, Math.max(240, 26 + 24 * s.T), { values: headValues(s, hh), rows: s.T, cols: s.T, rowLabels: labels, colLabels: labels, causal: true, textColour: '#222' });
+        drawHeatmap(canvas, Math.max(240, 26 + 24 * s.T), { values: headValues(s, hh), rows: s.T, cols: s.T, rowLabels: labels, colLabels: labels, causal: s.mask === 'causal', textColour: '#222' });
         const ctx = canvas.getContext('2d')!;
         // An opaque background, so the labels read in any image viewer.
         ctx.globalCompositeOperation = 'destination-over';
@@ -197,7 +198,7 @@ export function mountExportPanel(parent: HTMLElement, ctl: Controller, apply: Ap
       const s = await current();
       const labels = Array.from(s.ids, String);
       for (let hh = 0; hh <= s.H; ++hh) {
-        const text = heatmapSvg({ title: headTitle(s, hh), values: headValues(s, hh), rows: s.T, cols: s.T, rowLabels: labels, colLabels: labels, causal: true });
+        const text = heatmapSvg({ title: headTitle(s, hh), values: headValues(s, hh), rows: s.T, cols: s.T, rowLabels: labels, colLabels: labels, causal: s.mask === 'causal' });
         download(`${BASE}-${headName(s, hh)}.svg`, text, 'image/svg+xml');
       }
       say('');

@@ -7,7 +7,11 @@ import { LossChart } from '../draw/loss-chart';
 import { checkField, LIMITS, parseSample, trainerConfig, CONFIG_KEYS, TASKS, type State } from '../state';
 import type { Store } from '../store';
 import { fmtLoss, h, uniqueId } from './dom';
+import { mountAblationPanel } from './ablation-panel';
+import { mountBackwardPanel } from './backward-panel';
 import { mountExportPanel } from './export-panel';
+import { mountSelfTestPanel } from './selftest-panel';
+import { mountTimelinePanel } from './timeline-panel';
 
 interface ControlSpec {
   key: keyof State;
@@ -135,6 +139,11 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
 
   const plots = h('div', { class: 'train-plots' }, chartSection, heatSection);
   root.append(h('div', { class: 'train-layout' }, controls, plots));
+  // ---- The learning panels, each computed by the core in the worker.
+  cleanups.push(mountAblationPanel(plots, ctl, opts));
+  cleanups.push(mountTimelinePanel(plots, ctl, opts));
+  cleanups.push(mountBackwardPanel(plots, ctl, opts));
+  cleanups.push(mountSelfTestPanel(plots, ctl, opts));
   // ---- Export / import. An imported run is already in the worker: the settings follow it
   // without building a new model.
   let applyingImport = false;
@@ -278,9 +287,10 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
     const f = figures[fig];
     if (!s || !f?.values) return '';
     const tok = (i: number) => String(s.ids[i]);
-    const masked = col > row;
+    const masked = s.mask === 'causal' && col > row;
     const w = f.values[row * s.T + col];
-    const value = masked ? 'masked (a query cannot see later keys), weight 0' : w.toFixed(4);
+    const leak = s.mask !== 'causal' && col > row ? ' (a future key: the broken mask lets it through)' : '';
+    const value = masked ? 'masked (a query cannot see later keys), weight 0' : `${w.toFixed(4)}${leak}`;
     return `${f.title}: query ${row} (${tok(row)}) → key ${col} (${tok(col)}): ${value}`;
   }
 
@@ -359,7 +369,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
         cols: T,
         rowLabels: labels,
         colLabels: labels,
-        causal: true,
+        causal: s.mask === 'causal',
         focus: focus?.fig === idx ? focus : null,
         textColour,
       });

@@ -1,0 +1,6 @@
+// Placeholder until the panel lands (being written in this change).
+import type { Controller } from '../controller';
+
+export function mountSelfTestPanel(_parent: HTMLElement, _ctl: Controller, _opts: { reducedMotion: boolean }): () => void {
+  return () => {};
+}
