@@ -130,8 +130,8 @@ test('hidden control groups are absent, and hide can change at run time', async 
   const { page, context, errors } = await openPage(browser, coursePage());
   await waitCourseReady(page);
   const present = (id, sel) => page.evaluate(([id, sel]) => document.getElementById(id).shadowRoot.querySelector(sel) !== null, [id, sel]);
-  // trainer: hide="header,status,run,model,sample,legend,export"
-  for (const sel of ['header.top', '.loading', 'fieldset.run', '[data-action=play]', 'fieldset.config', 'input[name=seed]', '.sample-field', '.legend', '.train-layout > form.controls', '.export-panel']) {
+  // trainer: hide="header,status,run,model,sample,legend,ablation,timeline,backward,selftest,export"
+  for (const sel of ['header.top', '.loading', 'fieldset.run', '[data-action=play]', 'fieldset.config', 'input[name=seed]', '.sample-field', '.legend', '.train-layout > form.controls', '.ablation-panel', '.timeline-panel', '.backward-panel', '.selftest-panel', '.export-panel']) {
     assert.equal(await present('trainer', sel), false, `trainer: ${sel} is absent`);
   }
   for (const sel of ['.loss-panel', '.heat-panel', '.heatmaps canvas']) assert.equal(await present('trainer', sel), true, `trainer: ${sel} is there`);
@@ -140,9 +140,10 @@ test('hidden control groups are absent, and hide can change at run time', async 
   assert.equal(await present('lesson', '[role=tab]'), false);
   assert.equal(await present('lesson', '.lesson-controls'), true);
   assert.equal(await present('lesson', '.stage-nav'), true);
-  // iframe: hide=header,status,model,loss,legend,export
+  // iframe: hide=header,status,model,loss,legend,ablation,timeline,backward,selftest,export
   const frame = page.frameLocator('#frame');
   assert.equal(await frame.locator('.export-panel').count(), 0);
+  assert.equal(await frame.locator('.ablation-panel, .timeline-panel, .backward-panel, .selftest-panel').count(), 0);
   assert.equal(await frame.locator('fieldset.config').count(), 0);
   assert.equal(await frame.locator('.loss-panel').count(), 0);
   assert.equal(await frame.locator('header.top').count(), 0);
@@ -155,6 +156,7 @@ test('hidden control groups are absent, and hide can change at run time', async 
   assert.equal(await present('trainer', 'header.top'), true);
   assert.equal(await present('trainer', 'fieldset.config'), false);
   assert.equal(await present('trainer', '.export-panel'), true);
+  assert.equal(await present('trainer', '.ablation-panel'), true);
   await page.click('#trainer >> [data-action=step10]');
   await page.waitForFunction(() => document.getElementById('trainer').shadowRoot.querySelector('.readout').dataset.step === '10');
   // An unknown group: an error event and a visible message; the known ones still apply.
