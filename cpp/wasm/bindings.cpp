@@ -76,20 +76,30 @@ constexpr double kMaxSafeInteger = 9007199254740991.0;  // Number.MAX_SAFE_INTEG
 const char* const kConfigKeys[] = {"vocabSize", "dModel",  "nHeads",      "seqLen",     "batchSize",
                                    "lr",        "seed",    "attnDropout", "outDropout", "task"};
 
+// Throws naming the first own key of the object js that is not in known ("unknown <what> key
+// 'x'; the keys are a b c").
+template <size_t N>
+void check_keys(const val& js, const char* const (&known)[N], const char* what) {
+  const val keys = val::global("Object").call<val>("keys", js);
+  const int n_keys = keys["length"].as<int>();
+  for (int i = 0; i < n_keys; ++i) {
+    const std::string key = keys[i].as<std::string>();
+    bool ok = false;
+    std::string list;
+    for (const char* k : known) {
+      ok = ok || key == k;
+      list += list.empty() ? k : str_cat(" ", k);
+    }
+    require(ok, "unknown ", what, " key '", key, "'; the keys are ", list);
+  }
+}
+
 // {vocabSize, ...} -> TrainerConfig. Missing keys keep the DemoConfig defaults; a key of the
 // wrong type, an unknown key or a value out of range throws naming the key.
 TrainerConfig to_trainer_config(const val& js) {
   require(js.typeOf().as<std::string>() == "object" && !js.isNull() && !js.isArray(),
           "config must be an object, got ", type_of(js));
-  const val keys = val::global("Object").call<val>("keys", js);
-  const int n_keys = keys["length"].as<int>();
-  for (int i = 0; i < n_keys; ++i) {
-    const std::string key = keys[i].as<std::string>();
-    bool known = false;
-    for (const char* k : kConfigKeys) known = known || key == k;
-    require(known, "unknown config key '", key, "'; the keys are vocabSize dModel nHeads seqLen ",
-            "batchSize lr seed attnDropout outDropout task");
-  }
+  check_keys(js, kConfigKeys, "config");
   auto has = [&](const char* key) { return !js[key].isUndefined(); };
   TrainerConfig c;
   if (has("vocabSize")) c.vocab_size = to_integer(js["vocabSize"], "vocabSize", -kIntMax, kIntMax);
@@ -278,13 +288,7 @@ void trainer_set_ablation(attn::Trainer& t, val js) {
   js_call([&] {
     require(js.typeOf().as<std::string>() == "object" && !js.isNull() && !js.isArray(),
             "ablation must be an object, got ", type_of(js));
-    const val keys = val::global("Object").call<val>("keys", js);
-    for (int i = 0; i < keys["length"].as<int>(); ++i) {
-      const std::string key = keys[i].as<std::string>();
-      bool known = false;
-      for (const char* k : kAblationKeys) known = known || key == k;
-      require(known, "unknown ablation key '", key, "'; the keys are zeroed frozen scaleScores mask");
-    }
+    check_keys(js, kAblationKeys, "ablation");
     const int H = t.config().n_heads;
     attn::Trainer::Ablation a;
     a.zeroed = to_head_flags(js["zeroed"], "zeroed", H);
