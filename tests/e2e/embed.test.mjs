@@ -28,7 +28,7 @@ test('the course page drives the iframe with postMessage; its events reach the p
   const { page, context, errors } = await openPage(browser, `${srv.url}examples/course-page.html`);
   await page.waitForSelector('#frame-log [data-type=ready]', { timeout: 20000 });
   const frame = page.frame({ url: /embed\.html/ });
-  assert.deepEqual(await frameState(frame), { ready: true, step: 0, status: 'paused', seed: 3, hide: 'header,status,model,loss,legend,export' });
+  assert.deepEqual(await frameState(frame), { ready: true, step: 0, status: 'paused', seed: 3, hide: 'header,status,model,loss,legend,ablation,timeline,backward,selftest,export' });
 
   await page.click('[data-frame=step]');
   await page.waitForFunction(() => [...document.querySelectorAll('#frame-log [data-type=step]')].some((li) => JSON.parse(li.dataset.detail).step === 10));

@@ -243,10 +243,11 @@ export const MAX_STEPS_PER_REQUEST = 1000;
 /** The reference case the self-test fetches: <referenceBase><name>.{weights,input,expected}.safetensors. */
 export const REFERENCE_CASE = 'short';
 
-/** Timeline bounds: at most this many bytes of snapshots, and between these many entries. */
+/** Timeline bounds: at most this many bytes of snapshots and this many entries. The byte budget
+ * wins over the minimum: the largest config (H 16, T 128: 1 MB an entry) keeps 8. */
 export const TIMELINE_BYTES = 8 * 1024 * 1024;
 export const TIMELINE_MAX_ENTRIES = 240;
-export const TIMELINE_MIN_ENTRIES = 16;
+export const TIMELINE_MIN_ENTRIES = 2;
 /** The first snapshot interval (steps); it doubles each time the timeline fills up. */
 export const TIMELINE_FIRST_EVERY = 10;
 

@@ -137,7 +137,9 @@ function resetTimeline(): void {
   const { nHeads: H, seqLen: T } = config!;
   timeline.entries = [];
   timeline.every = TIMELINE_FIRST_EVERY;
-  timeline.capacity = Math.max(TIMELINE_MIN_ENTRIES, Math.min(TIMELINE_MAX_ENTRIES, Math.floor(TIMELINE_BYTES / (4 * H * T * T + 64))));
+  // The byte budget wins: one entry is the (H,T,T) weights, the ids and two per-head statistics.
+  const entryBytes = 4 * H * T * T + 4 * T + 8 * H;
+  timeline.capacity = Math.max(TIMELINE_MIN_ENTRIES, Math.min(TIMELINE_MAX_ENTRIES, Math.floor(TIMELINE_BYTES / entryBytes)));
   try {
     capture();
   } catch {
