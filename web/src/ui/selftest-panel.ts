@@ -1,6 +1,139 @@
-// Placeholder until the panel lands (being written in this change).
+// The training view's "Self-test" panel: one click runs the curriculum's invariants in the worker,
+// on the live wasm build and the live model (rows sum to 1 and the mask is exact, the future does
+// not leak, split/merge heads round-trips, the fused QKV projection equals three projections, a
+// finite-difference gradient check, and the PyTorch reference case shipped with the page). Every
+// number shown (max error, tolerance, time) comes from the core; this module only lays it out.
 import type { Controller } from '../controller';
+import type { SelfTestReport, SelfTestResult } from '../protocol';
+import { h } from './dom';
 
-export function mountSelfTestPanel(_parent: HTMLElement, _ctl: Controller, _opts: { reducedMotion: boolean }): () => void {
-  return () => {};
+/** A small or large number in exponent form, short: 1.19e-7, 1e-5, 0; "—" when not measured. */
+export function fmtExp(v: number): string {
+  if (v === 0) return '0';
+  if (!Number.isFinite(v)) return Number.isNaN(v) ? '—' : v > 0 ? '∞' : '−∞';
+  const [mant, exp] = v.toExponential(2).split('e');
+  const m = mant.replace(/\.?0+$/, '');
+  return `${m}e${exp.replace(/^\+/, '')}`;
+}
+
+/** A sentence ends with a full stop. */
+const sentence = (s: string) => (/[.!?]$/.test(s.trim()) ? s.trim() : `${s.trim()}.`);
+
+/** Mounts the panel into parent (the training view's plots column). Returns the unmount function. */
+export function mountSelfTestPanel(parent: HTMLElement, ctl: Controller, _opts: { reducedMotion: boolean }): () => void {
+  const runBtn = h('button', { type: 'button', class: 'primary', 'data-action': 'selftest', text: 'Run the checks' });
+  const status = h('p', { class: 'selftest-status', role: 'status', 'aria-live': 'polite' });
+  const problem = h('p', { class: 'problem', role: 'alert', hidden: true });
+  const stale = h('p', { class: 'selftest-stale', hidden: true, text: 'These results are for an earlier model; run again.' });
+  const body = h('tbody');
+  const table = h(
+    'table',
+    { class: 'selftest-table', hidden: true },
+    h('caption', { class: 'visually-hidden', text: 'Self-test results: one row per check' }),
+    h(
+      'thead',
+      {},
+      h('tr', {}, h('th', { scope: 'col', text: 'Check' }), h('th', { scope: 'col', text: 'Result' }), h('th', { scope: 'col', text: 'Max error ≤ tolerance' }), h('th', { scope: 'col', text: 'What was measured' })),
+    ),
+    body,
+  );
+  const panel = h(
+    'section',
+    { class: 'panel selftest-panel', 'aria-label': 'Self-test' },
+    h('div', { class: 'panel-head' }, h('h2', { text: "Self-test: the curriculum's checks, run here" })),
+    h('p', {
+      class: 'hint first',
+      text:
+        "These are the curriculum's tests, run on your model by the same WebAssembly core that trains it: the attention rows are probability distributions and the causal mask is exact, later tokens cannot change earlier outputs, splitting and merging heads loses nothing, the fused QKV projection is three projections in one, the hand-written backward agrees with finite differences, and a case computed by PyTorch comes out the same. If they pass here, the numbers on this page can be trusted.",
+    }),
+    h('div', { class: 'buttons' }, runBtn),
+    status,
+    problem,
+    stale,
+    h('div', { class: 'scroll' }, table),
+  );
+  parent.append(panel);
+
+  let runId = ctl.runId;
+  let running = false;
+  let destroyed = false;
+  let runs = 0;
+
+  function render(report: SelfTestReport, at: string): void {
+    const rows = report.results.map((r: SelfTestResult) => {
+      const measured = Number.isNaN(r.maxError) ? 'not measured' : `${fmtExp(r.maxError)} ${r.maxError <= r.tolerance ? '≤' : '>'} ${fmtExp(r.tolerance)}`;
+      return h(
+        'tr',
+        { 'data-check': r.id, 'data-pass': String(r.pass), 'data-max-error': String(r.maxError), 'data-tolerance': String(r.tolerance) },
+        h('th', { scope: 'row', class: 'selftest-name' }, r.name, h('code', { class: 'selftest-id', text: r.id })),
+        h('td', { class: r.pass ? 'selftest-pass' : 'selftest-fail' }, h('span', { 'aria-hidden': 'true', text: r.pass ? '✓ ' : '✗ ' }), r.pass ? 'PASS' : 'FAIL'),
+        h('td', { class: 'selftest-error', text: measured }),
+        h('td', { class: 'selftest-detail', text: sentence(r.detail) }),
+      );
+    });
+    body.replaceChildren(...rows);
+    table.hidden = false;
+    const passed = report.results.filter((r) => r.pass).length;
+    const n = report.results.length;
+    const ms = report.ms < 10 ? report.ms.toFixed(1) : String(Math.round(report.ms));
+    status.textContent = `${passed} of ${n} checks passed on the live ${ctl.simd ? 'SIMD' : 'scalar'} WebAssembly build in ${ms} ms (${at}).`;
+    panel.dataset.passed = String(passed);
+    panel.dataset.total = String(n);
+    panel.dataset.state = 'done';
+  }
+
+  async function run(): Promise<void> {
+    if (running) return;
+    running = true;
+    sync();
+    problem.hidden = true;
+    panel.dataset.state = 'running';
+    status.textContent = 'Running the checks…';
+    const mine = ctl.runId;
+    const before = { step: ctl.snapshot?.step, paused: ctl.status === 'paused' };
+    try {
+      const report = await ctl.selfTest();
+      if (destroyed) return;
+      runId = mine;
+      stale.hidden = mine === ctl.runId;
+      panel.dataset.stale = String(!stale.hidden);
+      const still = before.paused && ctl.status === 'paused' && ctl.snapshot?.step === before.step;
+      render(report, still ? `the model at step ${before.step}` : 'while the model was training');
+    } catch (e) {
+      if (destroyed) return;
+      const why = e instanceof Error ? e.message : String(e);
+      problem.textContent = sentence(`The checks could not run: ${why}`);
+      problem.hidden = false;
+      status.textContent = '';
+      panel.dataset.state = 'error';
+    } finally {
+      panel.dataset.runs = String(++runs);
+      running = false;
+      if (!destroyed) sync();
+    }
+  }
+
+  function sync(): void {
+    const busy = ctl.status === 'loading' || ctl.status === 'crashed' || !ctl.snapshot;
+    // While the checks run the button stays focusable (a disabled button would drop the keyboard
+    // focus); run() ignores presses until the answer is in.
+    if (runBtn.disabled !== busy) runBtn.disabled = busy;
+    if (runBtn.getAttribute('aria-disabled') !== String(running)) {
+      runBtn.setAttribute('aria-disabled', String(running));
+      panel.setAttribute('aria-busy', String(running));
+    }
+    if (!table.hidden && ctl.runId !== runId && stale.hidden) {
+      stale.hidden = false;
+      panel.dataset.stale = 'true';
+    }
+  }
+
+  runBtn.addEventListener('click', () => void run());
+  const unsubscribe = ctl.subscribe(sync);
+  sync();
+  return () => {
+    destroyed = true;
+    unsubscribe();
+    panel.remove();
+  };
 }
