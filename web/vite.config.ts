@@ -70,6 +70,9 @@ function elementModule(): Plugin {
             formats: ['es'],
             fileName: () => 'attention-playground.js',
           },
+          // The lazily loaded learning panels (and what they share with the entry) go next to the
+          // worker, as assets of the one entry module.
+          rolldownOptions: { output: { chunkFileNames: 'assets/[name]-[hash].js' } },
         },
         worker: { format: 'es' },
         // The element puts uPlot's CSS into its shadow root (?inline); the page's side-effect import

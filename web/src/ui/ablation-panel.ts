@@ -3,10 +3,10 @@
 // and to every readout), and the panel shows the run measured by the core without and with the
 // changes: eval loss and accuracy, and per head the entropy, the largest weight and the mass on
 // the answer, with a few sentences that say what the numbers mean.
-import type { Controller } from '../controller';
-import { RequestError } from '../controller';
+import { RequestError, subscribeFrom, type Controller } from '../controller';
 import { noAblation, type Ablation, type AblationReport, type HeadStats, type MaskMode } from '../protocol';
 import { h, uniqueId } from './dom';
+import { fillPanel, type PanelOptions } from './panel';
 
 const MASKS: { mode: MaskMode; label: string }[] = [
   { mode: 'causal', label: 'causal (correct): −∞ above the diagonal' },
@@ -68,8 +68,8 @@ export function explainAblation(r: AblationReport, vocabSize: number): string[] 
   return out;
 }
 
-/** Mounts the panel into parent; returns its cleanup. */
-export function mountAblationPanel(parent: HTMLElement, ctl: Controller, opts: { reducedMotion: boolean }): () => void {
+/** Fills slot (the panel's section, placed by the training view); returns its cleanup. */
+export function mountAblationPanel(slot: HTMLElement, ctl: Controller, opts: PanelOptions): () => void {
   let ablation: Ablation = noAblation(0);
   let report: AblationReport | null = null;
   let runId = -1;
@@ -105,8 +105,8 @@ export function mountAblationPanel(parent: HTMLElement, ctl: Controller, opts: {
   const explain = h('div', { class: 'ablation-explain', 'aria-live': 'polite' });
   const problem = h('p', { class: 'problem', role: 'alert', hidden: true });
 
-  const panel = h(
-    'section',
+  const panel = fillPanel(
+    slot,
     { class: 'panel ablation-panel', 'aria-label': 'Ablation' },
     h('div', { class: 'panel-head' }, h('h2', { text: 'Ablation: knock out a head, drop the scaling, break the mask' })),
     h('p', { class: 'hint', text: 'Each change applies at once, to training and to every heatmap. The table below compares the intact layer with your changes on the same weights.' }),
@@ -123,7 +123,6 @@ export function mountAblationPanel(parent: HTMLElement, ctl: Controller, opts: {
     measured,
     explain,
   );
-  parent.append(panel);
 
   const boxes: { zero: HTMLInputElement; freeze: HTMLInputElement; cells: HTMLElement[] }[] = [];
 
@@ -239,10 +238,10 @@ export function mountAblationPanel(parent: HTMLElement, ctl: Controller, opts: {
     if (panel.offsetParent === null || s.step === measuredStep) return;
     if (ctl.status !== 'playing' || performance.now() - lastMeasure >= remeasureMs()) void send();
   };
-  const unsubscribe = ctl.subscribe(sync);
+  const unsubscribe = subscribeFrom(opts.started, ctl, sync);
   sync();
   return () => {
     unsubscribe();
-    panel.remove();
+    panel.replaceChildren();
   };
 }

@@ -32,6 +32,9 @@ export function mountApp(
   const client = new WorkerClient(opts.makeWorker, opts.wasmBase, opts.forceScalar);
   const ctl = new Controller(client);
   if (reducedMotion) ctl.setProgressInterval(500);
+  // Start the worker (and so the wasm download and compile) before building the page, so both
+  // happen at once.
+  const started = ctl.start();
 
   const bannerList = h('ul');
   const bannerClose = h('button', { type: 'button', class: 'link', text: 'Dismiss' });
@@ -84,7 +87,7 @@ export function mountApp(
 
   const ready: App['ready'] = (async () => {
     try {
-      await ctl.start();
+      await started;
       loading.textContent = `Core loaded (${ctl.simd ? 'WebAssembly SIMD' : 'scalar WebAssembly'} build).`;
       loading.classList.add('done');
       await Promise.all([train.configure(), lesson.refresh()]);

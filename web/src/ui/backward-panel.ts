@@ -3,11 +3,12 @@
 // module lays out every stage with real numbers: q_i, K, V, the scores row, the weights row and
 // out_i, then loss = -log p(target), dOut_i, dWeights, dScores (the softmax Jacobian applied), dQ_i
 // and the row's contributions to dK and dV. Every number comes from the core (rowBackward).
-import type { Controller } from '../controller';
+import { subscribeFrom, type Controller } from '../controller';
 import { cssColour, textColourOn } from '../draw/colormap';
 import { formatCell, matrixTable } from '../draw/matrix-table';
 import type { Matrix, RowBackwardReport } from '../protocol';
 import { h, uniqueId } from './dom';
+import { fillPanel, type PanelOptions } from './panel';
 
 /** While training plays, at most one refresh per this many ms (~2 per second). */
 const PLAYING_INTERVAL_MS = 500;
@@ -37,8 +38,8 @@ function targetWhy(r: RowBackwardReport, task: string): string {
   }
 }
 
-/** Mounts the panel into parent (the training view's plots column). Returns the unmount function. */
-export function mountBackwardPanel(parent: HTMLElement, ctl: Controller, _opts: { reducedMotion: boolean }): () => void {
+/** Fills slot (the panel's section, placed by the training view). Returns the unmount function. */
+export function mountBackwardPanel(slot: HTMLElement, ctl: Controller, opts: PanelOptions): () => void {
   const select = (name: string, label: string) => {
     const id = uniqueId(name);
     const el = h('select', { id, name });
@@ -50,8 +51,8 @@ export function mountBackwardPanel(parent: HTMLElement, ctl: Controller, _opts: 
   const targetNote = h('p', { class: 'bw-target-note', 'aria-live': 'polite' });
   const problem = h('p', { class: 'problem', role: 'alert', hidden: true });
   const content = h('div', { class: 'bw-content' });
-  const panel = h(
-    'section',
+  const panel = fillPanel(
+    slot,
     { class: 'panel backward-panel', 'aria-label': 'Backward pass for one query row', 'data-state': 'idle' },
     h('div', { class: 'panel-head' }, h('h2', { text: 'Backward pass of one query row' })),
     h('p', {
@@ -64,7 +65,6 @@ export function mountBackwardPanel(parent: HTMLElement, ctl: Controller, _opts: 
     content,
   );
   panel.querySelector('form')!.addEventListener('submit', (e) => e.preventDefault());
-  parent.append(panel);
 
   // ---- Controls follow the run's shape (H, the sample, V) without losing the selection.
   let shapeKey = '';
@@ -246,8 +246,8 @@ export function mountBackwardPanel(parent: HTMLElement, ctl: Controller, _opts: 
   /** Whether the panel is in the viewport (an IntersectionObserver keeps it). */
   let onScreen = true;
 
-  // Hidden: the other view is shown (parent has no offsetParent), or an embedding hid the panel.
-  const hidden = () => parent.offsetParent === null || panel.offsetParent === null;
+  // Hidden: the other view is shown, or an embedding took the panel out (no offsetParent either way).
+  const hidden = () => panel.offsetParent === null;
   const ready = () => !!ctl.snapshot && ctl.status !== 'loading' && ctl.status !== 'crashed';
 
   async function refresh(): Promise<void> {
@@ -305,7 +305,7 @@ export function mountBackwardPanel(parent: HTMLElement, ctl: Controller, _opts: 
   }
 
   for (const el of [head.el, query.el, target.el]) el.addEventListener('change', () => void refresh());
-  const unsubscribe = ctl.subscribe(onController);
+  const unsubscribe = subscribeFrom(opts.started, ctl, onController);
   // When the view shows again, or the panel scrolls into view, after a change it skipped: catch up.
   const ro = new ResizeObserver(() => {
     if (pendingHidden && !hidden()) void refresh();
@@ -322,6 +322,6 @@ export function mountBackwardPanel(parent: HTMLElement, ctl: Controller, _opts: 
     unsubscribe();
     ro.disconnect();
     io.disconnect();
-    panel.remove();
+    panel.replaceChildren();
   };
 }

@@ -3,9 +3,10 @@
 // not leak, split/merge heads round-trips, the fused QKV projection equals three projections, a
 // finite-difference gradient check, and the PyTorch reference case shipped with the page). Every
 // number shown (max error, tolerance, time) comes from the core; this module only lays it out.
-import type { Controller } from '../controller';
+import { subscribeFrom, type Controller } from '../controller';
 import type { SelfTestReport, SelfTestResult } from '../protocol';
 import { h } from './dom';
+import { fillPanel, type PanelOptions } from './panel';
 
 /** A small or large number in exponent form, short: 1.19e-7, 1e-5, 0; "—" when not measured. */
 export function fmtExp(v: number): string {
@@ -19,8 +20,8 @@ export function fmtExp(v: number): string {
 /** A sentence ends with a full stop. */
 const sentence = (s: string) => (/[.!?]$/.test(s.trim()) ? s.trim() : `${s.trim()}.`);
 
-/** Mounts the panel into parent (the training view's plots column). Returns the unmount function. */
-export function mountSelfTestPanel(parent: HTMLElement, ctl: Controller, _opts: { reducedMotion: boolean }): () => void {
+/** Fills slot (the panel's section, placed by the training view). Returns the unmount function. */
+export function mountSelfTestPanel(slot: HTMLElement, ctl: Controller, opts: PanelOptions): () => void {
   const runBtn = h('button', { type: 'button', class: 'primary', 'data-action': 'selftest', text: 'Run the checks' });
   const status = h('p', { class: 'selftest-status', role: 'status', 'aria-live': 'polite' });
   const problem = h('p', { class: 'problem', role: 'alert', hidden: true });
@@ -37,8 +38,8 @@ export function mountSelfTestPanel(parent: HTMLElement, ctl: Controller, _opts: 
     ),
     body,
   );
-  const panel = h(
-    'section',
+  const panel = fillPanel(
+    slot,
     { class: 'panel selftest-panel', 'aria-label': 'Self-test' },
     h('div', { class: 'panel-head' }, h('h2', { text: "Self-test: the curriculum's checks, run here" })),
     h('p', {
@@ -52,7 +53,6 @@ export function mountSelfTestPanel(parent: HTMLElement, ctl: Controller, _opts: 
     stale,
     h('div', { class: 'scroll' }, table),
   );
-  parent.append(panel);
 
   let runId = ctl.runId;
   let running = false;
@@ -129,11 +129,11 @@ export function mountSelfTestPanel(parent: HTMLElement, ctl: Controller, _opts: 
   }
 
   runBtn.addEventListener('click', () => void run());
-  const unsubscribe = ctl.subscribe(sync);
+  const unsubscribe = subscribeFrom(opts.started, ctl, sync);
   sync();
   return () => {
     destroyed = true;
     unsubscribe();
-    panel.remove();
+    panel.replaceChildren();
   };
 }

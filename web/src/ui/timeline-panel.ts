@@ -5,10 +5,11 @@
 // mass on the keys holding the answer against the step. Every number comes from the core.
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import type { Controller } from '../controller';
+import { subscribeFrom, type Controller } from '../controller';
 import { drawHeatmap } from '../draw/heatmap';
 import { TIMELINE_BYTES, type Timeline, type TimelineEntry } from '../protocol';
 import { h, uniqueId } from './dom';
+import { fillPanel, type PanelOptions } from './panel';
 
 /** One colour per head (up to 16 heads), distinguishable on light and dark backgrounds. */
 const HEAD_COLOURS = [
@@ -54,8 +55,8 @@ interface Chart {
   heads: number;
 }
 
-/** Mounts the panel into parent (the training view's plots column). Returns the unmount function. */
-export function mountTimelinePanel(parent: HTMLElement, ctl: Controller, opts: { reducedMotion: boolean }): () => void {
+/** Fills slot (the panel's section, placed by the training view). Returns the unmount function. */
+export function mountTimelinePanel(slot: HTMLElement, ctl: Controller, opts: PanelOptions): () => void {
   // ---- DOM
   const policy = h('p', { class: 'hint first timeline-policy', text: 'Snapshots of every head\'s attention, taken while the model trains.' });
   const scrubId = uniqueId('timeline-step');
@@ -73,8 +74,8 @@ export function mountTimelinePanel(parent: HTMLElement, ctl: Controller, opts: {
     chartsBox.append(h('figure', { class: 'timeline-chart-fig' }, h('figcaption', { text: spec.title }), el));
     return { spec, el, plot: null, heads: 0 };
   });
-  const panel = h(
-    'section',
+  const panel = fillPanel(
+    slot,
     { class: 'panel timeline-panel', 'aria-label': 'Attention timeline', 'data-step': '', 'data-entries': '0', 'data-bytes': '0', 'data-capacity': '0', 'data-every': '0', 'data-heads': '0' },
     h('div', { class: 'panel-head' }, h('h2', { text: 'Attention timeline' })),
     policy,
@@ -99,7 +100,6 @@ export function mountTimelinePanel(parent: HTMLElement, ctl: Controller, opts: {
     massNote,
     chartsBox,
   );
-  parent.append(panel);
 
   // ---- State
   /** The run the held entries belong to. */
@@ -122,7 +122,7 @@ export function mountTimelinePanel(parent: HTMLElement, ctl: Controller, opts: {
   let stale = true;
 
   // Hidden (the other view is shown, or an embedding page took the panel out): no fetch, no draw.
-  const visible = () => panel.isConnected && parent.offsetParent !== null && panel.offsetParent !== null;
+  const visible = () => panel.isConnected && panel.offsetParent !== null;
   const canFetch = () => !!ctl.snapshot && ctl.status !== 'loading' && ctl.status !== 'crashed';
 
   function clearTimer(): void {
@@ -492,7 +492,7 @@ export function mountTimelinePanel(parent: HTMLElement, ctl: Controller, opts: {
     else if (key !== lastKey || stale) wantFetch();
     lastKey = key;
   }
-  const unsubscribe = ctl.subscribe(onController);
+  const unsubscribe = subscribeFrom(opts.started, ctl, onController);
 
   // Width changes, and the train view being shown again, redraw (and fetch what was missed).
   const ro = new ResizeObserver(() => {
@@ -523,6 +523,6 @@ export function mountTimelinePanel(parent: HTMLElement, ctl: Controller, opts: {
     clearTimer();
     stopPlayThrough();
     for (const c of charts) c.plot?.destroy();
-    panel.remove();
+    panel.replaceChildren();
   };
 }

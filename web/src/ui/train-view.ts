@@ -7,11 +7,8 @@ import { LossChart } from '../draw/loss-chart';
 import { checkField, LIMITS, parseSample, trainerConfig, CONFIG_KEYS, TASKS, type State } from '../state';
 import type { Store } from '../store';
 import { fmtLoss, h, uniqueId } from './dom';
-import { mountAblationPanel } from './ablation-panel';
-import { mountBackwardPanel } from './backward-panel';
 import { mountExportPanel } from './export-panel';
-import { mountSelfTestPanel } from './selftest-panel';
-import { mountTimelinePanel } from './timeline-panel';
+import type { PanelOptions } from './panel';
 
 interface ControlSpec {
   key: keyof State;
@@ -36,6 +33,9 @@ const CONTROLS: ControlSpec[] = [
   { key: 'outDropout', coreKey: 'outDropout', label: 'output dropout', min: 0, max: LIMITS.outDropout[1], step: '0.05' },
   { key: 'task', coreKey: 'task', label: 'task', options: Object.keys(TASKS) },
 ];
+
+/** With the heatmaps hidden (no first draw), the learning panels start this long after the first snapshot. */
+const PANEL_START_FALLBACK_MS = 300;
 
 /** A mounted view 1: build the first model once the worker is up; destroy to unmount. */
 export interface TrainView {
@@ -139,11 +139,37 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
 
   const plots = h('div', { class: 'train-plots' }, chartSection, heatSection);
   root.append(h('div', { class: 'train-layout' }, controls, plots));
-  // ---- The learning panels, each computed by the core in the worker.
-  cleanups.push(mountAblationPanel(plots, ctl, opts));
-  cleanups.push(mountTimelinePanel(plots, ctl, opts));
-  cleanups.push(mountBackwardPanel(plots, ctl, opts));
-  cleanups.push(mountSelfTestPanel(plots, ctl, opts));
+  // ---- The learning panels, each computed by the core in the worker. They start once the first
+  // heatmap is drawn (or, when the heatmaps are not shown, shortly after the first snapshot), so
+  // their requests and renders never delay it.
+  // Their sections are placed now (so the layout and the element's hide groups see them), their
+  // code is loaded and mounted then.
+  let markStarted = () => {};
+  const panelOpts: PanelOptions = { reducedMotion: opts.reducedMotion, started: new Promise<void>((r) => (markStarted = r)) };
+  const slot = (cls: string, label: string) => h('section', { class: `panel ${cls}`, 'aria-label': label });
+  const slots = {
+    ablation: slot('ablation-panel', 'Ablation'),
+    timeline: slot('timeline-panel', 'Attention timeline'),
+    backward: slot('backward-panel', 'Backward pass for one query row'),
+    selftest: slot('selftest-panel', 'Self-test'),
+  };
+  plots.append(...Object.values(slots));
+  let unmounted = false;
+  cleanups.push(() => (unmounted = true));
+  void panelOpts.started
+    .then(() => import('./learning-panels'))
+    .then((m) => {
+      if (unmounted) return;
+      cleanups.push(
+        m.mountAblationPanel(slots.ablation, ctl, panelOpts),
+        m.mountTimelinePanel(slots.timeline, ctl, panelOpts),
+        m.mountBackwardPanel(slots.backward, ctl, panelOpts),
+        m.mountSelfTestPanel(slots.selftest, ctl, panelOpts),
+      );
+    })
+    .catch((e: unknown) => {
+      for (const el of Object.values(slots)) el.textContent = `This panel could not be loaded: ${e instanceof Error ? e.message : String(e)}`;
+    });
   // ---- Export / import. An imported run is already in the worker: the settings follow it
   // without building a new model.
   let applyingImport = false;
@@ -383,6 +409,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
     }
     showCell();
     grid.dataset.frames = String(++frames);
+    markStarted();
     // A User Timing entry per redraw (DevTools shows them; the e2e test reads the slowest).
     performance.measure('playground:draw', { start: t0 });
     if (performance.getEntriesByName('playground:draw').length > 2000) performance.clearMeasures('playground:draw');
@@ -395,6 +422,8 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
   }
 
   // ---- Controller -> readout and buttons
+  let fallbackStart: ReturnType<typeof setTimeout> | null = null;
+  cleanups.push(() => fallbackStart && clearTimeout(fallbackStart));
   function updateUI(): void {
     const s = ctl.snapshot;
     const st = ctl.status;
@@ -412,6 +441,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
       readout.dataset.step = String(s.step);
       readout.dataset.loss = String(s.loss);
       scheduleDraw();
+      if (!fallbackStart) fallbackStart = setTimeout(markStarted, PANEL_START_FALLBACK_MS);
     }
   }
   cleanups.push(ctl.subscribe(updateUI));
