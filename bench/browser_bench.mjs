@@ -15,6 +15,9 @@ import { median } from './common.mjs';
 
 const readStep = (page) => page.evaluate(() => Number(document.querySelector('.readout').dataset.step));
 
+/** Page loads timed for the navigation -> first heatmap figure. */
+const FIRST_HEATMAP_LOADS = 7;
+
 async function main() {
   const srv = await serve();
   const browser = await launch();
@@ -30,12 +33,23 @@ async function main() {
     }
   });
 
-  // 1. Navigation -> first heatmap drawn (data-frames counts the heatmap grid's redraws).
-  await page.goto(`${srv.url}#view=train`);
-  await page.waitForFunction(() => Number(document.querySelector('.heatmaps')?.dataset.frames ?? 0) >= 1,
-    null, { polling: 'raf', timeout: 30000 });
-  const firstHeatmapMs = await page.evaluate(() => performance.now());
+  // 1. Navigation -> first heatmap drawn (data-frames counts the heatmap grid's redraws). The
+  // first load of this browser (cold caches) is kept apart; the figure is the median of it and
+  // FIRST_HEATMAP_LOADS - 1 more loads, each in a fresh context (no HTTP or code cache shared).
+  const firstHeatmap = async (p) => {
+    await p.goto(`${srv.url}#view=train`);
+    await p.waitForFunction(() => Number(document.querySelector('.heatmaps')?.dataset.frames ?? 0) >= 1,
+      null, { polling: 'raf', timeout: 30000 });
+    return p.evaluate(() => performance.now());
+  };
+  const firstHeatmapRuns = [await firstHeatmap(page)];
   await waitReady(page);
+  for (let i = 1; i < FIRST_HEATMAP_LOADS; i++) {
+    const c = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    firstHeatmapRuns.push(await firstHeatmap(await c.newPage()));
+    await c.close();
+  }
+  const firstHeatmapMs = median(firstHeatmapRuns);
 
   // 2. Play -> loss < 0.05, timed inside the page; Reset between runs.
   const toSolve = [];
@@ -86,7 +100,7 @@ async function main() {
   };
   const result = {
     date: new Date().toISOString(),
-    first_heatmap_ms: firstHeatmapMs,
+    first_heatmap_ms: { median: firstHeatmapMs, runs: firstHeatmapRuns, cold_first_load: firstHeatmapRuns[0] },
     play_to_loss_below_0_05_ms: { median: median(toSolve), runs: toSolve },
     page_steps_per_s: { median: pageSps, blocks: rates },
     node_wasm_steps_per_s: nodeSps,
@@ -104,7 +118,7 @@ async function main() {
   writeFileSync(path.join(ROOT, 'bench/results/browser.json'), JSON.stringify(result, null, 2) + '\n');
   console.log('| page figure | measured | target |');
   console.log('|---|---|---|');
-  console.log(`| navigation -> first heatmap | ${firstHeatmapMs.toFixed(0)} ms | < 500 ms |`);
+  console.log(`| navigation -> first heatmap (median of ${FIRST_HEATMAP_LOADS} loads; the cold first one ${firstHeatmapRuns[0].toFixed(0)} ms) | ${firstHeatmapMs.toFixed(0)} ms | < 500 ms |`);
   console.log(`| Play -> loss < 0.05 (DemoConfig, median of 5) | ${median(toSolve).toFixed(0)} ms | < 1000 ms |`);
   console.log(`| training in the page, heatmaps drawing | ${pageSps.toFixed(0)} steps/s | |`);
   console.log(`| same, node wasm SIMD (same run) | ${nodeSps.toFixed(0)} steps/s | |`);
