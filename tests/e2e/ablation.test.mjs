@@ -126,3 +126,30 @@ test('a broken mask lets the model read the future: accuracy on the future task 
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test('the interventions live in the URL: a link sets them from the first heatmap, and the panel writes them back', async () => {
+  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&task=future&mask=none&scale=0&off=2`);
+  await waitReady(page);
+  // The first snapshot is already computed under the link's mask: future cells are not masked.
+  await page.locator('.heatmaps canvas').first().focus();
+  await page.keyboard.press('ArrowRight');
+  assert.match(await page.textContent('.cell-readout'), /future key: the broken mask lets it through/);
+  await page.waitForSelector('.ablation-panel [name=zero-h2]');
+  assert.equal(await page.inputValue('[name=mask-mode]'), 'none');
+  assert.equal(await page.isChecked('[name=scale-scores]'), false);
+  assert.equal(await page.isChecked('[name=zero-h2]'), true);
+  await page.waitForFunction(() => /Head 2 is switched off/.test(document.querySelector('.ablation-explain').textContent));
+
+  await page.check('[name=freeze-h3]');
+  await page.waitForFunction(() => /frozen=3(&|$)/.test(location.hash));
+  await page.focus('[data-action=ablation-reset]');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => /mask=causal&scale=1&off=&frozen=$/.test(location.hash));
+  assert.equal(await page.isChecked('[name=zero-h2]'), false);
+  // A hash typed by hand applies too.
+  await page.evaluate(() => (location.hash = location.hash.replace('mask=causal', 'mask=inverted')));
+  await page.waitForFunction(() => document.querySelector('[name=mask-mode]').value === 'inverted');
+  await page.waitForFunction(() => /inverted mask/.test(document.querySelector('.ablation-explain').textContent));
+  assert.deepEqual(errors, []);
+  await context.close();
+});

@@ -84,6 +84,23 @@ const CASES = [
     controls: { vocabSize: '64', dModel: '32', nHeads: '4', lr: '0.005', seed: '42', attnDropout: '0' },
   },
   {
+    name: 'ablation keys: unknown mask, non-boolean scaling, head numbers out of range or not numbers',
+    hash: 'heads=2&mask=triu&scale=2&off=0%2C2%2C99%2Cx&frozen=-1%2C1%2C1',
+    messages: [
+      /^mask: "triu" is not one of causal, none, inverted; using causal$/,
+      /^1\/sqrt\(dk\) scaling: "2" is not 0 or 1; using 1$/,
+      /^heads switched off: "0" is not a head number in \[1, 16\]; "99" is not a head number in \[1, 16\]; "x" is not a head number in \[1, 16\]$/,
+      /^frozen heads: "-1" is not a head number in \[1, 16\]$/,
+    ],
+    controls: { nHeads: '2' },
+  },
+  {
+    name: 'ablation keys: a head past the model\'s head count',
+    hash: 'heads=2&off=1%2C3',
+    messages: [/^heads switched off: "3" is not a head number in \[1, 2\] \(heads 2\)$/],
+    controls: { nHeads: '2' },
+  },
+  {
     name: 'non-numeric strings',
     hash: 'vocab=abc&seqlen=12px&batch=&lr=five&seed=4.7&stage=3.5&heads=%20%20&view=TRAIN&task=bogus&dk=1%2C5',
     messages: [
@@ -249,7 +266,7 @@ for (const c of CASES) {
       // The hash written back is canonical: only known keys, short, and it reloads without corrections.
       const written = await page.evaluate(() => location.hash);
       assert.ok(written.length < 2000, `written hash is ${written.length} chars`);
-      assert.match(written, /^#view=(train|lesson)&vocab=\d+&dmodel=\d+&heads=\d+&seqlen=\d+&batch=\d+&lr=[\d.e-]+&seed=\d+&attndrop=[\d.e-]+&outdrop=[\d.e-]+&task=repeat&sample=[\d+]+&logy=[01]&sentence=[^&]*&dk=\d+&dv=\d+&causal=[01]&stage=\d$/);
+      assert.match(written, /^#view=(train|lesson)&vocab=\d+&dmodel=\d+&heads=\d+&seqlen=\d+&batch=\d+&lr=[\d.e-]+&seed=\d+&attndrop=[\d.e-]+&outdrop=[\d.e-]+&task=repeat&sample=[\d+]+&logy=[01]&sentence=[^&]*&dk=\d+&dv=\d+&causal=[01]&stage=\d&mask=(causal|none|inverted)&scale=[01]&off=[\d%C,]*&frozen=[\d%C,]*$/);
       assert.ok(!/pwned|script|onerror/i.test(decodeURIComponent(written.replace(/^#/, '').split('&').filter((kv) => !kv.startsWith('sentence=')).join('&'))), 'no payload outside the sentence');
       const again = await open(`${srv.url}${written}`);
       await waitReady(again.page);

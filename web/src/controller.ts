@@ -168,10 +168,10 @@ export class Controller {
   }
 
   /** Builds a new model (back to step 0). On a core error the old run stays and status is invalid. */
-  async configure(config: TrainerConfigMsg, sample: number[]): Promise<void> {
+  async configure(config: TrainerConfigMsg, sample: number[], ablation?: Ablation): Promise<void> {
     this.config = config;
     this.sample = sample;
-    await this.run(this.client.request('configure', { type: 'configure', config, sample }), 'paused', true);
+    await this.run(this.client.request('configure', { type: 'configure', config, sample, ablation }), 'paused', true);
   }
 
   /** Back to step 0 with the same config and seed. */

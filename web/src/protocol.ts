@@ -6,7 +6,8 @@
 //
 //   request            reply              what it does
 //   init               ready              load the SIMD or scalar build (feature-detected)
-//   configure          configured         new Trainer(config) + attention of the sample; resets
+//   configure          configured         new Trainer(config) + attention of the sample, under the
+//                                          ablation if given (else the kept one); resets
 //   reset              configured         the same config again, back to step 0
 //   step               stepped            run n steps (n <= 1000) and report
 //   play               playing            train in ~15 ms chunks; `progress` events follow
@@ -161,7 +162,7 @@ export interface SelfAttentionStages extends CoreStages {
 /** Requests, page -> worker. */
 export type Request =
   | { type: 'init'; id: number; wasmBase: string; forceScalar?: boolean }
-  | { type: 'configure'; id: number; config: TrainerConfigMsg; sample: number[] }
+  | { type: 'configure'; id: number; config: TrainerConfigMsg; sample: number[]; ablation?: Ablation }
   | { type: 'reset'; id: number }
   | { type: 'step'; id: number; n: number }
   | { type: 'play'; id: number; intervalMs?: number }

@@ -2,7 +2,7 @@
 // serialisation to the URL hash (after tensorflow/playground's state.ts). Values read from a URL
 // are validated and clamped, so a hostile link can neither break the page nor freeze the tab.
 
-import type { TrainerConfigMsg } from './protocol';
+import type { Ablation, MaskMode, TrainerConfigMsg } from './protocol';
 
 /** View 1 trains the tiny LM; view 2 takes one head apart ("lesson"). */
 export type View = 'train' | 'lesson';
@@ -39,6 +39,12 @@ export interface State extends TrainerConfigMsg {
   dv: number;
   causal: boolean;
   stage: number;
+  /** Ablation panel: the mask, the 1/sqrt(dk) scaling, heads switched off and frozen heads
+   * (comma lists of 1-based head numbers, e.g. "1,3"). */
+  mask: MaskMode;
+  scaleScores: boolean;
+  headsOff: string;
+  headsFrozen: string;
 }
 
 /** The curriculum's DemoConfig plus the lesson's defaults. */
@@ -61,6 +67,10 @@ export const DEFAULTS: Readonly<State> = Object.freeze({
   dv: 4,
   causal: false,
   stage: 0,
+  mask: 'causal',
+  scaleScores: true,
+  headsOff: '',
+  headsFrozen: '',
 });
 
 /** Page limits (stricter than the core's, to keep every redraw cheap). */
@@ -115,6 +125,10 @@ export const FIELDS: readonly Field[] = [
   { key: 'dv', hash: 'dv', label: 'dv', kind: 'int', range: LIMITS.dv },
   { key: 'causal', hash: 'causal', label: 'causal mask', kind: 'bool' },
   { key: 'stage', hash: 'stage', label: 'stage', kind: 'int', range: LIMITS.stage },
+  { key: 'mask', hash: 'mask', label: 'mask', kind: 'enum', values: ['causal', 'none', 'inverted'] },
+  { key: 'scaleScores', hash: 'scale', label: '1/sqrt(dk) scaling', kind: 'bool' },
+  { key: 'headsOff', hash: 'off', label: 'heads switched off', kind: 'text' },
+  { key: 'headsFrozen', hash: 'frozen', label: 'frozen heads', kind: 'text' },
 ];
 
 /** One value that validation changed, said in words the learner can act on. */
@@ -226,11 +240,41 @@ function checkText(key: keyof State, raw: string): { value: string; correction?:
     }
     return why ? { value: s, correction: { key, message: `sentence: ${why}` } } : { value: s };
   }
+  if (key === 'headsOff' || key === 'headsFrozen') {
+    const { heads, problems } = parseHeads(raw, LIMITS.nHeads[1]);
+    const value = heads.join(',');
+    return problems.length ? { value, correction: { key, message: `${fieldOf(key).label}: ${problems.join('; ')}` } } : { value };
+  }
   // sample: checked against vocab and seq_len once those are known (see checkState).
   const s = raw.slice(0, LIMITS.sampleChars);
   return s.length < raw.length
     ? { value: s, correction: { key, message: `sample sequence: longer than ${LIMITS.sampleChars} characters; cut` } }
     : { value: s };
+}
+
+/** Parses "1, 3" into sorted distinct head numbers in [1, H]; reports what it dropped. */
+export function parseHeads(text: string, H: number): { heads: number[]; problems: string[] } {
+  const heads = new Set<number>();
+  const problems: string[] = [];
+  for (const p of text.slice(0, 256).split(/[\s,]+/).filter((x) => x !== '')) {
+    const n = Number(p);
+    if (Number.isInteger(n) && n >= 1 && n <= H) heads.add(n);
+    else if (problems.length < 3) problems.push(`${quote(p)} is not a head number in [1, ${H}]`);
+  }
+  return { heads: [...heads].sort((a, b) => a - b), problems };
+}
+
+/** The core's ablation for a state and H heads (head lists past H are ignored). */
+export function ablationOf(s: Readonly<State>, H: number): Required<Ablation> {
+  const set = (text: string) => new Set(parseHeads(text, H).heads);
+  const off = set(s.headsOff);
+  const frozen = set(s.headsFrozen);
+  return {
+    zeroed: Array.from({ length: H }, (_, i) => off.has(i + 1)),
+    frozen: Array.from({ length: H }, (_, i) => frozen.has(i + 1)),
+    scaleScores: s.scaleScores,
+    mask: s.mask,
+  };
 }
 
 /** Largest divisor of d that is <= h (at least 1). */
@@ -256,6 +300,13 @@ export function fixConsistency(state: State, corrections: Correction[]): void {
       message: `heads: ${state.nHeads} does not divide d_model ${state.dModel}; using ${h}`,
     });
     state.nHeads = h;
+  }
+  for (const key of ['headsOff', 'headsFrozen'] as const) {
+    const { heads, problems } = parseHeads(state[key], state.nHeads);
+    if (problems.length > 0) {
+      corrections.push({ key, message: `${fieldOf(key).label}: ${problems.join('; ')} (heads ${state.nHeads})` });
+      state[key] = heads.join(',');
+    }
   }
   const { ids, problems } = parseSample(state.sample, state.vocabSize, state.seqLen);
   if (problems.length > 0) {

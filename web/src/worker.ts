@@ -441,10 +441,13 @@ async function handle(req: Request): Promise<void> {
   }
   if (req.type === 'configure') {
     playing = false;
+    const kept = ablation;
     try {
       sample = Int32Array.from(req.sample);
+      if (req.ablation) ablation = req.ablation;
       configure(req.config);
     } catch (e) {
+      ablation = kept;  // the old run goes on as it was
       return fail(req.id, 'config', e);
     }
     try {

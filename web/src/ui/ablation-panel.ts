@@ -5,6 +5,7 @@
 // the answer, with a few sentences that say what the numbers mean.
 import { RequestError, subscribeFrom, type Controller } from '../controller';
 import { noAblation, type Ablation, type AblationReport, type HeadStats, type MaskMode } from '../protocol';
+import { ablationOf, type State } from '../state';
 import { h, uniqueId } from './dom';
 import { fillPanel, type PanelOptions } from './panel';
 
@@ -70,6 +71,7 @@ export function explainAblation(r: AblationReport, vocabSize: number): string[] 
 
 /** Fills slot (the panel's section, placed by the training view); returns its cleanup. */
 export function mountAblationPanel(slot: HTMLElement, ctl: Controller, opts: PanelOptions): () => void {
+  const { store } = opts;
   let ablation: Ablation = noAblation(0);
   let report: AblationReport | null = null;
   let runId = -1;
@@ -196,7 +198,6 @@ export function mountAblationPanel(slot: HTMLElement, ctl: Controller, opts: Pan
         lastMeasure = performance.now();
         report = await ctl.ablate(ablation);
         measuredStep = report.step;
-        ablation = report.ablation;
         problem.hidden = true;
       } while (again);
       syncInputs();
@@ -209,11 +210,20 @@ export function mountAblationPanel(slot: HTMLElement, ctl: Controller, opts: Pan
     }
   }
 
+  /** A change from the panel goes to the page's state (and so to the URL); the state sends it. */
   function change(part: Partial<Ablation>): void {
-    ablation = { ...ablation, ...part };
+    const a = { ...ablation, ...part };
+    const list = (flags: boolean[]) => flags.flatMap((f, i) => (f ? [i + 1] : [])).join(',');
+    store.set({ mask: a.mask, scaleScores: a.scaleScores, headsOff: list(a.zeroed), headsFrozen: list(a.frozen) });
+  }
+
+  const ABLATION_KEYS: readonly (keyof State)[] = ['mask', 'scaleScores', 'headsOff', 'headsFrozen'];
+  const unsubscribeStore = store.subscribe((st, changed) => {
+    if (!ABLATION_KEYS.some((k) => changed.has(k)) || boxes.length === 0) return;
+    ablation = ablationOf(st, boxes.length);
     syncInputs();
     void send();
-  }
+  });
 
   scaleBox.addEventListener('change', () => change({ scaleScores: scaleBox.checked }));
   maskSelect.addEventListener('change', () => change({ mask: maskSelect.value as MaskMode }));
@@ -226,12 +236,10 @@ export function mountAblationPanel(slot: HTMLElement, ctl: Controller, opts: Pan
     if (!ready || !s) return;
     if (ctl.runId !== runId) {
       runId = ctl.runId;
-      // A new run keeps the interventions (the worker re-applies them) unless the head count changed.
-      if (ablation.zeroed.length !== s.H) {
-        ablation = noAblation(s.H);
-        buildHeads(s.H);
-        syncInputs();
-      }
+      // A new run gets the interventions of the page's state, for its head count.
+      if (boxes.length !== s.H) buildHeads(s.H);
+      ablation = ablationOf(store.state, s.H);
+      syncInputs();
       void send();
       return;
     }
@@ -242,6 +250,7 @@ export function mountAblationPanel(slot: HTMLElement, ctl: Controller, opts: Pan
   sync();
   return () => {
     unsubscribe();
+    unsubscribeStore();
     panel.replaceChildren();
   };
 }

@@ -4,7 +4,7 @@
 import type { Controller, Problem } from '../controller';
 import { drawHeatmap, drawLegendBar, drawMaskedSwatch, type HeatmapLayout, cellAt } from '../draw/heatmap';
 import { LossChart } from '../draw/loss-chart';
-import { checkField, LIMITS, parseSample, trainerConfig, CONFIG_KEYS, TASKS, type State } from '../state';
+import { ablationOf, checkField, LIMITS, parseSample, trainerConfig, CONFIG_KEYS, TASKS, type State } from '../state';
 import type { Store } from '../store';
 import { fmtLoss, h, uniqueId } from './dom';
 import { mountExportPanel } from './export-panel';
@@ -145,7 +145,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
   // Their sections are placed now (so the layout and the element's hide groups see them), their
   // code is loaded and mounted then.
   let markStarted = () => {};
-  const panelOpts: PanelOptions = { reducedMotion: opts.reducedMotion, started: new Promise<void>((r) => (markStarted = r)) };
+  const panelOpts: PanelOptions = { reducedMotion: opts.reducedMotion, store, started: new Promise<void>((r) => (markStarted = r)) };
   const slot = (cls: string, label: string) => h('section', { class: `panel ${cls}`, 'aria-label': label });
   const slots = {
     ablation: slot('ablation-panel', 'Ablation'),
@@ -243,7 +243,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
     store.subscribe((s, changed) => {
       syncControls(s);
       if (applyingImport) return;
-      if (CONFIG_KEYS.some((k) => changed.has(k))) void ctl.configure(trainerConfig(s), sampleIds(s));
+      if (CONFIG_KEYS.some((k) => changed.has(k))) void ctl.configure(trainerConfig(s), sampleIds(s), ablationOf(s, s.nHeads));
       else if (changed.has('sample')) void ctl.setSample(sampleIds(s));
       if (changed.has('logY')) chart.setLogY(s.logY), (lastHistory = null), scheduleDraw();
     }),
@@ -463,7 +463,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
   syncControls(store.state);
   updateUI();
   return {
-    configure: () => ctl.configure(trainerConfig(store.state), sampleIds(store.state)),
+    configure: () => ctl.configure(trainerConfig(store.state), sampleIds(store.state), ablationOf(store.state, store.state.nHeads)),
     destroy: () => {
       for (const f of cleanups) f();
       chart.destroy();
