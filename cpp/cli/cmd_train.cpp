@@ -10,6 +10,7 @@ namespace attn::cli {
 
 int cmd_train(const std::vector<std::string>& argv) {
   std::vector<Flag> flags = trainer_flags();
+  for (Flag& f : ablation_flags()) flags.push_back(f);
   flags.push_back({"steps", "N", "360", "training steps (0 saves the initial weights)"});
   flags.push_back({"log-every", "N", "20", "print the loss every N steps (and the last)"});
   flags.push_back({"save", "PATH", "", "write the trained weights as safetensors"});
@@ -22,10 +23,18 @@ int cmd_train(const std::vector<std::string>& argv) {
   const int steps = args.get_int("steps", 0, 100000000);
   const int log_every = args.get_int("log-every", 1, 100000000);
 
+  const Trainer::Ablation ablation = ablation_from(args, config.n_heads);
   Trainer trainer(config);
+  trainer.set_ablation(ablation);
   std::printf("# V=%d D=%d H=%d T=%d B=%d lr=%g seed=%llu task=%s\n", config.vocab_size,
               config.d_model, config.n_heads, config.seq_len, config.batch_size, config.lr,
               static_cast<unsigned long long>(config.seed), config.task.c_str());
+  const bool ablated = args.has("mask") || args.has("no-scale") || args.has("heads-off") ||
+                       args.has("freeze");
+  if (ablated)
+    std::printf("# ablation: mask %s, scaling %s, heads off [%s], frozen [%s]\n",
+                mask_mode_name(ablation.mask), ablation.scale_scores ? "on" : "off",
+                args.get("heads-off").c_str(), args.get("freeze").c_str());
   const auto t0 = std::chrono::steady_clock::now();
   for (int done = 0; done < steps;) {
     const int chunk = std::min(log_every - done % log_every, steps - done);
@@ -39,8 +48,16 @@ int cmd_train(const std::vector<std::string>& argv) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (steps > 0) {
     std::printf("# %d steps in %.3f s (%.1f steps/s)\n", steps, secs, steps / secs);
-    std::printf("# eval accuracy %.4f (eval mode, 8 fresh batches)\n",
-                static_cast<double>(trainer.eval_accuracy(8)));
+    const Trainer::Evaluation e = trainer.evaluate(8);
+    std::printf("# eval accuracy %.4f loss %.6g (eval mode, 8 fresh batches)\n",
+                static_cast<double>(e.accuracy), static_cast<double>(e.loss));
+    if (ablated) {  // the same weights with the intact layer: what the interventions changed
+      trainer.set_ablation(Trainer::Ablation{});
+      const Trainer::Evaluation intact = trainer.evaluate(8);
+      std::printf("# intact layer: eval accuracy %.4f loss %.6g (same weights, causal mask)\n",
+                  static_cast<double>(intact.accuracy), static_cast<double>(intact.loss));
+      trainer.set_ablation(ablation);
+    }
   }
   if (args.has("save")) {
     write_file_atomic(args.get("save"), save_model(trainer.model()));

@@ -13,5 +13,6 @@ int cmd_train(const std::vector<std::string>& args);    // cmd_train.cpp
 int cmd_forward(const std::vector<std::string>& args);  // cmd_io.cpp
 int cmd_attend(const std::vector<std::string>& args);   // cmd_io.cpp
 int cmd_bench(const std::vector<std::string>& args);    // cmd_bench.cpp
+int cmd_selftest(const std::vector<std::string>& args); // cmd_selftest.cpp
 
 }  // namespace attn::cli

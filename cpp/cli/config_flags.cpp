@@ -1,5 +1,7 @@
 #include "cli/config_flags.h"
 
+#include <cstdlib>
+
 #include <string>
 
 namespace attn::cli {
@@ -35,6 +37,51 @@ TrainerConfig trainer_config_from(const Args& a) {
   c.task = a.get("task");
   c.validate(TrainerConfig::KeyStyle::Cli);
   return c;
+}
+
+std::vector<Flag> ablation_flags() {
+  return {
+      {"mask", "MODE", "causal", "causal, none, or inverted (-1e4 on the past: the future leaks)"},
+      {"no-scale", "", "", "do not divide the scores by sqrt(dk)"},
+      {"heads-off", "LIST", "", "heads whose output is zero, 1-based, e.g. 1,3"},
+      {"freeze", "LIST", "", "heads whose projections stop updating, 1-based, e.g. 2"},
+  };
+}
+
+namespace {
+
+// "1,3" -> flags (n_heads) with heads 1 and 3 set; empty -> none set.
+std::vector<uint8_t> head_list(const Args& a, const std::string& name, int n_heads) {
+  std::vector<uint8_t> flags(static_cast<size_t>(n_heads), 0);
+  const std::string text = a.get(name);
+  size_t pos = 0;
+  while (pos <= text.size() && !text.empty()) {
+    const size_t comma = text.find(',', pos);
+    const std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    char* end = nullptr;
+    const long h = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || end != item.c_str() + item.size() || h < 1 || h > n_heads)
+      throw UsageError(str_cat("--", name, ": '", item, "' is not a head number in [1, ", n_heads, "]"));
+    flags[static_cast<size_t>(h - 1)] = 1;
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return flags;
+}
+
+}  // namespace
+
+Trainer::Ablation ablation_from(const Args& a, int n_heads) {
+  Trainer::Ablation ab;
+  try {
+    ab.mask = parse_mask_mode(a.get("mask"));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(str_cat("--mask: ", e.what()));
+  }
+  ab.scale_scores = !a.has("no-scale");
+  ab.zeroed = head_list(a, "heads-off", n_heads);
+  ab.frozen = head_list(a, "freeze", n_heads);
+  return ab;
 }
 
 }  // namespace attn::cli

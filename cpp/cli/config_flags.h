@@ -16,4 +16,11 @@ std::vector<Flag> trainer_flags();
 // std::invalid_argument (named as the flag) on an invalid combination.
 TrainerConfig trainer_config_from(const Args& args);
 
+// --mask --no-scale --heads-off --freeze: the Ablation panel's interventions.
+std::vector<Flag> ablation_flags();
+
+// Reads those flags for a model of n_heads heads; throws UsageError naming the flag on a bad
+// value (an unknown mask, a head number outside [1, n_heads]).
+Trainer::Ablation ablation_from(const Args& args, int n_heads);
+
 }  // namespace attn::cli

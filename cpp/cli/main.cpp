@@ -20,6 +20,7 @@ const Command kCommands[] = {
     {"forward", attn::cli::cmd_forward, "run saved weights on ids from a safetensors file"},
     {"attend", attn::cli::cmd_attend, "single-head attention on X, Wq, Wk, Wv from a file"},
     {"bench", attn::cli::cmd_bench, "measure training steps/s and GEMM GFLOP/s (JSON)"},
+    {"selftest", attn::cli::cmd_selftest, "run the curriculum's checks on a model and a PyTorch case"},
 };
 
 void print_usage(FILE* out) {

@@ -1,4 +1,5 @@
-# Command-line tests of `attn forward` and `attn attend` (native only): each case runs
+# Command-line tests of `attn forward`, `attn attend`, `attn selftest` and the ablation flags of
+# `attn train` (native only): each case runs
 # tests/cli/cli_tests.sh in its own scratch directory and checks the exit code, the stderr line,
 # that no output file is left behind on failure, and on success compares the output with the
 # committed PyTorch reference (tests/reference/data) using attn_st_compare.
@@ -34,6 +35,10 @@ set(ATTN_CLI_CASES
   attend_bad_shapes
   attend_nonfinite
   unwritable_output
+  selftest
+  selftest_bad_reference
+  train_ablation
+  ablation_bad_flags
 )
 foreach(case IN LISTS ATTN_CLI_CASES)
   add_test(NAME cli.${case}

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# CLI tests of `attn forward` / `attn attend` (registered per case in cli_tests.cmake).
+# CLI tests of `attn forward` / `attn attend` / `attn selftest` / `attn train`'s ablation flags
+# (registered per case in cli_tests.cmake).
 # usage: cli_tests.sh CASE ATTN ST_COMPARE REFERENCE_DIR SCRATCH_DIR
 # Success cases compare the output with the committed PyTorch reference; failure cases check
 # exit code 2, exactly one line on stderr naming the problem, and that no output file (nor a
@@ -292,6 +293,61 @@ unwritable_output)
   [[ $rc -eq 2 ]] || fail "exit $rc (want 2)"
   grep -qF "cannot write '$S/no/such/dir/o.st'" "$S/stderr" || fail "stderr: $(cat "$S/stderr")"
   [[ $(wc -l < "$S/stderr") -eq 1 ]] || fail "more than one stderr line"
+  ;;
+
+selftest)
+  # The page's self-test panel on the command line: a fresh model, then trained weights.
+  ok "$ATTN" selftest --reference "$REF/short"
+  [[ $(grep -c '^PASS ' "$S/stdout") -eq 6 ]] || fail "not 6 PASS lines: $(cat "$S/stdout")"
+  grep -qx '# 6 of 6 checks passed' "$S/stdout" || fail "no summary line"
+  for id in rows_and_mask future_invariance split_merge fused_qkv gradcheck pytorch_reference; do
+    grep -q "^PASS $id " "$S/stdout" || fail "no PASS line for $id"
+  done
+  ok "$ATTN" train --steps 40 --heads 2 --save "$S/w.st"
+  ok "$ATTN" selftest --weights "$S/w.st" --reference "$REF/short"
+  grep -q "H=2 C=12 ($S/w.st)" "$S/stdout" || fail "not the loaded model: $(head -1 "$S/stdout")"
+  grep -qx '# 6 of 6 checks passed' "$S/stdout" || fail "trained weights: $(cat "$S/stdout")"
+  ;;
+
+selftest_bad_reference)
+  # A corrupted PyTorch case fails that check (exit 1) and names the file; the others still pass.
+  cp "$REF/short.weights.safetensors" "$REF/short.input.safetensors" "$S/"
+  head -c 100 "$REF/short.expected.safetensors" > "$S/short.expected.safetensors"
+  "$ATTN" selftest --reference "$S/short" > "$S/stdout" 2> "$S/stderr"
+  rc=$?
+  [[ $rc -eq 1 ]] || fail "exit $rc (want 1)"
+  grep -q '^FAIL pytorch_reference .*expected' "$S/stdout" || fail "no FAIL line naming the file: $(cat "$S/stdout")"
+  [[ $(grep -c '^PASS ' "$S/stdout") -eq 5 ]] || fail "the other five should pass"
+  bad "cannot open '$S/none.weights.safetensors'" "$ATTN" selftest --reference "$S/none"
+  bad "--weights" "$ATTN" selftest --weights
+  ;;
+
+train_ablation)
+  # The future task needs the future: chance under the causal mask, solved once the mask leaks;
+  # the intact layer on the same weights gives the cheat away.
+  ok "$ATTN" train --task future --steps 400 --log-every 400
+  acc=$(sed -n 's/^# eval accuracy \([0-9.]*\).*/\1/p' "$S/stdout")
+  awk -v a="$acc" 'BEGIN { exit !(a < 0.1) }' || fail "causal future accuracy $acc (want < 0.1)"
+  for mask in none inverted; do
+    ok "$ATTN" train --task future --mask $mask --steps 400 --log-every 400
+    grep -q "^# ablation: mask $mask" "$S/stdout" || fail "no ablation line for $mask"
+    acc=$(sed -n 's/^# eval accuracy \([0-9.]*\).*/\1/p' "$S/stdout")
+    intact=$(sed -n 's/^# intact layer: eval accuracy \([0-9.]*\).*/\1/p' "$S/stdout")
+    awk -v a="$acc" 'BEGIN { exit !(a >= 0.99) }' || fail "$mask: accuracy $acc (want >= 0.99)"
+    awk -v a="$intact" 'BEGIN { exit !(a < 0.1) }' || fail "$mask: intact accuracy $intact (want < 0.1)"
+  done
+  # Every head off: the copy task cannot be learned.
+  ok "$ATTN" train --task copy --steps 300 --log-every 300 --heads-off 1,2,3,4
+  acc=$(sed -n 's/^# eval accuracy \([0-9.]*\).*/\1/p' "$S/stdout")
+  awk -v a="$acc" 'BEGIN { exit !(a < 0.2) }' || fail "copy with every head off: accuracy $acc"
+  ;;
+
+ablation_bad_flags)
+  bad "--mask: unknown mask 'triu'" "$ATTN" train --mask triu
+  bad "--heads-off: '5' is not a head number in [1, 4]" "$ATTN" train --heads-off 5
+  bad "--freeze: 'x' is not a head number in [1, 2]" "$ATTN" train --heads 2 --freeze 1,x
+  bad "--heads-off: '' is not a head number" "$ATTN" train --heads-off 1,,2
+  bad "--no-scale" "$ATTN" train --no-scale --no-scale
   ;;
 
 *)
