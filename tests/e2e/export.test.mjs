@@ -147,6 +147,33 @@ test('export after training, import into a fresh page: same attention, step and 
   await context.close();
 });
 
+test('a run trained under a broken mask and a switched-off head comes back with them', async () => {
+  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&task=future&mask=none&off=2&scale=0&seed=5`);
+  await waitReady(page);
+  await page.click('[data-action=step10]');
+  await stepTo(page, 10);
+  await settle(page);
+  const weights = await one(page, 'weights');
+  const json = await one(page, 'json');
+  const csv = await one(page, 'csv');
+  const run = JSON.parse(json.bytes.toString('utf8'));
+  assert.deepEqual(run.ablation, { zeroed: [false, true, false, false], frozen: [false, false, false, false], scaleScores: false, mask: 'none' });
+
+  const fresh = await openPage(browser, `${srv.url}#view=train`);
+  await waitReady(fresh.page);
+  await importFiles(fresh.page, [file(weights, 'application/octet-stream'), file(json, 'application/json')]);
+  await stepTo(fresh.page, 10);
+  await fresh.page.waitForFunction(() => /mask=none&scale=0&off=2&frozen=$/.test(location.hash));
+  await fresh.page.waitForSelector('.ablation-panel [name=zero-h2]:checked');
+  assert.equal(await fresh.page.inputValue('[name=mask-mode]'), 'none');
+  await settle(fresh.page);
+  const csv2 = await one(fresh.page, 'csv');
+  assert.equal(csv2.bytes.toString('utf8'), csv.bytes.toString('utf8'), 'the same attention under the same broken mask');
+  assert.deepEqual([...errors, ...fresh.errors], []);
+  await fresh.context.close();
+  await context.close();
+});
+
 test('PNG and SVG: one file per head plus the average', async () => {
   const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&heads=4&seqlen=8&sample=1+2+3+4+5+6`);
   await waitReady(page);
@@ -199,6 +226,8 @@ test('bad files show one sentence, leave the run untouched, and the page still t
     ['truncated safetensors', [{ name: 'cut.safetensors', mimeType: 'application/octet-stream', buffer: good.bytes.subarray(0, 200) }], /weights file cut\.safetensors could not be loaded/],
     ['weights of another config', [{ name: 'small.safetensors', mimeType: 'application/octet-stream', buffer: otherWeights.bytes }], /weights file small\.safetensors could not be loaded into the current model/],
     ['weights that do not match the JSON', [file(good, 'application/octet-stream'), file(otherJson, 'application/json')], /could not be loaded with that config/],
+    ['a bad ablation', [{ name: 'run.json', mimeType: 'application/json', buffer: Buffer.from(otherJson.bytes.toString('utf8').replace('"mask": "causal"', '"mask": "triu"')) }], /"ablation\.mask" "triu" is not one of causal, none, inverted/],
+    ['ablation flags for other heads', [{ name: 'run.json', mimeType: 'application/json', buffer: Buffer.from(otherJson.bytes.toString('utf8').replace(/"zeroed": \[[^\]]*\]/, '"zeroed": [true]')) }], /"ablation\.zeroed" is not a list of 2 true\/false values/],
     ['hostile size', [{ name: 'big.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.alloc(5 * 1024 * 1024 + 1) }], /big\.safetensors has 5242881 bytes, more than the 5 MB/],
   ];
   for (const [what, files, re] of cases) {

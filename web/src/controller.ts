@@ -126,6 +126,7 @@ export class Controller {
    * data of the old run (timeline, ablation report, backward view) start over. */
   runId = 0;
   private config: TrainerConfigMsg | null = null;
+  private ablationNow: Ablation | null = null;
   private sample: number[] = [];
   private intervalMs = 50;
   private listeners = new Set<(c: Controller) => void>();
@@ -171,6 +172,7 @@ export class Controller {
   async configure(config: TrainerConfigMsg, sample: number[], ablation?: Ablation): Promise<void> {
     this.config = config;
     this.sample = sample;
+    if (ablation) this.ablationNow = ablation;
     await this.run(this.client.request('configure', { type: 'configure', config, sample, ablation }), 'paused', true);
   }
 
@@ -227,6 +229,11 @@ export class Controller {
     if (this.config) await this.configure(this.config, this.sample);
   }
 
+  /** The interventions of the current run (null: none set yet, the intact layer). */
+  get currentAblation(): Ablation | null {
+    return this.ablationNow;
+  }
+
   /** The config of the current run, or null before the first configure. */
   get currentConfig(): TrainerConfigMsg | null {
     return this.config;
@@ -248,6 +255,7 @@ export class Controller {
     const r = await this.client.request('importRun', { type: 'importRun', run });
     if (run.config) this.config = run.config;
     if (run.sample) this.sample = run.sample;
+    if (run.ablation) this.ablationNow = run.ablation;
     this.snapshot = r.snapshot;
     this.runId++;
     if ((this.status as RunStatus) !== 'crashed') this.status = 'paused';
@@ -259,6 +267,7 @@ export class Controller {
   async ablate(ablation: Ablation): Promise<AblationReport> {
     this.requireRun();
     const r = await this.client.request('ablate', { type: 'ablate', ablation });
+    this.ablationNow = r.report.ablation;
     this.snapshot = r.snapshot;
     this.emit();
     return r.report;

@@ -183,6 +183,8 @@ export type Request =
  */
 export interface ImportRun {
   config?: TrainerConfigMsg;
+  /** The interventions the run was trained under (from the JSON); else the current ones. */
+  ablation?: Ablation;
   sample?: number[];
   weights?: Uint8Array;
   past?: { step: number; history: Float32Array; historyStride: number };

@@ -277,6 +277,12 @@ export function ablationOf(s: Readonly<State>, H: number): Required<Ablation> {
   };
 }
 
+/** The state keys of an ablation (head flags as 1-based lists): the inverse of ablationOf. */
+export function ablationState(a: Required<Ablation>): Pick<State, 'mask' | 'scaleScores' | 'headsOff' | 'headsFrozen'> {
+  const list = (flags: boolean[]) => flags.flatMap((f, i) => (f ? [i + 1] : [])).join(',');
+  return { mask: a.mask, scaleScores: a.scaleScores, headsOff: list(a.zeroed), headsFrozen: list(a.frozen) };
+}
+
 /** Largest divisor of d that is <= h (at least 1). */
 export function largestDivisorAtMost(d: number, h: number): number {
   for (let k = Math.min(h, d); k >= 1; --k) if (d % k === 0) return k;

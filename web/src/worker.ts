@@ -313,6 +313,7 @@ function importRun(run: ImportRun): void {
     next = new core!.Trainer(cfg);
     init = lossAtInit(next);
     if (run.weights) next.importWeights(run.weights);
+    if (run.ablation) next.setAblation(run.ablation); // checks it fits this model
     next.attention(ids); // the sample must fit this model
   } catch (e) {
     next?.delete();
@@ -320,6 +321,7 @@ function importRun(run: ImportRun): void {
   }
   playing = false;
   sample = ids;
+  if (run.ablation) ablation = next.ablation();
   install(next, cfg, init, run.weights && run.past ? run.past : null);
 }
 

@@ -5,7 +5,7 @@
 // the answer, with a few sentences that say what the numbers mean.
 import { RequestError, subscribeFrom, type Controller } from '../controller';
 import { noAblation, type Ablation, type AblationReport, type HeadStats, type MaskMode } from '../protocol';
-import { ablationOf, type State } from '../state';
+import { ablationOf, ablationState, type State } from '../state';
 import { h, uniqueId } from './dom';
 import { fillPanel, type PanelOptions } from './panel';
 
@@ -212,9 +212,7 @@ export function mountAblationPanel(slot: HTMLElement, ctl: Controller, opts: Pan
 
   /** A change from the panel goes to the page's state (and so to the URL); the state sends it. */
   function change(part: Partial<Ablation>): void {
-    const a = { ...ablation, ...part };
-    const list = (flags: boolean[]) => flags.flatMap((f, i) => (f ? [i + 1] : [])).join(',');
-    store.set({ mask: a.mask, scaleScores: a.scaleScores, headsOff: list(a.zeroed), headsFrozen: list(a.frozen) });
+    store.set(ablationState({ ...ablation, ...part }));
   }
 
   const ABLATION_KEYS: readonly (keyof State)[] = ['mask', 'scaleScores', 'headsOff', 'headsFrozen'];

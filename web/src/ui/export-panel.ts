@@ -6,7 +6,7 @@ import type { Controller } from '../controller';
 import { RequestError } from '../controller';
 import { drawHeatmap } from '../draw/heatmap';
 import { heatmapSvg } from '../draw/heatmap-svg';
-import { MAX_IMPORT_BYTES, type ImportRun, type Snapshot, type TrainerConfigMsg } from '../protocol';
+import { MAX_IMPORT_BYTES, noAblation, type Ablation, type ImportRun, type Snapshot, type TrainerConfigMsg } from '../protocol';
 import { checkField, CONFIG_KEYS, TASKS, type State } from '../state';
 import { h } from './dom';
 
@@ -15,7 +15,7 @@ export const EXPORT_FORMAT = 'attention-playground/1';
 const BASE = 'attention-playground';
 
 /** What the page applies to its settings after a successful import. */
-export type ApplyImported = (config: TrainerConfigMsg, sample: number[]) => void;
+export type ApplyImported = (config: TrainerConfigMsg, sample: number[], ablation: Ablation) => void;
 
 function download(name: string, data: BlobPart, type: string): void {
   const url = URL.createObjectURL(new Blob([data], { type }));
@@ -60,7 +60,24 @@ class ImportProblem extends Error {}
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
 
 /** Parses and checks the JSON file; throws ImportProblem naming what is wrong. */
-function parseRunJson(text: string): { config: TrainerConfigMsg; step: number; history: Float32Array; historyStride: number; sample: number[] } {
+/** The JSON's optional "ablation" (files written before it existed have none: the intact layer). */
+function parseAblation(v: unknown, H: number): Ablation {
+  if (v === undefined) return noAblation(H);
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new ImportProblem('The JSON file\'s "ablation" is not an object.');
+  const a = v as Record<string, unknown>;
+  const heads = (key: 'zeroed' | 'frozen') => {
+    const x = a[key];
+    if (!Array.isArray(x) || x.length !== H || !x.every((b) => typeof b === 'boolean')) {
+      throw new ImportProblem(`The JSON file's "ablation.${key}" is not a list of ${H} true/false values (one per head).`);
+    }
+    return x as boolean[];
+  };
+  if (a.mask !== 'causal' && a.mask !== 'none' && a.mask !== 'inverted') throw new ImportProblem(`The JSON file's "ablation.mask" ${JSON.stringify(a.mask) ?? '(missing)'} is not one of causal, none, inverted.`);
+  if (typeof a.scaleScores !== 'boolean') throw new ImportProblem('The JSON file\'s "ablation.scaleScores" is not true or false.');
+  return { zeroed: heads('zeroed'), frozen: heads('frozen'), scaleScores: a.scaleScores, mask: a.mask };
+}
+
+function parseRunJson(text: string): { config: TrainerConfigMsg; step: number; history: Float32Array; historyStride: number; sample: number[]; ablation: Ablation } {
   let o: unknown;
   try {
     o = JSON.parse(text);
@@ -98,7 +115,8 @@ function parseRunJson(text: string): { config: TrainerConfigMsg; step: number; h
   if (!Array.isArray(ids) || ids.length < 1 || ids.length > config.seqLen || !ids.every((x) => isInt(x) && x >= 0 && x < config.vocabSize)) {
     throw new ImportProblem(`The JSON file's "sample" is not a list of 1 to ${config.seqLen} token ids in [0, ${config.vocabSize}).`);
   }
-  return { config, step: r.step, history: Float32Array.from(r.lossHistory as number[]), historyStride: r.historyStride, sample: ids as number[] };
+  const ablation = parseAblation(r.ablation, config.nHeads);
+  return { config, step: r.step, history: Float32Array.from(r.lossHistory as number[]), historyStride: r.historyStride, sample: ids as number[], ablation };
 }
 
 /** Mounts the panel into parent (the training view's plots column). Returns the unmount function. */
@@ -137,7 +155,16 @@ export function mountExportPanel(parent: HTMLElement, ctl: Controller, apply: Ap
 
   function runJson(s: Snapshot, config: TrainerConfigMsg): string {
     return `${JSON.stringify(
-      { format: EXPORT_FORMAT, config, step: s.step, lossHistory: Array.from(s.history), historyStride: s.historyStride, sample: Array.from(s.ids), initLoss: Number.isFinite(s.initLoss) ? s.initLoss : null },
+      {
+        format: EXPORT_FORMAT,
+        config,
+        step: s.step,
+        lossHistory: Array.from(s.history),
+        historyStride: s.historyStride,
+        sample: Array.from(s.ids),
+        initLoss: Number.isFinite(s.initLoss) ? s.initLoss : null,
+        ablation: ctl.currentAblation ?? noAblation(config.nHeads),
+      },
       null,
       1,
     )}\n`;
@@ -227,6 +254,7 @@ export function mountExportPanel(parent: HTMLElement, ctl: Controller, apply: Ap
       const r = parseRunJson(await json.text());
       run.config = r.config;
       run.sample = r.sample;
+      run.ablation = r.ablation;
       run.past = { step: r.step, history: r.history, historyStride: r.historyStride };
     }
     if (weights) run.weights = new Uint8Array(await weights.arrayBuffer());
@@ -239,7 +267,7 @@ export function mountExportPanel(parent: HTMLElement, ctl: Controller, apply: Ap
       }
       throw e;
     }
-    if (run.config && run.sample) apply(run.config, run.sample);
+    if (run.config && run.sample) apply(run.config, run.sample, run.ablation ?? noAblation(run.config.nHeads));
     say(
       weights && json ? `Restored the run from ${weights.name} and ${json.name} (step ${ctl.snapshot?.step ?? 0}).` : json ? `Applied the config from ${json.name} (step 0).` : `Loaded the weights from ${weights!.name}.`,
       true,

@@ -4,7 +4,7 @@
 import type { Controller, Problem } from '../controller';
 import { drawHeatmap, drawLegendBar, drawMaskedSwatch, type HeatmapLayout, cellAt } from '../draw/heatmap';
 import { LossChart } from '../draw/loss-chart';
-import { ablationOf, checkField, LIMITS, parseSample, trainerConfig, CONFIG_KEYS, TASKS, type State } from '../state';
+import { ablationOf, ablationState, checkField, LIMITS, parseSample, trainerConfig, CONFIG_KEYS, TASKS, type State } from '../state';
 import type { Store } from '../store';
 import { fmtLoss, h, uniqueId } from './dom';
 import { mountExportPanel } from './export-panel';
@@ -174,11 +174,11 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
   // without building a new model.
   let applyingImport = false;
   cleanups.push(
-    mountExportPanel(plots, ctl, (config, sample) => {
+    mountExportPanel(plots, ctl, (config, sample, ablation) => {
       applyingImport = true;
       try {
         clearFieldMessages();
-        store.set({ ...config, sample: sample.join(' ') });
+        store.set({ ...config, sample: sample.join(' '), ...ablationState(ablation) });
       } finally {
         applyingImport = false;
       }
