@@ -40,10 +40,11 @@ function coreInPage(page, shown, causal) {
   );
 }
 
-/** The page's rounding: 3 decimals, typographic minus, −∞ for masked. */
+/** The page's rounding: 3 decimals, typographic minus (none on a value that rounds to 0), −∞ for masked. */
 function fmt(v) {
   if (v === -Infinity) return '−∞';
   const s = v.toFixed(3);
+  if (Number(s) === 0) return s.replace('-', '');
   return s.startsWith('-') ? `−${s.slice(1)}` : s;
 }
 

@@ -22,6 +22,7 @@ export function formatCell(v: number, digits = 3): string {
   if (v === -Infinity) return '−∞';
   if (v === Infinity) return '∞';
   const s = v.toFixed(digits);
+  if (Number(s) === 0) return s.replace('-', ''); // a tiny negative rounds to 0, not "−0.000"
   return s.startsWith('-') ? `−${s.slice(1)}` : s; // typographic minus
 }
 
