@@ -342,25 +342,6 @@ export class Controller {
   }
 }
 
-/**
- * Subscribes f to the controller once `start` settles, and calls it right then; until then the
- * changes are ignored. The learning panels start after the first heatmap is drawn, so their
- * requests and renders never delay it. Returns the unsubscribe function.
- */
-export function subscribeFrom(start: Promise<void>, ctl: Controller, f: (c: Controller) => void): () => void {
-  let unsubscribe: (() => void) | null = null;
-  let cancelled = false;
-  void start.then(() => {
-    if (cancelled) return;
-    unsubscribe = ctl.subscribe(f);
-    f(ctl);
-  });
-  return () => {
-    cancelled = true;
-    unsubscribe?.();
-  };
-}
-
 /** The core's message, with a sentence of context for the non-finite case. */
 function explain(e: RequestError): string {
   if (e.kind === 'nonFinite') {

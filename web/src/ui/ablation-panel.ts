@@ -3,7 +3,7 @@
 // and to every readout), and the panel shows the run measured by the core without and with the
 // changes: eval loss and accuracy, and per head the entropy, the largest weight and the mass on
 // the answer, with a few sentences that say what the numbers mean.
-import { RequestError, subscribeFrom, type Controller } from '../controller';
+import { RequestError, type Controller } from '../controller';
 import { noAblation, type Ablation, type AblationReport, type HeadStats, type MaskMode } from '../protocol';
 import { ablationOf, ablationState, type State } from '../state';
 import { h, uniqueId } from './dom';
@@ -109,7 +109,7 @@ export function mountAblationPanel(slot: HTMLElement, ctl: Controller, opts: Pan
 
   const panel = fillPanel(
     slot,
-    { class: 'panel ablation-panel', 'aria-label': 'Ablation' },
+    {},
     h('div', { class: 'panel-head' }, h('h2', { text: 'Ablation: knock out a head, drop the scaling, break the mask' })),
     h('p', { class: 'hint', text: 'Each change applies at once, to training and to every heatmap. The table below compares the intact layer with your changes on the same weights.' }),
     h('div', { class: 'scroll' }, headTable),
@@ -244,7 +244,7 @@ export function mountAblationPanel(slot: HTMLElement, ctl: Controller, opts: Pan
     if (panel.offsetParent === null || s.step === measuredStep) return;
     if (ctl.status !== 'playing' || performance.now() - lastMeasure >= remeasureMs()) void send();
   };
-  const unsubscribe = subscribeFrom(opts.started, ctl, sync);
+  const unsubscribe = ctl.subscribe(sync);
   sync();
   return () => {
     unsubscribe();

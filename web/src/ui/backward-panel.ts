@@ -3,7 +3,7 @@
 // module lays out every stage with real numbers: q_i, K, V, the scores row, the weights row and
 // out_i, then loss = -log p(target), dOut_i, dWeights, dScores (the softmax Jacobian applied), dQ_i
 // and the row's contributions to dK and dV. Every number comes from the core (rowBackward).
-import { subscribeFrom, type Controller } from '../controller';
+import type { Controller } from '../controller';
 import { cssColour, textColourOn } from '../draw/colormap';
 import { formatCell, matrixTable } from '../draw/matrix-table';
 import type { Matrix, RowBackwardReport } from '../protocol';
@@ -39,7 +39,7 @@ function targetWhy(r: RowBackwardReport, task: string): string {
 }
 
 /** Fills slot (the panel's section, placed by the training view). Returns the unmount function. */
-export function mountBackwardPanel(slot: HTMLElement, ctl: Controller, opts: PanelOptions): () => void {
+export function mountBackwardPanel(slot: HTMLElement, ctl: Controller, _opts: PanelOptions): () => void {
   const select = (name: string, label: string) => {
     const id = uniqueId(name);
     const el = h('select', { id, name });
@@ -53,7 +53,7 @@ export function mountBackwardPanel(slot: HTMLElement, ctl: Controller, opts: Pan
   const content = h('div', { class: 'bw-content' });
   const panel = fillPanel(
     slot,
-    { class: 'panel backward-panel', 'aria-label': 'Backward pass for one query row', 'data-state': 'idle' },
+    { 'data-state': 'idle' },
     h('div', { class: 'panel-head' }, h('h2', { text: 'Backward pass of one query row' })),
     h('p', {
       class: 'hint first',
@@ -305,7 +305,7 @@ export function mountBackwardPanel(slot: HTMLElement, ctl: Controller, opts: Pan
   }
 
   for (const el of [head.el, query.el, target.el]) el.addEventListener('change', () => void refresh());
-  const unsubscribe = subscribeFrom(opts.started, ctl, onController);
+  const unsubscribe = ctl.subscribe(onController);
   // When the view shows again, or the panel scrolls into view, after a change it skipped: catch up.
   const ro = new ResizeObserver(() => {
     if (pendingHidden && !hidden()) void refresh();

@@ -3,7 +3,7 @@
 // not leak, split/merge heads round-trips, the fused QKV projection equals three projections, a
 // finite-difference gradient check, and the PyTorch reference case shipped with the page). Every
 // number shown (max error, tolerance, time) comes from the core; this module only lays it out.
-import { subscribeFrom, type Controller } from '../controller';
+import type { Controller } from '../controller';
 import type { SelfTestReport, SelfTestResult } from '../protocol';
 import { h } from './dom';
 import { fillPanel, type PanelOptions } from './panel';
@@ -21,7 +21,7 @@ export function fmtExp(v: number): string {
 const sentence = (s: string) => (/[.!?]$/.test(s.trim()) ? s.trim() : `${s.trim()}.`);
 
 /** Fills slot (the panel's section, placed by the training view). Returns the unmount function. */
-export function mountSelfTestPanel(slot: HTMLElement, ctl: Controller, opts: PanelOptions): () => void {
+export function mountSelfTestPanel(slot: HTMLElement, ctl: Controller, _opts: PanelOptions): () => void {
   const runBtn = h('button', { type: 'button', class: 'primary', 'data-action': 'selftest', text: 'Run the checks' });
   const status = h('p', { class: 'selftest-status', role: 'status', 'aria-live': 'polite' });
   const problem = h('p', { class: 'problem', role: 'alert', hidden: true });
@@ -40,7 +40,7 @@ export function mountSelfTestPanel(slot: HTMLElement, ctl: Controller, opts: Pan
   );
   const panel = fillPanel(
     slot,
-    { class: 'panel selftest-panel', 'aria-label': 'Self-test' },
+    {},
     h('div', { class: 'panel-head' }, h('h2', { text: "Self-test: the curriculum's checks, run here" })),
     h('p', {
       class: 'hint first',
@@ -129,7 +129,7 @@ export function mountSelfTestPanel(slot: HTMLElement, ctl: Controller, opts: Pan
   }
 
   runBtn.addEventListener('click', () => void run());
-  const unsubscribe = subscribeFrom(opts.started, ctl, sync);
+  const unsubscribe = ctl.subscribe(sync);
   sync();
   return () => {
     destroyed = true;

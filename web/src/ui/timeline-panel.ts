@@ -5,7 +5,7 @@
 // mass on the keys holding the answer against the step. Every number comes from the core.
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { subscribeFrom, type Controller } from '../controller';
+import type { Controller } from '../controller';
 import { drawHeatmap } from '../draw/heatmap';
 import { TIMELINE_BYTES, type Timeline, type TimelineEntry } from '../protocol';
 import { h, uniqueId } from './dom';
@@ -76,7 +76,7 @@ export function mountTimelinePanel(slot: HTMLElement, ctl: Controller, opts: Pan
   });
   const panel = fillPanel(
     slot,
-    { class: 'panel timeline-panel', 'aria-label': 'Attention timeline', 'data-step': '', 'data-entries': '0', 'data-bytes': '0', 'data-capacity': '0', 'data-every': '0', 'data-heads': '0' },
+    { 'data-step': '', 'data-entries': '0', 'data-bytes': '0', 'data-capacity': '0', 'data-every': '0', 'data-heads': '0' },
     h('div', { class: 'panel-head' }, h('h2', { text: 'Attention timeline' })),
     policy,
     h(
@@ -492,7 +492,7 @@ export function mountTimelinePanel(slot: HTMLElement, ctl: Controller, opts: Pan
     else if (key !== lastKey || stale) wantFetch();
     lastKey = key;
   }
-  const unsubscribe = subscribeFrom(opts.started, ctl, onController);
+  const unsubscribe = ctl.subscribe(onController);
 
   // Width changes, and the train view being shown again, redraw (and fetch what was missed).
   const ro = new ResizeObserver(() => {

@@ -145,7 +145,8 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
   // Their sections are placed now (so the layout and the element's hide groups see them), their
   // code is loaded and mounted then.
   let markStarted = () => {};
-  const panelOpts: PanelOptions = { reducedMotion: opts.reducedMotion, store, started: new Promise<void>((r) => (markStarted = r)) };
+  const started = new Promise<void>((r) => (markStarted = r));
+  const panelOpts: PanelOptions = { reducedMotion: opts.reducedMotion, store };
   const slot = (cls: string, label: string) => h('section', { class: `panel ${cls}`, 'aria-label': label });
   const slots = {
     ablation: slot('ablation-panel', 'Ablation'),
@@ -156,7 +157,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
   plots.append(...Object.values(slots));
   let unmounted = false;
   cleanups.push(() => (unmounted = true));
-  void panelOpts.started
+  void started
     .then(() => import('./learning-panels'))
     .then((m) => {
       if (unmounted) return;
