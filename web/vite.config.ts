@@ -1,8 +1,9 @@
 // Vite config for the playground page: relative asset paths so dist/ works from any sub-path,
-// module workers, and no external requests (everything is bundled or served from public/).
-// Besides index.html it builds embed.html (the iframe page), copies examples/ verbatim (a mock
-// course page that uses the built files as a lesson author would), and, in a second build, the
-// custom element as ONE ES module, dist/attention-playground.js (its worker goes to assets/).
+// module workers, and no external requests (everything is bundled, or emitted from the
+// new URL('…', import.meta.url) references of src/assets.ts). Besides index.html it builds
+// embed.html (the iframe page), copies examples/ verbatim (a mock course page that uses the built
+// files as a lesson author would), and, in a second build, the npm package's modules:
+// dist/attention-playground.js (the custom element) and dist/core.js.
 import fs from 'node:fs';
 import path from 'node:path';
 import { build, defineConfig, type Plugin } from 'vite';
@@ -23,32 +24,26 @@ function copyExamples(): Plugin {
   };
 }
 
-/** The PyTorch reference case the self-test panel checks (tests/reference/data/short.*), served
- * and emitted as reference/<file>: one copy in the repository, none in web/. */
-function referenceCase(): Plugin {
-  const dir = path.join(root, '../tests/reference/data');
-  const files = ['weights', 'input', 'expected'].map((kind) => `short.${kind}.safetensors`);
-  return {
-    name: 'attention-playground:reference',
-    configureServer(server) {
-      server.middlewares.use((req, res, next) => {
-        const name = /\/reference\/([^/?#]+)$/.exec(req.url ?? '')?.[1];
-        if (!name || !files.includes(name)) return next();
-        res.setHeader('content-type', 'application/octet-stream');
-        res.end(fs.readFileSync(path.join(dir, name)));
-      });
-    },
-    generateBundle() {
-      for (const name of files) this.emitFile({ type: 'asset', fileName: `reference/${name}`, source: fs.readFileSync(path.join(dir, name)) });
-    },
-  };
+/** Where emitted files go: the core's builds under wasm/ and the PyTorch case under reference/, with
+ * their own names (stable URLs for a CDN and for lesson pages that load the core directly); other
+ * assets hashed under assets/. */
+function assetFileNames(asset: { names?: string[] }): string {
+  const name = asset.names?.[0] ?? '';
+  if (/^attention-core-(simd|scalar)\.(js|wasm)$/.test(name)) return 'wasm/[name][extname]';
+  if (/\.safetensors$/.test(name)) return 'reference/[name][extname]';
+  return 'assets/[name]-[hash][extname]';
 }
 
-/** After the pages, builds src/element/index.ts as a library into the same outDir. */
-function elementModule(): Plugin {
+/**
+ * After the pages, builds the npm package's modules into the same outDir: attention-playground.js
+ * (src/element/index.ts: the custom element and the anywidget module) and core.js (src/core/index.ts:
+ * the wasm core alone). Not a library build: that would inline the wasm as base64. A plain build
+ * keeps every file it loads as new URL('…', import.meta.url), the pattern bundlers copy.
+ */
+function packageModules(): Plugin {
   let outDir = '';
   return {
-    name: 'attention-playground:element',
+    name: 'attention-playground:package',
     apply: 'build',
     configResolved(c) {
       outDir = c.build.outDir;
@@ -65,18 +60,20 @@ function elementModule(): Plugin {
           emptyOutDir: false,
           target: 'es2022',
           copyPublicDir: false,
-          lib: {
-            entry: path.join(root, 'src/element/index.ts'),
-            formats: ['es'],
-            fileName: () => 'attention-playground.js',
+          assetsInlineLimit: 0,
+          rolldownOptions: {
+            input: {
+              'attention-playground': path.join(root, 'src/element/index.ts'),
+              core: path.join(root, 'src/core/index.ts'),
+            },
+            preserveEntrySignatures: 'exports-only',
+            // The lazily loaded learning panels (and what they share with the entry) go next to the worker.
+            output: { entryFileNames: '[name].js', chunkFileNames: 'assets/[name]-[hash].js', assetFileNames },
           },
-          // The lazily loaded learning panels (and what they share with the entry) go next to the
-          // worker, as assets of the one entry module.
-          rolldownOptions: { output: { chunkFileNames: 'assets/[name]-[hash].js' } },
         },
-        worker: { format: 'es' },
+        worker: { format: 'es', rolldownOptions: { output: { assetFileNames } } },
         // The element puts uPlot's CSS into its shadow root (?inline); the page's side-effect import
-        // of it would make a library build write a CSS file that nothing loads.
+        // of it would make this build write a CSS file that nothing loads.
         resolve: { alias: [{ find: /^uplot\/dist\/uPlot\.min\.css$/, replacement: path.join(root, 'src/element/empty.ts') }] },
       });
     },
@@ -91,15 +88,17 @@ export default defineConfig({
     outDir: 'dist',
     emptyOutDir: true,
     target: 'es2022',
+    assetsInlineLimit: 0,
     rolldownOptions: {
       input: {
         index: path.join(root, 'index.html'),
         embed: path.join(root, 'embed.html'),
       },
+      output: { assetFileNames },
     },
   },
-  worker: { format: 'es' },
-  plugins: [copyExamples(), referenceCase(), elementModule()],
+  worker: { format: 'es', rolldownOptions: { output: { assetFileNames } } },
+  plugins: [copyExamples(), packageModules()],
   server: { host: '127.0.0.1' },
   preview: { host: '127.0.0.1' },
 });

@@ -26,20 +26,26 @@ const MIME = {
   '.png': 'image/png',
 };
 
+/** The content type of a file, by extension. */
+export function mimeOf(file) {
+  return MIME[path.extname(file)] ?? 'application/octet-stream';
+}
+
 /**
- * Serves dir under SUB_PATH on a free localhost port, adding headers to every response.
- * Resolves to {url, requests, close}; requests lists every path asked for.
+ * Serves dir under SUB_PATH on a free port of host (127.0.0.1; another loopback address such as
+ * 127.0.0.2 is another origin), adding headers to every response. headersFor(pathname) may add
+ * more per file. Resolves to {url, requests, close}; requests lists every path asked for.
  */
-export function serve(dir = DIST, { headers = {} } = {}) {
+export function serve(dir = DIST, { headers = {}, host = '127.0.0.1', headersFor = () => ({}), subPath = SUB_PATH } = {}) {
   const requests = [];
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://x');
     requests.push(url.pathname);
-    if (!url.pathname.startsWith(SUB_PATH)) {
+    if (!url.pathname.startsWith(subPath)) {
       res.writeHead(404, headers).end('not found');
       return;
     }
-    let rel = decodeURIComponent(url.pathname.slice(SUB_PATH.length)) || 'index.html';
+    let rel = decodeURIComponent(url.pathname.slice(subPath.length)) || 'index.html';
     const file = path.resolve(dir, rel);
     if (!file.startsWith(path.resolve(dir) + path.sep)) {
       res.writeHead(403, headers).end();
@@ -50,14 +56,14 @@ export function serve(dir = DIST, { headers = {} } = {}) {
         res.writeHead(404, headers).end('not found');
         return;
       }
-      res.writeHead(200, { 'content-type': MIME[path.extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store', ...headers });
+      res.writeHead(200, { 'content-type': mimeOf(file), 'cache-control': 'no-store', ...headers, ...headersFor(url.pathname) });
       res.end(body);
     });
   });
   return new Promise((resolve) => {
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(0, host, () => {
       const { port } = server.address();
-      resolve({ url: `http://127.0.0.1:${port}${SUB_PATH}`, requests, close: () => new Promise((r) => server.close(r)) });
+      resolve({ url: `http://${host}:${port}${subPath}`, requests, close: () => new Promise((r) => server.close(r)) });
     });
   });
 }
@@ -136,4 +142,76 @@ export async function screenshot(page, name) {
   const file = path.join(ARTIFACTS, name);
   await page.screenshot({ path: file, fullPage: true });
   return file;
+}
+
+/**
+ * Serves a course site's pages: pages maps a path under SUB_PATH ('lesson.html') to its HTML.
+ * Resolves like serve().
+ */
+export function serveSite(pages, { host = '127.0.0.1', headers = {} } = {}) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ap-site-'));
+  for (const [name, html] of Object.entries(pages)) fs.writeFileSync(path.join(dir, name), html);
+  return serve(dir, { host, headers });
+}
+
+/** The fake public CDN that the cross-origin tests load the playground from. */
+export const CDN = 'https://cdn.example.test/npm/attention-playground@0.1.0/web/dist/';
+
+/**
+ * Answers every request to CDN from web/dist, with CORS as npm CDNs send it, in a Playwright
+ * context (its pages and their workers). Returns the list of paths asked for.
+ */
+export async function routeCdn(context) {
+  const asked = [];
+  await context.route(`${CDN}**`, async (route) => {
+    const rel = decodeURIComponent(new URL(route.request().url()).pathname.slice(new URL(CDN).pathname.length));
+    asked.push(rel);
+    const file = path.resolve(DIST, rel);
+    if (!file.startsWith(path.resolve(DIST) + path.sep) || !fs.existsSync(file)) {
+      await route.fulfill({ status: 404, body: 'not found', headers: { 'access-control-allow-origin': '*' } });
+      return;
+    }
+    const headers = { 'content-type': mimeOf(file), 'cache-control': 'public, max-age=31536000', 'access-control-allow-origin': '*' };
+    await route.fulfill({ status: 200, body: fs.readFileSync(file), headers });
+  });
+  return asked;
+}
+
+/** Records every event of the page's <attention-playground> elements into window.__events, and
+ * defines window.__root(id = 'pg'), the element's shadow root (an init script: it runs before the
+ * page's own scripts, whatever its CSP allows). */
+export const RECORD_EVENTS = `
+  window.__events = [];
+  window.__root = (id = 'pg') => document.getElementById(id).shadowRoot;
+  for (const type of ['ready', 'step', 'solved', 'error']) {
+    document.addEventListener(type, (e) => {
+      if (e.target && e.target.localName === 'attention-playground') window.__events.push({ type, id: e.target.id, ...e.detail });
+    }, true);
+  }`;
+
+/**
+ * A course site's lesson page: some text, one <attention-playground id="pg"> with attrs, and the
+ * element module from src (a CDN URL, a relative path...). csp adds a Content-Security-Policy.
+ */
+export function lessonPage(src, { attrs = 'seed="3"', csp = null } = {}) {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Lesson 7: attention</title><link rel="icon" href="data:,">
+${csp ? `<meta http-equiv="Content-Security-Policy" content="${csp}">` : ''}
+<script type="module" src="${src}"></script></head>
+<body><main>
+<h1>Lesson 7: attention</h1>
+<p id="host-text">Each query row of the weights sums to one.</p>
+<details id="host-details"><summary>Why?</summary><p>Softmax.</p></details>
+<attention-playground id="pg" ${attrs}><p>Fallback text.</p></attention-playground>
+<p>After the figure.</p>
+</main></body></html>`;
+}
+
+/** Serves a copy of web/dist with extra pages beside attention-playground.js ({name: html}), as a
+ * course site that copied the folder has them. Resolves like serve(). */
+export function serveDistWith(pages) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ap-dist-'));
+  fs.cpSync(DIST, dir, { recursive: true });
+  for (const [name, html] of Object.entries(pages)) fs.writeFileSync(path.join(dir, name), html);
+  return serve(dir);
 }

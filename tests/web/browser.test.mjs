@@ -1,4 +1,4 @@
-// The shipped browser modules (web/public/wasm/attention-core-{simd,scalar}.js, ES modules) loaded
+// The shipped browser modules (web/wasm/attention-core-{simd,scalar}.js, ES modules) loaded
 // through web/src/core/load-core.js in headless Chromium: on the main thread and in module
 // workers, from a sub-path, with errors arriving as Errors. Same losses as the Node flavour.
 import assert from 'node:assert/strict';
@@ -13,7 +13,7 @@ import { loadCore, repoRoot, variants } from './core.mjs';
 
 // URL prefix under /course/ (a sub-path, as on a course site) -> folder.
 const ROUTES = {
-  '/course/wasm/': `${repoRoot}web/public/wasm/`,
+  '/course/wasm/': `${repoRoot}web/wasm/`,
   '/course/core/': `${repoRoot}web/src/core/`,
   '/course/': `${repoRoot}tests/web/browser/`,
 };
@@ -24,7 +24,7 @@ let server, browser, origin;
 before(async () => {
   for (const v of ['simd', 'scalar'])
     for (const ext of ['js', 'wasm']) {
-      const f = `${repoRoot}web/public/wasm/attention-core-${v}.${ext}`;
+      const f = `${repoRoot}web/wasm/attention-core-${v}.${ext}`;
       if (!existsSync(f)) throw new Error(`${f} is missing: run scripts/build-wasm`);
     }
   server = createServer((req, res) => {

@@ -18,6 +18,8 @@ import type {
   WorkerEvent,
   WorkerMessage,
 } from './protocol';
+import type { Assets } from './assets';
+import { explainWorkerFailure, startWorker, watchPolicyViolations, type StartedWorker } from './worker-start';
 
 /** A request that the worker answered with an error reply. */
 export class RequestError extends Error {
@@ -36,6 +38,7 @@ type RequestBody<K extends Request['type']> = Omit<Extract<Request, { type: K }>
 /** Sends requests to a worker and matches each reply to its request by id. */
 export class WorkerClient {
   private worker: Worker | null = null;
+  private started: StartedWorker | null = null;
   private nextId = 1;
   private pending = new Map<number, Pending>();
   /** Called for progress/stopped events. */
@@ -44,30 +47,60 @@ export class WorkerClient {
   onCrash: (message: string) => void = () => {};
 
   constructor(
-    private readonly makeWorker: () => Worker,
-    readonly wasmBase: string,
+    readonly assets: Assets,
     private readonly forceScalar = false,
   ) {}
 
-  /** Starts a worker and loads the core; resolves with whether the SIMD build was chosen. */
+  /**
+   * Starts a worker and loads the core; resolves with whether the SIMD build was chosen. A worker
+   * that cannot start rejects with a RequestError of kind 'worker' whose message names the cause.
+   */
   async start(): Promise<boolean> {
     this.stop();
-    const w = this.makeWorker();
-    this.worker = w;
-    w.onmessage = (ev: MessageEvent<WorkerMessage>) => this.receive(ev.data);
-    w.onerror = (ev: ErrorEvent) => {
-      ev.preventDefault();
-      this.crash(ev.message || 'the worker stopped with an error');
-    };
-    w.onmessageerror = () => this.crash('the worker sent a message that could not be read');
-    const reply = await this.request('init', { type: 'init', wasmBase: this.wasmBase, forceScalar: this.forceScalar });
-    return reply.simd;
+    const violations = watchPolicyViolations();
+    const cannotStart = async (cause: unknown) => new RequestError('worker', await explainWorkerFailure(this.assets.worker, cause, violations.seen));
+    try {
+      let started: StartedWorker;
+      try {
+        started = startWorker(this.assets.worker, 'attention-trainer');
+      } catch (e) {
+        throw await cannotStart(e);
+      }
+      this.started = started;
+      const w = started.worker;
+      this.worker = w;
+      let up = false;
+      let failedToStart: (e: RequestError) => void = () => {};
+      const startFailure = new Promise<never>((_, reject) => (failedToStart = reject));
+      w.onmessage = (ev: MessageEvent<WorkerMessage>) => {
+        up = true;
+        this.receive(ev.data);
+      };
+      w.onerror = (ev: ErrorEvent) => {
+        ev.preventDefault();
+        if (up) this.crash(ev.message || 'the worker stopped with an error');
+        else if (this.worker === w) {
+          void cannotStart(ev).then((e) => {
+            failedToStart(e);
+            if (this.worker === w) this.stop();
+          });
+        }
+      };
+      w.onmessageerror = () => this.crash('the worker sent a message that could not be read');
+      const init = this.request('init', { type: 'init', core: this.assets.core, forceScalar: this.forceScalar });
+      const reply = await Promise.race([init, startFailure]);
+      return reply.simd;
+    } finally {
+      violations.stop();
+    }
   }
 
   /** Terminates the worker; pending requests are rejected. */
   stop(): void {
     this.worker?.terminate();
     this.worker = null;
+    this.started?.dispose();
+    this.started = null;
     for (const p of this.pending.values()) p.reject(new RequestError('internal', 'the worker was stopped'));
     this.pending.clear();
   }
@@ -288,8 +321,7 @@ export class Controller {
   /** The curriculum's invariants on the live model, plus the shipped PyTorch case. */
   async selfTest(): Promise<SelfTestReport> {
     this.requireRun();
-    const referenceBase = new URL('../reference/', this.client.wasmBase).href;
-    return (await this.client.request('selfTest', { type: 'selfTest', referenceBase })).report;
+    return (await this.client.request('selfTest', { type: 'selfTest', reference: this.client.assets.reference })).report;
   }
 
   private requireRun(): void {

@@ -2,6 +2,7 @@
 // every change, and the app is mounted into #app.
 import './style.css';
 import { stateFromHash, stateToHash } from './state';
+import { ASSETS } from './assets';
 import { Store } from './store';
 import { mountApp } from './ui/app';
 
@@ -13,8 +14,7 @@ if (typeof WebAssembly !== 'object') {
   const first = stateFromHash(location.hash);
   const store = new Store(first.state);
   const app = mountApp(root, store, {
-    makeWorker: () => new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'attention-trainer' }),
-    wasmBase: new URL('wasm/', document.baseURI).href,
+    assets: ASSETS,
     // ?core=scalar skips SIMD detection (to compare the builds, or work around a SIMD bug).
     forceScalar: new URLSearchParams(location.search).get('core') === 'scalar',
   });

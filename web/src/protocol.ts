@@ -24,7 +24,7 @@
 //   timeline           timelineDone       the attention snapshots kept so far (after `since`)
 //   rowBackward        rowBackwardDone    one query row of one head, forward and backward
 //   selfTest           selfTestDone       the curriculum's invariants on the live model + the
-//                                          shipped PyTorch case (fetched from referenceBase)
+//                                          shipped PyTorch case (fetched from reference)
 //
 //   event              when
 //   progress           while playing, at most every `intervalMs` (default 50 ms)
@@ -41,6 +41,7 @@ import type {
   ResolvedTrainerConfig,
   SelfAttentionStages as CoreStages,
 } from './core/attention-core';
+import type { CoreFiles } from './core/load-core.js';
 
 /** Trainer config: every key of the core's JS API, resolved. */
 export type TrainerConfigMsg = ResolvedTrainerConfig;
@@ -159,9 +160,16 @@ export interface SelfAttentionStages extends CoreStages {
   Wv: Matrix;
 }
 
+/** The self-test's PyTorch case (tests/reference/data/short.*), as absolute URLs. */
+export interface ReferenceFiles {
+  weights: string;
+  input: string;
+  expected: string;
+}
+
 /** Requests, page -> worker. */
 export type Request =
-  | { type: 'init'; id: number; wasmBase: string; forceScalar?: boolean }
+  | { type: 'init'; id: number; core: { simd: CoreFiles; scalar: CoreFiles }; forceScalar?: boolean }
   | { type: 'configure'; id: number; config: TrainerConfigMsg; sample: number[]; ablation?: Ablation }
   | { type: 'reset'; id: number }
   | { type: 'step'; id: number; n: number }
@@ -174,7 +182,7 @@ export type Request =
   | { type: 'ablate'; id: number; ablation: Ablation }
   | { type: 'timeline'; id: number; since: number }
   | { type: 'rowBackward'; id: number; head: number; query: number; target?: number }
-  | { type: 'selfTest'; id: number; referenceBase: string };
+  | { type: 'selfTest'; id: number; reference: ReferenceFiles };
 
 /**
  * A run to restore (export/import panel). Without config: the current config (weights must fit
@@ -213,7 +221,7 @@ export interface ReplyFor {
  * is that key); `nonFinite`: the loss or a gradient became non-finite and training paused;
  * `input`: a bad argument; `state`: no trainer yet; `internal`: anything else.
  */
-export type ErrorKind = 'config' | 'nonFinite' | 'input' | 'state' | 'internal';
+export type ErrorKind = 'config' | 'nonFinite' | 'input' | 'state' | 'internal' | 'worker';
 
 /** Failure reply to any request. */
 export interface ErrorReply {
@@ -242,9 +250,6 @@ export const CONFIG_KEYS_JS = [
 
 /** Upper bound on `step` requests, so one request never blocks the worker for long. */
 export const MAX_STEPS_PER_REQUEST = 1000;
-
-/** The reference case the self-test fetches: <referenceBase><name>.{weights,input,expected}.safetensors. */
-export const REFERENCE_CASE = 'short';
 
 /** Timeline bounds: at most this many bytes of snapshots and this many entries. The byte budget
  * wins over the minimum: the largest config (H 16, T 128: 1 MB an entry) keeps 8. */

@@ -13,6 +13,7 @@ import type {
   Timeline,
   TimelineEntry,
   Matrix,
+  ReferenceFiles,
   ReplyFor,
   Request,
   SelfAttentionRequest,
@@ -25,7 +26,6 @@ import {
   CONFIG_KEYS_JS,
   MAX_STEPS_PER_REQUEST,
   noAblation,
-  REFERENCE_CASE,
   snapshotTransfer,
   TIMELINE_BYTES,
   TIMELINE_FIRST_EVERY,
@@ -33,14 +33,11 @@ import {
   TIMELINE_MIN_ENTRIES,
 } from './protocol';
 import { seededInputs } from './seeded';
+import { detectSimd, instantiateCore } from './core/load-core.js';
 import type { AttentionCore as AttentionCoreModule, Trainer } from './core/attention-core';
 
 declare const self: DedicatedWorkerGlobalScope;
 
-/** A tiny module using one SIMD instruction (i8x16.splat etc.): validates iff SIMD is supported. */
-const SIMD_PROBE = new Uint8Array([
-  0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11,
-]);
 
 /** How long one training chunk should take, so pause/step requests wait at most this long. */
 const CHUNK_MS = 15;
@@ -244,9 +241,9 @@ function rowBackward(head: number, query: number, chosen: number | undefined): R
 /** The shipped PyTorch case, fetched once. */
 let referenceBytes: Promise<{ weights: Uint8Array; input: Uint8Array; expected: Uint8Array }> | null = null;
 
-function loadReference(base: string): Promise<{ weights: Uint8Array; input: Uint8Array; expected: Uint8Array }> {
-  const get = async (kind: string) => {
-    const url = new URL(`${REFERENCE_CASE}.${kind}.safetensors`, base).href;
+function loadReference(files: ReferenceFiles): Promise<{ weights: Uint8Array; input: Uint8Array; expected: Uint8Array }> {
+  const get = async (kind: keyof ReferenceFiles) => {
+    const url = files[kind];
     const r = await fetch(url);
     if (!r.ok) throw new Error(`${url} answered ${r.status}`);
     return new Uint8Array(await r.arrayBuffer());
@@ -256,11 +253,11 @@ function loadReference(base: string): Promise<{ weights: Uint8Array; input: Uint
   return referenceBytes;
 }
 
-async function selfTest(base: string): Promise<SelfTestReport> {
+async function selfTest(files: ReferenceFiles): Promise<SelfTestReport> {
   let reference = null;
   let loadError = '';
   try {
-    reference = await loadReference(base);
+    reference = await loadReference(files);
   } catch (e) {
     loadError = e instanceof Error ? e.message : String(e);
   }
@@ -410,18 +407,16 @@ function selfAttention(input: SelfAttentionRequest): SelfAttentionStages {
   };
 }
 
-async function init(wasmBase: string, forceScalar: boolean): Promise<boolean> {
-  const simd = !forceScalar && WebAssembly.validate(SIMD_PROBE);
-  const url = new URL(`attention-core-${simd ? 'simd' : 'scalar'}.js`, wasmBase).href;
-  const mod = (await import(/* @vite-ignore */ url)) as { default: (o?: object) => Promise<AttentionCoreModule> };
-  core = await mod.default({ locateFile: (path: string) => new URL(path, url).href });
+async function init(files: Extract<Request, { type: 'init' }>['core'], forceScalar: boolean): Promise<boolean> {
+  const simd = !forceScalar && detectSimd();
+  core = await instantiateCore(simd ? files.simd : files.scalar);
   return simd;
 }
 
 async function handle(req: Request): Promise<void> {
   if (req.type === 'init') {
     try {
-      const simd = await init(req.wasmBase, req.forceScalar ?? false);
+      const simd = await init(req.core, req.forceScalar ?? false);
       reply<'init'>({ type: 'ready', replyTo: req.id, simd });
     } catch (e) {
       fail(req.id, 'internal', e);
@@ -541,7 +536,7 @@ async function handle(req: Request): Promise<void> {
       return;
     case 'selfTest':
       try {
-        const report = await selfTest(req.referenceBase);
+        const report = await selfTest(req.reference);
         reply<'selfTest'>({ type: 'selfTestDone', replyTo: req.id, report });
       } catch (e) {
         fail(req.id, 'internal', e);

@@ -1,5 +1,5 @@
 // Types of the WebAssembly module `attention-core` (cpp/wasm/bindings.cpp), hand-written.
-// The module files are web/public/wasm/attention-core-{simd,scalar}.js (ES modules for the page
+// The module files are web/wasm/attention-core-{simd,scalar}.js (ES modules for the page
 // and its worker); their default export is createAttentionCore. load-core.js picks a variant.
 //
 // Every array crossing the boundary is a copy: nothing returned is a view into the wasm heap.

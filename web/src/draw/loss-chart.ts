@@ -8,6 +8,15 @@ export function formatLoss(v: number | null | undefined): string {
   return v == null || !Number.isFinite(v) ? '—' : Number(v.toPrecision(7)).toString();
 }
 
+/** uPlot axis colours from el's text colour (resolved, so it follows the theme): labels and ticks
+ * in it, the grid in it at low opacity. */
+export function axisColours(el: HTMLElement): Pick<uPlot.Axis, 'stroke' | 'grid' | 'ticks'> {
+  const fg = getComputedStyle(el).color || '#222';
+  const rgb = /^rgba?\((\d+),\s*(\d+),\s*(\d+)/.exec(fg);
+  const faint = rgb ? `rgba(${rgb[1]}, ${rgb[2]}, ${rgb[3]}, 0.14)` : 'rgba(128, 128, 128, 0.2)';
+  return { stroke: fg, grid: { stroke: faint, width: 1 }, ticks: { stroke: faint, width: 1 } };
+}
+
 /** A uPlot line chart of loss against step. */
 export class LossChart {
   private plot: uPlot | null = null;
@@ -24,6 +33,7 @@ export class LossChart {
 
   private build(): void {
     this.plot?.destroy();
+    const axis = axisColours(this.el);
     const opts: uPlot.Options = {
       width: this.width,
       height: Math.round(Math.min(240, Math.max(160, this.width * 0.45))),
@@ -31,8 +41,8 @@ export class LossChart {
       legend: { live: true },
       scales: { x: { time: false }, y: { distr: this.logY ? 3 : 1 } },
       axes: [
-        { label: 'step', labelSize: 18, size: 32 },
-        { label: this.logY ? 'loss (log)' : 'loss', labelSize: 18, size: 46 },
+        { label: 'step', labelSize: 18, size: 32, ...axis },
+        { label: this.logY ? 'loss (log)' : 'loss', labelSize: 18, size: 46, ...axis },
       ],
       series: [
         { label: 'step', value: (_u, v) => (v == null ? '—' : String(v)) },
@@ -65,6 +75,11 @@ export class LossChart {
   setLogY(logY: boolean): void {
     if (logY === this.logY) return;
     this.logY = logY;
+    this.build();
+  }
+
+  /** Takes the container's current text colour for the axes (after a theme change). */
+  restyle(): void {
     this.build();
   }
 

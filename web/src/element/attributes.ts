@@ -19,7 +19,7 @@ export const CONFIG_ATTRIBUTES = {
 export type ConfigAttribute = keyof typeof CONFIG_ATTRIBUTES;
 
 /** Every observed attribute. */
-export const ATTRIBUTES = [...Object.keys(CONFIG_ATTRIBUTES), 'autoplay', 'hide', 'height', 'solved-at'] as readonly string[];
+export const ATTRIBUTES = [...Object.keys(CONFIG_ATTRIBUTES), 'autoplay', 'hide', 'height', 'solved-at', 'theme'] as readonly string[];
 
 /**
  * Control groups that `hide` removes, with what each one is. The selectors find them in the views
@@ -174,6 +174,18 @@ export function parseAutoplay(raw: string | null): { value: boolean; problem?: A
   if (text === '' || text === 'true' || text === '1' || text === 'autoplay') return { value: true };
   if (text === 'false' || text === '0') return { value: false };
   return { value: false, problem: { attribute: 'autoplay', message: `autoplay: ${quote(raw)} is not true or false; autoplay is off` } };
+}
+
+/** The element's colour themes: auto follows the system's preference, light and dark fix it. */
+export const THEMES = ['auto', 'light', 'dark'] as const;
+export type Theme = (typeof THEMES)[number];
+
+/** Parses `theme` (case-insensitive): auto, light or dark; absent or empty = auto. */
+export function parseTheme(raw: string | null): { value: Theme; problem?: AttributeProblem } {
+  const text = (raw ?? '').trim().toLowerCase();
+  if (text === '') return { value: 'auto' };
+  if ((THEMES as readonly string[]).includes(text)) return { value: text as Theme };
+  return { value: 'auto', problem: { attribute: 'theme', message: `theme: ${quote(raw!)} is not auto, light or dark; using auto` } };
 }
 
 /** The State an element starts from before any attribute is read. */

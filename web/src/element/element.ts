@@ -4,6 +4,7 @@
 import styleText from '../style.css?inline';
 import uplotText from 'uplot/dist/uPlot.min.css?inline';
 import elementText from './element.css?inline';
+import { ASSETS } from '../assets';
 import type { Controller, Problem } from '../controller';
 import { MAX_STEPS_PER_REQUEST, type Snapshot } from '../protocol';
 import type { State } from '../state';
@@ -19,18 +20,13 @@ import {
   parseHeight,
   parseHide,
   parseSolvedAt,
+  parseTheme,
   stateFromAttributes,
   stateFromPatch,
   type AttributeProblem,
   type ConfigAttribute,
   type HideGroup,
 } from './attributes';
-
-/** How the element finds its worker and the wasm folder (differs between the module and embed.html). */
-export interface ElementHost {
-  makeWorker: () => Worker;
-  wasmBase: () => string;
-}
 
 /** Detail of the `ready` event. */
 export interface ReadyDetail {
@@ -46,7 +42,8 @@ export interface ErrorDetail {
   message: string;
   /** The attribute (or "state", "step") whose value was wrong, if any. */
   attribute?: string;
-  /** The controller's problem kind (config, nonFinite, crash, ...) or "load", "webassembly". */
+  /** The controller's problem kind (config, nonFinite, crash, ...), or "worker" (the training worker
+   * could not start: CSP, file://, no CORS), "load" (the core did not load), "webassembly". */
   kind?: string;
 }
 
@@ -67,8 +64,6 @@ function styleSheets(): CSSStyleSheet[] {
   }
   return sheets;
 }
-
-let host: ElementHost | null = null;
 
 /** The custom element class; see .notes/README-embed.md for the contract. */
 export class AttentionPlaygroundElement extends HTMLElement {
@@ -199,6 +194,7 @@ export class AttentionPlaygroundElement extends HTMLElement {
     } else if (name === 'hide') this.#applyHide();
     else if (name === 'height') this.#applyHeight();
     else if (name === 'solved-at') this.#applySolvedAt();
+    else if (name === 'theme') this.#applyTheme();
   }
 
   // ---- Mounting
@@ -214,20 +210,16 @@ export class AttentionPlaygroundElement extends HTMLElement {
   }
 
   #mount(): void {
-    const h_ = host;
-    if (!h_) throw new Error('attention-playground: defineAttentionPlayground() was not called');
     const store = new Store(this.#pending);
     this.#store = store;
     this.#appRoot = h('div', { class: 'ap-app' });
     this.#frame.append(this.#appRoot);
-    const app = mountApp(this.#appRoot, store, {
-      makeWorker: h_.makeWorker,
-      wasmBase: h_.wasmBase(),
-    });
+    const app = mountApp(this.#appRoot, store, { assets: ASSETS });
     this.#app = app;
     this.#applyHide();
     this.#applyHeight();
     this.#applySolvedAt();
+    this.#applyTheme();
     const ctl = app.controller;
     this.#unsubscribe.push(ctl.subscribe((c) => this.#onController(c)));
     this.#unsubscribe.push(ctl.onProblem((p) => this.#onProblem(p)));
@@ -241,7 +233,7 @@ export class AttentionPlaygroundElement extends HTMLElement {
       if (this.#app !== app) return;
       if (!r.ok) {
         this.#show('load', [{ attribute: 'load', message: r.message }]);
-        this.#error(r.message, { kind: 'load' });
+        this.#error(r.message, { kind: r.kind });
         this.#setReady(false);
         return;
       }
@@ -320,6 +312,14 @@ export class AttentionPlaygroundElement extends HTMLElement {
     if (problem) this.#errorSoon(problem.message, { attribute: 'height' });
     this.#frame.style.height = px === null ? '' : `${px}px`;
     this.#frame.classList.toggle('ap-sized', px !== null);
+  }
+
+  /** The colours follow the attribute through CSS (element.css); canvases redraw with them. */
+  #applyTheme(): void {
+    const { problem } = parseTheme(this.getAttribute('theme'));
+    this.#show('theme', problem ? [problem] : []);
+    if (problem) this.#errorSoon(problem.message, { attribute: 'theme' });
+    this.#app?.restyle();
   }
 
   #applySolvedAt(): void {
@@ -403,9 +403,8 @@ export class AttentionPlaygroundElement extends HTMLElement {
   }
 }
 
-/** Registers <attention-playground> (once) with the given worker and wasm locations. */
-export function defineAttentionPlayground(options: ElementHost, name = 'attention-playground'): void {
-  host ??= options;
+/** Registers <attention-playground> (once). */
+export function defineAttentionPlayground(name = 'attention-playground'): void {
   if (!customElements.get(name)) customElements.define(name, class extends AttentionPlaygroundElement {});
 }
 

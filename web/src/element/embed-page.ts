@@ -7,10 +7,7 @@ import { FIELDS, type State } from '../state';
 import { defineAttentionPlayground } from './element';
 import { EVENT_TYPES, MESSAGE_SOURCE, parseCommand, parseOrigins, type Command } from './messages';
 
-defineAttentionPlayground({
-  makeWorker: () => new Worker(new URL('../worker.ts', import.meta.url), { type: 'module', name: 'attention-trainer' }),
-  wasmBase: () => new URL('wasm/', document.baseURI).href,
-});
+defineAttentionPlayground();
 
 const params = new URLSearchParams(location.hash.replace(/^#/, '').slice(0, 8192));
 const parentWindow = window.parent !== window ? window.parent : null;

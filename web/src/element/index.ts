@@ -1,18 +1,16 @@
-// Entry of dist/attention-playground.js: one ES module that defines <attention-playground>.
-// The worker and the wasm folder are found next to this module (relative URLs), so the folder can
-// be copied to any sub-path of a static site: <script type="module" src=".../attention-playground.js">.
+// Entry of dist/attention-playground.js, the npm package's main module: defines
+// <attention-playground>, and is also an anywidget front-end module (default export {render}).
+// Everything it loads (worker, wasm, reference files) is found next to it (src/assets.ts), so the
+// folder can sit on any sub-path, on a CDN, or in a bundler's output.
 import { defineAttentionPlayground } from './element';
 
-/** The wasm folder, next to this module; a variable so that Vite leaves the URL to the browser. */
-const WASM_DIR = 'wasm/';
-
-/** A module worker from this module's folder (dist/assets/), so it must share the page's origin. */
-function makeWorker(): Worker {
-  return new Worker(new URL('../worker.ts', import.meta.url), { type: 'module', name: 'attention-trainer' });
-}
-
-defineAttentionPlayground({ makeWorker, wasmBase: () => new URL(WASM_DIR, import.meta.url).href });
+defineAttentionPlayground();
 
 export { AttentionPlaygroundElement } from './element';
 export type { ErrorDetail, ReadyDetail, StepDetail } from './element';
-export { HIDE_GROUPS } from './attributes';
+export { HIDE_GROUPS, THEMES } from './attributes';
+export { render, TRAITS, type WidgetModel } from './anywidget';
+
+import { render } from './anywidget';
+/** The anywidget front-end module contract: Jupyter, marimo and MyST load `{ render }`. */
+export default { render };

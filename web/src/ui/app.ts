@@ -1,6 +1,7 @@
 // The page: a header with the two view tabs, a banner for corrected URL values, and both views.
 // Builds into any root element (document body today, a shadow root for the embeddable element).
-import { Controller, WorkerClient } from '../controller';
+import type { Assets } from '../assets';
+import { Controller, RequestError, WorkerClient } from '../controller';
 import type { Correction, State } from '../state';
 import type { Store } from '../store';
 import { h, uniqueId } from './dom';
@@ -10,10 +11,13 @@ import { mountTrainView } from './train-view';
 /** A mounted page. */
 export interface App {
   controller: Controller;
-  /** Settles once the core is loaded and the first model built; never rejects (ok false: load failed). */
-  ready: Promise<{ ok: true; simd: boolean } | { ok: false; message: string }>;
+  /** Settles once the core is loaded and the first model built; never rejects (ok false: the
+   * worker did not start, kind 'worker', or the core did not load, kind 'load'). */
+  ready: Promise<{ ok: true; simd: boolean } | { ok: false; message: string; kind: 'worker' | 'load' }>;
   /** Shows what validation corrected (from a URL or attributes); empty hides the banner. */
   showCorrections(c: Correction[]): void;
+  /** Redraws the canvases with the current colours (after a theme change). */
+  restyle(): void;
   destroy(): void;
 }
 
@@ -22,14 +26,10 @@ const TABS: { view: State['view']; label: string }[] = [
   { view: 'lesson', label: 'Self-attention from scratch' },
 ];
 
-/** Mounts the page into root; makeWorker creates the training worker, wasmBase is the wasm folder URL. */
-export function mountApp(
-  root: HTMLElement,
-  store: Store,
-  opts: { makeWorker: () => Worker; wasmBase: string; forceScalar?: boolean },
-): App {
+/** Mounts the page into root; assets are the worker's and the core's files. */
+export function mountApp(root: HTMLElement, store: Store, opts: { assets: Assets; forceScalar?: boolean }): App {
   const reducedMotion = matchMedia('(prefers-reduced-motion: reduce)').matches;
-  const client = new WorkerClient(opts.makeWorker, opts.wasmBase, opts.forceScalar);
+  const client = new WorkerClient(opts.assets, opts.forceScalar);
   const ctl = new Controller(client);
   if (reducedMotion) ctl.setProgressInterval(500);
   // Start the worker (and so the wasm download and compile) before building the page, so both
@@ -69,7 +69,17 @@ export function mountApp(
     ...panels.values(),
   );
 
-  const train = mountTrainView(panels.get('train')!, store, ctl, { reducedMotion });
+  // Canvases (heatmaps, charts) take their colours when drawn: a change of theme redraws them.
+  const restylers = new Set<() => void>();
+  const onRestyle = (f: () => void) => {
+    restylers.add(f);
+    return () => restylers.delete(f);
+  };
+  const restyle = () => restylers.forEach((f) => f());
+  const scheme = matchMedia('(prefers-color-scheme: dark)');
+  scheme.addEventListener('change', restyle);
+
+  const train = mountTrainView(panels.get('train')!, store, ctl, { reducedMotion, onRestyle });
   const lesson = mountLessonView(panels.get('lesson')!, store, ctl);
 
   function showView(v: State['view']): void {
@@ -93,10 +103,11 @@ export function mountApp(
       await Promise.all([train.configure(), lesson.refresh()]);
       return { ok: true as const, simd: ctl.simd };
     } catch (e) {
-      const message = `Could not load the attention core: ${e instanceof Error ? e.message : String(e)}`;
+      const worker = e instanceof RequestError && e.kind === 'worker';
+      const message = worker ? e.message : `Could not load the attention core: ${e instanceof Error ? e.message : String(e)}`;
       loading.textContent = message;
       loading.classList.add('error');
-      return { ok: false as const, message };
+      return { ok: false as const, message, kind: worker ? ('worker' as const) : ('load' as const) };
     }
   })();
 
@@ -107,8 +118,10 @@ export function mountApp(
       bannerList.replaceChildren(...c.map((x) => h('li', { text: x.message })));
       banner.hidden = c.length === 0;
     },
+    restyle,
     destroy() {
       unsub();
+      scheme.removeEventListener('change', restyle);
       train.destroy();
       lesson.destroy();
       client.stop();

@@ -6,6 +6,8 @@ export interface PanelOptions {
   reducedMotion: boolean;
   /** The page's state (the ablation panel keeps its settings there, and so in the URL). */
   store: Store;
+  /** Calls f after the colours changed (theme), so canvases redraw; returns an unsubscribe. */
+  onRestyle(f: () => void): () => void;
 }
 
 /** Fills the training view's section for a panel (which carries its class and aria-label) with

@@ -4,6 +4,7 @@
 // every head's matrix at the chosen step and plots per head the mean attention entropy and the
 // mass on the keys holding the answer against the step. Every number comes from the core.
 import uPlot from 'uplot';
+import { axisColours } from '../draw/loss-chart';
 import 'uplot/dist/uPlot.min.css';
 import type { Controller } from '../controller';
 import { drawHeatmap } from '../draw/heatmap';
@@ -360,9 +361,8 @@ export function mountTimelinePanel(slot: HTMLElement, ctl: Controller, opts: Pan
   function buildChart(c: Chart, H: number): void {
     c.plot?.destroy();
     c.el.replaceChildren();
-    const textColour = getComputedStyle(panel).color || '#222';
     const width = chartWidth(c);
-    const axis = { stroke: textColour, grid: { stroke: 'rgba(128,128,128,0.25)', width: 1 }, ticks: { stroke: 'rgba(128,128,128,0.4)', width: 1 } };
+    const axis = axisColours(panel);
     const series: uPlot.Series[] = [{ label: 'step', value: (_u, v) => (v == null ? '—' : String(v)) }];
     for (let hh = 0; hh < H; ++hh) {
       series.push({ label: `Head ${hh + 1}`, stroke: headColour(hh), width: 1.5, spanGaps: false, points: { show: false }, value: (_u, v) => fmt3(v) });
@@ -511,6 +511,16 @@ export function mountTimelinePanel(slot: HTMLElement, ctl: Controller, opts: Pan
     renderEntry();
   });
   ro.observe(panel);
+  // A theme change: labels and axes take the new colours.
+  const unrestyle = opts.onRestyle(() => {
+    labelColour = '';
+    for (const c of charts) {
+      c.plot?.destroy();
+      c.plot = null;
+    }
+    renderCharts();
+    renderEntry();
+  });
 
   renderMeta();
   renderEntry();
@@ -519,6 +529,7 @@ export function mountTimelinePanel(slot: HTMLElement, ctl: Controller, opts: Pan
   return () => {
     destroyed = true;
     unsubscribe();
+    unrestyle();
     ro.disconnect();
     clearTimer();
     stopPlayThrough();

@@ -44,7 +44,7 @@ export interface TrainView {
 }
 
 /** Mounts view 1 into root. */
-export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller, opts: { reducedMotion: boolean }): TrainView {
+export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller, opts: Pick<PanelOptions, 'reducedMotion' | 'onRestyle'>): TrainView {
   const cleanups: (() => void)[] = [];
 
   // ---- Controls
@@ -146,7 +146,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
   // code is loaded and mounted then.
   let markStarted = () => {};
   const started = new Promise<void>((r) => (markStarted = r));
-  const panelOpts: PanelOptions = { reducedMotion: opts.reducedMotion, store };
+  const panelOpts: PanelOptions = { reducedMotion: opts.reducedMotion, store, onRestyle: opts.onRestyle };
   const slot = (cls: string, label: string) => h('section', { class: `panel ${cls}`, 'aria-label': label });
   const slots = {
     ablation: slot('ablation-panel', 'Ablation'),
@@ -458,6 +458,15 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
   });
   ro.observe(root);
   cleanups.push(() => ro.disconnect());
+  cleanups.push(
+    opts.onRestyle(() => {
+      labelColour = '';
+      lastHistory = null;
+      chart.restyle();
+      drawLegendBar(legendBar, Math.min(220, Math.max(100, legend.clientWidth - 200)), 12);
+      scheduleDraw();
+    }),
+  );
   drawLegendBar(legendBar, 160, 12);
   drawMaskedSwatch(legendMasked, 12);
 

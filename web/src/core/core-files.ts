@@ -1,0 +1,19 @@
+// Where the two builds of the core are, as new URL('…', import.meta.url) (Vite's ?url imports
+// compile to that pattern): a bundler that installs the npm package copies the files, and a copy
+// served from a CDN loads them from the CDN, never relative to the page.
+import simdJs from '../../wasm/attention-core-simd.js?url';
+import simdWasm from '../../wasm/attention-core-simd.wasm?url';
+import scalarJs from '../../wasm/attention-core-scalar.js?url';
+import scalarWasm from '../../wasm/attention-core-scalar.wasm?url';
+import type { CoreFiles } from './load-core.js';
+
+/** An absolute URL (the dev server gives root-relative ones). */
+export function absolute(url: string): string {
+  return new URL(url, import.meta.url).href;
+}
+
+/** The SIMD and the scalar build of the core. */
+export const CORE_FILES: { simd: CoreFiles; scalar: CoreFiles } = {
+  simd: { js: absolute(simdJs), wasm: absolute(simdWasm) },
+  scalar: { js: absolute(scalarJs), wasm: absolute(scalarWasm) },
+};
