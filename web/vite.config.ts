@@ -61,6 +61,9 @@ function packageModules(): Plugin {
           target: 'es2022',
           copyPublicDir: false,
           assetsInlineLimit: 0,
+          // No preload helper: its paths are relative to this build's layout, which a bundler that
+          // installs the package rearranges (its dynamic imports it follows itself).
+          modulePreload: false,
           rolldownOptions: {
             input: {
               'attention-playground': path.join(root, 'src/element/index.ts'),
