@@ -17,7 +17,7 @@ struct ModelConfig {
   int max_context_length = 12;  // C
   float attn_dropout = 0.0f;
   float out_dropout = 0.0f;
-  // Throws std::invalid_argument naming the first bad value.
+  // Throws an Error of kind Config naming the first bad value (key: the JS config key).
   void validate() const;
 };
 
