@@ -63,18 +63,35 @@ void TinyAttentionLM::backward(const int32_t* ids, State& s) {
   token_emb.backward(ids, s.dx);
 }
 
-std::vector<ParamRef> TinyAttentionLM::parameters() {
-  const int64_t V = config.vocab_size, D = config.d_model;
+std::vector<ParamSpec> state_dict_specs(const ModelConfig& c) {
+  const int64_t V = c.vocab_size, D = c.d_model;
   return {
-      {"token_emb.embedding.weight", {V, D}, token_emb.weight.data(), token_emb.dweight.data()},
-      {"attn.qkv_proj.weight", {3 * D, D}, attn.qkv_proj.weight.data(),
-       attn.qkv_proj.dweight.data()},
-      {"attn.qkv_proj.bias", {3 * D}, attn.qkv_proj.bias.data(), attn.qkv_proj.dbias.data()},
-      {"attn.out_proj.weight", {D, D}, attn.out_proj.weight.data(), attn.out_proj.dweight.data()},
-      {"attn.out_proj.bias", {D}, attn.out_proj.bias.data(), attn.out_proj.dbias.data()},
-      {"lm_head.weight", {V, D}, lm_head.weight.data(), lm_head.dweight.data()},
-      {"lm_head.bias", {V}, lm_head.bias.data(), lm_head.dbias.data()},
+      {"token_emb.embedding.weight", {V, D}},
+      {"attn.qkv_proj.weight", {3 * D, D}},
+      {"attn.qkv_proj.bias", {3 * D}},
+      {"attn.out_proj.weight", {D, D}},
+      {"attn.out_proj.bias", {D}},
+      {"lm_head.weight", {V, D}},
+      {"lm_head.bias", {V}},
   };
+}
+
+std::vector<ParamRef> TinyAttentionLM::parameters() {
+  // Value and gradient of each parameter, in the order of state_dict_specs.
+  float* const data[][2] = {
+      {token_emb.weight.data(), token_emb.dweight.data()},
+      {attn.qkv_proj.weight.data(), attn.qkv_proj.dweight.data()},
+      {attn.qkv_proj.bias.data(), attn.qkv_proj.dbias.data()},
+      {attn.out_proj.weight.data(), attn.out_proj.dweight.data()},
+      {attn.out_proj.bias.data(), attn.out_proj.dbias.data()},
+      {lm_head.weight.data(), lm_head.dweight.data()},
+      {lm_head.bias.data(), lm_head.dbias.data()},
+  };
+  const std::vector<ParamSpec> specs = state_dict_specs(config);
+  std::vector<ParamRef> params;
+  for (size_t i = 0; i < specs.size(); ++i)
+    params.push_back({specs[i].name, specs[i].shape, data[i][0], data[i][1]});
+  return params;
 }
 
 }  // namespace attn

@@ -21,17 +21,6 @@ using json::printable;
 
 const char* const kWhat = "weights";
 
-// The state-dict names and shapes of a model with config c; must agree with
-// TinyAttentionLM::parameters() (load_weights checks against that, the source of truth).
-std::vector<std::pair<std::string, std::vector<int64_t>>> expected_params(int64_t V, int64_t D) {
-  return {
-      {"token_emb.embedding.weight", {V, D}}, {"attn.qkv_proj.weight", {3 * D, D}},
-      {"attn.qkv_proj.bias", {3 * D}},        {"attn.out_proj.weight", {D, D}},
-      {"attn.out_proj.bias", {D}},            {"lm_head.weight", {V, D}},
-      {"lm_head.bias", {V}},
-  };
-}
-
 // Metadata value as a positive decimal int in [1, hi]: no sign, no spaces, no leading zero.
 int metadata_int(const SafetensorsFile& file, const std::string& key, int hi) {
   const auto it = file.metadata.find(key);
@@ -79,24 +68,24 @@ ModelConfig infer_config(const SafetensorsFile& file) {
   require_format(D >= 2 && D <= kMaxFileDModel, kWhat, ": d_model ", D,
                  " (token_emb.embedding.weight columns) must be in [2, ", kMaxFileDModel, "]");
 
-  const auto expected = expected_params(V, D);
-  for (const auto& [name, shape] : expected) {
-    const TensorView& t = file.get(name, kWhat);
-    require_format(t.dtype == "F32", kWhat, ": tensor ", printable(name), " has dtype ",
-                   t.dtype, ", expected F32");
-    require_format(t.shape == shape, kWhat, ": tensor ", printable(name), " has shape ",
-                   shape_str(t.shape), " but token_emb.embedding.weight ", shape_str(emb.shape),
-                   " implies ", shape_str(shape));
-  }
-  for (const TensorView& t : file.tensors) {
-    bool known = false;
-    for (const auto& e : expected) known = known || e.first == t.name;
-    require_format(known, kWhat, ": unexpected tensor ", printable(t.name));
-  }
-
   ModelConfig c;
   c.vocab_size = static_cast<int>(V);
   c.d_model = static_cast<int>(D);
+  const std::vector<ParamSpec> expected = state_dict_specs(c);
+  for (const ParamSpec& e : expected) {
+    const TensorView& t = file.get(e.name, kWhat);
+    require_format(t.dtype == "F32", kWhat, ": tensor ", printable(e.name), " has dtype ",
+                   t.dtype, ", expected F32");
+    require_format(t.shape == e.shape, kWhat, ": tensor ", printable(e.name), " has shape ",
+                   shape_str(t.shape), " but token_emb.embedding.weight ", shape_str(emb.shape),
+                   " implies ", shape_str(e.shape));
+  }
+  for (const TensorView& t : file.tensors) {
+    bool known = false;
+    for (const ParamSpec& e : expected) known = known || e.name == t.name;
+    require_format(known, kWhat, ": unexpected tensor ", printable(t.name));
+  }
+
   c.n_heads = metadata_int(file, "n_heads", kMaxFileDModel);
   c.max_context_length = metadata_int(file, "max_context_length", kMaxFileContext);
   try {
