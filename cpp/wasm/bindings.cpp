@@ -35,6 +35,7 @@ using emscripten::val;
 // (attn::error_kind_name: "config", "input", "nonFinite", "format", "state", "io", or "internal"
 // for an exception that is not an attn::Error / attn::RuntimeError) and, when the core named
 // one, its .key (the JS config key, e.g. "dModel"); without a key there is no .key property.
+// ("io" never reaches JS: no call here reads or writes files.)
 
 // Runs body. A C++ exception is copied into strings inside the catch block and thrown as an
 // Error after the block has ended, so the C++ exception object is already freed.
