@@ -7,10 +7,10 @@
 namespace attn {
 
 void AdamConfig::validate() const {
-  require(std::isfinite(lr) && lr > 0.0f, "lr (", lr, ") must be a positive number");
-  require(beta1 >= 0.0 && beta1 < 1.0, "beta1 (", beta1, ") must be in [0, 1)");
-  require(beta2 >= 0.0 && beta2 < 1.0, "beta2 (", beta2, ") must be in [0, 1)");
-  require(std::isfinite(eps) && eps >= 0.0f, "eps (", eps, ") must be >= 0");
+  require_config(std::isfinite(lr) && lr > 0.0f, "lr", "lr (", lr, ") must be a positive number");
+  require_config(beta1 >= 0.0 && beta1 < 1.0, "", "beta1 (", beta1, ") must be in [0, 1)");
+  require_config(beta2 >= 0.0 && beta2 < 1.0, "", "beta2 (", beta2, ") must be in [0, 1)");
+  require_config(std::isfinite(eps) && eps >= 0.0f, "", "eps (", eps, ") must be >= 0");
 }
 
 void adam_update(float* p, const float* g, float* m, float* v, Eigen::Index n, float lr,

@@ -101,9 +101,9 @@ AttentionStages self_attention_stages(ConstMatRef X, ConstMatRef Wq, ConstMatRef
 
 SelfAttention::SelfAttention(int d_model_, int dk_, int dv_, uint64_t seed)
     : d_model(d_model_), dk(dk_), dv(dv_) {
-  require(d_model >= 1, "d_model (", d_model, ") must be >= 1");
-  require(dk >= 1, "dk (", dk, ") must be >= 1");
-  require(dv >= 1, "dv (", dv, ") must be >= 1");
+  require_config(d_model >= 1, "dModel", "d_model (", d_model, ") must be >= 1");
+  require_config(dk >= 1, "dk", "dk (", dk, ") must be >= 1");
+  require_config(dv >= 1, "dv", "dv (", dv, ") must be >= 1");
   Rng rng(seed);
   const float sqk = static_cast<float>(std::sqrt(2.0 / (d_model + dk)));
   const float sv = static_cast<float>(std::sqrt(2.0 / (d_model + dv)));

@@ -47,7 +47,8 @@ class Parser {
  private:
   template <typename... Args>
   [[noreturn]] void fail(const Args&... args) const {
-    throw std::invalid_argument(str_cat("invalid JSON at byte ", p_ - begin_, ": ", args...));
+    throw Error(ErrorKind::Format, "",
+                str_cat("invalid JSON at byte ", p_ - begin_, ": ", args...));
   }
 
   // What is at p_, for messages: "end of input" or the character, printable.

@@ -39,7 +39,8 @@ constexpr size_t kDefaultMaxValues = size_t(1) << 20;
 // Parses one JSON value; only whitespace may follow it. Rejects duplicate object keys,
 // invalid UTF-8, unescaped control characters, lone surrogates, leading zeros, nesting deeper
 // than max_depth and more than max_values values in all. Linear time (duplicate keys are found
-// with a hash set). Errors: std::invalid_argument "invalid JSON at byte N: ...".
+// with a hash set). Errors: an attn::Error (std::invalid_argument) of kind Format, "invalid JSON
+// at byte N: ...".
 Value parse(std::string_view text, int max_depth = kDefaultMaxDepth,
             size_t max_values = kDefaultMaxValues);
 

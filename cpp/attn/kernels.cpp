@@ -297,14 +297,6 @@ void adam_kernel(float* p, const float* g, float* m, float* v, Eigen::Index n, f
 #endif
 }
 
-bool simd_kernels() {
-#ifdef __wasm_simd128__
-  return true;
-#else
-  return false;
-#endif
-}
-
 void matmul_nn(ConstMatRef A, ConstMatRef B, MatRef C, float alpha) {
   check_product(A.rows(), A.cols(), B.rows(), B.cols(), C, "nn");
 #ifdef __wasm_simd128__

@@ -40,7 +40,4 @@ void adam_kernel_reference(float* p, const float* g, float* m, float* v, Eigen::
                            float beta1, float beta2, float one_b1, float one_b2, float eps,
                            float step_size, float bc2_sqrt);
 
-// True when this build runs the hand-written WebAssembly SIMD kernels.
-bool simd_kernels();
-
 }  // namespace attn

@@ -7,8 +7,8 @@
 namespace attn {
 
 Linear::Linear(int in, int out, Rng& rng) : in_features(in), out_features(out) {
-  require(in >= 1, "in_features (", in, ") must be >= 1");
-  require(out >= 1, "out_features (", out, ") must be >= 1");
+  require_config(in >= 1, "", "in_features (", in, ") must be >= 1");
+  require_config(out >= 1, "", "out_features (", out, ") must be >= 1");
   // kaiming_uniform_(a=sqrt(5)) and the bias rule both reduce to bound = 1/sqrt(in).
   const float bound = 1.0f / std::sqrt(static_cast<float>(in));
   weight.resize(out, in);

@@ -3,14 +3,16 @@
 namespace attn {
 
 void ModelConfig::validate() const {
-  require(vocab_size >= 1, "vocab_size (", vocab_size, ") must be >= 1");
-  require(d_model >= 1, "d_model (", d_model, ") must be >= 1");
-  require(n_heads >= 1, "n_heads (", n_heads, ") must be >= 1");
-  require(d_model % n_heads == 0, "d_model (", d_model, ") must be divisible by n_heads (",
-          n_heads, ")");
-  require(d_model % 2 == 0, "d_model (", d_model, ") must be even for sinusoidal positions");
-  require(max_context_length >= 1, "max_context_length (", max_context_length,
-          ") must be >= 1");
+  // The keys are the JS config's; the Trainer's seqLen sets max_context_length.
+  require_config(vocab_size >= 1, "vocabSize", "vocab_size (", vocab_size, ") must be >= 1");
+  require_config(d_model >= 1, "dModel", "d_model (", d_model, ") must be >= 1");
+  require_config(n_heads >= 1, "nHeads", "n_heads (", n_heads, ") must be >= 1");
+  require_config(d_model % n_heads == 0, "dModel", "d_model (", d_model,
+                 ") must be divisible by n_heads (", n_heads, ")");
+  require_config(d_model % 2 == 0, "dModel", "d_model (", d_model,
+                 ") must be even for sinusoidal positions");
+  require_config(max_context_length >= 1, "seqLen", "max_context_length (", max_context_length,
+                 ") must be >= 1");
 }
 
 namespace {
@@ -61,18 +63,35 @@ void TinyAttentionLM::backward(const int32_t* ids, State& s) {
   token_emb.backward(ids, s.dx);
 }
 
-std::vector<ParamRef> TinyAttentionLM::parameters() {
-  const int64_t V = config.vocab_size, D = config.d_model;
+std::vector<ParamSpec> state_dict_specs(const ModelConfig& c) {
+  const int64_t V = c.vocab_size, D = c.d_model;
   return {
-      {"token_emb.embedding.weight", {V, D}, token_emb.weight.data(), token_emb.dweight.data()},
-      {"attn.qkv_proj.weight", {3 * D, D}, attn.qkv_proj.weight.data(),
-       attn.qkv_proj.dweight.data()},
-      {"attn.qkv_proj.bias", {3 * D}, attn.qkv_proj.bias.data(), attn.qkv_proj.dbias.data()},
-      {"attn.out_proj.weight", {D, D}, attn.out_proj.weight.data(), attn.out_proj.dweight.data()},
-      {"attn.out_proj.bias", {D}, attn.out_proj.bias.data(), attn.out_proj.dbias.data()},
-      {"lm_head.weight", {V, D}, lm_head.weight.data(), lm_head.dweight.data()},
-      {"lm_head.bias", {V}, lm_head.bias.data(), lm_head.dbias.data()},
+      {"token_emb.embedding.weight", {V, D}},
+      {"attn.qkv_proj.weight", {3 * D, D}},
+      {"attn.qkv_proj.bias", {3 * D}},
+      {"attn.out_proj.weight", {D, D}},
+      {"attn.out_proj.bias", {D}},
+      {"lm_head.weight", {V, D}},
+      {"lm_head.bias", {V}},
   };
+}
+
+std::vector<ParamRef> TinyAttentionLM::parameters() {
+  // Value and gradient of each parameter, in the order of state_dict_specs.
+  float* const data[][2] = {
+      {token_emb.weight.data(), token_emb.dweight.data()},
+      {attn.qkv_proj.weight.data(), attn.qkv_proj.dweight.data()},
+      {attn.qkv_proj.bias.data(), attn.qkv_proj.dbias.data()},
+      {attn.out_proj.weight.data(), attn.out_proj.dweight.data()},
+      {attn.out_proj.bias.data(), attn.out_proj.dbias.data()},
+      {lm_head.weight.data(), lm_head.dweight.data()},
+      {lm_head.bias.data(), lm_head.dbias.data()},
+  };
+  const std::vector<ParamSpec> specs = state_dict_specs(config);
+  std::vector<ParamRef> params;
+  for (size_t i = 0; i < specs.size(); ++i)
+    params.push_back({specs[i].name, specs[i].shape, data[i][0], data[i][1]});
+  return params;
 }
 
 }  // namespace attn

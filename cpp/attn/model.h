@@ -17,9 +17,19 @@ struct ModelConfig {
   int max_context_length = 12;  // C
   float attn_dropout = 0.0f;
   float out_dropout = 0.0f;
-  // Throws std::invalid_argument naming the first bad value.
+  // Throws an Error of kind Config naming the first bad value (key: the JS config key).
   void validate() const;
 };
+
+// A parameter's PyTorch state-dict name and shape.
+struct ParamSpec {
+  std::string name;            // e.g. "attn.qkv_proj.weight"
+  std::vector<int64_t> shape;  // (out, in) for a weight, (out) for a bias
+};
+
+// The state dict of a model with config c (the shapes depend on V and D only), in the PyTorch
+// module's order. The one list of parameter names: parameters() and the weights file use it.
+std::vector<ParamSpec> state_dict_specs(const ModelConfig& c);
 
 class TinyAttentionLM {
  public:
@@ -44,7 +54,7 @@ class TinyAttentionLM {
   // Reads s.dlogits (B*T,V); overwrites every parameter gradient.
   void backward(const int32_t* ids, State& s);
 
-  // Every parameter with its state-dict name, in the PyTorch module's order.
+  // Every parameter with its state-dict name, in the order of state_dict_specs(config).
   std::vector<ParamRef> parameters();
 
   ModelConfig config;

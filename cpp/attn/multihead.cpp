@@ -12,13 +12,14 @@ namespace {
 // Runs before any member is built, so a bad config is reported in the curriculum's words.
 int checked_d_model(int d_model, int n_heads, int max_context_length, float attn_dropout,
                     float out_dropout) {
-  require(d_model >= 1, "d_model (", d_model, ") must be >= 1");
-  require(n_heads >= 1, "n_heads (", n_heads, ") must be >= 1");
-  require(d_model % n_heads == 0, "d_model (", d_model, ") must be divisible by n_heads (",
-          n_heads, ")");
-  require(max_context_length >= 1, "max_context_length (", max_context_length, ") must be >= 1");
-  check_dropout_p("attn_dropout", attn_dropout);
-  check_dropout_p("out_dropout", out_dropout);
+  require_config(d_model >= 1, "dModel", "d_model (", d_model, ") must be >= 1");
+  require_config(n_heads >= 1, "nHeads", "n_heads (", n_heads, ") must be >= 1");
+  require_config(d_model % n_heads == 0, "dModel", "d_model (", d_model,
+                 ") must be divisible by n_heads (", n_heads, ")");
+  require_config(max_context_length >= 1, "seqLen", "max_context_length (", max_context_length,
+                 ") must be >= 1");
+  check_dropout_p("attn_dropout", "attnDropout", attn_dropout);
+  check_dropout_p("out_dropout", "outDropout", out_dropout);
   return d_model;
 }
 
@@ -168,8 +169,8 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
 MultiHeadSelfAttention::RowGrad MultiHeadSelfAttention::row_grad(const State& s, int b, int h,
                                                                  int i, const RowVec& d_out) const {
   const int H = n_heads, Dh = d_head, T = s.T;
-  require(s.T >= 1 && s.x.size() > 0, "row_grad needs a forward pass first");
-  require(!s.attn_dropped && !s.out_dropped, "row_grad needs a forward pass in eval mode");
+  require_state(s.T >= 1 && s.x.size() > 0, "row_grad needs a forward pass first");
+  require_state(!s.attn_dropped && !s.out_dropped, "row_grad needs a forward pass in eval mode");
   require(b >= 0 && b < s.B, "batch index (", b, ") must be in [0, ", s.B - 1, "]");
   require(h >= 0 && h < H, "head (", h, ") must be in [0, ", H - 1, "]");
   require(i >= 0 && i < T, "query position (", i, ") must be in [0, ", T - 1, "]");

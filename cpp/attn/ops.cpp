@@ -25,8 +25,8 @@ void apply_causal_mask(MatRef scores) {
 MaskMode parse_mask_mode(const std::string& name) {
   for (MaskMode m : {MaskMode::Causal, MaskMode::None, MaskMode::Inverted})
     if (name == mask_mode_name(m)) return m;
-  throw std::invalid_argument(
-      str_cat("unknown mask '", name, "' (expected causal, none or inverted)"));
+  throw Error(ErrorKind::Input, "",
+              str_cat("unknown mask '", name, "' (expected causal, none or inverted)"));
 }
 
 const char* mask_mode_name(MaskMode mode) {
@@ -55,8 +55,9 @@ void dropout_forward(MatRef x, MatRef mask, float p, Rng& rng) {
     }
 }
 
-void check_dropout_p(const char* name, float p) {
-  require(std::isfinite(p) && p >= 0.0f && p < 1.0f, name, " (", p, ") must be in [0, 1)");
+void check_dropout_p(const char* name, const char* key, float p) {
+  require_config(std::isfinite(p) && p >= 0.0f && p < 1.0f, key, name, " (", p,
+                 ") must be in [0, 1)");
 }
 
 }  // namespace attn

@@ -23,7 +23,7 @@ void apply_causal_mask(MatRef scores);
 // wrong cells (the past, j < i) and so leaves every future key visible.
 enum class MaskMode { Causal, None, Inverted };
 constexpr float kBrokenMaskFill = -1e4f;
-// "causal", "none" or "inverted"; anything else throws std::invalid_argument.
+// "causal", "none" or "inverted"; anything else throws an Error of kind Input.
 MaskMode parse_mask_mode(const std::string& name);
 const char* mask_mode_name(MaskMode mode);
 // Applies mode to scores (T,T) in place.
@@ -33,7 +33,8 @@ void apply_mask(MatRef scores, MaskMode mode);
 // 1/(1-p); writes the multiplier (0 or 1/(1-p)) of each entry to mask. x, mask (R,S).
 void dropout_forward(MatRef x, MatRef mask, float p, Rng& rng);
 
-// The boolean check shared by every dropout layer: p must be in [0, 1).
-void check_dropout_p(const char* name, float p);
+// The check shared by every dropout layer: p must be in [0, 1). name is for the message, key is
+// the JS config key (both spellings of the same field, e.g. "attn_dropout", "attnDropout").
+void check_dropout_p(const char* name, const char* key, float p);
 
 }  // namespace attn

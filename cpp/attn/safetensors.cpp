@@ -21,9 +21,10 @@ using json::printable;
 
 constexpr size_t kMaxRank = 16;
 
+// A malformed file.
 template <typename... Args>
 [[noreturn]] void fail(const Args&... args) {
-  throw std::invalid_argument(str_cat("safetensors: ", args...));
+  throw Error(ErrorKind::Format, "", str_cat("safetensors: ", args...));
 }
 
 uint64_t read_u64_le(const uint8_t* p) {
@@ -127,7 +128,7 @@ const TensorView* SafetensorsFile::find(const std::string& name) const {
 
 const TensorView& SafetensorsFile::get(const std::string& name, const std::string& what) const {
   const TensorView* t = find(name);
-  require(t != nullptr, what, ": missing tensor ", printable(name));
+  require_format(t != nullptr, what, ": missing tensor ", printable(name));
   return *t;
 }
 
@@ -135,10 +136,10 @@ std::vector<float> SafetensorsFile::f32(const std::string& name,
                                         const std::vector<int64_t>* shape,
                                         const std::string& what) const {
   const TensorView& t = get(name, what);
-  require(t.dtype == "F32", what, ": tensor ", printable(name), " has dtype ", t.dtype,
-          ", expected F32");
-  require(!shape || t.shape == *shape, what, ": tensor ", printable(name), " has shape ",
-          shape_str(t.shape), ", expected ", shape ? shape_str(*shape) : "");
+  require_format(t.dtype == "F32", what, ": tensor ", printable(name), " has dtype ", t.dtype,
+                 ", expected F32");
+  require_format(!shape || t.shape == *shape, what, ": tensor ", printable(name), " has shape ",
+                 shape_str(t.shape), ", expected ", shape ? shape_str(*shape) : "");
   std::vector<float> out(static_cast<size_t>(t.numel));
   if (t.nbytes) std::memcpy(out.data(), t.data, t.nbytes);
   return out;
@@ -153,14 +154,16 @@ std::vector<int32_t> SafetensorsFile::ids(const std::string& name, const std::st
     for (size_t i = 0; i < out.size(); ++i) {
       int64_t v;
       std::memcpy(&v, t.data + 8 * i, 8);
-      require(v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max(),
-              what, ": tensor ", printable(name), " value ", v, " at index ", i,
-              " does not fit in int32");
+      require_format(
+          v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max(),
+          what, ": tensor ", printable(name), " value ", v, " at index ", i,
+          " does not fit in int32");
       out[i] = static_cast<int32_t>(v);
     }
   } else {
-    throw std::invalid_argument(str_cat(what, ": tensor ", printable(name), " has dtype ",
-                                        t.dtype, ", expected I64 or I32"));
+    throw Error(ErrorKind::Format, "",
+                str_cat(what, ": tensor ", printable(name), " has dtype ", t.dtype,
+                        ", expected I64 or I32"));
   }
   return out;
 }

@@ -3,8 +3,8 @@
 // Header: {"__metadata__": {str: str}, name: {"dtype": "F32", "shape": [..],
 // "data_offsets": [begin, end]}, ...}, offsets relative to the start of the data.
 //
-// The reader is written for hostile input: every failure is a one-line std::invalid_argument,
-// and no byte outside the given buffer is ever read.
+// The reader is written for hostile input: every failure is a one-line std::invalid_argument
+// (an attn::Error of kind Format), and no byte outside the given buffer is ever read.
 #pragma once
 
 #include <cstddef>
@@ -37,11 +37,12 @@ struct SafetensorsFile {
   std::vector<TensorView> tensors;              // in header order
 
   const TensorView* find(const std::string& name) const;  // nullptr when absent
-  // The named tensor; throws std::invalid_argument "<what>: missing tensor "name"" when absent.
+  // The named tensor; throws an Error of kind Format, "<what>: missing tensor "name"", when
+  // absent.
   const TensorView& get(const std::string& name, const std::string& what = "file") const;
 
-  // Copies of the data, after checking the dtype (and the shape, when given). Throw
-  // std::invalid_argument naming the tensor and what was expected.
+  // Copies of the data, after checking the dtype (and the shape, when given). Throw an Error
+  // of kind Format naming the tensor and what was expected.
   std::vector<float> f32(const std::string& name, const std::vector<int64_t>* shape = nullptr,
                          const std::string& what = "file") const;
   // I32 or I64 tensor as int32 (an I64 value outside int32 is an error naming it).
@@ -63,8 +64,8 @@ struct TensorOut {
 };
 
 // A safetensors file: tensors sorted by name, data in that order, the header JSON without
-// spaces and padded with spaces so that the data starts at a multiple of 8 bytes. Throws on a
-// duplicate or reserved name, an unknown dtype or a negative dimension.
+// spaces and padded with spaces so that the data starts at a multiple of 8 bytes. Throws (kind
+// Input) on a duplicate or reserved name, an unknown dtype or a negative dimension.
 std::vector<uint8_t> write_safetensors(std::vector<TensorOut> tensors,
                                        const std::map<std::string, std::string>& metadata);
 

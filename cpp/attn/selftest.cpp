@@ -110,13 +110,14 @@ void require_shape(const char* what, const Mat& m, Eigen::Index rows, Eigen::Ind
 
 std::string bts(int B, int T, int H) { return str_cat("B=", B, " T=", T, " H=", H); }
 
-// Runs fn; prefixes the message of an std::invalid_argument with the reference file it is about.
+// Runs fn; prefixes the message of an std::invalid_argument with the reference file it is about
+// (kind Format: the file does not hold what a reference case needs).
 template <typename Fn>
 auto in_file(const char* file, Fn&& fn) -> decltype(fn()) {
   try {
     return fn();
   } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(str_cat("reference ", file, " file: ", e.what()));
+    throw Error(ErrorKind::Format, "", str_cat("reference ", file, " file: ", e.what()));
   }
 }
 
@@ -401,21 +402,22 @@ SelfTestResult check_pytorch_reference(const ReferenceCase* ref) {
 
     const std::vector<int64_t> ids_shape = in_file("input", [&] {
       const std::vector<int64_t> shape = input.get("ids", "input").shape;
-      require(shape.size() == 2, "input: tensor \"ids\" must be (B,T), got shape ",
-              shape_str(shape));
+      require_format(shape.size() == 2, "input: tensor \"ids\" must be (B,T), got shape ",
+                     shape_str(shape));
       return shape;
     });
     const std::vector<int32_t> ids = in_file("input", [&] { return input.ids("ids", "input"); });
     const std::vector<int32_t> targets =
         in_file("input", [&] { return input.ids("targets", "input"); });
     in_file("input", [&] {
-      require(targets.size() == ids.size(), "input: targets has ", targets.size(),
-              " values but ids has ", ids.size());
+      require_format(targets.size() == ids.size(), "input: targets has ", targets.size(),
+                     " values but ids has ", ids.size());
     });
     const int64_t B64 = ids_shape[0], T64 = ids_shape[1];
-    require(B64 >= 1 && B64 <= (int64_t(1) << 20) && T64 >= 1 && T64 <= c.max_context_length,
-            "reference input file: ids shape ", shape_str(ids_shape),
-            " needs 1 <= B and 1 <= T <= max_context_length (", c.max_context_length, ")");
+    require_format(
+        B64 >= 1 && B64 <= (int64_t(1) << 20) && T64 >= 1 && T64 <= c.max_context_length,
+        "reference input file: ids shape ", shape_str(ids_shape),
+        " needs 1 <= B and 1 <= T <= max_context_length (", c.max_context_length, ")");
     const int B = int(B64), T = int(T64);
 
     Rng unused(0);
@@ -431,7 +433,8 @@ SelfTestResult check_pytorch_reference(const ReferenceCase* ref) {
         in_file("expected", [&] { return expected.f32("attention", &attn_shape, "expected"); });
     const std::vector<float> t_loss = in_file("expected", [&] {
       std::vector<float> v = expected.f32("loss", nullptr, "expected");
-      require(v.size() == 1, "expected: tensor \"loss\" has ", v.size(), " values, expected 1");
+      require_format(v.size() == 1, "expected: tensor \"loss\" has ", v.size(),
+                     " values, expected 1");
       return v;
     });
 

@@ -19,22 +19,25 @@ constexpr int kMaxRow = 4097;
 Task parse_task(const std::string& name) {
   for (size_t i = 0; i < kNames.size(); ++i)
     if (name == kNames[i]) return static_cast<Task>(i);
-  throw std::invalid_argument(
-      str_cat("unknown task '", name, "' (expected repeat, shift, copy, reverse, sort or future)"));
+  throw Error(ErrorKind::Config, "task",
+              str_cat("unknown task '", name,
+                      "' (expected repeat, shift, copy, reverse, sort or future)"));
 }
 
 const char* task_name(Task task) { return kNames[static_cast<size_t>(task)]; }
 
 void check_task(Task task, int V, int T) {
-  require(T >= 1 && T < kMaxRow, "sequence length (", T, ") must be in [1, ", kMaxRow - 1, "]");
+  require_config(T >= 1 && T < kMaxRow, "seqLen", "sequence length (", T, ") must be in [1, ",
+                 kMaxRow - 1, "]");
   const int h = (T + 1) / 2;
   if (task == Task::Shift || task == Task::Future)
-    require(T >= 2, "the ", task_name(task), " task needs seq_len >= 2, got ", T);
+    require_config(T >= 2, "task", "the ", task_name(task), " task needs seq_len >= 2, got ", T);
   if (task == Task::Copy || task == Task::Reverse || task == Task::Sort)
-    require(T >= 3, "the ", task_name(task), " task needs seq_len >= 3, got ", T);
+    require_config(T >= 3, "task", "the ", task_name(task), " task needs seq_len >= 3, got ", T);
   if (task == Task::Sort)
-    require(V >= h, "the sort task draws ", h, " distinct ids per row, so vocab_size (", V,
-            ") must be >= (seq_len + 1) / 2 = ", h);
+    require_config(V >= h, "task", "the sort task draws ", h,
+                   " distinct ids per row, so vocab_size (", V,
+                   ") must be >= (seq_len + 1) / 2 = ", h);
 }
 
 void make_batch(Task task, int V, int B, int T, Rng& rng, Batch& batch) {

@@ -21,12 +21,13 @@ namespace attn {
 // For copy, reverse and sort only the targets inside the second half are predictable.
 enum class Task { Repeat, Shift, Copy, Reverse, Sort, Future };
 
-// "repeat", "shift", "copy", "reverse", "sort" or "future"; anything else throws
-// std::invalid_argument naming the value and the choices.
+// "repeat", "shift", "copy", "reverse", "sort" or "future"; anything else throws an Error of
+// kind Config, key "task", naming the value and the choices.
 Task parse_task(const std::string& name);
 const char* task_name(Task task);
 
-// Throws std::invalid_argument unless the task can build sequences of length T over V ids.
+// Throws an Error of kind Config (key "task", or "seqLen" for T outside [1, 4096]) unless the
+// task can build sequences of length T over V ids.
 void check_task(Task task, int vocab_size, int T);
 
 struct Batch {

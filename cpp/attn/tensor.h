@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "attn/error.h"
+
 namespace attn {
 
 using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -35,10 +37,29 @@ std::string str_cat(const Args&... args) {
   return os.str();
 }
 
-// Throws std::invalid_argument with the concatenated message when cond is false.
+// Checks that throw an attn::Error (a std::invalid_argument) with the concatenated message when
+// cond is false. require is for call arguments (kind Input); the others name their kind.
 template <typename... Args>
 void require(bool cond, const Args&... args) {
-  if (!cond) throw std::invalid_argument(str_cat(args...));
+  if (!cond) throw Error(ErrorKind::Input, "", str_cat(args...));
+}
+
+// A config value; key is its JS config key ("dModel"), or "" when JS has no such key.
+template <typename... Args>
+void require_config(bool cond, const char* key, const Args&... args) {
+  if (!cond) throw Error(ErrorKind::Config, key, str_cat(args...));
+}
+
+// The contents of a safetensors, JSON or weights file.
+template <typename... Args>
+void require_format(bool cond, const Args&... args) {
+  if (!cond) throw Error(ErrorKind::Format, "", str_cat(args...));
+}
+
+// A call that needs an earlier one first (e.g. a forward pass).
+template <typename... Args>
+void require_state(bool cond, const Args&... args) {
+  if (!cond) throw Error(ErrorKind::State, "", str_cat(args...));
 }
 
 // A named parameter: its value, its gradient (same shape), and its PyTorch shape.

@@ -22,9 +22,12 @@ const char* key_name(Field f, TrainerConfig::KeyStyle style) {
   return names[static_cast<int>(style)][f];
 }
 
+// The error's key: the JS name, whatever style the message uses.
+const char* js_key(Field f) { return key_name(f, TrainerConfig::KeyStyle::Js); }
+
 void check_range(int value, int lo, int hi, Field f, TrainerConfig::KeyStyle style) {
-  require(value >= lo && value <= hi, key_name(f, style), " (", value, ") must be in [", lo, ", ",
-          hi, "]");
+  require_config(value >= lo && value <= hi, js_key(f), key_name(f, style), " (", value,
+                 ") must be in [", lo, ", ", hi, "]");
 }
 
 const TrainerConfig& validated(const TrainerConfig& c) {
@@ -46,28 +49,32 @@ void TrainerConfig::validate(KeyStyle style) const {
   check_range(vocab_size, 1, 65536, kVocab, style);
   check_range(d_model, 2, 4096, kDModel, style);
   check_range(n_heads, 1, d_model, kHeads, style);
-  require(d_model % n_heads == 0, key_name(kDModel, style), " (", d_model,
-          ") must be divisible by ", key_name(kHeads, style), " (", n_heads, ")");
-  require(d_model % 2 == 0, key_name(kDModel, style), " (", d_model,
-          ") must be even for sinusoidal positions");
+  require_config(d_model % n_heads == 0, js_key(kDModel), key_name(kDModel, style), " (",
+                 d_model, ") must be divisible by ", key_name(kHeads, style), " (", n_heads, ")");
+  require_config(d_model % 2 == 0, js_key(kDModel), key_name(kDModel, style), " (", d_model,
+                 ") must be even for sinusoidal positions");
   check_range(seq_len, 1, 4096, kSeqLen, style);
   check_range(batch_size, 1, 4096, kBatch, style);
-  require(std::isfinite(lr) && lr > 0.0f && lr <= 10.0f, key_name(kLr, style), " (", lr,
-          ") must be in (0, 10]");
-  require(std::isfinite(attn_dropout) && attn_dropout >= 0.0f && attn_dropout < 1.0f,
-          key_name(kAttnDrop, style), " (", attn_dropout, ") must be in [0, 1)");
-  require(std::isfinite(out_dropout) && out_dropout >= 0.0f && out_dropout < 1.0f,
-          key_name(kOutDrop, style), " (", out_dropout, ") must be in [0, 1)");
+  require_config(std::isfinite(lr) && lr > 0.0f && lr <= 10.0f, js_key(kLr), key_name(kLr, style),
+                 " (", lr, ") must be in (0, 10]");
+  require_config(std::isfinite(attn_dropout) && attn_dropout >= 0.0f && attn_dropout < 1.0f,
+                 js_key(kAttnDrop), key_name(kAttnDrop, style), " (", attn_dropout,
+                 ") must be in [0, 1)");
+  require_config(std::isfinite(out_dropout) && out_dropout >= 0.0f && out_dropout < 1.0f,
+                 js_key(kOutDrop), key_name(kOutDrop, style), " (", out_dropout,
+                 ") must be in [0, 1)");
   try {
     check_task(parse_task(task), vocab_size, seq_len);
   } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(str_cat(key_name(kTask, style), ": ", e.what()));
+    throw Error(ErrorKind::Config, js_key(kTask),
+                str_cat(key_name(kTask, style), ": ", e.what()));
   }
+  // No single key: any of the four sizes can bring it down.
   const int64_t n = state_elements(*this);
-  require(n <= kMaxStateElements, "this config needs about ", n, " floats of state, more than the ",
-          kMaxStateElements, " allowed; reduce ", key_name(kVocab, style), ", ",
-          key_name(kDModel, style), ", ", key_name(kSeqLen, style), " or ",
-          key_name(kBatch, style));
+  require_config(n <= kMaxStateElements, "", "this config needs about ", n,
+                 " floats of state, more than the ", kMaxStateElements, " allowed; reduce ",
+                 key_name(kVocab, style), ", ", key_name(kDModel, style), ", ",
+                 key_name(kSeqLen, style), " or ", key_name(kBatch, style));
 }
 
 ModelConfig TrainerConfig::model_config() const {
@@ -106,11 +113,12 @@ float Trainer::step(int n) {
     for (const ParamRef& p : adam_.params)
       finite = finite && Eigen::Map<const Eigen::ArrayXf>(p.grad, p.numel()).allFinite();
     if (!finite)
-      throw std::runtime_error(str_cat(
-          "training stopped at step ", adam_.t + 1, " because the ",
-          std::isfinite(loss) ? "gradient" : "loss", " became non-finite (lr ", config_.lr,
-          " is probably too high); the weights are kept from step ", adam_.t,
-          ", so lower the learning rate or reset"));
+      throw RuntimeError(
+          ErrorKind::NonFinite, "",
+          str_cat("training stopped at step ", adam_.t + 1, " because the ",
+                  std::isfinite(loss) ? "gradient" : "loss", " became non-finite (lr ", config_.lr,
+                  " is probably too high); the weights are kept from step ", adam_.t,
+                  ", so lower the learning rate or reset"));
     last_accuracy_ = token_accuracy(s.logits, batch_.targets.data());
     if (any_frozen_) {
       frozen_qkv_w_ = model_.attn.qkv_proj.weight;

@@ -27,8 +27,9 @@ struct TrainerConfig {
   // How validate() names a field: vocab_size (C++), vocabSize (JS) or --vocab (CLI).
   enum class KeyStyle { Cpp, Js, Cli };
 
-  // Throws std::invalid_argument naming the first bad value in the given style. Bounds keep
-  // the state under kMaxStateElements floats so a hostile config cannot exhaust memory.
+  // Throws an Error of kind Config naming the first bad value in the given style; its key is
+  // the JS name whatever the style ("" for a config too large as a whole). Bounds keep the
+  // state under kMaxStateElements floats so a hostile config cannot exhaust memory.
   void validate(KeyStyle style = KeyStyle::Cpp) const;
   ModelConfig model_config() const;
 };
@@ -41,8 +42,9 @@ class Trainer {
   explicit Trainer(const TrainerConfig& config);
 
   // Runs n >= 0 training steps; returns the last loss (the previous one when n = 0, NaN before
-  // any step). If a loss or gradient turns non-finite, that step is not applied and
-  // std::runtime_error says so; the weights stay as they were and the Trainer stays usable.
+  // any step). If a loss or gradient turns non-finite, that step is not applied and a
+  // RuntimeError of kind NonFinite says so; the weights stay as they were and the Trainer stays
+  // usable.
   float step(int n = 1);
 
   // The loss the next step() will report, before it updates anything: the next batch (with

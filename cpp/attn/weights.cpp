@@ -21,22 +21,11 @@ using json::printable;
 
 const char* const kWhat = "weights";
 
-// The state-dict names and shapes of a model with config c; must agree with
-// TinyAttentionLM::parameters() (load_weights checks against that, the source of truth).
-std::vector<std::pair<std::string, std::vector<int64_t>>> expected_params(int64_t V, int64_t D) {
-  return {
-      {"token_emb.embedding.weight", {V, D}}, {"attn.qkv_proj.weight", {3 * D, D}},
-      {"attn.qkv_proj.bias", {3 * D}},        {"attn.out_proj.weight", {D, D}},
-      {"attn.out_proj.bias", {D}},            {"lm_head.weight", {V, D}},
-      {"lm_head.bias", {V}},
-  };
-}
-
 // Metadata value as a positive decimal int in [1, hi]: no sign, no spaces, no leading zero.
 int metadata_int(const SafetensorsFile& file, const std::string& key, int hi) {
   const auto it = file.metadata.find(key);
-  require(it != file.metadata.end(), kWhat, ": __metadata__ has no ", printable(key),
-          " (needed to know the config)");
+  require_format(it != file.metadata.end(), kWhat, ": __metadata__ has no ", printable(key),
+                 " (needed to know the config)");
   const std::string& s = it->second;
   bool ok = !s.empty() && s.size() <= 9 && s[0] >= '1' && s[0] <= '9';
   long v = 0;
@@ -44,9 +33,15 @@ int metadata_int(const SafetensorsFile& file, const std::string& key, int hi) {
     ok = ok && c >= '0' && c <= '9';
     if (ok) v = v * 10 + (c - '0');
   }
-  require(ok && v <= hi, kWhat, ": __metadata__ ", key, " ", printable(s),
-          " must be an integer in [1, ", hi, "]");
+  require_format(ok && v <= hi, kWhat, ": __metadata__ ", key, " ", printable(s),
+                 " must be an integer in [1, ", hi, "]");
   return static_cast<int>(v);
+}
+
+// A file that cannot be opened, read or written.
+template <typename... Args>
+[[noreturn]] void throw_io(const Args&... args) {
+  throw RuntimeError(ErrorKind::Io, "", str_cat(args...));
 }
 
 }  // namespace
@@ -65,38 +60,38 @@ std::vector<uint8_t> save_model(TinyAttentionLM& model) {
 
 ModelConfig infer_config(const SafetensorsFile& file) {
   const TensorView& emb = file.get("token_emb.embedding.weight", kWhat);
-  require(emb.shape.size() == 2, kWhat, ": token_emb.embedding.weight must be (V,D), got shape ",
-          shape_str(emb.shape));
+  require_format(emb.shape.size() == 2, kWhat,
+                 ": token_emb.embedding.weight must be (V,D), got shape ", shape_str(emb.shape));
   const int64_t V = emb.shape[0], D = emb.shape[1];
-  require(V >= 1 && V <= kMaxFileVocab, kWhat, ": vocab size ", V,
-          " (token_emb.embedding.weight rows) must be in [1, ", kMaxFileVocab, "]");
-  require(D >= 2 && D <= kMaxFileDModel, kWhat, ": d_model ", D,
-          " (token_emb.embedding.weight columns) must be in [2, ", kMaxFileDModel, "]");
-
-  const auto expected = expected_params(V, D);
-  for (const auto& [name, shape] : expected) {
-    const TensorView& t = file.get(name, kWhat);
-    require(t.dtype == "F32", kWhat, ": tensor ", printable(name), " has dtype ", t.dtype,
-            ", expected F32");
-    require(t.shape == shape, kWhat, ": tensor ", printable(name), " has shape ", shape_str(t.shape),
-            " but token_emb.embedding.weight ", shape_str(emb.shape), " implies ",
-            shape_str(shape));
-  }
-  for (const TensorView& t : file.tensors) {
-    bool known = false;
-    for (const auto& e : expected) known = known || e.first == t.name;
-    require(known, kWhat, ": unexpected tensor ", printable(t.name));
-  }
+  require_format(V >= 1 && V <= kMaxFileVocab, kWhat, ": vocab size ", V,
+                 " (token_emb.embedding.weight rows) must be in [1, ", kMaxFileVocab, "]");
+  require_format(D >= 2 && D <= kMaxFileDModel, kWhat, ": d_model ", D,
+                 " (token_emb.embedding.weight columns) must be in [2, ", kMaxFileDModel, "]");
 
   ModelConfig c;
   c.vocab_size = static_cast<int>(V);
   c.d_model = static_cast<int>(D);
+  const std::vector<ParamSpec> expected = state_dict_specs(c);
+  for (const ParamSpec& e : expected) {
+    const TensorView& t = file.get(e.name, kWhat);
+    require_format(t.dtype == "F32", kWhat, ": tensor ", printable(e.name), " has dtype ",
+                   t.dtype, ", expected F32");
+    require_format(t.shape == e.shape, kWhat, ": tensor ", printable(e.name), " has shape ",
+                   shape_str(t.shape), " but token_emb.embedding.weight ", shape_str(emb.shape),
+                   " implies ", shape_str(e.shape));
+  }
+  for (const TensorView& t : file.tensors) {
+    bool known = false;
+    for (const ParamSpec& e : expected) known = known || e.name == t.name;
+    require_format(known, kWhat, ": unexpected tensor ", printable(t.name));
+  }
+
   c.n_heads = metadata_int(file, "n_heads", kMaxFileDModel);
   c.max_context_length = metadata_int(file, "max_context_length", kMaxFileContext);
   try {
     c.validate();
   } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(str_cat(kWhat, ": ", e.what()));
+    throw Error(ErrorKind::Format, "", str_cat(kWhat, ": ", e.what()));
   }
   return c;
 }
@@ -118,8 +113,8 @@ void load_weights(TinyAttentionLM& model, const SafetensorsFile& file) {
            {"n_heads", c.n_heads}, {"max_context_length", c.max_context_length}}) {
     if (!file.metadata.count(key)) continue;
     const int got = metadata_int(file, key, 1 << 30);
-    require(got == value, kWhat, ": __metadata__ ", key, " is ", got, " but the model has ",
-            value);
+    require_format(got == value, kWhat, ": __metadata__ ", key, " is ", got,
+                   " but the model has ", value);
   }
   const std::vector<ParamRef> params = model.parameters();
   // Stage everything first, so an error anywhere leaves the model untouched.
@@ -128,13 +123,13 @@ void load_weights(TinyAttentionLM& model, const SafetensorsFile& file) {
     staged.push_back(file.f32(p.name, &p.shape, kWhat));
     const std::vector<float>& v = staged.back();
     for (size_t i = 0; i < v.size(); ++i)
-      require(std::isfinite(v[i]), kWhat, ": tensor ", printable(p.name), " has a non-finite value (",
-              v[i], ") at index ", i);
+      require_format(std::isfinite(v[i]), kWhat, ": tensor ", printable(p.name),
+                     " has a non-finite value (", v[i], ") at index ", i);
   }
   for (const TensorView& t : file.tensors) {
     bool known = false;
     for (const ParamRef& p : params) known = known || p.name == t.name;
-    require(known, kWhat, ": unexpected tensor ", printable(t.name));
+    require_format(known, kWhat, ": unexpected tensor ", printable(t.name));
   }
   for (size_t i = 0; i < params.size(); ++i)
     std::memcpy(params[i].value, staged[i].data(), staged[i].size() * sizeof(float));
@@ -146,7 +141,7 @@ void load_weights(TinyAttentionLM& model, const uint8_t* data, size_t size) {
 
 std::vector<uint8_t> read_file(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) throw std::runtime_error(str_cat("cannot open '", path, "': ", std::strerror(errno)));
+  if (!f) throw_io("cannot open '", path, "': ", std::strerror(errno));
   std::vector<uint8_t> bytes;
   uint8_t buf[1 << 16];
   while (true) {
@@ -157,7 +152,7 @@ std::vector<uint8_t> read_file(const std::string& path) {
   const bool failed = std::ferror(f);
   const int err = errno;
   std::fclose(f);
-  if (failed) throw std::runtime_error(str_cat("cannot read '", path, "': ", std::strerror(err)));
+  if (failed) throw_io("cannot read '", path, "': ", std::strerror(err));
   return bytes;
 }
 
@@ -165,8 +160,7 @@ void write_file_atomic(const std::string& path, const std::vector<uint8_t>& byte
   static std::atomic<unsigned> counter{0};
   const std::string tmp = str_cat(path, ".tmp-", ::getpid(), "-", counter++);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_TRUNC, 0666);
-  if (fd < 0)
-    throw std::runtime_error(str_cat("cannot write '", path, "': ", std::strerror(errno)));
+  if (fd < 0) throw_io("cannot write '", path, "': ", std::strerror(errno));
   size_t done = 0;
   int err = 0;
   while (done < bytes.size()) {
@@ -182,7 +176,7 @@ void write_file_atomic(const std::string& path, const std::vector<uint8_t>& byte
   if (err == 0 && std::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
   if (err != 0) {
     std::remove(tmp.c_str());
-    throw std::runtime_error(str_cat("cannot write '", path, "': ", std::strerror(err)));
+    throw_io("cannot write '", path, "': ", std::strerror(err));
   }
 }
 

@@ -25,7 +25,7 @@ std::vector<uint8_t> save_model(TinyAttentionLM& model);
 
 // The config a weights file describes: V and D from the shapes, H and C from the metadata.
 // Missing, extra, non-F32 or inconsistently shaped tensors, missing or malformed metadata, or a
-// config the model rejects: std::invalid_argument naming the problem.
+// config the model rejects: std::invalid_argument (an Error of kind Format) naming the problem.
 ModelConfig infer_config(const uint8_t* data, size_t size);
 ModelConfig infer_config(const SafetensorsFile& file);
 
@@ -34,17 +34,18 @@ std::unique_ptr<TinyAttentionLM> load_model(const uint8_t* data, size_t size);
 
 // Loads the file's weights into model. Every tensor must be present with exactly the model's
 // shape, no other tensor may be present, every value must be finite, and metadata n_heads /
-// max_context_length, when present, must match model.config. All-or-nothing: on any error the
-// model is unchanged.
+// max_context_length, when present, must match model.config. All-or-nothing: on any error (kind
+// Format) the model is unchanged.
 void load_weights(TinyAttentionLM& model, const uint8_t* data, size_t size);
 void load_weights(TinyAttentionLM& model, const SafetensorsFile& file);
 
-// The whole file; throws std::runtime_error naming the path and the reason.
+// The whole file; throws a RuntimeError (std::runtime_error) of kind Io naming the path and the
+// reason.
 std::vector<uint8_t> read_file(const std::string& path);
 
 // Writes bytes to a temporary file in the same directory, then renames it over path, so path
-// is either untouched or complete. Throws std::runtime_error naming the path; the temporary
-// file is removed on failure.
+// is either untouched or complete. Throws a RuntimeError of kind Io naming the path; the
+// temporary file is removed on failure.
 void write_file_atomic(const std::string& path, const std::vector<uint8_t>& bytes);
 
 }  // namespace attn

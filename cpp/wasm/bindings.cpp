@@ -22,29 +22,42 @@
 
 namespace {
 
+using attn::ErrorKind;
 using attn::Mat;
 using attn::require;
+using attn::require_config;
 using attn::str_cat;
 using attn::TrainerConfig;
 using emscripten::typed_memory_view;
 using emscripten::val;
 
-// ---- Errors: every C++ exception reaches JS as an Error carrying the C++ message.
+// ---- Errors: every C++ exception reaches JS as an Error carrying the C++ message, its .kind
+// (attn::error_kind_name: "config", "input", "nonFinite", "format", "state", "io", or "internal"
+// for an exception that is not an attn::Error / attn::RuntimeError) and, when the core named
+// one, its .key (the JS config key, e.g. "dModel"); without a key there is no .key property.
+// ("io" never reaches JS: no call here reads or writes files.)
 
-// Runs body. A C++ exception is turned into a JS string inside the catch block and thrown as an
+// Runs body. A C++ exception is copied into strings inside the catch block and thrown as an
 // Error after the block has ended, so the C++ exception object is already freed.
 template <typename Body>
 auto js_call(Body&& body) -> decltype(body()) {
-  val message = val::undefined();
+  std::string message, key;
+  ErrorKind kind = ErrorKind::Internal;
   try {
     return body();
   } catch (const std::exception& e) {
-    message = val(e.what());
+    message = e.what();
+    kind = attn::error_kind(e);
+    key = attn::error_key(e);
   }
-  val::global("Error").new_(message).throw_();
+  val error = val::global("Error").new_(message);
+  error.set("kind", std::string(attn::error_kind_name(kind)));
+  if (!key.empty()) error.set("key", key);
+  error.throw_();
 }
 
-// ---- JS -> C++ conversions. Each names the key it reads.
+// ---- JS -> C++ conversions. Each names the key it reads. A bad value of a Trainer config key
+// throws kind config with that key; any other bad argument throws kind input.
 
 std::string type_of(const val& v) {
   if (v.isNull()) return "null";
@@ -52,21 +65,28 @@ std::string type_of(const val& v) {
   return v.typeOf().as<std::string>();
 }
 
-// A finite JS number; name is the key or argument it came from.
-double to_number(const val& v, const std::string& name) {
-  require(v.isNumber(), name, " must be a number, got ", type_of(v));
+// Throws an attn::Error "<name><rest>" when cond is false; kind Config gets name as its key.
+template <typename... Args>
+void require_value(bool cond, ErrorKind kind, const std::string& name, const Args&... rest) {
+  if (!cond) throw attn::Error(kind, kind == ErrorKind::Config ? name : "", str_cat(name, rest...));
+}
+
+// A finite JS number; name is the key or argument it came from, kind Config for a config key.
+double to_number(const val& v, const std::string& name, ErrorKind kind = ErrorKind::Input) {
+  require_value(v.isNumber(), kind, name, " must be a number, got ", type_of(v));
   const double d = v.as<double>();
-  require(std::isfinite(d), name, " (", d, ") must be a finite number");
+  require_value(std::isfinite(d), kind, name, " (", d, ") must be a finite number");
   return d;
 }
 
 // A JS number that is an integer in [lo, hi]. For config keys the range only guards the
 // conversion; TrainerConfig::validate has the real bounds.
-int64_t to_integer(const val& v, const std::string& name, double lo, double hi) {
-  const double d = to_number(v, name);
-  require(d == std::trunc(d), name, " (", d, ") must be an integer");
-  require(d >= lo && d <= hi, name, " (", d, ") must be in [", static_cast<int64_t>(lo), ", ",
-          static_cast<int64_t>(hi), "]");
+int64_t to_integer(const val& v, const std::string& name, double lo, double hi,
+                   ErrorKind kind = ErrorKind::Input) {
+  const double d = to_number(v, name, kind);
+  require_value(d == std::trunc(d), kind, name, " (", d, ") must be an integer");
+  require_value(d >= lo && d <= hi, kind, name, " (", d, ") must be in [",
+                static_cast<int64_t>(lo), ", ", static_cast<int64_t>(hi), "]");
   return static_cast<int64_t>(d);
 }
 
@@ -76,10 +96,10 @@ constexpr double kMaxSafeInteger = 9007199254740991.0;  // Number.MAX_SAFE_INTEG
 const char* const kConfigKeys[] = {"vocabSize", "dModel",  "nHeads",      "seqLen",     "batchSize",
                                    "lr",        "seed",    "attnDropout", "outDropout", "task"};
 
-// Throws naming the first own key of the object js that is not in known ("unknown <what> key
-// 'x'; the keys are a b c").
+// Throws (with the given kind, no key) naming the first own key of the object js that is not in
+// known ("unknown <what> key 'x'; the keys are a b c").
 template <size_t N>
-void check_keys(const val& js, const char* const (&known)[N], const char* what) {
+void check_keys(const val& js, const char* const (&known)[N], const char* what, ErrorKind kind) {
   const val keys = val::global("Object").call<val>("keys", js);
   const int n_keys = keys["length"].as<int>();
   for (int i = 0; i < n_keys; ++i) {
@@ -90,32 +110,39 @@ void check_keys(const val& js, const char* const (&known)[N], const char* what) 
       ok = ok || key == k;
       list += list.empty() ? k : str_cat(" ", k);
     }
-    require(ok, "unknown ", what, " key '", key, "'; the keys are ", list);
+    if (!ok)
+      throw attn::Error(kind, "",
+                        str_cat("unknown ", what, " key '", key, "'; the keys are ", list));
   }
 }
 
 // {vocabSize, ...} -> TrainerConfig. Missing keys keep the DemoConfig defaults; a key of the
 // wrong type, an unknown key or a value out of range throws naming the key.
 TrainerConfig to_trainer_config(const val& js) {
-  require(js.typeOf().as<std::string>() == "object" && !js.isNull() && !js.isArray(),
-          "config must be an object, got ", type_of(js));
-  check_keys(js, kConfigKeys, "config");
+  require_config(js.typeOf().as<std::string>() == "object" && !js.isNull() && !js.isArray(), "",
+                 "config must be an object, got ", type_of(js));
+  check_keys(js, kConfigKeys, "config", ErrorKind::Config);
   auto has = [&](const char* key) { return !js[key].isUndefined(); };
+  // A config key that is an integer, or a float.
+  auto integer = [&](const char* key, double lo, double hi) {
+    return to_integer(js[key], key, lo, hi, ErrorKind::Config);
+  };
+  auto number = [&](const char* key) {
+    return static_cast<float>(to_number(js[key], key, ErrorKind::Config));
+  };
   TrainerConfig c;
-  if (has("vocabSize")) c.vocab_size = to_integer(js["vocabSize"], "vocabSize", -kIntMax, kIntMax);
-  if (has("dModel")) c.d_model = to_integer(js["dModel"], "dModel", -kIntMax, kIntMax);
-  if (has("nHeads")) c.n_heads = to_integer(js["nHeads"], "nHeads", -kIntMax, kIntMax);
-  if (has("seqLen")) c.seq_len = to_integer(js["seqLen"], "seqLen", -kIntMax, kIntMax);
-  if (has("batchSize")) c.batch_size = to_integer(js["batchSize"], "batchSize", -kIntMax, kIntMax);
-  if (has("lr")) c.lr = static_cast<float>(to_number(js["lr"], "lr"));
-  if (has("seed")) c.seed = to_integer(js["seed"], "seed", 0, kMaxSafeInteger);
-  if (has("attnDropout"))
-    c.attn_dropout = static_cast<float>(to_number(js["attnDropout"], "attnDropout"));
-  if (has("outDropout"))
-    c.out_dropout = static_cast<float>(to_number(js["outDropout"], "outDropout"));
+  if (has("vocabSize")) c.vocab_size = integer("vocabSize", -kIntMax, kIntMax);
+  if (has("dModel")) c.d_model = integer("dModel", -kIntMax, kIntMax);
+  if (has("nHeads")) c.n_heads = integer("nHeads", -kIntMax, kIntMax);
+  if (has("seqLen")) c.seq_len = integer("seqLen", -kIntMax, kIntMax);
+  if (has("batchSize")) c.batch_size = integer("batchSize", -kIntMax, kIntMax);
+  if (has("lr")) c.lr = number("lr");
+  if (has("seed")) c.seed = integer("seed", 0, kMaxSafeInteger);
+  if (has("attnDropout")) c.attn_dropout = number("attnDropout");
+  if (has("outDropout")) c.out_dropout = number("outDropout");
   if (has("task")) {
     const val task = js["task"];
-    require(task.isString(), "task must be a string, got ", type_of(task));
+    require_config(task.isString(), "task", "task must be a string, got ", type_of(task));
     c.task = task.as<std::string>();
   }
   c.validate(TrainerConfig::KeyStyle::Js);
@@ -288,7 +315,7 @@ void trainer_set_ablation(attn::Trainer& t, val js) {
   js_call([&] {
     require(js.typeOf().as<std::string>() == "object" && !js.isNull() && !js.isArray(),
             "ablation must be an object, got ", type_of(js));
-    check_keys(js, kAblationKeys, "ablation");
+    check_keys(js, kAblationKeys, "ablation", ErrorKind::Input);
     const int H = t.config().n_heads;
     attn::Trainer::Ablation a;
     a.zeroed = to_head_flags(js["zeroed"], "zeroed", H);
@@ -390,7 +417,7 @@ val trainer_self_test(attn::Trainer& t, val reference) {
 
 val task_targets(val task, val ids) {
   return js_call([&] {
-    require(task.isString(), "task must be a string, got ", type_of(task));
+    require_config(task.isString(), "task", "task must be a string, got ", type_of(task));
     const attn::Task k = attn::parse_task(task.as<std::string>());
     const std::vector<int32_t> x = copy_in<int32_t>(ids, "Int32Array", "ids", 4096);
     require(!x.empty(), "ids must not be empty");

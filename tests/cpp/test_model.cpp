@@ -88,8 +88,28 @@ TEST_CASE("model: parameters() is the state dict, in the PyTorch module's order"
     CHECK(params[i].value != nullptr);
     CHECK(params[i].grad != nullptr);
   }
-  CHECK(params[0].value == model.token_emb.weight.data());
-  CHECK(params[6].grad == model.lm_head.dbias.data());
+  // Each name goes with its own member's value and gradient.
+  const std::vector<std::pair<float*, float*>> members = {
+      {model.token_emb.weight.data(), model.token_emb.dweight.data()},
+      {model.attn.qkv_proj.weight.data(), model.attn.qkv_proj.dweight.data()},
+      {model.attn.qkv_proj.bias.data(), model.attn.qkv_proj.dbias.data()},
+      {model.attn.out_proj.weight.data(), model.attn.out_proj.dweight.data()},
+      {model.attn.out_proj.bias.data(), model.attn.out_proj.dbias.data()},
+      {model.lm_head.weight.data(), model.lm_head.dweight.data()},
+      {model.lm_head.bias.data(), model.lm_head.dbias.data()},
+  };
+  for (size_t i = 0; i < params.size(); ++i) {
+    CAPTURE(i);
+    CHECK(params[i].value == members[i].first);
+    CHECK(params[i].grad == members[i].second);
+  }
+  // The names and shapes are state_dict_specs', the list the weights file reads too.
+  const std::vector<attn::ParamSpec> specs = attn::state_dict_specs(model.config);
+  REQUIRE(specs.size() == params.size());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    CHECK(specs[i].name == params[i].name);
+    CHECK(specs[i].shape == params[i].shape);
+  }
   int64_t total = 0;
   for (const auto& p : params) total += p.numel();
   CHECK(total == 64 * 32 + 96 * 32 + 96 + 32 * 32 + 32 + 64 * 32 + 64);

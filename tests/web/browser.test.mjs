@@ -81,6 +81,8 @@ test('both variants load in module workers and on the main thread, and train as 
     assert.equal(w.weights, 4 * 3 * 3);
     assert.equal(w.attentionError.isError, true);
     assert.match(w.attentionError.message, /^token id 64 at position 1 is outside \[0, 64\)/);
+    assert.equal(w.attentionError.kind, 'input');
+    assert.equal(w.attentionError.hasKey, false);
     assert.equal(w.stillWorks, true);
   }
   assert.equal(report.main.simd, true);

@@ -1,5 +1,6 @@
-// Every wrong input reaches JS as an Error naming the key or value, never a trap or an abort, and
-// the module keeps working afterwards (same losses as before the errors, no leaked handles).
+// Every wrong input reaches JS as an Error naming the key or value (with its .kind and, for a
+// config key at fault, its .key), never a trap or an abort, and the module keeps working
+// afterwards (same losses as before the errors, no leaked handles).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
@@ -200,10 +201,91 @@ for (const variant of variants) {
       assert.equal(core.selfAttention(ok).output.rows, 3);
     });
 
+    test('every error carries a kind, and a config error the key at fault', () => {
+      const t = new core.Trainer(SMALL);
+      const bytes = t.exportWeights();
+      const other = new core.Trainer({ ...SMALL, vocabSize: 17 });
+      const otherBytes = other.exportWeights();
+      other.delete();
+      const nan = bytes.slice();
+      new DataView(nan.buffer).setFloat32(safetensorsIndex(nan)['lm_head.bias'].begin, NaN, true);
+      const ids = new Int32Array([1, 2, 3]);
+      // [call, kind, key or undefined for none]
+      const cases = [
+        [() => new core.Trainer({ dModel: 10, nHeads: 3 }), 'config', 'dModel'],
+        [() => new core.Trainer({ nHeads: 64 }), 'config', 'nHeads'],
+        [() => new core.Trainer({ seqLen: 0 }), 'config', 'seqLen'],
+        [() => new core.Trainer({ lr: 1e30 }), 'config', 'lr'],
+        [() => new core.Trainer({ attnDropout: 1 }), 'config', 'attnDropout'],
+        [() => new core.Trainer({ task: 'bogus' }), 'config', 'task'],
+        [() => new core.Trainer({ task: 'sort', vocabSize: 2 }), 'config', 'task'],
+        // Checked by the binding before the core sees them: the same kind and key.
+        [() => new core.Trainer({ vocabSize: '16' }), 'config', 'vocabSize'],
+        [() => new core.Trainer({ batchSize: 2.5 }), 'config', 'batchSize'],
+        [() => new core.Trainer({ seed: -1 }), 'config', 'seed'],
+        [() => new core.Trainer({ task: 1 }), 'config', 'task'],
+        // No one key at fault.
+        [() => new core.Trainer({ vocab_size: 10 }), 'config', undefined],
+        [() => new core.Trainer(null), 'config', undefined],
+        [() => new core.Trainer({ vocabSize: 4096, dModel: 1024, seqLen: 1024, batchSize: 64 }), 'config', undefined],
+        [() => t.attention(new Int32Array([1, 16, 2])), 'input', undefined],
+        [() => t.attention(new Int32Array(0)), 'input', undefined],
+        [() => t.attention([1, 2]), 'input', undefined],
+        [() => t.step(-1), 'input', undefined],
+        [() => t.evaluate(0), 'input', undefined],
+        [() => t.rowBackward(ids, 2, 0, 0), 'input', undefined],
+        [() => t.setAblation({ zeroed: [true] }), 'input', undefined],
+        [() => t.setAblation({ mask: 'triu' }), 'input', undefined],
+        [() => t.setAblation({ off: [] }), 'input', undefined],
+        [() => t.importWeights(Array.from(bytes)), 'input', undefined],
+        [() => core.selfAttention(null), 'input', undefined],
+        [() => core.taskTargets('repeat', new Int32Array(0)), 'input', undefined],
+        [() => core.taskTargets('bogus', ids), 'config', 'task'],
+        [() => t.importWeights(bytes.subarray(0, 100)), 'format', undefined],
+        [() => t.importWeights(new Uint8Array(0)), 'format', undefined],
+        [() => t.importWeights(otherBytes), 'format', undefined],
+        [() => t.importWeights(nan), 'format', undefined],
+      ];
+      try {
+        for (const [f, kind, key] of cases) {
+          let err = null;
+          try {
+            f();
+          } catch (e) {
+            err = e;
+          }
+          assert.ok(err instanceof Error, `${f}: expected an Error`);
+          assert.equal(err.kind, kind, `${f}: ${err.message}`);
+          assert.equal(err.key, key, `${f}: ${err.message}`);
+          assert.equal('key' in err, key !== undefined, `${f}: .key only when there is one`);
+        }
+        assert.deepEqual(t.exportWeights(), bytes);
+      } finally {
+        t.delete();
+      }
+    });
+
+    test('a non-finite loss is kind nonFinite, without a key', () => {
+      const t = new core.Trainer(SMALL);
+      try {
+        t.step(1);
+        const bytes = t.exportWeights();
+        const b = safetensorsIndex(bytes)['lm_head.bias'];
+        const view = new DataView(bytes.buffer, bytes.byteOffset);
+        for (let o = b.begin; o < b.end; o += 4) view.setFloat32(o, o === b.begin ? 3e38 : -3e38, true);
+        t.importWeights(bytes);
+        assert.throws(() => t.step(1), (e) => e instanceof Error && e.kind === 'nonFinite' && !('key' in e) && /non-finite/.test(e.message));
+      } finally {
+        t.delete();
+      }
+    });
+
     test('a deleted Trainer refuses to be used', () => {
       const t = new core.Trainer(SMALL);
       t.delete();
       assert.throws(() => t.step(1), Error);
+      // Embind's own error, not the core's: it has no kind (attention-core.d.ts, CoreError).
+      assert.throws(() => t.step(1), (e) => e.kind === undefined);
     });
 
     test('after all the errors: same losses as before, no leaked JS handles', () => {

@@ -10,6 +10,8 @@ import createAttentionCore, {
   type SelfTestResult,
   type AttentionCore,
   type AttentionResult,
+  type CoreError,
+  type CoreErrorKind,
   type Matrix,
   type ResolvedTrainerConfig,
   type SelfAttentionStages,
@@ -78,6 +80,19 @@ export function stages(core: AttentionCore): Matrix {
   const simd: boolean = core.simd;
   const defaults: ResolvedTrainerConfig = core.defaultConfig();
   return bytes > 0 && simd && defaults.seqLen > 0 ? s.maskedScores : s.output;
+}
+
+/** The kind and key of a failed config, as the worker reads them (never the message text). */
+export function configProblem(core: AttentionCore, config: TrainerConfig): { kind: CoreErrorKind; key?: keyof TrainerConfig } | null {
+  try {
+    new core.Trainer(config).delete();
+    return null;
+  } catch (e) {
+    const err = e as CoreError;
+    // @ts-expect-error no such kind
+    if (err.kind === 'parse') return null;
+    return { kind: err.kind, key: err.key };
+  }
 }
 
 export async function load(): Promise<AttentionCore> {

@@ -217,11 +217,13 @@ export interface ReplyFor {
 }
 
 /**
- * Why a request failed. `config`: the core rejected the config (message names the key, `key`
- * is that key); `nonFinite`: the loss or a gradient became non-finite and training paused;
- * `input`: a bad argument; `state`: no trainer yet; `internal`: anything else.
+ * Why a request failed: the core's error kind (CoreErrorKind) when the core threw, else the
+ * request's own. `config`: the core rejected the config (`key` names the key, when one is at
+ * fault); `nonFinite`: the loss or a gradient became non-finite and training paused; `input`: a
+ * bad argument; `format`: a weights file the core cannot load; `state`: no trainer yet;
+ * `internal`: anything else; `worker` (page side only): the training worker could not start.
  */
-export type ErrorKind = 'config' | 'nonFinite' | 'input' | 'state' | 'internal' | 'worker';
+export type ErrorKind = 'config' | 'nonFinite' | 'input' | 'format' | 'state' | 'internal' | 'worker';
 
 /** Failure reply to any request. */
 export interface ErrorReply {
@@ -242,11 +244,6 @@ export const MAX_IMPORT_BYTES = 5 * 1024 * 1024;
 
 /** Anything the worker posts. */
 export type WorkerMessage = ReplyFor[keyof ReplyFor] | ErrorReply | WorkerEvent;
-
-/** The JS config keys the core names in its error messages. */
-export const CONFIG_KEYS_JS = [
-  'vocabSize', 'dModel', 'nHeads', 'seqLen', 'batchSize', 'lr', 'seed', 'attnDropout', 'outDropout', 'task',
-] as const;
 
 /** Upper bound on `step` requests, so one request never blocks the worker for long. */
 export const MAX_STEPS_PER_REQUEST = 1000;

@@ -23,7 +23,6 @@ import type {
   WorkerMessage,
 } from './protocol';
 import {
-  CONFIG_KEYS_JS,
   MAX_STEPS_PER_REQUEST,
   noAblation,
   snapshotTransfer,
@@ -34,7 +33,7 @@ import {
 } from './protocol';
 import { seededInputs } from './seeded';
 import { detectSimd, instantiateCore } from './core/load-core.js';
-import type { AttentionCore as AttentionCoreModule, Trainer } from './core/attention-core';
+import type { AttentionCore as AttentionCoreModule, CoreError, Trainer } from './core/attention-core';
 
 declare const self: DedicatedWorkerGlobalScope;
 
@@ -80,11 +79,16 @@ function crashIfTrap(err: unknown): void {
   }
 }
 
+/** The kind the core put on err (a CoreError), or fallback for any other error. */
+function kindOf(err: unknown, fallback: ErrorKind): ErrorKind {
+  return err instanceof Error && typeof (err as CoreError).kind === 'string' ? (err as CoreError).kind : fallback;
+}
+
 function fail(replyTo: number, kind: ErrorKind, err: unknown): void {
   crashIfTrap(err);
   const message = err instanceof Error ? err.message : String(err);
-  const key = kind === 'config' ? CONFIG_KEYS_JS.find((k) => message.startsWith(k)) : undefined;
-  post({ type: 'error', replyTo, kind, message, key });
+  const key = err instanceof Error ? (err as CoreError).key : undefined;
+  post({ type: 'error', replyTo, kind: kindOf(err, kind), message, key });
 }
 
 function stepsPerSec(): number {
@@ -343,7 +347,7 @@ function loop(): void {
     crashIfTrap(e);
     const message = e instanceof Error ? e.message : String(e);
     const snap = snapshot();
-    post({ type: 'stopped', kind: /non-finite/.test(message) ? 'nonFinite' : 'internal', message, snapshot: snap }, snapshotTransfer(snap));
+    post({ type: 'stopped', kind: kindOf(e, 'internal'), message, snapshot: snap }, snapshotTransfer(snap));
     return;
   }
   const t1 = performance.now();
@@ -488,8 +492,7 @@ async function handle(req: Request): Promise<void> {
       try {
         train(n);
       } catch (e) {
-        const m = e instanceof Error ? e.message : String(e);
-        return fail(req.id, /non-finite/.test(m) ? 'nonFinite' : 'internal', e);
+        return fail(req.id, 'internal', e);
       }
       return reply<'step'>({ type: 'stepped', replyTo: req.id, snapshot: snapshot() });
     }

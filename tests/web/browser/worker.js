@@ -10,7 +10,7 @@ self.onmessage = async (e) => {
     try {
       t.attention(Int32Array.from([1, 64]));
     } catch (x) {
-      attentionError = { isError: x instanceof Error, message: x.message };
+      attentionError = { isError: x instanceof Error, message: x.message, kind: x.kind, hasKey: 'key' in x };
     }
     const attention = t.attention(Int32Array.from([1, 2, 3]));
     self.postMessage({

@@ -4,7 +4,31 @@
 //
 // Every array crossing the boundary is a copy: nothing returned is a view into the wasm heap.
 // Every error, from a bad argument or from the C++ core, is thrown as a plain `Error` whose
-// message names the offending key or value; the module stays usable afterwards.
+// message names the offending key or value, with a `kind` and sometimes a `key` (CoreError);
+// the module stays usable afterwards. Decide on `kind`, never on the message text.
+
+/**
+ * What a CoreError is about:
+ * - `config`: `new Trainer(config)` rejected a config value; `key` names it when one key is at
+ *   fault (not for an unknown key, a config that is not an object, or sizes too large together).
+ * - `input`: a bad argument to a call: token ids out of range, a wrong length, shape or type, a
+ *   bad head or query index, a bad ablation.
+ * - `nonFinite`: step() stopped because the loss or a gradient became non-finite; the weights
+ *   are those of the last good step.
+ * - `format`: importWeights() (or a selfTest() reference case) got a malformed safetensors file,
+ *   or one that does not fit this model.
+ * - `state`: a call made before what it needs.
+ * - `internal`: anything else, i.e. a bug.
+ */
+export type CoreErrorKind = 'config' | 'input' | 'nonFinite' | 'format' | 'state' | 'internal';
+
+/** Every error the module's calls throw. Embind's own errors (a deleted Trainer, a wrong number
+ * of arguments) and wasm traps are other Errors without `kind`. */
+export interface CoreError extends Error {
+  kind: CoreErrorKind;
+  /** The TrainerConfig key at fault; only on some `config` errors. */
+  key?: keyof TrainerConfig;
+}
 
 /** The Trainer's settings. Every key is optional: a missing key takes its DemoConfig default. */
 export interface TrainerConfig {
@@ -128,8 +152,8 @@ export interface AttentionResult {
 
 /** Trains TinyAttentionLM on a task. Call delete() when done: the wasm heap is not GC'd. */
 export interface Trainer {
-  /** Runs n >= 0 training steps and returns the last loss (NaN before any step). Throws if the
-   * loss turns non-finite; the weights stay those of the last good step. */
+  /** Runs n >= 0 training steps and returns the last loss (NaN before any step). Throws (kind
+   * `nonFinite`) if the loss turns non-finite; the weights stay those of the last good step. */
   step(n: number): number;
   /** The loss the next step(1) will return, computed without changing anything: the next
    * batch under the current weights. At step 0 this is the loss at initialisation. */
@@ -144,8 +168,9 @@ export interface Trainer {
   attention(ids: Int32Array): AttentionResult;
   /** The weights as a safetensors file (PyTorch state-dict names). */
   exportWeights(): Uint8Array;
-  /** Loads a safetensors file with exactly this model's tensors; all or nothing. The step count,
-   * the loss history and Adam's moments are kept: training continues from the loaded weights. */
+  /** Loads a safetensors file with exactly this model's tensors; all or nothing (a bad file
+   * throws kind `format`). The step count, the loss history and Adam's moments are kept:
+   * training continues from the loaded weights. */
   importWeights(bytes: Uint8Array): void;
   config(): ResolvedTrainerConfig;
   /** Training steps run so far. */
@@ -167,6 +192,7 @@ export interface Trainer {
 }
 
 export interface TrainerConstructor {
+  /** Throws a CoreError of kind `config` for a bad config. */
   new (config: TrainerConfig): Trainer;
 }
 
