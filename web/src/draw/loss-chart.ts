@@ -1,20 +1,13 @@
-// The live loss chart (uPlot): loss per step, linear or log y, with the exact value of the hovered
-// step in the legend. Only draws what it is given.
-import uPlot from 'uplot';
-import 'uplot/dist/uPlot.min.css';
+// The live loss chart: loss per step, linear or log y, with the exact value of the hovered step in
+// the legend (a step chart, draw/chart.ts). Only draws what it is given.
+import type uPlot from 'uplot';
+import { stepChart, stepChartHeight } from './chart';
+
+const HEIGHT: [number, number] = [160, 240];
 
 /** Formats a loss for the hover legend: exact to float32 precision. */
 export function formatLoss(v: number | null | undefined): string {
   return v == null || !Number.isFinite(v) ? '—' : Number(v.toPrecision(7)).toString();
-}
-
-/** uPlot axis colours from el's text colour (resolved, so it follows the theme): labels and ticks
- * in it, the grid in it at low opacity. */
-export function axisColours(el: HTMLElement): Pick<uPlot.Axis, 'stroke' | 'grid' | 'ticks'> {
-  const fg = getComputedStyle(el).color || '#222';
-  const rgb = /^rgba?\((\d+),\s*(\d+),\s*(\d+)/.exec(fg);
-  const faint = rgb ? `rgba(${rgb[1]}, ${rgb[2]}, ${rgb[3]}, 0.14)` : 'rgba(128, 128, 128, 0.2)';
-  return { stroke: fg, grid: { stroke: faint, width: 1 }, ticks: { stroke: faint, width: 1 } };
 }
 
 /** A uPlot line chart of loss against step. */
@@ -33,23 +26,8 @@ export class LossChart {
 
   private build(): void {
     this.plot?.destroy();
-    const axis = axisColours(this.el);
-    const opts: uPlot.Options = {
-      width: this.width,
-      height: Math.round(Math.min(240, Math.max(160, this.width * 0.45))),
-      cursor: { drag: { x: false, y: false }, points: { size: 6 } },
-      legend: { live: true },
-      scales: { x: { time: false }, y: { distr: this.logY ? 3 : 1 } },
-      axes: [
-        { label: 'step', labelSize: 18, size: 32, ...axis },
-        { label: this.logY ? 'loss (log)' : 'loss', labelSize: 18, size: 46, ...axis },
-      ],
-      series: [
-        { label: 'step', value: (_u, v) => (v == null ? '—' : String(v)) },
-        { label: 'loss', stroke: '#3b528b', width: 1.5, value: (_u, v) => formatLoss(v), points: { show: false } },
-      ],
-    };
-    this.plot = new uPlot(opts, this.data, this.el);
+    const spec = { yLabel: this.logY ? 'loss (log)' : 'loss', logY: this.logY, series: [{ label: 'loss', stroke: '#3b528b', value: formatLoss }] };
+    this.plot = stepChart(this.el, spec, this.data, this.width, stepChartHeight(this.width, HEIGHT, 0.45));
     this.el.dataset.scale = this.logY ? 'log' : 'linear';
   }
 
@@ -87,7 +65,7 @@ export class LossChart {
   setWidth(width: number): void {
     if (Math.abs(width - this.width) < 1) return;
     this.width = width;
-    this.plot!.setSize({ width, height: Math.round(Math.min(240, Math.max(160, width * 0.45))) });
+    this.plot!.setSize({ width, height: stepChartHeight(width, HEIGHT, 0.45) });
   }
 
   /** Removes the chart. */

@@ -4,7 +4,7 @@
 // every head's matrix at the chosen step and plots per head the mean attention entropy and the
 // mass on the keys holding the answer against the step. Every number comes from the core.
 import uPlot from 'uplot';
-import { axisColours } from '../draw/loss-chart';
+import { axisColours } from '../draw/chart';
 import 'uplot/dist/uPlot.min.css';
 import type { Controller } from '../controller';
 import { drawHeatmap } from '../draw/heatmap';

@@ -1,0 +1,62 @@
+// The one uPlot set-up of the page: a line chart of values against the training step, with the
+// hovered step's values in a live legend and axes in the container's text colour (so they follow
+// the theme). The loss chart and the timeline's plots are built on it. Only draws.
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+
+/** uPlot axis colours from el's text colour (resolved, so it follows the theme): labels and ticks
+ * in it, the grid in it at low opacity. */
+export function axisColours(el: HTMLElement): Pick<uPlot.Axis, 'stroke' | 'grid' | 'ticks'> {
+  const fg = getComputedStyle(el).color || '#222';
+  const rgb = /^rgba?\((\d+),\s*(\d+),\s*(\d+)/.exec(fg);
+  const faint = rgb ? `rgba(${rgb[1]}, ${rgb[2]}, ${rgb[3]}, 0.14)` : 'rgba(128, 128, 128, 0.2)';
+  return { stroke: fg, grid: { stroke: faint, width: 1 }, ticks: { stroke: faint, width: 1 } };
+}
+
+/** One line of a step chart. */
+export interface StepSeries {
+  label: string;
+  stroke: string;
+  /** The legend's text for a value. */
+  value: (v: number | null | undefined) => string;
+}
+
+/** What a step chart shows. */
+export interface StepChartSpec {
+  /** The y axis label. */
+  yLabel: string;
+  series: StepSeries[];
+  /** Log scale on y (base 10). */
+  logY?: boolean;
+  /** A fixed or computed y range (uPlot's scale range). */
+  yRange?: uPlot.Scale['range'];
+  plugins?: uPlot.Plugin[];
+}
+
+/** The chart height for a width: wide charts are not taller than maxHeight. */
+export function stepChartHeight(width: number, [min, max]: [number, number], ratio: number): number {
+  return Math.round(Math.min(max, Math.max(min, width * ratio)));
+}
+
+/** Builds a step chart in el (emptied first), width x height CSS pixels, with data [x, ...ys]. */
+export function stepChart(el: HTMLElement, spec: StepChartSpec, data: uPlot.AlignedData, width: number, height: number): uPlot {
+  el.replaceChildren();
+  const axis = axisColours(el);
+  const options: uPlot.Options = {
+    width,
+    height,
+    cursor: { drag: { x: false, y: false }, points: { size: 6 } },
+    legend: { live: true },
+    scales: { x: { time: false }, y: spec.logY ? { distr: 3 } : { range: spec.yRange } },
+    axes: [
+      { ...axis, label: 'step', labelSize: 18, size: 32 },
+      { ...axis, label: spec.yLabel, labelSize: 18, size: 46 },
+    ],
+    series: [
+      { label: 'step', value: (_u, v) => (v == null ? '—' : String(v)) },
+      ...spec.series.map((s) => ({ label: s.label, stroke: s.stroke, width: 1.5, spanGaps: false, points: { show: false }, value: (_u: uPlot, v: number | null) => s.value(v) })),
+    ],
+    plugins: spec.plugins,
+  };
+  return new uPlot(options, data, el);
+}
