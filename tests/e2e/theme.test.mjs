@@ -11,7 +11,10 @@ const DARK = { bg: 'rgb(21, 23, 28)', fg: 'rgb(230, 232, 238)' };
 let browser;
 let srv;
 test.before(async () => {
-  srv = await serveDistWith({ 'lesson.html': lessonPage('./attention-playground.js', { attrs: 'seed="3" hide="timeline,ablation,backward,selftest,export"' }) });
+  srv = await serveDistWith({
+    'lesson.html': lessonPage('./attention-playground.js', { attrs: 'seed="3" hide="timeline,ablation,backward,selftest,export"' }),
+    'framed.html': '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Framed</title><link rel="icon" href="data:,"></head><body><iframe id="f" title="playground" style="width:900px;height:600px" src="embed.html#theme=dark&hide=timeline"></iframe></body></html>',
+  });
   browser = await launch();
 });
 test.after(async () => {
@@ -70,3 +73,17 @@ for (const scheme of ['light', 'dark']) {
     await context.close();
   });
 }
+
+test('the iframe page: theme in the hash, and a configure message changes it', async () => {
+  const context = await browser.newContext({ colorScheme: 'light' });
+  const page = await context.newPage();
+  await page.goto(`${srv.url}framed.html`);
+  const frame = page.frameLocator('#f');
+  const bg = () => frame.locator('attention-playground').evaluate((el) => getComputedStyle(el.shadowRoot.querySelector('.ap-root')).backgroundColor);
+  await frame.locator('.heatmaps canvas').first().waitFor({ timeout: 30000 });
+  assert.equal(await bg(), DARK.bg, '#theme=dark');
+  await page.evaluate(() => document.getElementById('f').contentWindow.postMessage({ type: 'configure', config: { theme: 'light' } }, location.origin));
+  await frame.locator('attention-playground[theme=light]').waitFor();
+  assert.equal(await bg(), LIGHT.bg, 'configure {theme: light}');
+  await context.close();
+});

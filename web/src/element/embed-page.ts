@@ -53,7 +53,7 @@ function post(type: (typeof EVENT_TYPES)[number], detail: unknown): void {
 
 const el = document.createElement('attention-playground');
 for (const type of EVENT_TYPES) el.addEventListener(type, (e) => post(type, (e as CustomEvent).detail));
-for (const name of ['hide', 'autoplay', 'solved-at', 'height']) {
+for (const name of ['hide', 'autoplay', 'solved-at', 'height', 'theme']) {
   const v = params.get(name);
   if (v !== null) el.setAttribute(name, v);
 }
