@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ROOT, RECORD_EVENTS, launch, serveDistWith } from './harness.mjs';
+import { ROOT, launch, openRecorded, serveDistWith } from './harness.mjs';
 
 const PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Lesson (static site)</title><link rel="icon" href="data:,">
@@ -21,13 +21,7 @@ test('placeholders become elements with their data-* settings, also one added af
   const srv = await serveDistWith({ 'static.html': PAGE });
   const browser = await launch();
   try {
-    const context = await browser.newContext();
-    await context.addInitScript(RECORD_EVENTS);
-    const page = await context.newPage();
-    const errors = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
-    await page.goto(`${srv.url}static.html`);
+    const { page, errors } = await openRecorded(browser, `${srv.url}static.html`);
     await page.waitForFunction(() => window.__events.some((e) => e.type === 'ready'), null, { timeout: 30000 });
     const a = await page.evaluate(() => {
       const el = document.querySelector('#fig-a attention-playground');

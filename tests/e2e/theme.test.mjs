@@ -3,7 +3,7 @@
 // palette is the same perceptual one in both themes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RECORD_EVENTS, launch, lessonPage, screenshot, serveDistWith } from './harness.mjs';
+import { launch, lessonPage, openRecorded, screenshot, serveDistWith } from './harness.mjs';
 
 const LIGHT = { bg: 'rgb(251, 251, 253)', fg: 'rgb(29, 31, 36)' };
 const DARK = { bg: 'rgb(21, 23, 28)', fg: 'rgb(230, 232, 238)' };
@@ -35,12 +35,7 @@ function look(page) {
 
 for (const scheme of ['light', 'dark']) {
   test(`system scheme ${scheme}: auto follows it, light and dark fix the colours and redraw, the palette stays`, async () => {
-    const context = await browser.newContext({ colorScheme: scheme });
-    await context.addInitScript(RECORD_EVENTS);
-    const page = await context.newPage();
-    const errors = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`${srv.url}lesson.html`);
+    const { context, page, errors } = await openRecorded(browser, `${srv.url}lesson.html`, { colorScheme: scheme });
     await page.waitForFunction(() => window.__events.some((e) => e.type === 'ready'), null, { timeout: 30000 });
     await page.evaluate(() => document.getElementById('pg').step(50));
     await page.waitForFunction(() => window.__events.some((e) => e.type === 'step' && e.step === 50));
