@@ -50,9 +50,9 @@ function gatherRows(table, ids, V) {
   return f(table);
 }
 
-function makeModel({ V, D, H, T }, embedding) {
+function makeModel({ V, D, H, T }, embedding, shared = null) {
   const Dh = D / H;
-  const params = {
+  const params = shared ?? {
     emb: tf.variable(tf.randomNormal([V, D], 0, 0.02)),
     wqkv: uniform([D, 3 * D], D), // stored (in,out) so no transpose per step
     bqkv: uniform([3 * D], D),
@@ -81,6 +81,17 @@ function makeModel({ V, D, H, T }, embedding) {
   return { params, loss };
 }
 
+/** The custom gradient of the gather embedding equals autodiff's through one-hot x table on the
+ * same weights: the baseline trains exactly the same model. Throws if they differ. */
+function checkGatherGradient(c) {
+  const ids = tf.tensor1d(Int32Array.from({ length: c.B * c.T }, (_, i) => (i * 7 + (i >> 3)) % c.V), 'int32');
+  const gather = makeModel(c, 'gather');
+  const onehot = makeModel(c, 'onehot', gather.params);
+  const grad = (m) => tf.variableGrads(() => m.loss(ids, ids, c.B), [m.params.emb]).grads[m.params.emb.name];
+  const diff = tf.max(tf.abs(tf.sub(grad(gather), grad(onehot)))).dataSync()[0];
+  if (!(diff < 1e-6)) throw new Error(`the gather embedding's gradient differs from the one-hot one's by ${diff}`);
+}
+
 // The repeat task: one random id per row, repeated; inputs and targets are equal.
 function repeatBatch(V, B, T) {
   const ids = new Int32Array(B * T);
@@ -100,6 +111,7 @@ async function main() {
   await tf.ready();
   const c = CONFIGS[args.config];
   const { loss } = makeModel(c, args.embedding);
+  if (args.embedding === 'gather') checkGatherGradient(c);
   const optimizer = tf.train.adam(c.lr, 0.9, 0.999, 1e-8);
   const step = () => {
     const ids = repeatBatch(c.V, c.B, c.T);
