@@ -7,7 +7,7 @@ import type { Controller } from '../controller';
 import { cssColour, textColourOn } from '../draw/colormap';
 import { formatCell, matrixTable } from '../draw/matrix-table';
 import type { Matrix, RowBackwardReport } from '../protocol';
-import { h, uniqueId } from './dom';
+import { h, scrollBox, uniqueId } from './dom';
 import { fillPanel, type PanelOptions } from './panel';
 
 /** While training plays, at most one refresh per this many ms (~2 per second). */
@@ -117,7 +117,7 @@ export function mountBackwardPanel(slot: HTMLElement, ctl: Controller, _opts: Pa
       'figure',
       { class: 'matrix-fig bw-fig', 'data-stage': name },
       h('figcaption', {}, h('strong', { text: title }), ` (${m.rows}, ${m.cols})`, h('br'), h('code', { text: formula })),
-      h('div', { class: 'scroll' }, table),
+      scrollBox(`${title} (scrolls sideways)`, table),
     );
   }
 

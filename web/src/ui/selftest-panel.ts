@@ -5,7 +5,7 @@
 // number shown (max error, tolerance, time) comes from the core; this module only lays it out.
 import type { Controller } from '../controller';
 import type { SelfTestReport, SelfTestResult } from '../protocol';
-import { h } from './dom';
+import { h, scrollBox } from './dom';
 import { fillPanel, type PanelOptions } from './panel';
 
 /** A small or large number in exponent form, short: 1.19e-7, 1e-5, 0; "—" when not measured. */
@@ -51,7 +51,7 @@ export function mountSelfTestPanel(slot: HTMLElement, ctl: Controller, _opts: Pa
     status,
     problem,
     stale,
-    h('div', { class: 'scroll' }, table),
+    scrollBox('Self-test results (scrolls sideways)', table),
   );
 
   let runId = ctl.runId;
