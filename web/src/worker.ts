@@ -22,15 +22,8 @@ import type {
   TrainerConfigMsg,
   WorkerMessage,
 } from './protocol';
-import {
-  MAX_STEPS_PER_REQUEST,
-  noAblation,
-  snapshotTransfer,
-  TIMELINE_BYTES,
-  TIMELINE_FIRST_EVERY,
-  TIMELINE_MAX_ENTRIES,
-  TIMELINE_MIN_ENTRIES,
-} from './protocol';
+import { MAX_STEPS_PER_REQUEST, noAblation, snapshotTransfer } from './protocol';
+import { addSnapshot, emptyTimeline, isSnapshotStep, stepsToNextSnapshot, timelineBytes } from './timeline';
 import { seededInputs } from './seeded';
 import { detectSimd, instantiateCore } from './core/load-core.js';
 import type { AttentionCore as AttentionCoreModule, CoreError, Trainer } from './core/attention-core';
@@ -58,8 +51,8 @@ let rate: Array<[number, number]> = [];
 /** The interventions the learner set; applied to every new Trainer with the same head count. */
 let ablation: Ablation | null = null;
 
-/** Attention snapshots every `every` steps, thinned to every other one when full. */
-const timeline = { entries: [] as TimelineEntry[], every: TIMELINE_FIRST_EVERY, capacity: TIMELINE_MAX_ENTRIES };
+/** Attention snapshots on the timeline policy's grid (timeline.ts). */
+let timeline = emptyTimeline<TimelineEntry>(1, 1);
 
 function post(msg: WorkerMessage, transfer: Transferable[] = []): void {
   self.postMessage(msg, transfer);
@@ -135,12 +128,7 @@ function stepNow(): number {
 
 /** Starts an empty timeline for the current Trainer and takes the first snapshot. */
 function resetTimeline(): void {
-  const { nHeads: H, seqLen: T } = config!;
-  timeline.entries = [];
-  timeline.every = TIMELINE_FIRST_EVERY;
-  // The byte budget wins: one entry is the (H,T,T) weights, the ids and two per-head statistics.
-  const entryBytes = 4 * H * T * T + 4 * T + 8 * H;
-  timeline.capacity = Math.max(TIMELINE_MIN_ENTRIES, Math.min(TIMELINE_MAX_ENTRIES, Math.floor(TIMELINE_BYTES / entryBytes)));
+  timeline = emptyTimeline(config!.nHeads, config!.seqLen);
   try {
     capture();
   } catch {
@@ -153,10 +141,8 @@ function capture(): void {
   const t = trainer!;
   const att = t.attention(sample);
   const st = t.attentionStats();
-  const step = stepNow();
-  if (timeline.entries.length > 0 && timeline.entries[timeline.entries.length - 1].step === step) timeline.entries.pop();
-  timeline.entries.push({
-    step,
+  timeline = addSnapshot(timeline, {
+    step: stepNow(),
     loss: t.stepsDone() > 0 ? lastLoss : initLoss,
     ids: sample.slice(),
     weights: att.weights,
@@ -166,28 +152,16 @@ function capture(): void {
     entropy: st.entropy,
     answerMass: st.answerMass,
   });
-  if (timeline.entries.length > timeline.capacity) {
-    // Keep the entries on the doubled grid (and the latest), so memory stays capped.
-    timeline.every *= 2;
-    const last = timeline.entries[timeline.entries.length - 1];
-    timeline.entries = timeline.entries.filter((e) => e.step % timeline.every === 0 || e === last);
-  }
-}
-
-function timelineBytes(): number {
-  return timeline.entries.reduce((n, e) => n + e.weights.byteLength + e.ids.byteLength + e.entropy.byteLength + e.answerMass.byteLength, 0);
 }
 
 /** Trains n steps, stopping at each multiple of the timeline interval to take a snapshot. */
 function train(n: number): void {
   let left = n;
   while (left > 0) {
-    const now = stepNow();
-    const toNext = timeline.every - (now % timeline.every);
-    const k = Math.min(left, toNext);
+    const k = Math.min(left, stepsToNextSnapshot(stepNow(), timeline.every));
     runSteps(k);
     left -= k;
-    if (stepNow() % timeline.every === 0) capture();
+    if (isSnapshotStep(stepNow(), timeline.every)) capture();
   }
 }
 
@@ -522,7 +496,7 @@ async function handle(req: Request): Promise<void> {
     case 'timeline': {
       const entries = timeline.entries.filter((e) => e.step > req.since);
       const copies = entries.map((e) => ({ ...e, ids: e.ids.slice(), weights: e.weights.slice(), entropy: e.entropy.slice(), answerMass: e.answerMass.slice() }));
-      const tl: Timeline = { steps: timeline.entries.map((e) => e.step), entries: copies, every: timeline.every, capacity: timeline.capacity, bytes: timelineBytes() };
+      const tl: Timeline = { steps: timeline.entries.map((e) => e.step), entries: copies, every: timeline.every, capacity: timeline.capacity, bytes: timelineBytes(timeline.entries) };
       const bufs = copies.flatMap((e) => [e.ids.buffer, e.weights.buffer, e.entropy.buffer, e.answerMass.buffer]);
       post({ type: 'timelineDone', replyTo: req.id, timeline: tl }, bufs as ArrayBuffer[]);
       return;

@@ -8,7 +8,8 @@ import { axisColours } from '../draw/chart';
 import 'uplot/dist/uPlot.min.css';
 import type { Controller } from '../controller';
 import { drawHeatmap } from '../draw/heatmap';
-import { TIMELINE_BYTES, type Timeline, type TimelineEntry } from '../protocol';
+import type { Timeline, TimelineEntry } from '../protocol';
+import { TIMELINE_BYTES } from '../timeline';
 import { h, uniqueId } from './dom';
 import { fillPanel, type PanelOptions } from './panel';
 
