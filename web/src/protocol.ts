@@ -7,7 +7,8 @@
 //   request            reply              what it does
 //   init               ready              load the SIMD or scalar build (feature-detected)
 //   configure          configured         new Trainer(config) + attention of the sample, under the
-//                                          ablation if given (else the kept one); resets
+//                                          ablation if given (else the kept one), which must have
+//                                          one flag per head (else an `input` error); resets
 //   reset              configured         the same config again, back to step 0
 //   step               stepped            run n steps (n <= 1000) and report
 //   play               playing            train in ~15 ms chunks; `progress` events follow
@@ -251,9 +252,4 @@ export const MAX_STEPS_PER_REQUEST = 1000;
 /** The interventions of an intact layer with H heads. */
 export function noAblation(H: number): Ablation {
   return { zeroed: new Array<boolean>(H).fill(false), frozen: new Array<boolean>(H).fill(false), scaleScores: true, mask: 'causal' };
-}
-
-/** Typed-array buffers of a snapshot, for postMessage's transfer list. */
-export function snapshotTransfer(s: Snapshot): ArrayBuffer[] {
-  return [s.history.buffer, s.ids.buffer, s.weights.buffer] as ArrayBuffer[];
 }
