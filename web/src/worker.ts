@@ -6,30 +6,24 @@
 import type { Request } from './protocol';
 import { detectSimd, instantiateCore } from './core/load-core.js';
 import { handle, respond } from './worker/handlers';
-import { errorReply, send, type Post } from './worker/post';
+import { errorReply, rethrowLater, send, type Post } from './worker/post';
 import { Session } from './worker/session';
 
 declare const self: DedicatedWorkerGlobalScope;
 
 const post: Post = (msg, transfer) => self.postMessage(msg, transfer);
 
-/** Rethrown outside the request, a wasm trap reaches the page's worker.onerror (Restart). */
-function crash(err: unknown): void {
-  setTimeout(() => {
-    throw err;
-  });
-}
-
-/** Runs f after the messages already queued, without setTimeout's 4 ms clamp. */
-const defer = (() => {
+/** A scheduler that runs f after the messages already queued, without setTimeout's 4 ms clamp
+ * (the play loop's next chunk). */
+function channelDefer(): (f: () => void) => void {
   const channel = new MessageChannel();
   const queue: Array<() => void> = [];
   channel.port1.onmessage = () => queue.shift()?.();
-  return (f: () => void) => {
+  return (f) => {
     queue.push(f);
     channel.port2.postMessage(null);
   };
-})();
+}
 
 let session: Session | null = null;
 
@@ -43,10 +37,10 @@ self.onmessage = (ev: MessageEvent<Request>) => {
         const simd = !(req.forceScalar ?? false) && detectSimd();
         const core = await instantiateCore(simd ? req.core.simd : req.core.scalar);
         session?.dispose();
-        session = new Session(core, post, { defer, crash });
+        session = new Session(core, post, { defer: channelDefer() });
         return { type: 'ready', replyTo: req.id, simd };
       },
-      crash,
+      rethrowLater,
     );
   } else if (!session) {
     send(post, errorReply(req.id, 'state', new Error('the core is not loaded yet')));

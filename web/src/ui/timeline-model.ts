@@ -22,6 +22,7 @@ export interface TimelineChange {
   message?: string;
 }
 
+/** How the model fetches and plays through, and where its changes go. */
 export interface TimelineModelOptions {
   /** While the run plays, fetch at most this often (ms). */
   interval: number;
@@ -133,6 +134,7 @@ export class TimelineModel {
     this.#playTimer = setTimeout(() => this.#playFrame(), this.opts.frameMs);
   }
 
+  /** Stops the play-through where it is. */
   stopPlayThrough(): void {
     if (this.#playTimer !== null) clearTimeout(this.#playTimer);
     this.#playTimer = null;

@@ -80,3 +80,11 @@ export function withKind<T>(kind: ErrorKind, f: () => T): T {
 export function isTrap(err: unknown): boolean {
   return typeof WebAssembly !== 'undefined' && err instanceof WebAssembly.RuntimeError;
 }
+
+/** Rethrows err outside the current call, so that it reaches the worker's onerror: the page
+ * shows a crash and Restart (for a wasm trap). */
+export function rethrowLater(err: unknown): void {
+  setTimeout(() => {
+    throw err;
+  });
+}

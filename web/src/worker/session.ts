@@ -23,7 +23,7 @@ import { entriesAfter, timelineBytes } from '../timeline';
 import { measureAblation } from './ablation';
 import { newTrainer } from './new-trainer';
 import { Pace } from './pace';
-import { isTrap, kindOf, messageOf, RequestFailure, send, withKind, type Post } from './post';
+import { isTrap, kindOf, messageOf, RequestFailure, rethrowLater, send, withKind, type Post } from './post';
 import { fetchBytes, ReferenceCache, type FetchBytes } from './reference';
 import { Run, type Past, type View } from './run';
 import { selfAttentionStages } from './self-attention';
@@ -39,13 +39,6 @@ export interface SessionOptions {
   fetchBytes?: FetchBytes;
   /** Called with a wasm trap, which leaves the module unusable (the worker: a crash). */
   crash?: (err: unknown) => void;
-}
-
-/** Rethrows err outside the current call, so it reaches the worker's onerror. */
-function rethrowLater(err: unknown): void {
-  setTimeout(() => {
-    throw err;
-  });
 }
 
 /** The core and one training run; see the file comment. */
