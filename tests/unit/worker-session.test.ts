@@ -3,6 +3,8 @@
 // through handle(), and each message leaves through a post that transfers as postMessage does
 // (structuredClone with the transfer list), so an array the session kept and also sent would be
 // detached and break the next request.
+// Over 300 lines on purpose: one describe per group of requests, sharing one harness (open()) and
+// one instance of the core; splitting it would only copy the harness.
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
