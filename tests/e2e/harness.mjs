@@ -215,3 +215,34 @@ export function serveDistWith(pages) {
   for (const [name, html] of Object.entries(pages)) fs.writeFileSync(path.join(dir, name), html);
   return serve(dir);
 }
+
+/** Records what the page's workers are told and what they report, into window.__worker (an init
+ * script, like RECORD_EVENTS): sent lists each request's {type, intervalMs}; snapshots lists
+ * each message that carries a snapshot, {type, step, loss}. Lets a test count snapshots and redraws
+ * instead of timing them. */
+export const RECORD_WORKER = `{
+  window.__worker = { sent: [], snapshots: [] };
+  const NativeWorker = window.Worker;
+  window.Worker = class extends NativeWorker {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', (e) => {
+        const s = e.data && e.data.snapshot;
+        if (s) window.__worker.snapshots.push({ type: e.data.type, step: s.step, loss: s.loss });
+      });
+    }
+    postMessage(m, ...rest) {
+      if (m && typeof m.type === 'string') window.__worker.sent.push({ type: m.type, intervalMs: m.intervalMs });
+      return super.postMessage(m, ...rest);
+    }
+  };
+}`;
+
+/** openPage with RECORD_WORKER installed before the page's own scripts run. Resolves to {page,
+ * context, errors} (the page opens on about:blank first, so external requests are not listed). */
+export async function openRecording(browser, url, opts) {
+  const { page, context, errors } = await openPage(browser, 'about:blank', opts);
+  await context.addInitScript(RECORD_WORKER);
+  await page.goto(url);
+  return { page, context, errors };
+}
