@@ -6,6 +6,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openPage, waitReady, useBrowser } from './harness.mjs';
 
+/** How long a wait may take before the test calls it a hang (a guard, not a verdict: CI's other
+ * core may be busy). */
+const GUARD_MS = 60000;
+
 let srv;
 let browser;
 useBrowser((s, b) => {
@@ -33,7 +37,7 @@ async function measured(page, step) {
 /** Plays until the readout's step reaches n, then pauses; returns the step it paused at. */
 async function playTo(page, n) {
   await page.click('[data-action=play]');
-  await page.waitForFunction((k) => Number(document.querySelector('.readout').dataset.step) >= k, n, { timeout: 30000 });
+  await page.waitForFunction((k) => Number(document.querySelector('.readout').dataset.step) >= k, n, { timeout: GUARD_MS });
   await page.click('[data-action=play]');
   await page.waitForSelector('.readout[data-status="paused"]');
   return Number(await page.getAttribute('.readout', 'data-step'));

@@ -8,6 +8,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { openPage, waitReady, useBrowser } from './harness.mjs';
 
+/** How long a wait may take before the test calls it a hang (a guard, not a verdict: CI's other
+ * core may be busy). */
+const GUARD_MS = 60000;
+
 let srv;
 let browser;
 useBrowser((s, b) => {
@@ -27,7 +31,7 @@ function panelShows(page, want) {
       return d.state === 'ready' && Object.entries(want).every(([k, v]) => d[k] === String(v));
     },
     { sel: PANEL, want },
-    { timeout: 20000 },
+    { timeout: GUARD_MS },
   );
 }
 
@@ -227,7 +231,7 @@ test('backward panel: keyboard operable, follows steps and training, no overflow
   await page.keyboard.press('Enter');
   await page.waitForSelector('.readout[data-status="playing"]');
   await page.$eval(PANEL, (el) => el.scrollIntoView());
-  await page.waitForFunction((sel) => Number(document.querySelector(sel).dataset.step) > 1, PANEL, { timeout: 20000 });
+  await page.waitForFunction((sel) => Number(document.querySelector(sel).dataset.step) > 1, PANEL, { timeout: GUARD_MS });
   await page.keyboard.press('Enter'); // the play button still has the focus: Pause
   await waitReady(page);
   const step = (await page.$eval('.readout', (el) => el.dataset.step));

@@ -8,6 +8,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIST, useBrowser, waitReady, readout } from './harness.mjs';
 
+/** How long a wait may take before the test calls it a hang (a guard, not a verdict: CI's other
+ * core may be busy). */
+const GUARD_MS = 60000;
+
 const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'";
 /** The built page (CSP_DIST overrides it, e.g. to check a patched copy). */
 const ROOT_DIR = process.env.CSP_DIST ?? DIST;
@@ -54,7 +58,7 @@ async function openWithCsp(hash) {
 test('under the CSP header the page loads, trains, and reports no violation', async (t) => {
   const { page, context, errors, violations, workers } = await openWithCsp('view=train&vocab=16&dmodel=8&heads=2&seqlen=6&batch=4');
   // Ready, or the load error the page shows (e.g. Embind needing 'unsafe-eval'): fail with its text.
-  await page.waitForSelector('.readout[data-status="paused"], .loading.error', { timeout: 20000 });
+  await page.waitForSelector('.readout[data-status="paused"], .loading.error', { timeout: GUARD_MS });
   assert.match(await page.textContent('.loading'), /Core loaded/);
   await waitReady(page);
   // The worker really ran under the header: it was served with it and Embind's glue runs in it.
@@ -64,10 +68,10 @@ test('under the CSP header the page loads, trains, and reports no violation', as
   // The worker runs under the header policy (its own script's response), not the page's meta one:
   // a request to another origin from inside the worker is a connect-src violation there. (Eval
   // cannot be probed from here: DevTools' evaluate is exempt from the eval check.)
-  const workerViolation = await workers[0].evaluate(async () => {
+  const workerViolation = await workers[0].evaluate(async (guard) => {
     const seen = new Promise((resolve) => {
       self.addEventListener('securitypolicyviolation', (e) => resolve(e.effectiveDirective), { once: true });
-      setTimeout(() => resolve(null), 3000);
+      setTimeout(() => resolve(null), guard);
     });
     try {
       await fetch('http://localhost:9/csp-probe');
@@ -75,7 +79,7 @@ test('under the CSP header the page loads, trains, and reports no violation', as
       // blocked (or refused): the event says which
     }
     return seen;
-  });
+  }, GUARD_MS);
   assert.equal(workerViolation, 'connect-src', 'the worker enforces the header CSP');
   // That probe's own reports are expected (they may arrive late); nothing else may appear.
   const notProbe = (x) => !/csp-probe/.test(typeof x === 'string' ? x : JSON.stringify(x));
@@ -88,9 +92,9 @@ test('under the CSP header the page loads, trains, and reports no violation', as
   });
 
   await page.click('[data-action=step10]');
-  await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '10', null, { timeout: 10000 });
+  await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '10', null, { timeout: GUARD_MS });
   await page.click('[data-action=play]');
-  await page.waitForFunction(() => Number(document.querySelector('.readout').dataset.step) >= 200, null, { timeout: 20000 });
+  await page.waitForFunction(() => Number(document.querySelector('.readout').dataset.step) >= 200, null, { timeout: GUARD_MS });
   await page.click('[data-action=play]');
   await page.waitForSelector('.readout[data-status="paused"]');
   const r = await readout(page);

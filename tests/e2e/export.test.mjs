@@ -5,6 +5,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { openPage, waitReady, readout, useBrowser, screenshot } from './harness.mjs';
 
+/** How long a wait may take before the test calls it a hang (a guard, not a verdict: CI's other
+ * core may be busy). */
+const GUARD_MS = 60000;
+
 let srv;
 let browser;
 useBrowser((s, b) => {
@@ -21,7 +25,7 @@ const STATE_DICT = [
 async function downloads(page, selector, n) {
   const got = [];
   const done = new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${selector}: ${got.length}/${n} downloads after 15 s`)), 15000);
+    const timer = setTimeout(() => reject(new Error(`${selector}: ${got.length}/${n} downloads after ${GUARD_MS / 1000} s`)), GUARD_MS);
     const on = (d) => {
       got.push(d);
       if (got.length === n) {

@@ -217,13 +217,14 @@ export function serveDistWith(pages) {
 }
 
 /**
- * A fresh Chromium context (contextOptions as Playwright takes them) whose pages record the
- * element's events (RECORD_EVENTS) and collect console errors and uncaught errors; opens url.
- * Returns {context, page, errors}.
+ * A fresh Chromium context (contextOptions as Playwright takes them) whose pages run the init
+ * scripts (default: RECORD_EVENTS; RECORD_WORKER records the worker's traffic) before their own,
+ * and collect console errors and uncaught errors; opens url (unless null). Returns {context, page,
+ * errors}.
  */
-export async function openRecorded(browser, url, contextOptions = {}) {
+export async function openRecorded(browser, url, contextOptions = {}, init = [RECORD_EVENTS]) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...contextOptions });
-  await context.addInitScript(RECORD_EVENTS);
+  for (const script of init) await context.addInitScript(script);
   const page = await context.newPage();
   const errors = [];
   page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
@@ -237,3 +238,26 @@ export async function expectWorkers(page, n) {
   for (let i = 0; i < 400 && page.workers().length !== n; ++i) await page.waitForTimeout(25);
   if (page.workers().length !== n) throw new Error(`expected ${n} live workers, found: ${page.workers().map((w) => w.url())}`);
 }
+
+/** Records what the page's workers are told and what they report, into window.__worker (an init
+ * script, like RECORD_EVENTS): sent lists each request's {type, intervalMs}; snapshots lists
+ * each message that carries a snapshot, {type, step, loss}. Lets a test count snapshots and redraws
+ * instead of timing them. */
+export const RECORD_WORKER = `{
+  window.__worker = { sent: [], snapshots: [] };
+  const NativeWorker = window.Worker;
+  window.Worker = class extends NativeWorker {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', (e) => {
+        const s = e.data && e.data.snapshot;
+        if (s) window.__worker.snapshots.push({ type: e.data.type, step: s.step, loss: s.loss });
+      });
+    }
+    postMessage(m, ...rest) {
+      if (m && typeof m.type === 'string') window.__worker.sent.push({ type: m.type, intervalMs: m.intervalMs });
+      return super.postMessage(m, ...rest);
+    }
+  };
+}`;
+

@@ -5,6 +5,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openPage, waitReady, readout, useBrowser } from './harness.mjs';
 
+/** How long a wait may take before the test calls it a hang (a guard, not a verdict: CI's other
+ * core may be busy). */
+const GUARD_MS = 60000;
+
 let srv;
 let browser;
 useBrowser((s, b) => {
@@ -30,7 +34,7 @@ const timelinePixels = (page) => page.$$eval(`${PANEL} .timeline-heatmaps canvas
 const scrubber = (page) => page.$eval(SCRUB, (el) => ({ value: Number(el.value), max: Number(el.max), disabled: el.disabled, text: el.getAttribute('aria-valuetext') }));
 
 /** Trains with Play (from the keyboard) until the step reaches atLeast, then pauses. */
-async function trainTo(page, atLeast, timeout = 30000) {
+async function trainTo(page, atLeast, timeout = GUARD_MS) {
   await page.focus('[data-action=play]');
   await page.keyboard.press('Space');
   await page.waitForFunction((n) => Number(document.querySelector('.readout').dataset.step) >= n, atLeast, { timeout });
@@ -117,7 +121,7 @@ test('the timeline scrubs: scrubber, heatmaps per head, Play-through, charts per
   await page.keyboard.press('Enter');
   await page.waitForFunction((sel) => document.querySelector(sel).textContent === 'Stop', PLAY);
   assert.equal(await page.getAttribute(PLAY, 'aria-pressed'), 'true');
-  await page.waitForFunction(([sel, l]) => document.querySelector(sel).dataset.step === String(l) && document.querySelector(sel).dataset.playthrough === 'stopped', [PANEL, last], { timeout: 20000 });
+  await page.waitForFunction(([sel, l]) => document.querySelector(sel).dataset.step === String(l) && document.querySelector(sel).dataset.playthrough === 'stopped', [PANEL, last], { timeout: GUARD_MS });
   assert.equal(await page.textContent(PLAY), 'Play-through');
   assert.equal((await scrubber(page)).value, st.entries - 1);
 
@@ -161,7 +165,7 @@ for (const [H, T, B] of [[8, 64, 2], [16, 128, 1]]) test(`the timeline memory st
   // Train past capacity x interval: the worker doubles the interval and thins.
   await page.focus('[data-action=play]');
   await page.keyboard.press('Space');
-  await page.waitForFunction((sel) => Number(document.querySelector(sel).dataset.every) >= 20, PANEL, { timeout: 40000 });
+  await page.waitForFunction((sel) => Number(document.querySelector(sel).dataset.every) >= 20, PANEL, { timeout: 2 * GUARD_MS });
   await page.focus('[data-action=play]');
   await page.keyboard.press('Space');
   await page.waitForSelector('.readout[data-status="paused"]');

@@ -1,7 +1,10 @@
-// View 1 end to end: load, train, step, reset, heatmaps, keyboard, long tasks, worker crash.
+// View 1 end to end: load, train, step, reset, heatmaps, keyboard, redraws, worker crash.
+// No test here times anything: training is judged by the step at which the loss falls, and the
+// redraws by counting frames and snapshots. Wait timeouts are guards against a hang, generous
+// because CI's other core may be busy (GUARD_MS). The timings live in `npm run bench:browser`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openPage, waitReady, readout, useBrowser } from './harness.mjs';
+import { RECORD_WORKER, openPage, openRecorded, waitReady, readout, useBrowser } from './harness.mjs';
 
 let srv;
 let browser;
@@ -12,6 +15,19 @@ useBrowser((s, b) => {
 
 /** PNG data URLs of every heatmap canvas (what the learner sees). */
 const heatmapPixels = (page) => page.$$eval('.heatmaps canvas', (cs) => cs.map((c) => c.toDataURL()));
+
+/** How long a wait may take before the test calls it a hang (a guard, not a verdict). */
+const GUARD_MS = 60000;
+
+/** Steps within which the default model (repeat task, seed 42) gets its loss under 0.1, and the
+ * copy task to a quarter of its initial loss. The core first gets there at step 133 (repeat) and
+ * 132 (copy), SIMD and scalar alike; the page sees it at the next snapshot (one snapshot every
+ * 50 ms of training), so the budget leaves room for a fast machine's larger snapshots. */
+const STEP_BUDGET = 1000;
+
+/** The first step (> 0) of the worker's snapshots (RECORD_WORKER) whose loss is under `below`. */
+const firstStepBelow = (page, below) =>
+  page.evaluate((b) => window.__worker.snapshots.find((s) => s.step > 0 && s.loss < b)?.step ?? null, below);
 
 /** Waits until the heatmaps have been drawn for the current snapshot. */
 async function settle(page) {
@@ -34,22 +50,22 @@ test('the page loads with no console errors and no external requests', async () 
   await context.close();
 });
 
-test('Play trains the repeat task to loss < 0.1 within 20 s, and the heatmaps change', async (t) => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train`);
+test(`Play trains the repeat task to loss < 0.1 within ${STEP_BUDGET} steps, and the heatmaps change`, async (t) => {
+  const { page, context, errors } = await openRecorded(browser, `${srv.url}#view=train`, {}, [RECORD_WORKER]);
   await waitReady(page);
   await settle(page);
   const before0 = await heatmapPixels(page);
   assert.equal((await readout(page)).step, 0);
-  const t0 = Date.now();
   await page.click('[data-action=play]');
-  await page.waitForFunction(() => Number(document.querySelector('.readout').dataset.loss) < 0.1 && document.querySelector('.readout').dataset.step !== '0', null, { timeout: 20000 });
-  const seconds = (Date.now() - t0) / 1000;
-  t.diagnostic(`loss < 0.1 after ${seconds} s`);
+  await page.waitForFunction(() => Number(document.querySelector('.readout').dataset.loss) < 0.1 && document.querySelector('.readout').dataset.step !== '0', null, { timeout: GUARD_MS });
   await page.click('[data-action=play]'); // pause
-  await page.waitForSelector('.readout[data-status="paused"]');
+  await page.waitForSelector('.readout[data-status="paused"]', { timeout: GUARD_MS });
   await settle(page);
+  const first = await firstStepBelow(page, 0.1);
+  t.diagnostic(`first snapshot with loss < 0.1: step ${first}`);
+  assert.ok(first !== null && first <= STEP_BUDGET, `loss < 0.1 first reported at step ${first}`);
   const r = await readout(page);
-  assert.ok(r.loss < 0.1 && r.step > 0, `loss ${r.loss} at step ${r.step} after ${seconds} s`);
+  assert.ok(r.loss < 0.1 && r.step >= first, `loss ${r.loss} at step ${r.step}`);
   const after0 = await heatmapPixels(page);
   assert.equal(after0.length, before0.length);
   const changed = after0.filter((p, i) => p !== before0[i]).length;
@@ -81,7 +97,7 @@ test('Step 1 advances exactly one step, Step 10 ten; Reset returns to step 0 wit
 
   // Train a while, then Reset.
   await page.click('[data-action=play]');
-  await page.waitForFunction(() => Number(document.querySelector('.readout').dataset.step) > 100, null, { timeout: 20000 });
+  await page.waitForFunction(() => Number(document.querySelector('.readout').dataset.step) > 100, null, { timeout: GUARD_MS });
   await page.click('[data-action=reset]');
   await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '0' && document.querySelector('.readout').dataset.status === 'paused');
   const r1 = await readout(page);
@@ -94,57 +110,65 @@ test('Step 1 advances exactly one step, Step 10 ten; Reset returns to step 0 wit
   await context.close();
 });
 
-test('no main-thread long task > 50 ms while training, and >= 10 heatmap redraws per second', async (t) => {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  await context.addInitScript(() => {
-    window.__longTasks = [];
-    new PerformanceObserver((list) => {
-      for (const e of list.getEntries()) window.__longTasks.push(e.duration);
-    }).observe({ type: 'longtask', buffered: true });
-    // Long animation frames say which script a long task ran, for the failure message.
-    window.__frames = [];
-    new PerformanceObserver((list) => {
-      for (const e of list.getEntries()) {
-        if (e.duration > 50) window.__frames.push(`${Math.round(e.duration)} ms (render ${Math.round(e.renderStart ? e.startTime + e.duration - e.renderStart : 0)} ms): ${e.scripts.map((s) => `${s.invoker} ${Math.round(s.duration)} ms`).join(', ')}`);
-      }
-    }).observe({ type: 'long-animation-frame' });
-  });
-  const page = await context.newPage();
-  // The default config, as a newcomer meets it. Long tasks are wall time, so a machine busy with
-  // other work can stretch a frame of a few ms of script past 50 ms.
-  await page.goto(`${srv.url}#view=train`);
+test('while training, the heatmaps redraw from the snapshots: at most one redraw per animation frame and per snapshot; the pause key stops training', async (t) => {
+  // The default config, as a newcomer meets it. (The longest main-thread task and the redraws per
+  // second are timings: bench/browser_bench.mjs reports them.)
+  const { page, context, errors } = await openRecorded(browser, `${srv.url}#view=train`, {}, [RECORD_WORKER]);
   await waitReady(page);
   await settle(page);
-  // Play and Pause from the keyboard: Playwright's mouse click first waits for the button to be
-  // stable with its own requestAnimationFrame callback, which is itself a long task in a loaded
-  // browser and would be counted against the page.
+  // Play and Pause from the keyboard, as a learner might.
   await page.evaluate(() => document.querySelector('[data-action=play]').focus());
-  await page.evaluate(() => (window.__longTasks.length = window.__frames.length = 0)); // only while training
+  // From here to the pause, the page counts its own animation frames beside the redraws.
+  await page.evaluate(() => {
+    window.__counts = {
+      frames0: Number(document.querySelector('.heatmaps').dataset.frames),
+      snapshots0: window.__worker.snapshots.length,
+      draws0: performance.getEntriesByName('playground:draw').length,
+      ticks: 0,
+    };
+    const tick = () => {
+      ++window.__counts.ticks;
+      window.__counts.raf = requestAnimationFrame(tick);
+    };
+    window.__counts.raf = requestAnimationFrame(tick);
+  });
   await page.keyboard.press('Space');
-  // Count redraws from inside the page, so that no Playwright call runs during the window.
-  const fps = await page.evaluate(
-    () =>
-      new Promise((resolve) => {
-        setTimeout(() => {
-          const grid = document.querySelector('.heatmaps');
-          const f0 = Number(grid.dataset.frames);
-          const t0 = performance.now();
-          setTimeout(() => resolve(((Number(grid.dataset.frames) - f0) * 1000) / (performance.now() - t0)), 3000);
-        }, 500);
-      }),
-  );
-  // The controls stay responsive: the pause key press is handled right away.
+  // Live heatmaps: 30 redraws while playing (a guard: without redraws this times out).
+  await page.waitForFunction(() => Number(document.querySelector('.heatmaps').dataset.frames) >= window.__counts.frames0 + 30, null, { timeout: GUARD_MS });
+  // The controls stay responsive: the pause key press is handled while the worker trains.
   await page.keyboard.press('Space');
-  await page.waitForSelector('.readout[data-status="paused"]', { timeout: 2000 });
-  const long = await page.evaluate(() => window.__longTasks);
-  const frames = await page.evaluate(() => window.__frames);
-  const draws = await page.evaluate(() => performance.getEntriesByName('playground:draw').map((e) => e.duration));
-  t.diagnostic(`redraw script time: max ${Math.max(...draws).toFixed(1)} ms, mean ${(draws.reduce((a, b) => a + b, 0) / draws.length).toFixed(1)} ms`);
-  const charts = await page.evaluate(() => performance.getEntriesByName('playground:chart').map((e) => Math.round(e.duration)));
-  t.diagnostic(`chart redraws (ms): ${charts}`);
-  t.diagnostic(`heatmap redraws/s ${fps.toFixed(1)}; long tasks ${JSON.stringify(long)}; long frames ${JSON.stringify(frames)}`);
-  assert.deepEqual(long.filter((d) => d > 50), [], `long tasks: ${long}; long animation frames: ${frames}`);
-  assert.ok(fps >= 10, `heatmap redraws per second: ${fps.toFixed(1)}`);
+  await page.waitForSelector('.readout[data-status="paused"]', { timeout: GUARD_MS });
+  await settle(page);
+  const c = await page.evaluate(() => {
+    cancelAnimationFrame(window.__counts.raf);
+    const snapshots = window.__worker.snapshots.slice(window.__counts.snapshots0);
+    return {
+      redraws: Number(document.querySelector('.heatmaps').dataset.frames) - window.__counts.frames0,
+      draws: performance.getEntriesByName('playground:draw').length - window.__counts.draws0,
+      ticks: window.__counts.ticks,
+      snapshots,
+      sent: window.__worker.sent.filter((m) => m.type === 'play'),
+    };
+  });
+  const progress = c.snapshots.filter((x) => x.type === 'progress');
+  t.diagnostic(`${c.redraws} redraws, ${c.ticks} animation frames, ${c.snapshots.length} snapshots (${progress.length} progress)`);
+  assert.ok(c.redraws >= 30, `${c.redraws} redraws`);
+  // Coalesced: never more than one redraw per animation frame, and a redraw needs something new
+  // to show (a snapshot, or the status change of Play itself).
+  assert.ok(c.redraws <= c.ticks, `${c.redraws} redraws in ${c.ticks} animation frames`);
+  assert.ok(c.redraws <= c.snapshots.length + 1, `${c.redraws} redraws for ${c.snapshots.length} snapshots`);
+  // Each redraw leaves one playground:draw measure (what the benchmark reads).
+  assert.equal(c.draws, c.redraws, 'one playground:draw measure per redraw');
+  // The worker reported progress at the default interval, the steps only went up, the pause
+  // was acknowledged with a snapshot and nothing came after it, and the readout shows it.
+  assert.deepEqual(c.sent, [{ type: 'play', intervalMs: 50 }]);
+  assert.ok(progress.length >= 1, 'progress snapshots while playing');
+  for (let i = 1; i < progress.length; ++i) assert.ok(progress[i].step > progress[i - 1].step, `steps go up: ${progress[i - 1].step} then ${progress[i].step}`);
+  const paused = c.snapshots.findIndex((x) => x.type === 'paused');
+  assert.ok(paused > 0, `a paused reply: ${c.snapshots.map((x) => x.type)}`);
+  assert.deepEqual(c.snapshots.slice(paused).filter((x) => x.type === 'progress' || x.step !== c.snapshots[paused].step), [], 'no training after the pause');
+  assert.equal((await readout(page)).step, c.snapshots[paused].step);
+  assert.deepEqual(errors, []);
   await context.close();
 });
 
@@ -238,13 +262,16 @@ test('the loss chart: exact value on hover, and the log-scale toggle (mirrored i
   await context.close();
 });
 
-test('the scalar build (?core=scalar, what browsers without SIMD get) trains too', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url.replace(/\/$/, '/index.html')}?core=scalar#view=train`);
+test(`the scalar build (?core=scalar, what browsers without SIMD get) trains too: loss < 0.1 within ${STEP_BUDGET} steps`, async () => {
+  const { page, context, errors } = await openRecorded(browser, `${srv.url.replace(/\/$/, '/index.html')}?core=scalar#view=train`, {}, [RECORD_WORKER]);
   await waitReady(page);
   assert.match(await page.textContent('.loading'), /scalar WebAssembly build/);
   assert.ok(srv.requests.some((p) => p.endsWith('/wasm/attention-core-scalar.wasm')));
   await page.evaluate(() => document.querySelector('[data-action=play]').click());
-  await page.waitForFunction(() => Number(document.querySelector('.readout').dataset.loss) < 0.1 && document.querySelector('.readout').dataset.step !== '0', null, { timeout: 20000 });
+  await page.waitForFunction(() => Number(document.querySelector('.readout').dataset.loss) < 0.1 && document.querySelector('.readout').dataset.step !== '0', null, { timeout: GUARD_MS });
+  await page.evaluate(() => document.querySelector('[data-action=play]').click());
+  const first = await firstStepBelow(page, 0.1);
+  assert.ok(first !== null && first <= STEP_BUDGET, `loss < 0.1 first reported at step ${first}`);
   assert.deepEqual(errors, []);
   await context.close();
 });
@@ -256,9 +283,10 @@ test('training goes on behind the lesson view, and the heatmaps catch up on retu
   await page.click('[data-view=lesson]');
   const f0 = Number(await page.getAttribute('.heatmaps', 'data-frames'));
   const s0 = (await readout(page)).step;
-  await page.waitForTimeout(1000);
+  // Still training: 100 more steps behind the lesson view, and not one redraw meanwhile.
+  await page.waitForFunction((s) => Number(document.querySelector('.readout').dataset.step) >= s + 100, s0, { timeout: GUARD_MS });
+  assert.ok((await readout(page)).step >= s0 + 100, 'still training');
   assert.equal(Number(await page.getAttribute('.heatmaps', 'data-frames')), f0, 'no redraws while hidden');
-  assert.ok((await readout(page)).step > s0, 'still training');
   await page.click('[data-view=train]');
   await page.waitForFunction((f) => Number(document.querySelector('.heatmaps').dataset.frames) > f, f0);
   await page.evaluate(() => document.querySelector('[data-action=play]').click());
@@ -267,7 +295,7 @@ test('training goes on behind the lesson view, and the heatmaps catch up on retu
 });
 
 test('every task can be chosen: its explanation shows, the hash follows, and it trains', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train`);
+  const { page, context, errors } = await openRecorded(browser, `${srv.url}#view=train`, {}, [RECORD_WORKER]);
   await waitReady(page);
   const explanations = new Set();
   for (const task of ['shift', 'copy', 'reverse', 'sort', 'future', 'repeat']) {
@@ -282,11 +310,14 @@ test('every task can be chosen: its explanation shows, the hash follows, and it 
   await page.selectOption('select[name=task]', 'copy');
   await page.waitForFunction(() => location.hash.includes('task=copy'));
   const start = (await readout(page)).loss;
+  const from = await page.evaluate(() => window.__worker.snapshots.length); // the copy run's snapshots start here
   await page.click('[data-action=step10]');
   await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '10');
   await page.evaluate(() => document.querySelector('[data-action=play]').click());
-  await page.waitForFunction((l) => Number(document.querySelector('.readout').dataset.loss) < l / 4, start, { timeout: 20000 });
+  await page.waitForFunction((l) => Number(document.querySelector('.readout').dataset.loss) < l / 4, start, { timeout: GUARD_MS });
   await page.evaluate(() => document.querySelector('[data-action=play]').click());
+  const first = await page.evaluate(([from, l]) => window.__worker.snapshots.slice(from).find((s) => s.step > 0 && s.loss < l / 4)?.step ?? null, [from, start]);
+  assert.ok(first !== null && first <= STEP_BUDGET, `copy: loss under a quarter of ${start} first reported at step ${first}`);
   assert.deepEqual(errors, []);
   await context.close();
 });
