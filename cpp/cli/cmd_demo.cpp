@@ -2,6 +2,7 @@
 // the config's shapes, every head's attention rows summing to 1, the causal mask, training with
 // epoch means, a per-head heatmap, and a verdict. A failed check prints one line on stderr and
 // exits 1; "Demo OK." ends a run whose checks all passed.
+// `attn demo self-attention` is the NumPy lesson's walkthrough (cmd_demo_self_attention.cpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -193,6 +194,8 @@ int failed(const Verdict& v) {
 }  // namespace
 
 int cmd_demo(const std::vector<std::string>& argv) {
+  if (!argv.empty() && argv[0] == "self-attention")
+    return cmd_demo_self_attention(std::vector<std::string>(argv.begin() + 1, argv.end()));
   std::vector<Flag> flags = trainer_flags();
   for (Flag& f : ablation_flags()) flags.push_back(f);
   flags.push_back({"epochs", "N", "3", "training epochs"});
@@ -201,7 +204,8 @@ int cmd_demo(const std::vector<std::string>& argv) {
                   "Runs the PyTorch lesson's main() on the config (DemoConfig by default): the shape "
                   "contract, every head's rows summing to 1, the causal mask, training with epoch "
                   "means, and a per-head heatmap. Exits 1 with a one-line reason if a check fails "
-                  "(the ablation flags can make one fail) and prints \"Demo OK.\" otherwise.",
+                  "(the ablation flags can make one fail) and prints \"Demo OK.\" otherwise.\n\n"
+                  "attn demo self-attention [--help]: the NumPy single-head lesson, stage by stage.",
                   flags, argv);
   if (args.help()) {
     std::fputs(args.usage().c_str(), stdout);

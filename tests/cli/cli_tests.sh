@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CLI tests of `attn forward` / `attn attend` / `attn selftest` / `attn train`'s ablation flags /
-# `attn demo` (registered per case in cli_tests.cmake).
+# `attn demo` and `attn demo self-attention` (registered per case in cli_tests.cmake).
 # usage: cli_tests.sh CASE ATTN ST_COMPARE REFERENCE_DIR SCRATCH_DIR
 # Success cases compare the output with the committed PyTorch reference; failure cases check
 # exit code 2, exactly one line on stderr naming the problem, and that no output file (nor a
@@ -83,6 +83,10 @@ help)
   grep -q -- "--causal" "$S/stdout" || fail "attend --help lacks --causal"
   ok "$ATTN" demo --help
   grep -q -- "--steps-per-epoch" "$S/stdout" || fail "demo --help lacks --steps-per-epoch"
+  grep -q -- "attn demo self-attention" "$S/stdout" || fail "demo --help lacks the subcommand"
+  ok "$ATTN" demo self-attention --help
+  grep -q -- "--sentence TEXT" "$S/stdout" || fail "demo self-attention --help lacks --sentence"
+  grep -q -- "^usage: attn demo self-attention" "$S/stdout" || fail "demo self-attention usage line"
   ;;
 
 forward_reference)
@@ -421,6 +425,42 @@ demo_epoch_means)
     "$S/stdout" > "$S/train_means"
   paste "$S/demo_means" "$S/train_means" | awk '{ d = $1 - $2; if (NF != 2 || d > 6e-5 || -d > 6e-5) bad = 1 }
     END { exit bad || NR != 3 }' || fail "epoch means differ: $(paste "$S/demo_means" "$S/train_means" | tr '\n' ' ')"
+  ;;
+
+demo_self_attention)
+  ok "$ATTN" demo self-attention
+  o=$S/stdout
+  grep -q 'tokens (T=6, lower-cased words): the=0 cat=1 sat=2 on=3 the=0 mat=4$' "$o" || fail "tokens"
+  for title in '^   X$' '^   Q$' '^   K$' '^   V$' '^   scores$' '^   scaled scores$' '^   weights$' \
+      '^   output$' '^   Q_2$' '^   weights_2 ' '^   concat (T, H\*dv) = (6,8)' \
+      '^   output = concat W_o (T,D) = (6,8)'; do
+    grep -q "$title" "$o" || fail "no table '$title'"
+  done
+  # X rows of the two "the": the same word, different positions, different rows.
+  the=$(grep -A8 '^   X$' "$o" | grep '^   the  |')
+  [[ $(echo "$the" | wc -l) -eq 2 && $(echo "$the" | sort -u | wc -l) -eq 2 ]] ||
+    fail "the two 'the' rows of X should differ: $the"
+  # Every weights row sums to 1 (printed to 3 decimals: within 0.003).
+  grep -A7 '^   weights$' "$o" | grep '|' | awk -F'|' '{ n = split($2, v, " "); s = 0;
+    for (i = 1; i <= n; i++) s += v[i]; if (n != 6 || s < 0.997 || s > 1.003) bad = 1 }
+    END { exit bad || NR != 6 }' || fail "weights rows do not sum to 1"
+  grep -q '^   exp(x)  *\[      inf,      inf,      inf \]  sum = inf$' "$o" || fail "naive exp"
+  grep -q '^   exp(x) / sum  *\[      NaN,      NaN,      NaN \]$' "$o" || fail "naive weights"
+  grep -q '^   exp(x - max) / sum  *\[        0, 3.78e-44,        1 \]$' "$o" || fail "stable weights"
+  # --causal: -inf above the diagonal of the scaled scores, zeros in the weights.
+  ok "$ATTN" demo self-attention --causal --heads 1 --logits 1,2,3 --sentence "a b c"
+  grep -A4 '^   scaled and masked scores$' "$o" | grep -q '^   a    | .*  -inf    -inf$' ||
+    fail "no -inf in the first row of the masked scores"
+  grep -A4 '^   weights$' "$o" | grep -q '^   a    |   1.000   0.000   0.000$' || fail "causal weights"
+  grep -q 'No exp overflows here' "$o" || fail "1,2,3 should not overflow"
+  bad "--sentence: no words in '...'" "$ATTN" demo self-attention --sentence ...
+  bad "--sentence has 17 words; at most 16" "$ATTN" demo self-attention --sentence \
+    "a b c d e f g h i j k l m n o p q"
+  bad "--logits: 'x' is not a finite float32 number" "$ATTN" demo self-attention --logits 1,x
+  bad "--logits: '1e39' is not a finite float32 number" "$ATTN" demo self-attention --logits 1e39
+  bad "--d-model (7) must be even" "$ATTN" demo self-attention --d-model 7
+  bad "--heads (9) must be in [1, 8]" "$ATTN" demo self-attention --heads 9
+  bad "unexpected argument 'extra'" "$ATTN" demo self-attention extra
   ;;
 
 *)
