@@ -212,7 +212,10 @@ TEST_CASE("softmax_rows_naive: [100, 200, 300] overflows to inf and NaN in float
   attn::softmax_rows(x, stable);
   REQUIRE(stable.allFinite());
   CHECK(stable(0, 0) == 0.0f);
-  CHECK_THAT(stable(0, 1), WithinAbs(std::exp(-100.0), 1e-45));
+  // exp(-100) = 3.7e-44 is a subnormal float; the wasm SIMD kernel's exp flushes anything below
+  // exp(-87.3) to 0, the scalar one keeps it. Either way it is 0 to any visible precision.
+  CHECK(stable(0, 1) >= 0.0f);
+  CHECK(stable(0, 1) <= 1e-43f);
   CHECK(stable(0, 2) == 1.0f);
 
   const attn::SoftmaxSteps bad = attn::softmax_steps(x.row(0), /*subtract_max=*/false);
@@ -230,10 +233,12 @@ TEST_CASE("softmax_rows_naive: [100, 200, 300] overflows to inf and NaN in float
   CHECK(good.shifted[1] == -100.0f);
   CHECK(good.shifted[2] == 0.0f);
   CHECK(good.exps[0] == 0.0f);
-  CHECK(good.exps[1] > 0.0f);  // subnormal, but not flushed to zero
+  CHECK_THAT(good.exps[1], WithinAbs(std::exp(-100.0), 1e-45));  // a subnormal (std::exp)
   CHECK(good.exps[2] == 1.0f);
   CHECK(good.sum == 1.0f);
-  CHECK(good.weights == stable.row(0));
+  CHECK(good.weights[0] == 0.0f);
+  CHECK(good.weights[1] == good.exps[1]);
+  CHECK(good.weights[2] == 1.0f);
 }
 
 TEST_CASE("softmax_steps: matches a plain reference step by step, and a masked row gives zeros",
