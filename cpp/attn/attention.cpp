@@ -99,6 +99,30 @@ AttentionStages self_attention_stages(ConstMatRef X, ConstMatRef Wq, ConstMatRef
   return st;
 }
 
+MultiHeadStages multi_head_self_attention(ConstMatRef X, const std::vector<Mat>& Wq,
+                                          const std::vector<Mat>& Wk, const std::vector<Mat>& Wv,
+                                          ConstMatRef Wo, bool causal) {
+  const size_t H = Wq.size();
+  require(H >= 1, "multi-head attention needs at least one head");
+  require(Wk.size() == H && Wv.size() == H, "got ", H, " Wq, ", Wk.size(), " Wk and ", Wv.size(),
+          " Wv; expected one of each per head");
+  const Eigen::Index dk = Wq[0].cols(), dv = Wv[0].cols();
+  for (size_t h = 0; h < H; ++h)
+    require(Wq[h].cols() == dk && Wk[h].cols() == dk && Wv[h].cols() == dv, "head ", h,
+            " has dk ", Wq[h].cols(), "/", Wk[h].cols(), " and dv ", Wv[h].cols(),
+            "; every head must have head 0's dk ", dk, " and dv ", dv);
+  require(Wo.rows() == Eigen::Index(H) * dv && Wo.cols() >= 1, "Wo has shape (", Wo.rows(), ",",
+          Wo.cols(), ") but the concatenated heads have ", Eigen::Index(H) * dv, " columns");
+  MultiHeadStages m;
+  m.concat.resize(X.rows(), Eigen::Index(H) * dv);
+  for (size_t h = 0; h < H; ++h) {
+    m.heads.push_back(self_attention_stages(X, Wq[h], Wk[h], Wv[h], causal));
+    m.concat.middleCols(Eigen::Index(h) * dv, dv) = m.heads.back().output;
+  }
+  m.output.noalias() = m.concat * Wo;  // no bias
+  return m;
+}
+
 SelfAttention::SelfAttention(int d_model_, int dk_, int dv_, uint64_t seed)
     : d_model(d_model_), dk(dk_), dv(dv_) {
   require_config(d_model >= 1, "dModel", "d_model (", d_model, ") must be >= 1");

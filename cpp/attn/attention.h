@@ -1,6 +1,8 @@
 // Single-head scaled dot-product attention: the curriculum's NumPy lesson in C++.
 #pragma once
 
+#include <vector>
+
 #include "attn/rng.h"
 #include "attn/tensor.h"
 
@@ -40,6 +42,20 @@ struct AttentionStages {
 };
 AttentionStages self_attention_stages(ConstMatRef X, ConstMatRef Wq, ConstMatRef Wk,
                                       ConstMatRef Wv, bool causal);
+
+// The NumPy lesson's multi-head self-attention: H heads, each with its own projections (the
+// single-head stages above), their outputs concatenated along the features, then mixed by an
+// output projection without bias: output = concat(out_0, ..., out_{H-1}) Wo.
+// X (T,D); per head Wq[h], Wk[h] (D,dk) and Wv[h] (D,dv), the same dk and dv for every head;
+// Wo (H*dv, D_out). Throws std::invalid_argument on mismatched shapes or no head.
+struct MultiHeadStages {
+  std::vector<AttentionStages> heads;  // (H) every intermediate of each head
+  Mat concat;                          // (T,H*dv) columns [h*dv, (h+1)*dv) are head h's output
+  Mat output;                          // (T,D_out) concat Wo
+};
+MultiHeadStages multi_head_self_attention(ConstMatRef X, const std::vector<Mat>& Wq,
+                                          const std::vector<Mat>& Wk, const std::vector<Mat>& Wv,
+                                          ConstMatRef Wo, bool causal);
 
 // The lesson's SelfAttention class: projections in NumPy layout (X @ W).
 // Init: Wq, Wk ~ N(0, sqrt(2/(d_model+dk))), Wv ~ N(0, sqrt(2/(d_model+dv))).

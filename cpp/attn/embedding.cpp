@@ -36,12 +36,26 @@ SinusoidalPositionalEmbedding::SinusoidalPositionalEmbedding(int C, int D, doubl
                  ") must be even for sinusoidal positions");
   require_config(std::isfinite(base) && base > 1.0, "", "base (", base, ") must be > 1");
   table.resize(C, D);
-  for (int p = 0; p < C; ++p)
-    for (int i = 0; i < D; i += 2) {
-      const double angle = p * std::exp(-std::log(base) * i / D);
-      table(p, i) = static_cast<float>(std::sin(angle));
-      table(p, i + 1) = static_cast<float>(std::cos(angle));
+  // The curriculum's PyTorch class, in float32 and in its order, each result rounded to float
+  // where PyTorch rounds it:
+  //   i = arange(D/2); denom = base ** (2 * i / D)    (D/2)
+  //   angle = pos / denom                              (C, D/2)
+  //   pe[:, 0::2] = sin(angle); pe[:, 1::2] = cos(angle)
+  // The float32 angle is what matters: at pos ~ 100 its rounding moves sin by up to ~7.5e-6,
+  // which an angle computed in double does not reproduce. pow, sin and cos are evaluated in
+  // double on the float arguments and rounded once (correctly rounded up to rare ties), so the
+  // table is within one float rounding of PyTorch's (tests/cpp/test_embedding.cpp) and the same
+  // natively and in wasm whatever the libm.
+  const float base_f = static_cast<float>(base);
+  for (int i = 0; i < D; i += 2) {
+    const float exponent = static_cast<float>(i) / static_cast<float>(D);  // 2 * (i/2) / D
+    const float denom = static_cast<float>(std::pow(double(base_f), double(exponent)));
+    for (int p = 0; p < C; ++p) {
+      const float angle = static_cast<float>(p) / denom;
+      table(p, i) = static_cast<float>(std::sin(double(angle)));
+      table(p, i + 1) = static_cast<float>(std::cos(double(angle)));
     }
+  }
 }
 
 ConstMatMap SinusoidalPositionalEmbedding::forward(int seq_len) const {

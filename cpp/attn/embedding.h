@@ -26,7 +26,8 @@ class TokenEmbedding {
 };
 
 // Fixed table pe (C,D): pe[p][2i] = sin(p / base^(2i/D)), pe[p][2i+1] = cos(same angle).
-// Computed in double and rounded to float. Not a parameter.
+// Computed in float32 in the order of the curriculum's PyTorch class (denom = base^(2i/D), then
+// angle = p / denom), so it matches that table to float rounding. Not a parameter.
 class SinusoidalPositionalEmbedding {
  public:
   SinusoidalPositionalEmbedding(int max_context_length, int d_model, double base = 10000.0);

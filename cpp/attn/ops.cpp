@@ -16,6 +16,32 @@ void softmax_rows_backward(ConstMatRef y, ConstMatRef dy, MatRef dx) {
     softmax_backward_row(y.row(i).data(), dy.row(i).data(), dx.row(i).data(), y.cols());
 }
 
+void softmax_rows_naive(ConstMatRef x, MatRef y) {
+  require(y.rows() == x.rows() && y.cols() == x.cols(), "y must be (", x.rows(), ",", x.cols(),
+          "), got (", y.rows(), ",", y.cols(), ")");
+  for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    float sum = 0.0f;
+    for (Eigen::Index j = 0; j < x.cols(); ++j) sum += (y(i, j) = std::exp(x(i, j)));
+    for (Eigen::Index j = 0; j < x.cols(); ++j) y(i, j) /= sum;
+  }
+}
+
+SoftmaxSteps softmax_steps(const RowVec& x, bool subtract_max) {
+  require(x.size() >= 1, "softmax needs at least one logit");
+  const float ninf = -std::numeric_limits<float>::infinity();
+  SoftmaxSteps st;
+  if (subtract_max) {
+    st.max = x.maxCoeff();
+    if (st.max == ninf) st.max = 0.0f;  // every entry masked: exps 0, weights 0 (below)
+  }
+  st.shifted = (x.array() - st.max).matrix();
+  st.exps.resize(x.size());
+  for (Eigen::Index j = 0; j < x.size(); ++j) st.sum += (st.exps[j] = std::exp(st.shifted[j]));
+  st.weights = st.exps / st.sum;
+  if (subtract_max && st.sum == 0.0f) st.weights.setZero();
+  return st;
+}
+
 void apply_causal_mask(MatRef scores) {
   const float ninf = -std::numeric_limits<float>::infinity();
   for (Eigen::Index i = 0; i < scores.rows(); ++i)

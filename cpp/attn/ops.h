@@ -15,6 +15,22 @@ void softmax_rows(ConstMatRef x, MatRef y);
 // Backward of y = softmax_rows(x): dx = y * (dy - rowsum(dy * y)). dx may alias dy.
 void softmax_rows_backward(ConstMatRef y, ConstMatRef dy, MatRef dx);
 
+// The textbook softmax of each row, exp(x) / rowsum(exp(x)) in float32, WITHOUT subtracting
+// the row max: exp overflows to inf once a logit passes ~88.7, and the row becomes NaN. Kept
+// to show why softmax_rows subtracts the max; no layer uses it. x (R,S) -> y (R,S).
+void softmax_rows_naive(ConstMatRef x, MatRef y);
+
+// One row's softmax taken apart, in float32, for the stability lesson. subtract_max = true is
+// softmax_rows' recipe (a row of all -inf gives zeros, as there); false is softmax_rows_naive's.
+struct SoftmaxSteps {
+  float max = 0.0f;  // the max that was subtracted (0 when subtract_max is false)
+  RowVec shifted;    // (S) x - max
+  RowVec exps;       // (S) exp(shifted)
+  float sum = 0.0f;  // sum of exps, in order
+  RowVec weights;    // (S) exps / sum
+};
+SoftmaxSteps softmax_steps(const RowVec& x, bool subtract_max);
+
 // Sets scores[i][j] = -inf for j > i (future keys), in place. scores (T,T).
 void apply_causal_mask(MatRef scores);
 

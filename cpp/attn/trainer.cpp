@@ -94,6 +94,7 @@ Trainer::Trainer(const TrainerConfig& c)
       model_(c.model_config(), c.seed),
       adam_(model_.parameters(), AdamConfig{c.lr}),
       data_rng_(c.seed ^ 0xD1B54A32D192ED03ULL),
+      dropout_rng_(c.seed ^ 0x9E6C63D0676A9A99ULL),
       last_loss_(std::nanf("")),
       last_accuracy_(std::nanf("")) {
   history_.reserve(kMaxHistory);
@@ -105,7 +106,7 @@ float Trainer::step(int n) {
   TinyAttentionLM::State& s = train_state_;
   for (int i = 0; i < n; ++i) {
     make_batch(task_, config_.vocab_size, B, T, data_rng_, batch_);
-    model_.forward(batch_.inputs.data(), B, T, /*training=*/true, data_rng_, s);
+    model_.forward(batch_.inputs.data(), B, T, /*training=*/true, dropout_rng_, s);
     s.dlogits.resize(s.logits.rows(), s.logits.cols());
     const float loss = cross_entropy(s.logits, batch_.targets.data(), s.dlogits);
     model_.backward(batch_.inputs.data(), s);
@@ -259,12 +260,14 @@ Trainer::RowBackward Trainer::row_backward(const int32_t* ids, int T, int head, 
 }
 
 float Trainer::peek_loss() {
-  const Rng saved = data_rng_;  // rewound below: the batch and dropout masks are step()'s
+  // Rewound below: the batch and the dropout masks are step()'s.
+  const Rng saved_data = data_rng_, saved_dropout = dropout_rng_;
   const int B = config_.batch_size, T = config_.seq_len;
   make_batch(task_, config_.vocab_size, B, T, data_rng_, batch_);
-  model_.forward(batch_.inputs.data(), B, T, /*training=*/true, data_rng_, train_state_);
+  model_.forward(batch_.inputs.data(), B, T, /*training=*/true, dropout_rng_, train_state_);
   const float loss = cross_entropy_loss(train_state_.logits, batch_.targets.data());
-  data_rng_ = saved;
+  data_rng_ = saved_data;
+  dropout_rng_ = saved_dropout;
   return loss;
 }
 

@@ -117,7 +117,8 @@ class Trainer {
   Task task_;
   TinyAttentionLM model_;
   Adam adam_;
-  Rng data_rng_;  // batches and dropout
+  Rng data_rng_;     // batches only, so dropout cannot change the data a seed gives
+  Rng dropout_rng_;  // dropout masks of training steps
   Batch batch_;
   TinyAttentionLM::State train_state_, eval_state_;
   Batch eval_batch_;

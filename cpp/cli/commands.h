@@ -9,6 +9,7 @@
 namespace attn::cli {
 
 int cmd_demo(const std::vector<std::string>& args);     // cmd_demo.cpp
+int cmd_demo_self_attention(const std::vector<std::string>& args);  // cmd_demo_self_attention.cpp
 int cmd_train(const std::vector<std::string>& args);    // cmd_train.cpp
 int cmd_forward(const std::vector<std::string>& args);  // cmd_io.cpp
 int cmd_attend(const std::vector<std::string>& args);   // cmd_io.cpp

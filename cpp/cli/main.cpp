@@ -15,7 +15,7 @@ struct Command {
 };
 
 const Command kCommands[] = {
-    {"demo", attn::cli::cmd_demo, "walk through the lesson: shapes, causal mask, training, heatmaps"},
+    {"demo", attn::cli::cmd_demo, "the PyTorch lesson's run with its checks; demo self-attention: the NumPy lesson"},
     {"train", attn::cli::cmd_train, "train the tiny LM on a task; optionally --save the weights"},
     {"forward", attn::cli::cmd_forward, "run saved weights on ids from a safetensors file"},
     {"attend", attn::cli::cmd_attend, "single-head attention on X, Wq, Wk, Wv from a file"},

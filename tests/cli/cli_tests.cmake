@@ -1,5 +1,5 @@
-# Command-line tests of `attn forward`, `attn attend`, `attn selftest` and the ablation flags of
-# `attn train` (native only): each case runs
+# Command-line tests of `attn forward`, `attn attend`, `attn selftest`, the ablation flags of
+# `attn train`, and `attn demo` / `attn demo self-attention` (native only): each case runs
 # tests/cli/cli_tests.sh in its own scratch directory and checks the exit code, the stderr line,
 # that no output file is left behind on failure, and on success compares the output with the
 # committed PyTorch reference (tests/reference/data) using attn_st_compare.
@@ -39,6 +39,10 @@ set(ATTN_CLI_CASES
   selftest_bad_reference
   train_ablation
   ablation_bad_flags
+  demo_verdict
+  demo_check_fails
+  demo_epoch_means
+  demo_self_attention
 )
 foreach(case IN LISTS ATTN_CLI_CASES)
   add_test(NAME cli.${case}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# CLI tests of `attn forward` / `attn attend` / `attn selftest` / `attn train`'s ablation flags
-# (registered per case in cli_tests.cmake).
+# CLI tests of `attn forward` / `attn attend` / `attn selftest` / `attn train`'s ablation flags /
+# `attn demo` and `attn demo self-attention` (registered per case in cli_tests.cmake).
 # usage: cli_tests.sh CASE ATTN ST_COMPARE REFERENCE_DIR SCRATCH_DIR
 # Success cases compare the output with the committed PyTorch reference; failure cases check
 # exit code 2, exactly one line on stderr naming the problem, and that no output file (nor a
@@ -81,6 +81,12 @@ help)
   grep -q -- "--weights" "$S/stdout" || fail "forward --help lacks --weights"
   ok "$ATTN" attend --help
   grep -q -- "--causal" "$S/stdout" || fail "attend --help lacks --causal"
+  ok "$ATTN" demo --help
+  grep -q -- "--steps-per-epoch" "$S/stdout" || fail "demo --help lacks --steps-per-epoch"
+  grep -q -- "attn demo self-attention" "$S/stdout" || fail "demo --help lacks the subcommand"
+  ok "$ATTN" demo self-attention --help
+  grep -q -- "--sentence TEXT" "$S/stdout" || fail "demo self-attention --help lacks --sentence"
+  grep -q -- "^usage: attn demo self-attention" "$S/stdout" || fail "demo self-attention usage line"
   ;;
 
 forward_reference)
@@ -348,6 +354,113 @@ ablation_bad_flags)
   bad "--freeze: 'x' is not a head number in [1, 2]" "$ATTN" train --heads 2 --freeze 1,x
   bad "--heads-off: '' is not a head number" "$ATTN" train --heads-off 1,,2
   bad "--no-scale" "$ATTN" train --no-scale --no-scale
+  ;;
+
+demo_verdict)
+  # The lesson's run on the DemoConfig: every check passes, three epochs, then the verdict.
+  ok "$ATTN" demo
+  [[ $(tail -1 "$S/stdout") == "Demo OK." ]] || fail "last line is not 'Demo OK.': $(tail -1 "$S/stdout")"
+  [[ ! -s $S/stderr ]] || fail "stderr not empty: $(cat "$S/stderr")"
+  [[ $(grep -c '^   epoch [0-9]*: mean loss ' "$S/stdout") -eq 3 ]] || fail "not 3 epoch lines"
+  grep -q '^   ok: the loss fell from ' "$S/stdout" || fail "no loss-fell line"
+  for line in 'q, k, v split into heads .*(B,H,T,Dh) = (16, 4, 12, 8)$' \
+      'weights = softmax.*(B,H,T,T)  = (16, 4, 12, 12)$' 'logits = lm_head .*(B,T,V)    = (16, 12, 64)$' \
+      '^   head 4: max |row sum - 1| = ' '^   weights above the diagonal: 0 of 4224 nonzero'; do
+    grep -q -- "$line" "$S/stdout" || fail "no line matching '$line'"
+  done
+  # The contract follows the flags, not fixed shapes.
+  ok "$ATTN" demo --vocab 10 --d-model 12 --heads 3 --seq-len 5 --batch 2 --epochs 2 \
+    --steps-per-epoch 30
+  grep -q 'Shape contract: B=2 T=5 D=12 H=3 Dh=4 V=10' "$S/stdout" || fail "contract header"
+  grep -q '(B,H,T,Dh) = (2, 3, 5, 4)$' "$S/stdout" || fail "heads shape"
+  grep -q '(B,T,3D)   = (2, 5, 36)$' "$S/stdout" || fail "qkv shape"
+  grep -q '(B,T,V)    = (2, 5, 10)$' "$S/stdout" || fail "logits shape"
+  [[ $(grep -c '^   head [0-9]: max |row sum - 1|' "$S/stdout") -eq 3 ]] || fail "not 3 row-sum lines"
+  [[ $(tail -1 "$S/stdout") == "Demo OK." ]] || fail "small config: no 'Demo OK.'"
+  ;;
+
+demo_check_fails)
+  # A mask that lets the future through fails the causal check: exit 1, one line on stderr, no
+  # training and no verdict.
+  for mask in none inverted; do
+    "$ATTN" demo --mask $mask > "$S/stdout" 2> "$S/stderr"
+    rc=$?
+    [[ $rc -eq 1 ]] || fail "--mask $mask: exit $rc (want 1)"
+    [[ $(wc -l < "$S/stderr") -eq 1 ]] || fail "--mask $mask: stderr not one line: $(cat "$S/stderr")"
+    grep -q '^attn demo: causal check: .* above the diagonal are nonzero' "$S/stderr" ||
+      fail "--mask $mask: stderr: $(cat "$S/stderr")"
+    grep -q '^# ablation: mask '$mask "$S/stdout" || fail "--mask $mask: no ablation line"
+    grep -q 'Demo OK' "$S/stdout" && fail "--mask $mask: printed Demo OK"
+    grep -q 'epoch 1' "$S/stdout" && fail "--mask $mask: trained after a failed check"
+    echo "ok: $(cat "$S/stderr")"
+  done
+  bad "--epochs (0) must be in [1, 1000]" "$ATTN" demo --epochs 0
+  bad "--steps-per-epoch must be an integer" "$ATTN" demo --steps-per-epoch x
+  bad "--d-model (10) must be divisible by --heads (3)" "$ATTN" demo --d-model 10 --heads 3
+  ;;
+
+demo_epoch_means)
+  # Epoch means come from every step's loss (issue 14: they came from the thinned history, so
+  # 20,000 steps printed "mean loss 0.0000", and more steps than the history holds underflowed).
+  # attn train --log-every 1 prints the loss of every step of the same run.
+  cfg=(--task future --vocab 8 --d-model 4 --heads 1 --seq-len 4 --batch 2)
+  ok "$ATTN" demo "${cfg[@]}" --epochs 1 --steps-per-epoch 2000
+  m2k=$(sed -n 's/^   epoch 1: mean loss \([0-9.]*\)$/\1/p' "$S/stdout")
+  ok "$ATTN" demo "${cfg[@]}" --epochs 1 --steps-per-epoch 20000
+  m20k=$(sed -n 's/^   epoch 1: mean loss \([0-9.]*\)$/\1/p' "$S/stdout")
+  [[ $(tail -1 "$S/stdout") == "Demo OK." ]] || fail "20000 steps: no 'Demo OK.'"
+  ok "$ATTN" train "${cfg[@]}" --steps 20000 --log-every 1
+  want=$(awk '/^step / { s += $4; n++ } END { if (n == 20000) printf "%.6f", s / n }' "$S/stdout")
+  echo "2000 steps: $m2k; 20000 steps: $m20k; mean of attn train's 20000 losses: $want"
+  awk -v m="$m20k" -v w="$want" 'BEGIN { exit !(w != "" && m - w < 6e-5 && w - m < 6e-5) }' ||
+    fail "20000-step mean $m20k is not the mean of the per-step losses ($want)"
+  # Nothing beats chance (ln 8 = 2.079) on the future task: both means stay near it, never 0.
+  awk -v a="$m2k" -v b="$m20k" 'BEGIN { d = a - b; exit !(b > 2.0 && a > 2.0 && d < 0.05 && -d < 0.05) }' ||
+    fail "20000-step mean $m20k is not close to the 2000-step mean $m2k"
+  # Several epochs: each mean is its own slice of the per-step losses.
+  ok "$ATTN" demo "${cfg[@]}" --epochs 3 --steps-per-epoch 7000
+  grep '^   epoch [0-9]: mean loss ' "$S/stdout" | awk '{ print $5 }' > "$S/demo_means"
+  ok "$ATTN" train "${cfg[@]}" --steps 21000 --log-every 1
+  awk '/^step / { s[int(($2 - 1) / 7000)] += $4 } END { for (e = 0; e < 3; e++) printf "%.6f\n", s[e] / 7000 }' \
+    "$S/stdout" > "$S/train_means"
+  paste "$S/demo_means" "$S/train_means" | awk '{ d = $1 - $2; if (NF != 2 || d > 6e-5 || -d > 6e-5) bad = 1 }
+    END { exit bad || NR != 3 }' || fail "epoch means differ: $(paste "$S/demo_means" "$S/train_means" | tr '\n' ' ')"
+  ;;
+
+demo_self_attention)
+  ok "$ATTN" demo self-attention
+  o=$S/stdout
+  grep -q 'tokens (T=6, lower-cased words): the=0 cat=1 sat=2 on=3 the=0 mat=4$' "$o" || fail "tokens"
+  for title in '^   X$' '^   Q$' '^   K$' '^   V$' '^   scores$' '^   scaled scores$' '^   weights$' \
+      '^   output$' '^   Q_2$' '^   weights_2 ' '^   concat (T, H\*dv) = (6,8)' \
+      '^   output = concat W_o (T,D) = (6,8)'; do
+    grep -q "$title" "$o" || fail "no table '$title'"
+  done
+  # X rows of the two "the": the same word, different positions, different rows.
+  the=$(grep -A8 '^   X$' "$o" | grep '^   the  |')
+  [[ $(echo "$the" | wc -l) -eq 2 && $(echo "$the" | sort -u | wc -l) -eq 2 ]] ||
+    fail "the two 'the' rows of X should differ: $the"
+  # Every weights row sums to 1 (printed to 3 decimals: within 0.003).
+  grep -A7 '^   weights$' "$o" | grep '|' | awk -F'|' '{ n = split($2, v, " "); s = 0;
+    for (i = 1; i <= n; i++) s += v[i]; if (n != 6 || s < 0.997 || s > 1.003) bad = 1 }
+    END { exit bad || NR != 6 }' || fail "weights rows do not sum to 1"
+  grep -q '^   exp(x)  *\[      inf,      inf,      inf \]  sum = inf$' "$o" || fail "naive exp"
+  grep -q '^   exp(x) / sum  *\[      NaN,      NaN,      NaN \]$' "$o" || fail "naive weights"
+  grep -q '^   exp(x - max) / sum  *\[        0, 3.78e-44,        1 \]$' "$o" || fail "stable weights"
+  # --causal: -inf above the diagonal of the scaled scores, zeros in the weights.
+  ok "$ATTN" demo self-attention --causal --heads 1 --logits 1,2,3 --sentence "a b c"
+  grep -A4 '^   scaled and masked scores$' "$o" | grep -q '^   a    | .*  -inf    -inf$' ||
+    fail "no -inf in the first row of the masked scores"
+  grep -A4 '^   weights$' "$o" | grep -q '^   a    |   1.000   0.000   0.000$' || fail "causal weights"
+  grep -q 'No exp overflows here' "$o" || fail "1,2,3 should not overflow"
+  bad "--sentence: no words in '...'" "$ATTN" demo self-attention --sentence ...
+  bad "--sentence has 17 words; at most 16" "$ATTN" demo self-attention --sentence \
+    "a b c d e f g h i j k l m n o p q"
+  bad "--logits: 'x' is not a finite float32 number" "$ATTN" demo self-attention --logits 1,x
+  bad "--logits: '1e39' is not a finite float32 number" "$ATTN" demo self-attention --logits 1e39
+  bad "--d-model (7) must be even" "$ATTN" demo self-attention --d-model 7
+  bad "--heads (9) must be in [1, 8]" "$ATTN" demo self-attention --heads 9
+  bad "unexpected argument 'extra'" "$ATTN" demo self-attention extra
   ;;
 
 *)

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "attn/attention.h"
 #include "gradcheck.h"
@@ -273,4 +274,84 @@ TEST_CASE("SelfAttention: backward overwrites, never accumulates", "[attention][
   const Mat dX2 = sa.backward(dout);
   CHECK(gradcheck::max_abs_diff(dX1, dX2) == 0.0f);
   CHECK(gradcheck::max_abs_diff(dWq1, sa.dWq) == 0.0f);
+}
+
+TEST_CASE("multi_head_self_attention: per-head stages, concat and Wo match a plain loop "
+          "reference", "[attention][multihead-lesson]") {
+  // Reference: each head with naive_attention on X Wq[h], X Wk[h], X Wv[h] (double loops), its
+  // output copied into columns [h*dv, (h+1)*dv), then concat Wo by triple loop in double.
+  struct Shape {
+    int T, D, H, dk, dv, D_out;
+    bool causal;
+  };
+  const Shape shapes[] = {{6, 8, 2, 4, 4, 8, false}, {6, 8, 2, 4, 4, 8, true},
+                          {1, 3, 1, 2, 5, 3, false}, {5, 6, 3, 2, 3, 4, true}};
+  attn::Rng rng(21);
+  for (const Shape& s : shapes) {
+    CAPTURE(s.T, s.D, s.H, s.dk, s.dv, s.D_out, s.causal);
+    const Mat X = gradcheck::random_mat(s.T, s.D, rng);
+    std::vector<Mat> Wq, Wk, Wv;
+    for (int h = 0; h < s.H; ++h) {
+      Wq.push_back(gradcheck::random_mat(s.D, s.dk, rng, 0.5f));
+      Wk.push_back(gradcheck::random_mat(s.D, s.dk, rng, 0.5f));
+      Wv.push_back(gradcheck::random_mat(s.D, s.dv, rng, 0.5f));
+    }
+    const Mat Wo = gradcheck::random_mat(s.H * s.dv, s.D_out, rng, 0.5f);
+    const attn::MultiHeadStages m = attn::multi_head_self_attention(X, Wq, Wk, Wv, Wo, s.causal);
+    REQUIRE(m.heads.size() == size_t(s.H));
+    REQUIRE(m.concat.rows() == s.T);
+    REQUIRE(m.concat.cols() == s.H * s.dv);
+    REQUIRE(m.output.rows() == s.T);
+    REQUIRE(m.output.cols() == s.D_out);
+
+    Mat concat(s.T, s.H * s.dv);
+    for (int h = 0; h < s.H; ++h) {
+      const Mat Q = X * Wq[h], K = X * Wk[h], V = X * Wv[h];
+      const attn::AttentionResult ref = attn::naive_attention(Q, K, V, s.causal);
+      CHECK(gradcheck::max_abs_diff(m.heads[h].weights, ref.weights) <= 1e-5f);
+      CHECK(gradcheck::max_abs_diff(m.heads[h].output, ref.output) <= 1e-5f);
+      check_weights_are_distributions(m.heads[h].weights, s.causal);
+      for (int i = 0; i < s.T; ++i)
+        for (int c = 0; c < s.dv; ++c) concat(i, h * s.dv + c) = ref.output(i, c);
+    }
+    CHECK(gradcheck::max_abs_diff(m.concat, concat) <= 1e-5f);
+    Mat out(s.T, s.D_out);
+    for (int i = 0; i < s.T; ++i)
+      for (int o = 0; o < s.D_out; ++o) {
+        double acc = 0.0;  // no bias
+        for (int c = 0; c < s.H * s.dv; ++c) acc += double(concat(i, c)) * Wo(c, o);
+        out(i, o) = static_cast<float>(acc);
+      }
+    CHECK(gradcheck::max_abs_diff(m.output, out) <= 1e-5f);
+  }
+}
+
+TEST_CASE("multi_head_self_attention: one head with Wo = I is the single-head lesson",
+          "[attention][multihead-lesson]") {
+  attn::Rng rng(22);
+  const Mat X = gradcheck::random_mat(5, 6, rng);
+  const std::vector<Mat> Wq = {gradcheck::random_mat(6, 3, rng)},
+                         Wk = {gradcheck::random_mat(6, 3, rng)},
+                         Wv = {gradcheck::random_mat(6, 4, rng)};
+  const Mat I = Mat::Identity(4, 4);
+  const attn::MultiHeadStages m = attn::multi_head_self_attention(X, Wq, Wk, Wv, I, true);
+  const attn::AttentionStages one = attn::self_attention_stages(X, Wq[0], Wk[0], Wv[0], true);
+  CHECK(m.output == one.output);
+  CHECK(m.concat == one.output);
+}
+
+TEST_CASE("multi_head_self_attention: bad shapes are rejected with the sizes",
+          "[attention][multihead-lesson]") {
+  attn::Rng rng(23);
+  const Mat X = gradcheck::random_mat(4, 6, rng);
+  const Mat A = gradcheck::random_mat(6, 2, rng), B = gradcheck::random_mat(6, 3, rng);
+  const Mat Wo = gradcheck::random_mat(4, 6, rng);
+  CHECK_THROWS_WITH(attn::multi_head_self_attention(X, {}, {}, {}, Wo, false),
+                    Contains("at least one head"));
+  CHECK_THROWS_WITH(attn::multi_head_self_attention(X, {A, A}, {A}, {A, A}, Wo, false),
+                    Contains("got 2 Wq, 1 Wk and 2 Wv"));
+  CHECK_THROWS_WITH(attn::multi_head_self_attention(X, {A, A}, {A, A}, {A, B}, Wo, false),
+                    Contains("head 1 has dk 2/2 and dv 3"));
+  CHECK_THROWS_WITH(attn::multi_head_self_attention(X, {A, A}, {A, A}, {A, A}, Mat(5, 6), false),
+                    Contains("Wo has shape (5,6) but the concatenated heads have 4 columns"));
 }

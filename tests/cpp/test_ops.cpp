@@ -182,3 +182,86 @@ TEST_CASE("dropout: p below 0 or at least 1 is rejected with the name and the va
   CHECK_THROWS_WITH(attn::check_dropout_p("p", "", std::nanf("")), Contains("nan"));
   CHECK_THROWS_WITH(attn::check_dropout_p("p", "", kInf), Contains("inf"));
 }
+
+TEST_CASE("softmax_rows_naive: equals a plain double reference on small logits", "[ops][softmax]") {
+  // Reference: exp(x) / sum(exp(x)) in double, no shift. |x| <= 3*4 keeps exp far from overflow.
+  attn::Rng rng(5);
+  const Mat x = gradcheck::random_mat(6, 9, rng, 4.0f);
+  Mat y(6, 9), stable(6, 9);
+  attn::softmax_rows_naive(x, y);
+  attn::softmax_rows(x, stable);
+  for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    double sum = 0.0;
+    for (Eigen::Index j = 0; j < x.cols(); ++j) sum += std::exp(double(x(i, j)));
+    for (Eigen::Index j = 0; j < x.cols(); ++j) {
+      CAPTURE(i, j);
+      CHECK_THAT(y(i, j), WithinAbs(std::exp(double(x(i, j))) / sum, 1e-6));
+    }
+  }
+  CHECK(gradcheck::max_abs_diff(y, stable) < 1e-6f);  // same function where both are defined
+}
+
+TEST_CASE("softmax_rows_naive: [100, 200, 300] overflows to inf and NaN in float32; the stable "
+          "softmax does not", "[ops][softmax]") {
+  // exp(100) = 2.7e43 > FLT_MAX = 3.4e38: every exp is inf, the sum is inf, inf / inf = NaN.
+  // Stable: x - 300 = [-200, -100, 0]; exp = [0 (underflow), 3.7e-44 (a subnormal), 1].
+  Mat x(1, 3), naive(1, 3), stable(1, 3);
+  x << 100, 200, 300;
+  attn::softmax_rows_naive(x, naive);
+  for (int j = 0; j < 3; ++j) CHECK(std::isnan(naive(0, j)));
+  attn::softmax_rows(x, stable);
+  REQUIRE(stable.allFinite());
+  CHECK(stable(0, 0) == 0.0f);
+  // exp(-100) = 3.7e-44 is a subnormal float; the wasm SIMD kernel's exp flushes anything below
+  // exp(-87.3) to 0, the scalar one keeps it. Either way it is 0 to any visible precision.
+  CHECK(stable(0, 1) >= 0.0f);
+  CHECK(stable(0, 1) <= 1e-43f);
+  CHECK(stable(0, 2) == 1.0f);
+
+  const attn::SoftmaxSteps bad = attn::softmax_steps(x.row(0), /*subtract_max=*/false);
+  CHECK(bad.max == 0.0f);
+  for (int j = 0; j < 3; ++j) {
+    CHECK(bad.shifted[j] == x(0, j));
+    CHECK(std::isinf(bad.exps[j]));
+    CHECK(std::isnan(bad.weights[j]));
+  }
+  CHECK(std::isinf(bad.sum));
+
+  const attn::SoftmaxSteps good = attn::softmax_steps(x.row(0), /*subtract_max=*/true);
+  CHECK(good.max == 300.0f);
+  CHECK(good.shifted[0] == -200.0f);
+  CHECK(good.shifted[1] == -100.0f);
+  CHECK(good.shifted[2] == 0.0f);
+  CHECK(good.exps[0] == 0.0f);
+  CHECK_THAT(good.exps[1], WithinAbs(std::exp(-100.0), 1e-45));  // a subnormal (std::exp)
+  CHECK(good.exps[2] == 1.0f);
+  CHECK(good.sum == 1.0f);
+  CHECK(good.weights[0] == 0.0f);
+  CHECK(good.weights[1] == good.exps[1]);
+  CHECK(good.weights[2] == 1.0f);
+}
+
+TEST_CASE("softmax_steps: matches a plain reference step by step, and a masked row gives zeros",
+          "[ops][softmax]") {
+  // x = [1, 2, 3]: max 3, shifted [-2, -1, 0], exps [0.1353353, 0.3678794, 1], sum 1.5032147,
+  // weights [0.0900306, 0.2447285, 0.6652410] (as in the hand-computed case above).
+  attn::RowVec x(3);
+  x << 1, 2, 3;
+  const attn::SoftmaxSteps s = attn::softmax_steps(x, true);
+  CHECK(s.max == 3.0f);
+  CHECK_THAT(s.exps[0], WithinAbs(0.1353353, 1e-7));
+  CHECK_THAT(s.exps[1], WithinAbs(0.3678794, 1e-7));
+  CHECK_THAT(s.sum, WithinAbs(1.5032147, 1e-6));
+  CHECK_THAT(s.weights[0], WithinAbs(0.0900306, 1e-6));
+  CHECK_THAT(s.weights[2], WithinAbs(0.6652410, 1e-6));
+  const attn::SoftmaxSteps n = attn::softmax_steps(x, false);  // [e, e^2, e^3] / sum
+  CHECK_THAT(n.exps[2], WithinAbs(20.0855369, 1e-5));
+  CHECK_THAT(n.weights[1], WithinAbs(0.2447285, 1e-6));
+
+  attn::RowVec masked(2);
+  masked << -kInf, -kInf;
+  const attn::SoftmaxSteps m = attn::softmax_steps(masked, true);
+  CHECK(m.weights.isZero(0));
+  CHECK(std::isnan(attn::softmax_steps(masked, false).weights[0]));  // 0 / 0
+  CHECK_THROWS_WITH(attn::softmax_steps(attn::RowVec(0), true), Contains("at least one logit"));
+}
