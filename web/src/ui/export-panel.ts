@@ -6,6 +6,7 @@ import type { Controller } from '../controller';
 import { RequestError } from '../controller';
 import { drawHeatmap } from '../draw/heatmap';
 import { heatmapSvg } from '../draw/heatmap-svg';
+import { headOrAverage } from '../heads';
 import { MAX_IMPORT_BYTES, noAblation, type Ablation, type ImportRun, type Snapshot, type TrainerConfigMsg } from '../protocol';
 import { checkField, CONFIG_KEYS, TASKS, type State } from '../state';
 import { h } from './dom';
@@ -26,14 +27,8 @@ function download(name: string, data: BlobPart, type: string): void {
   setTimeout(() => URL.revokeObjectURL(url), 10000);
 }
 
-/** Head h's (T,T) weights, or the average of the heads for h === H. */
-function headValues(s: Snapshot, hh: number): Float32Array {
-  const { H, T } = s;
-  if (hh < H) return s.weights.slice(hh * T * T, (hh + 1) * T * T);
-  const avg = new Float32Array(T * T);
-  for (let k = 0; k < H; ++k) for (let i = 0; i < T * T; ++i) avg[i] += s.weights[k * T * T + i] / H;
-  return avg;
-}
+/** Head hh's (T,T) weights, or the average of the heads for hh === H. */
+const headValues = (s: Snapshot, hh: number): Float32Array => headOrAverage(s.weights, s.H, s.T, hh);
 
 const headName = (s: Snapshot, hh: number) => (hh < s.H ? `head-${hh + 1}` : 'average');
 const headTitle = (s: Snapshot, hh: number) => (hh < s.H ? `Head ${hh + 1}` : 'Average of heads');

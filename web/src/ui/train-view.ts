@@ -4,6 +4,7 @@
 import type { Controller, Problem } from '../controller';
 import { drawHeatmap, drawLegendBar, drawMaskedSwatch, type HeatmapLayout, cellAt } from '../draw/heatmap';
 import { LossChart } from '../draw/loss-chart';
+import { headAverage, headWeights } from '../heads';
 import { ablationOf, ablationState, checkField, LIMITS, parseSample, trainerConfig, CONFIG_KEYS, TASKS, type State } from '../state';
 import type { Store } from '../store';
 import { fmtLoss, h, uniqueId } from './dom';
@@ -377,19 +378,14 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
     if (grid.offsetParent === null) return;
     const t0 = performance.now();
     const { H, T } = s;
-    if (s.weights.length !== H * T * T) throw new Error(`weights: ${s.weights.length} values for H=${H}, T=${T}`);
     ensureFigures(H);
     const labels = Array.from(s.ids, String);
-    const avg = new Float32Array(T * T);
-    for (let hh = 0; hh < H; ++hh) {
-      const w = s.weights.subarray(hh * T * T, (hh + 1) * T * T);
-      for (let k = 0; k < T * T; ++k) avg[k] += w[k] / H;
-    }
+    const avg = H > 1 ? headAverage(s.weights, H, T) : null;
     if (figureWidth === 0) figureWidth = figures[0].canvas.parentElement?.clientWidth ?? 160;
     const width = Math.max(120, Math.floor(figureWidth - 2));
     const textColour = labelColour || (labelColour = getComputedStyle(grid).color || '#222');
     figures.forEach((f, idx) => {
-      f.values = idx < H && figures.length > 1 ? s.weights.slice(idx * T * T, (idx + 1) * T * T) : H === 1 ? s.weights.slice(0, T * T) : avg;
+      f.values = idx < H ? headWeights(s.weights, H, T, idx) : avg!;
       f.layout = drawHeatmap(f.canvas, width, {
         values: f.values,
         rows: T,
