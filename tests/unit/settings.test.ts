@@ -1,10 +1,11 @@
 // The key table (web/src/settings.ts) under node: every row complete, every public name unique,
-// old names resolved; checkField's bounds, clamping and messages; the element's attribute map
-// derived from it.
+// old names resolved; checkField's bounds, clamping and messages; the element's attribute map and
+// the training view's controls derived from it.
 import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { ATTRIBUTES, CONFIG_ATTRIBUTES, ELEMENT_ATTRIBUTES, OBSERVED_ATTRIBUTES, attributeMap, keyOfAttribute, stateFromAttributes, stateFromPatch } from '../../web/src/element/attributes';
-import { ABLATION_KEYS, CONFIG_KEYS, DEFAULTS, SETTING_LIST, SETTINGS, checkField, settingByHash, type Setting } from '../../web/src/settings';
+import { ABLATION_KEYS, CONFIG_KEYS, DEFAULTS, SETTING_LIST, SETTINGS, checkField, settingByHash, type Setting, type State } from '../../web/src/settings';
+import { CONTROLS } from '../../web/src/ui/train-controls';
 import { withAliases } from './aliases';
 
 const FIELDS: (keyof Setting)[] = ['key', 'group', 'core', 'cpp', 'hash', 'attribute', 'cli', 'label', 'type', 'default', 'range', 'exclusiveMin', 'values', 'step', 'clean', 'aliases'];
@@ -185,5 +186,21 @@ describe('derived from the table', () => {
     expect([...OBSERVED_ATTRIBUTES].sort()).toEqual([...ATTRIBUTES].sort());
     expect(keyOfAttribute('vocab-size')).toBe('vocabSize');
     expect(keyOfAttribute('hide')).toBeUndefined();
+  });
+
+  test('the training view\'s controls: one per config setting, with its label, bounds and step', () => {
+    expect(CONTROLS.map((c) => c.key)).toEqual([...CONFIG_KEYS]);
+    const lr = CONTROLS.find((c) => c.key === 'lr')!;
+    expect(lr).toMatchObject({ label: 'learning rate', coreKey: 'lr', min: 0, max: 10, step: 'any' });
+    expect(CONTROLS.find((c) => c.key === 'dModel')).toMatchObject({ label: 'd_model', min: 2, max: 256, step: '2' });
+    expect(CONTROLS.find((c) => c.key === 'task')!.options).toEqual(['repeat', 'shift', 'copy', 'reverse', 'sort', 'future']);
+  });
+
+  test('a control\'s input sets the value the table allows', () => {
+    for (const c of CONTROLS) {
+      if (c.options) continue;
+      const key = c.key as keyof State;
+      expect(checkField(key, String(c.max)).value, key).toBe(c.max);
+    }
   });
 });

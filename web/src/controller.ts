@@ -1,8 +1,8 @@
 // The controller: reset, step, play/pause, restart. It talks to the worker only through the
-// worker client (worker-client.ts: the messages of protocol.ts) and never touches wasm. Views
-// subscribe to its snapshots and status.
+// worker client (the messages of protocol.ts) and never touches wasm. It keeps no settings: every
+// request is built from the Store at the moment it is sent, and a change of the Store's config or
+// sample becomes a configure or sample request here. Views subscribe to its snapshots and status.
 import type {
-  Ablation,
   AblationReport,
   RowBackwardReport,
   SelfTestReport,
@@ -12,9 +12,11 @@ import type {
   SelfAttentionRequest,
   SelfAttentionStages,
   Snapshot,
-  TrainerConfigMsg,
   WorkerEvent,
 } from './protocol';
+import { CONFIG_KEYS, type State } from './settings';
+import { ablationOf, ablationState, sampleOf, trainerConfig } from './state';
+import type { ChangeSource, Store } from './store';
 import { RequestError, type WorkerClient } from './worker-client';
 
 export { RequestError, WorkerClient } from './worker-client';
@@ -38,14 +40,18 @@ export class Controller {
   /** Changes whenever a new run starts (configure, reset, import, restart): panels that hold
    * data of the old run (timeline, ablation report, backward view) start over. */
   runId = 0;
-  private config: TrainerConfigMsg | null = null;
-  private ablationNow: Ablation | null = null;
-  private sample: number[] = [];
   private intervalMs = 50;
+  /** Whether a model was asked for (reset and restart need one). */
+  private configured = false;
   private listeners = new Set<(c: Controller) => void>();
   private problemListeners = new Set<(p: Problem | null) => void>();
+  private unsubscribeStore: () => void;
 
-  constructor(private readonly client: WorkerClient) {
+  constructor(
+    private readonly client: WorkerClient,
+    /** The settings: the only owner of config, sample, task, ablation and view. */
+    readonly store: Store,
+  ) {
     client.onEvent = (e) => this.onEvent(e);
     client.onCrash = (message) => {
       this.status = 'crashed';
@@ -55,6 +61,19 @@ export class Controller {
       });
       this.emit();
     };
+    this.unsubscribeStore = store.subscribe((_s, changed, source) => this.onSettings(changed, source));
+  }
+
+  /** A new config builds a new model; a new sample changes the heatmaps' sequence. */
+  private onSettings(changed: ReadonlySet<keyof State>, source: ChangeSource): void {
+    if (source === 'run') return; // the worker holds that run already (an import)
+    if (CONFIG_KEYS.some((k) => changed.has(k))) void this.configure();
+    else if (changed.has('sample')) void this.setSample();
+  }
+
+  /** Stops following the Store (the page is unmounted). */
+  destroy(): void {
+    this.unsubscribeStore();
   }
 
   /** Calls f whenever status or snapshot change. Returns an unsubscribe function. */
@@ -81,17 +100,19 @@ export class Controller {
     this.simd = await this.client.start();
   }
 
-  /** Builds a new model (back to step 0). On a core error the old run stays and status is invalid. */
-  async configure(config: TrainerConfigMsg, sample: number[], ablation?: Ablation): Promise<void> {
-    this.config = config;
-    this.sample = sample;
-    if (ablation) this.ablationNow = ablation;
-    await this.run(this.client.request('configure', { type: 'configure', config, sample, ablation }), 'paused', true);
+  /** Builds a new model from the Store's settings (back to step 0). On a core error the old run
+   * stays and status is invalid. */
+  async configure(): Promise<void> {
+    const s = this.store.state;
+    const config = trainerConfig(s);
+    const request = { type: 'configure', config, sample: sampleOf(s).ids, ablation: ablationOf(s, config.nHeads) } as const;
+    this.configured = true;
+    await this.run(this.client.request('configure', request), 'paused', true);
   }
 
   /** Back to step 0 with the same config and seed. */
   async reset(): Promise<void> {
-    if (!this.config || this.status === 'invalid') return;
+    if (!this.configured || this.status === 'invalid') return;
     await this.run(this.client.request('reset', { type: 'reset' }), 'paused', true);
   }
 
@@ -122,12 +143,11 @@ export class Controller {
     return this.status === 'playing' ? this.pause() : this.play();
   }
 
-  /** Changes the sequence the heatmaps show. */
-  async setSample(sample: number[]): Promise<void> {
-    this.sample = sample;
-    if (!this.config || this.status === 'invalid' || this.status === 'crashed' || this.status === 'loading') return;
+  /** Shows the Store's sample sequence in the heatmaps. */
+  async setSample(): Promise<void> {
+    if (!this.configured || this.status === 'invalid' || this.status === 'crashed' || this.status === 'loading') return;
     try {
-      const r = await this.client.request('sample', { type: 'sample', sample });
+      const r = await this.client.request('sample', { type: 'sample', sample: sampleOf(this.store.state).ids });
       this.snapshot = r.snapshot;
       this.emit();
     } catch (e) {
@@ -135,21 +155,11 @@ export class Controller {
     }
   }
 
-  /** A new worker after a crash, with the last config (back to step 0). */
+  /** A new worker after a crash, with the Store's settings (back to step 0). */
   async restart(): Promise<void> {
     this.emitProblem(null);
     await this.start();
-    if (this.config) await this.configure(this.config, this.sample);
-  }
-
-  /** The interventions of the current run (null: none set yet, the intact layer). */
-  get currentAblation(): Ablation | null {
-    return this.ablationNow;
-  }
-
-  /** The config of the current run, or null before the first configure. */
-  get currentConfig(): TrainerConfigMsg | null {
-    return this.config;
+    if (this.configured) await this.configure();
   }
 
   /** The weights as a safetensors file and the snapshot they belong to (pauses first). */
@@ -160,27 +170,32 @@ export class Controller {
   }
 
   /**
-   * Restores a run. On success the run is paused at the imported step; on an error (rejected
-   * with a RequestError) nothing changes, and the caller shows the message.
+   * Restores a run. On success the run is paused at the imported step and the Store holds its
+   * settings (config, sample, ablation, whichever it carries); on an error (rejected with a
+   * RequestError) nothing changes, and the caller shows the message.
    */
   async importRun(run: ImportRun): Promise<void> {
     if (this.status === 'loading' || this.status === 'crashed') throw new RequestError('state', 'the core is not ready');
     const r = await this.client.request('importRun', { type: 'importRun', run });
-    if (run.config) this.config = run.config;
-    if (run.sample) this.sample = run.sample;
-    if (run.ablation) this.ablationNow = run.ablation;
+    const settings: Partial<State> = {
+      ...run.config,
+      ...(run.sample && { sample: run.sample.join(' ') }),
+      ...(run.ablation && ablationState(run.ablation)),
+    };
     this.snapshot = r.snapshot;
     this.runId++;
     if ((this.status as RunStatus) !== 'crashed') this.status = 'paused';
+    this.store.set(settings, 'run');
     this.emitProblem(null);
     this.emit();
   }
 
-  /** Sets the teaching interventions (kept across reset and import) and measures their effect. */
-  async ablate(ablation: Ablation): Promise<AblationReport> {
+  /** Applies the Store's interventions, sized to the run's head count (the worker keeps them
+   * across reset), and measures their effect. */
+  async ablate(): Promise<AblationReport> {
     this.requireRun();
+    const ablation = ablationOf(this.store.state, this.snapshot!.H);
     const r = await this.client.request('ablate', { type: 'ablate', ablation });
-    this.ablationNow = r.report.ablation;
     this.snapshot = r.snapshot;
     this.emit();
     return r.report;

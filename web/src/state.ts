@@ -149,6 +149,3 @@ export function ablationState(a: Required<Ablation>): Pick<State, (typeof ABLATI
   const list = (flags: boolean[]) => flags.flatMap((f, i) => (f ? [i + 1] : [])).join(',');
   return { mask: a.mask, scaleScores: a.scaleScores, headsOff: list(a.zeroed), headsFrozen: list(a.frozen) };
 }
-
-// The names the views imported from here before the key table; they now come from settings.ts.
-export { checkField, CONFIG_KEYS, DEFAULTS, LIMITS, parseHeads, parseSample, TASKS, tokenize, type Correction, type State, type TaskName, type View } from './settings';
