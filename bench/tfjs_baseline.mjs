@@ -1,6 +1,11 @@
 // TF.js baseline: the same TinyAttentionLM and training step (forward, cross-entropy, backward,
 // Adam), timed like `attn bench`: warm-up, then the median of timed blocks. Prints JSON.
-//   node bench/tfjs_baseline.mjs --backend wasm|cpu --config demo|large [--blocks 5] [--block-seconds 1]
+//   node bench/tfjs_baseline.mjs --backend wasm|cpu --config demo|large [--embedding gather|onehot]
+//                                [--blocks 5] [--block-seconds 1]
+// --embedding gather (the default, the fastest formulation that runs on tfjs-backend-wasm): the
+// token embedding is tf.gather forward, with a custom gradient that scatter-adds the output rows
+// into the table (the wasm backend has no gradient kernel for gather). --embedding onehot: the
+// one-hot x table matmul, kept as a second row.
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import * as tf from '@tensorflow/tfjs';
@@ -13,8 +18,9 @@ const CONFIGS = {
 };
 
 function parseArgs(argv) {
-  const out = parseFlags(argv, { backend: 'wasm', config: 'demo', blocks: 5, blockSeconds: 1 });
+  const out = parseFlags(argv, { backend: 'wasm', config: 'demo', embedding: 'gather', blocks: 5, blockSeconds: 1 });
   if (!CONFIGS[out.config]) throw new Error(`--config must be demo or large, got ${out.config}`);
+  if (out.embedding !== 'gather' && out.embedding !== 'onehot') throw new Error(`--embedding must be gather or onehot, got ${out.embedding}`);
   return out;
 }
 
@@ -35,9 +41,18 @@ function uniform(shape, fanIn) {
   return tf.variable(tf.randomUniform(shape, -b, b));
 }
 
-function makeModel({ V, D, H, T }) {
+/** table[ids] (N,D), with the gradient dtable = the rows of dy scatter-added at ids. */
+function gatherRows(table, ids, V) {
+  const f = tf.customGrad((t) => ({
+    value: tf.gather(t, ids),
+    gradFunc: (dy) => [tf.scatterND(ids.reshape([-1, 1]), dy, [V, dy.shape[1]])],
+  }));
+  return f(table);
+}
+
+function makeModel({ V, D, H, T }, embedding, shared = null) {
   const Dh = D / H;
-  const params = {
+  const params = shared ?? {
     emb: tf.variable(tf.randomNormal([V, D], 0, 0.02)),
     wqkv: uniform([D, 3 * D], D), // stored (in,out) so no transpose per step
     bqkv: uniform([3 * D], D),
@@ -53,8 +68,8 @@ function makeModel({ V, D, H, T }) {
   );
   // ids, targets: int32 (B*T) -> mean cross-entropy.
   const loss = (ids, targets, B) => {
-    // Embedding as oneHot x table: the wasm backend has no gradient kernel for gather.
-    const x = tf.oneHot(ids, V).matMul(params.emb).reshape([B, T, D]).add(pe).reshape([B * T, D]);
+    const rows = embedding === 'gather' ? gatherRows(params.emb, ids, V) : tf.oneHot(ids, V).matMul(params.emb);
+    const x = rows.reshape([B, T, D]).add(pe).reshape([B * T, D]);
     const qkv = x.matMul(params.wqkv).add(params.bqkv).reshape([B, T, 3, H, Dh]);
     const [q, k, v] = tf.unstack(qkv.transpose([2, 0, 3, 1, 4])); // each (B,H,T,Dh)
     const scores = tf.matMul(q, k, false, true).mul(1 / Math.sqrt(Dh)).add(maskBias);
@@ -64,6 +79,17 @@ function makeModel({ V, D, H, T }) {
     return tf.losses.softmaxCrossEntropy(tf.oneHot(targets, V), logits);
   };
   return { params, loss };
+}
+
+/** The custom gradient of the gather embedding equals autodiff's through one-hot x table on the
+ * same weights: the baseline trains exactly the same model. Throws if they differ. */
+function checkGatherGradient(c) {
+  const ids = tf.tensor1d(Int32Array.from({ length: c.B * c.T }, (_, i) => (i * 7 + (i >> 3)) % c.V), 'int32');
+  const gather = makeModel(c, 'gather');
+  const onehot = makeModel(c, 'onehot', gather.params);
+  const grad = (m) => tf.variableGrads(() => m.loss(ids, ids, c.B), [m.params.emb]).grads[m.params.emb.name];
+  const diff = tf.max(tf.abs(tf.sub(grad(gather), grad(onehot)))).dataSync()[0];
+  if (!(diff < 1e-6)) throw new Error(`the gather embedding's gradient differs from the one-hot one's by ${diff}`);
 }
 
 // The repeat task: one random id per row, repeated; inputs and targets are equal.
@@ -84,7 +110,8 @@ async function main() {
   await tf.setBackend(args.backend);
   await tf.ready();
   const c = CONFIGS[args.config];
-  const { loss } = makeModel(c);
+  const { loss } = makeModel(c, args.embedding);
+  if (args.embedding === 'gather') checkGatherGradient(c);
   const optimizer = tf.train.adam(c.lr, 0.9, 0.999, 1e-8);
   const step = () => {
     const ids = repeatBatch(c.V, c.B, c.T);
@@ -111,7 +138,8 @@ async function main() {
     rates.push(perBlock / ((performance.now() - t) / 1000));
   }
   const result = {
-    engine: `tfjs-${args.backend}`,
+    engine: `tfjs-${args.backend}${args.embedding === 'onehot' ? '-onehot' : ''}`,
+    embedding: args.embedding,
     config: args.config,
     steps_per_s: median(rates),
     blocks: rates,

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { launch, serveSite, CDN, routeCdn, ROOT } from './harness.mjs';
+import { launch, serveSite, CDN, DIST, expectWorkers, routeCdn } from './harness.mjs';
 
 let browser;
 let site;
@@ -54,9 +54,14 @@ test('render({model, el}) maps traits to attributes, follows change:<trait>, wri
   }, `${CDN}attention-playground.js`);
   assert.deepEqual(exported.defaultKeys, ['render']);
   assert.equal(exported.cleanup, 'function');
-  // The module exports exactly what web/types/attention-playground.d.ts declares.
-  const dts = fs.readFileSync(`${ROOT}/web/types/attention-playground.d.ts`, 'utf8');
-  const declared = [...dts.matchAll(/^export declare (?:class|const|function) (\w+)/gm)].map((m) => m[1]).concat('default').sort();
+  // The module exports exactly the values its declarations (emitted from the sources) declare.
+  const dts = fs.readFileSync(`${DIST}/types/element/index.d.ts`, 'utf8');
+  const declared = [...dts.matchAll(/^export \{([^}]*)\} from/gm)]
+    .flatMap((m) => m[1].split(','))
+    .map((x) => x.trim())
+    .filter((x) => x && !x.startsWith('type '))
+    .concat(/^export default /m.test(dts) ? ['default'] : [])
+    .sort();
   assert.deepEqual(exported.keys, declared);
 
   // Traits -> attributes -> the element's settings.
@@ -94,8 +99,7 @@ test('render({model, el}) maps traits to attributes, follows change:<trait>, wri
   // The cleanup removes the element and ends its worker, and stops following the model.
   assert.equal(page.workers().length, 1);
   await page.evaluate(() => window.__cleanup());
-  for (let i = 0; i < 200 && page.workers().length > 0; ++i) await page.waitForTimeout(25);
-  assert.equal(page.workers().length, 0);
+  await expectWorkers(page, 0);
   const left = await page.evaluate(() => ({ elements: document.querySelectorAll('attention-playground').length, handlers: [...window.__widget.handlers.values()].flat().length }));
   assert.deepEqual(left, { elements: 0, handlers: 0 });
   assert.deepEqual(errors, []);

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CDN, DIST, RECORD_EVENTS, launch, lessonPage, routeCdn, screenshot, serve, serveSite } from './harness.mjs';
+import { CDN, DIST, launch, lessonPage, openRecorded, routeCdn, screenshot, serve, serveSite } from './harness.mjs';
 
 const MODULE = `${CDN}attention-playground.js`;
 /** A lesson site's CSP for a playground from a CDN, as the README gives it. */
@@ -32,13 +32,8 @@ test.after(async () => {
 
 /** Opens a page of the site in a fresh context whose CDN answers from web/dist. */
 async function open(url) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
-  await context.addInitScript(RECORD_EVENTS);
+  const { context, page, errors } = await openRecorded(browser, null, { acceptDownloads: true });
   const asked = await routeCdn(context);
-  const page = await context.newPage();
-  const errors = [];
-  page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
-  page.on('pageerror', (e) => errors.push(e.message));
   await page.goto(url);
   return { context, page, errors, asked };
 }

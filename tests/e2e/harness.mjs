@@ -215,3 +215,25 @@ export function serveDistWith(pages) {
   for (const [name, html] of Object.entries(pages)) fs.writeFileSync(path.join(dir, name), html);
   return serve(dir);
 }
+
+/**
+ * A fresh Chromium context (contextOptions as Playwright takes them) whose pages record the
+ * element's events (RECORD_EVENTS) and collect console errors and uncaught errors; opens url.
+ * Returns {context, page, errors}.
+ */
+export async function openRecorded(browser, url, contextOptions = {}) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...contextOptions });
+  await context.addInitScript(RECORD_EVENTS);
+  const page = await context.newPage();
+  const errors = [];
+  page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+  page.on('pageerror', (e) => errors.push(e.message));
+  if (url) await page.goto(url);
+  return { context, page, errors };
+}
+
+/** Waits (a guard of 10 s) until the page has exactly n live workers, then asserts it. */
+export async function expectWorkers(page, n) {
+  for (let i = 0; i < 400 && page.workers().length !== n; ++i) await page.waitForTimeout(25);
+  if (page.workers().length !== n) throw new Error(`expected ${n} live workers, found: ${page.workers().map((w) => w.url())}`);
+}

@@ -3,7 +3,7 @@
 // over many cycles, and an element added again must work.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RECORD_EVENTS, launch, lessonPage, serveDistWith } from './harness.mjs';
+import { expectWorkers, launch, lessonPage, openRecorded, serveDistWith } from './harness.mjs';
 
 const CYCLES = 50;
 
@@ -25,25 +25,14 @@ async function heapAfterGc(cdp) {
   return (await cdp.send('Runtime.getHeapUsage')).usedSize;
 }
 
-/** Waits until the page has exactly n live workers. */
-async function waitWorkers(page, n) {
-  for (let i = 0; i < 400 && page.workers().length !== n; ++i) await page.waitForTimeout(25);
-  assert.equal(page.workers().length, n, `live workers: ${page.workers().map((w) => w.url())}`);
-}
-
 test(`${CYCLES} remove/add cycles: each removal ends the worker, none is left, the heap is flat, and the element works again`, async (t) => {
-  const context = await browser.newContext();
-  await context.addInitScript(RECORD_EVENTS);
-  const page = await context.newPage();
-  const errors = [];
-  page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
-  page.on('pageerror', (e) => errors.push(e.message));
+  const { context, page, errors } = await openRecorded(browser, null);
   const cdp = await context.newCDPSession(page);
   await page.goto(`${srv.url}lesson.html`);
 
   const readyCount = () => page.evaluate(() => window.__events.filter((e) => e.type === 'ready').length);
   await page.waitForFunction(() => window.__events.some((e) => e.type === 'ready'), null, { timeout: 30000 });
-  await waitWorkers(page, 1);
+  await expectWorkers(page, 1);
 
   // One cycle: navigate away (remove the figure), come back (add it again) and wait until ready.
   const cycle = async (i) => {
@@ -52,7 +41,7 @@ test(`${CYCLES} remove/add cycles: each removal ends the worker, none is left, t
       window.__parked = pg;
       pg.remove();
     });
-    await waitWorkers(page, 0);
+    await expectWorkers(page, 0);
     await page.evaluate(() => document.querySelector('main').append(window.__parked));
     await page.waitForFunction((n) => window.__events.filter((e) => e.type === 'ready').length >= n, i + 2, { timeout: 30000 });
   };
@@ -69,13 +58,13 @@ test(`${CYCLES} remove/add cycles: each removal ends the worker, none is left, t
   assert.ok(heapAtEnd - heapAt10 < 1e6, `heap grew ${heapAtEnd - heapAt10} bytes over ${CYCLES - 10} cycles`);
 
   // The element added again works: it trains.
-  await waitWorkers(page, 1);
+  await expectWorkers(page, 1);
   await page.evaluate(() => document.getElementById('pg').step(30));
   await page.waitForFunction(() => window.__events.some((e) => e.type === 'step' && e.step === 30), null, { timeout: 30000 });
 
   // Removed for good: no worker is left.
   await page.evaluate(() => document.getElementById('pg').remove());
-  await waitWorkers(page, 0);
+  await expectWorkers(page, 0);
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ROOT, RECORD_EVENTS, launch, serve } from './harness.mjs';
+import { ROOT, RECORD_EVENTS, launch, openRecorded, serve } from './harness.mjs';
 import { launchFirefox, openFirefoxPage, waitFor } from './firefox.mjs';
 
 const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
@@ -31,7 +31,7 @@ test.after(async () => {
 test('npm pack: attention-playground-<version>.tgz with exports, types, files, sideEffects and a README', () => {
   assert.equal(path.basename(tarball), `attention-playground-${pkg.version}.tgz`);
   const listing = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).split('\n').filter(Boolean);
-  for (const f of ['package.json', 'README.md', 'web/dist/attention-playground.js', 'web/dist/core.js', 'web/dist/embed.html', 'web/dist/wasm/attention-core-simd.wasm', 'web/dist/wasm/attention-core-scalar.wasm', 'web/dist/reference/short.weights.safetensors', 'web/types/attention-playground.d.ts', 'web/types/core.d.ts', 'web/src/core/attention-core.d.ts']) {
+  for (const f of ['package.json', 'README.md', 'web/dist/attention-playground.js', 'web/dist/core.js', 'web/dist/embed.html', 'web/dist/wasm/attention-core-simd.wasm', 'web/dist/wasm/attention-core-scalar.wasm', 'web/dist/reference/short.weights.safetensors', 'web/dist/types/element/index.d.ts', 'web/dist/types/element/element.d.ts', 'web/dist/types/core/index.d.ts', 'web/dist/types/core/attention-core.d.ts', 'web/dist/types/core/load-core.d.ts']) {
     assert.ok(listing.includes(`package/${f}`), `${f} is in the tarball`);
   }
   assert.ok(!listing.some((f) => /package\/(cpp|tests|bench|scripts)\//.test(f)), 'no sources or tests');
@@ -95,13 +95,7 @@ async function serveApp() {
 test('the built app in Chromium: the element reaches solved, the core loads, no error', async () => {
   const url = await serveApp();
   const browser = await launch();
-  const context = await browser.newContext();
-  await context.addInitScript(RECORD_EVENTS);
-  const page = await context.newPage();
-  const errors = [];
-  page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
-  page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto(url);
+  const { page, errors } = await openRecorded(browser, url);
   await page.waitForFunction(() => window.__events.some((e) => e.type === 'ready'), null, { timeout: 30000 });
   await page.evaluate(() => document.getElementById('pg').play());
   await page.waitForFunction(() => window.__events.some((e) => e.type === 'solved'), null, { timeout: 60000 });

@@ -3,7 +3,7 @@
 // palette is the same perceptual one in both themes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RECORD_EVENTS, launch, lessonPage, screenshot, serveDistWith } from './harness.mjs';
+import { launch, lessonPage, openRecorded, screenshot, serveDistWith } from './harness.mjs';
 
 const LIGHT = { bg: 'rgb(251, 251, 253)', fg: 'rgb(29, 31, 36)' };
 const DARK = { bg: 'rgb(21, 23, 28)', fg: 'rgb(230, 232, 238)' };
@@ -11,7 +11,10 @@ const DARK = { bg: 'rgb(21, 23, 28)', fg: 'rgb(230, 232, 238)' };
 let browser;
 let srv;
 test.before(async () => {
-  srv = await serveDistWith({ 'lesson.html': lessonPage('./attention-playground.js', { attrs: 'seed="3" hide="timeline,ablation,backward,selftest,export"' }) });
+  srv = await serveDistWith({
+    'lesson.html': lessonPage('./attention-playground.js', { attrs: 'seed="3" hide="timeline,ablation,backward,selftest,export"' }),
+    'framed.html': '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Framed</title><link rel="icon" href="data:,"></head><body><iframe id="f" title="playground" style="width:900px;height:600px" src="embed.html#theme=dark&hide=timeline"></iframe></body></html>',
+  });
   browser = await launch();
 });
 test.after(async () => {
@@ -32,12 +35,7 @@ function look(page) {
 
 for (const scheme of ['light', 'dark']) {
   test(`system scheme ${scheme}: auto follows it, light and dark fix the colours and redraw, the palette stays`, async () => {
-    const context = await browser.newContext({ colorScheme: scheme });
-    await context.addInitScript(RECORD_EVENTS);
-    const page = await context.newPage();
-    const errors = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`${srv.url}lesson.html`);
+    const { context, page, errors } = await openRecorded(browser, `${srv.url}lesson.html`, { colorScheme: scheme });
     await page.waitForFunction(() => window.__events.some((e) => e.type === 'ready'), null, { timeout: 30000 });
     await page.evaluate(() => document.getElementById('pg').step(50));
     await page.waitForFunction(() => window.__events.some((e) => e.type === 'step' && e.step === 50));
@@ -70,3 +68,17 @@ for (const scheme of ['light', 'dark']) {
     await context.close();
   });
 }
+
+test('the iframe page: theme in the hash, and a configure message changes it', async () => {
+  const context = await browser.newContext({ colorScheme: 'light' });
+  const page = await context.newPage();
+  await page.goto(`${srv.url}framed.html`);
+  const frame = page.frameLocator('#f');
+  const bg = () => frame.locator('attention-playground').evaluate((el) => getComputedStyle(el.shadowRoot.querySelector('.ap-root')).backgroundColor);
+  await frame.locator('.heatmaps canvas').first().waitFor({ timeout: 30000 });
+  assert.equal(await bg(), DARK.bg, '#theme=dark');
+  await page.evaluate(() => document.getElementById('f').contentWindow.postMessage({ type: 'configure', config: { theme: 'light' } }, location.origin));
+  await frame.locator('attention-playground[theme=light]').waitFor();
+  assert.equal(await bg(), LIGHT.bg, 'configure {theme: light}');
+  await context.close();
+});

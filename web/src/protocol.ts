@@ -7,7 +7,8 @@
 //   request            reply              what it does
 //   init               ready              load the SIMD or scalar build (feature-detected)
 //   configure          configured         new Trainer(config) + attention of the sample, under the
-//                                          ablation if given (else the kept one); resets
+//                                          ablation if given (else the kept one), which must have
+//                                          one flag per head (else an `input` error); resets
 //   reset              configured         the same config again, back to step 0
 //   step               stepped            run n steps (n <= 1000) and report
 //   play               playing            train in ~15 ms chunks; `progress` events follow
@@ -107,7 +108,7 @@ export interface TimelineEntry {
   answerMass: Float32Array;
 }
 
-/** The timeline: which steps are kept, the new entries, and the policy. */
+/** The timeline: which steps are kept, the new entries, and the policy (src/timeline.ts). */
 export interface Timeline {
   /** Every kept step, ascending (entries the page holds for other steps were thinned out). */
   steps: number[];
@@ -248,20 +249,7 @@ export type WorkerMessage = ReplyFor[keyof ReplyFor] | ErrorReply | WorkerEvent;
 /** Upper bound on `step` requests, so one request never blocks the worker for long. */
 export const MAX_STEPS_PER_REQUEST = 1000;
 
-/** Timeline bounds: at most this many bytes of snapshots and this many entries. The byte budget
- * wins over the minimum: the largest config (H 16, T 128: 1 MB an entry) keeps 8. */
-export const TIMELINE_BYTES = 8 * 1024 * 1024;
-export const TIMELINE_MAX_ENTRIES = 240;
-export const TIMELINE_MIN_ENTRIES = 2;
-/** The first snapshot interval (steps); it doubles each time the timeline fills up. */
-export const TIMELINE_FIRST_EVERY = 10;
-
 /** The interventions of an intact layer with H heads. */
 export function noAblation(H: number): Ablation {
   return { zeroed: new Array<boolean>(H).fill(false), frozen: new Array<boolean>(H).fill(false), scaleScores: true, mask: 'causal' };
-}
-
-/** Typed-array buffers of a snapshot, for postMessage's transfer list. */
-export function snapshotTransfer(s: Snapshot): ArrayBuffer[] {
-  return [s.history.buffer, s.ids.buffer, s.weights.buffer] as ArrayBuffer[];
 }

@@ -19,6 +19,11 @@ export interface StepSeries {
   stroke: string;
   /** The legend's text for a value. */
   value: (v: number | null | undefined) => string;
+  /** Line width in CSS pixels (default 1.5) and dash pattern (default solid). */
+  width?: number;
+  dash?: number[];
+  /** Draw as steps (flat between points), e.g. for per-epoch means. */
+  stepped?: boolean;
 }
 
 /** What a step chart shows. */
@@ -30,6 +35,8 @@ export interface StepChartSpec {
   logY?: boolean;
   /** A fixed or computed y range (uPlot's scale range). */
   yRange?: uPlot.Scale['range'];
+  /** The y tick labels (default uPlot's). */
+  yTick?: (v: number) => string;
   plugins?: uPlot.Plugin[];
 }
 
@@ -50,11 +57,20 @@ export function stepChart(el: HTMLElement, spec: StepChartSpec, data: uPlot.Alig
     scales: { x: { time: false }, y: spec.logY ? { distr: 3 } : { range: spec.yRange } },
     axes: [
       { ...axis, label: 'step', labelSize: 18, size: 32 },
-      { ...axis, label: spec.yLabel, labelSize: 18, size: 46 },
+      { ...axis, label: spec.yLabel, labelSize: 18, size: 46, ...(spec.yTick ? { values: (_u: uPlot, splits: number[]) => splits.map((v) => (v == null ? '' : spec.yTick!(v))) } : {}) },
     ],
     series: [
       { label: 'step', value: (_u, v) => (v == null ? '—' : String(v)) },
-      ...spec.series.map((s) => ({ label: s.label, stroke: s.stroke, width: 1.5, spanGaps: false, points: { show: false }, value: (_u: uPlot, v: number | null) => s.value(v) })),
+      ...spec.series.map((s) => ({
+        label: s.label,
+        stroke: s.stroke,
+        width: s.width ?? 1.5,
+        dash: s.dash,
+        paths: s.stepped ? uPlot.paths.stepped!({ align: 1 }) : undefined,
+        spanGaps: false,
+        points: { show: false },
+        value: (_u: uPlot, v: number | null) => s.value(v),
+      })),
     ],
     plugins: spec.plugins,
   };

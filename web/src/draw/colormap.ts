@@ -28,11 +28,21 @@ export function cssColour(v: number): string {
   return `rgb(${VIRIDIS_LUT[k]}, ${VIRIDIS_LUT[k + 1]}, ${VIRIDIS_LUT[k + 2]})`;
 }
 
-/** Black or white, whichever reads better on the colour of v. */
+/** WCAG 2 relative luminance of an sRGB colour (channels 0..255). */
+export function relativeLuminance(r: number, g: number, b: number): number {
+  const lin = (c: number) => {
+    const x = c / 255;
+    return x <= 0.04045 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4;
+  };
+  return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+}
+
+/** Black or white, whichever has the higher WCAG contrast on the colour of v (at least 4.58:1
+ * on any colour, so AA for normal text). */
 export function textColourOn(v: number): string {
   const k = lutIndex(v) * 3;
-  const lum = 0.2126 * VIRIDIS_LUT[k] + 0.7152 * VIRIDIS_LUT[k + 1] + 0.0722 * VIRIDIS_LUT[k + 2];
-  return lum > 140 ? '#000' : '#fff';
+  const L = relativeLuminance(VIRIDIS_LUT[k], VIRIDIS_LUT[k + 1], VIRIDIS_LUT[k + 2]);
+  return (L + 0.05) / 0.05 >= 1.05 / (L + 0.05) ? '#000' : '#fff';
 }
 
 /** Colour of masked cells (drawn hatched on top), distinct from every viridis colour. */

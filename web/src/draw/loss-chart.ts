@@ -1,7 +1,9 @@
 // The live loss chart: loss per step, linear or log y, with the exact value of the hovered step in
-// the legend (a step chart, draw/chart.ts). Only draws what it is given.
+// the legend (a step chart, draw/chart.ts), and on request the chance level ln V, a smoothed curve
+// beside the raw one, and the epoch means of the curriculum's demo. Only draws what it is given.
 import type uPlot from 'uplot';
-import { stepChart, stepChartHeight } from './chart';
+import { stepChart, stepChartHeight, type StepSeries } from './chart';
+import { ema, epochMeans, tickLabel } from './loss-series';
 
 const HEIGHT: [number, number] = [160, 240];
 
@@ -10,38 +12,91 @@ export function formatLoss(v: number | null | undefined): string {
   return v == null || !Number.isFinite(v) ? '—' : Number(v.toPrecision(7)).toString();
 }
 
+/** What the loss chart shows besides the loss. */
+export interface LossChartOptions {
+  logY: boolean;
+  /** The chance level ln V (a dashed line), or null for none. */
+  chance: number | null;
+  /** A smoothed curve (EMA) over the raw points. */
+  smooth: boolean;
+  /** The mean loss of each epoch of this many steps (the demo's 120), or 0 for none. */
+  epochSteps: number;
+}
+
+/** How much the smoothed curve remembers: each step moves it 5% of the way. */
+export const SMOOTHING = 0.95;
+
 /** A uPlot line chart of loss against step. */
 export class LossChart {
   private plot: uPlot | null = null;
   private data: uPlot.AlignedData = [new Float64Array(0), new Float64Array(0)];
-  private logY: boolean;
+  private opts: LossChartOptions;
   private width: number;
+  private history: { initLoss: number; losses: Float32Array; stride: number } | null = null;
 
   /** Creates the chart inside el, width CSS pixels wide. */
-  constructor(private readonly el: HTMLElement, opts: { logY: boolean; width: number }) {
-    this.logY = opts.logY;
+  constructor(private readonly el: HTMLElement, opts: Partial<LossChartOptions> & { logY: boolean; width: number }) {
+    this.opts = { chance: null, smooth: false, epochSteps: 0, ...opts };
     this.width = opts.width;
     this.build();
   }
 
-  private build(): void {
-    this.plot?.destroy();
-    const spec = { yLabel: this.logY ? 'loss (log)' : 'loss', logY: this.logY, series: [{ label: 'loss', stroke: '#3b528b', value: formatLoss }] };
-    this.plot = stepChart(this.el, spec, this.data, this.width, stepChartHeight(this.width, HEIGHT, 0.45));
-    this.el.dataset.scale = this.logY ? 'log' : 'linear';
+  /** The lines drawn, in data order after x: loss, then the optional ones. */
+  private series(): StepSeries[] {
+    const o = this.opts;
+    const s: StepSeries[] = [{ label: 'loss', stroke: o.smooth ? 'rgba(59, 82, 139, 0.35)' : '#3b528b', value: formatLoss, width: o.smooth ? 1 : 1.5 }];
+    if (o.smooth) s.push({ label: 'smoothed', stroke: '#3b528b', value: formatLoss, width: 2 });
+    if (o.epochSteps > 0) s.push({ label: `epoch mean (${o.epochSteps} steps)`, stroke: '#c2571a', value: formatLoss, width: 2, stepped: true });
+    if (o.chance !== null) s.push({ label: 'chance (ln V)', stroke: '#7a7a7a', value: formatLoss, width: 1, dash: [6, 4] });
+    return s;
   }
 
-  /** Replaces the data: the loss at init is step 0, losses[i] the loss of step 1 + i * stride. */
-  setLosses(initLoss: number, losses: Float32Array, stride: number): void {
+  private build(): void {
+    this.plot?.destroy();
+    const logY = this.opts.logY;
+    const spec = { yLabel: logY ? 'loss (log)' : 'loss', logY, series: this.series(), yTick: tickLabel };
+    this.plot = stepChart(this.el, spec, this.data, this.width, stepChartHeight(this.width, HEIGHT, 0.45));
+    this.el.dataset.scale = logY ? 'log' : 'linear';
+    this.el.dataset.series = spec.series.map((x) => x.label).join('|');
+  }
+
+  /** Changes what is drawn besides the loss (rebuilds the chart). */
+  setOptions(opts: Partial<LossChartOptions>): void {
+    const next = { ...this.opts, ...opts };
+    if (Object.keys(next).every((k) => next[k as keyof LossChartOptions] === this.opts[k as keyof LossChartOptions])) return;
+    this.opts = next;
+    this.data = this.history ? this.columns(this.history.initLoss, this.history.losses, this.history.stride) : this.columns(NaN, new Float32Array(0), 1);
+    this.build();
+  }
+
+  /** The data columns: x, the loss, then the optional lines of series(). */
+  private columns(initLoss: number, losses: Float32Array, stride: number): uPlot.AlignedData {
     const first = Number.isFinite(initLoss) ? 1 : 0;
-    const x = new Float64Array(first + losses.length);
-    const y = new Float64Array(first + losses.length);
+    const n = first + losses.length;
+    const x = new Float64Array(n);
+    const y = new Float64Array(n);
     if (first) y[0] = initLoss;
     for (let i = 0; i < losses.length; ++i) {
       x[first + i] = 1 + i * stride;
       y[first + i] = losses[i];
     }
-    this.data = [x, y];
+    const cols: uPlot.AlignedData[number][] = [x, y];
+    const o = this.opts;
+    if (o.smooth) cols.push(ema(y, SMOOTHING ** stride));
+    if (o.epochSteps > 0) {
+      const means = epochMeans(losses, stride, o.epochSteps);
+      const m = new Float64Array(n).fill(NaN);
+      for (let i = 0; i < losses.length; ++i) m[first + i] = means[Math.floor((i * stride) / o.epochSteps)];
+      cols.push(m);
+    }
+    if (o.chance !== null) cols.push(new Float64Array(n).fill(o.chance));
+    return cols as uPlot.AlignedData;
+  }
+
+  /** Replaces the data: the loss at init is step 0, losses[i] the loss of step 1 + i * stride. */
+  setLosses(initLoss: number, losses: Float32Array, stride: number): void {
+    this.history = { initLoss, losses, stride };
+    this.data = this.columns(initLoss, losses, stride);
     const t0 = performance.now();
     // batch() redraws now rather than in a microtask, so the measure below covers the redraw.
     this.plot!.batch(() => this.plot!.setData(this.data));
@@ -51,9 +106,7 @@ export class LossChart {
 
   /** Switches between linear and log y (rebuilds the chart). */
   setLogY(logY: boolean): void {
-    if (logY === this.logY) return;
-    this.logY = logY;
-    this.build();
+    this.setOptions({ logY });
   }
 
   /** Takes the container's current text colour for the axes (after a theme change). */

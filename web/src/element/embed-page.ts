@@ -55,10 +55,9 @@ function post(type: (typeof EVENT_TYPES)[number], detail: unknown): void {
 
 const el = document.createElement('attention-playground');
 for (const type of EVENT_TYPES) el.addEventListener(type, (e) => post(type, (e as CustomEvent).detail));
-// The element's own attributes (all but theme, which the hash does not carry), then the settings
-// under their hash keys (old names included), checked like the element's `state`.
+// The element's own attributes, then the settings under their hash keys (old names included),
+// checked like the element's `state`.
 for (const name of ELEMENT_ATTRIBUTES) {
-  if (name === 'theme') continue;
   const v = params.get(name);
   if (v !== null) el.setAttribute(name, v);
 }

@@ -7,7 +7,7 @@
 import type { Controller } from '../controller';
 import type { Ablation, AblationReport, HeadStats, MaskMode } from '../protocol';
 import { AblationModel, explainAblation, mean, num, pct, signed } from './ablation-model';
-import { h, uniqueId } from './dom';
+import { h, scrollBox, uniqueId } from './dom';
 import { fillPanel, type PanelOptions } from './panel';
 
 const MASKS: { mode: MaskMode; label: string }[] = [
@@ -50,7 +50,7 @@ export function mountAblationPanel(slot: HTMLElement, ctl: Controller, opts: Pan
     {},
     h('div', { class: 'panel-head' }, h('h2', { text: 'Ablation: knock out a head, drop the scaling, break the mask' })),
     h('p', { class: 'hint', text: 'Each change applies at once, to training and to every heatmap. The table below compares the intact layer with your changes on the same weights.' }),
-    h('div', { class: 'scroll' }, headTable),
+    scrollBox('Heads: switch off or freeze (scrolls sideways)', headTable),
     h(
       'div',
       { class: 'fields ablation-fields' },
@@ -59,7 +59,7 @@ export function mountAblationPanel(slot: HTMLElement, ctl: Controller, opts: Pan
       h('div', { class: 'field' }, restoreBtn),
     ),
     problem,
-    h('div', { class: 'scroll' }, effect),
+    scrollBox('Effect of the changes (scrolls sideways)', effect),
     measured,
     explain,
   );

@@ -9,7 +9,7 @@ import { cssColour, textColourOn } from '../draw/colormap';
 import { formatCell, matrixTable } from '../draw/matrix-table';
 import type { Matrix, RowBackwardReport } from '../protocol';
 import { BackwardModel, type RowChoices } from './backward-model';
-import { h, uniqueId } from './dom';
+import { h, scrollBox, uniqueId } from './dom';
 import { fillPanel, type PanelOptions } from './panel';
 
 /** Digits after the point so that the largest |value| shows about 3 significant digits. */
@@ -112,7 +112,7 @@ export function mountBackwardPanel(slot: HTMLElement, ctl: Controller, _opts: Pa
       'figure',
       { class: 'matrix-fig bw-fig', 'data-stage': name },
       h('figcaption', {}, h('strong', { text: title }), ` (${m.rows}, ${m.cols})`, h('br'), h('code', { text: formula })),
-      h('div', { class: 'scroll' }, table),
+      scrollBox(`${title} (scrolls sideways)`, table),
     );
   }
 

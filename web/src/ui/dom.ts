@@ -18,6 +18,12 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   return el;
 }
 
+/** A box that scrolls its wide content sideways. It is a focusable, named region, so a keyboard
+ * can reach and scroll it (WCAG's scrollable-region-focusable). */
+export function scrollBox(label: string, ...children: (Node | string | null | undefined)[]): HTMLDivElement {
+  return h('div', { class: 'scroll', tabindex: 0, role: 'region', 'aria-label': label }, ...children);
+}
+
 let uid = 0;
 /** A document-unique id with a readable prefix. */
 export function uniqueId(prefix: string): string {

@@ -5,7 +5,7 @@ import { formatCell, matrixTable } from '../draw/matrix-table';
 import type { Matrix, SelfAttentionStages } from '../protocol';
 import { checkField, LIMITS, tokenize, type State } from '../settings';
 import type { Store } from '../store';
-import { h, uniqueId } from './dom';
+import { h, scrollBox, uniqueId } from './dom';
 
 /** Width of the seeded embeddings in this view. */
 export const LESSON_D_MODEL = 8;
@@ -104,7 +104,7 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
   function table(name: string, m: Matrix, rowLabels: string[], colLabels: string[], colour = false, causal = false): HTMLElement {
     const t = matrixTable(m, { rowLabels, colLabels, caption: name, colour, causal });
     t.dataset.matrix = name;
-    return h('figure', { class: 'matrix-fig' }, h('figcaption', {}, h('strong', { text: name }), ` (${m.rows}, ${m.cols})`), h('div', { class: 'scroll' }, t));
+    return h('figure', { class: 'matrix-fig' }, h('figcaption', {}, h('strong', { text: name }), ` (${m.rows}, ${m.cols})`), scrollBox(`${name} (scrolls sideways)`, t));
   }
 
   function render(): void {

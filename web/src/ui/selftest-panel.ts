@@ -6,7 +6,7 @@
 // (selftest-model.ts runs the checks).
 import type { Controller } from '../controller';
 import type { SelfTestReport, SelfTestResult } from '../protocol';
-import { h } from './dom';
+import { h, scrollBox } from './dom';
 import { fillPanel, type PanelOptions } from './panel';
 import { SelfTestModel } from './selftest-model';
 
@@ -53,7 +53,7 @@ export function mountSelfTestPanel(slot: HTMLElement, ctl: Controller, _opts: Pa
     status,
     problem,
     stale,
-    h('div', { class: 'scroll' }, table),
+    scrollBox('Self-test results (scrolls sideways)', table),
   );
 
   function render(report: SelfTestReport, at: string): void {

@@ -3,58 +3,18 @@
 // new ones while the run plays, lets the learner scrub through them (or play them through), draws
 // every head's matrix at the chosen step and plots per head the mean attention entropy and the
 // mass on the keys holding the answer against the step. Every number comes from the core.
-import uPlot from 'uplot';
-import { axisColours } from '../draw/chart';
-import 'uplot/dist/uPlot.min.css';
+// This file is the view; the state and the requests are timeline-model.ts's, the plots
+// draw/timeline-charts.ts's.
 import type { Controller } from '../controller';
 import { drawHeatmap } from '../draw/heatmap';
-import { TIMELINE_BYTES, type Timeline, type TimelineEntry } from '../protocol';
+import { fmt3, headColour, TIMELINE_PLOTS, TimelinePlot } from '../draw/timeline-charts';
+import type { TimelineEntry } from '../protocol';
+import { TIMELINE_BYTES } from '../timeline';
 import { h, uniqueId } from './dom';
 import { fillPanel, type PanelOptions } from './panel';
-
-/** One colour per head (up to 16 heads), distinguishable on light and dark backgrounds. */
-const HEAD_COLOURS = [
-  '#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f',
-  '#bcbd22', '#17becf', '#6b6ecf', '#e7ba52', '#637939', '#ad494a', '#a55194', '#3182bd',
-];
-const headColour = (hh: number) => HEAD_COLOURS[hh % HEAD_COLOURS.length];
+import { TimelineModel, type TimelineChange } from './timeline-model';
 
 const fmtKB = (bytes: number) => `${Math.round(bytes / 1024).toLocaleString('en-US')} KB`;
-const fmt3 = (v: number | null | undefined) => (v == null || !Number.isFinite(v) ? '—' : v.toFixed(3));
-
-/** What one of the two charts plots: a per-head statistic of an entry. */
-interface ChartSpec {
-  key: 'entropy' | 'answer-mass';
-  title: string;
-  axis: string;
-  value: (e: TimelineEntry, head: number) => number;
-  range: uPlot.Scale['range'];
-}
-
-const CHARTS: ChartSpec[] = [
-  {
-    key: 'entropy',
-    title: 'Mean attention entropy',
-    axis: 'entropy (nats)',
-    value: (e, hh) => e.entropy[hh],
-    range: (_u, _min, max) => [0, Math.max(0.1, Number.isFinite(max) ? max * 1.08 : 1)],
-  },
-  {
-    key: 'answer-mass',
-    title: 'Answer mass',
-    axis: 'answer mass',
-    value: (e, hh) => e.answerMass[hh],
-    range: [0, 1],
-  },
-];
-
-/** A mounted uPlot chart, the head count it was built for, and its container. */
-interface Chart {
-  spec: ChartSpec;
-  el: HTMLElement;
-  plot: uPlot | null;
-  heads: number;
-}
 
 /** Fills slot (the panel's section, placed by the training view). Returns the unmount function. */
 export function mountTimelinePanel(slot: HTMLElement, ctl: Controller, opts: PanelOptions): () => void {
@@ -70,24 +30,17 @@ export function mountTimelinePanel(slot: HTMLElement, ctl: Controller, opts: Pan
   const grid = h('div', { class: 'timeline-heatmaps' });
   const massNote = h('p', { class: 'hint timeline-mass-note', hidden: true });
   const chartsBox = h('div', { class: 'timeline-charts' });
-  const charts: Chart[] = CHARTS.map((spec) => {
+  const plots = TIMELINE_PLOTS.map((spec) => {
     const el = h('div', { class: 'timeline-chart', 'data-chart': spec.key, 'data-series': '0' });
     chartsBox.append(h('figure', { class: 'timeline-chart-fig' }, h('figcaption', { text: spec.title }), el));
-    return { spec, el, plot: null, heads: 0 };
+    return new TimelinePlot(spec, el, () => model.selected?.step ?? null);
   });
   const panel = fillPanel(
     slot,
     { 'data-step': '', 'data-entries': '0', 'data-bytes': '0', 'data-capacity': '0', 'data-every': '0', 'data-heads': '0' },
     h('div', { class: 'panel-head' }, h('h2', { text: 'Attention timeline' })),
     policy,
-    h(
-      'div',
-      { class: 'timeline-scrub' },
-      h('label', { for: scrubId, text: 'Snapshot' }),
-      scrubber,
-      position,
-      playBtn,
-    ),
+    h('div', { class: 'timeline-scrub' }, h('label', { for: scrubId, text: 'Snapshot' }), scrubber, position, playBtn),
     empty,
     message,
     entryInfo,
@@ -102,127 +55,26 @@ export function mountTimelinePanel(slot: HTMLElement, ctl: Controller, opts: Pan
     chartsBox,
   );
 
-  // ---- State
-  /** The run the held entries belong to. */
-  let heldRun = ctl.runId;
-  let entries: TimelineEntry[] = [];
-  let info: Pick<Timeline, 'every' | 'capacity' | 'bytes'> | null = null;
-  /** Index of the selected entry. */
-  let sel = 0;
-  /** The scrubber follows the latest entry until the learner moves it away from the end. */
-  let followEnd = true;
-  let destroyed = false;
-
-  // ---- Fetching: at most every `interval` ms while playing, promptly after a pause/step/reset.
-  const interval = opts.reducedMotion ? 1000 : 500;
-  let inflight = false;
-  let again = false;
-  let timer: ReturnType<typeof setTimeout> | null = null;
-  let lastFetch = -Infinity;
-  let lastKey = '';
-  let stale = true;
-
   // Hidden (the other view is shown, or an embedding page took the panel out): no fetch, no draw.
   const visible = () => panel.isConnected && panel.offsetParent !== null;
-  const canFetch = () => !!ctl.snapshot && ctl.status !== 'loading' && ctl.status !== 'crashed';
+  const model = new TimelineModel(ctl, {
+    interval: opts.reducedMotion ? 1000 : 500,
+    frameMs: opts.reducedMotion ? 500 : 125,
+    visible,
+    onChange: render,
+  });
 
-  function clearTimer(): void {
-    if (timer !== null) clearTimeout(timer);
-    timer = null;
-  }
-
-  function wantFetch(): void {
-    if (destroyed) return;
-    if (!visible() || !canFetch()) {
-      stale = true;
-      return;
-    }
-    if (ctl.status === 'playing') {
-      const wait = lastFetch + interval - performance.now();
-      if (wait > 0) {
-        timer ??= setTimeout(() => {
-          timer = null;
-          wantFetch();
-        }, wait);
-        return;
-      }
-    }
-    clearTimer();
-    if (inflight) {
-      again = true;
-      return;
-    }
-    void fetchNow();
-  }
-
-  async function fetchNow(): Promise<void> {
-    inflight = true;
-    stale = false;
-    lastFetch = performance.now();
-    const run = ctl.runId;
-    const since = run === heldRun && entries.length > 0 ? entries[entries.length - 1].step : -1;
-    try {
-      const tl = await ctl.timeline(since);
-      if (destroyed) return;
-      if (ctl.runId !== run) {
-        again = true; // the answer belongs to a run that is gone
-      } else {
-        if (run !== heldRun) dropRun();
-        merge(tl);
-        message.textContent = '';
-      }
-    } catch (e) {
-      if (!destroyed) message.textContent = `The timeline could not be read: ${e instanceof Error ? e.message : String(e)}`;
-    } finally {
-      inflight = false;
-      if (again && !destroyed) {
-        again = false;
-        wantFetch();
-      }
-    }
-  }
-
-  /** Keeps the held entries the worker still keeps, appends the new ones, and redraws. */
-  function merge(tl: Timeline): void {
-    const keep = new Set(tl.steps);
-    const selectedStep = entries[sel]?.step;
-    const next = entries.filter((e) => keep.has(e.step));
-    const last = next.length > 0 ? next[next.length - 1].step : -Infinity;
-    for (const e of tl.entries) if (keep.has(e.step) && e.step > last) next.push(e);
-    const changed = next.length !== entries.length || next.some((e, i) => e !== entries[i]);
-    entries = next;
-    info = { every: tl.every, capacity: tl.capacity, bytes: tl.bytes };
-    if (entries.length === 0) sel = 0;
-    else if (followEnd && !playingThrough) sel = entries.length - 1;
-    else if (selectedStep !== undefined) {
-      // The selected step, or the last kept one before it (it may have been thinned out).
-      let k = 0;
-      for (let i = 0; i < entries.length; ++i) if (entries[i].step <= selectedStep) k = i;
-      sel = k;
-    }
-    sel = Math.max(0, Math.min(sel, entries.length - 1));
-    renderMeta();
-    if (changed) {
-      renderCharts();
-      renderEntry();
-    }
-  }
-
-  /** A new run: drop what belongs to the old one. */
-  function dropRun(): void {
-    heldRun = ctl.runId;
-    stopPlayThrough();
-    entries = [];
-    info = null;
-    sel = 0;
-    followEnd = true;
-    renderMeta();
-    renderCharts();
-    renderEntry();
+  function render(c: TimelineChange): void {
+    if (c.meta) renderMeta();
+    if (c.entries) renderCharts();
+    if (c.entries || c.selection) renderEntry();
+    if (c.playThrough) setPlayLabel();
+    if (c.message !== undefined) message.textContent = c.message;
   }
 
   // ---- Rendering
   function renderMeta(): void {
+    const { entries, info, sel } = model;
     const n = entries.length;
     panel.dataset.entries = String(n);
     panel.dataset.bytes = String(info?.bytes ?? 0);
@@ -238,7 +90,7 @@ export function mountTimelinePanel(slot: HTMLElement, ctl: Controller, opts: Pan
     scrubber.disabled = n < 2;
     playBtn.disabled = n < 2;
     empty.hidden = n > 0;
-    const e = entries[sel];
+    const e = model.selected;
     if (e) {
       const text = `step ${e.step} (${sel + 1} of ${n})`;
       position.textContent = text;
@@ -273,7 +125,7 @@ export function mountTimelinePanel(slot: HTMLElement, ctl: Controller, opts: Pan
 
   /** Draws the selected entry's matrices (synchronously, so data-step and the pixels agree). */
   function renderEntry(): void {
-    const e = entries[sel] ?? null;
+    const e = model.selected;
     panel.dataset.step = e ? String(e.step) : '';
     if (!e) {
       grid.replaceChildren();
@@ -281,7 +133,7 @@ export function mountTimelinePanel(slot: HTMLElement, ctl: Controller, opts: Pan
       drawnEntry = null;
       entryInfo.textContent = '';
       massNote.hidden = true;
-      redrawMarkers();
+      for (const p of plots) p.redrawMarker();
       return;
     }
     entryInfo.textContent = `Step ${e.step}: loss ${Number.isFinite(e.loss) ? e.loss.toFixed(4) : '—'}${e.mask !== 'causal' ? ` (mask: ${e.mask})` : ''}.`;
@@ -295,7 +147,7 @@ export function mountTimelinePanel(slot: HTMLElement, ctl: Controller, opts: Pan
       if (Number.isFinite(m)) parts.push(h('span', { text: `mass ${fmt3(m)}` }));
       figures[hh].stats.replaceChildren(...parts);
     });
-    redrawMarkers();
+    for (const p of plots) p.redrawMarker();
     if (!visible()) {
       drawnEntry = null;
       return;
@@ -326,187 +178,40 @@ export function mountTimelinePanel(slot: HTMLElement, ctl: Controller, opts: Pan
     }
   }
 
-  // ---- Charts
-  /** Draws the vertical marker at the selected step. */
-  function markerPlugin(): uPlot.Plugin {
-    return {
-      hooks: {
-        draw: [
-          (u: uPlot) => {
-            const e = entries[sel];
-            if (!e) return;
-            const x = Math.round(u.valToPos(e.step, 'x', true));
-            const { top, height, left, width } = u.bbox;
-            if (x < left - 1 || x > left + width + 1) return;
-            const g = u.ctx;
-            g.save();
-            g.strokeStyle = '#d6336c';
-            g.lineWidth = Math.max(1, devicePixelRatio || 1) * 1.5;
-            g.setLineDash([4 * (devicePixelRatio || 1), 3 * (devicePixelRatio || 1)]);
-            g.beginPath();
-            g.moveTo(x + 0.5, top);
-            g.lineTo(x + 0.5, top + height);
-            g.stroke();
-            g.restore();
-          },
-        ],
-      },
-    };
-  }
-
-  function chartWidth(c: Chart): number {
-    return Math.max(180, Math.floor(c.el.clientWidth || 280));
-  }
-
-  function buildChart(c: Chart, H: number): void {
-    c.plot?.destroy();
-    c.el.replaceChildren();
-    const width = chartWidth(c);
-    const axis = axisColours(panel);
-    const series: uPlot.Series[] = [{ label: 'step', value: (_u, v) => (v == null ? '—' : String(v)) }];
-    for (let hh = 0; hh < H; ++hh) {
-      series.push({ label: `Head ${hh + 1}`, stroke: headColour(hh), width: 1.5, spanGaps: false, points: { show: false }, value: (_u, v) => fmt3(v) });
-    }
-    const options: uPlot.Options = {
-      width,
-      height: Math.round(Math.min(200, Math.max(140, width * 0.42))),
-      cursor: { drag: { x: false, y: false }, points: { size: 5 } },
-      legend: { live: true },
-      scales: { x: { time: false }, y: { range: c.spec.range } },
-      axes: [
-        { ...axis, label: 'step', labelSize: 18, size: 32 },
-        { ...axis, label: c.spec.axis, labelSize: 18, size: 44 },
-      ],
-      series,
-      plugins: [markerPlugin()],
-    };
-    c.plot = new uPlot(options, chartData(c.spec, H), c.el);
-    c.heads = H;
-    c.el.dataset.series = String(H);
-  }
-
-  function chartData(spec: ChartSpec, H: number): uPlot.AlignedData {
-    const kept = entries.filter((e) => e.H === H);
-    const x = kept.map((e) => e.step);
-    const ys = Array.from({ length: H }, (_, hh) => kept.map((e) => {
-      const v = spec.value(e, hh);
-      return Number.isFinite(v) ? v : null;
-    }));
-    return [x, ...ys];
-  }
-
+  /** The plots of the held entries, in the latest entry's head count (not while hidden). */
   function renderCharts(): void {
+    const { entries } = model;
     const H = entries.length > 0 ? entries[entries.length - 1].H : 0;
-    for (const c of charts) {
-      if (H === 0) {
-        // Nothing to plot yet (or a new run): an empty chart of the old shape until data comes.
-        if (c.plot) c.plot.setData(chartData(c.spec, c.heads));
-        continue;
-      }
-      if (!visible()) {
-        stale = true;
-        continue;
-      }
-      if (!c.plot || c.heads !== H) buildChart(c, H);
-      else c.plot.setData(chartData(c.spec, H));
+    for (const p of plots) {
+      // Nothing to plot yet (or a new run): an empty plot of the old shape until data comes.
+      if (H === 0) p.clear();
+      else if (!visible()) model.stale = true;
+      else p.draw(entries, H);
     }
-  }
-
-  function redrawMarkers(): void {
-    for (const c of charts) c.plot?.redraw(false, false);
   }
 
   // ---- Scrubbing and play-through
-  function select(i: number, byUser: boolean): void {
-    const n = entries.length;
-    if (n === 0) return;
-    sel = Math.max(0, Math.min(n - 1, i));
-    if (byUser) followEnd = sel === n - 1;
-    renderMeta();
-    renderEntry();
-  }
-
   scrubber.addEventListener('input', () => {
-    stopPlayThrough();
-    select(Number(scrubber.value), true);
+    model.stopPlayThrough();
+    model.select(Number(scrubber.value), true);
   });
-
-  let playingThrough = false;
-  let playTimer: ReturnType<typeof setTimeout> | null = null;
-  const frameMs = opts.reducedMotion ? 500 : 125;
 
   function setPlayLabel(): void {
-    playBtn.textContent = playingThrough ? 'Stop' : 'Play-through';
-    playBtn.setAttribute('aria-pressed', String(playingThrough));
-    panel.dataset.playthrough = playingThrough ? 'playing' : 'stopped';
+    playBtn.textContent = model.playingThrough ? 'Stop' : 'Play-through';
+    playBtn.setAttribute('aria-pressed', String(model.playingThrough));
+    panel.dataset.playthrough = model.playingThrough ? 'playing' : 'stopped';
   }
-
-  function stopPlayThrough(): void {
-    if (playTimer !== null) clearTimeout(playTimer);
-    playTimer = null;
-    if (!playingThrough) return;
-    playingThrough = false;
-    setPlayLabel();
-  }
-
-  function playFrame(): void {
-    playTimer = null;
-    if (destroyed || !playingThrough) return;
-    if (sel >= entries.length - 1) {
-      followEnd = true;
-      stopPlayThrough();
-      return;
-    }
-    sel += 1;
-    followEnd = false;
-    renderMeta();
-    renderEntry();
-    playTimer = setTimeout(playFrame, frameMs);
-  }
-
-  playBtn.addEventListener('click', () => {
-    if (playingThrough) {
-      stopPlayThrough();
-      followEnd = sel === entries.length - 1;
-      return;
-    }
-    if (entries.length < 2) return;
-    playingThrough = true;
-    setPlayLabel();
-    // From the current position; from the first snapshot when already at the end.
-    if (sel >= entries.length - 1) {
-      sel = 0;
-      followEnd = false;
-      renderMeta();
-      renderEntry();
-    }
-    playTimer = setTimeout(playFrame, frameMs);
-  });
+  playBtn.addEventListener('click', () => model.togglePlayThrough());
   setPlayLabel();
-
-  // ---- Controller -> fetches
-  function onController(): void {
-    if (ctl.runId !== heldRun) dropRun();
-    const key = `${ctl.runId}|${ctl.snapshot?.step ?? ''}|${ctl.status}`;
-    if (ctl.status === 'playing') wantFetch();
-    else if (key !== lastKey || stale) wantFetch();
-    lastKey = key;
-  }
-  const unsubscribe = ctl.subscribe(onController);
 
   // Width changes, and the train view being shown again, redraw (and fetch what was missed).
   const ro = new ResizeObserver(() => {
     if (!visible()) return;
     labelColour = '';
-    for (const c of charts) {
-      if (c.plot) {
-        const w = chartWidth(c);
-        if (Math.abs(w - c.plot.width) >= 1) c.plot.setSize({ width: w, height: Math.round(Math.min(200, Math.max(140, w * 0.42))) });
-      }
-    }
-    if (stale) {
+    for (const p of plots) p.fitWidth();
+    if (model.stale) {
       renderCharts();
-      wantFetch();
+      model.want();
     }
     renderEntry();
   });
@@ -514,26 +219,20 @@ export function mountTimelinePanel(slot: HTMLElement, ctl: Controller, opts: Pan
   // A theme change: labels and axes take the new colours.
   const unrestyle = opts.onRestyle(() => {
     labelColour = '';
-    for (const c of charts) {
-      c.plot?.destroy();
-      c.plot = null;
-    }
+    for (const p of plots) p.destroy();
     renderCharts();
     renderEntry();
   });
 
   renderMeta();
   renderEntry();
-  onController();
+  model.start();
 
   return () => {
-    destroyed = true;
-    unsubscribe();
+    model.destroy();
     unrestyle();
     ro.disconnect();
-    clearTimer();
-    stopPlayThrough();
-    for (const c of charts) c.plot?.destroy();
+    for (const p of plots) p.destroy();
     panel.replaceChildren();
   };
 }

@@ -1,0 +1,61 @@
+// An accessibility audit with axe-core (WCAG 2.0/2.1, levels A and AA) in Chromium: the page's
+// two views after training, and the element on a lesson page. Zero violations are allowed.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import { launch, lessonPage, openRecorded, serveDistWith, waitReady } from './harness.mjs';
+
+const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
+
+let browser;
+let srv;
+test.before(async () => {
+  srv = await serveDistWith({ 'lesson.html': lessonPage('./attention-playground.js', { attrs: 'seed="3" solved-at="0.1"' }) });
+  browser = await launch();
+});
+test.after(async () => {
+  await browser?.close();
+  await srv?.close();
+});
+
+/** Runs axe in the page (shadow roots included); returns the violations, one line each. */
+async function audit(page) {
+  await page.addScriptTag({ content: AXE });
+  const violations = await page.evaluate((tags) => window.axe.run(document, { runOnly: { type: 'tag', values: tags } }).then((r) => r.violations), TAGS);
+  return violations.map((v) => `${v.id} (${v.nodes.length}): ${v.help} — ${v.nodes.slice(0, 3).map((n) => JSON.stringify(n.target)).join(', ')}`);
+}
+
+test('the page: the trained view after training, then the lesson view at its last stage, have no axe violations', async () => {
+  // The page's CSP forbids inline scripts; the audit script is the test's, so it goes past it.
+  const { context, page } = await openRecorded(browser, `${srv.url}index.html#seed=3`, { bypassCSP: true });
+  await waitReady(page);
+  await page.click('[data-action=step10]');
+  await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '10');
+  await page.click('[data-action=play]');
+  await page.waitForFunction(() => Number(document.querySelector('.readout').dataset.step) >= 300, null, { timeout: 60000 });
+  await page.click('[data-action=play]');
+  await page.waitForFunction(() => document.querySelector('.readout').dataset.status === 'paused');
+  await page.waitForFunction(() => Number(document.querySelector('.timeline-panel')?.dataset.entries ?? 0) >= 2, null, { timeout: 60000 });
+  assert.deepEqual(await audit(page), [], 'trained view');
+
+  await page.click('[role=tab][data-view=lesson]');
+  await page.waitForSelector('.stage[data-stage=tokens]');
+  for (let i = 0; i < 12 && (await page.$('.stage-nav [data-action=next]:not([disabled])')); i++) {
+    await page.focus('.stage-nav [data-action=next]');
+    await page.keyboard.press('Enter');
+  }
+  assert.deepEqual(await audit(page), [], 'lesson view');
+  await context.close();
+});
+
+test('the element on a lesson page, after training: no axe violations', async () => {
+  const { context, page } = await openRecorded(browser, `${srv.url}lesson.html`);
+  await page.waitForFunction(() => window.__events.some((e) => e.type === 'ready'), null, { timeout: 30000 });
+  await page.evaluate(() => document.getElementById('pg').play());
+  await page.waitForFunction(() => window.__events.some((e) => e.type === 'solved'), null, { timeout: 60000 });
+  await page.evaluate(() => document.getElementById('pg').pause());
+  assert.deepEqual(await audit(page), []);
+  await context.close();
+});

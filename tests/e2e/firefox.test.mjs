@@ -1,0 +1,70 @@
+// The smoke tests in the second engine, Firefox ESR over WebDriver BiDi (tests/e2e/firefox.mjs):
+// the page's Play until the loss falls, the element reaching `solved`, and the element loaded from
+// another origin as a CDN serves it. (The npm-installed Vite app runs in Firefox in
+// package.test.mjs.) Chromium keeps the full suite.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { DIST, RECORD_EVENTS, lessonPage, serve, serveDistWith, serveSite } from './harness.mjs';
+import { launchFirefox, openFirefoxPage, waitFor } from './firefox.mjs';
+
+let browser;
+let srv;
+test.before(async () => {
+  srv = await serveDistWith({ 'lesson.html': lessonPage('./attention-playground.js', { attrs: 'seed="3" solved-at="0.1"' }) });
+  browser = await launchFirefox();
+});
+test.after(async () => {
+  await browser?.close();
+  await srv?.close();
+});
+
+test('Firefox: the page loads the SIMD core, Play trains, the loss falls, the heatmaps redraw', async () => {
+  const { page, errors } = await openFirefoxPage(browser, `${srv.url}index.html`);
+  await waitFor(page, () => document.querySelector('.readout')?.dataset.status === 'paused');
+  assert.match(await page.$eval('.loading', (el) => el.textContent), /WebAssembly SIMD build/);
+  const start = await page.$eval('.readout', (el) => ({ step: Number(el.dataset.step), loss: Number(el.dataset.loss) }));
+  assert.equal(start.step, 0);
+  await page.click('[data-action=play]');
+  await waitFor(page, () => Number(document.querySelector('.readout').dataset.step) >= 300);
+  await page.click('[data-action=play]'); // pause
+  await waitFor(page, () => document.querySelector('.readout').dataset.status === 'paused');
+  const end = await page.$eval('.readout', (el) => ({ step: Number(el.dataset.step), loss: Number(el.dataset.loss) }));
+  assert.ok(end.loss < start.loss / 4, `loss ${start.loss} -> ${end.loss} after ${end.step} steps`);
+  const frames = await page.$eval('.heatmaps', (el) => Number(el.dataset.frames));
+  assert.ok(frames > 1, `heatmap frames: ${frames}`);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('Firefox: the element on a lesson page reaches solved through its API', async () => {
+  const { page, errors } = await openFirefoxPage(browser, `${srv.url}lesson.html`, { init: RECORD_EVENTS });
+  await waitFor(page, () => window.__events.some((e) => e.type === 'ready'));
+  await page.evaluate(() => document.getElementById('pg').play());
+  await waitFor(page, () => window.__events.some((e) => e.type === 'solved'));
+  const solved = await page.evaluate(() => window.__events.find((e) => e.type === 'solved'));
+  assert.ok(solved.loss < 0.1 && solved.step > 0, JSON.stringify(solved));
+  assert.ok(await page.evaluate(() => window.__events.filter((e) => e.type === 'step').length) > 0);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('Firefox: the element from another origin (a CDN with CORS) starts its worker through a blob: bootstrap and trains', async () => {
+  // Another loopback address is another origin; the CDN sends CORS headers as npm CDNs do.
+  const cdn = await serve(DIST, { host: '127.0.0.2', headers: { 'access-control-allow-origin': '*' } });
+  const site = await serveSite({ 'lesson.html': lessonPage(`${cdn.url}attention-playground.js`, { attrs: 'seed="3" solved-at="0.1"' }) });
+  try {
+    const { page, errors } = await openFirefoxPage(browser, `${site.url}lesson.html`, { init: RECORD_EVENTS });
+    await waitFor(page, () => window.__events.some((e) => e.type === 'ready' || e.type === 'error'));
+    assert.deepEqual(await page.evaluate(() => window.__events.filter((e) => e.type === 'error')), []);
+    await page.evaluate(() => document.getElementById('pg').play());
+    await waitFor(page, () => window.__events.some((e) => e.type === 'solved'));
+    // Everything of the playground came from the CDN's origin; the page's origin served the page.
+    assert.deepEqual(site.requests.filter((p) => !p.endsWith('lesson.html')), []);
+    assert.ok(cdn.requests.some((p) => p.endsWith('/wasm/attention-core-simd.wasm')), `from the CDN: ${cdn.requests}`);
+    assert.deepEqual(errors, []);
+    await page.close();
+  } finally {
+    await site.close();
+    await cdn.close();
+  }
+});

@@ -1,0 +1,450 @@
+// The worker's handler table and Session against the real core (the node build of the wasm
+// module, build/wasm-simd/attention-core-node.{cjs,wasm}), with no Worker: each request goes
+// through handle(), and each message leaves through a post that transfers as postMessage does
+// (structuredClone with the transfer list), so an array the session kept and also sent would be
+// detached and break the next request.
+// Over 300 lines on purpose: one describe per group of requests, sharing one harness (open()) and
+// one instance of the core; splitting it would only copy the harness.
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { afterEach, beforeAll, describe, expect, test } from 'vitest';
+import type { AttentionCore, CreateAttentionCore } from '../../web/src/core/attention-core';
+import type { Ablation, ErrorReply, ReplyFor, Snapshot, TrainerConfigMsg, WorkerMessage } from '../../web/src/protocol';
+import { noAblation } from '../../web/src/protocol';
+import { follow, snapshotBytes, type Stepped } from '../../web/src/timeline';
+import { handle, type SessionRequest } from '../../web/src/worker/handlers';
+import type { Post } from '../../web/src/worker/post';
+import { Session } from '../../web/src/worker/session';
+import { explainMissingReference, PYTORCH_REFERENCE } from '../../web/src/worker/self-test';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const build = path.join(root, 'build/wasm-simd');
+const REFERENCE = path.join(root, 'tests/reference/data');
+
+let core: AttentionCore;
+beforeAll(async () => {
+  const glue = path.join(build, 'attention-core-node.cjs');
+  if (!existsSync(glue)) throw new Error(`${glue} is missing: run scripts/build-wasm simd`);
+  const create = createRequire(import.meta.url)(glue) as CreateAttentionCore;
+  core = await create({ wasmBinary: readFileSync(path.join(build, 'attention-core-node.wasm')) });
+});
+
+/** The default config (vocab 64, d_model 32, 4 heads, T 12, batch 16, repeat) with changes. */
+const config = (over: Partial<TrainerConfigMsg> = {}): TrainerConfigMsg => ({ ...core.defaultConfig(), ...over });
+const SAMPLE = [3, 14, 15, 9, 2, 6, 5, 3, 5, 8, 9, 7];
+
+/** The reference files by URL: here, paths (the worker fetches them). */
+const files = { weights: 'short.weights.safetensors', input: 'short.input.safetensors', expected: 'short.expected.safetensors' };
+const readReference = async (name: string) => new Uint8Array(readFileSync(path.join(REFERENCE, name)));
+
+type Body<K extends SessionRequest['type']> = Omit<Extract<SessionRequest, { type: K }>, 'id'>;
+
+/** A session, what it posted (as the page receives it), and a request helper. */
+function open(fetchBytes = readReference) {
+  const posted: WorkerMessage[] = [];
+  /** Every array buffer that went out in a transfer list. */
+  const transferred: ArrayBuffer[] = [];
+  const post: Post = (msg, transfer) => {
+    transferred.push(...(transfer as ArrayBuffer[]));
+    posted.push(structuredClone(msg, { transfer }));
+  };
+  const session = new Session(core, post, { fetchBytes });
+  let nextId = 1;
+  /** Sends a request and returns its reply (or error reply). */
+  async function ask<K extends SessionRequest['type']>(type: K, body: Omit<Body<K>, 'type'>): Promise<ReplyFor[K] | ErrorReply> {
+    const id = nextId++;
+    await handle(session, post, { ...body, type, id } as SessionRequest);
+    const reply = posted.find((m) => 'replyTo' in m && m.replyTo === id);
+    if (!reply) throw new Error(`no reply to ${type} #${id}`);
+    return reply as ReplyFor[K] | ErrorReply;
+  }
+  /** The reply, which must not be an error. */
+  async function ok<K extends SessionRequest['type']>(type: K, body: Omit<Body<K>, 'type'>): Promise<ReplyFor[K]> {
+    const r = await ask(type, body);
+    if (r.type === 'error') throw new Error(`${type}: ${r.kind} error: ${r.message}`);
+    return r as ReplyFor[K];
+  }
+  /** The reply, which must be an error. */
+  async function fails<K extends SessionRequest['type']>(type: K, body: Omit<Body<K>, 'type'>): Promise<ErrorReply> {
+    const r = await ask(type, body);
+    if (r.type !== 'error') throw new Error(`${type}: expected an error, got ${r.type}`);
+    return r;
+  }
+  const events = () => posted.filter((m) => !('replyTo' in m));
+  sessions.push(session);
+  return { session, posted, transferred, ask, ok, fails, events };
+}
+const sessions: Session[] = [];
+afterEach(() => {
+  for (const s of sessions.splice(0)) s.dispose();
+});
+
+const configure = (c: TrainerConfigMsg = config(), sample = SAMPLE, ablation?: Ablation) => ({ config: c, sample, ablation });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Waits until cond() holds (polling the event loop), at most `turns` turns. */
+async function until(cond: () => boolean, turns = 2000): Promise<void> {
+  for (let i = 0; i < turns && !cond(); ++i) await sleep(1);
+  expect(cond()).toBe(true);
+}
+
+describe('configure, step, reset, sample', () => {
+  test('configure: step 0, the loss at init about ln(vocab), the sample attention (H,T,T)', async () => {
+    const s = open();
+    const { snapshot: snap } = await s.ok('configure', configure());
+    expect(snap.step).toBe(0);
+    expect(snap.lossAtInit).toBe(true);
+    expect(snap.loss).toBe(snap.initLoss);
+    expect(Math.abs(snap.initLoss - Math.log(64))).toBeLessThan(0.5);
+    expect(snap.history.length).toBe(0);
+    expect([snap.H, snap.T, snap.weights.length]).toEqual([4, 12, 4 * 12 * 12]);
+    expect(Array.from(snap.ids)).toEqual(SAMPLE);
+    expect(snap.mask).toBe('causal');
+    expect(snap.stepsPerSec).toBe(0);
+  });
+
+  test('step: n steps, the loss history, the timeline on its grid; n out of [1, 1000] is an input error', async () => {
+    const s = open();
+    await s.ok('configure', configure());
+    const { snapshot: snap } = await s.ok('step', { n: 25 });
+    expect(snap.step).toBe(25);
+    expect(snap.lossAtInit).toBe(false);
+    expect(snap.history.length).toBe(25);
+    expect(snap.loss).toBe(snap.history[24]);
+    expect((await s.ok('timeline', { since: -1 })).timeline.steps).toEqual([0, 10, 20]);
+    for (const n of [0, 1001, NaN]) {
+      const e = await s.fails('step', { n });
+      expect(e.kind).toBe('input');
+      expect(e.message).toMatch(/step count/);
+    }
+    expect((await s.ok('pause', {})).snapshot.step).toBe(25);
+  });
+
+  test('reset: step 0 again, the same loss at init (same seed), the timeline starts over', async () => {
+    const s = open();
+    const first = (await s.ok('configure', configure())).snapshot;
+    await s.ok('step', { n: 30 });
+    const again = (await s.ok('reset', {})).snapshot;
+    expect(again.step).toBe(0);
+    expect(again.initLoss).toBe(first.initLoss);
+    expect(again.weights).toEqual(first.weights);
+    expect((await s.ok('timeline', { since: -1 })).timeline.steps).toEqual([0]);
+  });
+
+  test('sample: the heatmaps follow it; one that does not fit leaves the old one', async () => {
+    const s = open();
+    await s.ok('configure', configure());
+    const snap = (await s.ok('sample', { sample: [1, 2, 3] })).snapshot;
+    expect(Array.from(snap.ids)).toEqual([1, 2, 3]);
+    expect([snap.T, snap.weights.length]).toEqual([3, 4 * 9]);
+    const e = await s.fails('sample', { sample: [1, 999] });
+    expect(e.kind).toBe('input');
+    expect(Array.from((await s.ok('pause', {})).snapshot.ids)).toEqual([1, 2, 3]);
+  });
+
+  test('every typed array of a reply is transferred, and the session keeps working after', async () => {
+    const s = open();
+    await s.ok('configure', configure());
+    await s.ok('step', { n: 20 });
+    const n = s.transferred.length;
+    for (let i = 0; i < 3; ++i) {
+      await s.ok('timeline', { since: -1 });
+      await s.ok('ablate', { ablation: noAblation(4) });
+      await s.ok('exportWeights', {});
+      await s.ok('rowBackward', { head: 0, query: 3 });
+    }
+    expect(s.transferred.length).toBeGreaterThan(n);
+    // Detached: the page owns them now.
+    expect(s.transferred.every((b) => b.byteLength === 0)).toBe(true);
+    // What the session holds was never sent: its timeline still reads.
+    const tl = (await s.ok('timeline', { since: -1 })).timeline;
+    expect(tl.entries.every((e) => e.weights.length === 4 * 144)).toBe(true);
+  });
+});
+
+describe('play and pause', () => {
+  test('play: playing, then progress events while it trains; pause: paused, and no more events', async () => {
+    const s = open();
+    await s.ok('configure', configure());
+    expect((await s.ok('play', { intervalMs: 16 })).type).toBe('playing');
+    expect(s.session.playing).toBe(true);
+    await until(() => s.events().filter((e) => e.type === 'progress').length >= 3);
+    const progress = s.events().filter((e) => e.type === 'progress') as { snapshot: Snapshot }[];
+    const steps = progress.map((e) => e.snapshot.step);
+    expect([...steps].sort((a, b) => a - b)).toEqual(steps);
+    expect(steps[steps.length - 1]).toBeGreaterThan(0);
+    const paused = (await s.ok('pause', {})).snapshot;
+    expect(s.session.playing).toBe(false);
+    expect(paused.step).toBeGreaterThanOrEqual(steps[steps.length - 1]);
+    const count = s.events().length;
+    await sleep(30);
+    expect(s.events().length).toBe(count);
+    expect((await s.ok('pause', {})).snapshot.step).toBe(paused.step);
+  });
+
+  test('play twice, pause, play: one loop, not two', async () => {
+    const s = open();
+    await s.ok('configure', configure());
+    await s.ok('play', {});
+    await s.ok('play', {});
+    await s.ok('pause', {});
+    await s.ok('play', {});
+    await until(() => s.events().length >= 1);
+    const a = (await s.ok('pause', {})).snapshot.step;
+    await sleep(20);
+    expect((await s.ok('pause', {})).snapshot.step).toBe(a);
+  });
+
+  test('a non-finite loss while playing: a stopped event of kind nonFinite, at the last good step', async () => {
+    const s = open();
+    await s.ok('configure', configure());
+    const { bytes } = await s.ok('exportWeights', {});
+    await s.ok('importRun', { run: { weights: poisoned(bytes) } });
+    await s.ok('play', {});
+    await until(() => s.events().some((e) => e.type === 'stopped'));
+    const stopped = s.events().find((e) => e.type === 'stopped') as Extract<WorkerMessage, { type: 'stopped' }>;
+    expect(stopped.kind).toBe('nonFinite');
+    expect(stopped.snapshot.step).toBe(0);
+    expect(s.session.playing).toBe(false);
+    // And from a step request: an error reply of the same kind, without a key.
+    const e = await s.fails('step', { n: 1 });
+    expect(e.kind).toBe('nonFinite');
+    expect(e.key).toBeUndefined();
+  });
+});
+
+/** The weights with lm_head.bias set to +-3e38, so the first step's loss is not finite. */
+function poisoned(bytes: Uint8Array): Uint8Array {
+  const out = bytes.slice();
+  const view = new DataView(out.buffer);
+  const n = Number(view.getBigUint64(0, true));
+  const header = JSON.parse(new TextDecoder().decode(out.subarray(8, 8 + n)));
+  const [begin, end] = header['lm_head.bias'].data_offsets as [number, number];
+  for (let o = 8 + n + begin; o < 8 + n + end; o += 4) view.setFloat32(o, o === 8 + n + begin ? 3e38 : -3e38, true);
+  return out;
+}
+
+describe('export and import', () => {
+  test('exported weights and the past restore the run: its step, its history, its attention', async () => {
+    const s = open();
+    await s.ok('configure', configure());
+    await s.ok('step', { n: 30 });
+    const exported = await s.ok('exportWeights', {});
+    expect(exported.snapshot.step).toBe(30);
+    expect(exported.bytes.length).toBeGreaterThan(100);
+    await s.ok('reset', {});
+    const past = { step: 30, history: exported.snapshot.history, historyStride: exported.snapshot.historyStride };
+    const restored = (await s.ok('importRun', { run: { weights: exported.bytes, past } })).snapshot;
+    expect(restored.step).toBe(30);
+    expect(restored.weights).toEqual(exported.snapshot.weights);
+    expect(Array.from(restored.history)).toEqual(Array.from(exported.snapshot.history));
+    // Training continues the step count; the timeline starts at the imported step.
+    expect((await s.ok('step', { n: 10 })).snapshot.step).toBe(40);
+    expect((await s.ok('timeline', { since: -1 })).timeline.steps).toEqual([30, 40]);
+  });
+
+  test('a config and a sample alone: a fresh run of that config at step 0', async () => {
+    const s = open();
+    await s.ok('configure', configure());
+    await s.ok('step', { n: 5 });
+    const snap = (await s.ok('importRun', { run: { config: config({ nHeads: 2 }), sample: [1, 2, 3, 4], ablation: noAblation(2) } })).snapshot;
+    expect([snap.step, snap.H, snap.T]).toEqual([0, 2, 4]);
+  });
+
+  test('a bad file leaves the run untouched, and a playing run plays on', async () => {
+    const s = open();
+    await s.ok('configure', configure());
+    await s.ok('step', { n: 20 });
+    const before = (await s.ok('pause', {})).snapshot;
+    const garbage = new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    const e = await s.fails('importRun', { run: { weights: garbage, config: config({ nHeads: 2 }), sample: [1, 2], ablation: noAblation(2), past: { step: 99, history: new Float32Array(3), historyStride: 1 } } });
+    expect(e.kind).toBe('format');
+    // A config the core rejects, and weights that do not fit this model.
+    expect((await s.fails('importRun', { run: { config: config({ nHeads: 3 }) } })).kind).toBe('config');
+    const other = open();
+    await other.ok('configure', configure(config({ dModel: 16 })));
+    const { bytes } = await other.ok('exportWeights', {});
+    expect((await s.fails('importRun', { run: { weights: bytes } })).kind).toBe('format');
+    const after = (await s.ok('pause', {})).snapshot;
+    expect([after.step, after.H, after.T]).toEqual([before.step, before.H, before.T]);
+    expect(after.weights).toEqual(before.weights);
+    expect(Array.from(after.ids)).toEqual(Array.from(before.ids));
+    // While playing: the error, and the loop goes on.
+    await s.ok('play', {});
+    expect((await s.fails('importRun', { run: { weights: garbage } })).kind).toBe('format');
+    expect(s.session.playing).toBe(true);
+    await s.ok('pause', {});
+  });
+});
+
+describe('ablation', () => {
+  test('ablate: measured intact and with the interventions, which stay set (reset too)', async () => {
+    const s = open();
+    await s.ok('configure', configure());
+    await s.ok('step', { n: 40 });
+    const a: Ablation = { zeroed: [true, true, true, true], frozen: [false, true, false, false], scaleScores: false, mask: 'none' };
+    const { report, snapshot } = await s.ok('ablate', { ablation: a });
+    expect(report.ablation).toEqual(a);
+    expect([report.step, report.task]).toEqual([40, 'repeat']);
+    expect(report.ablated.loss).not.toBe(report.intact.loss);
+    expect(report.intactStats.entropy.length).toBe(4);
+    expect(report.ablatedStats.answerMass.length).toBe(4);
+    expect(snapshot.mask).toBe('none');
+    expect((await s.ok('reset', {})).snapshot.mask).toBe('none');
+    // A bad one: an input error, and the one in force stays.
+    const bad = await s.fails('ablate', { ablation: { ...a, zeroed: [true] } });
+    expect(bad.kind).toBe('input');
+    expect((await s.ok('ablate', { ablation: noAblation(4) })).report.intact.loss).toBeCloseTo((await s.ok('ablate', { ablation: noAblation(4) })).report.ablated.loss, 6);
+  });
+
+  test('configure applies the ablation the page sends, for a new head count too', async () => {
+    const s = open();
+    await s.ok('configure', configure(config(), SAMPLE, { ...noAblation(4), mask: 'inverted' }));
+    const snap = (await s.ok('configure', configure(config({ nHeads: 2 }), SAMPLE, { ...noAblation(2), zeroed: [false, true], mask: 'none' }))).snapshot;
+    expect([snap.H, snap.mask]).toEqual([2, 'none']);
+    const { report } = await s.ok('ablate', { ablation: { ...noAblation(2), zeroed: [false, true], mask: 'none' } });
+    expect(report.ablation.zeroed).toEqual([false, true]);
+  });
+
+  test('an ablation that does not fit the head count is an input error, and the old run goes on', async () => {
+    const s = open();
+    await s.ok('configure', configure(config(), SAMPLE, { ...noAblation(4), mask: 'none' }));
+    await s.ok('step', { n: 3 });
+    const e = await s.fails('configure', configure(config({ nHeads: 2 }), SAMPLE, noAblation(4)));
+    expect(e.kind).toBe('input');
+    // Without one: the kept one, which does not fit either.
+    expect((await s.fails('configure', configure(config({ nHeads: 2 })))).kind).toBe('input');
+    const snap = (await s.ok('pause', {})).snapshot;
+    expect([snap.step, snap.H, snap.mask]).toEqual([3, 4, 'none']);
+  });
+});
+
+describe('timeline', () => {
+  test('since: only the newer entries, as copies; steps: all kept; bytes: what they hold', async () => {
+    const s = open();
+    await s.ok('configure', configure());
+    await s.ok('step', { n: 35 });
+    const all = (await s.ok('timeline', { since: -1 })).timeline;
+    expect(all.steps).toEqual([0, 10, 20, 30]);
+    expect(all.entries.map((e) => e.step)).toEqual([0, 10, 20, 30]);
+    expect([all.every, all.capacity, all.bytes]).toEqual([10, 240, 4 * snapshotBytes(4, 12)]);
+    expect(all.entries[0].loss).toBe((await s.ok('pause', {})).snapshot.initLoss);
+    const newer = (await s.ok('timeline', { since: 10 })).timeline;
+    expect(newer.entries.map((e) => e.step)).toEqual([20, 30]);
+    expect(newer.entries[1].weights).toEqual(all.entries[3].weights);
+    expect(newer.entries[0].entropy.length).toBe(4);
+  });
+
+  test('memory capped (H 16, T 128: 7 kept): the interval doubles, and the page\'s copy holds exactly what the worker keeps', async () => {
+    const s = open();
+    const T = 128;
+    const sample = Array.from({ length: T }, (_, i) => (i * 7) % 64);
+    await s.ok('configure', configure(config({ nHeads: 16, dModel: 16, seqLen: T, batchSize: 1 }), sample));
+    let held: (Stepped & { weights: Float32Array })[] = [];
+    let tl = (await s.ok('timeline', { since: -1 })).timeline;
+    expect(tl.capacity).toBe(7);
+    for (let i = 0; i < 5; ++i) {
+      // 78 steps in uneven requests: past the doubling at step 70.
+      await s.ok('step', { n: 10 + (i % 3) * 7 });
+      const since = held.length > 0 ? held[held.length - 1].step : -1;
+      tl = (await s.ok('timeline', { since })).timeline;
+      held = follow(held, tl.steps, tl.entries);
+      expect(held.map((e) => e.step)).toEqual(tl.steps);
+      expect(held.length).toBeLessThanOrEqual(tl.capacity);
+      expect(tl.bytes).toBe(held.length * snapshotBytes(16, T));
+    }
+    expect(tl.every).toBe(20);
+    expect(tl.steps).toEqual([0, 20, 40, 60, 70]);
+    expect(tl.bytes).toBeLessThanOrEqual(8 * 1024 * 1024);
+    // What the page holds is what a fresh full read gives.
+    const full = (await s.ok('timeline', { since: -1 })).timeline;
+    expect(full.entries.map((e) => e.step)).toEqual(held.map((e) => e.step));
+    full.entries.forEach((e, i) => expect(e.weights).toEqual(held[i].weights));
+  });
+});
+
+describe('row backward', () => {
+  test('the default target (the task\'s answer, else the next token) and a chosen one; a bad head is an input error', async () => {
+    const s = open();
+    await s.ok('configure', configure());
+    const first = (await s.ok('rowBackward', { head: 1, query: 0 })).report;
+    expect([first.head, first.query]).toEqual([1, 0]);
+    const answers = core.taskTargets('repeat', Int32Array.from(SAMPLE));
+    if (answers[0] >= 0) expect([first.targetSource, first.target]).toEqual(['task', answers[0]]);
+    else expect([first.targetSource, first.target]).toEqual(['next', SAMPLE[1]]);
+    expect(first.row.weights.length).toBe(12);
+    expect(first.row.weights[5]).toBe(0); // causal: key 5 is after query 0
+    const chosen = (await s.ok('rowBackward', { head: 0, query: 4, target: 7 })).report;
+    expect([chosen.target, chosen.targetSource]).toEqual([7, 'chosen']);
+    expect(Array.from(chosen.ids)).toEqual(SAMPLE);
+    expect((await s.fails('rowBackward', { head: 9, query: 0 })).kind).toBe('input');
+  });
+});
+
+describe('self-test', () => {
+  test('with the shipped reference case: all six checks pass', async () => {
+    const s = open();
+    await s.ok('configure', configure());
+    const { report } = await s.ok('selfTest', { reference: files });
+    expect(report.results.map((r) => r.id)).toEqual(['rows_and_mask', 'future_invariance', 'split_merge', 'fused_qkv', 'gradcheck', 'pytorch_reference']);
+    for (const r of report.results) expect(r.pass, `${r.id}: ${r.detail}`).toBe(true);
+    expect(report.ms).toBeGreaterThanOrEqual(0);
+  });
+
+  test('a reference case that cannot be loaded: its row says why, the others are untouched, and the next run tries again', async () => {
+    let fail = true;
+    const s = open(async (name) => {
+      if (fail) throw new Error(`${name} answered 404`);
+      return readReference(name);
+    });
+    await s.ok('configure', configure());
+    const { report } = await s.ok('selfTest', { reference: files });
+    const row = report.results.find((r) => r.id === PYTORCH_REFERENCE)!;
+    expect(row.pass).toBe(false);
+    expect(row.detail).toBe('The PyTorch reference case could not be loaded: short.weights.safetensors answered 404.');
+    for (const r of report.results.filter((r) => r.id !== PYTORCH_REFERENCE)) expect(r.pass, r.id).toBe(true);
+    fail = false;
+    const again = (await s.ok('selfTest', { reference: files })).report;
+    expect(again.results.every((r) => r.pass)).toBe(true);
+  });
+
+  test('the row is found by its id, wherever it is', () => {
+    const row = (id: string) => ({ id, name: id, maxError: 0, tolerance: 1, pass: true, detail: 'fine.' });
+    const results = [row('pytorch_reference'), row('gradcheck')];
+    explainMissingReference(results, 'offline');
+    expect(results.map((r) => r.detail)).toEqual(['The PyTorch reference case could not be loaded: offline.', 'fine.']);
+  });
+});
+
+describe('errors', () => {
+  test('a config the core rejects: kind config and the key, and the old run goes on', async () => {
+    const s = open();
+    await s.ok('configure', configure());
+    await s.ok('step', { n: 2 });
+    const e = await s.fails('configure', configure(config({ vocabSize: 0 })));
+    expect(e.kind).toBe('config');
+    expect(e.key).toBe('vocabSize');
+    expect((await s.ok('pause', {})).snapshot.step).toBe(2);
+  });
+
+  test('a sample the new model does not take: an input error after the new run is in place', async () => {
+    const s = open();
+    const e = await s.fails('configure', configure(config({ vocabSize: 8 }), [1, 2, 50]));
+    expect(e.kind).toBe('input');
+    expect((await s.ok('sample', { sample: [1, 2] })).snapshot.step).toBe(0);
+  });
+
+  test('before configure: kind state', async () => {
+    const s = open();
+    for (const [type, body] of [['step', { n: 1 }], ['pause', {}], ['reset', {}], ['timeline', { since: -1 }], ['play', {}]] as const) {
+      const e = await s.fails(type, body as never);
+      expect(e.kind, type).toBe('state');
+    }
+    // View 2 needs no Trainer.
+    const stages = (await s.ok('selfAttention', { input: { tokens: ['a', 'b', 'c'], dModel: 8, dk: 4, dv: 4, seed: 1, causal: true } })).stages;
+    expect([stages.weights.rows, stages.weights.cols, stages.output.cols]).toEqual([3, 3, 4]);
+    expect(stages.weights.data[1]).toBe(0);
+    expect((await s.fails('selfAttention', { input: { tokens: [], dModel: 8, dk: 4, dv: 4, seed: 1, causal: true } })).kind).toBe('input');
+  });
+});

@@ -1,0 +1,106 @@
+// The attention timeline's policy, written once: when a snapshot is taken, how many are kept (from
+// a byte budget), and which ones survive when it is full. Pure functions over plain data; the
+// worker's Session keeps the timeline with them, and the timeline panel follows the worker's list.
+//
+// The policy: a snapshot at step 0 (or wherever a run starts) and at every multiple of `every`
+// steps. When one more than `capacity` are held, `every` doubles and only the snapshots on the
+// doubled grid stay, plus the latest, so memory stays capped and the history stays evenly spaced.
+import type { TimelineEntry } from './protocol';
+
+/** At most this many bytes of snapshots are kept. The byte budget wins over the entry bounds:
+ * the largest config (H 16, T 128: just over 1 MiB a snapshot) keeps 7. */
+export const TIMELINE_BYTES = 8 * 1024 * 1024;
+/** At most this many snapshots are kept, however small they are. */
+export const TIMELINE_MAX_ENTRIES = 240;
+/** At least this many are kept, when the byte budget allows no more. */
+export const TIMELINE_MIN_ENTRIES = 2;
+/** The first snapshot interval (steps); it doubles each time the timeline fills up. */
+export const TIMELINE_FIRST_EVERY = 10;
+
+/** Anything kept on the timeline: it belongs to a step. */
+export interface Stepped {
+  step: number;
+}
+
+/** The timeline of one run: the kept snapshots (ascending steps) and the policy's state. */
+export interface TimelineState<E extends Stepped> {
+  entries: E[];
+  /** A snapshot is taken at every multiple of `every` steps. */
+  every: number;
+  /** At most this many snapshots are kept. */
+  capacity: number;
+}
+
+/** Bytes of one snapshot of an (H heads, T tokens) model: the (H,T,T) weights, the T ids and two
+ * per-head statistics, all 4-byte values. */
+export function snapshotBytes(H: number, T: number): number {
+  return 4 * H * T * T + 4 * T + 2 * 4 * H;
+}
+
+/** How many snapshots of an (H, T) model fit the byte budget, within the entry bounds. */
+export function timelineCapacity(H: number, T: number): number {
+  return Math.max(TIMELINE_MIN_ENTRIES, Math.min(TIMELINE_MAX_ENTRIES, Math.floor(TIMELINE_BYTES / snapshotBytes(H, T))));
+}
+
+/** An empty timeline for an (H, T) model. */
+export function emptyTimeline<E extends Stepped>(H: number, T: number): TimelineState<E> {
+  return { entries: [], every: TIMELINE_FIRST_EVERY, capacity: timelineCapacity(H, T) };
+}
+
+/** Steps from `step` to the next snapshot (a full interval when `step` is on the grid). */
+export function stepsToNextSnapshot(step: number, every: number): number {
+  return every - (step % every);
+}
+
+/** Whether a snapshot is due at `step`. */
+export function isSnapshotStep(step: number, every: number): boolean {
+  return step % every === 0;
+}
+
+/** The entries that stay on a grid of `every` steps: those on it, and the latest. */
+export function thin<E extends Stepped>(entries: readonly E[], every: number): E[] {
+  const last = entries[entries.length - 1];
+  return entries.filter((e) => isSnapshotStep(e.step, every) || e === last);
+}
+
+/**
+ * The timeline with `entry` added (it replaces a snapshot of the same step). When that makes one
+ * more than capacity, the interval doubles and the entries are thinned to the doubled grid.
+ */
+export function addSnapshot<E extends Stepped>(tl: TimelineState<E>, entry: E): TimelineState<E> {
+  const held = tl.entries.length > 0 && tl.entries[tl.entries.length - 1].step === entry.step ? tl.entries.slice(0, -1) : tl.entries;
+  const entries = [...held, entry];
+  if (entries.length <= tl.capacity) return { ...tl, entries };
+  const every = tl.every * 2;
+  return { ...tl, every, entries: thin(entries, every) };
+}
+
+/** The entries after `since` (a step; -1 for all). */
+export function entriesAfter<E extends Stepped>(tl: TimelineState<E>, since: number): E[] {
+  return tl.entries.filter((e) => e.step > since);
+}
+
+/** Bytes a snapshot's typed arrays hold. */
+export function entryBytes(e: TimelineEntry): number {
+  return e.weights.byteLength + e.ids.byteLength + e.entropy.byteLength + e.answerMass.byteLength;
+}
+
+/** Bytes the kept snapshots hold. */
+export function timelineBytes(entries: readonly TimelineEntry[]): number {
+  return entries.reduce((n, e) => n + entryBytes(e), 0);
+}
+
+/**
+ * A copy of the worker's timeline brought up to date, for the page: the steps the worker keeps
+ * now (`steps`, ascending), each from the entries just received (`fresh`) or else from those
+ * held. It never decides itself what is kept; a step neither side has is skipped.
+ */
+export function follow<E extends Stepped>(held: readonly E[], steps: readonly number[], fresh: readonly E[]): E[] {
+  const byStep = new Map<number, E>();
+  for (const e of held) byStep.set(e.step, e);
+  for (const e of fresh) byStep.set(e.step, e);
+  return steps.flatMap((s) => {
+    const e = byStep.get(s);
+    return e ? [e] : [];
+  });
+}

@@ -1,0 +1,82 @@
+// The worker's requests as a table, typed over protocol.ts: each request type maps to the Session
+// call that answers it and the reply it names (ReplyFor), and to the error kind it reports when
+// what failed carries no kind of its own. One wrapper, respond(), turns a handler's result into
+// the reply, or its error into an `error` reply, and transfers the reply's typed arrays.
+import type { ErrorKind, ReplyFor, Request } from '../protocol';
+import { errorReply, isTrap, send, type Post } from './post';
+import type { Session } from './session';
+
+/** Every request but init, which makes the session (worker.ts). */
+export type SessionRequest = Exclude<Request, { type: 'init' }>;
+type RequestOf<K extends Request['type']> = Extract<Request, { type: K }>;
+
+/** What answers request type K. */
+export type Handler<K extends SessionRequest['type']> = (s: Session, req: RequestOf<K>) => ReplyFor[K] | Promise<ReplyFor[K]>;
+
+/** The handler of every request type. */
+export const handlers: { [K in SessionRequest['type']]: Handler<K> } = {
+  configure: (s, r) => ({ type: 'configured', replyTo: r.id, snapshot: s.configure(r.config, r.sample, r.ablation) }),
+  reset: (s, r) => ({ type: 'configured', replyTo: r.id, snapshot: s.reset() }),
+  step: (s, r) => ({ type: 'stepped', replyTo: r.id, snapshot: s.step(r.n) }),
+  play: (s, r) => {
+    s.play(r.intervalMs);
+    return { type: 'playing', replyTo: r.id };
+  },
+  pause: (s, r) => ({ type: 'paused', replyTo: r.id, snapshot: s.pause() }),
+  sample: (s, r) => ({ type: 'sampled', replyTo: r.id, snapshot: s.setSample(r.sample) }),
+  selfAttention: (s, r) => ({ type: 'selfAttentionDone', replyTo: r.id, stages: s.selfAttention(r.input) }),
+  exportWeights: (s, r) => ({ type: 'exported', replyTo: r.id, ...s.exportWeights() }),
+  importRun: (s, r) => ({ type: 'configured', replyTo: r.id, snapshot: s.importRun(r.run) }),
+  ablate: (s, r) => ({ type: 'ablated', replyTo: r.id, ...s.ablate(r.ablation) }),
+  timeline: (s, r) => ({ type: 'timelineDone', replyTo: r.id, timeline: s.timeline(r.since) }),
+  rowBackward: (s, r) => ({ type: 'rowBackwardDone', replyTo: r.id, report: s.rowBackward(r.head, r.query, r.target) }),
+  selfTest: async (s, r) => ({ type: 'selfTestDone', replyTo: r.id, report: await s.selfTest(r.reference) }),
+};
+
+/** The kind of an error that carries none (not from the core, not a RequestFailure), per request. */
+export const fallbackKind: { [K in Request['type']]: ErrorKind } = {
+  init: 'internal',
+  configure: 'config',
+  reset: 'config',
+  step: 'internal',
+  play: 'internal',
+  pause: 'internal',
+  sample: 'input',
+  selfAttention: 'input',
+  exportWeights: 'internal',
+  importRun: 'input',
+  ablate: 'input',
+  timeline: 'internal',
+  rowBackward: 'input',
+  selfTest: 'internal',
+};
+
+/**
+ * Answers request req with what answer() returns, or with an error reply (its kind: the error's
+ * own, else fallbackKind); a wasm trap also goes to crash. Resolves once the reply is posted.
+ */
+export async function respond<K extends Request['type']>(
+  post: Post,
+  req: { type: K; id: number },
+  answer: () => ReplyFor[K] | Promise<ReplyFor[K]>,
+  crash: (err: unknown) => void,
+): Promise<void> {
+  let reply: ReplyFor[K];
+  try {
+    reply = await answer();
+  } catch (e) {
+    if (isTrap(e)) crash(e);
+    send(post, errorReply(req.id, fallbackKind[req.type], e));
+    return;
+  }
+  send(post, reply);
+}
+
+/** Answers one request with the session's handler for it. */
+export function handle(s: Session, post: Post, req: SessionRequest): Promise<void> {
+  return dispatch(req.type, req.id, req);
+  function dispatch<K extends SessionRequest['type']>(type: K, id: number, r: RequestOf<K>): Promise<void> {
+    const handler: Handler<K> = handlers[type];
+    return respond(post, { type, id }, () => handler(s, r), (e) => s.reportTrap(e));
+  }
+}

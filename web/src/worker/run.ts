@@ -1,0 +1,112 @@
+// One training run: a Trainer and what belongs to it alone (its config, the loss at init, the last
+// loss, an imported run's past, its timeline). The Session holds one Run at a time, and what
+// outlives runs (the sample, the interventions, the play loop).
+import type { Trainer } from '../core/attention-core';
+import type { ImportRun, MaskMode, Snapshot, TimelineEntry, TrainerConfigMsg } from '../protocol';
+import { addSnapshot, emptyTimeline, isSnapshotStep, stepsToNextSnapshot, type TimelineState } from '../timeline';
+
+/** An imported run's steps and losses before its Trainer (importRun's `past`). */
+export type Past = NonNullable<ImportRun['past']>;
+
+/** What the Session shows a run on: the sequence and the mask in force. */
+export interface View {
+  sample: Int32Array;
+  mask: MaskMode;
+}
+
+/** See the file comment. */
+export class Run {
+  /** The loss of the last step (NaN before any). */
+  lastLoss = NaN;
+  timeline: TimelineState<TimelineEntry>;
+
+  constructor(
+    readonly trainer: Trainer,
+    readonly config: TrainerConfigMsg,
+    /** The loss the fresh model's first step sees (the chart's step 0). */
+    readonly initLoss: number,
+    readonly past: Past | null,
+  ) {
+    this.timeline = emptyTimeline(config.nHeads, config.seqLen);
+  }
+
+  /** The step count the learner sees (an imported run's steps included). */
+  get step(): number {
+    return this.trainer.stepsDone() + (this.past?.step ?? 0);
+  }
+
+  /** Trains n steps, stopping at each step the timeline policy snapshots to take it. */
+  train(n: number, view: View): void {
+    for (let left = n; left > 0; ) {
+      const k = Math.min(left, stepsToNextSnapshot(this.step, this.timeline.every));
+      this.#runSteps(k);
+      left -= k;
+      if (isSnapshotStep(this.step, this.timeline.every)) this.capture(view);
+    }
+  }
+
+  /** Adds the sample's attention and the head statistics at this step to the timeline. */
+  capture(view: View): void {
+    const t = this.trainer;
+    const att = t.attention(view.sample);
+    const st = t.attentionStats();
+    this.timeline = addSnapshot(this.timeline, {
+      step: this.step,
+      loss: t.stepsDone() > 0 ? this.lastLoss : this.initLoss,
+      ids: view.sample.slice(),
+      weights: att.weights,
+      H: att.nHeads,
+      T: att.seqLen,
+      mask: view.mask,
+      entropy: st.entropy,
+      answerMass: st.answerMass,
+    });
+  }
+
+  /** Everything the page draws for the current moment. */
+  snapshot(view: View, stepsPerSec: number): Snapshot {
+    const t = this.trainer;
+    const att = t.attention(view.sample);
+    const own = t.lossHistory();
+    const step = this.step;
+    const past = this.past;
+    let history = own;
+    if (past && past.history.length > 0) {
+      history = new Float32Array(past.history.length + own.length);
+      history.set(past.history);
+      history.set(own, past.history.length);
+    }
+    // Before a step of its own: the imported run's last loss, else the loss at init.
+    const loss = t.stepsDone() > 0 ? this.lastLoss : step > 0 && history.length > 0 ? history[history.length - 1] : this.initLoss;
+    return {
+      step,
+      loss,
+      lossAtInit: step === 0,
+      initLoss: this.initLoss,
+      stepsPerSec,
+      history,
+      historyStride: past ? past.historyStride : t.historyStride(),
+      ids: view.sample.slice(),
+      weights: att.weights,
+      H: att.nHeads,
+      T: view.sample.length,
+      mask: view.mask,
+    };
+  }
+
+  /** Frees the Trainer. */
+  delete(): void {
+    this.trainer.delete();
+  }
+
+  /** Runs n steps; on a non-finite loss the core keeps the last good weights and throws. */
+  #runSteps(n: number): void {
+    try {
+      this.lastLoss = this.trainer.step(n);
+    } catch (e) {
+      const h = this.trainer.lossHistory();
+      if (h.length > 0) this.lastLoss = h[h.length - 1];
+      throw e;
+    }
+  }
+}

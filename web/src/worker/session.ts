@@ -1,0 +1,283 @@
+// The worker's one piece of state: a Session owns the core's Trainer and everything derived from
+// it. The current Run (run.ts) holds the Trainer with what belongs to it alone (config, losses,
+// loss at init, an imported run's past, timeline); the Session adds what outlives a run (the
+// sample, the interventions, the play loop, the reference-case cache). Each public method answers
+// one request of protocol.ts (handlers.ts maps them). It runs wherever it is given a core and a
+// post function: in the worker, and under node in the unit tests. Every number comes from the core.
+import type { AttentionCore, Trainer } from '../core/attention-core';
+import {
+  MAX_STEPS_PER_REQUEST,
+  type Ablation,
+  type AblationReport,
+  type ImportRun,
+  type ReferenceFiles,
+  type RowBackwardReport,
+  type SelfAttentionRequest,
+  type SelfAttentionStages,
+  type SelfTestReport,
+  type Snapshot,
+  type Timeline,
+  type TrainerConfigMsg,
+} from '../protocol';
+import { entriesAfter, timelineBytes } from '../timeline';
+import { measureAblation } from './ablation';
+import { newTrainer } from './new-trainer';
+import { Pace } from './pace';
+import { isTrap, kindOf, messageOf, RequestFailure, rethrowLater, send, withKind, type Post } from './post';
+import { fetchBytes, ReferenceCache, type FetchBytes } from './reference';
+import { Run, type Past, type View } from './run';
+import { selfAttentionStages } from './self-attention';
+import { runSelfTest } from './self-test';
+
+/** What a Session needs besides the core and post; the defaults are the worker's. */
+export interface SessionOptions {
+  /** Runs f after the messages already queued (the play loop's next chunk). */
+  defer?: (f: () => void) => void;
+  /** The clock, in ms (chunk sizes, steps/s, progress interval, self-test time). */
+  now?: () => number;
+  /** Reads the reference case's files. */
+  fetchBytes?: FetchBytes;
+  /** Called with a wasm trap, which leaves the module unusable (the worker: a crash). */
+  crash?: (err: unknown) => void;
+}
+
+/** The core and one training run; see the file comment. */
+export class Session {
+  #run: Run | null = null;
+  /** The sequence the heatmaps and the timeline show. */
+  #sample = new Int32Array(0);
+  /** The interventions a request set (null: none yet, the intact layer); kept across runs. */
+  #ablation: Ablation | null = null;
+  #playing = false;
+  #loopScheduled = false;
+  readonly #pace = new Pace();
+  readonly #reference: ReferenceCache;
+  readonly #defer: (f: () => void) => void;
+  readonly #now: () => number;
+  readonly #crash: (err: unknown) => void;
+
+  constructor(
+    readonly core: AttentionCore,
+    private readonly post: Post,
+    options: SessionOptions = {},
+  ) {
+    this.#defer = options.defer ?? ((f) => setTimeout(f, 0));
+    this.#now = options.now ?? (() => performance.now());
+    this.#crash = options.crash ?? rethrowLater;
+    this.#reference = new ReferenceCache(options.fetchBytes ?? fetchBytes);
+  }
+
+  /** Whether the play loop is running. */
+  get playing(): boolean {
+    return this.#playing;
+  }
+
+  /** A wasm trap goes to the crash handler; other errors are the request's to report. */
+  reportTrap(err: unknown): void {
+    if (isTrap(err)) this.#crash(err);
+  }
+
+  // ---- Requests
+
+  /** A new Trainer (step 0) for config and the sample, under `ablation` if given, else the one
+   * kept. All or nothing for the config and the ablation (a config error names the key; an
+   * ablation that does not fit the head count is an `input` error); a sample that does not fit
+   * the new model is reported (`input`) after it is in place. */
+  configure(config: TrainerConfigMsg, sample: number[], ablation?: Ablation): Snapshot {
+    this.#playing = false;
+    const ids = Int32Array.from(sample);
+    const wanted = ablation ?? this.#ablation;
+    const next = newTrainer(this.core, config, { ablation: wanted });
+    this.#sample = ids;
+    if (ablation) this.#ablation = next.trainer.ablation();
+    this.#install(next.trainer, config, next.initLoss, null);
+    return withKind('input', () => this.snapshot());
+  }
+
+  /** The same config again, back to step 0. */
+  reset(): Snapshot {
+    const run = this.#require();
+    this.#playing = false;
+    const next = newTrainer(this.core, run.config, { ablation: this.#ablation });
+    this.#install(next.trainer, run.config, next.initLoss, null);
+    return this.snapshot();
+  }
+
+  /** Runs n steps (1..MAX_STEPS_PER_REQUEST), taking timeline snapshots on the way. */
+  step(n: number): Snapshot {
+    const run = this.#require();
+    const k = Math.floor(n);
+    if (!(k >= 1 && k <= MAX_STEPS_PER_REQUEST)) throw new RequestFailure('input', `step count (${n}) must be in [1, ${MAX_STEPS_PER_REQUEST}]`);
+    run.train(k, this.#view());
+    return this.snapshot();
+  }
+
+  /** Starts the play loop (progress events every intervalMs at most), if not running. */
+  play(intervalMs?: number): void {
+    this.#require();
+    this.#pace.setInterval(intervalMs);
+    if (this.#playing) return;
+    this.#playing = true;
+    this.#pace.start();
+    this.#schedule();
+  }
+
+  /** Stops the play loop before its next chunk. */
+  pause(): Snapshot {
+    this.#require();
+    this.#playing = false;
+    return this.snapshot();
+  }
+
+  /** Shows another sequence; one that does not fit the model leaves the old one. */
+  setSample(sample: number[]): Snapshot {
+    this.#require();
+    const prev = this.#sample;
+    this.#sample = Int32Array.from(sample);
+    try {
+      return this.snapshot();
+    } catch (e) {
+      this.#sample = prev;
+      throw e;
+    }
+  }
+
+  /** The weights as a safetensors file, and the snapshot they belong to. */
+  exportWeights(): { bytes: Uint8Array; snapshot: Snapshot } {
+    const run = this.#require();
+    return { bytes: run.trainer.exportWeights(), snapshot: this.snapshot() };
+  }
+
+  /** A new Trainer from the run's config (else the current one), weights, interventions (else the
+   * kept ones) and sample; all or nothing: on an error the current run is untouched and plays on. */
+  importRun(imported: ImportRun): Snapshot {
+    const run = this.#require();
+    const config = imported.config ?? run.config;
+    const ids = imported.sample ? Int32Array.from(imported.sample) : this.#sample;
+    const next = newTrainer(this.core, config, { weights: imported.weights, ablation: imported.ablation ?? this.#ablation, sample: ids });
+    this.#playing = false;
+    this.#sample = ids;
+    if (imported.ablation) this.#ablation = next.trainer.ablation();
+    this.#install(next.trainer, config, next.initLoss, imported.weights && imported.past ? imported.past : null);
+    return this.snapshot();
+  }
+
+  /** Sets the interventions and measures the run without and with them. */
+  ablate(wanted: Ablation): { report: AblationReport; snapshot: Snapshot } {
+    const run = this.#require();
+    const measured = measureAblation(run.trainer, run.config.nHeads, wanted, this.#ablation);
+    this.#ablation = measured.ablation;
+    const report: AblationReport = { ...measured, step: run.step, task: run.config.task };
+    return { report, snapshot: this.snapshot() };
+  }
+
+  /** The kept steps, copies of the snapshots after `since` (-1: all), and the policy's state. */
+  timeline(since: number): Timeline {
+    const { timeline: tl } = this.#require();
+    const entries = entriesAfter(tl, since).map((e) => ({ ...e, ids: e.ids.slice(), weights: e.weights.slice(), entropy: e.entropy.slice(), answerMass: e.answerMass.slice() }));
+    return { steps: tl.entries.map((e) => e.step), entries, every: tl.every, capacity: tl.capacity, bytes: timelineBytes(tl.entries) };
+  }
+
+  /** One query row of one head, forward and backward, on the sample; the target is the one
+   * given, else the default one (chooseTarget). */
+  rowBackward(head: number, query: number, chosen?: number): RowBackwardReport {
+    const run = this.#require();
+    const ids = this.#sample;
+    const { target, targetSource } = chosen !== undefined ? { target: chosen, targetSource: 'chosen' as const } : chooseTarget(this.core.taskTargets(run.config.task, ids), ids, query);
+    return { ids: ids.slice(), head, query, target, targetSource, row: run.trainer.rowBackward(ids, head, query, target) };
+  }
+
+  /** The core's checks on the live model, with the reference case at files when it loads. */
+  async selfTest(files: ReferenceFiles): Promise<SelfTestReport> {
+    this.#require();
+    let reference = null;
+    let loadError = '';
+    try {
+      reference = await this.#reference.load(files);
+    } catch (e) {
+      loadError = messageOf(e);
+    }
+    return runSelfTest(this.#require().trainer, reference, loadError, this.#now);
+  }
+
+  /** View 2: every stage of one head (needs no Trainer). */
+  selfAttention(input: SelfAttentionRequest): SelfAttentionStages {
+    return selfAttentionStages(this.core, input);
+  }
+
+  /** Everything the page draws for the current moment of the run. */
+  snapshot(): Snapshot {
+    return this.#require().snapshot(this.#view(), this.#playing ? this.#pace.stepsPerSec() : 0);
+  }
+
+  /** Frees the Trainer and stops the play loop. */
+  dispose(): void {
+    this.#playing = false;
+    this.#run?.delete();
+    this.#run = null;
+  }
+
+  // ---- The run
+
+  #require(): Run {
+    if (!this.#run) throw new RequestFailure('state', 'no trainer: send configure first');
+    return this.#run;
+  }
+
+  /** What the run is shown on: the sample, under the mask in force. */
+  #view(): View {
+    return { sample: this.#sample, mask: this.#ablation?.mask ?? 'causal' };
+  }
+
+  /** Makes trainer the current one (the old one is freed), with a new timeline and its first
+   * snapshot (none when the sample does not fit this model: configure reports that). */
+  #install(trainer: Trainer, config: TrainerConfigMsg, initLoss: number, past: Past | null): void {
+    this.#run?.delete();
+    const run = new Run(trainer, config, initLoss, past);
+    this.#run = run;
+    this.#pace.clearRate();
+    try {
+      run.capture(this.#view());
+    } catch {
+      // The timeline starts empty.
+    }
+  }
+
+  // ---- The play loop: one chunk per turn of the event loop, so requests are answered between.
+
+  #schedule(): void {
+    if (this.#loopScheduled) return;
+    this.#loopScheduled = true;
+    this.#defer(() => {
+      this.#loopScheduled = false;
+      this.#chunk();
+    });
+  }
+
+  #chunk(): void {
+    const run = this.#run;
+    if (!this.#playing || !run) return;
+    const t0 = this.#now();
+    try {
+      run.train(this.#pace.stepsPerChunk, this.#view());
+    } catch (e) {
+      this.#playing = false;
+      this.reportTrap(e);
+      send(this.post, { type: 'stopped', kind: kindOf(e, 'internal'), message: messageOf(e), snapshot: this.snapshot() });
+      return;
+    }
+    const t1 = this.#now();
+    this.#pace.chunkDone(t0, t1, run.trainer.stepsDone(), MAX_STEPS_PER_REQUEST);
+    if (this.#pace.progressDue(t1)) send(this.post, { type: 'progress', snapshot: this.snapshot() });
+    this.#schedule();
+  }
+}
+
+/** The default target of the one-row backward at query: the task's answer there (answers: the
+ * task's targets, -100 where it has none), else the next token, else the token itself. */
+export function chooseTarget(answers: Int32Array, ids: Int32Array, query: number): Pick<RowBackwardReport, 'target' | 'targetSource'> {
+  const answer = answers[query];
+  if (answer !== undefined && answer >= 0) return { target: answer, targetSource: 'task' };
+  if (query + 1 < ids.length) return { target: ids[query + 1], targetSource: 'next' };
+  return { target: ids[query] ?? 0, targetSource: 'last' };
+}
