@@ -1,143 +1,25 @@
 // The controller: reset, step, play/pause, restart. It talks to the worker only through the
-// messages of protocol.ts and never touches wasm. Views subscribe to its snapshots and status.
+// worker client (the messages of protocol.ts) and never touches wasm. It keeps no settings: every
+// request is built from the Store at the moment it is sent, and a change of the Store's config or
+// sample becomes a configure or sample request here. Views subscribe to its snapshots and status.
 import type {
-  Ablation,
   AblationReport,
   RowBackwardReport,
   SelfTestReport,
   Timeline,
   ErrorKind,
   ImportRun,
-  ErrorReply,
-  ReplyFor,
-  Request,
   SelfAttentionRequest,
   SelfAttentionStages,
   Snapshot,
-  TrainerConfigMsg,
   WorkerEvent,
-  WorkerMessage,
 } from './protocol';
-import type { Assets } from './assets';
-import { explainWorkerFailure, startWorker, watchPolicyViolations, type StartedWorker } from './worker-start';
+import { CONFIG_KEYS, type State } from './settings';
+import { ablationOf, ablationState, sampleOf, trainerConfig } from './state';
+import type { ChangeSource, Store } from './store';
+import { RequestError, type WorkerClient } from './worker-client';
 
-/** A request that the worker answered with an error reply. */
-export class RequestError extends Error {
-  constructor(
-    readonly kind: ErrorKind,
-    message: string,
-    readonly key?: string,
-  ) {
-    super(message);
-  }
-}
-
-type Pending = { resolve: (m: unknown) => void; reject: (e: unknown) => void };
-type RequestBody<K extends Request['type']> = Omit<Extract<Request, { type: K }>, 'id'>;
-
-/** Sends requests to a worker and matches each reply to its request by id. */
-export class WorkerClient {
-  private worker: Worker | null = null;
-  private started: StartedWorker | null = null;
-  private nextId = 1;
-  private pending = new Map<number, Pending>();
-  /** Called for progress/stopped events. */
-  onEvent: (e: WorkerEvent) => void = () => {};
-  /** Called once when the worker dies (uncaught error, failed load). */
-  onCrash: (message: string) => void = () => {};
-
-  constructor(
-    readonly assets: Assets,
-    private readonly forceScalar = false,
-  ) {}
-
-  /**
-   * Starts a worker and loads the core; resolves with whether the SIMD build was chosen. A worker
-   * that cannot start rejects with a RequestError of kind 'worker' whose message names the cause.
-   */
-  async start(): Promise<boolean> {
-    this.stop();
-    const violations = watchPolicyViolations();
-    const cannotStart = async (cause: unknown) => new RequestError('worker', await explainWorkerFailure(this.assets.worker, cause, violations.seen));
-    try {
-      let started: StartedWorker;
-      try {
-        started = startWorker(this.assets.worker, 'attention-trainer');
-      } catch (e) {
-        throw await cannotStart(e);
-      }
-      this.started = started;
-      const w = started.worker;
-      this.worker = w;
-      let up = false;
-      let failedToStart: (e: RequestError) => void = () => {};
-      const startFailure = new Promise<never>((_, reject) => (failedToStart = reject));
-      w.onmessage = (ev: MessageEvent<WorkerMessage>) => {
-        up = true;
-        this.receive(ev.data);
-      };
-      w.onerror = (ev: ErrorEvent) => {
-        ev.preventDefault();
-        if (up) this.crash(ev.message || 'the worker stopped with an error');
-        else if (this.worker === w) {
-          void cannotStart(ev).then((e) => {
-            failedToStart(e);
-            if (this.worker === w) this.stop();
-          });
-        }
-      };
-      w.onmessageerror = () => this.crash('the worker sent a message that could not be read');
-      const init = this.request('init', { type: 'init', core: this.assets.core, forceScalar: this.forceScalar });
-      const reply = await Promise.race([init, startFailure]);
-      return reply.simd;
-    } finally {
-      violations.stop();
-    }
-  }
-
-  /** Terminates the worker; pending requests are rejected. */
-  stop(): void {
-    this.worker?.terminate();
-    this.worker = null;
-    this.started?.dispose();
-    this.started = null;
-    for (const p of this.pending.values()) p.reject(new RequestError('internal', 'the worker was stopped'));
-    this.pending.clear();
-  }
-
-  /** Sends a request; resolves with the reply it names, rejects with a RequestError. */
-  request<K extends Request['type']>(_type: K, body: RequestBody<K>): Promise<ReplyFor[K]> {
-    const w = this.worker;
-    if (!w) return Promise.reject(new RequestError('state', 'the worker is not running'));
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (m: unknown) => void, reject });
-      w.postMessage({ ...body, id } as Request);
-    });
-  }
-
-  private receive(m: WorkerMessage): void {
-    if (!('replyTo' in m)) {
-      this.onEvent(m);
-      return;
-    }
-    const p = this.pending.get(m.replyTo);
-    if (!p) return;
-    this.pending.delete(m.replyTo);
-    if (m.type === 'error') {
-      const e = m as ErrorReply;
-      p.reject(new RequestError(e.kind, e.message, e.key));
-    } else {
-      p.resolve(m);
-    }
-  }
-
-  private crash(message: string): void {
-    if (!this.worker) return;
-    this.stop();
-    this.onCrash(message);
-  }
-}
+export { RequestError, WorkerClient } from './worker-client';
 
 /** What the run is doing. */
 export type RunStatus = 'loading' | 'paused' | 'playing' | 'invalid' | 'crashed';
@@ -158,14 +40,18 @@ export class Controller {
   /** Changes whenever a new run starts (configure, reset, import, restart): panels that hold
    * data of the old run (timeline, ablation report, backward view) start over. */
   runId = 0;
-  private config: TrainerConfigMsg | null = null;
-  private ablationNow: Ablation | null = null;
-  private sample: number[] = [];
   private intervalMs = 50;
+  /** Whether a model was asked for (reset and restart need one). */
+  private configured = false;
   private listeners = new Set<(c: Controller) => void>();
   private problemListeners = new Set<(p: Problem | null) => void>();
+  private unsubscribeStore: () => void;
 
-  constructor(private readonly client: WorkerClient) {
+  constructor(
+    private readonly client: WorkerClient,
+    /** The settings: the only owner of config, sample, task, ablation and view. */
+    readonly store: Store,
+  ) {
     client.onEvent = (e) => this.onEvent(e);
     client.onCrash = (message) => {
       this.status = 'crashed';
@@ -175,6 +61,19 @@ export class Controller {
       });
       this.emit();
     };
+    this.unsubscribeStore = store.subscribe((_s, changed, source) => this.onSettings(changed, source));
+  }
+
+  /** A new config builds a new model; a new sample changes the heatmaps' sequence. */
+  private onSettings(changed: ReadonlySet<keyof State>, source: ChangeSource): void {
+    if (source === 'run') return; // the worker holds that run already (an import)
+    if (CONFIG_KEYS.some((k) => changed.has(k))) void this.configure();
+    else if (changed.has('sample')) void this.setSample();
+  }
+
+  /** Stops following the Store (the page is unmounted). */
+  destroy(): void {
+    this.unsubscribeStore();
   }
 
   /** Calls f whenever status or snapshot change. Returns an unsubscribe function. */
@@ -201,17 +100,19 @@ export class Controller {
     this.simd = await this.client.start();
   }
 
-  /** Builds a new model (back to step 0). On a core error the old run stays and status is invalid. */
-  async configure(config: TrainerConfigMsg, sample: number[], ablation?: Ablation): Promise<void> {
-    this.config = config;
-    this.sample = sample;
-    if (ablation) this.ablationNow = ablation;
-    await this.run(this.client.request('configure', { type: 'configure', config, sample, ablation }), 'paused', true);
+  /** Builds a new model from the Store's settings (back to step 0). On a core error the old run
+   * stays and status is invalid. */
+  async configure(): Promise<void> {
+    const s = this.store.state;
+    const config = trainerConfig(s);
+    const request = { type: 'configure', config, sample: sampleOf(s).ids, ablation: ablationOf(s, config.nHeads) } as const;
+    this.configured = true;
+    await this.run(this.client.request('configure', request), 'paused', true);
   }
 
   /** Back to step 0 with the same config and seed. */
   async reset(): Promise<void> {
-    if (!this.config || this.status === 'invalid') return;
+    if (!this.configured || this.status === 'invalid') return;
     await this.run(this.client.request('reset', { type: 'reset' }), 'paused', true);
   }
 
@@ -242,12 +143,11 @@ export class Controller {
     return this.status === 'playing' ? this.pause() : this.play();
   }
 
-  /** Changes the sequence the heatmaps show. */
-  async setSample(sample: number[]): Promise<void> {
-    this.sample = sample;
-    if (!this.config || this.status === 'invalid' || this.status === 'crashed' || this.status === 'loading') return;
+  /** Shows the Store's sample sequence in the heatmaps. */
+  async setSample(): Promise<void> {
+    if (!this.configured || this.status === 'invalid' || this.status === 'crashed' || this.status === 'loading') return;
     try {
-      const r = await this.client.request('sample', { type: 'sample', sample });
+      const r = await this.client.request('sample', { type: 'sample', sample: sampleOf(this.store.state).ids });
       this.snapshot = r.snapshot;
       this.emit();
     } catch (e) {
@@ -255,21 +155,11 @@ export class Controller {
     }
   }
 
-  /** A new worker after a crash, with the last config (back to step 0). */
+  /** A new worker after a crash, with the Store's settings (back to step 0). */
   async restart(): Promise<void> {
     this.emitProblem(null);
     await this.start();
-    if (this.config) await this.configure(this.config, this.sample);
-  }
-
-  /** The interventions of the current run (null: none set yet, the intact layer). */
-  get currentAblation(): Ablation | null {
-    return this.ablationNow;
-  }
-
-  /** The config of the current run, or null before the first configure. */
-  get currentConfig(): TrainerConfigMsg | null {
-    return this.config;
+    if (this.configured) await this.configure();
   }
 
   /** The weights as a safetensors file and the snapshot they belong to (pauses first). */
@@ -280,27 +170,32 @@ export class Controller {
   }
 
   /**
-   * Restores a run. On success the run is paused at the imported step; on an error (rejected
-   * with a RequestError) nothing changes, and the caller shows the message.
+   * Restores a run. On success the run is paused at the imported step and the Store holds its
+   * settings (config, sample, ablation, whichever it carries); on an error (rejected with a
+   * RequestError) nothing changes, and the caller shows the message.
    */
   async importRun(run: ImportRun): Promise<void> {
     if (this.status === 'loading' || this.status === 'crashed') throw new RequestError('state', 'the core is not ready');
     const r = await this.client.request('importRun', { type: 'importRun', run });
-    if (run.config) this.config = run.config;
-    if (run.sample) this.sample = run.sample;
-    if (run.ablation) this.ablationNow = run.ablation;
+    const settings: Partial<State> = {
+      ...run.config,
+      ...(run.sample && { sample: run.sample.join(' ') }),
+      ...(run.ablation && ablationState(run.ablation)),
+    };
     this.snapshot = r.snapshot;
     this.runId++;
     if ((this.status as RunStatus) !== 'crashed') this.status = 'paused';
+    this.store.set(settings, 'run');
     this.emitProblem(null);
     this.emit();
   }
 
-  /** Sets the teaching interventions (kept across reset and import) and measures their effect. */
-  async ablate(ablation: Ablation): Promise<AblationReport> {
+  /** Applies the Store's interventions, sized to the run's head count (the worker keeps them
+   * across reset), and measures their effect. */
+  async ablate(): Promise<AblationReport> {
     this.requireRun();
+    const ablation = ablationOf(this.store.state, this.snapshot!.H);
     const r = await this.client.request('ablate', { type: 'ablate', ablation });
-    this.ablationNow = r.report.ablation;
     this.snapshot = r.snapshot;
     this.emit();
     return r.report;

@@ -2,7 +2,7 @@
 // here; every number computed from them comes from the wasm core's selfAttention.
 
 /** mulberry32: a tiny 32-bit PRNG, good enough for making example inputs. */
-function mulberry32(seed: number): () => number {
+export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -1,25 +1,36 @@
 // The attributes of <attention-playground>: their names (a public contract, see
 // .notes/README-embed.md), how each maps to the State, and the validation of the element-only ones
-// (hide, height, solved-at, autoplay). State values are checked by state.ts, exactly like the URL.
-import { checkField, DEFAULTS, FIELDS, fixConsistency, type Correction, type State } from '../state';
+// (hide, height, solved-at, autoplay, theme). The settings' attributes come from the key table
+// (settings.ts), and their values are checked by it, exactly like the URL's.
+import { checkField, DEFAULTS, quote, SETTING_LIST, SETTINGS, type Correction, type Setting, type State } from '../settings';
+import { fixConsistency } from '../state';
+
+/** Attribute name -> the State key it sets, for a table: its attributes, and with `old` their old
+ * names too. */
+export function attributeMap(table: readonly Setting[], old = false): Readonly<Record<string, keyof State>> {
+  return Object.fromEntries(table.flatMap((s) => (s.attribute === null ? [] : [s.attribute, ...(old ? s.aliases.attribute : [])].map((a) => [a, s.key]))));
+}
 
 /** Attributes that set a State key, with the key they set. */
-export const CONFIG_ATTRIBUTES = {
-  view: 'view',
-  task: 'task',
-  'vocab-size': 'vocabSize',
-  'd-model': 'dModel',
-  heads: 'nHeads',
-  'seq-len': 'seqLen',
-  batch: 'batchSize',
-  lr: 'lr',
-  seed: 'seed',
-} as const satisfies Record<string, keyof State>;
+export const CONFIG_ATTRIBUTES = attributeMap(SETTING_LIST);
+/** The same, with the old attribute names that still work. */
+const ATTRIBUTE_KEYS = attributeMap(SETTING_LIST, true);
 
-export type ConfigAttribute = keyof typeof CONFIG_ATTRIBUTES;
+/** An attribute that sets a State key (an old name included). */
+export type ConfigAttribute = string;
 
-/** Every observed attribute. */
-export const ATTRIBUTES = [...Object.keys(CONFIG_ATTRIBUTES), 'autoplay', 'hide', 'height', 'solved-at', 'theme'] as readonly string[];
+/** The attributes only the element has (no setting of the page). */
+export const ELEMENT_ATTRIBUTES = ['autoplay', 'hide', 'height', 'solved-at', 'theme'] as const;
+
+/** Every attribute (the old names of settings' attributes aside). */
+export const ATTRIBUTES = [...Object.keys(CONFIG_ATTRIBUTES), ...ELEMENT_ATTRIBUTES] as readonly string[];
+/** Every attribute the element watches: ATTRIBUTES and the old names. */
+export const OBSERVED_ATTRIBUTES = [...Object.keys(ATTRIBUTE_KEYS), ...ELEMENT_ATTRIBUTES] as readonly string[];
+
+/** The State key an attribute (or an old name of it) sets, if any. */
+export function keyOfAttribute(name: string): keyof State | undefined {
+  return Object.hasOwn(ATTRIBUTE_KEYS, name) ? ATTRIBUTE_KEYS[name] : undefined;
+}
 
 /**
  * Control groups that `hide` removes, with what each one is. The selectors find them in the views
@@ -58,19 +69,14 @@ export interface AttributeProblem {
   message: string;
 }
 
-function quote(raw: string): string {
-  const s = raw.length > 24 ? `${raw.slice(0, 24)}…` : raw;
-  return JSON.stringify(s);
-}
-
 /** Attribute name of a State key, if there is one. */
 export function attributeOf(key: keyof State): string | undefined {
-  return (Object.keys(CONFIG_ATTRIBUTES) as ConfigAttribute[]).find((a) => CONFIG_ATTRIBUTES[a] === key);
+  return SETTINGS[key].attribute ?? undefined;
 }
 
-/** Rewrites a state.ts correction ("d_model: ...") to name the attribute ("d-model: ..."). */
+/** Rewrites a correction ("d_model: ...") to name the attribute ("d-model: ..."). */
 export function problemOf(c: Correction, source: 'attribute' | 'state' = 'attribute'): AttributeProblem {
-  const label = FIELDS.find((f) => f.key === c.key)?.label ?? String(c.key);
+  const label = c.key === null ? 'null' : SETTINGS[c.key].label;
   const name = source === 'attribute' && c.key !== null ? (attributeOf(c.key) ?? `state.${String(c.key)}`) : `state.${String(c.key)}`;
   const why = c.message.startsWith(`${label}: `) ? c.message.slice(label.length + 2) : c.message;
   return { attribute: name, message: `${name}: ${why}` };
@@ -78,18 +84,21 @@ export function problemOf(c: Correction, source: 'attribute' | 'state' = 'attrib
 
 /**
  * The State for a set of config attributes (null = absent), starting from base; values checked and
- * clamped with the URL's rules, then made consistent (even d_model, heads dividing it...).
+ * clamped with the URL's rules, then made consistent (even d_model, heads dividing it...). An
+ * attribute's old name is read when the attribute itself is absent.
  */
 export function stateFromAttributes(
   base: Readonly<State>,
   get: (name: ConfigAttribute) => string | null,
+  table: readonly Setting[] = SETTING_LIST,
 ): { state: State; problems: AttributeProblem[] } {
   const state: State = { ...base };
   const corrections: Correction[] = [];
-  for (const name of Object.keys(CONFIG_ATTRIBUTES) as ConfigAttribute[]) {
-    const raw = get(name);
+  for (const s of table) {
+    if (s.attribute === null) continue;
+    const raw = [s.attribute, ...s.aliases.attribute].map(get).find((v) => v !== null) ?? null;
     if (raw === null) continue;
-    const key = CONFIG_ATTRIBUTES[name];
+    const key = s.key;
     const { value, correction } = checkField(key, raw.slice(0, MAX_ATTRIBUTE_CHARS));
     (state as unknown as Record<string, unknown>)[key] = value;
     if (correction) corrections.push(correction);
@@ -110,7 +119,7 @@ export function stateFromPatch(base: Readonly<State>, patch: unknown): { state: 
   }
   const corrections: Correction[] = [];
   for (const [k, v] of Object.entries(patch).slice(0, 64)) {
-    const f = FIELDS.find((x) => x.key === k);
+    const f = Object.hasOwn(SETTINGS, k) ? SETTING_LIST.find((x) => x.key === k) : undefined;
     if (!f || !(typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')) {
       problems.push({ attribute: 'state', message: `state: ${quote(k)} is not a setting with a string, number or boolean value; ignored` });
       continue;

@@ -1,20 +1,25 @@
 // <attention-playground>: the whole page (both views) in a shadow root, configured by attributes,
-// driven by methods, reporting by events. Each instance has its own Store, Controller and worker.
-// The views are the page's own (ui/app.ts); this file only maps attributes, methods and events.
+// driven by methods, reporting by events. Each instance has its own Store (the only owner of its
+// settings, from its first attribute to its removal), Controller and worker. The views are the
+// page's own (ui/app.ts); this file only maps attributes, methods and events. The parsing of the
+// attributes is in attributes.ts.
+// Over 300 lines on purpose: it is one class, the element's whole public contract, and its state
+// lives in ES private fields (#...), which no other module can reach.
 import styleText from '../style.css?inline';
 import uplotText from 'uplot/dist/uPlot.min.css?inline';
 import elementText from './element.css?inline';
 import { ASSETS } from '../assets';
 import type { Controller, Problem } from '../controller';
 import { MAX_STEPS_PER_REQUEST, type Snapshot } from '../protocol';
-import type { State } from '../state';
+import type { State } from '../settings';
 import { Store } from '../store';
 import { mountApp, type App } from '../ui/app';
 import { h } from '../ui/dom';
 import {
-  ATTRIBUTES,
   CONFIG_ATTRIBUTES,
   ELEMENT_DEFAULTS,
+  keyOfAttribute,
+  OBSERVED_ATTRIBUTES,
   HIDE_GROUPS,
   parseAutoplay,
   parseHeight,
@@ -68,7 +73,7 @@ function styleSheets(): CSSStyleSheet[] {
 /** The custom element class; see .notes/README-embed.md for the contract. */
 export class AttentionPlaygroundElement extends HTMLElement {
   static get observedAttributes(): readonly string[] {
-    return ATTRIBUTES;
+    return OBSERVED_ATTRIBUTES;
   }
 
   readonly #shadow: ShadowRoot;
@@ -76,9 +81,9 @@ export class AttentionPlaygroundElement extends HTMLElement {
   readonly #messages: HTMLUListElement;
   #appRoot: HTMLDivElement | null = null;
   #app: App | null = null;
-  #store: Store | null = null;
-  /** State set through `state` before the element was connected. */
-  #pending: State = { ...ELEMENT_DEFAULTS };
+  /** The settings: set through attributes and `state` whether or not the element is connected,
+   * and kept across a removal and a new insertion. */
+  readonly #store = new Store(ELEMENT_DEFAULTS);
   #unsubscribe: (() => void)[] = [];
   #ready = false;
   #readyWaiters: (() => void)[] = [];
@@ -105,7 +110,7 @@ export class AttentionPlaygroundElement extends HTMLElement {
 
   /** The current settings (a copy; keys as in state.ts, e.g. vocabSize, dModel, nHeads, seed). */
   get state(): State {
-    return { ...(this.#store?.state ?? this.#pending) };
+    return { ...this.#store.state };
   }
 
   /** Merges settings (keys as in state.ts), validated like the URL; bad values fire `error`. */
@@ -113,8 +118,7 @@ export class AttentionPlaygroundElement extends HTMLElement {
     const { state, problems } = stateFromPatch(this.state, patch);
     this.#show('state', problems);
     for (const p of problems) this.#error(p.message, { attribute: p.attribute });
-    if (this.#store) this.#store.set(state);
-    else this.#pending = state;
+    this.#store.set(state);
   }
 
   /** Whether the core is loaded and the first model built. */
@@ -182,11 +186,13 @@ export class AttentionPlaygroundElement extends HTMLElement {
   }
 
   attributeChangedCallback(name: string, old: string | null, value: string | null): void {
-    if (old === value || !this.#store) return;
-    if (Object.hasOwn(CONFIG_ATTRIBUTES, name)) {
+    // Before the element is mounted, connectedCallback reads every attribute.
+    if (old === value || !this.#app) return;
+    const key = keyOfAttribute(name);
+    if (key !== undefined) {
       // A removed attribute goes back to its default.
       const attr = name as ConfigAttribute;
-      const raw = value ?? String(ELEMENT_DEFAULTS[CONFIG_ATTRIBUTES[attr]]);
+      const raw = value ?? String(ELEMENT_DEFAULTS[key]);
       const { state, problems } = stateFromAttributes(this.#store.state, (a) => (a === attr ? raw : null));
       this.#show(name, problems);
       for (const p of problems) this.#error(p.message, { attribute: p.attribute });
@@ -200,8 +206,8 @@ export class AttentionPlaygroundElement extends HTMLElement {
   // ---- Mounting
 
   #readAttributes(): void {
-    const { state, problems } = stateFromAttributes(this.#pending, (a) => this.getAttribute(a));
-    this.#pending = state;
+    const { state, problems } = stateFromAttributes(this.#store.state, (a) => this.getAttribute(a));
+    this.#store.set(state);
     for (const name of Object.keys(CONFIG_ATTRIBUTES)) this.#show(name, problems.filter((p) => p.attribute === name));
     // Consistency fixes (d_model odd, heads not dividing it) name another attribute than the one read.
     this.#show('config', problems.filter((p) => !Object.hasOwn(CONFIG_ATTRIBUTES, p.attribute)));
@@ -210,8 +216,7 @@ export class AttentionPlaygroundElement extends HTMLElement {
   }
 
   #mount(): void {
-    const store = new Store(this.#pending);
-    this.#store = store;
+    const store = this.#store;
     this.#appRoot = h('div', { class: 'ap-app' });
     this.#frame.append(this.#appRoot);
     const app = mountApp(this.#appRoot, store, { assets: ASSETS });
@@ -247,12 +252,10 @@ export class AttentionPlaygroundElement extends HTMLElement {
     for (const f of this.#unsubscribe) f();
     this.#unsubscribe = [];
     clearTimeout(this.#stepTimer);
-    if (this.#store) this.#pending = { ...this.#store.state };
     this.#app?.destroy();
     this.#appRoot?.remove();
     this.#app = null;
     this.#appRoot = null;
-    this.#store = null;
     this.#placeholders.clear();
     this.#setReady(false);
     this.#lastSnapshot = null;
@@ -374,7 +377,7 @@ export class AttentionPlaygroundElement extends HTMLElement {
     const changed = p !== this.#lastProblem;
     this.#lastProblem = p;
     // The Run box shows problems; when it is hidden, the element's message box does.
-    const visibleElsewhere = !this.#hidden.has('run') && this.#store?.state.view === 'train';
+    const visibleElsewhere = !this.#hidden.has('run') && this.#store.state.view === 'train';
     this.#show('run', p && !visibleElsewhere ? [{ attribute: 'run', message: p.message }] : []);
     if (p && changed) this.#error(p.message, { kind: p.kind });
   }

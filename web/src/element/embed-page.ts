@@ -3,13 +3,15 @@
 // parent window through postMessage (messages.ts). Only the parent may command it, only from an
 // allowed origin; its events go to the parent with an explicit targetOrigin, never '*'.
 import './embed.css';
-import { FIELDS, type State } from '../state';
+import type { State } from '../settings';
+import { hashParams, paramsByKey } from '../state';
+import { ELEMENT_ATTRIBUTES } from './attributes';
 import { defineAttentionPlayground } from './element';
 import { EVENT_TYPES, MESSAGE_SOURCE, parseCommand, parseOrigins, type Command } from './messages';
 
 defineAttentionPlayground();
 
-const params = new URLSearchParams(location.hash.replace(/^#/, '').slice(0, 8192));
+const params = hashParams(location.hash);
 const parentWindow = window.parent !== window ? window.parent : null;
 const { origins, rejected } = parseOrigins(params.get('origin'), location.origin);
 
@@ -53,16 +55,14 @@ function post(type: (typeof EVENT_TYPES)[number], detail: unknown): void {
 
 const el = document.createElement('attention-playground');
 for (const type of EVENT_TYPES) el.addEventListener(type, (e) => post(type, (e as CustomEvent).detail));
-for (const name of ['hide', 'autoplay', 'solved-at', 'height', 'theme']) {
+// The element's own attributes, then the settings under their hash keys (old names included),
+// checked like the element's `state`.
+for (const name of ELEMENT_ATTRIBUTES) {
   const v = params.get(name);
   if (v !== null) el.setAttribute(name, v);
 }
-const patch: Partial<Record<keyof State, string>> = {};
-for (const f of FIELDS) {
-  const v = params.get(f.hash);
-  if (v !== null) patch[f.key] = v;
-}
-if (Object.keys(patch).length > 0) el.state = patch as unknown as Partial<State>;
+const { raw } = paramsByKey(params);
+if (Object.keys(raw).length > 0) el.state = raw as unknown as Partial<State>;
 document.body.append(el);
 
 function run(c: Command): void {

@@ -2,7 +2,7 @@
 // Builds into any root element (document body today, a shadow root for the embeddable element).
 import type { Assets } from '../assets';
 import { Controller, RequestError, WorkerClient } from '../controller';
-import type { Correction, State } from '../state';
+import type { Correction, State } from '../settings';
 import type { Store } from '../store';
 import { h, uniqueId } from './dom';
 import { mountLessonView } from './lesson-view';
@@ -30,7 +30,7 @@ const TABS: { view: State['view']; label: string }[] = [
 export function mountApp(root: HTMLElement, store: Store, opts: { assets: Assets; forceScalar?: boolean }): App {
   const reducedMotion = matchMedia('(prefers-reduced-motion: reduce)').matches;
   const client = new WorkerClient(opts.assets, opts.forceScalar);
-  const ctl = new Controller(client);
+  const ctl = new Controller(client, store);
   if (reducedMotion) ctl.setProgressInterval(500);
   // Start the worker (and so the wasm download and compile) before building the page, so both
   // happen at once.
@@ -100,7 +100,7 @@ export function mountApp(root: HTMLElement, store: Store, opts: { assets: Assets
       await started;
       loading.textContent = `Core loaded (${ctl.simd ? 'WebAssembly SIMD' : 'scalar WebAssembly'} build).`;
       loading.classList.add('done');
-      await Promise.all([train.configure(), lesson.refresh()]);
+      await Promise.all([ctl.configure(), lesson.refresh()]);
       return { ok: true as const, simd: ctl.simd };
     } catch (e) {
       const worker = e instanceof RequestError && e.kind === 'worker';
@@ -124,6 +124,7 @@ export function mountApp(root: HTMLElement, store: Store, opts: { assets: Assets
       scheme.removeEventListener('change', restyle);
       train.destroy();
       lesson.destroy();
+      ctl.destroy();
       client.stop();
       root.replaceChildren();
     },

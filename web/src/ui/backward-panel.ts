@@ -2,16 +2,15 @@
 // target; the core (in the worker) runs that row forward and backward on the live model, and this
 // module lays out every stage with real numbers: q_i, K, V, the scores row, the weights row and
 // out_i, then loss = -log p(target), dOut_i, dWeights, dScores (the softmax Jacobian applied), dQ_i
-// and the row's contributions to dK and dV. Every number comes from the core (rowBackward).
+// and the row's contributions to dK and dV. Every number comes from the core (rowBackward). This
+// file is the view; backward-model.ts holds the selection's choices and the requests.
 import type { Controller } from '../controller';
 import { cssColour, textColourOn } from '../draw/colormap';
 import { formatCell, matrixTable } from '../draw/matrix-table';
 import type { Matrix, RowBackwardReport } from '../protocol';
+import { BackwardModel, type RowChoices } from './backward-model';
 import { h, scrollBox, uniqueId } from './dom';
 import { fillPanel, type PanelOptions } from './panel';
-
-/** While training plays, at most one refresh per this many ms (~2 per second). */
-const PLAYING_INTERVAL_MS = 500;
 
 /** Digits after the point so that the largest |value| shows about 3 significant digits. */
 function digitsFor(values: Float32Array): number {
@@ -67,21 +66,17 @@ export function mountBackwardPanel(slot: HTMLElement, ctl: Controller, _opts: Pa
   panel.querySelector('form')!.addEventListener('submit', (e) => e.preventDefault());
 
   // ---- Controls follow the run's shape (H, the sample, V) without losing the selection.
-  let shapeKey = '';
-  function syncControls(): void {
-    const s = ctl.snapshot;
-    const V = ctl.currentConfig?.vocabSize ?? 0;
-    if (!s) return;
-    const key = `${s.H}|${Array.from(s.ids).join(',')}|${V}`;
-    if (key === shapeKey) return;
-    shapeKey = key;
+  function syncControls(c: RowChoices | null, ready: boolean): void {
+    for (const el of [head.el, query.el, target.el]) if (el.disabled !== !ready) el.disabled = !ready;
+    if (!c) return;
+    const { H, ids, V } = c;
     const keep = (el: HTMLSelectElement, fallback: string, ok: (v: string) => boolean) => (el.value && ok(el.value) ? el.value : fallback);
-    const hv = keep(head.el, '0', (v) => Number(v) < s.H);
-    const defaultQuery = String(Math.min(s.ids.length - 1, Math.floor(s.ids.length / 2)));
-    const qv = keep(query.el, defaultQuery, (v) => Number(v) < s.ids.length);
+    const hv = keep(head.el, '0', (v) => Number(v) < H);
+    const defaultQuery = String(Math.min(ids.length - 1, Math.floor(ids.length / 2)));
+    const qv = keep(query.el, defaultQuery, (v) => Number(v) < ids.length);
     const tv = target.el.value !== '' && Number(target.el.value) < V ? target.el.value : '';
-    head.el.replaceChildren(...Array.from({ length: s.H }, (_, i) => h('option', { value: i, text: `Head ${i + 1}` })));
-    query.el.replaceChildren(...Array.from(s.ids, (id, i) => h('option', { value: i, text: `${i} (token ${id})` })));
+    head.el.replaceChildren(...Array.from({ length: H }, (_, i) => h('option', { value: i, text: `Head ${i + 1}` })));
+    query.el.replaceChildren(...Array.from(ids, (id, i) => h('option', { value: i, text: `${i} (token ${id})` })));
     target.el.replaceChildren(h('option', { value: '', text: "task's answer (default)" }), ...Array.from({ length: V }, (_, v) => h('option', { value: v, text: `token ${v}` })));
     head.el.value = hv;
     query.el.value = qv;
@@ -157,7 +152,7 @@ export function mountBackwardPanel(slot: HTMLElement, ctl: Controller, _opts: Pa
     const nMasked = masked.filter(Boolean).length;
     const filled = Array.from(w.scores, (v) => v <= -1e4 + 1 && v > -Infinity).some(Boolean);
     const scaleText = w.scale === 1 && dk !== 1 ? 'scale = 1 (the 1/√dk scaling is switched off in the Ablation panel)' : `scale = 1/√dk = 1/√${dk} = ${formatCell(w.scale, 4)}`;
-    const task = ctl.currentConfig?.task ?? 'current';
+    const task = ctl.store.state.task;
     const dOutZero = w.dOut.every((v) => v === 0);
     const lossText = `loss = −log p(token ${r.target} at position ${i}) = ${formatCell(w.loss, 4)}`;
     const key = JSON.stringify([r.head, i, r.target, r.targetSource, task, Array.from(r.ids), dk, dv, masked, filled, dOutZero, scaleText, ctl.snapshot?.mask]);
@@ -234,92 +229,36 @@ export function mountBackwardPanel(slot: HTMLElement, ctl: Controller, _opts: Pa
     }
   }
 
-  // ---- Refreshing: on a change of the controls, on pause/step, ~2/s while playing (if visible).
-  let destroyed = false;
-  let inFlight = false;
-  let again = false;
-  let pendingHidden = false;
-  let lastSnapshot: unknown = null;
-  let lastStatus = ctl.status;
-  let lastRefresh = 0;
-  let refreshes = 0;
-  /** Whether the panel is in the viewport (an IntersectionObserver keeps it). */
-  let onScreen = true;
-
+  // ---- Refreshing (backward-model.ts): on a change of the controls, on pause/step, ~2/s while
+  // playing (if visible).
   // Hidden: the other view is shown, or an embedding took the panel out (no offsetParent either way).
-  const hidden = () => panel.offsetParent === null;
-  const ready = () => !!ctl.snapshot && ctl.status !== 'loading' && ctl.status !== 'crashed';
-
-  async function refresh(): Promise<void> {
-    if (destroyed || !ready()) return;
-    if (hidden()) {
-      pendingHidden = true;
-      return;
-    }
-    if (inFlight) {
-      again = true;
-      return;
-    }
-    inFlight = true;
-    again = false;
-    pendingHidden = false;
-    lastRefresh = performance.now();
-    const hh = Number(head.el.value);
-    const q = Number(query.el.value);
-    const t = target.el.value === '' ? undefined : Number(target.el.value);
-    panel.dataset.state = 'loading';
-    try {
-      const r = await ctl.rowBackward(hh, q, t);
-      if (destroyed) return;
+  const model = new BackwardModel(ctl, {
+    selection: () => ({ head: Number(head.el.value), query: Number(query.el.value), target: target.el.value === '' ? undefined : Number(target.el.value) }),
+    hidden: () => panel.offsetParent === null,
+    choices: syncControls,
+    loading: () => (panel.dataset.state = 'loading'),
+    done: (r) => {
       problem.hidden = true;
       render(r);
-      panel.dataset.refreshes = String(++refreshes);
-    } catch (e) {
-      if (destroyed) return;
-      const why = e instanceof Error ? e.message : String(e);
+      panel.dataset.refreshes = String(model.refreshes);
+    },
+    failed: (why) => {
       problem.textContent = `The backward pass of this row could not be computed: ${why.replace(/[.!?]$/, '')}.`;
       problem.hidden = false;
       panel.dataset.state = 'error';
-    } finally {
-      inFlight = false;
-      if (again && !destroyed) void refresh();
-    }
-  }
-
-  function onController(): void {
-    for (const el of [head.el, query.el, target.el]) if (el.disabled !== !ready()) el.disabled = !ready();
-    syncControls();
-    const s = ctl.snapshot;
-    const status = ctl.status;
-    const wasPlaying = lastStatus === 'playing';
-    lastStatus = status;
-    if (!s || s === lastSnapshot) return;
-    lastSnapshot = s;
-    if (status === 'playing') {
-      // Off screen or hidden, the panel waits: each refresh costs a layout of a dozen tables.
-      if (hidden() || !onScreen) pendingHidden = true;
-      else if (performance.now() - lastRefresh >= PLAYING_INTERVAL_MS) void refresh();
-    } else if (status === 'paused' || status === 'invalid' || wasPlaying) {
-      void refresh();
-    }
-  }
-
-  for (const el of [head.el, query.el, target.el]) el.addEventListener('change', () => void refresh());
-  const unsubscribe = ctl.subscribe(onController);
-  // When the view shows again, or the panel scrolls into view, after a change it skipped: catch up.
-  const ro = new ResizeObserver(() => {
-    if (pendingHidden && !hidden()) void refresh();
+    },
   });
+  for (const el of [head.el, query.el, target.el]) el.addEventListener('change', () => model.refresh());
+  // When the view shows again, or the panel scrolls into view, after a change it skipped: catch up.
+  const ro = new ResizeObserver(() => model.shown());
   ro.observe(panel);
   const io = new IntersectionObserver((entries) => {
-    onScreen = entries[entries.length - 1].isIntersecting;
-    if (onScreen && pendingHidden && !hidden()) void refresh();
+    model.onScreen = entries[entries.length - 1].isIntersecting;
+    if (model.onScreen) model.shown();
   });
   io.observe(panel);
-  onController();
   return () => {
-    destroyed = true;
-    unsubscribe();
+    model.destroy();
     ro.disconnect();
     io.disconnect();
     panel.replaceChildren();

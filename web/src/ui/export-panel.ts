@@ -2,20 +2,17 @@
 // the config and loss history (JSON), every heatmap (PNG and SVG) and the attention (CSV); imports
 // a run from the weights plus the JSON by a file button or drag-and-drop. Every problem with a
 // file is one sentence next to the panel (textContent only); the current run stays as it was.
+// This file is the view; export-model.ts writes and reads the files. An imported run's settings
+// go to the Store (Controller.importRun).
 import type { Controller } from '../controller';
 import { RequestError } from '../controller';
 import { drawHeatmap } from '../draw/heatmap';
 import { heatmapSvg } from '../draw/heatmap-svg';
-import { MAX_IMPORT_BYTES, noAblation, type Ablation, type ImportRun, type Snapshot, type TrainerConfigMsg } from '../protocol';
-import { checkField, CONFIG_KEYS, TASKS, type State } from '../state';
+import type { Snapshot } from '../protocol';
 import { h } from './dom';
+import { attentionCsv, headName, headTitle, headValues, importRunOf, ImportProblem, runJson, sortFiles } from './export-model';
 
-/** The JSON file's format field. */
-export const EXPORT_FORMAT = 'attention-playground/1';
 const BASE = 'attention-playground';
-
-/** What the page applies to its settings after a successful import. */
-export type ApplyImported = (config: TrainerConfigMsg, sample: number[], ablation: Ablation) => void;
 
 function download(name: string, data: BlobPart, type: string): void {
   const url = URL.createObjectURL(new Blob([data], { type }));
@@ -26,101 +23,8 @@ function download(name: string, data: BlobPart, type: string): void {
   setTimeout(() => URL.revokeObjectURL(url), 10000);
 }
 
-/** Head h's (T,T) weights, or the average of the heads for h === H. */
-function headValues(s: Snapshot, hh: number): Float32Array {
-  const { H, T } = s;
-  if (hh < H) return s.weights.slice(hh * T * T, (hh + 1) * T * T);
-  const avg = new Float32Array(T * T);
-  for (let k = 0; k < H; ++k) for (let i = 0; i < T * T; ++i) avg[i] += s.weights[k * T * T + i] / H;
-  return avg;
-}
-
-const headName = (s: Snapshot, hh: number) => (hh < s.H ? `head-${hh + 1}` : 'average');
-const headTitle = (s: Snapshot, hh: number) => (hh < s.H ? `Head ${hh + 1}` : 'Average of heads');
-
-/** The attention as CSV: one row per (head, query, key); under the causal mask, masked cells
- * (key > query) have weight 0. */
-export function attentionCsv(s: Snapshot): string {
-  const { H, T } = s;
-  const lines = ['head,query,key,query_token,key_token,weight'];
-  for (let hh = 0; hh < H; ++hh) {
-    for (let i = 0; i < T; ++i) {
-      for (let j = 0; j < T; ++j) {
-        const w = s.mask === 'causal' && j > i ? 0 : s.weights[(hh * T + i) * T + j];
-        lines.push(`${hh},${i},${j},${s.ids[i]},${s.ids[j]},${w}`);
-      }
-    }
-  }
-  return `${lines.join('\n')}\n`;
-}
-
-/** Thrown for a file the import refuses; the message is the sentence shown. */
-class ImportProblem extends Error {}
-
-const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
-
-/** Parses and checks the JSON file; throws ImportProblem naming what is wrong. */
-/** The JSON's optional "ablation" (files written before it existed have none: the intact layer). */
-function parseAblation(v: unknown, H: number): Ablation {
-  if (v === undefined) return noAblation(H);
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new ImportProblem('The JSON file\'s "ablation" is not an object.');
-  const a = v as Record<string, unknown>;
-  const heads = (key: 'zeroed' | 'frozen') => {
-    const x = a[key];
-    if (!Array.isArray(x) || x.length !== H || !x.every((b) => typeof b === 'boolean')) {
-      throw new ImportProblem(`The JSON file's "ablation.${key}" is not a list of ${H} true/false values (one per head).`);
-    }
-    return x as boolean[];
-  };
-  if (a.mask !== 'causal' && a.mask !== 'none' && a.mask !== 'inverted') throw new ImportProblem(`The JSON file's "ablation.mask" ${JSON.stringify(a.mask) ?? '(missing)'} is not one of causal, none, inverted.`);
-  if (typeof a.scaleScores !== 'boolean') throw new ImportProblem('The JSON file\'s "ablation.scaleScores" is not true or false.');
-  return { zeroed: heads('zeroed'), frozen: heads('frozen'), scaleScores: a.scaleScores, mask: a.mask };
-}
-
-function parseRunJson(text: string): { config: TrainerConfigMsg; step: number; history: Float32Array; historyStride: number; sample: number[]; ablation: Ablation } {
-  let o: unknown;
-  try {
-    o = JSON.parse(text);
-  } catch {
-    throw new ImportProblem('The JSON file is not valid JSON.');
-  }
-  if (typeof o !== 'object' || o === null || Array.isArray(o)) throw new ImportProblem('The JSON file does not hold an object.');
-  const r = o as Record<string, unknown>;
-  if (r.format !== EXPORT_FORMAT) throw new ImportProblem(`The JSON file's format is ${JSON.stringify(r.format) ?? 'missing'}, not "${EXPORT_FORMAT}".`);
-  const c = r.config;
-  if (typeof c !== 'object' || c === null || Array.isArray(c)) throw new ImportProblem('The JSON file has no "config" object.');
-  const cfg = c as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  for (const key of CONFIG_KEYS as readonly (keyof State)[]) {
-    const v = cfg[key];
-    if (key === 'task') {
-      if (typeof v !== 'string' || !(v in TASKS)) throw new ImportProblem(`The JSON config's task ${JSON.stringify(v) ?? '(missing)'} is not one of ${Object.keys(TASKS).join(', ')}.`);
-      out[key] = v;
-      continue;
-    }
-    if (typeof v !== 'number' || !Number.isFinite(v)) throw new ImportProblem(`The JSON config's ${key} is ${JSON.stringify(v) ?? 'missing'}, not a number.`);
-    const { correction } = checkField(key, String(v));
-    if (correction) throw new ImportProblem(`The JSON config's ${correction.message.replace(/; using .*$/, '')}.`);
-    out[key] = v;
-  }
-  const config = out as unknown as TrainerConfigMsg;
-  if (config.dModel % config.nHeads !== 0) throw new ImportProblem(`The JSON config's nHeads (${config.nHeads}) does not divide dModel (${config.dModel}).`);
-  if (!isInt(r.step) || r.step < 0) throw new ImportProblem('The JSON file\'s "step" is not a whole number >= 0.');
-  if (!isInt(r.historyStride) || r.historyStride < 1) throw new ImportProblem('The JSON file\'s "historyStride" is not a whole number >= 1.');
-  if (!Array.isArray(r.lossHistory) || !r.lossHistory.every((x) => typeof x === 'number' && Number.isFinite(x))) {
-    throw new ImportProblem('The JSON file\'s "lossHistory" is not a list of finite numbers.');
-  }
-  if (r.lossHistory.length > Math.ceil(r.step / r.historyStride)) throw new ImportProblem(`The JSON file's "lossHistory" has ${r.lossHistory.length} losses, more than its ${r.step} steps.`);
-  const ids = r.sample;
-  if (!Array.isArray(ids) || ids.length < 1 || ids.length > config.seqLen || !ids.every((x) => isInt(x) && x >= 0 && x < config.vocabSize)) {
-    throw new ImportProblem(`The JSON file's "sample" is not a list of 1 to ${config.seqLen} token ids in [0, ${config.vocabSize}).`);
-  }
-  const ablation = parseAblation(r.ablation, config.nHeads);
-  return { config, step: r.step, history: Float32Array.from(r.lossHistory as number[]), historyStride: r.historyStride, sample: ids as number[], ablation };
-}
-
 /** Mounts the panel into parent (the training view's plots column). Returns the unmount function. */
-export function mountExportPanel(parent: HTMLElement, ctl: Controller, apply: ApplyImported): () => void {
+export function mountExportPanel(parent: HTMLElement, ctl: Controller): () => void {
   const btn = (action: string, text: string) => h('button', { type: 'button', 'data-export': action, text });
   const weightsBtn = btn('weights', 'Weights (.safetensors)');
   const jsonBtn = btn('json', 'Config + loss (.json)');
@@ -153,23 +57,6 @@ export function mountExportPanel(parent: HTMLElement, ctl: Controller, apply: Ap
     return s;
   }
 
-  function runJson(s: Snapshot, config: TrainerConfigMsg): string {
-    return `${JSON.stringify(
-      {
-        format: EXPORT_FORMAT,
-        config,
-        step: s.step,
-        lossHistory: Array.from(s.history),
-        historyStride: s.historyStride,
-        sample: Array.from(s.ids),
-        initLoss: Number.isFinite(s.initLoss) ? s.initLoss : null,
-        ablation: ctl.currentAblation ?? noAblation(config.nHeads),
-      },
-      null,
-      1,
-    )}\n`;
-  }
-
   async function guarded(f: () => Promise<void>): Promise<void> {
     try {
       await f();
@@ -187,10 +74,7 @@ export function mountExportPanel(parent: HTMLElement, ctl: Controller, apply: Ap
   );
   jsonBtn.addEventListener('click', () =>
     void guarded(async () => {
-      const s = await current();
-      const cfg = ctl.currentConfig;
-      if (!cfg) throw new ImportProblem('There is no run to export yet.');
-      download(`${BASE}.json`, runJson(s, cfg), 'application/json');
+      download(`${BASE}.json`, runJson(ctl, await current()), 'application/json');
       say('');
     }),
   );
@@ -234,30 +118,8 @@ export function mountExportPanel(parent: HTMLElement, ctl: Controller, apply: Ap
 
   async function importFiles(files: File[]): Promise<void> {
     if (files.length === 0) return;
-    if (files.length > 2) throw new ImportProblem(`Import takes at most 2 files (the weights and the JSON), not ${files.length}.`);
-    let json: File | null = null;
-    let weights: File | null = null;
-    for (const f of files) {
-      if (f.size > MAX_IMPORT_BYTES) throw new ImportProblem(`The file ${f.name} has ${f.size} bytes, more than the 5 MB (${MAX_IMPORT_BYTES} bytes) an import accepts.`);
-      const head = new Uint8Array(await f.slice(0, 1).arrayBuffer());
-      const isJson = /\.json$/i.test(f.name) || (!/\.safetensors$/i.test(f.name) && head[0] === 0x7b);
-      if (isJson) {
-        if (json) throw new ImportProblem('Two JSON files were given; import takes one JSON file and one weights file.');
-        json = f;
-      } else {
-        if (weights) throw new ImportProblem('Two weights files were given; import takes one JSON file and one weights file.');
-        weights = f;
-      }
-    }
-    const run: ImportRun = {};
-    if (json) {
-      const r = parseRunJson(await json.text());
-      run.config = r.config;
-      run.sample = r.sample;
-      run.ablation = r.ablation;
-      run.past = { step: r.step, history: r.history, historyStride: r.historyStride };
-    }
-    if (weights) run.weights = new Uint8Array(await weights.arrayBuffer());
+    const { json, weights } = await sortFiles(files);
+    const run = await importRunOf(json, weights);
     try {
       await ctl.importRun(run);
     } catch (e) {
@@ -267,7 +129,6 @@ export function mountExportPanel(parent: HTMLElement, ctl: Controller, apply: Ap
       }
       throw e;
     }
-    if (run.config && run.sample) apply(run.config, run.sample, run.ablation ?? noAblation(run.config.nHeads));
     say(
       weights && json ? `Restored the run from ${weights.name} and ${json.name} (step ${ctl.snapshot?.step ?? 0}).` : json ? `Applied the config from ${json.name} (step 0).` : `Loaded the weights from ${weights!.name}.`,
       true,

@@ -3,7 +3,7 @@
 import type { Controller } from '../controller';
 import { formatCell, matrixTable } from '../draw/matrix-table';
 import type { Matrix, SelfAttentionStages } from '../protocol';
-import { checkField, LIMITS, tokenize, type State } from '../state';
+import { checkField, LIMITS, tokenize, type State } from '../settings';
 import type { Store } from '../store';
 import { h, scrollBox, uniqueId } from './dom';
 

@@ -2,11 +2,13 @@
 // on the live wasm build and the live model (rows sum to 1 and the mask is exact, the future does
 // not leak, split/merge heads round-trips, the fused QKV projection equals three projections, a
 // finite-difference gradient check, and the PyTorch reference case shipped with the page). Every
-// number shown (max error, tolerance, time) comes from the core; this module only lays it out.
+// number shown (max error, tolerance, time) comes from the core; this module only lays it out
+// (selftest-model.ts runs the checks).
 import type { Controller } from '../controller';
 import type { SelfTestReport, SelfTestResult } from '../protocol';
 import { h, scrollBox } from './dom';
 import { fillPanel, type PanelOptions } from './panel';
+import { SelfTestModel } from './selftest-model';
 
 /** A small or large number in exponent form, short: 1.19e-7, 1e-5, 0; "—" when not measured. */
 export function fmtExp(v: number): string {
@@ -54,11 +56,6 @@ export function mountSelfTestPanel(slot: HTMLElement, ctl: Controller, _opts: Pa
     scrollBox('Self-test results (scrolls sideways)', table),
   );
 
-  let runId = ctl.runId;
-  let running = false;
-  let destroyed = false;
-  let runs = 0;
-
   function render(report: SelfTestReport, at: string): void {
     const rows = report.results.map((r: SelfTestResult) => {
       const measured = Number.isNaN(r.maxError) ? 'not measured' : `${fmtExp(r.maxError)} ${r.maxError <= r.tolerance ? '≤' : '>'} ${fmtExp(r.tolerance)}`;
@@ -82,39 +79,33 @@ export function mountSelfTestPanel(slot: HTMLElement, ctl: Controller, _opts: Pa
     panel.dataset.state = 'done';
   }
 
-  async function run(): Promise<void> {
-    if (running) return;
-    running = true;
-    sync();
-    problem.hidden = true;
-    panel.dataset.state = 'running';
-    status.textContent = 'Running the checks…';
-    const mine = ctl.runId;
-    const before = { step: ctl.snapshot?.step, paused: ctl.status === 'paused' };
-    try {
-      const report = await ctl.selfTest();
-      if (destroyed) return;
-      runId = mine;
-      stale.hidden = mine === ctl.runId;
-      panel.dataset.stale = String(!stale.hidden);
-      const still = before.paused && ctl.status === 'paused' && ctl.snapshot?.step === before.step;
-      render(report, still ? `the model at step ${before.step}` : 'while the model was training');
-    } catch (e) {
-      if (destroyed) return;
-      const why = e instanceof Error ? e.message : String(e);
+  const model = new SelfTestModel(ctl, {
+    started: () => {
+      sync();
+      problem.hidden = true;
+      panel.dataset.state = 'running';
+      status.textContent = 'Running the checks…';
+    },
+    done: (report, at, isStale) => {
+      stale.hidden = !isStale;
+      panel.dataset.stale = String(isStale);
+      render(report, at);
+    },
+    failed: (why) => {
       problem.textContent = sentence(`The checks could not run: ${why}`);
       problem.hidden = false;
       status.textContent = '';
       panel.dataset.state = 'error';
-    } finally {
-      panel.dataset.runs = String(++runs);
-      running = false;
-      if (!destroyed) sync();
-    }
-  }
+    },
+    finished: () => {
+      panel.dataset.runs = String(model.runs);
+      sync();
+    },
+  });
 
   function sync(): void {
-    const busy = ctl.status === 'loading' || ctl.status === 'crashed' || !ctl.snapshot;
+    const busy = !model.ready;
+    const running = model.running;
     // While the checks run the button stays focusable (a disabled button would drop the keyboard
     // focus); run() ignores presses until the answer is in.
     if (runBtn.disabled !== busy) runBtn.disabled = busy;
@@ -122,17 +113,17 @@ export function mountSelfTestPanel(slot: HTMLElement, ctl: Controller, _opts: Pa
       runBtn.setAttribute('aria-disabled', String(running));
       panel.setAttribute('aria-busy', String(running));
     }
-    if (!table.hidden && ctl.runId !== runId && stale.hidden) {
+    if (!table.hidden && model.stale && stale.hidden) {
       stale.hidden = false;
       panel.dataset.stale = 'true';
     }
   }
 
-  runBtn.addEventListener('click', () => void run());
+  runBtn.addEventListener('click', () => void model.run());
   const unsubscribe = ctl.subscribe(sync);
   sync();
   return () => {
-    destroyed = true;
+    model.destroy();
     unsubscribe();
     panel.replaceChildren();
   };

@@ -1,0 +1,107 @@
+// The Ablation panel's model under node, against a fake controller: it measures once per new run
+// and per change of the Store's interventions (sized to the run's heads), a measurement's own
+// snapshot does not start another, and an imported run's interventions are not sent again.
+import { describe, expect, test } from 'vitest';
+import type { Controller } from '../../web/src/controller';
+import type { AblationReport, Snapshot } from '../../web/src/protocol';
+import { DEFAULTS } from '../../web/src/settings';
+import { ablationOf } from '../../web/src/state';
+import { Store } from '../../web/src/store';
+import { AblationModel, type AblationViewHooks } from '../../web/src/ui/ablation-model';
+
+const snap = (H: number, step: number) => ({ H, T: 2, step }) as unknown as Snapshot;
+
+/** A controller whose ablate() answers at once and, like the real one, emits its snapshot first. */
+function fakeController(store: Store, H: number) {
+  const listeners = new Set<() => void>();
+  const ctl = {
+    store,
+    status: 'paused' as Controller['status'],
+    snapshot: snap(H, 0) as Snapshot | null,
+    runId: 1,
+    ablations: [] as unknown[],
+    subscribe(f: () => void) {
+      listeners.add(f);
+      return () => listeners.delete(f);
+    },
+    emit() {
+      for (const f of listeners) f();
+    },
+    async ablate(): Promise<AblationReport> {
+      const ablation = ablationOf(store.state, ctl.snapshot!.H);
+      ctl.ablations.push(ablation);
+      await new Promise((r) => setTimeout(r, 1));
+      ctl.emit();
+      return { ablation, step: ctl.snapshot!.step } as unknown as AblationReport;
+    },
+  };
+  return ctl;
+}
+
+function hooks() {
+  const got = { heads: [] as number[], reports: 0, problems: [] as (string | null)[] };
+  const view: AblationViewHooks = {
+    heads: (H) => got.heads.push(H),
+    settings: () => {},
+    ready: () => {},
+    report: () => got.reports++,
+    problem: (m) => got.problems.push(m),
+    visible: () => true,
+  };
+  return { got, view };
+}
+
+/** Long enough for a few round trips of the fake controller. */
+const settle = () => new Promise((r) => setTimeout(r, 30));
+
+describe('AblationModel', () => {
+  test('one measurement per new run, none for its own reply', async () => {
+    const store = new Store(DEFAULTS);
+    const ctl = fakeController(store, 4);
+    const { got, view } = hooks();
+    const model = new AblationModel(ctl as unknown as Controller, view, false);
+    await settle();
+    expect(got.heads).toEqual([4]);
+    expect(ctl.ablations).toHaveLength(1);
+    expect(got.reports).toBe(1);
+    // A step: measured again, once.
+    ctl.snapshot = snap(4, 10);
+    ctl.emit();
+    await settle();
+    expect(ctl.ablations).toHaveLength(2);
+    model.destroy();
+  });
+
+  test('a change from the panel goes to the Store, and the measurement follows it, for the run\'s heads', async () => {
+    const store = new Store({ ...DEFAULTS, nHeads: 4 });
+    const ctl = fakeController(store, 2); // the Store asks for 4 heads, the run has 2 (an invalid config)
+    const { view } = hooks();
+    const model = new AblationModel(ctl as unknown as Controller, view, false);
+    await settle();
+    model.change({ zeroed: [false, true] });
+    expect(store.state.headsOff).toBe('2');
+    await settle();
+    expect(ctl.ablations.at(-1)).toEqual({ zeroed: [false, true], frozen: [false, false], scaleScores: true, mask: 'causal' });
+    model.restore();
+    expect(store.state).toMatchObject({ headsOff: '', headsFrozen: '', mask: 'causal', scaleScores: true });
+    model.destroy();
+  });
+
+  test('an imported run\'s interventions are not sent again; its new run is measured once', async () => {
+    const store = new Store(DEFAULTS);
+    const ctl = fakeController(store, 4);
+    const { view } = hooks();
+    const model = new AblationModel(ctl as unknown as Controller, view, false);
+    await settle();
+    const before = ctl.ablations.length;
+    store.set({ headsOff: '1', mask: 'none' }, 'run');
+    await settle();
+    expect(ctl.ablations).toHaveLength(before);
+    ctl.runId++;
+    ctl.emit();
+    await settle();
+    expect(ctl.ablations).toHaveLength(before + 1);
+    expect(ctl.ablations.at(-1)).toMatchObject({ zeroed: [true, false, false, false], mask: 'none' });
+    model.destroy();
+  });
+});

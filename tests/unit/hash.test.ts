@@ -1,0 +1,117 @@
+// The URL hash round trip (web/src/state.ts) under node: state -> hash -> state is the identity for
+// the defaults, for links of today and for random valid states; old key names parse; what a link
+// gets wrong is corrected and said.
+import { describe, expect, test } from 'vitest';
+import { DEFAULTS, SETTING_LIST, tokenize, type State } from '../../web/src/settings';
+import { mulberry32 as rng } from '../../web/src/seeded';
+import { stateFromHash, stateToHash } from '../../web/src/state';
+import { withAliases } from './aliases';
+
+const WORDS = ['The', 'cat', 'sat', 'on', 'the', 'mat', 'café', 'naïve', "don't", '42', '&', '=', '+', '#', '?', '%', ',', 'Ünïcödé', '日本'];
+
+/** A random state that the page's validation leaves as it is (every rule of the table and of
+ * fixConsistency met, every text in the form the page writes). */
+function randomState(r: () => number): State {
+  const int = (lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
+  const pick = <T>(xs: readonly T[]) => xs[int(0, xs.length - 1)];
+  const s: Record<string, unknown> = {};
+  for (const row of SETTING_LIST) {
+    if (row.type === 'int') s[row.key] = int(row.range![0], row.range![1]);
+    else if (row.type === 'float') s[row.key] = row.exclusiveMin ? row.range![1] * (1 - r()) : row.range![0] + r() * (row.range![1] - row.range![0]);
+    else if (row.type === 'bool') s[row.key] = r() < 0.5;
+    else if (row.type === 'enum') s[row.key] = pick(row.values!);
+  }
+  const st = s as unknown as State;
+  st.dModel = 2 * int(1, 128);
+  const divisors = Array.from({ length: 16 }, (_, i) => i + 1).filter((h) => st.dModel % h === 0);
+  st.nHeads = pick(divisors);
+  st.sample = Array.from({ length: int(1, st.seqLen) }, () => int(0, st.vocabSize - 1)).join(' ');
+  const heads = () => Array.from({ length: st.nHeads }, (_, i) => i + 1).filter(() => r() < 0.3).join(',');
+  st.headsOff = heads();
+  st.headsFrozen = heads();
+  let words: string[] = [];
+  do words = Array.from({ length: int(1, 10) }, () => pick(WORDS));
+  while (tokenize(words.join(' ')).length > 16 || tokenize(words.join(' ')).length === 0);
+  st.sentence = words.join(' ');
+  return st;
+}
+
+describe('the hash round trip', () => {
+  test('the defaults', () => {
+    expect(stateFromHash(`#${stateToHash(DEFAULTS)}`)).toEqual({ state: DEFAULTS, corrections: [] });
+    expect(stateFromHash('')).toEqual({ state: DEFAULTS, corrections: [] });
+  });
+
+  test('a link of today reads as it did, and is written back as it was', () => {
+    const link =
+      'view=train&vocab=32&dmodel=16&heads=2&seqlen=8&batch=8&lr=0.01&seed=7&attndrop=0.1&outdrop=0&task=repeat' +
+      '&sample=1+2+3+4&logy=0&sentence=Attention+is+all+you+need&dk=3&dv=5&causal=1&stage=4' +
+      '&mask=none&scale=0&off=2&frozen=1';
+    const { state, corrections } = stateFromHash(`#${link}`);
+    expect(corrections).toEqual([]);
+    expect(state).toEqual({
+      view: 'train', vocabSize: 32, dModel: 16, nHeads: 2, seqLen: 8, batchSize: 8, lr: 0.01, seed: 7, attnDropout: 0.1, outDropout: 0, task: 'repeat',
+      sample: '1 2 3 4', logY: false, sentence: 'Attention is all you need', dk: 3, dv: 5, causal: true, stage: 4,
+      mask: 'none', scaleScores: false, headsOff: '2', headsFrozen: '1',
+    });
+    expect(stateToHash(state)).toBe(link);
+  });
+
+  test('a short link of the README: the rest are defaults, written back in full, in table order', () => {
+    const { state, corrections } = stateFromHash('#view=train&task=future&mask=none');
+    expect(corrections).toEqual([]);
+    expect(state).toEqual({ ...DEFAULTS, task: 'future', mask: 'none' });
+    expect(stateToHash(state)).toMatch(/^view=train&vocab=64&dmodel=32&heads=4&seqlen=12&batch=16&lr=0.005&seed=42&attndrop=0&outdrop=0&task=future&sample=3\+14\+15/);
+    expect([...new URLSearchParams(stateToHash(state)).keys()]).toEqual(SETTING_LIST.map((s) => s.hash));
+  });
+
+  test('random valid states: state -> hash -> state is the identity, with nothing corrected', () => {
+    const r = rng(1234);
+    for (let i = 0; i < 500; ++i) {
+      const st = randomState(r);
+      const hash = stateToHash(st);
+      const back = stateFromHash(`#${hash}`);
+      expect(back.corrections, hash).toEqual([]);
+      expect(back.state, hash).toEqual(st);
+      expect(stateToHash(back.state)).toBe(hash);
+    }
+  });
+
+  test('old key names parse as their setting, the current name wins, and the hash written uses the current names', () => {
+    const table = withAliases();
+    const { state, corrections } = stateFromHash('#zero=1,2&nheads=2', table);
+    expect(corrections).toEqual([]);
+    expect([state.headsOff, state.nHeads]).toEqual(['1,2', 2]);
+    expect(stateFromHash('#heads=8&nheads=2', table).state.nHeads).toBe(8);
+    const hash = stateToHash(state, table);
+    expect(hash).toMatch(/&heads=2&/);
+    expect(hash).toMatch(/&off=1%2C2&/);
+    expect(hash).not.toMatch(/nheads|zero/);
+    // Without the old names in the table, they are unknown keys.
+    expect(stateFromHash('#zero=1').corrections).toEqual([{ key: null, message: 'ignored unknown keys: "zero"' }]);
+  });
+
+  test('what a link gets wrong is corrected, in words, and the state is valid', () => {
+    const { state, corrections } = stateFromHash('#vocab=99999&dmodel=31&heads=5&seqlen=abc&lr=-1&off=1,7&sample=3+500+4&a=1&b=2&c=3&d=4&e=5&f=6');
+    expect(corrections.map((c) => c.message)).toEqual([
+      'vocab: 99999 is above the maximum 512; using 512',
+      'seq_len: "abc" is not a number; using 12',
+      'learning rate: -1 is not in (0, 10]; using 0.005',
+      'ignored unknown keys: "a", "b", "c", "d", "e" and 1 more',
+      'd_model: 31 must be even (sinusoidal positions); using 32',
+      'heads: 5 does not divide d_model 32; using 4',
+      'heads switched off: "7" is not a head number in [1, 4] (heads 4)',
+    ]);
+    expect(state).toMatchObject({ vocabSize: 512, dModel: 32, nHeads: 4, seqLen: 12, lr: 0.005, headsOff: '1', sample: '3 500 4' });
+    // The sample fits vocab 512; with vocab 8 it would not.
+    expect(stateFromHash('#vocab=8&sample=3+9+4').corrections).toEqual([{ key: 'sample', message: 'sample sequence: "9" is not a token id in [0, 7]' }]);
+    expect(stateFromHash('#vocab=8&sample=3+9+4').state.sample).toBe('3 4');
+  });
+
+  test('a huge hash is read only so far', () => {
+    const { state } = stateFromHash(`#seed=7&sentence=${'x'.repeat(100000)}&vocab=8`);
+    expect(state.seed).toBe(7);
+    expect(state.vocabSize).toBe(64);
+    expect(state.sentence.length).toBeLessThanOrEqual(120);
+  });
+});

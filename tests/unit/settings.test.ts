@@ -1,0 +1,198 @@
+// The key table (web/src/settings.ts) under node: every row complete, every public name unique,
+// old names resolved; checkField's bounds, clamping and messages; the element's attribute map and
+// the training view's controls derived from it.
+import { describe, expect, test } from 'vitest';
+import { ATTRIBUTES, CONFIG_ATTRIBUTES, ELEMENT_ATTRIBUTES, OBSERVED_ATTRIBUTES, attributeMap, keyOfAttribute, stateFromAttributes, stateFromPatch } from '../../web/src/element/attributes';
+import { ABLATION_KEYS, CONFIG_KEYS, DEFAULTS, SETTING_LIST, SETTINGS, checkField, settingByHash, type Setting, type State } from '../../web/src/settings';
+import { CONTROLS } from '../../web/src/ui/train-controls';
+import { withAliases } from './aliases';
+
+const FIELDS: (keyof Setting)[] = ['key', 'group', 'core', 'cpp', 'hash', 'attribute', 'cli', 'label', 'type', 'default', 'range', 'exclusiveMin', 'values', 'step', 'clean', 'aliases'];
+
+describe('the key table', () => {
+  test('every setting has every field, of the right kind for its type', () => {
+    for (const s of SETTING_LIST) {
+      for (const f of FIELDS) expect(s, `${s.key}.${f}`).toHaveProperty(f);
+      expect(s.label, s.key).toMatch(/\S/);
+      expect(s.hash, s.key).toMatch(/^[a-z]+$/);
+      if (s.attribute !== null) expect(s.attribute, s.key).toMatch(/^[a-z]+(-[a-z]+)*$/);
+      if (s.cli !== null) expect(s.cli.flag, s.key).toMatch(/^--[a-z]+(-[a-z]+)*$/);
+      expect(Array.isArray(s.aliases.hash) && Array.isArray(s.aliases.attribute), s.key).toBe(true);
+      switch (s.type) {
+        case 'int':
+        case 'float':
+          expect(s.range, s.key).not.toBeNull();
+          expect(s.range![0], s.key).toBeLessThan(s.range![1]);
+          expect(s.step, s.key).not.toBeNull();
+          expect(typeof s.default, s.key).toBe('number');
+          break;
+        case 'enum':
+          expect(s.values, s.key).not.toBeNull();
+          expect(s.values, s.key).toContain(s.default);
+          break;
+        case 'bool':
+          expect(typeof s.default, s.key).toBe('boolean');
+          break;
+        case 'text':
+          expect(s.clean, s.key).not.toBeNull();
+          expect(typeof s.default, s.key).toBe('string');
+          break;
+      }
+    }
+  });
+
+  test('every State key has exactly one row, and the defaults are the table\'s', () => {
+    expect(SETTING_LIST.map((s) => s.key).sort()).toEqual(Object.keys(DEFAULTS).sort());
+    for (const s of SETTING_LIST) expect(DEFAULTS[s.key], s.key).toBe(s.default);
+  });
+
+  test('each default passes its own validation unchanged', () => {
+    for (const s of SETTING_LIST) {
+      const raw = typeof s.default === 'boolean' ? (s.default ? '1' : '0') : String(s.default);
+      expect(checkField(s.key, raw), s.key).toEqual({ value: s.default });
+    }
+  });
+
+  test('names are unique: hash keys (with old ones), attributes (with old ones and the element\'s own), JS, core and C++ names, CLI flags', () => {
+    const unique = (names: string[]) => expect(new Set(names).size, names.join(' ')).toBe(names.length);
+    unique(SETTING_LIST.flatMap((s) => [s.hash, ...s.aliases.hash]));
+    unique([...SETTING_LIST.flatMap((s) => (s.attribute === null ? [] : [s.attribute, ...s.aliases.attribute])), ...ELEMENT_ATTRIBUTES]);
+    unique(SETTING_LIST.map((s) => s.key));
+    unique(SETTING_LIST.flatMap((s) => (s.core === null ? [] : [s.core])));
+    unique(SETTING_LIST.flatMap((s) => (s.cpp === null ? [] : [s.cpp])));
+    unique(SETTING_LIST.flatMap((s) => (s.cli === null ? [] : [s.cli.flag])));
+    // With the test's old names too.
+    unique(withAliases().flatMap((s) => [s.hash, ...s.aliases.hash]));
+  });
+
+  test('the public names of today, exactly (contracts: old links and pages use them)', () => {
+    const names = Object.fromEntries(SETTING_LIST.map((s) => [s.key, [s.hash, s.attribute, s.cli?.flag ?? null, s.core, s.cpp]]));
+    expect(names).toEqual({
+      view: ['view', 'view', null, null, null],
+      vocabSize: ['vocab', 'vocab-size', '--vocab', 'vocabSize', 'vocab_size'],
+      dModel: ['dmodel', 'd-model', '--d-model', 'dModel', 'd_model'],
+      nHeads: ['heads', 'heads', '--heads', 'nHeads', 'n_heads'],
+      seqLen: ['seqlen', 'seq-len', '--seq-len', 'seqLen', 'seq_len'],
+      batchSize: ['batch', 'batch', '--batch', 'batchSize', 'batch_size'],
+      lr: ['lr', 'lr', '--lr', 'lr', 'lr'],
+      seed: ['seed', 'seed', '--seed', 'seed', 'seed'],
+      attnDropout: ['attndrop', null, '--attn-dropout', 'attnDropout', 'attn_dropout'],
+      outDropout: ['outdrop', null, '--out-dropout', 'outDropout', 'out_dropout'],
+      task: ['task', 'task', '--task', 'task', 'task'],
+      sample: ['sample', null, null, null, null],
+      logY: ['logy', null, null, null, null],
+      sentence: ['sentence', null, null, null, null],
+      dk: ['dk', null, null, null, null],
+      dv: ['dv', null, null, null, null],
+      causal: ['causal', null, null, 'causal', 'causal'],
+      stage: ['stage', null, null, null, null],
+      mask: ['mask', null, '--mask', 'mask', 'mask'],
+      scaleScores: ['scale', null, '--no-scale', 'scaleScores', 'scale_scores'],
+      headsOff: ['off', null, '--heads-off', 'zeroed', 'zeroed'],
+      headsFrozen: ['frozen', null, '--freeze', 'frozen', 'frozen'],
+    });
+  });
+
+  test('the config keys are the core\'s JS config keys; the ablation keys the core\'s Ablation', () => {
+    expect(CONFIG_KEYS).toEqual(['vocabSize', 'dModel', 'nHeads', 'seqLen', 'batchSize', 'lr', 'seed', 'attnDropout', 'outDropout', 'task']);
+    for (const k of CONFIG_KEYS) expect(SETTINGS[k].core).toBe(k);
+    expect(ABLATION_KEYS.map((k) => SETTINGS[k].core).sort()).toEqual(['frozen', 'mask', 'scaleScores', 'zeroed']);
+  });
+
+  test('old names resolve to their setting: hash keys, attributes', () => {
+    const table = withAliases();
+    expect(settingByHash('off')?.key).toBe('headsOff');
+    expect(settingByHash('nope')).toBeUndefined();
+    expect(attributeMap(table, true)['n-heads']).toBe('nHeads');
+    expect(attributeMap(table, false)['n-heads']).toBeUndefined();
+    const { state, problems } = stateFromAttributes(DEFAULTS, (a) => (a === 'n-heads' ? '2' : null), table);
+    expect(problems).toEqual([]);
+    expect(state.nHeads).toBe(2);
+    // The attribute itself wins over its old name.
+    expect(stateFromAttributes(DEFAULTS, (a) => (a === 'n-heads' ? '2' : a === 'heads' ? '8' : null), table).state.nHeads).toBe(8);
+  });
+});
+
+describe('validation', () => {
+  test('numbers: bounds, clamping, whole numbers, each with its message', () => {
+    expect(checkField('vocabSize', '99999')).toEqual({ value: 512, correction: { key: 'vocabSize', message: 'vocab: 99999 is above the maximum 512; using 512' } });
+    expect(checkField('batchSize', '0')).toEqual({ value: 1, correction: { key: 'batchSize', message: 'batch: 0 is below the minimum 1; using 1' } });
+    expect(checkField('seqLen', 'abc')).toEqual({ value: 12, correction: { key: 'seqLen', message: 'seq_len: "abc" is not a number; using 12' } });
+    expect(checkField('seqLen', '')).toMatchObject({ value: 12, correction: { message: 'seq_len: "" is not a number; using 12' } });
+    expect(checkField('seed', '7.6')).toEqual({ value: 8, correction: { key: 'seed', message: 'seed: 7.6 is not a whole number; using 8' } });
+    expect(checkField('nHeads', '16.7')).toEqual({ value: 16, correction: { key: 'nHeads', message: 'heads: 16.7 is above the maximum 16; using 16' } });
+    expect(checkField('attnDropout', '2')).toEqual({ value: 0.9, correction: { key: 'attnDropout', message: 'attention dropout: 2 is above the maximum 0.9; using 0.9' } });
+    expect(checkField('dk', '1e9')).toMatchObject({ value: 16, correction: { message: 'dk: 1000000000 is above the maximum 16; using 16' } });
+    expect(checkField('seed', String(2 ** 32 - 1))).toEqual({ value: 2 ** 32 - 1 });
+    expect(checkField('dModel', ' 16 ')).toEqual({ value: 16 });
+  });
+
+  test('lr: (0, 10], the lower bound excluded', () => {
+    expect(checkField('lr', '0.01')).toEqual({ value: 0.01 });
+    expect(checkField('lr', '10')).toEqual({ value: 10 });
+    expect(checkField('lr', '-1')).toEqual({ value: 0.005, correction: { key: 'lr', message: 'learning rate: -1 is not in (0, 10]; using 0.005' } });
+    expect(checkField('lr', '0')).toMatchObject({ value: 0.005, correction: { message: 'learning rate: 0 is not in (0, 10]; using 0.005' } });
+    expect(checkField('lr', '11')).toMatchObject({ value: 10, correction: { message: 'learning rate: 11 is above the maximum 10; using 10' } });
+  });
+
+  test('booleans and choices', () => {
+    expect(checkField('logY', 'true')).toEqual({ value: true });
+    expect(checkField('logY', '0')).toEqual({ value: false });
+    expect(checkField('logY', 'maybe')).toEqual({ value: true, correction: { key: 'logY', message: 'log scale: "maybe" is not 0 or 1; using 1' } });
+    expect(checkField('view', 'evil')).toEqual({ value: 'train', correction: { key: 'view', message: 'view: "evil" is not one of train, lesson; using train' } });
+    expect(checkField('task', 'sort')).toEqual({ value: 'sort' });
+    expect(checkField('mask', 'inverted')).toEqual({ value: 'inverted' });
+    expect(checkField('view', '<img src=x onerror=alert(1)>').correction!.message).toBe('view: "<img src=x onerror=alert…" is not one of train, lesson; using train');
+  });
+
+  test('text: sentence, sample, head lists', () => {
+    expect(checkField('sentence', 'a '.repeat(20)).correction!.message).toBe('sentence: more than 16 tokens; keeping the first 16');
+    expect(checkField('sentence', '   ')).toEqual({ value: 'The cat sat on the mat', correction: { key: 'sentence', message: 'sentence: empty; using "The cat sat on the mat"' } });
+    expect(checkField('sentence', 'a\u0000b')).toEqual({ value: 'a b', correction: { key: 'sentence', message: 'sentence: shortened or cleaned' } });
+    expect(checkField('sample', '1'.repeat(2000))).toMatchObject({ value: '1'.repeat(1024), correction: { message: 'sample sequence: longer than 1024 characters; cut' } });
+    expect(checkField('headsOff', '3, 1 ,3')).toEqual({ value: '1,3' });
+    expect(checkField('headsFrozen', '2,99,x')).toEqual({ value: '2', correction: { key: 'headsFrozen', message: 'frozen heads: "99" is not a head number in [1, 16]; "x" is not a head number in [1, 16]' } });
+  });
+
+  test('the element\'s attributes and `state` are checked by the same rules, named their way', () => {
+    const { state, problems } = stateFromAttributes(DEFAULTS, (a) => ({ 'd-model': '33', heads: 'abc', 'seq-len': '999' })[a] ?? null);
+    expect([state.dModel, state.nHeads, state.seqLen]).toEqual([34, 2, 128]);
+    expect(problems.map((p) => p.message).sort()).toEqual([
+      'd-model: 33 must be even (sinusoidal positions); using 34',
+      'heads: "abc" is not a number; using 4',
+      'heads: 4 does not divide d_model 34; using 2',
+      'seq-len: 999 is above the maximum 128; using 128',
+    ]);
+    expect(problems.map((p) => p.attribute).sort()).toEqual(['d-model', 'heads', 'heads', 'seq-len']);
+    const patched = stateFromPatch(DEFAULTS, { seed: 'x', headsOff: '2', nope: 1 });
+    expect(patched.state.seed).toBe(42);
+    expect(patched.state.headsOff).toBe('2');
+    expect(patched.problems.map((p) => p.message)).toEqual(['state: "nope" is not a setting with a string, number or boolean value; ignored', 'state.seed: "x" is not a number; using 42']);
+  });
+});
+
+describe('derived from the table', () => {
+  test('the element\'s attributes: the settings\' own, then the element-only ones', () => {
+    expect(CONFIG_ATTRIBUTES).toEqual({ view: 'view', 'vocab-size': 'vocabSize', 'd-model': 'dModel', heads: 'nHeads', 'seq-len': 'seqLen', batch: 'batchSize', lr: 'lr', seed: 'seed', task: 'task' });
+    expect([...ATTRIBUTES].sort()).toEqual(['autoplay', 'batch', 'd-model', 'heads', 'height', 'hide', 'lr', 'seed', 'seq-len', 'solved-at', 'task', 'theme', 'view', 'vocab-size']);
+    expect([...OBSERVED_ATTRIBUTES].sort()).toEqual([...ATTRIBUTES].sort());
+    expect(keyOfAttribute('vocab-size')).toBe('vocabSize');
+    expect(keyOfAttribute('hide')).toBeUndefined();
+  });
+
+  test('the training view\'s controls: one per config setting, with its label, bounds and step', () => {
+    expect(CONTROLS.map((c) => c.key)).toEqual([...CONFIG_KEYS]);
+    const lr = CONTROLS.find((c) => c.key === 'lr')!;
+    expect(lr).toMatchObject({ label: 'learning rate', coreKey: 'lr', min: 0, max: 10, step: 'any' });
+    expect(CONTROLS.find((c) => c.key === 'dModel')).toMatchObject({ label: 'd_model', min: 2, max: 256, step: '2' });
+    expect(CONTROLS.find((c) => c.key === 'task')!.options).toEqual(['repeat', 'shift', 'copy', 'reverse', 'sort', 'future']);
+  });
+
+  test('a control\'s input sets the value the table allows', () => {
+    for (const c of CONTROLS) {
+      if (c.options) continue;
+      const key = c.key as keyof State;
+      expect(checkField(key, String(c.max)).value, key).toBe(c.max);
+    }
+  });
+});

@@ -1,0 +1,132 @@
+// The Store is the only owner of the run's settings: the controller keeps no copy, builds every
+// request from the Store when it sends it (the ablation sized to the run's head count), turns the
+// Store's changes into configure and sample requests, and an import writes the Store without a
+// second request. Against a fake worker client, under node.
+import { describe, expect, test } from 'vitest';
+import { Controller } from '../../web/src/controller';
+import type { Ablation, Request, Snapshot } from '../../web/src/protocol';
+import { DEFAULTS, type State } from '../../web/src/settings';
+import { Store, type ChangeSource } from '../../web/src/store';
+import type { WorkerClient } from '../../web/src/worker-client';
+
+/** A request as the controller hands it to the client (without its id). */
+type Sent = { [K in Request['type']]: Omit<Extract<Request, { type: K }>, 'id'> }[Request['type']];
+
+function snapshot(H: number, step = 0): Snapshot {
+  const T = 3;
+  return { step, loss: 1, lossAtInit: step === 0, initLoss: 1, stepsPerSec: 0, history: new Float32Array(0), historyStride: 1, ids: new Int32Array([1, 2, 3]), weights: new Float32Array(H * T * T), H, T, mask: 'causal' };
+}
+
+/** A worker client that records each request and answers it at once. */
+function fakeClient() {
+  const sent: Sent[] = [];
+  let H = 0;
+  const client = {
+    assets: { reference: { weights: '', input: '', expected: '' } },
+    onEvent: () => {},
+    onCrash: () => {},
+    start: async () => true,
+    request: async (_type: string, body: Sent) => {
+      sent.push(body);
+      switch (body.type) {
+        case 'configure':
+          H = body.config.nHeads;
+          return { type: 'configured', snapshot: snapshot(H) };
+        case 'importRun':
+          if (body.run.config) H = body.run.config.nHeads;
+          return { type: 'configured', snapshot: snapshot(H, 7) };
+        case 'sample':
+          return { type: 'sampled', snapshot: snapshot(H) };
+        case 'ablate':
+          return { type: 'ablated', snapshot: snapshot(H), report: { ablation: body.ablation, step: 0 } };
+        default:
+          throw new Error(`unexpected request ${body.type}`);
+      }
+    },
+  };
+  return { client: client as unknown as WorkerClient, sent };
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 0));
+
+async function started(state: Partial<State> = {}) {
+  const store = new Store({ ...DEFAULTS, ...state });
+  const { client, sent } = fakeClient();
+  const ctl = new Controller(client, store);
+  await ctl.start();
+  await ctl.configure();
+  return { store, ctl, sent };
+}
+
+describe('the Store owns the settings; the controller derives its requests', () => {
+  test('the first configure: config, sample ids and ablation from the Store', async () => {
+    const { sent, ctl } = await started({ nHeads: 2, dModel: 8, sample: '1 2 99', vocabSize: 16, headsOff: '2', mask: 'none' });
+    expect(sent).toEqual([
+      {
+        type: 'configure',
+        config: { vocabSize: 16, dModel: 8, nHeads: 2, seqLen: 12, batchSize: 16, lr: 0.005, seed: 42, attnDropout: 0, outDropout: 0, task: 'repeat' },
+        sample: [1, 2],
+        ablation: { zeroed: [false, true], frozen: [false, false], scaleScores: true, mask: 'none' },
+      },
+    ]);
+    expect(ctl.status).toBe('paused');
+    // No copy of a setting in the controller.
+    for (const k of ['config', 'sample', 'ablationNow', 'currentConfig', 'currentAblation']) expect(k in ctl, k).toBe(false);
+  });
+
+  test('a config change configures again, the ablation sized to the new head count', async () => {
+    const { store, sent } = await started({ headsOff: '1,4' });
+    store.set({ nHeads: 2 });
+    await tick();
+    expect(sent.at(-1)).toMatchObject({ type: 'configure', config: { nHeads: 2 }, ablation: { zeroed: [true, false], frozen: [false, false] } });
+    // The Store keeps what was typed; head 4 comes back with 4 heads.
+    expect(store.state.headsOff).toBe('1,4');
+    store.set({ nHeads: 4 });
+    await tick();
+    expect(sent.at(-1)).toMatchObject({ type: 'configure', ablation: { zeroed: [true, false, false, true] } });
+  });
+
+  test('a sample change asks for the new sequence only', async () => {
+    const { store, sent } = await started();
+    store.set({ sample: '5 6,7' });
+    await tick();
+    expect(sent.at(-1)).toEqual({ type: 'sample', sample: [5, 6, 7] });
+    expect(sent.filter((r) => r.type === 'configure')).toHaveLength(1);
+  });
+
+  test('ablate sends the Store\'s interventions for the run\'s heads', async () => {
+    const { store, ctl, sent } = await started({ nHeads: 4 });
+    store.set({ headsFrozen: '3', scaleScores: false });
+    const report = await ctl.ablate();
+    expect(sent.at(-1)).toEqual({ type: 'ablate', ablation: { zeroed: [false, false, false, false], frozen: [false, false, true, false], scaleScores: false, mask: 'causal' } });
+    expect(report.ablation.frozen).toEqual([false, false, true, false]);
+  });
+
+  test('an import writes its settings to the Store, marked as the run\'s, and sends nothing more', async () => {
+    const { store, ctl, sent } = await started();
+    const seen: [ReadonlySet<keyof State>, ChangeSource][] = [];
+    store.subscribe((_s, changed, source) => seen.push([changed, source]));
+    const ablation: Ablation = { zeroed: [true, false], frozen: [false, true], scaleScores: true, mask: 'inverted' };
+    const config = { vocabSize: 8, dModel: 4, nHeads: 2, seqLen: 4, batchSize: 2, lr: 0.01, seed: 3, attnDropout: 0, outDropout: 0, task: 'shift' as const };
+    const runId = ctl.runId;
+    await ctl.importRun({ config, sample: [1, 2, 3], ablation });
+    await tick();
+    expect(sent.map((r) => r.type)).toEqual(['configure', 'importRun']);
+    expect(store.state).toMatchObject({ ...config, sample: '1 2 3', headsOff: '1', headsFrozen: '2', mask: 'inverted', scaleScores: true });
+    expect(seen).toHaveLength(1);
+    expect(seen[0][1]).toBe('run');
+    expect(ctl.runId).toBe(runId + 1);
+    expect(ctl.snapshot?.step).toBe(7);
+    // Ablate reads the imported interventions from the Store.
+    await ctl.ablate();
+    expect(sent.at(-1)).toEqual({ type: 'ablate', ablation });
+  });
+
+  test('after destroy the controller no longer follows the Store', async () => {
+    const { store, ctl, sent } = await started();
+    ctl.destroy();
+    store.set({ seed: 9 });
+    await tick();
+    expect(sent).toHaveLength(1);
+  });
+});

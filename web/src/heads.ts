@@ -1,0 +1,25 @@
+// One head's attention, or the heads' average, out of a snapshot's (H,T,T) weights: computed here
+// once, for the heatmaps and the exports alike, so that the drawing modules only draw.
+
+/** Head hh's (T,T) weights, a copy, out of (H,T,T) weights. */
+export function headWeights(weights: Float32Array, H: number, T: number, hh: number): Float32Array {
+  if (weights.length !== H * T * T) throw new Error(`weights: ${weights.length} values for H=${H}, T=${T}`);
+  if (!(hh >= 0 && hh < H)) throw new Error(`head ${hh} is not in [0, ${H})`);
+  return weights.slice(hh * T * T, (hh + 1) * T * T);
+}
+
+/** The mean over the heads of (H,T,T) weights: (T,T). */
+export function headAverage(weights: Float32Array, H: number, T: number): Float32Array {
+  if (weights.length !== H * T * T) throw new Error(`weights: ${weights.length} values for H=${H}, T=${T}`);
+  const avg = new Float32Array(T * T);
+  for (let hh = 0; hh < H; ++hh) {
+    const w = weights.subarray(hh * T * T, (hh + 1) * T * T);
+    for (let k = 0; k < T * T; ++k) avg[k] += w[k] / H;
+  }
+  return avg;
+}
+
+/** Figure f of a snapshot's heatmaps: head f for f < H, the average for f === H. */
+export function headOrAverage(weights: Float32Array, H: number, T: number, f: number): Float32Array {
+  return f < H ? headWeights(weights, H, T, f) : headAverage(weights, H, T);
+}

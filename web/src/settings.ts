@@ -1,0 +1,268 @@
+// The key table: every setting of the page, written once (after tensorflow/playground's state.ts).
+// For each: its name in JS (the State key, the element's `state` key and, for the config, the
+// core's JS key), its name in the core and in C++ where it has one, the URL hash key, the element
+// attribute and the `attn train` flag where it has them, the label, the type, the default, the
+// bounds and the validation, and the old names that still parse. Everything else is derived from
+// it: the defaults, checkField, the hash round trip (state.ts), the element's attributes
+// (element/attributes.ts), the training view's controls and the import's config checks. The
+// values themselves live in the Store (store.ts), and nowhere else.
+import type { Ablation as CoreAblation, TrainerConfig } from './core/attention-core';
+import type { MaskMode } from './protocol';
+import { cleanHeads, cleanSample, cleanSentence, DEFAULT_SENTENCE, MAX_HEADS, quote, TEXT_LIMITS } from './parse';
+import { TASKS, type TaskName } from './tasks';
+
+export { parseHeads, parseSample, quote, TEXT_LIMITS, tokenize } from './parse';
+export { TASKS, type TaskName };
+
+/** View 1 trains the tiny LM; view 2 takes one head apart ("lesson"). */
+export type View = 'train' | 'lesson';
+
+/** Every setting of the page. Model/training keys are the core's JS config keys. */
+export interface State extends Required<TrainerConfig> {
+  view: View;
+  task: TaskName;
+  /** Token ids (space separated) of the sequence whose attention the heatmaps show. */
+  sample: string;
+  /** Loss chart on a log scale. */
+  logY: boolean;
+  /** View 2 ("from scratch"): the sentence, projection sizes, causal mask, current stage. */
+  sentence: string;
+  dk: number;
+  dv: number;
+  causal: boolean;
+  stage: number;
+  /** Ablation panel: the mask, the 1/sqrt(dk) scaling, heads switched off and frozen heads
+   * (comma lists of 1-based head numbers, e.g. "1,3"). */
+  mask: MaskMode;
+  scaleScores: boolean;
+  headsOff: string;
+  headsFrozen: string;
+}
+
+/** What a change of the setting does: config builds a new Trainer, sample changes the heatmaps'
+ * sequence, ablation the interventions, lesson view 2's inputs, page only what is shown. */
+export type SettingGroup = 'page' | 'config' | 'sample' | 'ablation' | 'lesson';
+export type SettingType = 'int' | 'float' | 'bool' | 'enum' | 'text';
+
+/** An `attn train` flag: one that takes a value (`--vocab V`), or a switch that sets the value. */
+export type CliFlag = { flag: `--${string}`; value: string } | { flag: `--${string}`; sets: boolean };
+
+/** One row of the key table. */
+export interface Setting<K extends keyof State = keyof State> {
+  /** The name in JS: the State key, the element's `state` key, the training view's control name. */
+  key: K;
+  group: SettingGroup;
+  /** The core's JS name (TrainerConfig, Ablation, selfAttention), where it differs or exists;
+   * null: the page's own setting. */
+  core: keyof TrainerConfig | keyof CoreAblation | 'causal' | null;
+  /** The C++ name (TrainerConfig, Trainer::Ablation, attention's argument); null: none. */
+  cpp: string | null;
+  /** The URL hash key (also embed.html's). */
+  hash: string;
+  /** The <attention-playground> attribute; null: set through `state` only. */
+  attribute: string | null;
+  /** The `attn train` flag; null: none. */
+  cli: CliFlag | null;
+  /** The name shown to the learner (the control's label, the start of its corrections). */
+  label: string;
+  type: SettingType;
+  default: State[K];
+  /** Numbers: the bounds, inclusive unless `exclusiveMin`. */
+  range: readonly [number, number] | null;
+  /** The lower bound is excluded (lr in (0, 10]); a value at or under it takes the default. */
+  exclusiveMin: boolean;
+  /** Enums: the allowed values. */
+  values: readonly string[] | null;
+  /** Numbers: the control's step (the number input's `step`). */
+  step: string | null;
+  /** Text: cleans a raw value; `why` says what was changed, after "<label>: ". */
+  clean: ((raw: string) => { value: string; why?: string }) | null;
+  /** Old names that still parse (never written). */
+  aliases: { hash: readonly string[]; attribute: readonly string[] };
+}
+
+// Shorthands for the rows: the fields a type does not use are null.
+const none = { hash: [], attribute: [] } as const;
+const numeric = (range: readonly [number, number], step: string) => ({ range, step, exclusiveMin: false, values: null, clean: null });
+const oneOf = (values: readonly string[]) => ({ range: null, step: null, exclusiveMin: false, values, clean: null });
+const onOff = { range: null, step: null, exclusiveMin: false, values: null, clean: null } as const;
+const textual = (clean: (raw: string) => { value: string; why?: string }) => ({ range: null, step: null, exclusiveMin: false, values: null, clean });
+
+/** The key table, in hash order. The type makes every State key appear exactly once. */
+export const SETTINGS: { readonly [K in keyof State]: Omit<Setting<K>, 'key'> } = {
+  view: {
+    group: 'page', core: null, cpp: null, hash: 'view', attribute: 'view', cli: null,
+    label: 'view', type: 'enum', default: 'train', ...oneOf(['train', 'lesson']), aliases: none,
+  },
+  vocabSize: {
+    group: 'config', core: 'vocabSize', cpp: 'vocab_size', hash: 'vocab', attribute: 'vocab-size', cli: { flag: '--vocab', value: 'V' },
+    label: 'vocab', type: 'int', default: 64, ...numeric([2, 512], '1'), aliases: none,
+  },
+  dModel: {
+    group: 'config', core: 'dModel', cpp: 'd_model', hash: 'dmodel', attribute: 'd-model', cli: { flag: '--d-model', value: 'D' },
+    label: 'd_model', type: 'int', default: 32, ...numeric([2, 256], '2'), aliases: none,
+  },
+  nHeads: {
+    group: 'config', core: 'nHeads', cpp: 'n_heads', hash: 'heads', attribute: 'heads', cli: { flag: '--heads', value: 'H' },
+    label: 'heads', type: 'int', default: 4, ...numeric([1, MAX_HEADS], '1'), aliases: none,
+  },
+  seqLen: {
+    group: 'config', core: 'seqLen', cpp: 'seq_len', hash: 'seqlen', attribute: 'seq-len', cli: { flag: '--seq-len', value: 'T' },
+    label: 'seq_len', type: 'int', default: 12, ...numeric([1, 128], '1'), aliases: none,
+  },
+  batchSize: {
+    group: 'config', core: 'batchSize', cpp: 'batch_size', hash: 'batch', attribute: 'batch', cli: { flag: '--batch', value: 'B' },
+    label: 'batch', type: 'int', default: 16, ...numeric([1, 64], '1'), aliases: none,
+  },
+  lr: {
+    group: 'config', core: 'lr', cpp: 'lr', hash: 'lr', attribute: 'lr', cli: { flag: '--lr', value: 'LR' },
+    label: 'learning rate', type: 'float', default: 0.005, ...numeric([0, 10], 'any'), exclusiveMin: true, aliases: none,
+  },
+  seed: {
+    group: 'config', core: 'seed', cpp: 'seed', hash: 'seed', attribute: 'seed', cli: { flag: '--seed', value: 'N' },
+    label: 'seed', type: 'int', default: 42, ...numeric([0, 2 ** 32 - 1], '1'), aliases: none,
+  },
+  attnDropout: {
+    group: 'config', core: 'attnDropout', cpp: 'attn_dropout', hash: 'attndrop', attribute: null, cli: { flag: '--attn-dropout', value: 'P' },
+    label: 'attention dropout', type: 'float', default: 0, ...numeric([0, 0.9], '0.05'), aliases: none,
+  },
+  outDropout: {
+    group: 'config', core: 'outDropout', cpp: 'out_dropout', hash: 'outdrop', attribute: null, cli: { flag: '--out-dropout', value: 'P' },
+    label: 'output dropout', type: 'float', default: 0, ...numeric([0, 0.9], '0.05'), aliases: none,
+  },
+  task: {
+    group: 'config', core: 'task', cpp: 'task', hash: 'task', attribute: 'task', cli: { flag: '--task', value: 'NAME' },
+    label: 'task', type: 'enum', default: 'repeat', ...oneOf(Object.keys(TASKS)), aliases: none,
+  },
+  sample: {
+    group: 'sample', core: null, cpp: null, hash: 'sample', attribute: null, cli: null,
+    label: 'sample sequence', type: 'text', default: '3 14 15 9 26 5 35 8 9 7 9 3', ...textual(cleanSample), aliases: none,
+  },
+  logY: {
+    group: 'page', core: null, cpp: null, hash: 'logy', attribute: null, cli: null,
+    label: 'log scale', type: 'bool', default: true, ...onOff, aliases: none,
+  },
+  sentence: {
+    group: 'lesson', core: null, cpp: null, hash: 'sentence', attribute: null, cli: null,
+    label: 'sentence', type: 'text', default: DEFAULT_SENTENCE, ...textual(cleanSentence), aliases: none,
+  },
+  dk: {
+    group: 'lesson', core: null, cpp: null, hash: 'dk', attribute: null, cli: null,
+    label: 'dk', type: 'int', default: 4, ...numeric([1, 16], '1'), aliases: none,
+  },
+  dv: {
+    group: 'lesson', core: null, cpp: null, hash: 'dv', attribute: null, cli: null,
+    label: 'dv', type: 'int', default: 4, ...numeric([1, 16], '1'), aliases: none,
+  },
+  causal: {
+    group: 'lesson', core: 'causal', cpp: 'causal', hash: 'causal', attribute: null, cli: null,
+    label: 'causal mask', type: 'bool', default: false, ...onOff, aliases: none,
+  },
+  stage: {
+    group: 'lesson', core: null, cpp: null, hash: 'stage', attribute: null, cli: null,
+    label: 'stage', type: 'int', default: 0, ...numeric([0, 7], '1'), aliases: none,
+  },
+  mask: {
+    group: 'ablation', core: 'mask', cpp: 'mask', hash: 'mask', attribute: null, cli: { flag: '--mask', value: 'MODE' },
+    label: 'mask', type: 'enum', default: 'causal', ...oneOf(['causal', 'none', 'inverted']), aliases: none,
+  },
+  scaleScores: {
+    group: 'ablation', core: 'scaleScores', cpp: 'scale_scores', hash: 'scale', attribute: null, cli: { flag: '--no-scale', sets: false },
+    label: '1/sqrt(dk) scaling', type: 'bool', default: true, ...onOff, aliases: none,
+  },
+  headsOff: {
+    group: 'ablation', core: 'zeroed', cpp: 'zeroed', hash: 'off', attribute: null, cli: { flag: '--heads-off', value: 'LIST' },
+    label: 'heads switched off', type: 'text', default: '', ...textual(cleanHeads), aliases: none,
+  },
+  headsFrozen: {
+    group: 'ablation', core: 'frozen', cpp: 'frozen', hash: 'frozen', attribute: null, cli: { flag: '--freeze', value: 'LIST' },
+    label: 'frozen heads', type: 'text', default: '', ...textual(cleanHeads), aliases: none,
+  },
+};
+
+/** The table as a list, in hash order, each row with its key. */
+export const SETTING_LIST: readonly Setting[] = (Object.keys(SETTINGS) as (keyof State)[]).map((key) => ({ key, ...SETTINGS[key] }) as Setting);
+
+/** The row of a key. */
+export const settingOf = <K extends keyof State>(key: K): Setting<K> => ({ key, ...SETTINGS[key] }) as Setting<K>;
+
+/** The keys of one group, in table order. */
+export const keysOf = (group: SettingGroup): readonly (keyof State)[] => SETTING_LIST.filter((s) => s.group === group).map((s) => s.key);
+
+/** The curriculum's DemoConfig plus the lesson's defaults. */
+export const DEFAULTS: Readonly<State> = Object.freeze(Object.fromEntries(SETTING_LIST.map((s) => [s.key, s.default])) as unknown as State);
+
+/** Keys whose change needs a new Trainer (the core's config keys). */
+export const CONFIG_KEYS = keysOf('config') as readonly (keyof TrainerConfig & keyof State)[];
+/** Keys of the interventions (the Ablation panel). */
+export const ABLATION_KEYS = keysOf('ablation') as readonly ('mask' | 'scaleScores' | 'headsOff' | 'headsFrozen')[];
+
+const range = (key: keyof State) => SETTINGS[key].range!;
+/** Page limits (stricter than the core's, to keep every redraw cheap): the table's bounds, by key. */
+export const LIMITS = {
+  vocabSize: range('vocabSize'),
+  dModel: range('dModel'),
+  nHeads: range('nHeads'),
+  seqLen: range('seqLen'),
+  batchSize: range('batchSize'),
+  seed: range('seed'),
+  attnDropout: range('attnDropout'),
+  outDropout: range('outDropout'),
+  dk: range('dk'),
+  dv: range('dv'),
+  stage: range('stage'),
+  lrMax: range('lr')[1],
+  ...TEXT_LIMITS,
+} as const;
+
+/** One value that validation changed, said in words the learner can act on. */
+export interface Correction {
+  /** The setting corrected; null for what concerns no setting (unknown keys). */
+  key: keyof State | null;
+  message: string;
+}
+
+/**
+ * Parses and clamps one raw value for a setting, by its row in the table. Returns the value and,
+ * when it had to change, the correction ("<label>: <why>"). Never throws.
+ */
+export function checkField<K extends keyof State>(key: K, raw: string): { value: State[K]; correction?: Correction } {
+  const s = settingOf(key);
+  const fallback = s.default;
+  const fix = (value: unknown, why: string) => ({ value: value as State[K], correction: { key, message: `${s.label}: ${why}` } });
+  const ok = (value: unknown) => ({ value: value as State[K] });
+  const text = raw.trim();
+  switch (s.type) {
+    case 'bool':
+      if (text === '1' || text === 'true') return ok(true);
+      if (text === '0' || text === 'false') return ok(false);
+      return fix(fallback, `${quote(raw)} is not 0 or 1; using ${fallback ? 1 : 0}`);
+    case 'enum':
+      if (s.values!.includes(text)) return ok(text);
+      return fix(fallback, `${quote(raw)} is not one of ${s.values!.join(', ')}; using ${String(fallback)}`);
+    case 'text': {
+      const { value, why } = s.clean!(raw);
+      return why ? fix(value, why) : ok(value);
+    }
+    case 'int':
+    case 'float': {
+      const n = text === '' ? NaN : Number(text);
+      if (!Number.isFinite(n)) return fix(fallback, `${quote(raw)} is not a number; using ${String(fallback)}`);
+      const [lo, hi] = s.range!;
+      if (s.exclusiveMin && n <= lo) return fix(fallback, `${n} is not in (${lo}, ${hi}]; using ${String(fallback)}`);
+      let v = n;
+      if (s.type === 'int' && !Number.isInteger(v)) {
+        v = Math.round(v);
+        if (v >= lo && v <= hi) return fix(v, `${n} is not a whole number; using ${v}`);
+      }
+      if (v < lo) return fix(lo, `${n} is below the minimum ${lo}; using ${lo}`);
+      if (v > hi) return fix(hi, `${n} is above the maximum ${hi}; using ${hi}`);
+      return ok(v);
+    }
+  }
+}
+
+/** The row whose hash key (or old hash key) is name. */
+export function settingByHash(name: string): Setting | undefined {
+  return SETTING_LIST.find((s) => s.hash === name || s.aliases.hash.includes(name));
+}

@@ -1,0 +1,22 @@
+// The training tasks the core knows, each with the attention pattern that solves it (the text
+// under the task control).
+import type { TrainerConfigMsg } from './protocol';
+
+/** Training tasks the core knows. */
+export type TaskName = TrainerConfigMsg['task'];
+
+/** Each task, with the attention pattern that solves it (shown under the task control). */
+export const TASKS: Record<TaskName, string> = {
+  repeat:
+    'Every sequence is one token repeated. Any key the causal mask lets a query see holds the answer, so any spread of attention over the past works; the heads only have to carry the token through.',
+  shift:
+    'Random tokens; the target is the token before the current one. A head that puts its weight one position back (a diagonal just below the main one) solves it.',
+  copy:
+    'The second half repeats the first. Queries in the second half attend exactly half a sequence back: a stripe parallel to the diagonal. Targets in the first half are unpredictable and left out of the loss.',
+  reverse:
+    'The second half is the first half reversed. Each query in the second half attends to its mirror position in the first half: an anti-diagonal. The first half is left out of the loss.',
+  sort:
+    'The second half is the first half sorted (distinct tokens). The head must find, among the first half, the smallest token larger than the current one: attention by content, not position. Needs vocab >= (seq_len + 1) / 2.',
+  future:
+    'Random tokens; the target is the next token, which a causal model cannot see, so the loss stays near ln(vocab) and the accuracy at chance (1/vocab). It exists for the broken-mask switch of the Ablation panel: once the mask leaks, a head attends one position ahead and copies the answer, and the accuracy jumps to 100% without learning anything usable.',
+};

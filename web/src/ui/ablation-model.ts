@@ -1,0 +1,170 @@
+// The Ablation panel's model: which interventions are set (the Store's, sized to the run's heads),
+// when the core measures them (a change, a new run, every second or so while training plays; one
+// request in flight, the latest wins), and the sentences that say what the numbers mean.
+import type { Controller } from '../controller';
+import { noAblation, type Ablation, type AblationReport } from '../protocol';
+import { ABLATION_KEYS, type State } from '../settings';
+import { ablationOf, ablationState } from '../state';
+import { LiveRequest } from './live-request';
+
+/** How often the panel re-measures while training plays (ms). */
+const REMEASURE_MS = 1000;
+
+export const pct = (v: number) => (Number.isFinite(v) ? `${(100 * v).toFixed(1)}%` : '—');
+export const num = (v: number, d = 3) => (Number.isFinite(v) ? v.toFixed(d) : '—');
+export const mean = (a: Float32Array) => (a.length ? a.reduce((s, v) => s + v, 0) / a.length : NaN);
+export const signed = (v: number, d = 3) => (Number.isFinite(v) ? `${v >= 0 ? '+' : '−'}${Math.abs(v).toFixed(d)}` : '—');
+
+/** The sentences under the numbers: what each intervention did, in this run's numbers. */
+export function explainAblation(r: AblationReport, vocabSize: number): string[] {
+  const a = r.ablation;
+  const out: string[] = [];
+  const off = a.zeroed.flatMap((z, i) => (z ? [i + 1] : []));
+  const frozen = a.frozen.flatMap((f, i) => (f ? [i + 1] : []));
+  if (a.mask !== 'causal') {
+    const how = a.mask === 'none' ? 'With no mask' : 'With the inverted mask (−1e4 written below the diagonal instead of above it)';
+    out.push(
+      `The mask leaks. ${how}, query i can read key i + 1, and in next-token prediction key i + 1 holds exactly the token query i must predict. ` +
+        'Training will happily learn to copy it: the loss falls and the accuracy rises, but the model has learned to read the future, which is not there when it generates text. That is a leak, not learning.',
+    );
+    const gain = r.ablated.accuracy - r.intact.accuracy;
+    if (Number.isFinite(gain) && gain > 0.05) {
+      out.push(`Measured now: accuracy ${pct(r.ablated.accuracy)} with the leaking mask, ${pct(r.intact.accuracy)} for the same weights under the correct causal mask (chance is ${pct(1 / vocabSize)}).`);
+    } else if (r.task === 'future') {
+      out.push(`On the future task the target is the next token: chance is ${pct(1 / vocabSize)} under the causal mask. Press Play and watch the accuracy with the leak climb toward 100%.`);
+    } else {
+      out.push('Choose the task "future" (the target is the next token) to see the leak most clearly: under the causal mask it stays at chance, with the leak it is solved.');
+    }
+  }
+  if (!a.scaleScores) {
+    const is = r.intactStats;
+    const as = r.ablatedStats;
+    out.push(
+      `Without the 1/√dk scaling the scores are √dk times larger, so the softmax saturates: the mean largest weight of a row goes from ${num(mean(is.maxWeight))} to ${num(mean(as.maxWeight))} ` +
+        `and the mean entropy from ${num(mean(is.entropy))} to ${num(mean(as.entropy))} nats. A saturated row passes almost no gradient back (the softmax Jacobian w(1 − w) is near 0 there), so training slows or stalls.`,
+    );
+  }
+  if (off.length > 0) {
+    const dl = r.ablated.loss - r.intact.loss;
+    out.push(
+      `${off.length === 1 ? `Head ${off[0]} is` : `Heads ${off.join(', ')} are`} switched off: ${off.length === 1 ? 'its' : 'their'} output is zero, so nothing it computes reaches the LM head. ` +
+        `The loss goes from ${num(r.intact.loss)} to ${num(r.ablated.loss)} (${signed(dl)}), the accuracy from ${pct(r.intact.accuracy)} to ${pct(r.ablated.accuracy)}. ` +
+        (Math.abs(dl) < 0.01 ? 'Hardly a change: the other heads carry what this task needs.' : 'The remaining heads cannot fully stand in for it; keep training to see whether they learn to.'),
+    );
+  }
+  if (frozen.length > 0) {
+    out.push(
+      `${frozen.length === 1 ? `Head ${frozen[0]} is` : `Heads ${frozen.join(', ')} are`} frozen: ${frozen.length === 1 ? 'its' : 'their'} query, key and value projections and ${frozen.length === 1 ? 'its' : 'their'} columns of out_proj stop updating while everything else trains. Press Play to see whether the other heads compensate.`,
+    );
+  }
+  if (out.length === 0) out.push('The layer is intact: both columns measure the same model.');
+  return out;
+}
+
+/** What the view does with the model's news. */
+export interface AblationViewHooks {
+  /** A new run with H heads (the head rows are rebuilt). */
+  heads(H: number): void;
+  /** The interventions to show in the inputs (the Store's, for the run's heads). */
+  settings(a: Ablation): void;
+  /** Whether the inputs can be used (a run exists). */
+  ready(ok: boolean): void;
+  /** A new measurement. */
+  report(r: AblationReport): void;
+  /** A failed measurement (null: the last one worked). */
+  problem(message: string | null): void;
+  /** Whether the panel is on the page (hidden: no re-measuring while training plays). */
+  visible(): boolean;
+}
+
+/** The panel's state and requests; `destroy` unsubscribes. */
+export class AblationModel {
+  /** The run's head count (0 before the first run). */
+  H = 0;
+  report: AblationReport | null = null;
+  private runId = -1;
+  private lastMeasure = 0;
+  private measuredStep = -1;
+  private readonly measure: LiveRequest<AblationReport>;
+  private readonly unsubscribe: (() => void)[];
+
+  constructor(
+    private readonly ctl: Controller,
+    private readonly view: AblationViewHooks,
+    private readonly reducedMotion: boolean,
+  ) {
+    this.measure = new LiveRequest(
+      () => {
+        // The step being measured: the reply's own snapshot (the controller emits it) is then not
+        // taken for a new step to measure.
+        this.lastMeasure = performance.now();
+        this.measuredStep = ctl.snapshot?.step ?? -1;
+        return ctl.ablate();
+      },
+      {
+        done: (r) => {
+          this.report = r;
+          this.measuredStep = r.step;
+          view.problem(null);
+          view.report(r);
+        },
+        failed: (e) => view.problem(e instanceof Error ? e.message : String(e)),
+      },
+    );
+    this.unsubscribe = [ctl.store.subscribe((_s, changed, source) => this.onSettings(changed, source === 'run')), ctl.subscribe(() => this.onController())];
+    this.onController();
+  }
+
+  /** The Store's interventions for the run's heads. */
+  get ablation(): Ablation {
+    return this.H > 0 ? ablationOf(this.ctl.store.state, this.H) : noAblation(0);
+  }
+
+  /** The re-measuring interval while training plays (ms). */
+  get remeasureMs(): number {
+    return this.reducedMotion ? 2 * REMEASURE_MS : REMEASURE_MS;
+  }
+
+  /** A change from the panel goes to the Store (and so to the URL); the Store's change sends it. */
+  change(part: Partial<Ablation>): void {
+    this.ctl.store.set(ablationState({ ...this.ablation, ...part }));
+  }
+
+  /** Back to the intact layer. */
+  restore(): void {
+    this.change(noAblation(this.H));
+  }
+
+  destroy(): void {
+    this.measure.stop();
+    for (const f of this.unsubscribe) f();
+  }
+
+  private onSettings(changed: ReadonlySet<keyof State>, imported: boolean): void {
+    if (!ABLATION_KEYS.some((k) => changed.has(k)) || this.H === 0) return;
+    this.view.settings(this.ablation);
+    // An imported run's interventions are in the worker already; its new run is measured below.
+    if (!imported) void this.measure.request();
+  }
+
+  private onController(): void {
+    const ctl = this.ctl;
+    const s = ctl.snapshot;
+    const ready = !!s && ctl.status !== 'loading' && ctl.status !== 'crashed';
+    this.view.ready(ready);
+    if (!ready || !s) return;
+    if (ctl.runId !== this.runId) {
+      // A new run gets the Store's interventions, for its head count.
+      this.runId = ctl.runId;
+      if (this.H !== s.H) {
+        this.H = s.H;
+        this.view.heads(s.H);
+      }
+      this.view.settings(this.ablation);
+      void this.measure.request();
+      return;
+    }
+    if (!this.view.visible() || s.step === this.measuredStep) return;
+    if (ctl.status !== 'playing' || performance.now() - this.lastMeasure >= this.remeasureMs) void this.measure.request();
+  }
+}

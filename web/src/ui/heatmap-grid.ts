@@ -1,0 +1,196 @@
+// The training view's heatmaps panel: the sample-sequence input, the colour legend, the hovered-
+// cell readout and one heatmap per head plus the heads' average (heads.ts), drawn by draw/heatmap.
+// Hover, or focus a heatmap and use the arrow keys, to read a cell.
+import type { Controller } from '../controller';
+import { cellAt, drawHeatmap, drawLegendBar, drawMaskedSwatch, type HeatmapLayout } from '../draw/heatmap';
+import { headAverage, headWeights } from '../heads';
+import type { Snapshot } from '../protocol';
+import { CONFIG_KEYS, LIMITS, type State } from '../settings';
+import { sampleOf } from '../state';
+import type { Store } from '../store';
+import { h, uniqueId } from './dom';
+
+const HINT = 'Hover a cell, or focus a heatmap and use the arrow keys.';
+
+/** The mounted panel. */
+export interface HeatmapGrid {
+  section: HTMLElement;
+  /** Draws the snapshot's heatmaps; false when the grid is not shown (nothing drawn). */
+  draw(s: Snapshot): boolean;
+  /** Figures changed width or colour: measure again, redraw the legend. */
+  resized(): void;
+  destroy(): void;
+}
+
+/** Builds the heatmaps panel; `request` asks the view for a redraw (next animation frame). */
+export function mountHeatmapGrid(store: Store, ctl: Controller, opts: { reducedMotion: boolean; request: () => void }): HeatmapGrid {
+  const sampleId = uniqueId('sample');
+  const sampleMsgId = `${sampleId}-msg`;
+  const sampleInput = h('input', { id: sampleId, type: 'text', name: 'sample', spellcheck: 'false', autocomplete: 'off', 'aria-describedby': sampleMsgId });
+  const sampleMsg = h('p', { class: 'field-msg', id: sampleMsgId, role: 'status' });
+  const legendBar = h('canvas', { class: 'legend-bar', 'aria-hidden': 'true' });
+  const legendMasked = h('canvas', { class: 'legend-masked', 'aria-hidden': 'true' });
+  const legend = h(
+    'div',
+    { class: 'legend', role: 'img', 'aria-label': 'Colour legend: attention weight from 0 (dark purple) to 1 (yellow); masked cells are grey and hatched.' },
+    h('span', { text: '0' }),
+    legendBar,
+    h('span', { text: '1' }),
+    h('span', { class: 'legend-masked-wrap' }, legendMasked, ' masked (future key)'),
+  );
+  const cellReadout = h('p', { class: 'cell-readout', text: HINT });
+  const liveCell = h('p', { class: 'visually-hidden', 'aria-live': 'polite' });
+  const grid = h('div', { class: 'heatmaps', 'data-frames': '0' });
+  const section = h(
+    'section',
+    { class: 'panel heat-panel', 'aria-label': 'Attention heatmaps' },
+    h('div', { class: 'panel-head' }, h('h2', { text: 'Attention of every head' })),
+    h('div', { class: 'field sample-field' }, h('label', { for: sampleId, text: 'sample sequence (token ids)' }), sampleInput, sampleMsg),
+    legend,
+    cellReadout,
+    liveCell,
+    grid,
+    opts.reducedMotion ? h('p', { class: 'hint', text: 'Reduced motion is on: heatmaps and chart update twice a second while training.' }) : null,
+  );
+
+  // ---- The sample: typed here, kept in the Store; what the core cannot use is said under it.
+  sampleInput.addEventListener('change', () => store.set({ sample: sampleInput.value.slice(0, LIMITS.sampleChars) }));
+  function showSample(s: Readonly<State>, check: boolean): void {
+    if (sampleInput.value !== s.sample) sampleInput.value = s.sample;
+    if (!check) return;
+    const { problems } = sampleOf(s);
+    sampleMsg.textContent = problems.length ? `sample sequence: ${problems.join('; ')}` : '';
+    if (problems.length) sampleInput.setAttribute('aria-invalid', 'true');
+    else sampleInput.removeAttribute('aria-invalid');
+  }
+  const unsubscribe = store.subscribe((s, changed) => showSample(s, changed.has('sample') || CONFIG_KEYS.some((k) => changed.has(k))));
+  showSample(store.state, true);
+
+  // ---- The figures, and the cell under the pointer or the keyboard focus.
+  let figureWidth = 0;
+  let labelColour = '';
+  let frames = 0;
+  const figures: { canvas: HTMLCanvasElement; title: string; layout: HeatmapLayout | null; values: Float32Array | null }[] = [];
+  let focus: { fig: number; row: number; col: number } | null = null;
+  let hover: { fig: number; row: number; col: number } | null = null;
+
+  function ensureFigures(H: number): void {
+    const want = H > 1 ? H + 1 : 1;
+    if (figures.length === want) return;
+    grid.replaceChildren();
+    figures.length = 0;
+    figureWidth = 0;
+    focus = hover = null;
+    for (let f = 0; f < want; ++f) {
+      const title = f < H ? `Head ${f + 1}` : 'Average of heads';
+      const canvas = h('canvas', {
+        tabindex: 0,
+        role: 'img',
+        'aria-label': `${title}: attention weights, queries down, keys across. Arrow keys move between cells.`,
+        'data-head': f < H ? f : 'avg',
+      });
+      const fig = h('figure', { class: f < H ? 'head' : 'head avg' }, h('figcaption', { text: title }), canvas);
+      grid.append(fig);
+      figures.push({ canvas, title, layout: null, values: null });
+      bindCanvas(canvas, f);
+    }
+  }
+
+  function describe(fig: number, row: number, col: number): string {
+    const s = ctl.snapshot;
+    const f = figures[fig];
+    if (!s || !f?.values) return '';
+    const tok = (i: number) => String(s.ids[i]);
+    const masked = s.mask === 'causal' && col > row;
+    const w = f.values[row * s.T + col];
+    const leak = s.mask !== 'causal' && col > row ? ' (a future key: the broken mask lets it through)' : '';
+    const value = masked ? 'masked (a query cannot see later keys), weight 0' : `${w.toFixed(4)}${leak}`;
+    return `${f.title}: query ${row} (${tok(row)}) → key ${col} (${tok(col)}): ${value}`;
+  }
+
+  function showCell(): void {
+    const c = hover ?? focus;
+    cellReadout.textContent = c ? describe(c.fig, c.row, c.col) : HINT;
+  }
+
+  function bindCanvas(canvas: HTMLCanvasElement, fig: number): void {
+    canvas.addEventListener('mousemove', (ev) => {
+      const l = figures[fig].layout;
+      if (!l) return;
+      const r = canvas.getBoundingClientRect();
+      const c = cellAt(l, ev.clientX - r.left, ev.clientY - r.top);
+      hover = c ? { fig, ...c } : null;
+      showCell();
+    });
+    canvas.addEventListener('mouseleave', () => {
+      hover = null;
+      showCell();
+    });
+    canvas.addEventListener('focus', () => {
+      if (!focus || focus.fig !== fig) focus = { fig, row: 0, col: 0 };
+      showCell();
+      liveCell.textContent = describe(fig, focus.row, focus.col);
+      opts.request();
+    });
+    canvas.addEventListener('blur', () => {
+      if (focus?.fig === fig) focus = null;
+      showCell();
+      opts.request();
+    });
+    canvas.addEventListener('keydown', (ev) => {
+      const T = ctl.snapshot?.T ?? 0;
+      if (!focus || focus.fig !== fig || T === 0) return;
+      const moves: Record<string, [number, number]> = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
+      let { row, col } = focus;
+      if (ev.key in moves) {
+        row += moves[ev.key][0];
+        col += moves[ev.key][1];
+      } else if (ev.key === 'Home') col = 0;
+      else if (ev.key === 'End') col = T - 1;
+      else return;
+      ev.preventDefault();
+      focus = { fig, row: Math.max(0, Math.min(T - 1, row)), col: Math.max(0, Math.min(T - 1, col)) };
+      showCell();
+      liveCell.textContent = describe(fig, focus.row, focus.col);
+      opts.request();
+    });
+  }
+
+  function draw(s: Snapshot): boolean {
+    // Hidden (the other view is shown): draw when it shows again (the ResizeObserver calls back).
+    if (grid.offsetParent === null) return false;
+    const { H, T } = s;
+    ensureFigures(H);
+    const labels = Array.from(s.ids, String);
+    const avg = H > 1 ? headAverage(s.weights, H, T) : null;
+    if (figureWidth === 0) figureWidth = figures[0].canvas.parentElement?.clientWidth ?? 160;
+    const width = Math.max(120, Math.floor(figureWidth - 2));
+    const textColour = labelColour || (labelColour = getComputedStyle(grid).color || '#222');
+    figures.forEach((f, idx) => {
+      f.values = idx < H ? headWeights(s.weights, H, T, idx) : avg!;
+      f.layout = drawHeatmap(f.canvas, width, {
+        values: f.values,
+        rows: T,
+        cols: T,
+        rowLabels: labels,
+        colLabels: labels,
+        causal: s.mask === 'causal',
+        focus: focus?.fig === idx ? focus : null,
+        textColour,
+      });
+    });
+    showCell();
+    grid.dataset.frames = String(++frames);
+    return true;
+  }
+
+  function resized(): void {
+    figureWidth = 0;
+    labelColour = '';
+    drawLegendBar(legendBar, Math.min(220, Math.max(100, legend.clientWidth - 200)), 12);
+  }
+
+  drawLegendBar(legendBar, 160, 12);
+  drawMaskedSwatch(legendMasked, 12);
+  return { section, draw, resized, destroy: unsubscribe };
+}

@@ -1,0 +1,187 @@
+// The training view's controls column: the Run box (Play/Pause, Step 1, Step 10, Reset, the
+// step/rate/loss readout and the problem box) and the "Model and training" settings, one control
+// per config setting of the key table. A control writes the Store (checked like a link); a core
+// error that names a key shows next to that control.
+import type { Controller, Problem } from '../controller';
+import { CONFIG_KEYS, checkField, settingOf, TASKS, type State } from '../settings';
+import type { Store } from '../store';
+import { fmtLoss, h, uniqueId } from './dom';
+
+/** One control of the "Model and training" box. */
+export interface ControlSpec {
+  key: keyof State;
+  label: string;
+  /** The core's name for the key, as in its errors' `key`. */
+  coreKey: string;
+  min?: number;
+  max?: number;
+  step?: string;
+  options?: readonly string[];
+}
+
+/** The controls: the config settings of the key table, in its order. */
+export const CONTROLS: readonly ControlSpec[] = CONFIG_KEYS.map((key) => {
+  const s = settingOf(key);
+  return { key, label: s.label, coreKey: s.core ?? key, min: s.range?.[0], max: s.range?.[1], step: s.step ?? undefined, options: s.values ?? undefined };
+});
+
+/** The mounted controls. */
+export interface TrainControls {
+  form: HTMLFormElement;
+  /** Shows a message under a control ('' clears it). */
+  setMessage(key: keyof State, text: string): void;
+  /** Clears the messages of every control. */
+  clearMessages(): void;
+  destroy(): void;
+}
+
+/** Builds the controls column; the caller places `form`. */
+export function mountTrainControls(store: Store, ctl: Controller): TrainControls {
+  const cleanups: (() => void)[] = [];
+  const inputs = new Map<keyof State, HTMLInputElement | HTMLSelectElement>();
+  const messages = new Map<keyof State, HTMLElement>();
+  const fields = CONTROLS.map((c) => {
+    const id = uniqueId(`ctl-${c.key}`);
+    const msgId = `${id}-msg`;
+    let input: HTMLInputElement | HTMLSelectElement;
+    if (c.options) {
+      input = h('select', { id, name: c.key, 'aria-describedby': msgId });
+      for (const o of c.options) input.append(h('option', { value: o, text: o }));
+    } else {
+      input = h('input', { id, name: c.key, type: 'number', inputmode: 'decimal', min: c.min, max: c.max, step: c.step, 'aria-describedby': msgId });
+    }
+    input.addEventListener('change', () => onControl(c.key, input.value));
+    inputs.set(c.key, input);
+    const msg = h('p', { class: 'field-msg', id: msgId, role: 'status' });
+    messages.set(c.key, msg);
+    return h('div', { class: 'field', 'data-key': c.key }, h('label', { for: id, text: c.label }), input, msg);
+  });
+
+  const playBtn = h('button', { type: 'button', class: 'primary', 'data-action': 'play', text: 'Play' });
+  const step1Btn = h('button', { type: 'button', 'data-action': 'step1', text: 'Step 1' });
+  const step10Btn = h('button', { type: 'button', 'data-action': 'step10', text: 'Step 10' });
+  const resetBtn = h('button', { type: 'button', 'data-action': 'reset', text: 'Reset' });
+  const stepOut = h('output', { class: 'step', text: '0' });
+  const rateOut = h('output', { class: 'rate', text: '0' });
+  const lossOut = h('output', { class: 'loss', text: '—' });
+  const lossNote = h('span', { class: 'loss-note' });
+  const readout = h(
+    'p',
+    { class: 'readout', 'data-step': '0', 'data-loss': '', 'data-status': 'loading' },
+    h('span', {}, 'step ', stepOut),
+    h('span', {}, rateOut, ' steps/s'),
+    h('span', {}, 'loss ', lossOut, lossNote),
+  );
+  const problemText = h('p', { class: 'problem-text' });
+  const restartBtn = h('button', { type: 'button', 'data-action': 'restart', text: 'Restart', hidden: true });
+  const problem = h('div', { class: 'problem', role: 'alert', hidden: true }, problemText, restartBtn);
+
+  const taskHelp = h('p', { class: 'hint task-help', 'aria-live': 'polite' });
+  const form = h(
+    'form',
+    { class: 'controls', 'aria-label': 'Model and training controls' },
+    h('fieldset', { class: 'run' }, h('legend', { text: 'Run' }), h('div', { class: 'buttons' }, playBtn, step1Btn, step10Btn, resetBtn), readout, problem),
+    h('fieldset', { class: 'config' }, h('legend', { text: 'Model and training' }), h('p', { class: 'hint first', text: 'Changing a value builds a new model (step 0).' }), h('div', { class: 'fields' }, ...fields), taskHelp),
+  );
+  form.addEventListener('submit', (e) => e.preventDefault());
+
+  function setMessage(key: keyof State, text: string): void {
+    const el = messages.get(key);
+    if (!el) return;
+    el.textContent = text;
+    const input = inputs.get(key)!;
+    if (text) input.setAttribute('aria-invalid', 'true');
+    else input.removeAttribute('aria-invalid');
+  }
+
+  function clearMessages(): void {
+    for (const k of messages.keys()) setMessage(k, '');
+  }
+
+  function onControl(key: keyof State, raw: string): void {
+    const { value, correction } = checkField(key, raw);
+    clearMessages();
+    if (correction) setMessage(key, correction.message);
+    inputs.get(key)!.value = String(value);
+    store.set({ [key]: value } as Partial<State>);
+  }
+
+  /** The Store -> the controls. */
+  function sync(s: Readonly<State>): void {
+    for (const c of CONTROLS) {
+      const el = inputs.get(c.key)!;
+      const v = String(s[c.key]);
+      if (el.value !== v) el.value = v;
+    }
+    taskHelp.textContent = TASKS[s.task] ?? '';
+  }
+  cleanups.push(
+    store.subscribe((s, _changed, source) => {
+      sync(s);
+      // An imported run's settings replace what the controls said.
+      if (source === 'run') clearMessages();
+    }),
+  );
+
+  playBtn.addEventListener('click', () => void ctl.toggle());
+  step1Btn.addEventListener('click', () => void ctl.step(1));
+  step10Btn.addEventListener('click', () => void ctl.step(10));
+  resetBtn.addEventListener('click', () => void ctl.reset());
+  restartBtn.addEventListener('click', () => void ctl.restart());
+
+  // ---- Problems: a core message that names a key goes next to that control.
+  cleanups.push(
+    ctl.onProblem((p: Problem | null) => {
+      if (!p) {
+        problem.hidden = true;
+        problemText.textContent = '';
+        restartBtn.hidden = true;
+        for (const c of CONTROLS) if (messages.get(c.key)!.dataset.core) (messages.get(c.key)!.dataset.core = ''), setMessage(c.key, '');
+        return;
+      }
+      const spec = p.key ? CONTROLS.find((c) => c.coreKey === p.key) : undefined;
+      if (spec) {
+        setMessage(spec.key, p.message);
+        messages.get(spec.key)!.dataset.core = '1';
+        problemText.textContent = `The core rejected this config: ${p.message}`;
+      } else {
+        problemText.textContent = p.message;
+      }
+      problem.dataset.kind = p.kind;
+      problem.hidden = false;
+      restartBtn.hidden = p.kind !== 'crash';
+    }),
+  );
+
+  // ---- Controller -> readout and buttons
+  function updateUI(): void {
+    const s = ctl.snapshot;
+    const st = ctl.status;
+    const busy = st === 'loading' || st === 'crashed' || st === 'invalid';
+    playBtn.textContent = st === 'playing' ? 'Pause' : 'Play';
+    playBtn.disabled = busy;
+    step1Btn.disabled = step10Btn.disabled = busy;
+    resetBtn.disabled = st === 'loading' || st === 'crashed';
+    readout.dataset.status = st;
+    if (s) {
+      stepOut.textContent = String(s.step);
+      rateOut.textContent = st === 'playing' ? Math.round(s.stepsPerSec).toLocaleString('en-US') : '0';
+      lossOut.textContent = fmtLoss(s.loss);
+      lossNote.textContent = s.lossAtInit ? ' (at init: first batch, before any update)' : '';
+      readout.dataset.step = String(s.step);
+      readout.dataset.loss = String(s.loss);
+    }
+  }
+  cleanups.push(ctl.subscribe(updateUI));
+
+  sync(store.state);
+  updateUI();
+  return {
+    form,
+    setMessage,
+    clearMessages,
+    destroy: () => {
+      for (const f of cleanups) f();
+    },
+  };
+}
