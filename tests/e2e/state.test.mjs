@@ -16,7 +16,7 @@ const controlValues = (page) =>
 test('the URL hash round-trips: a copied link reproduces view, config and seed', async () => {
   const hash =
     'view=train&vocab=32&dmodel=16&heads=2&seqlen=8&batch=8&lr=0.01&seed=7&attndrop=0.1&outdrop=0&task=repeat' +
-    '&sample=1+2+3+4&logy=0&sentence=Attention+is+all+you+need&dk=3&dv=5&causal=1&stage=4' +
+    '&sample=1+2+3+4&logy=0&smooth=1&epochs=1&sentence=Attention+is+all+you+need&dk=3&dv=5&causal=1&stage=4' +
     '&mask=none&scale=0&off=2&frozen=1';
   const { page, context, errors } = await openPage(browser, `${srv.url}#${hash}`);
   await waitReady(page);
@@ -27,6 +27,8 @@ test('the URL hash round-trips: a copied link reproduces view, config and seed',
   });
   assert.equal(await page.inputValue('[name=sample]'), '1 2 3 4');
   assert.equal(await page.isChecked('[name=logY]'), false);
+  assert.equal(await page.isChecked('[name=smooth]'), true);
+  assert.equal(await page.isChecked('[name=epochMeans]'), true);
   assert.equal(await page.locator('.heatmaps canvas').count(), 3, '2 heads + the average');
   assert.equal(await page.isHidden('.banner'), true, 'nothing to correct');
   // The Ablation panel shows the link's interventions.

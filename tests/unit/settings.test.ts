@@ -81,6 +81,8 @@ describe('the key table', () => {
       task: ['task', 'task', '--task', 'task', 'task'],
       sample: ['sample', null, null, null, null],
       logY: ['logy', null, null, null, null],
+      smooth: ['smooth', null, null, null, null],
+      epochMeans: ['epochs', null, null, null, null],
       sentence: ['sentence', null, null, null, null],
       dk: ['dk', null, null, null, null],
       dv: ['dv', null, null, null, null],

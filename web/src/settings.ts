@@ -23,8 +23,10 @@ export interface State extends Required<TrainerConfig> {
   task: TaskName;
   /** Token ids (space separated) of the sequence whose attention the heatmaps show. */
   sample: string;
-  /** Loss chart on a log scale. */
+  /** Loss chart on a log scale, with a smoothed curve, with the demo's epoch means. */
   logY: boolean;
+  smooth: boolean;
+  epochMeans: boolean;
   /** View 2 ("from scratch"): the sentence, projection sizes, causal mask, current stage. */
   sentence: string;
   dk: number;
@@ -141,6 +143,14 @@ export const SETTINGS: { readonly [K in keyof State]: Omit<Setting<K>, 'key'> } 
   logY: {
     group: 'page', core: null, cpp: null, hash: 'logy', attribute: null, cli: null,
     label: 'log scale', type: 'bool', default: true, ...onOff, aliases: none,
+  },
+  smooth: {
+    group: 'page', core: null, cpp: null, hash: 'smooth', attribute: null, cli: null,
+    label: 'smoothed curve', type: 'bool', default: false, ...onOff, aliases: none,
+  },
+  epochMeans: {
+    group: 'page', core: null, cpp: null, hash: 'epochs', attribute: null, cli: null,
+    label: 'epoch means', type: 'bool', default: false, ...onOff, aliases: none,
   },
   sentence: {
     group: 'lesson', core: null, cpp: null, hash: 'sentence', attribute: null, cli: null,

@@ -23,6 +23,9 @@ export interface LossChartOptions {
   epochSteps: number;
 }
 
+/** Steps per epoch of the curriculum's demo (3 epochs x 120 steps). */
+export const DEMO_EPOCH_STEPS = 120;
+
 /** How much the smoothed curve remembers: each step moves it 5% of the way. */
 export const SMOOTHING = 0.95;
 
@@ -83,13 +86,15 @@ export class LossChart {
     const cols: uPlot.AlignedData[number][] = [x, y];
     const o = this.opts;
     if (o.smooth) cols.push(ema(y, SMOOTHING ** stride));
+    const means = o.epochSteps > 0 ? epochMeans(losses, stride, o.epochSteps) : [];
     if (o.epochSteps > 0) {
-      const means = epochMeans(losses, stride, o.epochSteps);
       const m = new Float64Array(n).fill(NaN);
       for (let i = 0; i < losses.length; ++i) m[first + i] = means[Math.floor((i * stride) / o.epochSteps)];
       cols.push(m);
     }
     if (o.chance !== null) cols.push(new Float64Array(n).fill(o.chance));
+    this.el.dataset.chance = o.chance === null ? '' : String(o.chance);
+    this.el.dataset.epochMeans = means.join(',');
     return cols as uPlot.AlignedData;
   }
 

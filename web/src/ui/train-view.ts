@@ -2,7 +2,8 @@
 // chart, the heatmaps (heatmap-grid.ts), the Export / import panel and the learning panels. Binds
 // the Store and the Controller to the DOM; draws at most once per animation frame.
 import type { Controller } from '../controller';
-import { LossChart } from '../draw/loss-chart';
+import { DEMO_EPOCH_STEPS, LossChart } from '../draw/loss-chart';
+import type { State } from '../settings';
 import type { Store } from '../store';
 import { h, uniqueId } from './dom';
 import { mountExportPanel } from './export-panel';
@@ -25,17 +26,26 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
   cleanups.push(controls.destroy);
 
   // ---- Loss chart
-  const logId = uniqueId('logy');
-  const logBox = h('input', { type: 'checkbox', id: logId, name: 'logY' });
+  const box = (key: 'logY' | 'smooth' | 'epochMeans', text: string) => {
+    const id = uniqueId(key);
+    const input = h('input', { type: 'checkbox', id, name: key });
+    input.addEventListener('change', () => store.set({ [key]: input.checked }));
+    return { input, label: h('label', { for: id, class: 'inline' }, input, text) };
+  };
+  const boxes = { logY: box('logY', ' log scale'), smooth: box('smooth', ' smoothed'), epochMeans: box('epochMeans', ` epoch means (${DEMO_EPOCH_STEPS} steps)`) };
   const chartEl = h('div', { class: 'chart' });
   const chartSection = h(
     'section',
     { class: 'panel loss-panel', 'aria-label': 'Loss' },
-    h('div', { class: 'panel-head' }, h('h2', { text: 'Loss' }), h('label', { for: logId, class: 'inline' }, logBox, ' log scale')),
+    h('div', { class: 'panel-head' }, h('h2', { text: 'Loss' }), h('div', { class: 'chart-options' }, ...Object.values(boxes).map((b) => b.label))),
     chartEl,
-    h('p', { class: 'hint', text: 'Hover the chart for the exact loss of a step.' }),
+    h('p', {
+      class: 'hint',
+      text:
+        'The loss of every step (hover for its exact value). The dashed line is chance, ln V: the loss of a model that spreads its guess evenly over the V tokens. ' +
+        `A falling curve means the heads are finding the positions that hold the answer. "Smoothed" averages out the batch-to-batch noise; "epoch means" shows the mean of each ${DEMO_EPOCH_STEPS} steps, as the curriculum's demo prints them.`,
+    }),
   );
-  logBox.addEventListener('change', () => store.set({ logY: logBox.checked }));
 
   // ---- Heatmaps
   const heat = mountHeatmapGrid(store, ctl, { reducedMotion: opts.reducedMotion, request: scheduleDraw });
@@ -78,16 +88,21 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
   // ---- Export / import. An imported run's settings go to the Store (Controller.importRun).
   cleanups.push(mountExportPanel(plots, ctl));
 
-  // ---- State -> the chart's scale
+  // ---- State -> what the chart shows (chance follows the vocabulary of the settings)
+  const chartOptions = (s: Readonly<State>) => ({ logY: s.logY, smooth: s.smooth, epochSteps: s.epochMeans ? DEMO_EPOCH_STEPS : 0, chance: Math.log(s.vocabSize) });
   cleanups.push(
     store.subscribe((s, changed) => {
-      logBox.checked = s.logY;
-      if (changed.has('logY')) chart.setLogY(s.logY), (lastHistory = null), scheduleDraw();
+      for (const k of ['logY', 'smooth', 'epochMeans'] as const) boxes[k].input.checked = s[k];
+      if (changed.has('logY') || changed.has('smooth') || changed.has('epochMeans') || changed.has('vocabSize')) {
+        chart.setOptions(chartOptions(s));
+        lastHistory = null;
+        scheduleDraw();
+      }
     }),
   );
 
   // ---- Drawing: at most once per animation frame, from the latest snapshot.
-  const chart = new LossChart(chartEl, { logY: store.state.logY, width: Math.max(200, chartEl.clientWidth || 320) });
+  const chart = new LossChart(chartEl, { ...chartOptions(store.state), width: Math.max(200, chartEl.clientWidth || 320) });
   let lastHistory: Float32Array | null = null;
   let lastChart = 0;
   let drawPending = false;
@@ -145,7 +160,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
     }),
   );
 
-  logBox.checked = store.state.logY;
+  for (const k of ['logY', 'smooth', 'epochMeans'] as const) boxes[k].input.checked = store.state[k];
   if (ctl.snapshot) scheduleDraw();
   return {
     destroy: () => {
