@@ -1,6 +1,6 @@
-// A small, strict JSON reader (RFC 8259), enough for safetensors headers, and a string quoter
-// for writing them. Hostile input gets a one-line std::invalid_argument naming the byte offset;
-// nothing is read past the end of the given text and nesting is bounded.
+// A strict JSON reader (RFC 8259) for safetensors headers, on nlohmann/json's parser, and a
+// string quoter for writing them. Hostile input gets a one-line std::invalid_argument naming the
+// byte offset; nothing is read past the end of the given text and nesting is bounded.
 #pragma once
 
 #include <cstdint>
@@ -37,10 +37,10 @@ constexpr int kDefaultMaxDepth = 64;
 constexpr size_t kDefaultMaxValues = size_t(1) << 20;
 
 // Parses one JSON value; only whitespace may follow it. Rejects duplicate object keys,
-// invalid UTF-8, unescaped control characters, lone surrogates, leading zeros, nesting deeper
-// than max_depth and more than max_values values in all. Linear time (duplicate keys are found
-// with a hash set). Errors: an attn::Error (std::invalid_argument) of kind Format, "invalid JSON
-// at byte N: ...".
+// invalid UTF-8, unescaped control characters, lone surrogates, leading zeros, a byte order mark,
+// numbers beyond a double, nesting deeper than max_depth and more than max_values values in all.
+// Linear time (duplicate keys are found with a hash set). Errors: an attn::Error
+// (std::invalid_argument) of kind Format, "invalid JSON at byte N: ...".
 Value parse(std::string_view text, int max_depth = kDefaultMaxDepth,
             size_t max_values = kDefaultMaxValues);
 

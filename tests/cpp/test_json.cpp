@@ -171,3 +171,25 @@ TEST_CASE("json: the number of values is bounded, and many keys parse in linear 
   big += str_key(123456) + ":1}";
   CHECK_THROWS_WITH(parse(big), Contains("duplicate key \"k123456\""));
 }
+
+TEST_CASE("json: the byte offset names where the fault is") {
+  CHECK(parse_error("[1 2]") == "invalid JSON at byte 3: expected ',' or ']', got '2'");
+  CHECK(parse_error("[true, tru]") == "invalid JSON at byte 7: expected 'true'");
+  CHECK(parse_error("{\"a\":1, \"a\":2}") == "invalid JSON at byte 8: duplicate key \"a\"");
+  CHECK(parse_error("[\"ok\", \"\xC3\"]") == "invalid JSON at byte 8: invalid UTF-8 byte 0xc3");
+  CHECK(parse_error("[\"a\\u12x4\"]") ==
+        "invalid JSON at byte 7: invalid hex digit 'x' in \\u escape");
+  CHECK(parse_error("[[[1]]]", 2) == "invalid JSON at byte 2: nesting deeper than 2");
+  CHECK(parse_error("[0, 012]") == "invalid JSON at byte 4: leading zero in number");
+  CHECK(parse_error("[1, \"ab") == "invalid JSON at byte 7: unterminated string");
+}
+
+TEST_CASE("json: no byte order mark, no NUL byte, no number a double cannot hold") {
+  CHECK_THAT(parse_error("\xEF\xBB\xBF{}"), Contains("byte 0: expected a value, got byte 0xef"));
+  CHECK_THAT(parse_error(std::string("{}\0", 3)),
+             Contains("byte 2: unexpected byte 0x00 after the value"));
+  CHECK_THAT(parse_error(std::string("[1,\0]", 5)),
+             Contains("byte 3: expected a value, got byte 0x00"));
+  CHECK_THAT(parse_error("[1e400]"), Contains("byte 1: number out of range"));
+  CHECK(parse("[1e308, -1e308]").array[1].number == -1e308);
+}
