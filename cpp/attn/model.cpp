@@ -1,5 +1,7 @@
 #include "attn/model.h"
 
+#include "attn/loss.h"
+
 namespace attn {
 
 void ModelConfig::validate() const {
@@ -61,6 +63,20 @@ void TinyAttentionLM::backward(const int32_t* ids, State& s) {
   lm_head.backward(s.a, s.dlogits, s.da);
   attn.backward(s.attn, s.da, s.dx);
   token_emb.backward(ids, s.dx);
+}
+
+float TinyAttentionLM::position_loss_backward(const int32_t* ids, int T, int query, int target,
+                                              State& s) {
+  require(query >= 0 && query < T, "query position (", query, ") must be in [0, ", T - 1, "]");
+  Rng unused(0);  // eval mode: no dropout draws
+  forward(ids, 1, T, /*training=*/false, unused, s);
+  // Every position but query is left out of the loss, so dlogits is zero outside row query.
+  std::vector<int32_t> targets(size_t(T), kIgnoreIndex);
+  targets[size_t(query)] = target;
+  s.dlogits.resize(s.logits.rows(), s.logits.cols());
+  const float loss = cross_entropy(s.logits, targets.data(), s.dlogits);
+  backward(ids, s);
+  return loss;
 }
 
 std::vector<ParamSpec> state_dict_specs(const ModelConfig& c) {

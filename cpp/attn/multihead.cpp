@@ -65,7 +65,8 @@ void MultiHeadSelfAttention::check_input(Eigen::Index rows, Eigen::Index cols, i
   require(rows == Eigen::Index(B) * T, "x has ", rows, " rows but B*T = ", Eigen::Index(B) * T);
 }
 
-// x (B*T,D) -> y (B*T,D); caches x, qkv, probs (B,H,T,T), dropout masks, merged heads.
+// x (B*T,D) -> y (B*T,D); caches x, qkv, probs (B,H,T,T), dropout masks, merged heads, and with
+// s.inspect the masked scores (B,H,T,T).
 void MultiHeadSelfAttention::forward(ConstMatRef x, int B, int T, bool training, Rng& rng,
                                      State& s, MatRef y) {
   check_input(x.rows(), x.cols(), B, T);
@@ -76,7 +77,9 @@ void MultiHeadSelfAttention::forward(ConstMatRef x, int B, int T, bool training,
   s.x.resize(N, D);
   s.qkv.resize(N, 3 * D);
   s.probs.resize(N * H, T);
+  if (s.inspect) s.scores.resize(N * H, T);
   s.merged.resize(N, D);
+  s.backward_done = false;
   s.attn_dropped = training && attn_dropout > 0.0f;
   s.out_dropped = training && out_dropout > 0.0f;
   if (s.attn_dropped) {
@@ -97,6 +100,7 @@ void MultiHeadSelfAttention::forward(ConstMatRef x, int B, int T, bool training,
       auto p = s.probs.block(p0, 0, T, T);
       matmul_nt(q, k, p, scale);  // scores (T,T) = q k^T / sqrt(Dh)
       apply_mask(p, mask);
+      if (s.inspect) s.scores.block(p0, 0, T, T) = p;
       softmax_rows(p, p);
       if (head_off[h]) {
         s.merged.block(r0, h * Dh, T, Dh).setZero();
@@ -122,6 +126,7 @@ void MultiHeadSelfAttention::forward(ConstMatRef x, int B, int T, bool training,
 }
 
 // Backward of the forward above, in reverse order. Reads the cache; overwrites parameter grads.
+// dy (B*T,D) -> dx (B*T,D); leaves dmerged, dqkv and, per head, dweights and dscores in s.
 void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
   const int D = d_model, H = n_heads, Dh = d_head, B = s.B, T = s.T;
   const Eigen::Index N = Eigen::Index(B) * T;
@@ -129,7 +134,8 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
           ",", dy.cols(), ")");
   s.dqkv.resize(N, 3 * D);
   s.dmerged.resize(N, D);
-  s.dscores.resize(T, T);
+  s.dweights.resize(s.inspect ? N * H : T, T);
+  s.dscores.resize(s.inspect ? N * H : T, T);
   const float scale = score_scale();
 
   if (s.out_dropped) {  // y = out_proj(merged) * out_mask
@@ -145,59 +151,61 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
       Head hd = head_views(s.qkv, b, h, T, H, Dh);
       const Eigen::Index r0 = hd.r0, p0 = hd.p0;
       auto &q = hd.q, &k = hd.k, &v = hd.v;
+      auto dout = s.dmerged.block(r0, h * Dh, T, Dh);
+      auto dw = s.dweights.block(s.inspect ? p0 : 0, 0, T, T);
+      auto ds = s.dscores.block(s.inspect ? p0 : 0, 0, T, T);
       if (head_off[h]) {  // merged_h = 0: nothing flows back into this head
+        dout.setZero();
+        dw.setZero();
+        ds.setZero();
         for (int part = 0; part < 3; ++part) s.dqkv.block(r0, part * D + h * Dh, T, Dh).setZero();
         continue;
       }
       auto a = w.block(p0, 0, T, T);
-      auto dout = s.dmerged.block(r0, h * Dh, T, Dh);
       // merged_h = a v  =>  dv = a^T dout, da = dout v^T
       matmul_tn(a, dout, s.dqkv.block(r0, 2 * D + h * Dh, T, Dh));
-      matmul_nt(dout, v, s.dscores);
-      if (s.attn_dropped) s.dscores.array() *= s.attn_mask.block(p0, 0, T, T).array();
+      matmul_nt(dout, v, dw);
       // probs = softmax(scores); masked cells have probs 0, so their dscores are 0
-      softmax_rows_backward(s.probs.block(p0, 0, T, T), s.dscores, s.dscores);
+      if (s.attn_dropped) {  // a = probs * attn_mask
+        ds = dw.cwiseProduct(s.attn_mask.block(p0, 0, T, T));
+        softmax_rows_backward(s.probs.block(p0, 0, T, T), ds, ds);
+      } else {
+        softmax_rows_backward(s.probs.block(p0, 0, T, T), dw, ds);
+      }
       // scores = q k^T * scale  =>  dq = dscores k * scale, dk = dscores^T q * scale
       auto dq = s.dqkv.block(r0, h * Dh, T, Dh);
       auto dk = s.dqkv.block(r0, D + h * Dh, T, Dh);
-      matmul_nn(s.dscores, k, dq, scale);
-      matmul_tn(s.dscores, q, dk, scale);
+      matmul_nn(ds, k, dq, scale);
+      matmul_tn(ds, q, dk, scale);
     }
   qkv_proj.backward(s.x, s.dqkv, dx);
+  s.backward_done = true;
 }
 
-MultiHeadSelfAttention::RowGrad MultiHeadSelfAttention::row_grad(const State& s, int b, int h,
-                                                                 int i, const RowVec& d_out) const {
+MultiHeadSelfAttention::HeadRow MultiHeadSelfAttention::head_row(const State& s, int b, int h,
+                                                                 int i) const {
   const int H = n_heads, Dh = d_head, T = s.T;
-  require_state(s.T >= 1 && s.x.size() > 0, "row_grad needs a forward pass first");
-  require_state(!s.attn_dropped && !s.out_dropped, "row_grad needs a forward pass in eval mode");
+  require_state(s.backward_done, "head_row needs a forward and a backward pass first");
+  require_state(s.inspect, "head_row needs a forward pass with State::inspect set");
+  require_state(!s.attn_dropped && !s.out_dropped, "head_row needs a forward pass in eval mode");
   require(b >= 0 && b < s.B, "batch index (", b, ") must be in [0, ", s.B - 1, "]");
   require(h >= 0 && h < H, "head (", h, ") must be in [0, ", H - 1, "]");
   require(i >= 0 && i < T, "query position (", i, ") must be in [0, ", T - 1, "]");
-  require(d_out.size() == Dh, "d_out has ", d_out.size(), " entries, expected ", Dh);
   const Eigen::Index D = d_model, r0 = Eigen::Index(b) * T, p0 = (Eigen::Index(b) * H + h) * T;
-  const float scale = score_scale();
-  RowGrad g;
-  g.q = s.qkv.block(r0 + i, h * Dh, 1, Dh);
-  g.k = s.qkv.block(r0, D + h * Dh, T, Dh);
-  g.v = s.qkv.block(r0, 2 * D + h * Dh, T, Dh);
-  g.scores = (g.q * g.k.transpose()) * scale;
-  Mat full(T, T);  // the mask depends on the row index: apply it to a (T,T) holding row i
-  full.setZero();
-  full.row(i) = g.scores;
-  apply_mask(full, mask);
-  g.scores = full.row(i);
-  g.weights = s.probs.row(p0 + i);
-  const bool off = head_off[h] != 0;
-  g.out = off ? RowVec(RowVec::Zero(Dh)) : RowVec(g.weights * g.v);
-  g.d_out = off ? RowVec(RowVec::Zero(Dh)) : d_out;
-  g.d_weights = g.d_out * g.v.transpose();
-  const float dot = g.weights.dot(g.d_weights);
-  g.d_scores = (g.weights.array() * (g.d_weights.array() - dot)).matrix();
-  g.d_q = (g.d_scores * g.k) * scale;
-  g.d_k = g.d_scores.transpose() * g.q * scale;
-  g.d_v = g.weights.transpose() * g.d_out;
-  return g;
+  HeadRow r;
+  r.q = s.qkv.block(r0 + i, h * Dh, 1, Dh);
+  r.k = s.qkv.block(r0, D + h * Dh, T, Dh);
+  r.v = s.qkv.block(r0, 2 * D + h * Dh, T, Dh);
+  r.scores = s.scores.row(p0 + i);
+  r.weights = s.probs.row(p0 + i);
+  r.out = s.merged.block(r0 + i, h * Dh, 1, Dh);
+  r.d_out = s.dmerged.block(r0 + i, h * Dh, 1, Dh);
+  r.d_weights = s.dweights.row(p0 + i);
+  r.d_scores = s.dscores.row(p0 + i);
+  r.d_q = s.dqkv.block(r0 + i, h * Dh, 1, Dh);
+  r.d_k = s.dqkv.block(r0, D + h * Dh, T, Dh);
+  r.d_v = s.dqkv.block(r0, 2 * D + h * Dh, T, Dh);
+  return r;
 }
 
 Mat split_heads(ConstMatRef x, int B, int T, int H) {

@@ -16,16 +16,24 @@ class MultiHeadSelfAttention {
   // Forward cache and backward workspace for one (B,T). Sized on first use; reusing it for the
   // same (B,T) allocates nothing.
   struct State {
+    // Set before forward() to inspect heads (head_row): forward then keeps every head's scores,
+    // and backward every head's dweights and dscores, instead of one head's at a time.
+    bool inspect = false;
     int B = 0, T = 0;
     Mat x;          // (N,D) input, copied for backward
     Mat qkv;        // (N,3D) fused projection; q, k, v of head h are strided column blocks
+    Mat scores;     // (B*H*T,T) q k^T * scale after the mask, the softmax's input (inspect only)
     Mat probs;      // (B*H*T,T) softmax(QK^T/sqrt(Dh) + mask), pre-dropout
     Mat attn;       // (B*H*T,T) probs after attention dropout (training with p > 0 only)
     Mat attn_mask;  // (B*H*T,T) dropout multipliers
     Mat merged;     // (N,D) heads merged, input of out_proj
     Mat out_mask;   // (N,D) output dropout multipliers
     bool attn_dropped = false, out_dropped = false;
-    Mat dqkv, dmerged, dscores, dx_scratch;  // backward workspaces
+    bool backward_done = false;  // backward() ran since the last forward()
+    // Backward. dmerged (N,D): dL/d(each head's output), 0 for a head that is off. dweights:
+    // dL/d(the weights that multiplied V); dscores: dL/d(scores). Both (T,T) for the head at
+    // hand, or with inspect (B*H*T,T) for all of them.
+    Mat dqkv, dmerged, dweights, dscores, dx_scratch;
     // The attention weights that multiplied V: (B*H*T,T), i.e. (B,H,T,T) row-major.
     const Mat& weights() const { return attn_dropped ? attn : probs; }
   };
@@ -44,24 +52,23 @@ class MultiHeadSelfAttention {
   // Throws std::invalid_argument unless 1 <= T <= C and x is (B*T, D).
   void check_input(Eigen::Index rows, Eigen::Index cols, int B, int T) const;
 
-  // One query row of one head, taken apart: the forward quantities the row used and, given
-  // d_out = dL/d(the head's output row), every gradient this row sends back. The contributions
-  // are the row's share of the layer's backward: with dL/dy non-zero on this row only, they are
-  // exactly dq, dk, dv of the head.
-  struct RowGrad {
-    RowVec q;                  // (Dh) the query
-    Mat k, v;               // (T,Dh) keys and values of the head
-    RowVec scores;             // (T) q k^T * scale after the mask (what the softmax saw)
-    RowVec weights;            // (T) softmax(scores)
-    RowVec out;                // (Dh) weights v (zero if the head is switched off)
-    RowVec d_out;              // (Dh) given
-    RowVec d_weights;          // (T) d_out v^T
-    RowVec d_scores;           // (T) the softmax Jacobian applied: w * (dw - w . dw)
-    RowVec d_q;                // (Dh) d_scores k * scale
-    Mat d_k, d_v;           // (T,Dh) row j: d_scores[j] q * scale, and w[j] d_out
+  // One query row i of one head h in batch b, read from the caches of an eval-mode forward()
+  // and the backward() after it, run with State::inspect. Computes nothing: every number is the
+  // layer's own. With a loss that depends on row i only (dy zero elsewhere), d_k and d_v are
+  // exactly row i's contributions to dK and dV.
+  struct HeadRow {
+    RowVec q;          // (Dh) the query
+    Mat k, v;          // (T,Dh) keys and values of the head
+    RowVec scores;     // (T) q k^T * scale after the mask (what the softmax saw)
+    RowVec weights;    // (T) softmax(scores)
+    RowVec out;        // (Dh) weights v (zero if the head is switched off)
+    RowVec d_out;      // (Dh) dL/d(out) (zero if the head is switched off)
+    RowVec d_weights;  // (T) d_out v^T
+    RowVec d_scores;   // (T) the softmax Jacobian applied: w * (dw - w . dw)
+    RowVec d_q;        // (Dh) d_scores k * scale
+    Mat d_k, d_v;      // (T,Dh) row j: d_scores[j] q * scale, and w[j] d_out
   };
-  // After forward() (eval mode, no attention dropout): the row of query i of head h in batch b.
-  RowGrad row_grad(const State& s, int b, int h, int i, const RowVec& d_out) const;
+  HeadRow head_row(const State& s, int b, int h, int i) const;
 
   // Teaching interventions; the defaults are the curriculum's layer. A head that is off still
   // computes its weights (so they can be shown) but its output, and so its gradient, is zero.

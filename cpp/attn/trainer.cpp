@@ -241,22 +241,9 @@ Trainer::RowBackward Trainer::row_backward(const int32_t* ids, int T, int head, 
           config_.vocab_size - 1, "]");
   require(head >= 0 && head < config_.n_heads, "head (", head, ") must be in [0, ",
           config_.n_heads - 1, "]");
-  require(query >= 0 && query < T, "query position (", query, ") must be in [0, ", T - 1, "]");
-  model_.forward(ids, 1, T, /*training=*/false, data_rng_, eval_state_);
-  // loss = -log softmax(logits[query])[target]; only that row of dlogits is non-zero, so only
-  // that row of the attention output gets a gradient: dy = dlogits W_lm, dmerged = dy W_out.
-  const RowVec logits = eval_state_.logits.row(query);
-  const float m = logits.maxCoeff();
-  const RowVec e = (logits.array() - m).exp().matrix();
-  const float z = e.sum();
-  RowVec dlogits = e / z;
-  const float loss = std::log(z) - (logits[target] - m);
-  dlogits[target] -= 1.0f;
-  const RowVec dy = dlogits * model_.lm_head.weight;
-  const RowVec dmerged = dy * model_.attn.out_proj.weight;
-  const int Dh = model_.attn.d_head;
-  const RowVec d_out = dmerged.segment(head * Dh, Dh);
-  return {loss, model_.attn.row_grad(eval_state_.attn, 0, head, query, d_out)};
+  row_state_.attn.inspect = true;
+  const float loss = model_.position_loss_backward(ids, T, query, target, row_state_);
+  return {loss, model_.attn.head_row(row_state_.attn, 0, head, query)};
 }
 
 float Trainer::peek_loss() {

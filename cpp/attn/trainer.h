@@ -95,11 +95,13 @@ class Trainer {
   };
   HeadStats attention_stats();
 
-  // The backward pass of one query row of one head, for the loss -log p(target) of the model's
-  // prediction at that position on the sequence ids (T), in eval mode.
+  // One query row of one head, forward and backward, for the loss -log p(target) of the model's
+  // prediction at that position of the sequence ids (T), in eval mode: the model's own backward
+  // for that loss (TinyAttentionLM::position_loss_backward), read out by head_row. Overwrites the
+  // parameter gradients (step() recomputes them).
   struct RowBackward {
     float loss;
-    MultiHeadSelfAttention::RowGrad grad;
+    MultiHeadSelfAttention::HeadRow row;
   };
   RowBackward row_backward(const int32_t* ids, int T, int head, int query, int target);
   int64_t steps_done() const { return adam_.t; }
@@ -120,7 +122,7 @@ class Trainer {
   Rng data_rng_;     // batches only, so dropout cannot change the data a seed gives
   Rng dropout_rng_;  // dropout masks of training steps
   Batch batch_;
-  TinyAttentionLM::State train_state_, eval_state_;
+  TinyAttentionLM::State train_state_, eval_state_, row_state_;  // row_state_: row_backward()
   Batch eval_batch_;
   std::vector<float> history_;
   int64_t history_stride_ = 1;

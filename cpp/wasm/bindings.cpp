@@ -367,7 +367,7 @@ val trainer_row_backward(attn::Trainer& t, val ids, val head, val query, val tar
         tokens.data(), T, static_cast<int>(to_integer(head, "head", -kIntMax, kIntMax)),
         static_cast<int>(to_integer(query, "query", -kIntMax, kIntMax)),
         static_cast<int>(to_integer(target, "target", -kIntMax, kIntMax)));
-    const auto& g = r.grad;
+    const auto& g = r.row;
     val out = val::object();
     out.set("loss", r.loss);
     out.set("q", from_row(g.q));

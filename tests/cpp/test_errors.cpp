@@ -213,9 +213,9 @@ TEST_CASE("errors: state for a call made too early", "[errors]") {
   Rng rng(1);
   MultiHeadSelfAttention attn(8, 2, 4, 0.0f, 0.0f, rng);
   const MultiHeadSelfAttention::State empty;
-  const Caught e = caught([&] { attn.row_grad(empty, 0, 0, 0, RowVec::Zero(4)); });
+  const Caught e = caught([&] { attn.head_row(empty, 0, 0, 0); });
   CHECK(e.kind == ErrorKind::State);
-  CHECK(e.message == "row_grad needs a forward pass first");
+  CHECK(e.message == "head_row needs a forward and a backward pass first");
 }
 
 TEST_CASE("errors: io for files that cannot be read or written", "[errors]") {

@@ -444,7 +444,7 @@ TEST_CASE("mhsa: backward matches finite differences under every intervention",
   }
 }
 
-TEST_CASE("mhsa: row_grad is the layer's backward for a loss on one query row",
+TEST_CASE("mhsa: head_row is the layer's backward for a loss on one query row",
           "[multihead][ablation]") {
   const int B = 2, T = 5, D = 12, H = 3, Dh = 4;
   for (int variant = 0; variant < 4; ++variant) {
@@ -456,6 +456,7 @@ TEST_CASE("mhsa: row_grad is the layer's backward for a loss on one query row",
     attn::Rng rng(10 + variant);
     const Mat x = gradcheck::random_mat(B * T, D, rng);
     MultiHeadSelfAttention::State s;
+    s.inspect = true;
     run(m, x, B, T, s);
     const int b = 1, i = 3;
     Mat dy = Mat::Zero(B * T, D);
@@ -464,8 +465,7 @@ TEST_CASE("mhsa: row_grad is the layer's backward for a loss on one query row",
     m.backward(s, dy, dx);
     for (int h = 0; h < H; ++h) {
       CAPTURE(h);
-      const attn::RowVec d_out = s.dmerged.block(b * T + i, h * Dh, 1, Dh);
-      const auto g = m.row_grad(s, b, h, i, d_out);
+      const auto g = m.head_row(s, b, h, i);
       const float wsum = g.weights.sum();
       CHECK_THAT(wsum, WithinAbs(1.0, 1e-5));
       CHECK(gradcheck::max_abs_diff(g.weights, s.probs.row((b * H + h) * T + i)) == 0.0f);
@@ -486,9 +486,54 @@ TEST_CASE("mhsa: row_grad is the layer's backward for a loss on one query row",
   }
   auto m = make_mhsa(D, H, 8, 0, 0, 9);
   MultiHeadSelfAttention::State s;
+  s.inspect = true;
   attn::Rng rng(1);
   run(m, gradcheck::random_mat(B * T, D, rng), B, T, s);
-  CHECK_THROWS_WITH(m.row_grad(s, 0, 3, 0, attn::RowVec::Zero(Dh)), Contains("head (3)"));
-  CHECK_THROWS_WITH(m.row_grad(s, 0, 0, 5, attn::RowVec::Zero(Dh)), Contains("query position (5)"));
-  CHECK_THROWS_WITH(m.row_grad(s, 0, 0, 0, attn::RowVec::Zero(3)), Contains("d_out has 3"));
+  Mat dx(B * T, D);
+  m.backward(s, Mat::Zero(B * T, D), dx);
+  CHECK_THROWS_WITH(m.head_row(s, 0, 3, 0), Contains("head (3)"));
+  CHECK_THROWS_WITH(m.head_row(s, 0, 0, 5), Contains("query position (5)"));
+  CHECK_THROWS_WITH(m.head_row(s, 2, 0, 0), Contains("batch index (2)"));
+}
+
+TEST_CASE("mhsa: the row head_row reads satisfies the formulas the Backward panel shows",
+          "[multihead][ablation]") {
+  // The naive reference: each quantity of one query row recomputed from the row's q, k, v and
+  // d_out as attention-core.d.ts (RowBackward) writes it, against what forward and backward kept.
+  const int B = 2, T = 6, D = 12, H = 3, b = 1, i = 4;
+  for (int variant = 0; variant < 3; ++variant) {
+    CAPTURE(variant);
+    auto m = make_mhsa(D, H, 8, 0, 0, 21);
+    if (variant == 1) m.scale_scores = false;
+    if (variant == 2) m.mask = attn::MaskMode::None;
+    attn::Rng rng(30 + variant);
+    MultiHeadSelfAttention::State s;
+    s.inspect = true;
+    run(m, gradcheck::random_mat(B * T, D, rng), B, T, s);
+    Mat dy = Mat::Zero(B * T, D), dx(B * T, D);
+    dy.row(b * T + i) = gradcheck::random_mat(1, D, rng);
+    m.backward(s, dy, dx);
+    const float scale = m.score_scale();
+    for (int h = 0; h < H; ++h) {
+      CAPTURE(h);
+      const auto g = m.head_row(s, b, h, i);
+      Mat scores = (g.q * g.k.transpose()) * scale, full = Mat::Zero(T, T);
+      full.row(i) = scores;
+      attn::apply_mask(full, m.mask);  // the mask depends on the row index
+      for (int j = 0; j < T; ++j) {  // a causal mask leaves -inf: equal, not close
+        CAPTURE(j);
+        if (std::isinf(full(i, j))) CHECK(g.scores[j] == full(i, j));
+        else CHECK_THAT(g.scores[j], WithinAbs(full(i, j), 1e-5));
+      }
+      CHECK(gradcheck::max_abs_diff(g.weights * g.v, g.out) < 1e-5f);
+      const Mat d_weights = g.d_out * g.v.transpose();
+      CHECK(gradcheck::max_abs_diff(d_weights, g.d_weights) < 1e-5f);
+      const float dot = g.weights.dot(g.d_weights);
+      const Mat d_scores = (g.weights.array() * (g.d_weights.array() - dot)).matrix();
+      CHECK(gradcheck::max_abs_diff(d_scores, g.d_scores) < 1e-6f);
+      CHECK(gradcheck::max_abs_diff((g.d_scores * g.k) * scale, g.d_q) < 1e-6f);
+      CHECK(gradcheck::max_abs_diff(g.d_scores.transpose() * g.q * scale, g.d_k) < 1e-6f);
+      CHECK(gradcheck::max_abs_diff(g.weights.transpose() * g.d_out, g.d_v) < 1e-6f);
+    }
+  }
 }

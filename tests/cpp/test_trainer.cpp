@@ -489,10 +489,10 @@ TEST_CASE("trainer: row_backward is the model's backward for the loss at one pos
     CAPTURE(h);
     const Trainer::RowBackward r = t.row_backward(ids.data(), T, h, query, target);
     CHECK_THAT(r.loss, WithinAbs(lse - row[target], 1e-5));
-    CHECK(gradcheck::max_abs_diff(r.grad.d_q, s.attn.dqkv.block(query, h * Dh, 1, Dh)) < 1e-6f);
-    CHECK(gradcheck::max_abs_diff(r.grad.d_k, s.attn.dqkv.block(0, D + h * Dh, T, Dh)) < 1e-6f);
-    CHECK(gradcheck::max_abs_diff(r.grad.d_v, s.attn.dqkv.block(0, 2 * D + h * Dh, T, Dh)) < 1e-6f);
-    for (int j = query + 1; j < T; ++j) CHECK(r.grad.d_scores[j] == 0.0f);  // masked keys
+    CHECK(gradcheck::max_abs_diff(r.row.d_q, s.attn.dqkv.block(query, h * Dh, 1, Dh)) < 1e-6f);
+    CHECK(gradcheck::max_abs_diff(r.row.d_k, s.attn.dqkv.block(0, D + h * Dh, T, Dh)) < 1e-6f);
+    CHECK(gradcheck::max_abs_diff(r.row.d_v, s.attn.dqkv.block(0, 2 * D + h * Dh, T, Dh)) < 1e-6f);
+    for (int j = query + 1; j < T; ++j) CHECK(r.row.d_scores[j] == 0.0f);  // masked keys
   }
   CHECK_THROWS_WITH(t.row_backward(ids.data(), T, 4, 0, 1), Contains("head (4)"));
   CHECK_THROWS_WITH(t.row_backward(ids.data(), T, 0, 8, 1), Contains("query position (8)"));
