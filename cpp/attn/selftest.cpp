@@ -110,18 +110,13 @@ void require_shape(const char* what, const Mat& m, Eigen::Index rows, Eigen::Ind
 
 std::string bts(int B, int T, int H) { return str_cat("B=", B, " T=", T, " H=", H); }
 
-// Runs fn; prefixes the message of an std::invalid_argument with the reference file it is about
-// (kind Format: the file does not hold what a reference case needs).
-template <typename Fn>
-auto in_file(const char* file, Fn&& fn) -> decltype(fn()) {
-  try {
-    return fn();
-  } catch (const std::invalid_argument& e) {
-    throw Error(ErrorKind::Format, "", str_cat("reference ", file, " file: ", e.what()));
-  }
-}
-
-}  // namespace
+// Entry-wise comparison of ours against a reference of n values with |d| <= abs + rel*|ref|.
+struct CloseStats {
+  size_t n = 0;                // values compared
+  double max_abs_diff = 0.0;   // largest |ours - ref| (NaN if any difference is NaN)
+  size_t bad = 0;              // entries out of tolerance (a NaN difference counts as bad)
+  std::string first_bad;       // the first few offenders: " [i] ours x torch y;" each
+};
 
 CloseStats compare_close(const float* ours, const float* ref, size_t n, double abs_tol,
                          double rel_tol, size_t show) {
@@ -137,6 +132,34 @@ CloseStats compare_close(const float* ours, const float* ref, size_t n, double a
   }
   return st;
 }
+
+// The central difference (loss(v + eps) - loss(v - eps)) / step of loss() with respect to
+// *value, where step is the float step actually taken (rounding makes it differ from 2*eps).
+// loss() must recompute the loss from *value; *value is restored exactly afterwards.
+template <typename LossFn>
+double central_difference(float* value, LossFn&& loss) {
+  const float saved = *value;
+  *value = saved + kGradcheckEps;
+  const double up = loss();
+  *value = saved - kGradcheckEps;
+  const double down = loss();
+  *value = saved;
+  const double step = double(saved + kGradcheckEps) - double(saved - kGradcheckEps);
+  return (up - down) / step;
+}
+
+// Runs fn; prefixes the message of an std::invalid_argument with the reference file it is about
+// (kind Format: the file does not hold what a reference case needs).
+template <typename Fn>
+auto in_file(const char* file, Fn&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const std::invalid_argument& e) {
+    throw Error(ErrorKind::Format, "", str_cat("reference ", file, " file: ", e.what()));
+  }
+}
+
+}  // namespace
 
 SelfTestForward model_forward(TinyAttentionLM& model) {
   return [&model](const int32_t* ids, int B, int T, Mat& logits, Mat& weights) {
@@ -313,44 +336,47 @@ SelfTestResult check_fused_qkv(TinyAttentionLM& model) {
 
 // ---- 5. gradcheck
 
+namespace {
+// The Backward panel's loss on the model's outputs, in double: -log softmax(logits[query])[target].
+double position_loss(const Mat& logits, int query, int target) {
+  const float* row = logits.row(query).data();
+  double m = row[0], sum = 0.0;
+  for (Eigen::Index j = 1; j < logits.cols(); ++j) m = std::max(m, double(row[j]));
+  for (Eigen::Index j = 0; j < logits.cols(); ++j) sum += std::exp(double(row[j]) - m);
+  return std::log(sum) + m - double(row[target]);
+}
+}  // namespace
+
 SelfTestResult check_gradcheck() {
   return guarded(kGradcheck, [&] {
-    constexpr int D = 8, H = 2, T = 4, B = 1;
+    ModelConfig c;
+    c.vocab_size = 8;
+    c.d_model = 8;
+    c.n_heads = 2;
+    c.max_context_length = 4;
+    const int T = c.max_context_length, query = T - 1;
+    TinyAttentionLM model(c, kGradSeed);
     Rng rng(kGradSeed);
-    MultiHeadSelfAttention layer(D, H, T, 0.0f, 0.0f, rng);
-    Mat x = random_mat(Eigen::Index(B) * T, D, rng);
-    const Mat G = random_mat(Eigen::Index(B) * T, D, rng);
+    const std::vector<int32_t> ids = random_ids(rng, size_t(T), c.vocab_size);
+    const int target = int(rng.below(uint32_t(c.vocab_size)));
 
-    Rng unused(0);
-    MultiHeadSelfAttention::State s;
-    Mat y(x.rows(), D), dx(x.rows(), D);
-    layer.forward(x, B, T, /*training=*/false, unused, s, y);
-    layer.backward(s, G, dx);
-
+    // Analytic: the model's own backward for the loss at position query alone.
+    TinyAttentionLM::State s;
+    model.position_loss_backward(ids.data(), T, query, target, s);
     struct Probe {
-      const char* name;
+      std::string name;
       float* value;
       std::vector<float> analytic;
     };
-    auto copy = [](const float* p, Eigen::Index n) { return std::vector<float>(p, p + n); };
-    std::vector<Probe> probes = {
-        {"x", x.data(), copy(dx.data(), dx.size())},
-        {"attn.qkv_proj.weight", layer.qkv_proj.weight.data(),
-         copy(layer.qkv_proj.dweight.data(), layer.qkv_proj.dweight.size())},
-        {"attn.qkv_proj.bias", layer.qkv_proj.bias.data(),
-         copy(layer.qkv_proj.dbias.data(), layer.qkv_proj.dbias.size())},
-        {"attn.out_proj.weight", layer.out_proj.weight.data(),
-         copy(layer.out_proj.dweight.data(), layer.out_proj.dweight.size())},
-        {"attn.out_proj.bias", layer.out_proj.bias.data(),
-         copy(layer.out_proj.dbias.data(), layer.out_proj.dbias.size())},
-    };
+    std::vector<Probe> probes;
+    for (const ParamRef& p : model.parameters())
+      probes.push_back({p.name, p.value, std::vector<float>(p.grad, p.grad + p.numel())});
 
-    // loss = sum(y * G) in double; its gradient wrt y is G.
+    // Numeric: the same loss from an eval forward, in double.
     auto loss = [&] {
-      layer.forward(x, B, T, false, unused, s, y);
-      double sum = 0.0;
-      for (Eigen::Index i = 0; i < y.size(); ++i) sum += double(y.data()[i]) * G.data()[i];
-      return sum;
+      Rng unused(0);
+      model.forward(ids.data(), 1, T, /*training=*/false, unused, s);
+      return position_loss(s.logits, query, target);
     };
 
     double worst = 0.0, max_grad = 0.0;
@@ -374,9 +400,12 @@ SelfTestResult check_gradcheck() {
     }
     const bool signal = max_grad > kGradSignal;
     return make(kGradcheck, worst, signal,
-                str_cat("fresh layer D=", D, " H=", H, " T=", T, " B=", B,
-                        ", loss = sum(y * G) in double, central differences (eps ",
-                        num(kGradcheckEps), ") on all ", entries, " entries (", counts,
+                str_cat("fresh model V=", c.vocab_size, " D=", c.d_model, " H=", c.n_heads,
+                        " C=", c.max_context_length, ", ", T,
+                        " random ids; loss = cross-entropy at position ", query,
+                        " alone (the Backward panel's loss), in double; the model's backward "
+                        "against central differences (eps ",
+                        num(kGradcheckEps), ") on all ", entries, " parameter entries (", counts,
                         "); error |a - n| / (max(|a|,|n|) + ", num(kGradFloor), "), i.e. |a - n| <= ",
                         num(kGradcheckAbsTol), " + ", num(kGradcheckRelTol),
                         " * max(|a|,|n|); worst at ", worst_at, "; largest |grad| ", num(max_grad),

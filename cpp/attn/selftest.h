@@ -1,5 +1,5 @@
 // Self-test: the curriculum's invariants, measured on a live model, for the page's self-test
-// panel (and the Catch2 suite). Each check reports what it measured, its tolerance and whether it
+// panel and `attn selftest`. Each check reports what it measured, its tolerance and whether it
 // passed; a failing check is a result, never an exception.
 //
 // The checks, in the order run_self_tests returns them:
@@ -12,9 +12,11 @@
 //   fused_qkv          the fused (N,3D) projection the layer computes equals three separate
 //                      projections by the weight row blocks [0,D), [D,2D), [2D,3D) and the bias
 //                      slices, computed in double: max |fused - sep| / (1 + |sep|) <= 1e-5.
-//   gradcheck          MultiHeadSelfAttention backward against central differences on a fresh
-//                      D=8 H=2 T=4 B=1 layer: max |a - n| / (max(|a|,|n|) + 0.05) <= 0.02, which is
-//                      the suite's |a - n| <= 1e-3 + 2e-2 * max(|a|,|n|) (tests/cpp/gradcheck.h).
+//   gradcheck          the model's backward for the Backward panel's loss (the cross-entropy at
+//                      one position alone, TinyAttentionLM::position_loss_backward) against central
+//                      differences of that loss, on every parameter of a fresh V=8 D=8 H=2 C=4
+//                      model: max |a - n| / (max(|a|,|n|) + 0.05) <= 0.02, which is the suite's
+//                      |a - n| <= 1e-3 + 2e-2 * max(|a|,|n|) (tests/cpp/gradcheck.h).
 //   pytorch_reference  a PyTorch reference case's logits, attention and loss:
 //                      max |ours - torch| / (1 + |torch|) <= 1e-5, i.e. the suite's
 //                      |ours - torch| <= 1e-5 + 1e-5 * |torch| (tests/cpp/test_reference.cpp).
@@ -62,38 +64,11 @@ std::vector<SelfTestResult> run_self_tests(TinyAttentionLM& model, const Referen
 constexpr double kReferenceOutAbs = 1e-5;
 constexpr double kReferenceOutRel = 1e-5;
 
-// Finite differences of float32 forwards: the central-difference step, and the layer tolerance
+// Finite differences of float32 forwards: the central-difference step, and the tolerance
 // |analytic - numeric| <= abs + rel * max(|analytic|, |numeric|).
 constexpr float kGradcheckEps = 1e-3f;
 constexpr double kGradcheckAbsTol = 1e-3;
 constexpr double kGradcheckRelTol = 2e-2;
-
-// ---- Building blocks, also used by the Catch2 suite.
-
-// Entry-wise comparison of ours against a reference of n values with |d| <= abs + rel*|ref|.
-struct CloseStats {
-  size_t n = 0;                // values compared
-  double max_abs_diff = 0.0;   // largest |ours - ref| (NaN if any difference is NaN)
-  size_t bad = 0;              // entries out of tolerance (a NaN difference counts as bad)
-  std::string first_bad;       // the first few offenders: " [i] ours x ref y;" each
-};
-CloseStats compare_close(const float* ours, const float* ref, size_t n, double abs_tol,
-                         double rel_tol, size_t show = 4);
-
-// The central difference (loss(v + eps) - loss(v - eps)) / step of loss() with respect to
-// *value, where step is the float step actually taken (rounding makes it differ from 2*eps).
-// loss() must recompute the loss from *value; *value is restored exactly afterwards.
-template <typename LossFn>
-double central_difference(float* value, LossFn&& loss, float eps = kGradcheckEps) {
-  const float saved = *value;
-  *value = saved + eps;
-  const double up = loss();
-  *value = saved - eps;
-  const double down = loss();
-  *value = saved;
-  const double step = double(saved + eps) - double(saved - eps);
-  return (up - down) / step;
-}
 
 // ---- The individual checks, exposed so that tests can show each one failing on a broken input.
 // None of them throws: an exception inside becomes a failing result with the message in detail.

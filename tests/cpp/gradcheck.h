@@ -24,7 +24,7 @@ namespace gradcheck {
 
 // Central-difference step for float32 forwards: large enough that the loss change is far above
 // float rounding, small enough that the O(eps^2) truncation error stays below the tolerances.
-// (Shared with the self-test panel, attn/selftest.h.)
+// (The self-test panel uses the same step and tolerances: attn/selftest.h.)
 constexpr float kFdEps = attn::kGradcheckEps;
 // |analytic - numeric| <= abs + rel * max(|analytic|, |numeric|).
 struct Tolerance {
@@ -57,6 +57,21 @@ inline double fakeloss(const attn::Mat& out, const attn::Mat& dout) {
   double s = 0.0;
   for (Eigen::Index i = 0; i < out.size(); ++i) s += double(out.data()[i]) * dout.data()[i];
   return s;
+}
+
+// The central difference (loss(v + eps) - loss(v - eps)) / step of loss() with respect to
+// *value, where step is the float step actually taken (rounding makes it differ from 2*eps).
+// loss() must recompute the loss from *value; *value is restored exactly afterwards.
+template <typename LossFn>
+double central_difference(float* value, LossFn&& loss, float eps = kFdEps) {
+  const float saved = *value;
+  *value = saved + eps;
+  const double up = loss();
+  *value = saved - eps;
+  const double down = loss();
+  *value = saved;
+  const double step = double(saved + eps) - double(saved - eps);
+  return (up - down) / step;
 }
 
 // All of [0, n) when n <= max_count, else max_count distinct indices: the first, the last, and
@@ -100,7 +115,7 @@ void check_grad(const std::string& name, float* value, const float* analytic_ptr
   int64_t worst = -1;
   for (int64_t i : idx) {
     // Divides by the step actually taken, which float rounding makes differ from 2*eps.
-    const double numeric = attn::central_difference(value + i, loss, kFdEps);
+    const double numeric = central_difference(value + i, loss);
     const double a = analytic[i];
     const double diff = std::fabs(a - numeric);
     max_abs_grad = std::max({max_abs_grad, std::fabs(a), std::fabs(numeric)});

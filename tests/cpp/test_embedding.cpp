@@ -8,8 +8,8 @@
 
 #include "attn/embedding.h"
 #include "attn/safetensors.h"
-#include "attn/selftest.h"
 #include "attn/weights.h"
+#include "compare.h"
 #include "gradcheck.h"
 
 using attn::Mat;
@@ -132,8 +132,8 @@ TEST_CASE("sinusoidal positions: the curriculum's float32 PyTorch table at C=128
   const std::vector<int64_t> shape = {C, D};
   const std::vector<float> torch_pe = file.f32("pe", &shape);
   const attn::SinusoidalPositionalEmbedding pe(C, D);
-  const attn::CloseStats st =
-      attn::compare_close(pe.table.data(), torch_pe.data(), torch_pe.size(), kFloatRounding, 0.0);
+  const compare::Stats st =
+      compare::within(pe.table.data(), torch_pe.data(), torch_pe.size(), kFloatRounding, 0.0);
   INFO(st.n << " values, max |ours - torch| " << st.max_abs_diff << ", " << st.bad
             << " beyond " << kFloatRounding << st.first_bad);
   CHECK(st.bad == 0);

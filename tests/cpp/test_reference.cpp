@@ -15,6 +15,7 @@
 #include "attn/loss.h"
 #include "attn/selftest.h"
 #include "attn/weights.h"
+#include "compare.h"
 
 using namespace attn;
 
@@ -43,7 +44,7 @@ struct RefFile {
 // first few offenders.
 void check_close(const std::string& what, const float* ours, const std::vector<float>& torch,
                  double abs_tol, double rel_tol) {
-  const CloseStats st = compare_close(ours, torch.data(), torch.size(), abs_tol, rel_tol);
+  const compare::Stats st = compare::within(ours, torch.data(), torch.size(), abs_tol, rel_tol);
   INFO(what << ": " << st.n << " values, max |diff| " << st.max_abs_diff << ", " << st.bad
             << " out of tolerance" << st.first_bad);
   CHECK(st.bad == 0);

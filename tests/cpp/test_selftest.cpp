@@ -14,6 +14,7 @@
 #include "attn/selftest.h"
 #include "attn/trainer.h"
 #include "attn/weights.h"
+#include "gradcheck.h"
 
 using namespace attn;
 
@@ -409,7 +410,8 @@ TEST_CASE("selftest: a throwing forward gives a failing result, not an exception
 
 TEST_CASE("selftest: central_difference divides by the step taken and restores the value", "[selftest]") {
   float v = 3.0f;
-  const double d = central_difference(&v, [&] { return double(v) * v * v; });  // 3 v^2 = 27
+  // 3 v^2 = 27
+  const double d = gradcheck::central_difference(&v, [&] { return double(v) * v * v; });
   CHECK(v == 3.0f);
   CHECK(d == Approx(27.0).epsilon(1e-5));
   const SelfTestResult g = check_gradcheck();
