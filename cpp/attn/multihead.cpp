@@ -193,6 +193,7 @@ MultiHeadSelfAttention::HeadRow MultiHeadSelfAttention::head_row(const State& s,
   require(i >= 0 && i < T, "query position (", i, ") must be in [0, ", T - 1, "]");
   const Eigen::Index D = d_model, r0 = Eigen::Index(b) * T, p0 = (Eigen::Index(b) * H + h) * T;
   HeadRow r;
+  r.scale = score_scale();
   r.q = s.qkv.block(r0 + i, h * Dh, 1, Dh);
   r.k = s.qkv.block(r0, D + h * Dh, T, Dh);
   r.v = s.qkv.block(r0, 2 * D + h * Dh, T, Dh);

@@ -57,6 +57,7 @@ class MultiHeadSelfAttention {
   // layer's own. With a loss that depends on row i only (dy zero elsewhere), d_k and d_v are
   // exactly row i's contributions to dK and dV.
   struct HeadRow {
+    float scale;       // the score scale: 1/sqrt(Dh), or 1 with scale_scores off
     RowVec q;          // (Dh) the query
     Mat k, v;          // (T,Dh) keys and values of the head
     RowVec scores;     // (T) q k^T * scale after the mask (what the softmax saw)

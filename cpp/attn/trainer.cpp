@@ -30,8 +30,8 @@ void check_range(int value, int lo, int hi, Field f, TrainerConfig::KeyStyle sty
                  ") must be in [", lo, ", ", hi, "]");
 }
 
-const TrainerConfig& validated(const TrainerConfig& c) {
-  c.validate();
+const TrainerConfig& validated(const TrainerConfig& c, TrainerConfig::KeyStyle style) {
+  c.validate(style);
   return c;
 }
 
@@ -88,8 +88,8 @@ ModelConfig TrainerConfig::model_config() const {
   return m;
 }
 
-Trainer::Trainer(const TrainerConfig& c)
-    : config_(validated(c)),
+Trainer::Trainer(const TrainerConfig& c, TrainerConfig::KeyStyle style)
+    : config_(validated(c, style)),
       task_(parse_task(c.task)),
       model_(c.model_config(), c.seed),
       adam_(model_.parameters(), AdamConfig{c.lr}),

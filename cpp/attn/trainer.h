@@ -39,7 +39,9 @@ constexpr int64_t kMaxStateElements = 64LL * 1024 * 1024;
 
 class Trainer {
  public:
-  explicit Trainer(const TrainerConfig& config);
+  // Validates config first (TrainerConfig::validate), naming keys in the caller's style.
+  explicit Trainer(const TrainerConfig& config,
+                   TrainerConfig::KeyStyle style = TrainerConfig::KeyStyle::Cpp);
 
   // Runs n >= 0 training steps; returns the last loss (the previous one when n = 0, NaN before
   // any step). If a loss or gradient turns non-finite, that step is not applied and a

@@ -8,8 +8,9 @@ else()
   set(ATTN_WASM_VARIANT scalar)
 endif()
 
-# Compiled once, linked into both flavours.
-add_library(attention_core_bindings OBJECT ${CMAKE_CURRENT_LIST_DIR}/bindings.cpp)
+# Compiled once, linked into both flavours: the table (bindings.cpp) and its conversions.
+add_library(attention_core_bindings OBJECT ${CMAKE_CURRENT_LIST_DIR}/bindings.cpp
+            ${CMAKE_CURRENT_LIST_DIR}/convert.cpp)
 target_link_libraries(attention_core_bindings PUBLIC attn)
 
 # -O3 also at link time: emcc runs binaryen's optimiser there.

@@ -1,0 +1,366 @@
+#include "wasm/convert.h"
+
+#include <emscripten/bind.h>
+
+#include <cmath>
+#include <iomanip>
+
+namespace attn::js {
+
+using emscripten::typed_memory_view;
+
+void throw_error(const std::string& message, ErrorKind kind, const std::string& key) {
+  val error = val::global("Error").new_(message);
+  error.set("kind", std::string(error_kind_name(kind)));
+  if (!key.empty()) error.set("key", key);
+  error.throw_();
+}
+
+namespace {
+
+constexpr double kMaxSafeInteger = 9007199254740991.0;  // Number.MAX_SAFE_INTEGER
+// A safetensors file is parameters plus a JSON header; 1 GiB is far above any valid config.
+constexpr size_t kMaxFileBytes = size_t{1} << 30;
+// More entries than any model has heads (nHeads <= dModel <= 4096).
+constexpr int kMaxHeadFlags = 4096;
+// taskTargets' ids, and the single-head view's bounds: T tokens typed by hand, small widths.
+constexpr size_t kMaxTaskIds = 4096;
+constexpr int kMaxSelfAttentionT = 1024, kMaxSelfAttentionWidth = 4096;
+
+std::string type_of(const val& v) {
+  if (v.isNull()) return "null";
+  if (v.isArray()) return "an array";
+  return v.typeOf().as<std::string>();
+}
+
+bool is_object(const val& v) {
+  return v.typeOf().as<std::string>() == "object" && !v.isNull() && !v.isArray();
+}
+
+// Throws an attn::Error "<name><rest>" when cond is false; kind Config gets name as its key.
+template <typename... Args>
+void require_value(bool cond, ErrorKind kind, const std::string& name, const Args&... rest) {
+  if (!cond) throw Error(kind, kind == ErrorKind::Config ? name : "", str_cat(name, rest...));
+}
+
+// A finite JS number; name is the key or argument it came from, kind Config for a config key.
+double to_number(const val& v, const std::string& name, ErrorKind kind = ErrorKind::Input) {
+  require_value(v.isNumber(), kind, name, " must be a number, got ", type_of(v));
+  const double d = v.as<double>();
+  require_value(std::isfinite(d), kind, name, " (", d, ") must be a finite number");
+  return d;
+}
+
+// A JS number that is an integer in [lo, hi].
+int64_t to_integer(const val& v, const std::string& name, double lo, double hi,
+                   ErrorKind kind = ErrorKind::Input) {
+  const double d = to_number(v, name, kind);
+  require_value(d == std::trunc(d), kind, name, " (", d, ") must be an integer");
+  require_value(d >= lo && d <= hi, kind, name, " (", d, ") must be in [",
+                static_cast<int64_t>(lo), ", ", static_cast<int64_t>(hi), "]");
+  return static_cast<int64_t>(d);
+}
+
+// A JS boolean (undefined gives fallback).
+bool to_bool(const val& v, const std::string& name, bool fallback) {
+  if (v.isUndefined()) return fallback;
+  require(v.isTrue() || v.isFalse(), name, " must be a boolean, got ", type_of(v));
+  return v.isTrue();
+}
+
+// An array of H booleans (undefined: empty, none set). Its length is the Trainer's to check; a
+// length no model could have is refused before anything is read.
+std::vector<uint8_t> to_head_flags(const val& v, const std::string& name, int H) {
+  if (v.isUndefined()) return {};
+  require(v.isArray(), name, " must be an array of ", H, " booleans, got ", type_of(v));
+  const int n = v["length"].as<int>();
+  require(n <= kMaxHeadFlags, name, " has ", n, " entries, more than the ", kMaxHeadFlags,
+          " allowed");
+  std::vector<uint8_t> out(static_cast<size_t>(n));
+  for (int h = 0; h < n; ++h) out[size_t(h)] = to_bool(v[h], str_cat(name, "[", h, "]"), false);
+  return out;
+}
+
+// Throws (with the given kind, no key) naming the first own key of the object js that is not in
+// known ("unknown <what> key 'x'; the keys are a b c").
+template <size_t N>
+void check_keys(const val& js, const char* const (&known)[N], const char* what, ErrorKind kind) {
+  const val keys = val::global("Object").call<val>("keys", js);
+  const int n_keys = keys["length"].as<int>();
+  for (int i = 0; i < n_keys; ++i) {
+    const std::string key = keys[i].as<std::string>();
+    bool ok = false;
+    std::string list;
+    for (const char* k : known) {
+      ok = ok || key == k;
+      list += list.empty() ? k : str_cat(" ", k);
+    }
+    if (!ok)
+      throw Error(kind, "", str_cat("unknown ", what, " key '", key, "'; the keys are ", list));
+  }
+}
+
+// Copies a JS typed array of the given type into a new vector; the length is checked first, so
+// a huge array is refused before anything is allocated.
+template <typename T>
+std::vector<T> copy_in(const val& array, const char* array_type, const std::string& name,
+                       size_t max_length) {
+  require(array.instanceof(val::global(array_type)), name, " must be of type ", array_type,
+          ", got ", type_of(array));
+  const size_t n = array["length"].as<size_t>();
+  require(n <= max_length, name, " has ", n, " elements, more than the ", max_length, " allowed");
+  std::vector<T> out(n);
+  val(typed_memory_view(n, out.data())).call<void>("set", array);
+  return out;
+}
+
+// Copies n elements of a C++ buffer into a new JS typed array (e.g. "Float32Array").
+template <typename T>
+val copy_out(const char* array_type, const T* data, size_t n) {
+  return val::global(array_type).new_(typed_memory_view(n, data));
+}
+
+val float32_row(const RowVec& v) { return copy_out("Float32Array", v.data(), size_t(v.size())); }
+
+// {data: Float32Array, rows, cols} -> Mat, the matrix format of selfAttention.
+Mat to_mat(const val& obj, const char* name, int max_rows, int max_cols) {
+  require(obj.typeOf().as<std::string>() == "object" && !obj.isNull(), name,
+          " must be {data: Float32Array, rows, cols}, got ", type_of(obj));
+  const std::string prefix(name);
+  const int rows = to_integer(obj["rows"], prefix + ".rows", 1, max_rows);
+  const int cols = to_integer(obj["cols"], prefix + ".cols", 1, max_cols);
+  const std::vector<float> data =
+      copy_in<float>(obj["data"], "Float32Array", prefix + ".data", size_t(rows) * cols);
+  require(data.size() == size_t(rows) * cols, name, ".data has ", data.size(),
+          " elements but rows * cols = ", rows, " * ", cols, " = ", rows * cols);
+  Mat m = Eigen::Map<const Mat>(data.data(), rows, cols);
+  require(m.allFinite(), name, ".data contains NaN or Infinity");
+  return m;
+}
+
+val from_mat(const Mat& m) {
+  val js = val::object();
+  js.set("data", copy_out("Float32Array", m.data(), size_t(m.size())));
+  js.set("rows", static_cast<int>(m.rows()));
+  js.set("cols", static_cast<int>(m.cols()));
+  return js;
+}
+
+// The shortest decimal that reads back as f, so config() shows lr 0.005, not 0.004999999888.
+double shortest_decimal(float f) {
+  for (int digits = 6;; ++digits) {
+    const double d = std::stod(str_cat(std::setprecision(digits), f));
+    if (static_cast<float>(d) == f || digits == 9) return d;
+  }
+}
+
+const char* const kConfigKeys[] = {"vocabSize", "dModel",  "nHeads",      "seqLen",     "batchSize",
+                                   "lr",        "seed",    "attnDropout", "outDropout", "task"};
+const char* const kAblationKeys[] = {"zeroed", "frozen", "scaleScores", "mask"};
+
+}  // namespace
+
+// ---- JS -> C++
+
+TrainerConfig to_trainer_config(const val& js) {
+  require_config(is_object(js), "", "config must be an object, got ", type_of(js));
+  check_keys(js, kConfigKeys, "config", ErrorKind::Config);
+  auto has = [&](const char* key) { return !js[key].isUndefined(); };
+  // A config key that is an integer (the range only guards the conversion), or a float.
+  auto integer = [&](const char* key) {
+    return static_cast<int>(to_integer(js[key], key, -kIntMax, kIntMax, ErrorKind::Config));
+  };
+  auto number = [&](const char* key) {
+    return static_cast<float>(to_number(js[key], key, ErrorKind::Config));
+  };
+  TrainerConfig c;
+  if (has("vocabSize")) c.vocab_size = integer("vocabSize");
+  if (has("dModel")) c.d_model = integer("dModel");
+  if (has("nHeads")) c.n_heads = integer("nHeads");
+  if (has("seqLen")) c.seq_len = integer("seqLen");
+  if (has("batchSize")) c.batch_size = integer("batchSize");
+  if (has("lr")) c.lr = number("lr");
+  if (has("seed"))
+    c.seed = static_cast<uint64_t>(to_integer(js["seed"], "seed", 0, kMaxSafeInteger,
+                                              ErrorKind::Config));
+  if (has("attnDropout")) c.attn_dropout = number("attnDropout");
+  if (has("outDropout")) c.out_dropout = number("outDropout");
+  if (has("task")) c.task = to_task_name(js["task"]);
+  return c;
+}
+
+int to_int(const val& v, const char* name, double lo, double hi) {
+  return static_cast<int>(to_integer(v, name, lo, hi));
+}
+
+std::vector<int32_t> to_ids(const val& ids, size_t max_length) {
+  return copy_in<int32_t>(ids, "Int32Array", "ids", max_length);
+}
+
+std::vector<uint8_t> to_bytes(const val& bytes, const char* name) {
+  return copy_in<uint8_t>(bytes, "Uint8Array", name, kMaxFileBytes);
+}
+
+Trainer::Ablation to_ablation(const val& js, int n_heads) {
+  require(is_object(js), "ablation must be an object, got ", type_of(js));
+  check_keys(js, kAblationKeys, "ablation", ErrorKind::Input);
+  Trainer::Ablation a;
+  a.zeroed = to_head_flags(js["zeroed"], "zeroed", n_heads);
+  a.frozen = to_head_flags(js["frozen"], "frozen", n_heads);
+  a.scale_scores = to_bool(js["scaleScores"], "scaleScores", true);
+  const val mask = js["mask"];
+  if (!mask.isUndefined()) {
+    require(mask.isString(), "mask must be a string, got ", type_of(mask));
+    a.mask = parse_mask_mode(mask.as<std::string>());
+  }
+  return a;
+}
+
+bool to_reference(const val& js, ReferenceCase& out) {
+  if (js.isNull() || js.isUndefined()) return false;
+  require(js.typeOf().as<std::string>() == "object",
+          "reference must be {weights, input, expected} or null, got ", type_of(js));
+  out.weights = to_bytes(js["weights"], "reference.weights");
+  out.input = to_bytes(js["input"], "reference.input");
+  out.expected = to_bytes(js["expected"], "reference.expected");
+  return true;
+}
+
+std::string to_task_name(const val& task) {
+  require_config(task.isString(), "task", "task must be a string, got ", type_of(task));
+  return task.as<std::string>();
+}
+
+std::vector<int32_t> to_task_ids(const val& ids) {
+  std::vector<int32_t> x = to_ids(ids, kMaxTaskIds);
+  require(!x.empty(), "ids must not be empty");
+  return x;
+}
+
+SelfAttentionArgs to_self_attention_args(const val& js) {
+  require(js.typeOf().as<std::string>() == "object" && !js.isNull(),
+          "selfAttention expects {X, Wq, Wk, Wv, causal}, got ", type_of(js));
+  SelfAttentionArgs a;
+  a.X = to_mat(js["X"], "X", kMaxSelfAttentionT, kMaxSelfAttentionWidth);
+  a.Wq = to_mat(js["Wq"], "Wq", kMaxSelfAttentionWidth, kMaxSelfAttentionWidth);
+  a.Wk = to_mat(js["Wk"], "Wk", kMaxSelfAttentionWidth, kMaxSelfAttentionWidth);
+  a.Wv = to_mat(js["Wv"], "Wv", kMaxSelfAttentionWidth, kMaxSelfAttentionWidth);
+  a.causal = to_bool(js["causal"], "causal", false);
+  return a;
+}
+
+// ---- C++ -> JS
+
+val to_js(const TrainerConfig& c) {
+  val js = val::object();
+  js.set("vocabSize", c.vocab_size);
+  js.set("dModel", c.d_model);
+  js.set("nHeads", c.n_heads);
+  js.set("seqLen", c.seq_len);
+  js.set("batchSize", c.batch_size);
+  js.set("lr", shortest_decimal(c.lr));
+  js.set("seed", static_cast<double>(c.seed));
+  js.set("attnDropout", shortest_decimal(c.attn_dropout));
+  js.set("outDropout", shortest_decimal(c.out_dropout));
+  js.set("task", c.task);
+  return js;
+}
+
+val to_js(const Trainer::Evaluation& e) {
+  val js = val::object();
+  js.set("loss", e.loss);
+  js.set("accuracy", e.accuracy);
+  return js;
+}
+
+val to_js(const Trainer::Ablation& a, int n_heads) {
+  val zeroed = val::array(), frozen = val::array();
+  for (int h = 0; h < n_heads; ++h) {
+    zeroed.call<void>("push", a.zeroed.empty() ? false : a.zeroed[size_t(h)] != 0);
+    frozen.call<void>("push", a.frozen.empty() ? false : a.frozen[size_t(h)] != 0);
+  }
+  val js = val::object();
+  js.set("zeroed", zeroed);
+  js.set("frozen", frozen);
+  js.set("scaleScores", a.scale_scores);
+  js.set("mask", std::string(mask_mode_name(a.mask)));
+  return js;
+}
+
+val to_js(const Trainer::HeadStats& s) {
+  val js = val::object();
+  js.set("entropy", float32_array(s.entropy));
+  js.set("maxWeight", float32_array(s.max_weight));
+  js.set("answerMass", float32_array(s.answer_mass));
+  return js;
+}
+
+val to_js(const Trainer::RowBackward& r) {
+  const MultiHeadSelfAttention::HeadRow& g = r.row;
+  val js = val::object();
+  js.set("loss", r.loss);
+  js.set("q", float32_row(g.q));
+  js.set("k", from_mat(g.k));
+  js.set("v", from_mat(g.v));
+  js.set("scores", float32_row(g.scores));
+  js.set("weights", float32_row(g.weights));
+  js.set("out", float32_row(g.out));
+  js.set("dOut", float32_row(g.d_out));
+  js.set("dWeights", float32_row(g.d_weights));
+  js.set("dScores", float32_row(g.d_scores));
+  js.set("dQ", float32_row(g.d_q));
+  js.set("dK", from_mat(g.d_k));
+  js.set("dV", from_mat(g.d_v));
+  js.set("scale", g.scale);
+  return js;
+}
+
+val to_js(const std::vector<SelfTestResult>& results) {
+  val js = val::array();
+  for (const SelfTestResult& r : results) {
+    val o = val::object();
+    o.set("id", r.id);
+    o.set("name", r.name);
+    o.set("maxError", r.max_error);
+    o.set("tolerance", r.tolerance);
+    o.set("pass", r.pass);
+    o.set("detail", r.detail);
+    js.call<void>("push", o);
+  }
+  return js;
+}
+
+val to_js(const AttentionStages& s) {
+  val js = val::object();
+  js.set("Q", from_mat(s.Q));
+  js.set("K", from_mat(s.K));
+  js.set("V", from_mat(s.V));
+  js.set("scores", from_mat(s.scores));
+  js.set("scaledScores", from_mat(s.scaled_scores));
+  js.set("maskedScores", from_mat(s.masked_scores));
+  js.set("weights", from_mat(s.weights));
+  js.set("output", from_mat(s.output));
+  return js;
+}
+
+val attention_to_js(const Mat& weights, const Mat& logits, const TrainerConfig& c, int T) {
+  val js = val::object();
+  js.set("weights", copy_out("Float32Array", weights.data(), size_t(weights.size())));
+  js.set("logits", copy_out("Float32Array", logits.data(), size_t(logits.size())));
+  js.set("nHeads", c.n_heads);
+  js.set("seqLen", T);
+  js.set("vocabSize", c.vocab_size);
+  return js;
+}
+
+val float32_array(const std::vector<float>& v) {
+  return copy_out("Float32Array", v.data(), v.size());
+}
+val int32_array(const std::vector<int32_t>& v) {
+  return copy_out("Int32Array", v.data(), v.size());
+}
+val uint8_array(const std::vector<uint8_t>& v) {
+  return copy_out("Uint8Array", v.data(), v.size());
+}
+
+}  // namespace attn::js

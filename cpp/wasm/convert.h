@@ -1,0 +1,100 @@
+// Conversions between JS values and the core's types, for the Embind table in bindings.cpp.
+// With bindings.cpp, the only code that includes Emscripten headers. No math here, and the
+// values are the core's to validate: a reader checks what it must to convert (types, unknown
+// keys, integer ranges, lengths before a copy). Results are copied into new JS objects and typed
+// arrays, so JS never keeps a view into the wasm heap, which moves when memory grows.
+#pragma once
+
+#include <emscripten/val.h>
+
+#include <cstdint>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "attn/attention.h"
+#include "attn/selftest.h"
+#include "attn/trainer.h"
+
+namespace attn::js {
+
+using emscripten::val;
+
+// ---- Errors
+
+// Throws a JS Error with message, .kind (error_kind_name: "config", "input", "nonFinite",
+// "format", "state", "io" or "internal") and, when key is not empty, .key (a JS config key).
+[[noreturn]] void throw_error(const std::string& message, ErrorKind kind, const std::string& key);
+
+// Runs body and returns its result. A C++ exception becomes a JS Error carrying its message, its
+// kind (internal for an exception that is not an attn::Error or RuntimeError) and its key. The
+// strings are copied out in the catch block and the Error is thrown after it, once the C++
+// exception object is freed.
+template <typename Body>
+auto js_call(Body&& body) -> decltype(body()) {
+  std::string message, key;
+  ErrorKind kind = ErrorKind::Internal;
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    message = e.what();
+    kind = error_kind(e);
+    key = error_key(e);
+  }
+  throw_error(message, kind, key);
+}
+
+// ---- JS -> C++. Each reader names the key or argument it reads. A bad value of a Trainer config
+// key throws kind config with that key; any other bad argument throws kind input.
+
+// {vocabSize, ...} -> TrainerConfig. A missing key keeps its DemoConfig default; a key of the
+// wrong type or an unknown key throws. The values' bounds are the Trainer's to check.
+TrainerConfig to_trainer_config(const val& js);
+
+// A JS number that is an integer in [lo, hi] (by default the range of int, which only guards the
+// conversion).
+constexpr double kIntMax = 2147483647.0;
+int to_int(const val& v, const char* name, double lo = -kIntMax, double hi = kIntMax);
+
+// An Int32Array of at most max_length token ids.
+std::vector<int32_t> to_ids(const val& ids, size_t max_length);
+// taskTargets' ids: an Int32Array of 1 to 4096 ids.
+std::vector<int32_t> to_task_ids(const val& ids);
+
+// A Uint8Array of at most 1 GiB (a safetensors file).
+std::vector<uint8_t> to_bytes(const val& bytes, const char* name);
+
+// {zeroed, frozen, scaleScores, mask}; a missing key takes the default. n_heads only words the
+// messages: the Trainer checks the lengths.
+Trainer::Ablation to_ablation(const val& js, int n_heads);
+
+// {weights, input, expected} as Uint8Arrays into out; false for null or undefined.
+bool to_reference(const val& js, ReferenceCase& out);
+
+// A task name, for taskTargets (kind config, key task, as for a Trainer config).
+std::string to_task_name(const val& task);
+
+// selfAttention's argument {X, Wq, Wk, Wv, causal}, each matrix {data: Float32Array, rows, cols}.
+struct SelfAttentionArgs {
+  Mat X, Wq, Wk, Wv;
+  bool causal = false;
+};
+SelfAttentionArgs to_self_attention_args(const val& js);
+
+// ---- C++ -> JS, in the shapes of web/src/core/attention-core.d.ts.
+
+val to_js(const TrainerConfig& c);                  // ResolvedTrainerConfig
+val to_js(const Trainer::Evaluation& e);            // Evaluation
+val to_js(const Trainer::Ablation& a, int n_heads);  // Required<Ablation>
+val to_js(const Trainer::HeadStats& s);             // AttentionStats
+val to_js(const Trainer::RowBackward& r);               // RowBackward
+val to_js(const std::vector<SelfTestResult>& results);  // SelfTestResult[]
+val to_js(const AttentionStages& s);                    // SelfAttentionStages
+// AttentionResult of one sequence of T tokens: weights (H*T,T), logits (T,V).
+val attention_to_js(const Mat& weights, const Mat& logits, const TrainerConfig& c, int T);
+
+val float32_array(const std::vector<float>& v);
+val int32_array(const std::vector<int32_t>& v);
+val uint8_array(const std::vector<uint8_t>& v);
+
+}  // namespace attn::js
