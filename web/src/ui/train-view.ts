@@ -9,6 +9,7 @@ import { h, uniqueId } from './dom';
 import { mountExportPanel } from './export-panel';
 import { mountHeatmapGrid } from './heatmap-grid';
 import type { PanelOptions } from './panel';
+import { mountShapeContract } from './shape-contract';
 import { mountTrainControls } from './train-controls';
 
 /** With the heatmaps hidden (no first draw), the learning panels start this long after the first snapshot. */
@@ -51,7 +52,11 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
   const heat = mountHeatmapGrid(store, ctl, { reducedMotion: opts.reducedMotion, request: scheduleDraw });
   cleanups.push(heat.destroy);
 
-  const plots = h('div', { class: 'train-plots' }, chartSection, heat.section);
+  // ---- The shape contract, with the live settings
+  const shapes = h('section', { class: 'panel shape-panel', 'aria-label': 'Shapes' });
+  cleanups.push(mountShapeContract(shapes, store));
+
+  const plots = h('div', { class: 'train-plots' }, chartSection, heat.section, shapes);
   root.append(h('div', { class: 'train-layout' }, controls.form, plots));
   // ---- The learning panels, each computed by the core in the worker. They start once the first
   // heatmap is drawn (or, when the heatmaps are not shown, shortly after the first snapshot), so
