@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { build, defineConfig, type Plugin } from 'vite';
+import { viridisLut } from './viridis-lut.mjs';
 
 const root = import.meta.dirname;
 
@@ -75,6 +76,7 @@ function packageModules(): Plugin {
           },
         },
         worker: { format: 'es', rolldownOptions: { output: { assetFileNames } } },
+        plugins: [viridisLut()],
         // The element puts uPlot's CSS into its shadow root (?inline); the page's side-effect import
         // of it would make this build write a CSS file that nothing loads.
         resolve: { alias: [{ find: /^uplot\/dist\/uPlot\.min\.css$/, replacement: path.join(root, 'src/element/empty.ts') }] },
@@ -101,7 +103,7 @@ export default defineConfig({
     },
   },
   worker: { format: 'es', rolldownOptions: { output: { assetFileNames } } },
-  plugins: [copyExamples(), packageModules()],
+  plugins: [viridisLut(), copyExamples(), packageModules()],
   server: { host: '127.0.0.1' },
   preview: { host: '127.0.0.1' },
 });

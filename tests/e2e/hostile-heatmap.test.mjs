@@ -1,6 +1,6 @@
 // No NaN is ever drawn into a heatmap: a unit-level check of web/src/draw/heatmap.ts in Chromium.
 // The module and its palette are transpiled from the sources with TypeScript and loaded in a blank
-// page (d3 resolved by an import map), then drawHeatmap is given NaN, +-Infinity and valid values.
+// page (the palette's virtual module resolved by an import map), then drawHeatmap is given NaN, +-Infinity and valid values.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -8,19 +8,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { ROOT, launch } from './harness.mjs';
+import { viridisModuleSource } from '../../web/viridis-lut.mjs';
 
 const SOURCES = {
   '/heatmap.js': 'web/src/draw/heatmap.ts',
   '/colormap.js': 'web/src/draw/colormap.ts',
 };
-const MODULES = {
-  '/d3-scale-chromatic.js': 'node_modules/d3-scale-chromatic/dist/d3-scale-chromatic.mjs',
-  '/d3-interpolate.js': 'node_modules/d3-interpolate/dist/d3-interpolate.mjs',
-  '/d3-color.js': 'node_modules/d3-color/dist/d3-color.mjs',
-};
+/** The palette's virtual module, as the page's build makes it. */
+const MODULES = { '/viridis-lut.js': viridisModuleSource() };
 const PAGE = `<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,">
-<script type="importmap">{"imports": {"d3-scale-chromatic": "/d3-scale-chromatic.js",
-  "d3-interpolate": "/d3-interpolate.js", "d3-color": "/d3-color.js"}}</script>
+<script type="importmap">{"imports": {"virtual:viridis-lut": "/viridis-lut.js"}}</script>
 <canvas id="c"></canvas>
 <script type="module">
   import * as heatmap from '/heatmap.js';
@@ -42,7 +39,7 @@ before(async () => {
     const p = new URL(req.url, 'http://x').pathname;
     if (p === '/') return res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
     if (SOURCES[p]) return res.writeHead(200, { 'content-type': 'text/javascript' }).end(transpile(SOURCES[p]));
-    if (MODULES[p]) return res.writeHead(200, { 'content-type': 'text/javascript' }).end(fs.readFileSync(path.join(ROOT, MODULES[p])));
+    if (MODULES[p]) return res.writeHead(200, { 'content-type': 'text/javascript' }).end(MODULES[p]);
     res.writeHead(404).end();
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));

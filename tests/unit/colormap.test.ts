@@ -22,3 +22,19 @@ test('every palette colour gets black or white text with contrast >= 4.5', () =>
   }
   expect(worst).toBeGreaterThanOrEqual(4.5);
 });
+
+test('the palette is viridis from d3, sampled at build time: its ends, and a luminance that rises', async () => {
+  const { VIRIDIS_LUT } = await import('../../web/src/draw/colormap');
+  const at = (k: number) => Array.from(VIRIDIS_LUT.slice(3 * k, 3 * k + 3));
+  expect(VIRIDIS_LUT.length).toBe(768);
+  expect(at(0)).toEqual([0x44, 0x01, 0x54]);
+  expect(at(255)).toEqual([0xfd, 0xe7, 0x25]);
+  // Luminance rises along viridis (up to the rounding of one sample to bytes).
+  let last = -1;
+  for (let k = 0; k < 256; ++k) {
+    const L = relativeLuminance(...(at(k) as [number, number, number]));
+    expect(L).toBeGreaterThan(last - 0.001);
+    last = L;
+  }
+  expect(relativeLuminance(...(at(255) as [number, number, number]))).toBeGreaterThan(10 * relativeLuminance(...(at(0) as [number, number, number])));
+});

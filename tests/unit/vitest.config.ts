@@ -3,9 +3,11 @@
 // live-request helper. What needs a browser stays in tests/e2e.
 import path from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { viridisLut } from '../../web/viridis-lut.mjs';
 
 export default defineConfig({
   root: path.resolve(import.meta.dirname, '../..'),
+  plugins: [viridisLut()],
   test: {
     include: ['tests/unit/**/*.test.ts'],
     environment: 'node',

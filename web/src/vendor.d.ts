@@ -1,5 +1,5 @@
-// The one function of d3-scale-chromatic the page uses (the package ships no types).
-declare module 'd3-scale-chromatic' {
-  /** t in [0, 1] -> a CSS colour ("#rrggbb") on the viridis colour map. */
-  export function interpolateViridis(t: number): string;
+// The virtual module of the palette (web/viridis-lut.mjs, a Vite plugin).
+declare module 'virtual:viridis-lut' {
+  /** 256 viridis samples as "rrggbb" x 256, entry k for t = k / 255. */
+  export const VIRIDIS_HEX: string;
 }

@@ -1,20 +1,9 @@
 // The heatmaps' palette: viridis (perceptually uniform, readable by colour-blind viewers and in
-// greyscale), sampled once into a 256-entry lookup table.
-import { interpolateViridis } from 'd3-scale-chromatic';
+// greyscale), as a 256-entry lookup table sampled at build time (web/viridis-lut.mjs).
+import { VIRIDIS_HEX } from 'virtual:viridis-lut';
 
 /** RGB bytes of 256 viridis samples, entry k for t = k / 255. */
-export const VIRIDIS_LUT: Uint8Array = (() => {
-  const lut = new Uint8Array(256 * 3);
-  for (let k = 0; k < 256; ++k) {
-    const c = interpolateViridis(k / 255); // "#rrggbb" (or "rgb(r, g, b)")
-    const hex = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(c);
-    const rgb = /rgb\((\d+), ?(\d+), ?(\d+)\)/.exec(c);
-    if (hex) lut.set([parseInt(hex[1], 16), parseInt(hex[2], 16), parseInt(hex[3], 16)], k * 3);
-    else if (rgb) lut.set([Number(rgb[1]), Number(rgb[2]), Number(rgb[3])], k * 3);
-    else throw new Error(`unexpected colour ${c}`);
-  }
-  return lut;
-})();
+export const VIRIDIS_LUT: Uint8Array = Uint8Array.from({ length: 256 * 3 }, (_, i) => parseInt(VIRIDIS_HEX.slice(2 * i, 2 * i + 2), 16));
 
 /** The LUT index of a value in [0, 1] (clamped). */
 export function lutIndex(v: number): number {
