@@ -45,6 +45,7 @@ const waitShadow = (page, f, timeout = 30000) => page.waitForFunction(f, null, {
 
 for (const [name, file] of [['no CSP', 'lesson.html'], ['a strict CSP that allows the CDN and blob: workers', 'strict.html']]) {
   test(`from a CDN (${name}): ready, play, step and solved, every panel, the PyTorch files, export and import`, async () => {
+    site.requests.length = 0;
     const { context, page, errors, asked } = await open(`${site.url}${file}`);
     await waitEvent(page, 'ready');
     assert.deepEqual((await events(page, 'ready'))[0], { type: 'ready', id: 'pg', simd: true });
@@ -70,8 +71,8 @@ for (const [name, file] of [['no CSP', 'lesson.html'], ['a strict CSP that allow
     assert.ok(checks.every(([, pass]) => pass === 'true'), JSON.stringify(checks));
     for (const f of ['short.weights.safetensors', 'short.input.safetensors', 'short.expected.safetensors']) assert.ok(asked.includes(`reference/${f}`), `${f} from the CDN`);
 
-    // Export the weights, then import them into a fresh model: the loss comes back.
-    const trainedLoss = await page.evaluate(() => window.__events.filter((e) => e.type === 'step').at(-1).loss);
+    // Export the weights, then import them into a fresh model: the trained loss comes back (a fresh
+    // model's is about ln 64 = 4.2).
     const [download] = await Promise.all([page.waitForEvent('download'), page.evaluate(() => __root().querySelector('[data-export=weights]').click())]);
     const bytes = fs.readFileSync(await download.path());
     assert.ok(bytes.length > 1000, `weights file: ${bytes.length} bytes`);
@@ -84,7 +85,7 @@ for (const [name, file] of [['no CSP', 'lesson.html'], ['a strict CSP that allow
     await page.evaluate(() => document.getElementById('pg').step(1));
     await page.waitForFunction(() => window.__events.at(-1)?.type === 'step' && window.__events.at(-1).step >= 1);
     const after = await page.evaluate(() => window.__events.at(-1).loss);
-    assert.ok(after < 0.5 && trainedLoss < 0.5, `imported weights are trained: loss ${after} (before export ${trainedLoss})`);
+    assert.ok(after < 0.5, `imported weights are trained: loss ${after} one step after the import`);
 
     // Nothing of the playground was asked from the lesson page's origin.
     const local = site.requests.filter((p) => !p.endsWith(file) && !p.endsWith('favicon.ico'));
@@ -93,7 +94,6 @@ for (const [name, file] of [['no CSP', 'lesson.html'], ['a strict CSP that allow
     assert.deepEqual(await events(page, 'error'), []);
     assert.deepEqual(errors, []);
     await screenshot(page, `cross-origin-${file.replace('.html', '')}.png`);
-    site.requests.length = 0;
     await context.close();
   });
 }
