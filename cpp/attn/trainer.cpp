@@ -16,7 +16,7 @@ const char* key_name(Field f, TrainerConfig::KeyStyle style) {
        "out_dropout", "task"},
       {"vocabSize", "dModel", "nHeads", "seqLen", "batchSize", "lr", "seed", "attnDropout",
        "outDropout", "task"},
-      {"--vocab", "--d-model", "--heads", "--seq-len", "--batch", "--lr", "--seed",
+      {"--vocab-size", "--d-model", "--heads", "--seq-len", "--batch", "--lr", "--seed",
        "--attn-dropout", "--out-dropout", "--task"},
   };
   return names[static_cast<int>(style)][f];
@@ -164,19 +164,19 @@ Trainer::Evaluation Trainer::evaluate(int n_batches) {
 
 void Trainer::set_ablation(const Ablation& a) {
   const size_t H = size_t(config_.n_heads);
-  require(a.zeroed.empty() || a.zeroed.size() == H, "zeroed has ", a.zeroed.size(),
+  require(a.heads_off.empty() || a.heads_off.size() == H, "heads_off has ", a.heads_off.size(),
           " entries, expected one per head (", H, ")");
-  require(a.frozen.empty() || a.frozen.size() == H, "frozen has ", a.frozen.size(),
-          " entries, expected one per head (", H, ")");
+  require(a.heads_frozen.empty() || a.heads_frozen.size() == H, "heads_frozen has ",
+          a.heads_frozen.size(), " entries, expected one per head (", H, ")");
   ablation_ = a;
-  ablation_.zeroed.resize(H, 0);
-  ablation_.frozen.resize(H, 0);
+  ablation_.heads_off.resize(H, 0);
+  ablation_.heads_frozen.resize(H, 0);
   MultiHeadSelfAttention& m = model_.attn;
-  for (size_t h = 0; h < H; ++h) m.head_off[h] = ablation_.zeroed[h] ? 1 : 0;
+  for (size_t h = 0; h < H; ++h) m.head_off[h] = ablation_.heads_off[h] ? 1 : 0;
   m.scale_scores = a.scale_scores;
   m.mask = a.mask;
   any_frozen_ = false;
-  for (uint8_t f : ablation_.frozen) any_frozen_ = any_frozen_ || f;
+  for (uint8_t f : ablation_.heads_frozen) any_frozen_ = any_frozen_ || f;
   if (any_frozen_) {  // sized here so that step() allocates nothing
     frozen_qkv_w_.resize(m.qkv_proj.weight.rows(), m.qkv_proj.weight.cols());
     frozen_qkv_b_.resize(m.qkv_proj.bias.size());
@@ -189,7 +189,7 @@ void Trainer::restore_frozen() {
   MultiHeadSelfAttention& m = model_.attn;
   const int D = m.d_model, Dh = m.d_head;
   for (int h = 0; h < m.n_heads; ++h) {
-    if (!ablation_.frozen[size_t(h)]) continue;
+    if (!ablation_.heads_frozen[size_t(h)]) continue;
     for (int part = 0; part < 3; ++part) {
       const int r = part * D + h * Dh;
       m.qkv_proj.weight.middleRows(r, Dh) = frozen_qkv_w_.middleRows(r, Dh);

@@ -24,7 +24,7 @@ struct TrainerConfig {
   float out_dropout = 0.0f;
   std::string task = "repeat";
 
-  // How validate() names a field: vocab_size (C++), vocabSize (JS) or --vocab (CLI).
+  // How validate() names a field: vocab_size (C++), vocabSize (JS) or --vocab-size (CLI).
   enum class KeyStyle { Cpp, Js, Cli };
 
   // Throws an Error of kind Config naming the first bad value in the given style; its key is
@@ -77,15 +77,15 @@ class Trainer {
   Evaluation evaluate(int n_batches);
 
   // Teaching interventions on the attention layer, applied to training and to every readout.
-  // zeroed[h]: head h's output is zero. frozen[h]: head h's rows of qkv_proj (query, key, value)
-  // and its columns of out_proj stop updating. scale_scores and mask: see MultiHeadSelfAttention.
+  // heads_off[h]: head h's output is zero. heads_frozen[h]: head h's rows of qkv_proj (query,
+  // key, value) and its columns of out_proj stop updating. scale_scores and mask: see MultiHeadSelfAttention.
   struct Ablation {
-    std::vector<uint8_t> zeroed, frozen;  // (H) each; empty means none
+    std::vector<uint8_t> heads_off, heads_frozen;  // (H) each; empty means none
     bool scale_scores = true;
     MaskMode mask = MaskMode::Causal;
   };
-  // Throws std::invalid_argument (and changes nothing) unless zeroed and frozen are empty or
-  // have n_heads entries.
+  // Throws std::invalid_argument (and changes nothing) unless heads_off and heads_frozen are empty
+  // or have n_heads entries.
   void set_ablation(const Ablation& a);
   const Ablation& ablation() const { return ablation_; }
 

@@ -26,8 +26,10 @@ Args::Args(const std::string& command, const std::string& summary, std::vector<F
       name = name.substr(0, eq);
     }
     const Flag& f = spec(name);
-    if (values_.count(name))
-      throw UsageError("--" + name + " given twice");
+    if (values_.count(f.name))
+      throw UsageError(f.name == name ? "--" + name + " given twice"
+                                      : "--" + name + " (alias of --" + f.name + ") given twice");
+    name = f.name;
     if (f.value_name.empty()) {
       if (inline_value) throw UsageError("--" + name + " takes no value");
       values_[name] = "1";
@@ -48,7 +50,7 @@ Args::Args(const std::string& command, const std::string& summary, std::vector<F
 
 const Flag& Args::spec(const std::string& name) const {
   for (const Flag& f : flags_)
-    if (f.name == name) return f;
+    if (f.name == name || (!f.alias.empty() && f.alias == name)) return f;
   throw UsageError("unknown flag --" + name + " (see --help)");
 }
 
@@ -65,6 +67,7 @@ std::string Args::usage() const {
     std::string left = "  --" + f.name + (f.value_name.empty() ? "" : " " + f.value_name);
     os << left << std::string(left.size() < 26 ? 26 - left.size() : 1, ' ') << f.help;
     if (!f.default_value.empty()) os << " (default " << f.default_value << ")";
+    if (!f.alias.empty()) os << " (alias --" << f.alias << ")";
     os << "\n";
   }
   os << "  --help                  show this help\n";
@@ -72,13 +75,12 @@ std::string Args::usage() const {
 }
 
 bool Args::has(const std::string& name) const {
-  spec(name);
-  return values_.count(name) > 0;
+  return values_.count(spec(name).name) > 0;
 }
 
 std::string Args::get(const std::string& name) const {
   const Flag& f = spec(name);
-  auto it = values_.find(name);
+  auto it = values_.find(f.name);
   return it != values_.end() ? it->second : f.default_value;
 }
 

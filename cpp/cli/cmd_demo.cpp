@@ -222,10 +222,10 @@ int cmd_demo(const std::vector<std::string>& argv) {
   std::printf("# attn demo: V=%d D=%d H=%d T=%d B=%d lr=%g seed=%llu task=%s\n", V,
               config.d_model, H, T, B, config.lr, static_cast<unsigned long long>(config.seed),
               config.task.c_str());
-  if (args.has("mask") || args.has("no-scale") || args.has("heads-off") || args.has("freeze"))
+  if (args.has("mask") || args.has("no-scale-scores") || args.has("heads-off") || args.has("heads-frozen"))
     std::printf("# ablation: mask %s, scaling %s, heads off [%s], frozen [%s]\n",
                 mask_mode_name(ablation.mask), ablation.scale_scores ? "on" : "off",
-                args.get("heads-off").c_str(), args.get("freeze").c_str());
+                args.get("heads-off").c_str(), args.get("heads-frozen").c_str());
   std::printf("\n");
 
   // Parts 1-3 on the untrained model, with a batch of ids that no training stream draws.

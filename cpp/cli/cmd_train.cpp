@@ -29,12 +29,12 @@ int cmd_train(const std::vector<std::string>& argv) {
   std::printf("# V=%d D=%d H=%d T=%d B=%d lr=%g seed=%llu task=%s\n", config.vocab_size,
               config.d_model, config.n_heads, config.seq_len, config.batch_size, config.lr,
               static_cast<unsigned long long>(config.seed), config.task.c_str());
-  const bool ablated = args.has("mask") || args.has("no-scale") || args.has("heads-off") ||
-                       args.has("freeze");
+  const bool ablated = args.has("mask") || args.has("no-scale-scores") || args.has("heads-off") ||
+                       args.has("heads-frozen");
   if (ablated)
     std::printf("# ablation: mask %s, scaling %s, heads off [%s], frozen [%s]\n",
                 mask_mode_name(ablation.mask), ablation.scale_scores ? "on" : "off",
-                args.get("heads-off").c_str(), args.get("freeze").c_str());
+                args.get("heads-off").c_str(), args.get("heads-frozen").c_str());
   const auto t0 = std::chrono::steady_clock::now();
   for (int done = 0; done < steps;) {
     const int chunk = std::min(log_every - done % log_every, steps - done);

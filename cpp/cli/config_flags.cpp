@@ -9,7 +9,7 @@ namespace attn::cli {
 std::vector<Flag> trainer_flags() {
   const TrainerConfig d;
   return {
-      {"vocab", "V", std::to_string(d.vocab_size), "vocabulary size"},
+      {"vocab-size", "V", std::to_string(d.vocab_size), "vocabulary size", false, "vocab"},
       {"d-model", "D", std::to_string(d.d_model), "model width (even, divisible by --heads)"},
       {"heads", "H", std::to_string(d.n_heads), "attention heads"},
       {"seq-len", "T", std::to_string(d.seq_len), "sequence length (= max context length)"},
@@ -25,7 +25,7 @@ std::vector<Flag> trainer_flags() {
 TrainerConfig trainer_config_from(const Args& a) {
   TrainerConfig c;
   // Parse bounds are loose; TrainerConfig::validate gives the precise rule, in flag names.
-  c.vocab_size = a.get_int("vocab", 1, 1 << 30);
+  c.vocab_size = a.get_int("vocab-size", 1, 1 << 30);
   c.d_model = a.get_int("d-model", 1, 1 << 30);
   c.n_heads = a.get_int("heads", 1, 1 << 30);
   c.seq_len = a.get_int("seq-len", 1, 1 << 30);
@@ -42,9 +42,10 @@ TrainerConfig trainer_config_from(const Args& a) {
 std::vector<Flag> ablation_flags() {
   return {
       {"mask", "MODE", "causal", "causal, none, or inverted (-1e4 on the past: the future leaks)"},
-      {"no-scale", "", "", "do not divide the scores by sqrt(dk)"},
+      {"no-scale-scores", "", "", "do not divide the scores by sqrt(dk)", false, "no-scale"},
       {"heads-off", "LIST", "", "heads whose output is zero, 1-based, e.g. 1,3"},
-      {"freeze", "LIST", "", "heads whose projections stop updating, 1-based, e.g. 2"},
+      {"heads-frozen", "LIST", "", "heads whose projections stop updating, 1-based, e.g. 2", false,
+       "freeze"},
   };
 }
 
@@ -78,9 +79,9 @@ Trainer::Ablation ablation_from(const Args& a, int n_heads) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(str_cat("--mask: ", e.what()));
   }
-  ab.scale_scores = !a.has("no-scale");
-  ab.zeroed = head_list(a, "heads-off", n_heads);
-  ab.frozen = head_list(a, "freeze", n_heads);
+  ab.scale_scores = !a.has("no-scale-scores");
+  ab.heads_off = head_list(a, "heads-off", n_heads);
+  ab.heads_frozen = head_list(a, "heads-frozen", n_heads);
   return ab;
 }
 

@@ -8,15 +8,16 @@
 
 namespace attn::cli {
 
-// --vocab --d-model --heads --seq-len --batch --lr --seed --attn-dropout --out-dropout --task,
-// with the DemoConfig defaults.
+// --vocab-size --d-model --heads --seq-len --batch --lr --seed --attn-dropout --out-dropout --task
+// (--vocab is an alias of --vocab-size), with the DemoConfig defaults.
 std::vector<Flag> trainer_flags();
 
 // Reads those flags; throws UsageError naming the flag on a value that does not parse and
 // std::invalid_argument (named as the flag) on an invalid combination.
 TrainerConfig trainer_config_from(const Args& args);
 
-// --mask --no-scale --heads-off --freeze: the Ablation panel's interventions.
+// --mask --no-scale-scores --heads-off --heads-frozen: the Ablation panel's interventions
+// (--no-scale and --freeze are accepted as aliases).
 std::vector<Flag> ablation_flags();
 
 // Reads those flags for a model of n_heads heads; throws UsageError naming the flag on a bad

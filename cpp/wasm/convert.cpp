@@ -3,6 +3,7 @@
 #include <emscripten/bind.h>
 
 #include <cmath>
+#include <initializer_list>
 #include <iomanip>
 
 namespace attn::js {
@@ -76,6 +77,8 @@ std::vector<uint8_t> to_head_flags(const val& v, const std::string& name, int H)
   const int n = v["length"].as<int>();
   require(n <= kMaxHeadFlags, name, " has ", n, " entries, more than the ", kMaxHeadFlags,
           " allowed");
+  // The Trainer checks this too, in its C++ names; here it names the JS key.
+  require(n == 0 || n == H, name, " has ", n, " entries, expected one per head (", H, ")");
   std::vector<uint8_t> out(static_cast<size_t>(n));
   for (int h = 0; h < n; ++h) out[size_t(h)] = to_bool(v[h], str_cat(name, "[", h, "]"), false);
   return out;
@@ -83,8 +86,10 @@ std::vector<uint8_t> to_head_flags(const val& v, const std::string& name, int H)
 
 // Throws (with the given kind, no key) naming the first own key of the object js that is not in
 // known ("unknown <what> key 'x'; the keys are a b c").
+// Keys in also_accepted (old names, aliases) pass too, unlisted.
 template <size_t N>
-void check_keys(const val& js, const char* const (&known)[N], const char* what, ErrorKind kind) {
+void check_keys(const val& js, const char* const (&known)[N], const char* what, ErrorKind kind,
+                std::initializer_list<const char*> also_accepted = {}) {
   const val keys = val::global("Object").call<val>("keys", js);
   const int n_keys = keys["length"].as<int>();
   for (int i = 0; i < n_keys; ++i) {
@@ -95,6 +100,7 @@ void check_keys(const val& js, const char* const (&known)[N], const char* what, 
       ok = ok || key == k;
       list += list.empty() ? k : str_cat(" ", k);
     }
+    for (const char* k : also_accepted) ok = ok || key == k;
     if (!ok)
       throw Error(kind, "", str_cat("unknown ", what, " key '", key, "'; the keys are ", list));
   }
@@ -156,7 +162,16 @@ double shortest_decimal(float f) {
 
 const char* const kConfigKeys[] = {"vocabSize", "dModel",  "nHeads",      "seqLen",     "batchSize",
                                    "lr",        "seed",    "attnDropout", "outDropout", "task"};
-const char* const kAblationKeys[] = {"zeroed", "frozen", "scaleScores", "mask"};
+const char* const kAblationKeys[] = {"headsOff", "headsFrozen", "scaleScores", "mask"};
+
+// An ablation key that may also come under its old name (issue 13: zeroed is now headsOff,
+// frozen headsFrozen): the value under either; both at once is an input error.
+val renamed_key(const val& js, const char* key, const char* old_key) {
+  const val now = js[key], old = js[old_key];
+  require(now.isUndefined() || old.isUndefined(), "ablation has both ", key, " and ", old_key,
+          " (its old name); give one");
+  return now.isUndefined() ? old : now;
+}
 
 }  // namespace
 
@@ -203,10 +218,10 @@ std::vector<uint8_t> to_bytes(const val& bytes, const char* name) {
 
 Trainer::Ablation to_ablation(const val& js, int n_heads) {
   require(is_object(js), "ablation must be an object, got ", type_of(js));
-  check_keys(js, kAblationKeys, "ablation", ErrorKind::Input);
+  check_keys(js, kAblationKeys, "ablation", ErrorKind::Input, {"zeroed", "frozen"});
   Trainer::Ablation a;
-  a.zeroed = to_head_flags(js["zeroed"], "zeroed", n_heads);
-  a.frozen = to_head_flags(js["frozen"], "frozen", n_heads);
+  a.heads_off = to_head_flags(renamed_key(js, "headsOff", "zeroed"), "headsOff", n_heads);
+  a.heads_frozen = to_head_flags(renamed_key(js, "headsFrozen", "frozen"), "headsFrozen", n_heads);
   a.scale_scores = to_bool(js["scaleScores"], "scaleScores", true);
   const val mask = js["mask"];
   if (!mask.isUndefined()) {
@@ -274,14 +289,14 @@ val to_js(const Trainer::Evaluation& e) {
 }
 
 val to_js(const Trainer::Ablation& a, int n_heads) {
-  val zeroed = val::array(), frozen = val::array();
+  val off = val::array(), frozen = val::array();
   for (int h = 0; h < n_heads; ++h) {
-    zeroed.call<void>("push", a.zeroed.empty() ? false : a.zeroed[size_t(h)] != 0);
-    frozen.call<void>("push", a.frozen.empty() ? false : a.frozen[size_t(h)] != 0);
+    off.call<void>("push", a.heads_off.empty() ? false : a.heads_off[size_t(h)] != 0);
+    frozen.call<void>("push", a.heads_frozen.empty() ? false : a.heads_frozen[size_t(h)] != 0);
   }
   val js = val::object();
-  js.set("zeroed", zeroed);
-  js.set("frozen", frozen);
+  js.set("headsOff", off);
+  js.set("headsFrozen", frozen);
   js.set("scaleScores", a.scale_scores);
   js.set("mask", std::string(mask_mode_name(a.mask)));
   return js;

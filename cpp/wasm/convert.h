@@ -64,8 +64,9 @@ std::vector<int32_t> to_task_ids(const val& ids);
 // A Uint8Array of at most 1 GiB (a safetensors file).
 std::vector<uint8_t> to_bytes(const val& bytes, const char* name);
 
-// {zeroed, frozen, scaleScores, mask}; a missing key takes the default. n_heads only words the
-// messages: the Trainer checks the lengths.
+// {headsOff, headsFrozen, scaleScores, mask} (zeroed and frozen, the old names, are accepted for
+// headsOff and headsFrozen); a missing key takes the default. A head list has
+// n_heads entries (or none).
 Trainer::Ablation to_ablation(const val& js, int n_heads);
 
 // {weights, input, expected} as Uint8Arrays into out; false for null or undefined.

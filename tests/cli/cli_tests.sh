@@ -351,9 +351,26 @@ train_ablation)
 ablation_bad_flags)
   bad "--mask: unknown mask 'triu'" "$ATTN" train --mask triu
   bad "--heads-off: '5' is not a head number in [1, 4]" "$ATTN" train --heads-off 5
-  bad "--freeze: 'x' is not a head number in [1, 2]" "$ATTN" train --heads 2 --freeze 1,x
+  bad "--heads-frozen: 'x' is not a head number in [1, 2]" "$ATTN" train --heads 2 --heads-frozen 1,x
   bad "--heads-off: '' is not a head number" "$ATTN" train --heads-off 1,,2
+  bad "--no-scale-scores given twice" "$ATTN" train --no-scale-scores --no-scale-scores
+  # The old names are aliases (issue 13): same meaning; errors name the new flag; old and new
+  # together are one flag given twice.
+  bad "--heads-frozen: 'x' is not a head number in [1, 2]" "$ATTN" train --heads 2 --freeze 1,x
   bad "--no-scale" "$ATTN" train --no-scale --no-scale
+  bad "--no-scale (alias of --no-scale-scores) given twice" "$ATTN" train --no-scale-scores --no-scale
+  bad "--freeze (alias of --heads-frozen) given twice" "$ATTN" train --heads-frozen 1 --freeze 2
+  bad "--vocab (alias of --vocab-size) given twice" "$ATTN" train --vocab-size 8 --vocab 8
+  for flags in "--no-scale-scores --heads-frozen 2" "--no-scale --freeze 2"; do
+    # shellcheck disable=SC2086
+    ok "$ATTN" train --heads 2 --d-model 8 --steps 2 --log-every 2 $flags
+    grep -q '^# ablation: mask causal, scaling off, heads off \[\], frozen \[2\]$' "$S/stdout" ||
+      fail "$flags: ablation line: $(grep '^# ablation' "$S/stdout")"
+  done
+  for flag in --vocab-size --vocab; do
+    ok "$ATTN" train --task future $flag 7 --d-model 4 --heads 1 --seq-len 4 --steps 1 --log-every 1
+    grep -q '^# V=7 ' "$S/stdout" || fail "$flag 7: header $(head -1 "$S/stdout")"
+  done
   ;;
 
 demo_verdict)

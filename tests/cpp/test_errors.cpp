@@ -156,7 +156,7 @@ TEST_CASE("errors: input for bad call arguments", "[errors]") {
   CHECK(caught([&] { t.step(-1); }).kind == ErrorKind::Input);
   CHECK(caught([&] { t.row_backward(ids.data(), 1, 2, 0, 0); }).kind == ErrorKind::Input);
   Trainer::Ablation a;
-  a.zeroed = {1, 0, 0};
+  a.heads_off = {1, 0, 0};
   CHECK(caught([&] { t.set_ablation(a); }).kind == ErrorKind::Input);
   CHECK(caught([] { parse_mask_mode("triu"); }).kind == ErrorKind::Input);
   Mat A(2, 3), B(4, 2), C(2, 2);

@@ -183,7 +183,7 @@ TEST_CASE("trainer: config validation names the bad value", "[trainer]") {
   const TrainerConfig v0 = bad([](TrainerConfig& c) { c.vocab_size = 0; });
   CHECK_THROWS_WITH(v0.validate(), Contains("vocab_size (0)"));
   CHECK_THROWS_WITH(v0.validate(TrainerConfig::KeyStyle::Js), Contains("vocabSize (0)"));
-  CHECK_THROWS_WITH(v0.validate(TrainerConfig::KeyStyle::Cli), Contains("--vocab (0)"));
+  CHECK_THROWS_WITH(v0.validate(TrainerConfig::KeyStyle::Cli), Contains("--vocab-size (0)"));
 }
 
 TEST_CASE("trainer: a non-finite loss stops the step, keeps the weights, and the trainer "
@@ -350,17 +350,17 @@ TEST_CASE("trainer: peek_loss() is the loss the next step reports, and changes n
 TEST_CASE("trainer: set_ablation validates sizes and changes nothing on error", "[trainer][ablation]") {
   Trainer t(TrainerConfig{});
   Trainer::Ablation a;
-  a.zeroed = {1, 0};
-  CHECK_THROWS_WITH(t.set_ablation(a), Contains("zeroed has 2 entries") && Contains("(4)"));
-  a.zeroed = {};
-  a.frozen = {1, 1, 1, 1, 1};
-  CHECK_THROWS_WITH(t.set_ablation(a), Contains("frozen has 5 entries"));
+  a.heads_off = {1, 0};
+  CHECK_THROWS_WITH(t.set_ablation(a), Contains("heads_off has 2 entries") && Contains("(4)"));
+  a.heads_off = {};
+  a.heads_frozen = {1, 1, 1, 1, 1};
+  CHECK_THROWS_WITH(t.set_ablation(a), Contains("heads_frozen has 5 entries"));
   CHECK(t.model().attn.head_off == std::vector<uint8_t>(4, 0));
-  a.frozen = {};
+  a.heads_frozen = {};
   a.scale_scores = false;
   a.mask = attn::MaskMode::None;
   t.set_ablation(a);
-  CHECK(t.ablation().zeroed == std::vector<uint8_t>(4, 0));  // empty means none, per head
+  CHECK(t.ablation().heads_off == std::vector<uint8_t>(4, 0));  // empty means none, per head
   CHECK(!t.model().attn.scale_scores);
   CHECK(t.model().attn.mask == attn::MaskMode::None);
 }
@@ -377,8 +377,8 @@ TEST_CASE("trainer: switching a trained head off changes the loss at once, and b
   float worst = base.loss;
   for (int h = 0; h < 4; ++h) {
     Trainer::Ablation a;
-    a.zeroed.assign(4, 0);
-    a.zeroed[size_t(h)] = 1;
+    a.heads_off.assign(4, 0);
+    a.heads_off[size_t(h)] = 1;
     t.set_ablation(a);
     const Trainer::Evaluation e = t.evaluate(4);
     CAPTURE(h, e.loss, e.accuracy);
@@ -388,7 +388,7 @@ TEST_CASE("trainer: switching a trained head off changes the loss at once, and b
   // Heads share the copy (measured: the worst single head adds about 0.1 to a loss near 0.01).
   CHECK(worst > base.loss + 0.05f);
   Trainer::Ablation all;
-  all.zeroed.assign(4, 1);
+  all.heads_off.assign(4, 1);
   t.set_ablation(all);
   CHECK(t.evaluate(4).accuracy < 0.2f);  // no attention at all: the copy is gone
   t.set_ablation(Trainer::Ablation{});
@@ -399,7 +399,7 @@ TEST_CASE("trainer: switching a trained head off changes the loss at once, and b
 TEST_CASE("trainer: a frozen head does not move while the others train", "[trainer][ablation]") {
   Trainer t(TrainerConfig{});
   Trainer::Ablation a;
-  a.frozen = {0, 0, 1, 0};
+  a.heads_frozen = {0, 0, 1, 0};
   t.set_ablation(a);
   const Mat qkv0 = t.model().attn.qkv_proj.weight, out0 = t.model().attn.out_proj.weight;
   const attn::RowVec bias0 = t.model().attn.qkv_proj.bias;

@@ -145,10 +145,10 @@ test('the interventions live in the URL: a link sets them from the first heatmap
   await page.waitForFunction(() => /Head 2 is switched off/.test(document.querySelector('.ablation-explain').textContent));
 
   await page.check('[name=freeze-h3]');
-  await page.waitForFunction(() => /frozen=3(&|$)/.test(location.hash));
+  await page.waitForFunction(() => /heads-frozen=3(&|$)/.test(location.hash));
   await page.focus('[data-action=ablation-reset]');
   await page.keyboard.press('Enter');
-  await page.waitForFunction(() => /mask=causal&scale=1&off=&frozen=$/.test(location.hash));
+  await page.waitForFunction(() => /mask=causal&scale-scores=1&heads-off=&heads-frozen=$/.test(location.hash));
   assert.equal(await page.isChecked('[name=zero-h2]'), false);
   // A hash typed by hand applies too.
   await page.evaluate(() => (location.hash = location.hash.replace('mask=causal', 'mask=inverted')));

@@ -161,19 +161,29 @@ test('a run trained under a broken mask and a switched-off head comes back with 
   const json = await one(page, 'json');
   const csv = await one(page, 'csv');
   const run = JSON.parse(json.bytes.toString('utf8'));
-  assert.deepEqual(run.ablation, { zeroed: [false, true, false, false], frozen: [false, false, false, false], scaleScores: false, mask: 'none' });
+  assert.deepEqual(run.ablation, { headsOff: [false, true, false, false], headsFrozen: [false, false, false, false], scaleScores: false, mask: 'none' });
 
   const fresh = await openPage(browser, `${srv.url}#view=train`);
   await waitReady(fresh.page);
   await importFiles(fresh.page, [file(weights, 'application/octet-stream'), file(json, 'application/json')]);
   await stepTo(fresh.page, 10);
-  await fresh.page.waitForFunction(() => /mask=none&scale=0&off=2&frozen=$/.test(location.hash));
+  await fresh.page.waitForFunction(() => /mask=none&scale-scores=0&heads-off=2&heads-frozen=$/.test(location.hash));
   await fresh.page.waitForSelector('.ablation-panel [name=zero-h2]:checked');
   assert.equal(await fresh.page.inputValue('[name=mask-mode]'), 'none');
   await settle(fresh.page);
   const csv2 = await one(fresh.page, 'csv');
   assert.equal(csv2.bytes.toString('utf8'), csv.bytes.toString('utf8'), 'the same attention under the same broken mask');
-  assert.deepEqual([...errors, ...fresh.errors], []);
+  // A file written before issue 13 names the head lists zeroed and frozen: it imports the same.
+  const oldJson = { ...json, bytes: Buffer.from(json.bytes.toString('utf8').replace('"headsOff"', '"zeroed"').replace('"headsFrozen"', '"frozen"')) };
+  assert.match(oldJson.bytes.toString('utf8'), /"zeroed": \[/);
+  const old = await openPage(browser, `${srv.url}#view=train`);
+  await waitReady(old.page);
+  await importFiles(old.page, [file(weights, 'application/octet-stream'), file(oldJson, 'application/json')]);
+  await stepTo(old.page, 10);
+  await old.page.waitForFunction(() => /mask=none&scale-scores=0&heads-off=2&heads-frozen=$/.test(location.hash));
+  await old.page.waitForSelector('.ablation-panel [name=zero-h2]:checked');
+  assert.deepEqual([...errors, ...fresh.errors, ...old.errors], []);
+  await old.context.close();
   await fresh.context.close();
   await context.close();
 });
@@ -231,7 +241,7 @@ test('bad files show one sentence, leave the run untouched, and the page still t
     ['weights of another config', [{ name: 'small.safetensors', mimeType: 'application/octet-stream', buffer: otherWeights.bytes }], /weights file small\.safetensors could not be loaded into the current model/],
     ['weights that do not match the JSON', [file(good, 'application/octet-stream'), file(otherJson, 'application/json')], /could not be loaded with that config/],
     ['a bad ablation', [{ name: 'run.json', mimeType: 'application/json', buffer: Buffer.from(otherJson.bytes.toString('utf8').replace('"mask": "causal"', '"mask": "triu"')) }], /"ablation\.mask" "triu" is not one of causal, none, inverted/],
-    ['ablation flags for other heads', [{ name: 'run.json', mimeType: 'application/json', buffer: Buffer.from(otherJson.bytes.toString('utf8').replace(/"zeroed": \[[^\]]*\]/, '"zeroed": [true]')) }], /"ablation\.zeroed" is not a list of 2 true\/false values/],
+    ['ablation flags for other heads', [{ name: 'run.json', mimeType: 'application/json', buffer: Buffer.from(otherJson.bytes.toString('utf8').replace(/"headsOff": \[[^\]]*\]/, '"headsOff": [true]')) }], /"ablation\.headsOff" is not a list of 2 true\/false values/],
     ['hostile size', [{ name: 'big.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.alloc(5 * 1024 * 1024 + 1) }], /big\.safetensors has 5242881 bytes, more than the 5 MB/],
   ];
   for (const [what, files, re] of cases) {

@@ -15,9 +15,9 @@ const controlValues = (page) =>
 
 test('the URL hash round-trips: a copied link reproduces view, config and seed', async () => {
   const hash =
-    'view=train&vocab=32&dmodel=16&heads=2&seqlen=8&batch=8&lr=0.01&seed=7&attndrop=0.1&outdrop=0&task=repeat' +
+    'view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat' +
     '&sample=1+2+3+4&logy=0&smooth=1&epochs=1&sentence=Attention+is+all+you+need&dk=3&dv=5&causal=1&stage=4' +
-    '&mask=none&scale=0&off=2&frozen=1';
+    '&mask=none&scale-scores=0&heads-off=2&heads-frozen=1';
   const { page, context, errors } = await openPage(browser, `${srv.url}#${hash}`);
   await waitReady(page);
   assert.equal(await page.evaluate(() => location.hash), `#${hash}`, 'a canonical hash is kept as it is');
@@ -64,11 +64,37 @@ test('the URL hash round-trips: a copied link reproduces view, config and seed',
   await context.close();
 });
 
+test('a link from before issue 13 (old key names) opens the same, and is written back with the new names', async () => {
+  const old =
+    'view=train&vocab=32&dmodel=16&heads=2&seqlen=8&batch=8&lr=0.01&seed=7&attndrop=0.1&outdrop=0&task=repeat' +
+    '&sample=1+2+3+4&logy=0&smooth=1&epochs=1&sentence=Attention+is+all+you+need&dk=3&dv=5&causal=1&stage=4' +
+    '&mask=none&scale=0&off=2&frozen=1';
+  const { page, context, errors } = await openPage(browser, `${srv.url}#${old}`);
+  await waitReady(page);
+  assert.equal(
+    await page.evaluate(() => location.hash),
+    '#view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat' +
+      '&sample=1+2+3+4&logy=0&smooth=1&epochs=1&sentence=Attention+is+all+you+need&dk=3&dv=5&causal=1&stage=4' +
+      '&mask=none&scale-scores=0&heads-off=2&heads-frozen=1',
+  );
+  assert.deepEqual(await controlValues(page), {
+    vocabSize: '32', dModel: '16', nHeads: '2', seqLen: '8', batchSize: '8', lr: '0.01', seed: '7',
+    attnDropout: '0.1', outDropout: '0', task: 'repeat',
+  });
+  assert.equal(await page.isHidden('.banner'), true, 'nothing to correct');
+  await page.waitForSelector('.ablation-panel [name=zero-h2]');
+  assert.equal(await page.isChecked('[name=scale-scores]'), false);
+  assert.equal(await page.isChecked('[name=zero-h2]'), true);
+  assert.equal(await page.isChecked('[name=freeze-h1]'), true);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('a link with missing keys gets the defaults, written back in full', async () => {
   const { page, context } = await openPage(browser, `${srv.url}#seed=9`);
   await waitReady(page);
   const h = await page.evaluate(() => location.hash);
-  assert.match(h, /^#view=train&vocab=64&dmodel=32&heads=4&seqlen=12&batch=16&lr=0.005&seed=9&/);
+  assert.match(h, /^#view=train&vocab-size=64&d-model=32&heads=4&seq-len=12&batch=16&lr=0.005&seed=9&/);
   await context.close();
 });
 
@@ -127,7 +153,7 @@ test('a hash edited by hand is validated too', async () => {
   assert.ok(items.some((t) => /seq_len: 500 is above the maximum 128; using 128/.test(t)), JSON.stringify(items));
   assert.ok(items.some((t) => /heads: 3 does not divide d_model 32; using 2/.test(t)), JSON.stringify(items));
   await page.waitForFunction(() => document.querySelectorAll('.heatmaps canvas').length === 3);
-  assert.match(await page.evaluate(() => location.hash), /heads=2&seqlen=128/);
+  assert.match(await page.evaluate(() => location.hash), /heads=2&seq-len=128/);
   await context.close();
 });
 

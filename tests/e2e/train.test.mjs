@@ -214,7 +214,7 @@ test('an invalid config shows the core message next to the control; fixing it re
   await page.waitForSelector('.readout[data-status="paused"]');
   assert.equal(await msg.textContent(), '');
   assert.equal(await page.locator('.heatmaps canvas').count(), 4, '3 heads + the average');
-  assert.match(await page.evaluate(() => location.hash), /dmodel=30&heads=3/);
+  assert.match(await page.evaluate(() => location.hash), /d-model=30&heads=3/);
   assert.deepEqual(errors, []);
   await context.close();
 });

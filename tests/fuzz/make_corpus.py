@@ -94,10 +94,14 @@ def main():
     ca = "cli_args"
     def argv(which, *args):
         return bytes([which]) + b"\0".join(a.encode() for a in args)
-    write(ca, "train_all", argv(0, "--vocab", "16", "--d-model=8", "--heads", "2", "--seq-len", "4",
+    write(ca, "train_all", argv(0, "--vocab-size", "16", "--d-model=8", "--heads", "2", "--seq-len", "4",
                                "--batch", "2", "--lr", "0.01", "--seed", "7", "--attn-dropout", "0.1",
                                "--out-dropout=0", "--task", "repeat", "--steps", "3", "--save", "w.st"))
     write(ca, "train_bad", argv(0, "--vocab", "1e3", "--lr", "nan", "--seed", "-1", "--heads"))
+    # The old flag names (aliases), and one flag under both names.
+    write(ca, "train_aliases", argv(0, "--vocab", "16", "--no-scale", "--freeze", "1", "--heads-off=2",
+                                    "--heads", "2", "--steps", "1"))
+    write(ca, "train_twice", argv(0, "--no-scale-scores", "--no-scale", "--heads-frozen", "1", "--freeze", "2"))
     write(ca, "forward", argv(1, "--weights", "w", "--input=i", "--output", "o"))
     write(ca, "attend_causal", argv(2, "--input", "i", "--output", "o", "--causal"))
     write(ca, "help", argv(0, "--vocab", "3", "--help"))

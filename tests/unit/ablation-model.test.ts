@@ -78,10 +78,10 @@ describe('AblationModel', () => {
     const { view } = hooks();
     const model = new AblationModel(ctl as unknown as Controller, view, false);
     await settle();
-    model.change({ zeroed: [false, true] });
+    model.change({ headsOff: [false, true] });
     expect(store.state.headsOff).toBe('2');
     await settle();
-    expect(ctl.ablations.at(-1)).toEqual({ zeroed: [false, true], frozen: [false, false], scaleScores: true, mask: 'causal' });
+    expect(ctl.ablations.at(-1)).toEqual({ headsOff: [false, true], headsFrozen: [false, false], scaleScores: true, mask: 'causal' });
     model.restore();
     expect(store.state).toMatchObject({ headsOff: '', headsFrozen: '', mask: 'causal', scaleScores: true });
     model.destroy();
@@ -101,7 +101,7 @@ describe('AblationModel', () => {
     ctl.emit();
     await settle();
     expect(ctl.ablations).toHaveLength(before + 1);
-    expect(ctl.ablations.at(-1)).toMatchObject({ zeroed: [true, false, false, false], mask: 'none' });
+    expect(ctl.ablations.at(-1)).toMatchObject({ headsOff: [true, false, false, false], mask: 'none' });
     model.destroy();
   });
 });

@@ -1,12 +1,13 @@
-// A key table with old names added, for the tests of alias resolution: no public name has changed
-// yet, so the shipped table has none.
+// A key table with more old names added, for the tests of alias resolution beyond the shipped
+// table's (issue 13's renames): an old attribute, and a second old hash key for one setting.
 import { SETTING_LIST, type Setting } from '../../web/src/settings';
 
-/** The table plus the old hash keys `zero` (headsOff) and `nheads`, and the attribute `n-heads`. */
+/** The table plus the old hash keys `zero` (headsOff, after its `off`) and `nheads`, and the
+ * attribute `n-heads`. */
 export function withAliases(): Setting[] {
   return SETTING_LIST.map((s) =>
     s.key === 'headsOff'
-      ? { ...s, aliases: { hash: ['zero'], attribute: [] } }
+      ? { ...s, aliases: { hash: [...s.aliases.hash, 'zero'], attribute: [...s.aliases.attribute] } }
       : s.key === 'nHeads'
         ? { ...s, aliases: { hash: ['nheads'], attribute: ['n-heads'] } }
         : s,

@@ -12,14 +12,15 @@ const ATTN = process.env.ATTN_CLI ?? fileURLToPath(new URL('../../build/native/a
 /** Flags of `attn train` that are about the run, not a setting of the page. */
 const RUN_FLAGS = ['--steps', '--log-every', '--save', '--help'];
 
-/** Each flag of `attn train --help`: its value name ('' for a switch) and its default, if printed. */
-function helpFlags(): Map<string, { value: string; default: string | null }> {
+/** Each flag of `attn train --help`: its value name ('' for a switch), its default and its old
+ * name (alias), if printed. */
+function helpFlags(): Map<string, { value: string; default: string | null; alias: string | null }> {
   expect(existsSync(ATTN), `${ATTN} is missing: build it with cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release && cmake --build build/native --target attn_cli (or run npm test)`).toBe(true);
   const help = execFileSync(ATTN, ['train', '--help'], { encoding: 'utf8' });
-  const flags = new Map<string, { value: string; default: string | null }>();
+  const flags = new Map<string, { value: string; default: string | null; alias: string | null }>();
   for (const line of help.split('\n')) {
-    const m = /^ {2}(--[a-z][a-z-]*)(?: ([A-Z]+))?\s{2,}.*?(?: \(default ([^)]*)\))?$/.exec(line);
-    if (m) flags.set(m[1], { value: m[2] ?? '', default: m[3] ?? null });
+    const m = /^ {2}(--[a-z][a-z-]*)(?: ([A-Z]+))?\s{2,}.*?(?: \(default ([^)]*)\))?(?: \(alias (--[a-z-]+)\))?$/.exec(line);
+    if (m) flags.set(m[1], { value: m[2] ?? '', default: m[3] ?? null, alias: m[4] ?? null });
   }
   return flags;
 }
@@ -33,16 +34,17 @@ describe('CLI flags', () => {
     expect(fromTable).toEqual(fromHelp);
   });
 
-  test('same value names, and the defaults the help prints are the table\'s', () => {
+  test('same value names, and the defaults and old names (aliases) the help prints are the table\'s', () => {
     const flags = helpFlags();
     for (const s of SETTING_LIST) {
       if (!s.cli) continue;
       const f = flags.get(s.cli.flag)!;
+      expect(f.alias, s.cli.flag).toBe(s.cli.alias ?? null);
       if ('value' in s.cli) {
         expect(f.value, s.cli.flag).toBe(s.cli.value);
         if (f.default !== null) expect(typeof s.default === 'number' ? Number(f.default) : f.default, s.cli.flag).toBe(s.default);
       } else {
-        // A switch sets the setting away from its default (--no-scale: scaleScores false).
+        // A switch sets the setting away from its default (--no-scale-scores: scaleScores false).
         expect(f.value, s.cli.flag).toBe('');
         expect(s.cli.sets, s.cli.flag).toBe(!s.default);
       }

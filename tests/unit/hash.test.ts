@@ -2,7 +2,7 @@
 // the defaults, for links of today and for random valid states; old key names parse; what a link
 // gets wrong is corrected and said.
 import { describe, expect, test } from 'vitest';
-import { DEFAULTS, SETTING_LIST, tokenize, type State } from '../../web/src/settings';
+import { DEFAULTS, SETTING_LIST, SETTINGS, tokenize, type State } from '../../web/src/settings';
 import { mulberry32 as rng } from '../../web/src/seeded';
 import { stateFromHash, stateToHash } from '../../web/src/state';
 import { withAliases } from './aliases';
@@ -44,6 +44,21 @@ describe('the hash round trip', () => {
 
   test('a link of today reads as it did, and is written back as it was', () => {
     const link =
+      'view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat' +
+      '&sample=1+2+3+4&logy=0&smooth=0&epochs=0&sentence=Attention+is+all+you+need&dk=3&dv=5&causal=1&stage=4' +
+      '&mask=none&scale-scores=0&heads-off=2&heads-frozen=1';
+    const { state, corrections } = stateFromHash(`#${link}`);
+    expect(corrections).toEqual([]);
+    expect(state).toEqual({
+      view: 'train', vocabSize: 32, dModel: 16, nHeads: 2, seqLen: 8, batchSize: 8, lr: 0.01, seed: 7, attnDropout: 0.1, outDropout: 0, task: 'repeat',
+      sample: '1 2 3 4', logY: false, smooth: false, epochMeans: false, sentence: 'Attention is all you need', dk: 3, dv: 5, causal: true, stage: 4,
+      mask: 'none', scaleScores: false, headsOff: '2', headsFrozen: '1',
+    });
+    expect(stateToHash(state)).toBe(link);
+  });
+
+  test('a link from before issue 13 (old key names) reads the same, and is written back with the new names', () => {
+    const link =
       'view=train&vocab=32&dmodel=16&heads=2&seqlen=8&batch=8&lr=0.01&seed=7&attndrop=0.1&outdrop=0&task=repeat' +
       '&sample=1+2+3+4&logy=0&sentence=Attention+is+all+you+need&dk=3&dv=5&causal=1&stage=4' +
       '&mask=none&scale=0&off=2&frozen=1';
@@ -54,15 +69,29 @@ describe('the hash round trip', () => {
       sample: '1 2 3 4', logY: false, smooth: false, epochMeans: false, sentence: 'Attention is all you need', dk: 3, dv: 5, causal: true, stage: 4,
       mask: 'none', scaleScores: false, headsOff: '2', headsFrozen: '1',
     });
-    // Settings added since are written back with their defaults, in table order.
-    expect(stateToHash(state)).toBe(link.replace('&logy=0', '&logy=0&smooth=0&epochs=0'));
+    // Settings added since are written back with their defaults, in table order; every key in its new name.
+    expect(stateToHash(state)).toBe(
+      'view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat' +
+        '&sample=1+2+3+4&logy=0&smooth=0&epochs=0&sentence=Attention+is+all+you+need&dk=3&dv=5&causal=1&stage=4' +
+        '&mask=none&scale-scores=0&heads-off=2&heads-frozen=1',
+    );
+    // Each old key alone, and the new key winning over the old one.
+    for (const [old, key, raw, value] of [
+      ['vocab', 'vocabSize', '128', 128], ['dmodel', 'dModel', '16', 16], ['seqlen', 'seqLen', '20', 20], ['attndrop', 'attnDropout', '0.1', 0.1],
+      ['outdrop', 'outDropout', '0.2', 0.2], ['scale', 'scaleScores', '0', false], ['off', 'headsOff', '2', '2'], ['frozen', 'headsFrozen', '1', '1'],
+    ] as const) {
+      const read = stateFromHash(`#${old}=${raw}`);
+      expect(read.corrections, old).toEqual([]);
+      expect(read.state[key], old).toBe(value);
+      expect(stateFromHash(`#${old}=${raw}&${SETTINGS[key].hash}=${String(DEFAULTS[key] === true ? 1 : DEFAULTS[key])}`).state[key], old).toBe(DEFAULTS[key]);
+    }
   });
 
   test('a short link of the README: the rest are defaults, written back in full, in table order', () => {
     const { state, corrections } = stateFromHash('#view=train&task=future&mask=none');
     expect(corrections).toEqual([]);
     expect(state).toEqual({ ...DEFAULTS, task: 'future', mask: 'none' });
-    expect(stateToHash(state)).toMatch(/^view=train&vocab=64&dmodel=32&heads=4&seqlen=12&batch=16&lr=0.005&seed=42&attndrop=0&outdrop=0&task=future&sample=3\+14\+15/);
+    expect(stateToHash(state)).toMatch(/^view=train&vocab-size=64&d-model=32&heads=4&seq-len=12&batch=16&lr=0.005&seed=42&attn-dropout=0&out-dropout=0&task=future&sample=3\+14\+15/);
     expect([...new URLSearchParams(stateToHash(state)).keys()]).toEqual(SETTING_LIST.map((s) => s.hash));
   });
 
@@ -86,8 +115,8 @@ describe('the hash round trip', () => {
     expect(stateFromHash('#heads=8&nheads=2', table).state.nHeads).toBe(8);
     const hash = stateToHash(state, table);
     expect(hash).toMatch(/&heads=2&/);
-    expect(hash).toMatch(/&off=1%2C2&/);
-    expect(hash).not.toMatch(/nheads|zero/);
+    expect(hash).toMatch(/&heads-off=1%2C2&/);
+    expect(hash).not.toMatch(/nheads|zero|&off=/);
     // Without the old names in the table, they are unknown keys.
     expect(stateFromHash('#zero=1').corrections).toEqual([{ key: null, message: 'ignored unknown keys: "zero"' }]);
   });

@@ -14,7 +14,7 @@ describe('the key table', () => {
     for (const s of SETTING_LIST) {
       for (const f of FIELDS) expect(s, `${s.key}.${f}`).toHaveProperty(f);
       expect(s.label, s.key).toMatch(/\S/);
-      expect(s.hash, s.key).toMatch(/^[a-z]+$/);
+      expect(s.hash, s.key).toMatch(/^[a-z]+(-[a-z]+)*$/);
       if (s.attribute !== null) expect(s.attribute, s.key).toMatch(/^[a-z]+(-[a-z]+)*$/);
       if (s.cli !== null) expect(s.cli.flag, s.key).toMatch(/^--[a-z]+(-[a-z]+)*$/);
       expect(Array.isArray(s.aliases.hash) && Array.isArray(s.aliases.attribute), s.key).toBe(true);
@@ -69,15 +69,15 @@ describe('the key table', () => {
     const names = Object.fromEntries(SETTING_LIST.map((s) => [s.key, [s.hash, s.attribute, s.cli?.flag ?? null, s.core, s.cpp]]));
     expect(names).toEqual({
       view: ['view', 'view', null, null, null],
-      vocabSize: ['vocab', 'vocab-size', '--vocab', 'vocabSize', 'vocab_size'],
-      dModel: ['dmodel', 'd-model', '--d-model', 'dModel', 'd_model'],
+      vocabSize: ['vocab-size', 'vocab-size', '--vocab-size', 'vocabSize', 'vocab_size'],
+      dModel: ['d-model', 'd-model', '--d-model', 'dModel', 'd_model'],
       nHeads: ['heads', 'heads', '--heads', 'nHeads', 'n_heads'],
-      seqLen: ['seqlen', 'seq-len', '--seq-len', 'seqLen', 'seq_len'],
+      seqLen: ['seq-len', 'seq-len', '--seq-len', 'seqLen', 'seq_len'],
       batchSize: ['batch', 'batch', '--batch', 'batchSize', 'batch_size'],
       lr: ['lr', 'lr', '--lr', 'lr', 'lr'],
       seed: ['seed', 'seed', '--seed', 'seed', 'seed'],
-      attnDropout: ['attndrop', null, '--attn-dropout', 'attnDropout', 'attn_dropout'],
-      outDropout: ['outdrop', null, '--out-dropout', 'outDropout', 'out_dropout'],
+      attnDropout: ['attn-dropout', null, '--attn-dropout', 'attnDropout', 'attn_dropout'],
+      outDropout: ['out-dropout', null, '--out-dropout', 'outDropout', 'out_dropout'],
       task: ['task', 'task', '--task', 'task', 'task'],
       sample: ['sample', null, null, null, null],
       logY: ['logy', null, null, null, null],
@@ -89,16 +89,47 @@ describe('the key table', () => {
       causal: ['causal', null, null, 'causal', 'causal'],
       stage: ['stage', null, null, null, null],
       mask: ['mask', null, '--mask', 'mask', 'mask'],
-      scaleScores: ['scale', null, '--no-scale', 'scaleScores', 'scale_scores'],
-      headsOff: ['off', null, '--heads-off', 'zeroed', 'zeroed'],
-      headsFrozen: ['frozen', null, '--freeze', 'frozen', 'frozen'],
+      scaleScores: ['scale-scores', null, '--no-scale-scores', 'scaleScores', 'scale_scores'],
+      headsOff: ['heads-off', null, '--heads-off', 'headsOff', 'heads_off'],
+      headsFrozen: ['heads-frozen', null, '--heads-frozen', 'headsFrozen', 'heads_frozen'],
+    });
+  });
+
+  test('one name per concept: the hash key, attribute and flag are the kebab-case of the JS name', () => {
+    const kebab = (js: string) => js.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+    const snake = (js: string) => js.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    // The names kept as they were: short hash keys of the page's own settings, and the core's
+    // nHeads/batchSize (hash, attribute and flag heads, batch), logY and epochMeans.
+    const kept = ['view', 'nHeads', 'batchSize', 'logY', 'epochMeans'];
+    for (const s of SETTING_LIST) {
+      if (kept.includes(s.key)) continue;
+      expect(s.hash, s.key).toBe(kebab(s.key));
+      if (s.attribute !== null) expect(s.attribute, s.key).toBe(s.hash);
+      if (s.core !== null) expect(s.core, s.key).toBe(s.key);
+      if (s.cpp !== null) expect(s.cpp, s.key).toBe(snake(s.key));
+      if (s.cli !== null && 'value' in s.cli) expect(s.cli.flag, s.key).toBe(`--${s.hash}`);
+      if (s.cli !== null && 'sets' in s.cli) expect(s.cli.flag, s.key).toBe(`--no-${s.hash}`);
+    }
+  });
+
+  test('the old names of issue 13, exactly: hash keys and attn flags that still work', () => {
+    const old = Object.fromEntries(SETTING_LIST.filter((s) => s.aliases.hash.length || s.aliases.attribute.length || s.cli?.alias).map((s) => [s.key, [s.aliases.hash, s.aliases.attribute, s.cli?.alias ?? null]]));
+    expect(old).toEqual({
+      vocabSize: [['vocab'], [], '--vocab'],
+      dModel: [['dmodel'], [], null],
+      seqLen: [['seqlen'], [], null],
+      attnDropout: [['attndrop'], [], null],
+      outDropout: [['outdrop'], [], null],
+      scaleScores: [['scale'], [], '--no-scale'],
+      headsOff: [['off'], [], null],
+      headsFrozen: [['frozen'], [], '--freeze'],
     });
   });
 
   test('the config keys are the core\'s JS config keys; the ablation keys the core\'s Ablation', () => {
     expect(CONFIG_KEYS).toEqual(['vocabSize', 'dModel', 'nHeads', 'seqLen', 'batchSize', 'lr', 'seed', 'attnDropout', 'outDropout', 'task']);
     for (const k of CONFIG_KEYS) expect(SETTINGS[k].core).toBe(k);
-    expect(ABLATION_KEYS.map((k) => SETTINGS[k].core).sort()).toEqual(['frozen', 'mask', 'scaleScores', 'zeroed']);
+    expect(ABLATION_KEYS.map((k) => SETTINGS[k].core).sort()).toEqual(['headsFrozen', 'headsOff', 'mask', 'scaleScores']);
   });
 
   test('old names resolve to their setting: hash keys, attributes', () => {

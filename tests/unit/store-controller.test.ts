@@ -66,7 +66,7 @@ describe('the Store owns the settings; the controller derives its requests', () 
         type: 'configure',
         config: { vocabSize: 16, dModel: 8, nHeads: 2, seqLen: 12, batchSize: 16, lr: 0.005, seed: 42, attnDropout: 0, outDropout: 0, task: 'repeat' },
         sample: [1, 2],
-        ablation: { zeroed: [false, true], frozen: [false, false], scaleScores: true, mask: 'none' },
+        ablation: { headsOff: [false, true], headsFrozen: [false, false], scaleScores: true, mask: 'none' },
       },
     ]);
     expect(ctl.status).toBe('paused');
@@ -78,12 +78,12 @@ describe('the Store owns the settings; the controller derives its requests', () 
     const { store, sent } = await started({ headsOff: '1,4' });
     store.set({ nHeads: 2 });
     await tick();
-    expect(sent.at(-1)).toMatchObject({ type: 'configure', config: { nHeads: 2 }, ablation: { zeroed: [true, false], frozen: [false, false] } });
+    expect(sent.at(-1)).toMatchObject({ type: 'configure', config: { nHeads: 2 }, ablation: { headsOff: [true, false], headsFrozen: [false, false] } });
     // The Store keeps what was typed; head 4 comes back with 4 heads.
     expect(store.state.headsOff).toBe('1,4');
     store.set({ nHeads: 4 });
     await tick();
-    expect(sent.at(-1)).toMatchObject({ type: 'configure', ablation: { zeroed: [true, false, false, true] } });
+    expect(sent.at(-1)).toMatchObject({ type: 'configure', ablation: { headsOff: [true, false, false, true] } });
   });
 
   test('a sample change asks for the new sequence only', async () => {
@@ -98,15 +98,15 @@ describe('the Store owns the settings; the controller derives its requests', () 
     const { store, ctl, sent } = await started({ nHeads: 4 });
     store.set({ headsFrozen: '3', scaleScores: false });
     const report = await ctl.ablate();
-    expect(sent.at(-1)).toEqual({ type: 'ablate', ablation: { zeroed: [false, false, false, false], frozen: [false, false, true, false], scaleScores: false, mask: 'causal' } });
-    expect(report.ablation.frozen).toEqual([false, false, true, false]);
+    expect(sent.at(-1)).toEqual({ type: 'ablate', ablation: { headsOff: [false, false, false, false], headsFrozen: [false, false, true, false], scaleScores: false, mask: 'causal' } });
+    expect(report.ablation.headsFrozen).toEqual([false, false, true, false]);
   });
 
   test('an import writes its settings to the Store, marked as the run\'s, and sends nothing more', async () => {
     const { store, ctl, sent } = await started();
     const seen: [ReadonlySet<keyof State>, ChangeSource][] = [];
     store.subscribe((_s, changed, source) => seen.push([changed, source]));
-    const ablation: Ablation = { zeroed: [true, false], frozen: [false, true], scaleScores: true, mask: 'inverted' };
+    const ablation: Ablation = { headsOff: [true, false], headsFrozen: [false, true], scaleScores: true, mask: 'inverted' };
     const config = { vocabSize: 8, dModel: 4, nHeads: 2, seqLen: 4, batchSize: 2, lr: 0.01, seed: 3, attnDropout: 0, outDropout: 0, task: 'shift' as const };
     const runId = ctl.runId;
     await ctl.importRun({ config, sample: [1, 2, 3], ablation });

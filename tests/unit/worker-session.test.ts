@@ -283,7 +283,7 @@ describe('ablation', () => {
     const s = open();
     await s.ok('configure', configure());
     await s.ok('step', { n: 40 });
-    const a: Ablation = { zeroed: [true, true, true, true], frozen: [false, true, false, false], scaleScores: false, mask: 'none' };
+    const a: Ablation = { headsOff: [true, true, true, true], headsFrozen: [false, true, false, false], scaleScores: false, mask: 'none' };
     const { report, snapshot } = await s.ok('ablate', { ablation: a });
     expect(report.ablation).toEqual(a);
     expect([report.step, report.task]).toEqual([40, 'repeat']);
@@ -293,7 +293,7 @@ describe('ablation', () => {
     expect(snapshot.mask).toBe('none');
     expect((await s.ok('reset', {})).snapshot.mask).toBe('none');
     // A bad one: an input error, and the one in force stays.
-    const bad = await s.fails('ablate', { ablation: { ...a, zeroed: [true] } });
+    const bad = await s.fails('ablate', { ablation: { ...a, headsOff: [true] } });
     expect(bad.kind).toBe('input');
     expect((await s.ok('ablate', { ablation: noAblation(4) })).report.intact.loss).toBeCloseTo((await s.ok('ablate', { ablation: noAblation(4) })).report.ablated.loss, 6);
   });
@@ -301,10 +301,10 @@ describe('ablation', () => {
   test('configure applies the ablation the page sends, for a new head count too', async () => {
     const s = open();
     await s.ok('configure', configure(config(), SAMPLE, { ...noAblation(4), mask: 'inverted' }));
-    const snap = (await s.ok('configure', configure(config({ nHeads: 2 }), SAMPLE, { ...noAblation(2), zeroed: [false, true], mask: 'none' }))).snapshot;
+    const snap = (await s.ok('configure', configure(config({ nHeads: 2 }), SAMPLE, { ...noAblation(2), headsOff: [false, true], mask: 'none' }))).snapshot;
     expect([snap.H, snap.mask]).toEqual([2, 'none']);
-    const { report } = await s.ok('ablate', { ablation: { ...noAblation(2), zeroed: [false, true], mask: 'none' } });
-    expect(report.ablation.zeroed).toEqual([false, true]);
+    const { report } = await s.ok('ablate', { ablation: { ...noAblation(2), headsOff: [false, true], mask: 'none' } });
+    expect(report.ablation.headsOff).toEqual([false, true]);
   });
 
   test('an ablation that does not fit the head count is an input error, and the old run goes on', async () => {

@@ -49,11 +49,15 @@ for (const variant of variants) {
         t.step(300);
         const base = t.evaluate(2);
         assert.ok(base.accuracy > 0.9, `trained: ${base.accuracy}`);
-        t.setAblation({ zeroed: [true, true, true, true] });
+        t.setAblation({ headsOff: [true, true, true, true] });
         const off = t.evaluate(2);
         assert.ok(off.loss > base.loss + 1, `${off.loss} vs ${base.loss}`);
         assert.ok(off.accuracy < base.accuracy);
-        assert.deepEqual(t.ablation(), { zeroed: [true, true, true, true], frozen: [false, false, false, false], scaleScores: true, mask: 'causal' });
+        assert.deepEqual(t.ablation(), { headsOff: [true, true, true, true], headsFrozen: [false, false, false, false], scaleScores: true, mask: 'causal' });
+        // The old keys (issue 13) are aliases: same meaning, and ablation() answers in the new.
+        t.setAblation({ zeroed: [true, true, true, true], frozen: [false, true, false, false] });
+        assert.deepEqual(t.evaluate(2), off);
+        assert.deepEqual(t.ablation(), { headsOff: [true, true, true, true], headsFrozen: [false, true, false, false], scaleScores: true, mask: 'causal' });
         t.setAblation({});
         assert.deepEqual(t.evaluate(2), base);
         assert.equal(t.evalAccuracy(2), base.accuracy);
@@ -78,9 +82,13 @@ for (const variant of variants) {
         assert.equal(t.ablation().scaleScores, false);
         const before = t.ablation();
         for (const [bad, message] of [
-          [{ zeroed: [true] }, /zeroed has 1 entries, expected one per head \(4\)/],
-          [{ zeroed: 'all' }, /zeroed must be an array/],
-          [{ frozen: [1, 0, 0, 0] }, /frozen\[0\] must be a boolean/],
+          [{ headsOff: [true] }, /headsOff has 1 entries, expected one per head \(4\)/],
+          [{ headsOff: 'all' }, /headsOff must be an array/],
+          [{ headsFrozen: [1, 0, 0, 0] }, /headsFrozen\[0\] must be a boolean/],
+          [{ zeroed: [true] }, /headsOff has 1 entries/],
+          [{ frozen: [1, 0, 0, 0] }, /headsFrozen\[0\] must be a boolean/],
+          [{ headsOff: [true, true, true, true], zeroed: [true, true, true, true] }, /both headsOff and zeroed/],
+          [{ headsFrozen: [], frozen: [] }, /both headsFrozen and frozen/],
           [{ mask: 'triu' }, /unknown mask 'triu'/],
           [{ mask: 3 }, /mask must be a string/],
           [{ scaleScores: 'no' }, /scaleScores must be a boolean/],

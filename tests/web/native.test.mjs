@@ -19,7 +19,7 @@ const CONFIGS = {
 };
 
 const FLAGS = {
-  vocabSize: '--vocab', dModel: '--d-model', nHeads: '--heads', seqLen: '--seq-len', batchSize: '--batch',
+  vocabSize: '--vocab-size', dModel: '--d-model', nHeads: '--heads', seqLen: '--seq-len', batchSize: '--batch',
   lr: '--lr', seed: '--seed', attnDropout: '--attn-dropout', outDropout: '--out-dropout', task: '--task',
 };
 const cliFlags = (config) => Object.entries(config).flatMap(([k, v]) => [FLAGS[k], String(v)]);

@@ -49,7 +49,7 @@ export async function train(): Promise<number[]> {
     trainer.attention([1, 2, 3]);
     // @ts-expect-error step takes a count
     trainer.step();
-    trainer.setAblation({ zeroed: [true, false], frozen: [false, true], scaleScores: false, mask: 'inverted' });
+    trainer.setAblation({ headsOff: [true, false], headsFrozen: [false, true], scaleScores: false, mask: 'inverted' });
     const ablation: Required<Ablation> = trainer.ablation();
     // @ts-expect-error no such mask mode
     trainer.setAblation({ mask: 'triu' });

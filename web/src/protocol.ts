@@ -251,5 +251,5 @@ export const MAX_STEPS_PER_REQUEST = 1000;
 
 /** The interventions of an intact layer with H heads. */
 export function noAblation(H: number): Ablation {
-  return { zeroed: new Array<boolean>(H).fill(false), frozen: new Array<boolean>(H).fill(false), scaleScores: true, mask: 'causal' };
+  return { headsOff: new Array<boolean>(H).fill(false), headsFrozen: new Array<boolean>(H).fill(false), scaleScores: true, mask: 'causal' };
 }

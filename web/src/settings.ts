@@ -46,8 +46,9 @@ export interface State extends Required<TrainerConfig> {
 export type SettingGroup = 'page' | 'config' | 'sample' | 'ablation' | 'lesson';
 export type SettingType = 'int' | 'float' | 'bool' | 'enum' | 'text';
 
-/** An `attn train` flag: one that takes a value (`--vocab V`), or a switch that sets the value. */
-export type CliFlag = { flag: `--${string}`; value: string } | { flag: `--${string}`; sets: boolean };
+/** An `attn train` flag: one that takes a value (`--vocab-size V`), or a switch that sets the
+ * value; `alias` is its old name, still accepted by `attn`. */
+export type CliFlag = ({ flag: `--${string}`; value: string } | { flag: `--${string}`; sets: boolean }) & { alias?: `--${string}` };
 
 /** One row of the key table. */
 export interface Setting<K extends keyof State = keyof State> {
@@ -97,20 +98,20 @@ export const SETTINGS: { readonly [K in keyof State]: Omit<Setting<K>, 'key'> } 
     label: 'view', type: 'enum', default: 'train', ...oneOf(['train', 'lesson']), aliases: none,
   },
   vocabSize: {
-    group: 'config', core: 'vocabSize', cpp: 'vocab_size', hash: 'vocab', attribute: 'vocab-size', cli: { flag: '--vocab', value: 'V' },
-    label: 'vocab', type: 'int', default: 64, ...numeric([2, 512], '1'), aliases: none,
+    group: 'config', core: 'vocabSize', cpp: 'vocab_size', hash: 'vocab-size', attribute: 'vocab-size', cli: { flag: '--vocab-size', value: 'V', alias: '--vocab' },
+    label: 'vocab', type: 'int', default: 64, ...numeric([2, 512], '1'), aliases: { hash: ['vocab'], attribute: [] },
   },
   dModel: {
-    group: 'config', core: 'dModel', cpp: 'd_model', hash: 'dmodel', attribute: 'd-model', cli: { flag: '--d-model', value: 'D' },
-    label: 'd_model', type: 'int', default: 32, ...numeric([2, 256], '2'), aliases: none,
+    group: 'config', core: 'dModel', cpp: 'd_model', hash: 'd-model', attribute: 'd-model', cli: { flag: '--d-model', value: 'D' },
+    label: 'd_model', type: 'int', default: 32, ...numeric([2, 256], '2'), aliases: { hash: ['dmodel'], attribute: [] },
   },
   nHeads: {
     group: 'config', core: 'nHeads', cpp: 'n_heads', hash: 'heads', attribute: 'heads', cli: { flag: '--heads', value: 'H' },
     label: 'heads', type: 'int', default: 4, ...numeric([1, MAX_HEADS], '1'), aliases: none,
   },
   seqLen: {
-    group: 'config', core: 'seqLen', cpp: 'seq_len', hash: 'seqlen', attribute: 'seq-len', cli: { flag: '--seq-len', value: 'T' },
-    label: 'seq_len', type: 'int', default: 12, ...numeric([1, 128], '1'), aliases: none,
+    group: 'config', core: 'seqLen', cpp: 'seq_len', hash: 'seq-len', attribute: 'seq-len', cli: { flag: '--seq-len', value: 'T' },
+    label: 'seq_len', type: 'int', default: 12, ...numeric([1, 128], '1'), aliases: { hash: ['seqlen'], attribute: [] },
   },
   batchSize: {
     group: 'config', core: 'batchSize', cpp: 'batch_size', hash: 'batch', attribute: 'batch', cli: { flag: '--batch', value: 'B' },
@@ -125,12 +126,12 @@ export const SETTINGS: { readonly [K in keyof State]: Omit<Setting<K>, 'key'> } 
     label: 'seed', type: 'int', default: 42, ...numeric([0, 2 ** 32 - 1], '1'), aliases: none,
   },
   attnDropout: {
-    group: 'config', core: 'attnDropout', cpp: 'attn_dropout', hash: 'attndrop', attribute: null, cli: { flag: '--attn-dropout', value: 'P' },
-    label: 'attention dropout', type: 'float', default: 0, ...numeric([0, 0.9], '0.05'), aliases: none,
+    group: 'config', core: 'attnDropout', cpp: 'attn_dropout', hash: 'attn-dropout', attribute: null, cli: { flag: '--attn-dropout', value: 'P' },
+    label: 'attention dropout', type: 'float', default: 0, ...numeric([0, 0.9], '0.05'), aliases: { hash: ['attndrop'], attribute: [] },
   },
   outDropout: {
-    group: 'config', core: 'outDropout', cpp: 'out_dropout', hash: 'outdrop', attribute: null, cli: { flag: '--out-dropout', value: 'P' },
-    label: 'output dropout', type: 'float', default: 0, ...numeric([0, 0.9], '0.05'), aliases: none,
+    group: 'config', core: 'outDropout', cpp: 'out_dropout', hash: 'out-dropout', attribute: null, cli: { flag: '--out-dropout', value: 'P' },
+    label: 'output dropout', type: 'float', default: 0, ...numeric([0, 0.9], '0.05'), aliases: { hash: ['outdrop'], attribute: [] },
   },
   task: {
     group: 'config', core: 'task', cpp: 'task', hash: 'task', attribute: 'task', cli: { flag: '--task', value: 'NAME' },
@@ -177,16 +178,16 @@ export const SETTINGS: { readonly [K in keyof State]: Omit<Setting<K>, 'key'> } 
     label: 'mask', type: 'enum', default: 'causal', ...oneOf(['causal', 'none', 'inverted']), aliases: none,
   },
   scaleScores: {
-    group: 'ablation', core: 'scaleScores', cpp: 'scale_scores', hash: 'scale', attribute: null, cli: { flag: '--no-scale', sets: false },
-    label: '1/sqrt(dk) scaling', type: 'bool', default: true, ...onOff, aliases: none,
+    group: 'ablation', core: 'scaleScores', cpp: 'scale_scores', hash: 'scale-scores', attribute: null, cli: { flag: '--no-scale-scores', sets: false, alias: '--no-scale' },
+    label: '1/sqrt(dk) scaling', type: 'bool', default: true, ...onOff, aliases: { hash: ['scale'], attribute: [] },
   },
   headsOff: {
-    group: 'ablation', core: 'zeroed', cpp: 'zeroed', hash: 'off', attribute: null, cli: { flag: '--heads-off', value: 'LIST' },
-    label: 'heads switched off', type: 'text', default: '', ...textual(cleanHeads), aliases: none,
+    group: 'ablation', core: 'headsOff', cpp: 'heads_off', hash: 'heads-off', attribute: null, cli: { flag: '--heads-off', value: 'LIST' },
+    label: 'heads switched off', type: 'text', default: '', ...textual(cleanHeads), aliases: { hash: ['off'], attribute: [] },
   },
   headsFrozen: {
-    group: 'ablation', core: 'frozen', cpp: 'frozen', hash: 'frozen', attribute: null, cli: { flag: '--freeze', value: 'LIST' },
-    label: 'frozen heads', type: 'text', default: '', ...textual(cleanHeads), aliases: none,
+    group: 'ablation', core: 'headsFrozen', cpp: 'heads_frozen', hash: 'heads-frozen', attribute: null, cli: { flag: '--heads-frozen', value: 'LIST', alias: '--freeze' },
+    label: 'frozen heads', type: 'text', default: '', ...textual(cleanHeads), aliases: { hash: ['frozen'], attribute: [] },
   },
 };
 

@@ -137,8 +137,8 @@ export function ablationOf(s: Readonly<State>, H: number): Required<Ablation> {
   const off = set(s.headsOff);
   const frozen = set(s.headsFrozen);
   return {
-    zeroed: Array.from({ length: H }, (_, i) => off.has(i + 1)),
-    frozen: Array.from({ length: H }, (_, i) => frozen.has(i + 1)),
+    headsOff: Array.from({ length: H }, (_, i) => off.has(i + 1)),
+    headsFrozen: Array.from({ length: H }, (_, i) => frozen.has(i + 1)),
     scaleScores: s.scaleScores,
     mask: s.mask,
   };
@@ -147,5 +147,5 @@ export function ablationOf(s: Readonly<State>, H: number): Required<Ablation> {
 /** The state keys of an ablation (head flags as 1-based lists): the inverse of ablationOf. */
 export function ablationState(a: Required<Ablation>): Pick<State, (typeof ABLATION_KEYS)[number]> {
   const list = (flags: boolean[]) => flags.flatMap((f, i) => (f ? [i + 1] : [])).join(',');
-  return { mask: a.mask, scaleScores: a.scaleScores, headsOff: list(a.zeroed), headsFrozen: list(a.frozen) };
+  return { mask: a.mask, scaleScores: a.scaleScores, headsOff: list(a.headsOff), headsFrozen: list(a.headsFrozen) };
 }

@@ -64,12 +64,14 @@ export type TaskName = 'repeat' | 'shift' | 'copy' | 'reverse' | 'sort' | 'futur
  * -1e4 at the wrong cells (the past) and leaves the future visible. */
 export type MaskMode = 'causal' | 'none' | 'inverted';
 
-/** Teaching interventions on the attention layer; they apply to training and every readout. */
+/** Teaching interventions on the attention layer; they apply to training and every readout.
+ * setAblation also accepts the old names `zeroed` (for headsOff) and `frozen` (for headsFrozen);
+ * giving a key under both names is an `input` error. ablation() returns the new names. */
 export interface Ablation {
   /** One per head: true switches the head's output off (its weights are still computed). */
-  zeroed?: boolean[];
+  headsOff?: boolean[];
   /** One per head: true stops the head's qkv_proj rows and out_proj columns from updating. */
-  frozen?: boolean[];
+  headsFrozen?: boolean[];
   /** Divide the scores by sqrt(dk) (default true). */
   scaleScores?: boolean;
   /** Default 'causal'. */

@@ -19,8 +19,8 @@ export const signed = (v: number, d = 3) => (Number.isFinite(v) ? `${v >= 0 ? '+
 export function explainAblation(r: AblationReport, vocabSize: number): string[] {
   const a = r.ablation;
   const out: string[] = [];
-  const off = a.zeroed.flatMap((z, i) => (z ? [i + 1] : []));
-  const frozen = a.frozen.flatMap((f, i) => (f ? [i + 1] : []));
+  const off = a.headsOff.flatMap((z, i) => (z ? [i + 1] : []));
+  const frozen = a.headsFrozen.flatMap((f, i) => (f ? [i + 1] : []));
   if (a.mask !== 'causal') {
     const how = a.mask === 'none' ? 'With no mask' : 'With the inverted mask (−1e4 written below the diagonal instead of above it)';
     out.push(

@@ -72,8 +72,8 @@ export function mountAblationPanel(slot: HTMLElement, ctl: Controller, opts: Pan
     for (let i = 0; i < H; ++i) {
       const zero = h('input', { type: 'checkbox', name: `zero-h${i + 1}`, 'aria-label': `switch head ${i + 1} off` });
       const freeze = h('input', { type: 'checkbox', name: `freeze-h${i + 1}`, 'aria-label': `freeze head ${i + 1}` });
-      zero.addEventListener('change', () => model.change({ zeroed: model.ablation.zeroed.map((z, k) => (k === i ? zero.checked : z)) }));
-      freeze.addEventListener('change', () => model.change({ frozen: model.ablation.frozen.map((f, k) => (k === i ? freeze.checked : f)) }));
+      zero.addEventListener('change', () => model.change({ headsOff: model.ablation.headsOff.map((z, k) => (k === i ? zero.checked : z)) }));
+      freeze.addEventListener('change', () => model.change({ headsFrozen: model.ablation.headsFrozen.map((f, k) => (k === i ? freeze.checked : f)) }));
       const cells = [h('td'), h('td'), h('td')];
       boxes.push({ zero, freeze, cells });
       headRows.append(h('tr', { 'data-head': i + 1 }, h('th', { scope: 'row', text: `Head ${i + 1}` }), h('td', {}, zero), h('td', {}, freeze), ...cells));
@@ -81,8 +81,8 @@ export function mountAblationPanel(slot: HTMLElement, ctl: Controller, opts: Pan
   }
 
   function syncInputs(ablation: Ablation): void {
-    ablation.zeroed.forEach((z, i) => boxes[i] && (boxes[i].zero.checked = z));
-    ablation.frozen.forEach((f, i) => boxes[i] && (boxes[i].freeze.checked = f));
+    ablation.headsOff.forEach((z, i) => boxes[i] && (boxes[i].zero.checked = z));
+    ablation.headsFrozen.forEach((f, i) => boxes[i] && (boxes[i].freeze.checked = f));
     scaleBox.checked = ablation.scaleScores;
     maskSelect.value = ablation.mask;
   }

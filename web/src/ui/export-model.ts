@@ -58,21 +58,24 @@ export function runJson(ctl: Controller, s: Snapshot): string {
 
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
 
-/** The JSON's optional "ablation" (files written before it existed have none: the intact layer). */
+/** The JSON's optional "ablation" (files written before it existed have none: the intact layer).
+ * Files written before issue 13 name the head lists zeroed and frozen; both are read. */
 function parseAblation(v: unknown, H: number): Ablation {
   if (v === undefined) return noAblation(H);
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new ImportProblem('The JSON file\'s "ablation" is not an object.');
   const a = v as Record<string, unknown>;
-  const heads = (key: 'zeroed' | 'frozen') => {
-    const x = a[key];
+  const heads = (key: 'headsOff' | 'headsFrozen', old: 'zeroed' | 'frozen') => {
+    if (a[key] !== undefined && a[old] !== undefined) throw new ImportProblem(`The JSON file's "ablation" has both "${key}" and "${old}" (its old name).`);
+    const name = a[key] === undefined && a[old] !== undefined ? old : key;
+    const x = a[name];
     if (!Array.isArray(x) || x.length !== H || !x.every((b) => typeof b === 'boolean')) {
-      throw new ImportProblem(`The JSON file's "ablation.${key}" is not a list of ${H} true/false values (one per head).`);
+      throw new ImportProblem(`The JSON file's "ablation.${name}" is not a list of ${H} true/false values (one per head).`);
     }
     return x as boolean[];
   };
   if (a.mask !== 'causal' && a.mask !== 'none' && a.mask !== 'inverted') throw new ImportProblem(`The JSON file's "ablation.mask" ${JSON.stringify(a.mask) ?? '(missing)'} is not one of causal, none, inverted.`);
   if (typeof a.scaleScores !== 'boolean') throw new ImportProblem('The JSON file\'s "ablation.scaleScores" is not true or false.');
-  return { zeroed: heads('zeroed'), frozen: heads('frozen'), scaleScores: a.scaleScores, mask: a.mask };
+  return { headsOff: heads('headsOff', 'zeroed'), headsFrozen: heads('headsFrozen', 'frozen'), scaleScores: a.scaleScores, mask: a.mask };
 }
 
 /** The JSON's config: every config key of the table, typed and within the page's bounds. */
