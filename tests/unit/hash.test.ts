@@ -42,6 +42,13 @@ describe('the hash round trip', () => {
     expect(stateFromHash('')).toEqual({ state: DEFAULTS, corrections: [] });
   });
 
+  /** The state both links below describe, in today's names and in the old ones. */
+  const LINKED = {
+    view: 'train', vocabSize: 32, dModel: 16, nHeads: 2, seqLen: 8, batchSize: 8, lr: 0.01, seed: 7, attnDropout: 0.1, outDropout: 0, task: 'repeat',
+    sample: '1 2 3 4', logY: false, smooth: false, epochMeans: false, sentence: 'Attention is all you need', dk: 3, dv: 5, causal: true, stage: 4,
+    mask: 'none', scaleScores: false, headsOff: '2', headsFrozen: '1',
+  };
+
   test('a link of today reads as it did, and is written back as it was', () => {
     const link =
       'view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat' +
@@ -49,11 +56,7 @@ describe('the hash round trip', () => {
       '&mask=none&scale-scores=0&heads-off=2&heads-frozen=1';
     const { state, corrections } = stateFromHash(`#${link}`);
     expect(corrections).toEqual([]);
-    expect(state).toEqual({
-      view: 'train', vocabSize: 32, dModel: 16, nHeads: 2, seqLen: 8, batchSize: 8, lr: 0.01, seed: 7, attnDropout: 0.1, outDropout: 0, task: 'repeat',
-      sample: '1 2 3 4', logY: false, smooth: false, epochMeans: false, sentence: 'Attention is all you need', dk: 3, dv: 5, causal: true, stage: 4,
-      mask: 'none', scaleScores: false, headsOff: '2', headsFrozen: '1',
-    });
+    expect(state).toEqual(LINKED);
     expect(stateToHash(state)).toBe(link);
   });
 
@@ -64,11 +67,7 @@ describe('the hash round trip', () => {
       '&mask=none&scale=0&off=2&frozen=1';
     const { state, corrections } = stateFromHash(`#${link}`);
     expect(corrections).toEqual([]);
-    expect(state).toEqual({
-      view: 'train', vocabSize: 32, dModel: 16, nHeads: 2, seqLen: 8, batchSize: 8, lr: 0.01, seed: 7, attnDropout: 0.1, outDropout: 0, task: 'repeat',
-      sample: '1 2 3 4', logY: false, smooth: false, epochMeans: false, sentence: 'Attention is all you need', dk: 3, dv: 5, causal: true, stage: 4,
-      mask: 'none', scaleScores: false, headsOff: '2', headsFrozen: '1',
-    });
+    expect(state).toEqual(LINKED);
     // Settings added since are written back with their defaults, in table order; every key in its new name.
     expect(stateToHash(state)).toBe(
       'view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat' +
