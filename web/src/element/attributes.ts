@@ -48,6 +48,7 @@ export const HIDE_GROUPS = {
   'lesson-controls': { selector: '.lesson-controls', what: 'the sentence, dk, dv and causal-mask inputs of the lesson view' },
   'stage-nav': { selector: '.stage-nav', what: 'the Prev/Next stage buttons of the lesson view' },
   shapes: { selector: '.shape-panel', what: 'the shape contract of the training view' },
+  questions: { selector: '.check-yourself', what: 'the "Check yourself" questions of both views' },
   ablation: { selector: '.ablation-panel', what: 'the Ablation panel (heads off or frozen, the 1/sqrt(dk) toggle, the broken mask)' },
   timeline: { selector: '.timeline-panel', what: 'the attention timeline (scrubber, entropy and answer-mass plots)' },
   backward: { selector: '.backward-panel', what: 'the backward pass of one query row' },

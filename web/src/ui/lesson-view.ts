@@ -5,6 +5,7 @@ import { formatCell, matrixTable } from '../draw/matrix-table';
 import type { Matrix, SelfAttentionStages } from '../protocol';
 import { checkField, LIMITS, tokenize, type State } from '../settings';
 import type { Store } from '../store';
+import { checkYourself, LESSON_QUESTIONS } from './check-yourself';
 import { h, scrollBox, uniqueId } from './dom';
 
 /** Width of the seeded embeddings in this view. */
@@ -12,6 +13,18 @@ export const LESSON_D_MODEL = 8;
 
 /** The stages, in order; `stage` in the state indexes this list. */
 export const STAGES = ['tokens', 'X', 'QKV', 'scores', 'scaled', 'masked', 'weights', 'output'] as const;
+
+/** What each stage shows and why it matters, in two or three sentences (our words). */
+const STAGE_TEXT: Record<(typeof STAGES)[number], string> = {
+  tokens: 'The sentence is cut at spaces and lower-cased, so "The" and "the" are one token. Every matrix below has one row per token, in this order.',
+  X: 'Each token becomes a row of d_model numbers. Here the rows are seeded random vectors rather than learned ones, so the mechanism can be watched without any training; a repeated word gets the same row.',
+  QKV: 'Three matrices turn each row of X into a query (what the token looks for), a key (what it offers to others) and a value (what it hands on). Queries and keys share the width dk because they are compared with each other.',
+  scores: 'Entry (i, j) is the dot product of query i and key j: large when the two point the same way. Nothing is normalised yet, so a row can hold any numbers.',
+  scaled: 'Dot products of dk numbers grow roughly like √dk, and large scores make the softmax put nearly all of a row on one key. Dividing by √dk keeps the spread the same whatever dk is.',
+  masked: 'With the causal mask a query may not look at later tokens: their scores become −∞, which the softmax turns into exactly 0. Without it every token reads the whole sentence.',
+  weights: 'The softmax turns each row into positive weights that sum to 1: how much each query reads from each key. A token\'s row is its attention pattern.',
+  output: 'Each output row is the weighted sum of the value rows, with that query\'s weights. A token\'s new representation is a blend of the tokens it attends to.',
+};
 
 /** A mounted view 2. */
 export interface LessonView {
@@ -59,6 +72,7 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
     h('nav', { class: 'stage-nav', 'aria-label': 'Stages' }, prevBtn, stageLabel, nextBtn),
     problem,
     stagesEl,
+    checkYourself(LESSON_QUESTIONS),
   );
   root.querySelector('form')!.addEventListener('submit', (e) => e.preventDefault());
 
@@ -123,6 +137,7 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
         { class: 'stage', 'data-stage': STAGES[idx], 'aria-current': idx === s.stage ? 'step' : undefined },
         h('h3', {}, `${idx + 1}. ${title}`),
         h('p', { class: 'formula' }, h('code', { text: formula }), h('span', { class: 'shape', text: shape })),
+        h('p', { class: 'stage-text', text: STAGE_TEXT[STAGES[idx]] }),
         ...body,
       );
     sections.push(

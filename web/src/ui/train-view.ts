@@ -9,6 +9,7 @@ import { h, uniqueId } from './dom';
 import { mountExportPanel } from './export-panel';
 import { mountHeatmapGrid } from './heatmap-grid';
 import type { PanelOptions } from './panel';
+import { checkYourself, TRAIN_QUESTIONS } from './check-yourself';
 import { mountShapeContract } from './shape-contract';
 import { mountTrainControls } from './train-controls';
 
@@ -92,6 +93,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
     });
   // ---- Export / import. An imported run's settings go to the Store (Controller.importRun).
   cleanups.push(mountExportPanel(plots, ctl));
+  plots.append(checkYourself(TRAIN_QUESTIONS));
 
   // ---- State -> what the chart shows (chance follows the vocabulary of the settings)
   const chartOptions = (s: Readonly<State>) => ({ logY: s.logY, smooth: s.smooth, epochSteps: s.epochMeans ? DEMO_EPOCH_STEPS : 0, chance: Math.log(s.vocabSize) });
