@@ -163,7 +163,8 @@ std::vector<ParamSpec> state_dict_specs(const ModelConfig& c) {
 
 std::vector<ParamRef> TinyAttentionLM::parameters() {
   // Value and gradient of each parameter, in the order of state_dict_specs.
-  std::vector<std::pair<float*, float*>> data = {{token_emb.weight.data(), token_emb.dweight.data()}};
+  std::vector<std::pair<float*, float*>> data = {
+      {token_emb.weight.data(), token_emb.dweight.data()}};
   for (MultiHeadSelfAttention& m : layers) {
     data.push_back({m.qkv_proj.weight.data(), m.qkv_proj.dweight.data()});
     data.push_back({m.qkv_proj.bias.data(), m.qkv_proj.dbias.data()});

@@ -90,9 +90,9 @@ class TinyAttentionLM {
   // A loss that selects one row: the cross-entropy of the prediction at position query of one
   // sequence ids (T) for target, alone, through forward (eval mode) and backward. Afterwards s
   // holds the activations and their gradients for this loss (every head's dweights and dscores
-  // in every layer too when s.inspect is set) and every parameter gradient is this loss's. Returns the
-  // loss. The Backward panel reads one head's row from s (Trainer::row_backward); the self-test
-  // checks these gradients against finite differences.
+  // in every layer too when s.inspect is set) and every parameter gradient is this loss's.
+  // Returns the loss. The Backward panel reads one head's row from s (Trainer::row_backward);
+  // the self-test checks these gradients against finite differences.
   float position_loss_backward(const int32_t* ids, int T, int query, int target, State& s);
 
   // Every parameter with its state-dict name, in the order of state_dict_specs(config).

@@ -18,7 +18,8 @@
 //   gradcheck          the model's backward for the Backward panel's loss (the cross-entropy at
 //                      one position alone, TinyAttentionLM::position_loss_backward) against central
 //                      differences of that loss, on every parameter of a fresh V=8 D=8 H=2 C=4
-//                      model with the live model's n_layers and residual (every layer): max |a - n| / (max(|a|,|n|) + 0.05) <= 0.02, which is the suite's
+//                      model with the live model's n_layers and residual (every layer):
+//                      max |a - n| / (max(|a|,|n|) + 0.05) <= 0.02, which is the suite's
 //                      |a - n| <= 1e-3 + 2e-2 * max(|a|,|n|) (tests/cpp/gradcheck.h).
 //   pytorch_reference  a PyTorch reference case's logits, attention (every layer) and loss:
 //                      max |ours - torch| / (1 + |torch|) <= 1e-5, i.e. the suite's

@@ -281,7 +281,8 @@ Trainer::RowBackward Trainer::row_backward(const int32_t* ids, int T, int head, 
   row_state_.inspect = true;
   const float loss = model_.position_loss_backward(ids, T, query, target, row_state_);
   const int l = head / H;
-  return {loss, model_.layers[size_t(l)].head_row(row_state_.layers[size_t(l)], 0, head % H, query)};
+  const MultiHeadSelfAttention& layer = model_.layers[size_t(l)];
+  return {loss, layer.head_row(row_state_.layers[size_t(l)], 0, head % H, query)};
 }
 
 float Trainer::peek_loss() {

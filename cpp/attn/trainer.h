@@ -104,10 +104,10 @@ class Trainer {
   };
   HeadStats attention_stats();
 
-  // One query row of one head (global index head = l*H + h), forward and backward, for the loss -log p(target) of the model's
-  // prediction at that position of the sequence ids (T), in eval mode: the model's own backward
-  // for that loss (TinyAttentionLM::position_loss_backward), read out by head_row. Overwrites the
-  // parameter gradients (step() recomputes them).
+  // One query row of one head (global index head = l*H + h), forward and backward, for the loss
+  // -log p(target) of the model's prediction at that position of the sequence ids (T), in eval
+  // mode: the model's own backward for that loss (TinyAttentionLM::position_loss_backward), read
+  // out by layer l's head_row. Overwrites the parameter gradients (step() recomputes them).
   struct RowBackward {
     float loss;
     MultiHeadSelfAttention::HeadRow row;

@@ -242,7 +242,8 @@ int cmd_demo(const std::vector<std::string>& argv) {
               config.task.c_str(),
               config.n_layers == 1 && !config.residual
                   ? ""
-                  : str_cat(" layers=", config.n_layers, config.residual ? " residual" : "").c_str());
+                  : str_cat(" layers=", config.n_layers, config.residual ? " residual" : "")
+                        .c_str());
   if (args.has("mask") || args.has("no-scale-scores") || args.has("heads-off") || args.has("heads-frozen"))
     std::printf("# ablation: mask %s, scaling %s, heads off [%s], frozen [%s]\n",
                 mask_mode_name(ablation.mask), ablation.scale_scores ? "on" : "off",

@@ -423,7 +423,8 @@ TEST_CASE("selftest: central_difference divides by the step taken and restores t
 
 // ---- Depth: every check covers every layer
 
-TEST_CASE("selftest: every check passes on 2- and 3-layer models, and says so", "[selftest][depth]") {
+TEST_CASE("selftest: every check passes on 2- and 3-layer models, and says so",
+          "[selftest][depth]") {
   for (const int L : {2, 3})
     for (const bool residual : {false, true}) {
       SECTION(str_cat(L, " layers", residual ? " with residual" : "")) {
@@ -455,7 +456,8 @@ TEST_CASE("selftest: every check passes on 2- and 3-layer models, and says so", 
     }
 }
 
-TEST_CASE("selftest: a broken mask in a deeper layer only fails the mask checks", "[selftest][depth]") {
+TEST_CASE("selftest: a broken mask in a deeper layer only fails the mask checks",
+          "[selftest][depth]") {
   TrainerConfig tc;
   tc.n_layers = 2;
   tc.residual = true;
