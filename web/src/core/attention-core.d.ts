@@ -53,12 +53,15 @@ export interface TrainerConfig {
   /** The training task (default "repeat"): repeat, shift (target = previous token), copy (the
    * second half repeats the first), reverse (the second half reverses it) or sort (the second
    * half sorts it; needs vocabSize >= (seqLen + 1) / 2) or future (the target is the next input:
-   * chance for a causal model, solved only when the mask leaks; needs seqLen >= 2). Unpredictable
-   * targets are left out of the loss and the accuracy. */
+   * chance for a causal model, solved only when the mask leaks; needs seqLen >= 2) or induction
+   * (random ids in which a segment of 4-8 distinct ids occurs twice at random offsets; only the
+   * positions of the second occurrence whose next id the first occurrence determines count;
+   * needs seqLen >= 4 and vocabSize >= min(8, seqLen / 2) + 2). Unpredictable targets are left
+   * out of the loss and the accuracy. */
   task?: TaskName;
 }
 
-export type TaskName = 'repeat' | 'shift' | 'copy' | 'reverse' | 'sort' | 'future';
+export type TaskName = 'repeat' | 'shift' | 'copy' | 'reverse' | 'sort' | 'future' | 'induction';
 
 /** How the attention scores are masked: the causal mask, none, or the classic bug that fills
  * -1e4 at the wrong cells (the past) and leaves the future visible. */
