@@ -312,3 +312,46 @@ TEST_CASE("circuits: no phase change without a plateau, for a slow drift or for 
   CHECK(detect({}) == -1);
   CHECK_THROWS_WITH(attn::PhaseChangeDetector().update(nullptr, 0, 0), Contains("stride (0)"));
 }
+
+TEST_CASE("circuits: Trainer::head_scores has one score per head and the model's composition",
+          "[circuits][trainer]") {
+  attn::TrainerConfig c;
+  c.vocab_size = 16;
+  c.d_model = 16;
+  c.n_heads = 2;
+  c.seq_len = 16;
+  c.batch_size = 8;
+  c.n_layers = 3;
+  c.residual = true;
+  c.task = "repeat";  // the scores use their own induction rows whatever the task
+  attn::Trainer t(c);
+  t.step(5);
+  const attn::Trainer::HeadScores s = t.head_scores();
+  REQUIRE(s.previous_token.size() == 6);
+  REQUIRE(s.prefix_matching.size() == 6);
+  REQUIRE(s.composition.size() == 8);  // (L-1) * H * H
+  for (size_t g = 0; g < 6; ++g) {
+    CHECK((s.previous_token[g] > 0.0f && s.previous_token[g] < 1.0f));
+    CHECK((s.prefix_matching[g] > 0.0f && s.prefix_matching[g] < 1.0f));
+  }
+  for (int l = 0; l < 2; ++l)
+    for (int h1 = 0; h1 < 2; ++h1)
+      for (int h2 = 0; h2 < 2; ++h2)
+        CHECK(s.composition[size_t((l * 2 + h1) * 2 + h2)] ==
+              attn::k_composition(attn::qk_circuit(t.model().layers[size_t(l + 1)], h2),
+                                  attn::ov_circuit(t.model().layers[size_t(l)], h1)));
+  CHECK(s.composition_baseline == attn::k_composition_baseline(16, 8, attn::Trainer::kBaselineSamples, 0x5EED));
+  // The same rows every call, training not disturbed.
+  const attn::Trainer::HeadScores again = t.head_scores();
+  CHECK(again.previous_token == s.previous_token);
+  CHECK(again.prefix_matching == s.prefix_matching);
+  // Too short for induction rows: no prefix-matching score; previous-token still measured.
+  c.seq_len = 3;
+  c.n_layers = 1;
+  attn::Trainer small(c);
+  const attn::Trainer::HeadScores few = small.head_scores();
+  CHECK(std::isnan(few.prefix_matching[0]));
+  CHECK(few.previous_token[0] > 0.0f);
+  CHECK(few.composition.empty());
+  CHECK(small.phase_change_step() == -1);
+}

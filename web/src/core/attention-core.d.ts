@@ -95,6 +95,23 @@ export interface AttentionStats {
   answerMass: Float32Array;
 }
 
+/** headScores(): per head g = l * nHeads + h. */
+export interface HeadScores {
+  /** Mean attention from position i to i - 1 (nLayers * nHeads). */
+  previousToken: Float32Array;
+  /** In the second occurrence of the repeated segment, the mean attention to the position just
+   * after the current id's first occurrence (nLayers * nHeads; NaN when seqLen < 4 or vocabSize
+   * is too small for induction rows). */
+  prefixMatching: Float32Array;
+  /** K-composition ||W_QK W_OV^T||_F / (||W_QK||_F ||W_OV||_F) from head h1 of layer l to head h2
+   * of layer l + 1, at (l * nHeads + h1) * nHeads + h2 ((nLayers - 1) * nHeads^2 entries). */
+  composition: Float32Array;
+  /** The mean K-composition of random heads of the same shapes. */
+  compositionBaseline: number;
+  nLayers: number;
+  nHeads: number;
+}
+
 /** The forward and backward of one query row i of one head h, for loss = -log p(target) at i.
  * Vectors are Float32Arrays; k, v, dK, dV are (T, dk) matrices. */
 export interface RowBackward {
@@ -186,6 +203,12 @@ export interface Trainer {
   setAblation(ablation: Ablation): void;
   ablation(): Required<Ablation>;
   attentionStats(): AttentionStats;
+  /** Circuit scores per head (global index l * nHeads + h), measured in eval mode under the
+   * ablation on a fixed set of induction rows, whatever the training task. */
+  headScores(): HeadScores;
+  /** The step of the phase change in the loss history (a smoothed loss that sat on a plateau
+   * while high falls to half of it within 400 steps), or -1 while there is none. */
+  phaseChange(): number;
   /** ids as for attention(); head in [0, nHeads), query in [0, ids.length), target in [0, V). */
   rowBackward(ids: Int32Array, head: number, query: number, target: number): RowBackward;
   /** Runs the curriculum's invariants on this model (unchanged) and, given, a PyTorch case. */
