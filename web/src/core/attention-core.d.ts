@@ -59,6 +59,10 @@ export interface TrainerConfig {
    * needs seqLen >= 4 and vocabSize >= min(8, seqLen / 2) + 2). Unpredictable targets are left
    * out of the loss and the accuracy. */
   task?: TaskName;
+  /** L, attention layers, integer in [1, 4]; default 1 (the curriculum's model). */
+  nLayers?: number;
+  /** Each layer adds its output to the residual stream (x = x + attn_l(x)); default false. */
+  residual?: boolean;
 }
 
 export type TaskName = 'repeat' | 'shift' | 'copy' | 'reverse' | 'sort' | 'future' | 'induction';
@@ -67,13 +71,17 @@ export type TaskName = 'repeat' | 'shift' | 'copy' | 'reverse' | 'sort' | 'futur
  * -1e4 at the wrong cells (the past) and leaves the future visible. */
 export type MaskMode = 'causal' | 'none' | 'inverted';
 
-/** Teaching interventions on the attention layer; they apply to training and every readout.
+/** Teaching interventions on the attention layers; they apply to training and every readout.
+ * Heads are numbered globally across layers, layer-major: head h of layer l is g = l * nHeads + h;
+ * scaleScores and mask apply to every layer.
  * setAblation also accepts the old names `zeroed` (for headsOff) and `frozen` (for headsFrozen);
  * giving a key under both names is an `input` error. ablation() returns the new names. */
 export interface Ablation {
-  /** One per head: true switches the head's output off (its weights are still computed). */
+  /** One per head (nLayers * nHeads, global index): true switches the head's output off (its
+   * weights are still computed). */
   headsOff?: boolean[];
-  /** One per head: true stops the head's qkv_proj rows and out_proj columns from updating. */
+  /** One per head (nLayers * nHeads, global index): true stops the head's rows of its layer's
+   * qkv_proj and its columns of that layer's out_proj from updating. */
   headsFrozen?: boolean[];
   /** Divide the scores by sqrt(dk) (default true). */
   scaleScores?: boolean;
@@ -87,7 +95,8 @@ export interface Evaluation {
   accuracy: number;
 }
 
-/** Per head, over a fixed eval batch: mean attention entropy (nats), mean largest weight of a row
+/** Per head of every layer (nLayers * nHeads entries, global index l * nHeads + h), over a fixed
+ * eval batch: mean attention entropy (nats), mean largest weight of a row
  * (saturation), and mean weight on the keys that hold the target token (over predictable rows). */
 export interface AttentionStats {
   entropy: Float32Array;
@@ -162,11 +171,13 @@ export type ResolvedTrainerConfig = Required<TrainerConfig>;
 
 /** One sequence through the model in eval mode (no dropout). */
 export interface AttentionResult {
-  /** (nHeads, seqLen, seqLen) row-major: weights[(h * seqLen + i) * seqLen + j]. */
+  /** (nLayers, nHeads, seqLen, seqLen) row-major, layer-major:
+   * weights[((l * nHeads + h) * seqLen + i) * seqLen + j]. */
   weights: Float32Array;
   /** (seqLen, vocabSize) row-major. */
   logits: Float32Array;
   nHeads: number;
+  nLayers: number;
   /** T of this call: the length of the ids passed in. */
   seqLen: number;
   vocabSize: number;
@@ -209,7 +220,8 @@ export interface Trainer {
   /** The step of the phase change in the loss history (a smoothed loss that sat on a plateau
    * while high falls to half of it within 400 steps), or -1 while there is none. */
   phaseChange(): number;
-  /** ids as for attention(); head in [0, nHeads), query in [0, ids.length), target in [0, V). */
+  /** ids as for attention(); head in [0, nLayers * nHeads) (the global index l * nHeads + h),
+   * query in [0, ids.length), target in [0, V). */
   rowBackward(ids: Int32Array, head: number, query: number, target: number): RowBackward;
   /** Runs the curriculum's invariants on this model (unchanged) and, given, a PyTorch case. */
   selfTest(reference: ReferenceCase | null): SelfTestResult[];
