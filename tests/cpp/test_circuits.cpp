@@ -9,6 +9,7 @@
 #include "attn/circuits.h"
 #include "attn/loss.h"
 #include "attn/tasks.h"
+#include "attn/trainer.h"
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::WithinAbs;
