@@ -11,6 +11,8 @@
 
 namespace {
 
+// Measured on seeds 0-3 (README-induction.md): accuracy >= 0.9 by step 2000, 4000, 1300, 1400;
+// phase change at 1931, 3948, 1194, 1339. The budget covers the slowest seed with margin.
 constexpr int kBudget = 5000;
 constexpr uint64_t kTestSeeds[] = {0, 2};
 
@@ -37,15 +39,21 @@ TEST_CASE("induction: 2 layers with residual reach 0.9 within the budget, 1 laye
   for (uint64_t seed : kTestSeeds) {
     CAPTURE(seed);
     attn::Trainer two(induction_preset(seed, 2));
-    two.step(kBudget);
-    const float acc = two.eval_accuracy(8);
-    CAPTURE(acc);
+    // Checked every 250 steps; stops once solved (the budget is an upper bound).
+    float acc = 0.0f;
+    int steps = 0;
+    while (steps < kBudget && acc < 0.9f) {
+      two.step(250);
+      steps += 250;
+      acc = two.eval_accuracy(8);
+    }
+    CAPTURE(steps, acc);
     CHECK(acc >= 0.9f);
     // The phase change was found, before the end of the budget.
     const int64_t phase = two.phase_change_step();
     CAPTURE(phase);
     CHECK(phase > 0);
-    CHECK(phase < kBudget);
+    CHECK(phase <= steps);
     // The circuit: some layer-1 head attends to the previous token, some layer-2 head to the
     // position after the earlier occurrence, and that pair composes well above random heads.
     const attn::Trainer::HeadScores s = two.head_scores();
