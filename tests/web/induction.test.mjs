@@ -81,6 +81,29 @@ for (const variant of variants) {
         t.delete();
       }
     });
+
+    test('phaseChange: found during real training, at the step the native build finds', () => {
+      // Seed 2 of the preset: the phase change comes near step 1200 (README-induction.md).
+      const config = { ...PRESET, seed: 2 };
+      const t = new core.Trainer(config);
+      try {
+        t.step(1000);
+        const before = t.phaseChange();
+        t.step(600);
+        const phase = t.phaseChange();
+        const stdout = runCli(['train', '--vocab-size', '32', '--d-model', '32', '--heads', '2', '--seq-len', '32',
+          '--batch', '32', '--lr', '0.005', '--seed', '2', '--task', 'induction', '--layers', '2', '--residual',
+          '--steps', '1600', '--log-every', '1600']);
+        const native = Number(stdout.match(/^# phase change at step (-?\d+) /m)[1]);
+        assert.equal(before, -1);
+        assert.ok(phase > 1000 && phase <= 1600, `phase change at ${phase}`);
+        assert.ok(Math.abs(phase - native) <= 5, `wasm ${phase}, native ${native}`);
+        const s = t.headScores();
+        assert.ok(Math.max(...s.prefixMatching.slice(2)) > 0.5, `prefix-matching ${[...s.prefixMatching]}`);
+      } finally {
+        t.delete();
+      }
+    });
   });
 }
 
