@@ -66,6 +66,17 @@ TEST_CASE("induction: 2 layers with residual reach 0.9 within the budget, 1 laye
     CHECK(s.previous_token[size_t(prev)] > 0.5f);
     CHECK(s.prefix_matching[size_t(H + ind)] > 0.5f);
     CHECK(s.composition[size_t(prev * H + ind)] > 1.5f * s.composition_baseline);
+    // Knocking out the previous-token head breaks the circuit: the induction head's
+    // prefix-matching score and the accuracy collapse (issue 15, the Ablation panel's claim).
+    attn::Trainer::Ablation off;
+    off.heads_off.assign(size_t(2 * H), 0);
+    off.heads_off[size_t(prev)] = 1;
+    two.set_ablation(off);
+    const attn::Trainer::HeadScores knocked = two.head_scores();
+    const float knocked_acc = two.eval_accuracy(8);
+    CAPTURE(knocked.prefix_matching, knocked_acc);
+    CHECK(knocked.prefix_matching[size_t(H + ind)] < 0.5f * s.prefix_matching[size_t(H + ind)]);
+    CHECK(knocked_acc < 0.5f);
   }
   attn::Trainer one(induction_preset(kTestSeeds[0], 1));
   one.step(kBudget);
