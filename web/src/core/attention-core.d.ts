@@ -56,9 +56,27 @@ export interface TrainerConfig {
    * chance for a causal model, solved only when the mask leaks; needs seqLen >= 2). Unpredictable
    * targets are left out of the loss and the accuracy. */
   task?: TaskName;
+  /** L, attention layers, integer in [1, 4]; default 1 (the curriculum's model). */
+  nLayers?: number;
+  /** Each layer adds its output to the residual stream (x = x + attn_l(x)); default false. */
+  residual?: boolean;
 }
 
-export type TaskName = 'repeat' | 'shift' | 'copy' | 'reverse' | 'sort' | 'future';
+export type TaskName = 'repeat' | 'shift' | 'copy' | 'reverse' | 'sort' | 'future' | 'induction';
+
+/** Per-head measurements on a fixed set of induction sequences, under the current ablation. */
+export interface HeadScores {
+  /** (L*H), global head g = l * H + h: mean attention from position i to i - 1. */
+  previousToken: Float32Array;
+  /** (L*H): at the second occurrence, mean attention to the position after the first one. */
+  prefixMatching: Float32Array;
+  /** ((L-1)*H*H): index (l*H + h1)*H + h2, K-composition from head h1 of layer l to head h2 of l+1. */
+  composition: Float32Array;
+  /** The mean K-composition score of random matrices of the same shapes. */
+  compositionBaseline: number;
+  nLayers: number;
+  nHeads: number;
+}
 
 /** How the attention scores are masked: the causal mask, none, or the classic bug that fills
  * -1e4 at the wrong cells (the past) and leaves the future visible. */
@@ -147,6 +165,7 @@ export interface AttentionResult {
   /** (seqLen, vocabSize) row-major. */
   logits: Float32Array;
   nHeads: number;
+  nLayers: number;
   /** T of this call: the length of the ids passed in. */
   seqLen: number;
   vocabSize: number;
@@ -187,6 +206,10 @@ export interface Trainer {
   rowBackward(ids: Int32Array, head: number, query: number, target: number): RowBackward;
   /** Runs the curriculum's invariants on this model (unchanged) and, given, a PyTorch case. */
   selfTest(reference: ReferenceCase | null): SelfTestResult[];
+  /** Per-head previous-token, prefix-matching and K-composition scores. */
+  headScores(): HeadScores;
+  /** The step of the phase change, -1 until detected. */
+  phaseChange(): number;
   /** lossHistory()[i] is the loss of step i * historyStride() + 1. */
   historyStride(): number;
   /** Frees the C++ object. Using the Trainer afterwards throws. */
