@@ -147,7 +147,7 @@ export const SETTINGS: { readonly [K in keyof State]: Omit<Setting<K>, 'key'> } 
     label: 'residual stream', type: 'bool', default: false, ...onOff, aliases: none,
   },
   sample: {
-    group: 'sample', core: null, cpp: null, hash: 'sample', attribute: null, cli: null,
+    group: 'sample', core: null, cpp: null, hash: 'sample', attribute: 'sample', cli: null,
     label: 'sample sequence', type: 'text', default: '3 14 15 9 26 5 35 8 9 7 9 3', ...textual(cleanSample), aliases: none,
   },
   logY: {

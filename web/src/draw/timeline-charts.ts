@@ -3,7 +3,7 @@
 // given.
 import type uPlot from 'uplot';
 import type { TimelineEntry } from '../protocol';
-import { stepChart, stepChartHeight } from './chart';
+import { stepChart, stepChartHeight, stepMarker } from './chart';
 
 /** One colour per head (up to 16 heads), distinguishable on light and dark backgrounds. */
 const HEAD_COLOURS = [
@@ -101,7 +101,7 @@ export class TimelinePlot {
     this.#plot?.destroy();
     const width = this.#width();
     const series = Array.from({ length: H }, (_, h) => ({ label: `Head ${h + 1}`, stroke: headColour(h), value: fmt3 }));
-    const spec = { yLabel: this.spec.axis, series, yRange: this.spec.range, plugins: [markerPlugin(this.selectedStep)] };
+    const spec = { yLabel: this.spec.axis, series, yRange: this.spec.range, plugins: [stepMarker(this.selectedStep, '#d6336c')] };
     this.#plot = stepChart(this.el, spec, data(this.spec, entries, H), width, stepChartHeight(width, HEIGHT, RATIO));
     this.heads = H;
     this.el.dataset.series = String(H);
@@ -118,32 +118,4 @@ function data(spec: TimelinePlotSpec, entries: readonly TimelineEntry[], H: numb
     }),
   );
   return [kept.map((e) => e.step), ...ys];
-}
-
-/** Draws a dashed vertical marker at the selected step. */
-function markerPlugin(selectedStep: () => number | null): uPlot.Plugin {
-  return {
-    hooks: {
-      draw: [
-        (u: uPlot) => {
-          const step = selectedStep();
-          if (step === null) return;
-          const x = Math.round(u.valToPos(step, 'x', true));
-          const { top, height, left, width } = u.bbox;
-          if (x < left - 1 || x > left + width + 1) return;
-          const dpr = devicePixelRatio || 1;
-          const g = u.ctx;
-          g.save();
-          g.strokeStyle = '#d6336c';
-          g.lineWidth = Math.max(1, dpr) * 1.5;
-          g.setLineDash([4 * dpr, 3 * dpr]);
-          g.beginPath();
-          g.moveTo(x + 0.5, top);
-          g.lineTo(x + 0.5, top + height);
-          g.stroke();
-          g.restore();
-        },
-      ],
-    },
-  };
 }
