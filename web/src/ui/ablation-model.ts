@@ -16,6 +16,8 @@ export const num = (v: number, d = 3) => (Number.isFinite(v) ? v.toFixed(d) : '�
 export const mean = (a: Float32Array) => (a.length ? a.reduce((s, v) => s + v, 0) / a.length : NaN);
 export const signed = (v: number, d = 3) => (Number.isFinite(v) ? `${v >= 0 ? '+' : '−'}${Math.abs(v).toFixed(d)}` : '—');
 
+const capitalise = (t: string) => `${t.charAt(0).toUpperCase()}${t.slice(1)}`;
+
 /** The head whose prefix-matching score the panel follows: the intact model's most
  * prefix-matching head, in a layer after the first when there are several (the induction head);
  * -1 when the scores are undefined. */
@@ -34,7 +36,7 @@ export function explainInduction(r: AblationReport): string {
   const before = r.intactScores.prefixMatching[g];
   const after = r.ablatedScores.prefixMatching[g];
   const prev = argmaxHead(r.intactScores.previousToken, H);
-  const knocked = prev >= 0 && r.ablation.headsOff[prev] ? ` ${headLabel(prev, H, L)} is the most previous-token-like head (score ${num(r.intactScores.previousToken[prev])}); without it no key knows its previous token.` : '';
+  const knocked = prev >= 0 && r.ablation.headsOff[prev] ? ` ${capitalise(headLabel(prev, H, L))} is the most previous-token-like head (score ${num(r.intactScores.previousToken[prev])}); without it no key knows its previous token.` : '';
   const fell = after < before - 0.1 && r.ablated.accuracy < r.intact.accuracy - 0.1;
   return (
     `Induction: ${name}'s prefix-matching score goes from ${num(before)} to ${num(after)}, the accuracy from ${pct(r.intact.accuracy)} to ${pct(r.ablated.accuracy)}.${knocked}` +
@@ -53,8 +55,7 @@ export function explainAblation(r: AblationReport, vocabSize: number): string[] 
   const heads = (gs: number[]) => {
     const verb = gs.length === 1 ? 'is' : 'are';
     if (L === 1) return gs.length === 1 ? `Head ${gs[0] + 1} ${verb}` : `Heads ${gs.map((g) => g + 1).join(', ')} ${verb}`;
-    const list = gs.map((g) => headLabel(g, H, L)).join(', ');
-    return `${list[0].toUpperCase()}${list.slice(1)} ${verb}`;
+    return `${capitalise(gs.map((g) => headLabel(g, H, L)).join(', '))} ${verb}`;
   };
   if (a.mask !== 'causal') {
     const how = a.mask === 'none' ? 'With no mask' : 'With the inverted mask (−1e4 written below the diagonal instead of above it)';
