@@ -155,6 +155,8 @@ export function mountTimelinePanel(slot: HTMLElement, ctl: Controller, opts: Pan
       if (Number.isFinite(e.previousToken[hh])) parts.push(h('span', { class: 'timeline-prev', text: `prev ${fmt3(e.previousToken[hh])}` }));
       if (Number.isFinite(e.prefixMatching[hh])) parts.push(h('span', { class: 'timeline-prefix', text: `prefix ${fmt3(e.prefixMatching[hh])}` }));
       figures[hh].stats.replaceChildren(...parts);
+      // Full precision, for tests (the text rounds).
+      Object.assign(figures[hh].stats.dataset, { previousToken: String(e.previousToken[hh]), prefixMatching: String(e.prefixMatching[hh]) });
     });
     for (const p of plots) p.redrawMarker();
     if (!visible()) {
