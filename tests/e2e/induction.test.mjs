@@ -267,3 +267,43 @@ test('the element takes the preset as attributes (residual as a boolean attribut
   await context.close();
   await site.close();
 });
+
+test('export and import at two layers: the layers.<l> state dict, the JSON with nLayers and residual, the run restored in a one-layer page', async () => {
+  const { page, context, errors } = await openPage(browser, `${srv.url}#${PRESET}`);
+  await waitReady(page);
+  await page.click('[data-action=step10]');
+  await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '10');
+  const save = async (what) => {
+    await page.focus(`[data-export=${what}]`);
+    const [d] = await Promise.all([page.waitForEvent('download'), page.keyboard.press('Enter')]);
+    return { name: d.suggestedFilename(), buffer: await fs.promises.readFile(await d.path()) };
+  };
+  const weights = await save('weights');
+  const json = await save('json');
+  const header = JSON.parse(weights.buffer.subarray(8, 8 + Number(weights.buffer.readBigUInt64LE(0))).toString('utf8'));
+  assert.deepEqual(Object.keys(header).filter((k) => k !== '__metadata__').sort(), [
+    'layers.0.out_proj.bias', 'layers.0.out_proj.weight', 'layers.0.qkv_proj.bias', 'layers.0.qkv_proj.weight',
+    'layers.1.out_proj.bias', 'layers.1.out_proj.weight', 'layers.1.qkv_proj.bias', 'layers.1.qkv_proj.weight',
+    'lm_head.bias', 'lm_head.weight', 'token_emb.embedding.weight',
+  ]);
+  assert.deepEqual([header.__metadata__.n_layers, header.__metadata__.residual], ['2', 'true']);
+  const run = JSON.parse(json.buffer.toString('utf8'));
+  assert.deepEqual([run.config.nLayers, run.config.residual, run.ablation.headsOff.length], [2, true, 4]);
+  const pixels = await page.$$eval('.heatmaps canvas', (cs) => cs.map((c) => c.toDataURL()));
+
+  // A page of the default one-layer model takes the run: its settings, its step, the same heatmaps.
+  const fresh = await openPage(browser, `${srv.url}#view=train`);
+  await waitReady(fresh.page);
+  await fresh.page.setInputFiles('[data-import=file]', [
+    { name: 'attention-playground.safetensors', mimeType: 'application/octet-stream', buffer: weights.buffer },
+    { name: 'attention-playground.json', mimeType: 'application/json', buffer: json.buffer },
+  ]);
+  await fresh.page.waitForFunction(() => document.querySelector('.readout').dataset.step === '10' && document.querySelector('.heatmaps').dataset.layers === '2', null, { timeout: GUARD_MS });
+  assert.match(await fresh.page.evaluate(() => location.hash), /&layers=2&residual=1&/);
+  await fresh.page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  assert.deepEqual(await fresh.page.$$eval('.heatmaps canvas', (cs) => cs.map((c) => c.toDataURL())), pixels);
+  assert.deepEqual(fresh.errors, []);
+  await fresh.context.close();
+  assert.deepEqual(errors, []);
+  await context.close();
+});
