@@ -1,6 +1,11 @@
-// TinyAttentionLM: token embedding + sinusoidal positions -> multi-head attention -> LM head.
+// TinyAttentionLM: token embedding + sinusoidal positions -> n_layers multi-head attention layers
+// (each added to the residual stream with `residual`, else replacing it) -> LM head. With the
+// defaults (1 layer, no residual) it is the curriculum's model, number for number.
 // The model knows nothing of training, I/O or UI.
 #pragma once
+
+#include <string>
+#include <vector>
 
 #include "attn/embedding.h"
 #include "attn/linear.h"
@@ -10,6 +15,9 @@
 
 namespace attn {
 
+// The largest n_layers a model may have.
+constexpr int kMaxLayers = 4;
+
 struct ModelConfig {
   int vocab_size = 64;          // V
   int d_model = 32;             // D
@@ -17,6 +25,8 @@ struct ModelConfig {
   int max_context_length = 12;  // C
   float attn_dropout = 0.0f;
   float out_dropout = 0.0f;
+  int n_layers = 1;       // L, in [1, kMaxLayers]
+  bool residual = false;  // x = x + attn_l(x) (true) or x = attn_l(x) (false)
   // Throws an Error of kind Config naming the first bad value (key: the JS config key).
   void validate() const;
 };
@@ -27,27 +37,50 @@ struct ParamSpec {
   std::vector<int64_t> shape;  // (out, in) for a weight, (out) for a bias
 };
 
-// The state dict of a model with config c (the shapes depend on V and D only), in the PyTorch
+// The state dict of a model with config c (the shapes depend on V, D and L only), in the PyTorch
 // module's order. The one list of parameter names: parameters() and the weights file use it.
+// Layer l's attention is "attn." with one layer (the curriculum's names) and "layers.<l>." with
+// more (a torch.nn.ModuleList named layers): layer_prefix(c, l).
 std::vector<ParamSpec> state_dict_specs(const ModelConfig& c);
+std::string layer_prefix(const ModelConfig& c, int layer);
 
 class TinyAttentionLM {
  public:
-  // Activations and gradients for one (B,T); reusing it for the same (B,T) allocates nothing.
+  // Activations and gradients for one (B,T); reusing it for the same (B,T) and model depth
+  // allocates nothing. Not copyable (attn refers into layers).
   struct State {
+    State();
+    State(const State&) = delete;
+    State& operator=(const State&) = delete;
     int B = 0, T = 0;
-    Mat x;          // (N,D) token_emb(ids) + pe[:T]
-    Mat a;          // (N,D) attention output
+    // Set before forward() to inspect heads (MultiHeadSelfAttention::State::inspect) in every
+    // layer.
+    bool inspect = false;
+    Mat x;          // (N,D) token_emb(ids) + pe[:T], the input of layer 0
+    Mat a;          // (N,D) the residual stream after the last layer: lm_head's input
+    Mat y;          // (N,D) one layer's attention output before it joins the stream (residual)
     Mat logits;     // (N,V)
     Mat dlogits;    // (N,V) filled by the loss, read by backward
-    Mat da, dx;     // (N,D) backward workspaces
-    MultiHeadSelfAttention::State attn;
+    Mat da;         // (N,D) dL/da
+    Mat dx;         // (N,D) dL/dx, the gradient that reaches the embeddings
+    Mat dstream;    // (N,D) backward workspace: one layer's dL/d(its input) through attention
+    // Layer l's forward cache and backward workspace; size L after a forward. Layer l's input is
+    // layers[l].x, its weights layers[l].weights() (B,H,T,T).
+    std::vector<MultiHeadSelfAttention::State> layers;
+    MultiHeadSelfAttention::State& attn;  // layers[0], the one layer of the curriculum's model
+    // Every layer's attention weights, stacked layer-major: (L*B*H*T,T) = (L,B,H,T,T). For one
+    // layer it is layers[0].weights().
+    void stacked_weights(Mat& out) const;
   };
 
-  // Init order as the PyTorch module: token_emb, attn.qkv_proj, attn.out_proj, lm_head.
+  // Init order as the PyTorch module: token_emb, then per layer qkv_proj and out_proj, then
+  // lm_head. Not copyable (attn refers into layers).
   TinyAttentionLM(const ModelConfig& config, uint64_t seed);
+  TinyAttentionLM(const TinyAttentionLM&) = delete;
+  TinyAttentionLM& operator=(const TinyAttentionLM&) = delete;
 
-  // ids (B,T) row-major -> s.logits (B*T,V); attention weights in s.attn.weights() (B,H,T,T).
+  // ids (B,T) row-major -> s.logits (B*T,V); layer l's attention weights in
+  // s.layers[l].weights() (B,H,T,T).
   // Throws on ids outside [0, V) or T outside [1, C]. Dropout only when training.
   void forward(const int32_t* ids, int B, int T, bool training, Rng& rng, State& s);
 
@@ -57,7 +90,7 @@ class TinyAttentionLM {
   // A loss that selects one row: the cross-entropy of the prediction at position query of one
   // sequence ids (T) for target, alone, through forward (eval mode) and backward. Afterwards s
   // holds the activations and their gradients for this loss (every head's dweights and dscores
-  // too when s.attn.inspect is set) and every parameter gradient is this loss's. Returns the
+  // in every layer too when s.inspect is set) and every parameter gradient is this loss's. Returns the
   // loss. The Backward panel reads one head's row from s (Trainer::row_backward); the self-test
   // checks these gradients against finite differences.
   float position_loss_backward(const int32_t* ids, int T, int query, int target, State& s);
@@ -68,8 +101,13 @@ class TinyAttentionLM {
   ModelConfig config;
   TokenEmbedding token_emb;               // token_emb.embedding.weight (V,D)
   SinusoidalPositionalEmbedding pos_emb;  // buffer (C,D), not a parameter
-  MultiHeadSelfAttention attn;            // attn.qkv_proj.*, attn.out_proj.*
+  // L layers: layer_prefix(config, l) + qkv_proj.*, out_proj.*. Never resized after construction.
+  std::vector<MultiHeadSelfAttention> layers;
+  MultiHeadSelfAttention& attn;           // layers[0], the one layer of the curriculum's model
   Linear lm_head;                         // lm_head.weight (V,D), lm_head.bias (V)
+
+  // Global head index g = l * H + h (layer-major), as the ablation and the readouts use it.
+  int n_heads_total() const { return config.n_layers * config.n_heads; }
 
  private:
   TinyAttentionLM(const ModelConfig& config, Rng&& rng);

@@ -89,8 +89,8 @@ void MultiHeadSelfAttention::forward(ConstMatRef x, int B, int T, bool training,
 
   require(head_off.size() == size_t(H), "head_off has ", head_off.size(), " entries for ", H,
           " heads");
-  s.x = x;
-  qkv_proj.forward(x, s.qkv);
+  s.x = x;  // from here on only the copy is read, so y may alias x
+  qkv_proj.forward(s.x, s.qkv);
   const float scale = score_scale();
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < H; ++h) {

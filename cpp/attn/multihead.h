@@ -42,8 +42,9 @@ class MultiHeadSelfAttention {
   MultiHeadSelfAttention(int d_model, int n_heads, int max_context_length, float attn_dropout,
                          float out_dropout, Rng& rng);
 
-  // x (B*T,D) -> y (B*T,D). Caches in state what backward needs; weights in state.weights().
-  // Dropout (inverted) applies only when training; rng is read only then.
+  // x (B*T,D) -> y (B*T,D). Caches in state what backward needs (x among it); weights in
+  // state.weights(). y may be x itself (a stack of layers without residual does that). Dropout
+  // (inverted) applies only when training; rng is read only then.
   void forward(ConstMatRef x, int B, int T, bool training, Rng& rng, State& s, MatRef y);
 
   // dy (B*T,D) -> dx (B*T,D); overwrites the gradients of qkv_proj and out_proj.

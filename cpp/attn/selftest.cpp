@@ -110,6 +110,9 @@ void require_shape(const char* what, const Mat& m, Eigen::Index rows, Eigen::Ind
 
 std::string bts(int B, int T, int H) { return str_cat("B=", B, " T=", T, " H=", H); }
 
+// How many layers a probe covered, for a detail sentence: "" for the curriculum's one layer.
+std::string layers_of(int L) { return L == 1 ? "" : str_cat(", all ", L, " layers"); }
+
 // Entry-wise comparison of ours against a reference of n values with |d| <= abs + rel*|ref|.
 struct CloseStats {
   size_t n = 0;                // values compared
@@ -167,7 +170,7 @@ SelfTestForward model_forward(TinyAttentionLM& model) {
     TinyAttentionLM::State s;
     model.forward(ids, B, T, /*training=*/false, rng, s);
     logits = s.logits;
-    weights = s.attn.weights();
+    s.stacked_weights(weights);  // (L*B*H*T,T), layer-major
   };
 }
 
@@ -175,12 +178,12 @@ SelfTestForward model_forward(TinyAttentionLM& model) {
 
 SelfTestResult check_rows_and_mask(const SelfTestForward& forward, const ModelConfig& c) {
   return guarded(kRowsAndMask, [&] {
-    const int B = kProbeBatch, T = c.max_context_length, H = c.n_heads;
+    const int B = kProbeBatch, T = c.max_context_length, H = c.n_heads, L = c.n_layers;
     Rng rng(kIdsSeed);
     const std::vector<int32_t> ids = random_ids(rng, size_t(B) * T, c.vocab_size);
     Mat logits, w;
     forward(ids.data(), B, T, logits, w);
-    const Eigen::Index rows = Eigen::Index(B) * H * T;
+    const Eigen::Index rows = Eigen::Index(L) * B * H * T;  // every layer's rows
     require_shape("attention weights", w, rows, T);
     double max_sum_err = 0.0, max_upper = 0.0;
     int64_t upper = 0, upper_nonzero = 0;
@@ -199,7 +202,8 @@ SelfTestResult check_rows_and_mask(const SelfTestForward& forward, const ModelCo
       max_sum_err = nan_max(max_sum_err, std::fabs(sum - 1.0));
     }
     return make(kRowsAndMask, nan_max(max_sum_err, max_upper), upper_nonzero == 0,
-                str_cat(bts(B, T, H), ", ", rows, " rows; max |row sum - 1| = ", num(max_sum_err),
+                str_cat(bts(B, T, H), layers_of(L), ", ", rows, " rows; max |row sum - 1| = ",
+                        num(max_sum_err),
                         "; largest weight above the diagonal ", num(max_upper), " (",
                         upper_nonzero, " of ", upper, " nonzero)"));
   });
@@ -210,6 +214,7 @@ SelfTestResult check_rows_and_mask(const SelfTestForward& forward, const ModelCo
 SelfTestResult check_future_invariance(const SelfTestForward& forward, const ModelConfig& c) {
   return guarded(kFutureInvariance, [&] {
     const int B = kProbeBatch, T = c.max_context_length, H = c.n_heads, V = c.vocab_size;
+    const int L = c.n_layers;
     if (T == 1)
       return make(kFutureInvariance, 0.0, true,
                   "T = max_context_length = 1: no position comes after another, nothing to check");
@@ -231,8 +236,8 @@ SelfTestResult check_future_invariance(const SelfTestForward& forward, const Mod
     const Eigen::Index N = Eigen::Index(B) * T;
     require_shape("logits", logits0, N, V);
     require_shape("logits", logits1, N, V);
-    require_shape("attention weights", w0, N * H, T);
-    require_shape("attention weights", w1, N * H, T);
+    require_shape("attention weights", w0, L * N * H, T);
+    require_shape("attention weights", w1, L * N * H, T);
     double past_logits = 0.0, past_w = 0.0, future_logits = 0.0;
     for (int b = 0; b < B; ++b)
       for (int t = 0; t < T; ++t) {
@@ -240,16 +245,18 @@ SelfTestResult check_future_invariance(const SelfTestForward& forward, const Mod
         const double d = (logits0.row(r) - logits1.row(r)).cwiseAbs().cast<double>().maxCoeff();
         if (t <= t0) {
           past_logits = nan_max(past_logits, d);
-          for (int h = 0; h < H; ++h) {
-            const Eigen::Index p = (Eigen::Index(b) * H + h) * T + t;
-            past_w = nan_max(past_w, (w0.row(p) - w1.row(p)).cwiseAbs().cast<double>().maxCoeff());
-          }
+          for (int l = 0; l < L; ++l)
+            for (int h = 0; h < H; ++h) {
+              const Eigen::Index p = ((Eigen::Index(l) * B + b) * H + h) * T + t;
+              past_w =
+                  nan_max(past_w, (w0.row(p) - w1.row(p)).cwiseAbs().cast<double>().maxCoeff());
+            }
         } else {
           future_logits = nan_max(future_logits, d);
         }
       }
     return make(kFutureInvariance, nan_max(past_logits, past_w), true,
-                str_cat(bts(B, T, H), ", every id after position t0=", t0,
+                str_cat(bts(B, T, H), layers_of(L), ", every id after position t0=", t0,
                         " replaced; max |diff| over rows <= t0: logits ", num(past_logits),
                         ", attention ", num(past_w), " (the logits after t0 moved by up to ",
                         num(future_logits), ")"));
@@ -320,17 +327,36 @@ SelfTestResult check_fused_qkv(ConstMatRef x, ConstMatRef fused, ConstMatRef wei
 SelfTestResult check_fused_qkv(TinyAttentionLM& model) {
   return guarded(kFusedQkv, [&] {
     const ModelConfig& c = model.config;
-    const int B = kProbeBatch, T = c.max_context_length;
+    const int B = kProbeBatch, T = c.max_context_length, L = c.n_layers;
     Rng rng(kIdsSeed);
     const std::vector<int32_t> ids = random_ids(rng, size_t(B) * T, c.vocab_size);
     Rng unused(0);
     TinyAttentionLM::State s;
     model.forward(ids.data(), B, T, /*training=*/false, unused, s);
-    SelfTestResult r =
-        check_fused_qkv(s.x, s.attn.qkv, model.attn.qkv_proj.weight, model.attn.qkv_proj.bias);
-    if (r.detail.rfind("error: ", 0) != 0)  // an error message stays as it is
-      r.detail = str_cat(bts(B, T, c.n_heads), ", the model's embeddings + positions as ", r.detail);
-    return r;
+    if (L == 1) {
+      SelfTestResult r =
+          check_fused_qkv(s.x, s.attn.qkv, model.attn.qkv_proj.weight, model.attn.qkv_proj.bias);
+      if (r.detail.rfind("error: ", 0) != 0)  // an error message stays as it is
+        r.detail =
+            str_cat(bts(B, T, c.n_heads), ", the model's embeddings + positions as ", r.detail);
+      return r;
+    }
+    // Every layer, on its own input (layer 0: embeddings + positions; layer l: the stream
+    // after layer l-1); the worst layer is the result.
+    SelfTestResult worst;
+    std::string details;
+    for (int l = 0; l < L; ++l) {
+      const MultiHeadSelfAttention& m = model.layers[size_t(l)];
+      const MultiHeadSelfAttention::State& st = s.layers[size_t(l)];
+      SelfTestResult r = check_fused_qkv(st.x, st.qkv, m.qkv_proj.weight, m.qkv_proj.bias);
+      if (r.detail.rfind("error: ", 0) == 0) return r;
+      if (l == 0 || !(r.max_error <= worst.max_error)) worst = r;  // keeps a NaN
+      details += str_cat(l == 0 ? "" : "; ", "layer ", l, ": ", r.detail);
+    }
+    worst.detail = str_cat(bts(B, T, c.n_heads), ", all ", L,
+                           " layers, each on its own input (layer 0: embeddings + positions, "
+                           "layer l: the stream after layer l-1); ", details);
+    return worst;
   });
 }
 
@@ -347,13 +373,15 @@ double position_loss(const Mat& logits, int query, int target) {
 }
 }  // namespace
 
-SelfTestResult check_gradcheck() {
+SelfTestResult check_gradcheck(int n_layers, bool residual) {
   return guarded(kGradcheck, [&] {
     ModelConfig c;
     c.vocab_size = 8;
     c.d_model = 8;
     c.n_heads = 2;
     c.max_context_length = 4;
+    c.n_layers = n_layers;
+    c.residual = residual;
     const int T = c.max_context_length, query = T - 1;
     TinyAttentionLM model(c, kGradSeed);
     Rng rng(kGradSeed);
@@ -401,7 +429,12 @@ SelfTestResult check_gradcheck() {
     const bool signal = max_grad > kGradSignal;
     return make(kGradcheck, worst, signal,
                 str_cat("fresh model V=", c.vocab_size, " D=", c.d_model, " H=", c.n_heads,
-                        " C=", c.max_context_length, ", ", T,
+                        " C=", c.max_context_length,
+                        c.n_layers == 1 && !c.residual
+                            ? std::string()
+                            : str_cat(" L=", c.n_layers, residual ? " with" : " without",
+                                      " residual"),
+                        ", ", T,
                         " random ids; loss = cross-entropy at position ", query,
                         " alone (the Backward panel's loss), in double; the model's backward "
                         "against central differences (eps ",
@@ -455,7 +488,9 @@ SelfTestResult check_pytorch_reference(const ReferenceCase* ref) {
     const float loss = cross_entropy_loss(s.logits, targets.data());
 
     const std::vector<int64_t> logits_shape = {B, T, c.vocab_size};
-    const std::vector<int64_t> attn_shape = {B, c.n_heads, T, T};
+    // One layer: (B,H,T,T); more: (L,B,H,T,T), layer-major as stacked_weights.
+    std::vector<int64_t> attn_shape = {B, c.n_heads, T, T};
+    if (c.n_layers > 1) attn_shape.insert(attn_shape.begin(), c.n_layers);
     const std::vector<float> t_logits =
         in_file("expected", [&] { return expected.f32("logits", &logits_shape, "expected"); });
     const std::vector<float> t_attn =
@@ -472,8 +507,10 @@ SelfTestResult check_pytorch_reference(const ReferenceCase* ref) {
       const float* ours;
       const std::vector<float>* torch;
     };
+    Mat weights;
+    s.stacked_weights(weights);
     const Part parts[] = {{"logits", s.logits.data(), &t_logits},
-                          {"attention", s.attn.weights().data(), &t_attn},
+                          {"attention", weights.data(), &t_attn},
                           {"loss", &loss, &t_loss}};
     double metric = 0.0;
     size_t bad = 0, total = 0;
@@ -492,7 +529,12 @@ SelfTestResult check_pytorch_reference(const ReferenceCase* ref) {
     }
     return make(kPytorchReference, metric, bad == 0,
                 str_cat("V=", c.vocab_size, " D=", c.d_model, " H=", c.n_heads,
-                        " C=", c.max_context_length, ", B=", B, " T=", T,
+                        " C=", c.max_context_length,
+                        c.n_layers == 1 && !c.residual
+                            ? std::string()
+                            : str_cat(" L=", c.n_layers, c.residual ? " with" : " without",
+                                      " residual"),
+                        ", B=", B, " T=", T,
                         "; max |ours - torch|: ", diffs, "; ", bad, " of ", total,
                         " values outside ", num(kReferenceOutAbs), " + ", num(kReferenceOutRel),
                         " * |torch|", offenders));
@@ -509,7 +551,7 @@ std::vector<SelfTestResult> run_self_tests(TinyAttentionLM& model, const Referen
   out.push_back(check_future_invariance(forward, model.config));
   out.push_back(check_split_merge(model.config, &split_heads, &merge_heads));
   out.push_back(check_fused_qkv(model));
-  out.push_back(check_gradcheck());
+  out.push_back(check_gradcheck(model.config.n_layers, model.config.residual));
   out.push_back(check_pytorch_reference(reference));
   return out;
 }

@@ -3,21 +3,24 @@
 // passed; a failing check is a result, never an exception.
 //
 // The checks, in the order run_self_tests returns them:
-//   rows_and_mask      eval forward of B=2, T=C random ids: every attention row sums to 1
-//                      (max |sum - 1| <= 1e-5) and every weight above the diagonal is exactly 0.
+//   rows_and_mask      eval forward of B=2, T=C random ids: every attention row of every layer
+//                      sums to 1 (max |sum - 1| <= 1e-5) and every weight above the diagonal is
+//                      exactly 0.
 //   future_invariance  ids after a cut t0 = (T-1)/2 replaced by other ids: logits and attention
-//                      rows <= t0 unchanged (max |diff| <= 1e-6; expected exactly 0).
+//                      rows <= t0 of every layer unchanged (max |diff| <= 1e-6; expected
+//                      exactly 0).
 //   split_merge        merge_heads(split_heads(x)) == x and head h of split_heads(x) is columns
 //                      [h*Dh, (h+1)*Dh) of x, exactly (tolerance 0).
-//   fused_qkv          the fused (N,3D) projection the layer computes equals three separate
-//                      projections by the weight row blocks [0,D), [D,2D), [2D,3D) and the bias
-//                      slices, computed in double: max |fused - sep| / (1 + |sep|) <= 1e-5.
+//   fused_qkv          the fused (N,3D) projection each layer computes (on its own input) equals
+//                      three separate projections by the weight row blocks [0,D), [D,2D), [2D,3D)
+//                      and the bias slices, computed in double: max |fused - sep| / (1 + |sep|)
+//                      <= 1e-5, the worst layer counting.
 //   gradcheck          the model's backward for the Backward panel's loss (the cross-entropy at
 //                      one position alone, TinyAttentionLM::position_loss_backward) against central
 //                      differences of that loss, on every parameter of a fresh V=8 D=8 H=2 C=4
-//                      model: max |a - n| / (max(|a|,|n|) + 0.05) <= 0.02, which is the suite's
+//                      model with the live model's n_layers and residual (every layer): max |a - n| / (max(|a|,|n|) + 0.05) <= 0.02, which is the suite's
 //                      |a - n| <= 1e-3 + 2e-2 * max(|a|,|n|) (tests/cpp/gradcheck.h).
-//   pytorch_reference  a PyTorch reference case's logits, attention and loss:
+//   pytorch_reference  a PyTorch reference case's logits, attention (every layer) and loss:
 //                      max |ours - torch| / (1 + |torch|) <= 1e-5, i.e. the suite's
 //                      |ours - torch| <= 1e-5 + 1e-5 * |torch| (tests/cpp/test_reference.cpp).
 #pragma once
@@ -46,7 +49,7 @@ struct SelfTestResult {
 
 // The three safetensors files of one PyTorch reference config (tests/reference/data/<name>.*),
 // as bytes: weights (state dict + metadata), input (ids, targets: (B,T) I64 or I32) and
-// expected (logits (B,T,V), attention (B,H,T,T), loss (1)).
+// expected (logits (B,T,V), attention (B,H,T,T), or (L,B,H,T,T) for L > 1 layers, loss (1)).
 struct ReferenceCase {
   std::vector<uint8_t> weights, input, expected;
 };
@@ -73,7 +76,8 @@ constexpr double kGradcheckRelTol = 2e-2;
 // ---- The individual checks, exposed so that tests can show each one failing on a broken input.
 // None of them throws: an exception inside becomes a failing result with the message in detail.
 
-// An eval forward: ids (B,T) -> logits (B*T,V) and attention weights (B*H*T,T).
+// An eval forward: ids (B,T) -> logits (B*T,V) and every layer's attention weights
+// (L*B*H*T,T), layer-major (TinyAttentionLM::State::stacked_weights).
 using SelfTestForward =
     std::function<void(const int32_t* ids, int B, int T, Mat& logits, Mat& weights)>;
 // The live model's eval forward (reads model; the returned function holds a reference to it).
@@ -89,11 +93,13 @@ SelfTestResult check_split_merge(const ModelConfig& config, HeadsFn split, Heads
 // and bias (3D) the parameters the separate projections use.
 SelfTestResult check_fused_qkv(ConstMatRef x, ConstMatRef fused, ConstMatRef weight,
                                ConstMatRef bias);
-// The same on the live model: x = embeddings + positions of B=2, T=C random ids; fused = the
-// qkv the model's attention layer computed from it in an eval forward.
+// The same on the live model, for every layer: x = the layer's input in an eval forward of B=2,
+// T=C random ids (embeddings + positions for layer 0), fused = the qkv the layer computed from it.
+// The result is the worst layer's.
 SelfTestResult check_fused_qkv(TinyAttentionLM& model);
 
-SelfTestResult check_gradcheck();
+// On a fresh small model of n_layers layers, with or without residual.
+SelfTestResult check_gradcheck(int n_layers = 1, bool residual = false);
 SelfTestResult check_pytorch_reference(const ReferenceCase* reference);
 
 }  // namespace attn

@@ -8,16 +8,19 @@ namespace attn {
 
 namespace {
 
-enum Field { kVocab, kDModel, kHeads, kSeqLen, kBatch, kLr, kSeed, kAttnDrop, kOutDrop, kTask };
+enum Field {
+  kVocab, kDModel, kHeads, kSeqLen, kBatch, kLr, kSeed, kAttnDrop, kOutDrop, kTask, kLayers,
+  kFieldCount
+};
 
 const char* key_name(Field f, TrainerConfig::KeyStyle style) {
-  static const char* const names[3][10] = {
+  static const char* const names[3][kFieldCount] = {
       {"vocab_size", "d_model", "n_heads", "seq_len", "batch_size", "lr", "seed", "attn_dropout",
-       "out_dropout", "task"},
+       "out_dropout", "task", "n_layers"},
       {"vocabSize", "dModel", "nHeads", "seqLen", "batchSize", "lr", "seed", "attnDropout",
-       "outDropout", "task"},
+       "outDropout", "task", "nLayers"},
       {"--vocab-size", "--d-model", "--heads", "--seq-len", "--batch", "--lr", "--seed",
-       "--attn-dropout", "--out-dropout", "--task"},
+       "--attn-dropout", "--out-dropout", "--task", "--layers"},
   };
   return names[static_cast<int>(style)][f];
 }
@@ -38,8 +41,9 @@ const TrainerConfig& validated(const TrainerConfig& c, TrainerConfig::KeyStyle s
 // Rough count of floats a Trainer holds: parameters x 4 (value, grad, Adam m, v) + activations.
 int64_t state_elements(const TrainerConfig& c) {
   const int64_t V = c.vocab_size, D = c.d_model, H = c.n_heads, T = c.seq_len, B = c.batch_size;
-  const int64_t params = 2 * V * D + 4 * D * D + 4 * D + V;
-  const int64_t acts = B * T * (12 * D + 2 * V) + 3 * B * H * T * T;
+  const int64_t L = c.n_layers;
+  const int64_t params = 2 * V * D + L * (4 * D * D + 4 * D) + V;
+  const int64_t acts = B * T * (L * 12 * D + 2 * V) + L * 3 * B * H * T * T;
   return 4 * params + acts + T * D;
 }
 
@@ -55,6 +59,7 @@ void TrainerConfig::validate(KeyStyle style) const {
                  ") must be even for sinusoidal positions");
   check_range(seq_len, 1, 4096, kSeqLen, style);
   check_range(batch_size, 1, 4096, kBatch, style);
+  check_range(n_layers, 1, kMaxLayers, kLayers, style);
   require_config(std::isfinite(lr) && lr > 0.0f && lr <= 10.0f, js_key(kLr), key_name(kLr, style),
                  " (", lr, ") must be in (0, 10]");
   require_config(std::isfinite(attn_dropout) && attn_dropout >= 0.0f && attn_dropout < 1.0f,
@@ -85,6 +90,8 @@ ModelConfig TrainerConfig::model_config() const {
   m.max_context_length = seq_len;
   m.attn_dropout = attn_dropout;
   m.out_dropout = out_dropout;
+  m.n_layers = n_layers;
+  m.residual = residual;
   return m;
 }
 
@@ -121,11 +128,15 @@ float Trainer::step(int n) {
                   " is probably too high); the weights are kept from step ", adam_.t,
                   ", so lower the learning rate or reset"));
     last_accuracy_ = token_accuracy(s.logits, batch_.targets.data());
-    if (any_frozen_) {
-      frozen_qkv_w_ = model_.attn.qkv_proj.weight;
-      frozen_qkv_b_ = model_.attn.qkv_proj.bias;
-      frozen_out_w_ = model_.attn.out_proj.weight;
-    }
+    if (any_frozen_)
+      for (int l = 0; l < config_.n_layers; ++l) {
+        if (!layer_frozen(l)) continue;
+        const MultiHeadSelfAttention& m = model_.layers[size_t(l)];
+        FrozenCopy& f = frozen_[size_t(l)];
+        f.qkv_w = m.qkv_proj.weight;  // same sizes (set_ablation): no allocation
+        f.qkv_b = m.qkv_proj.bias;
+        f.out_w = m.out_proj.weight;
+      }
     adam_.step();
     if (any_frozen_) restore_frozen();
     record_loss(loss);
@@ -163,72 +174,97 @@ Trainer::Evaluation Trainer::evaluate(int n_batches) {
 }
 
 void Trainer::set_ablation(const Ablation& a) {
-  const size_t H = size_t(config_.n_heads);
-  require(a.heads_off.empty() || a.heads_off.size() == H, "heads_off has ", a.heads_off.size(),
-          " entries, expected one per head (", H, ")");
-  require(a.heads_frozen.empty() || a.heads_frozen.size() == H, "heads_frozen has ",
-          a.heads_frozen.size(), " entries, expected one per head (", H, ")");
+  const int H = config_.n_heads, L = config_.n_layers;
+  const size_t G = size_t(L) * H;
+  // "(4)" for one layer; "(2 layers x 4 heads = 8, index layer * 4 + head)" for more.
+  const std::string count =
+      L == 1 ? str_cat("(", G, ")")
+             : str_cat("(", L, " layers x ", H, " heads = ", G, ", index layer * ", H, " + head)");
+  require(a.heads_off.empty() || a.heads_off.size() == G, "heads_off has ", a.heads_off.size(),
+          " entries, expected one per head ", count);
+  require(a.heads_frozen.empty() || a.heads_frozen.size() == G, "heads_frozen has ",
+          a.heads_frozen.size(), " entries, expected one per head ", count);
   ablation_ = a;
-  ablation_.heads_off.resize(H, 0);
-  ablation_.heads_frozen.resize(H, 0);
-  MultiHeadSelfAttention& m = model_.attn;
-  for (size_t h = 0; h < H; ++h) m.head_off[h] = ablation_.heads_off[h] ? 1 : 0;
-  m.scale_scores = a.scale_scores;
-  m.mask = a.mask;
+  ablation_.heads_off.resize(G, 0);
+  ablation_.heads_frozen.resize(G, 0);
   any_frozen_ = false;
-  for (uint8_t f : ablation_.heads_frozen) any_frozen_ = any_frozen_ || f;
-  if (any_frozen_) {  // sized here so that step() allocates nothing
-    frozen_qkv_w_.resize(m.qkv_proj.weight.rows(), m.qkv_proj.weight.cols());
-    frozen_qkv_b_.resize(m.qkv_proj.bias.size());
-    frozen_out_w_.resize(m.out_proj.weight.rows(), m.out_proj.weight.cols());
+  frozen_.resize(size_t(L));
+  for (int l = 0; l < L; ++l) {
+    MultiHeadSelfAttention& m = model_.layers[size_t(l)];
+    for (int h = 0; h < H; ++h)
+      m.head_off[size_t(h)] = ablation_.heads_off[size_t(l) * H + h] ? 1 : 0;
+    m.scale_scores = a.scale_scores;
+    m.mask = a.mask;
+    if (!layer_frozen(l)) continue;
+    any_frozen_ = true;
+    FrozenCopy& f = frozen_[size_t(l)];  // sized here so that step() allocates nothing
+    f.qkv_w.resize(m.qkv_proj.weight.rows(), m.qkv_proj.weight.cols());
+    f.qkv_b.resize(m.qkv_proj.bias.size());
+    f.out_w.resize(m.out_proj.weight.rows(), m.out_proj.weight.cols());
   }
+}
+
+bool Trainer::layer_frozen(int l) const {
+  const size_t H = size_t(config_.n_heads);
+  if (ablation_.heads_frozen.size() < (size_t(l) + 1) * H) return false;
+  for (size_t h = 0; h < H; ++h)
+    if (ablation_.heads_frozen[size_t(l) * H + h]) return true;
+  return false;
 }
 
 // Puts back the frozen heads' slices that Adam just moved.
 void Trainer::restore_frozen() {
-  MultiHeadSelfAttention& m = model_.attn;
-  const int D = m.d_model, Dh = m.d_head;
-  for (int h = 0; h < m.n_heads; ++h) {
-    if (!ablation_.heads_frozen[size_t(h)]) continue;
-    for (int part = 0; part < 3; ++part) {
-      const int r = part * D + h * Dh;
-      m.qkv_proj.weight.middleRows(r, Dh) = frozen_qkv_w_.middleRows(r, Dh);
-      m.qkv_proj.bias.segment(r, Dh) = frozen_qkv_b_.segment(r, Dh);
+  for (int l = 0; l < config_.n_layers; ++l) {
+    if (!layer_frozen(l)) continue;
+    MultiHeadSelfAttention& m = model_.layers[size_t(l)];
+    const FrozenCopy& f = frozen_[size_t(l)];
+    const int D = m.d_model, Dh = m.d_head;
+    for (int h = 0; h < m.n_heads; ++h) {
+      if (!ablation_.heads_frozen[size_t(l) * m.n_heads + h]) continue;
+      for (int part = 0; part < 3; ++part) {
+        const int r = part * D + h * Dh;
+        m.qkv_proj.weight.middleRows(r, Dh) = f.qkv_w.middleRows(r, Dh);
+        m.qkv_proj.bias.segment(r, Dh) = f.qkv_b.segment(r, Dh);
+      }
+      m.out_proj.weight.middleCols(h * Dh, Dh) = f.out_w.middleCols(h * Dh, Dh);
     }
-    m.out_proj.weight.middleCols(h * Dh, Dh) = frozen_out_w_.middleCols(h * Dh, Dh);
   }
 }
 
 Trainer::HeadStats Trainer::attention_stats() {
   const int B = config_.batch_size, T = config_.seq_len, H = config_.n_heads;
+  const int L = config_.n_layers;
   Rng rng = eval_rng(config_);
   make_batch(task_, config_.vocab_size, B, T, rng, eval_batch_);
   model_.forward(eval_batch_.inputs.data(), B, T, /*training=*/false, rng, eval_state_);
-  const Mat& w = eval_state_.attn.weights();
   HeadStats st;
-  st.entropy.assign(size_t(H), 0.0f);
-  st.max_weight.assign(size_t(H), 0.0f);
-  st.answer_mass.assign(size_t(H), 0.0f);
-  for (int h = 0; h < H; ++h) {
-    double entropy = 0.0, top = 0.0, mass = 0.0;
-    int predictable = 0;
-    for (int b = 0; b < B; ++b)
-      for (int i = 0; i < T; ++i) {
-        const auto row = w.row((Eigen::Index(b) * H + h) * T + i);
-        double e = 0.0;
-        for (int j = 0; j < T; ++j)
-          if (row[j] > 0.0f) e -= double(row[j]) * std::log(double(row[j]));
-        entropy += e;
-        top += row.maxCoeff();
-        const int32_t target = eval_batch_.targets(b, i);
-        if (target == kIgnoreIndex) continue;
-        ++predictable;
-        for (int j = 0; j < T; ++j)
-          if (eval_batch_.inputs(b, j) == target) mass += row[j];
-      }
-    st.entropy[size_t(h)] = static_cast<float>(entropy / (double(B) * T));
-    st.max_weight[size_t(h)] = static_cast<float>(top / (double(B) * T));
-    st.answer_mass[size_t(h)] = predictable ? static_cast<float>(mass / predictable) : std::nanf("");
+  st.entropy.assign(size_t(L) * H, 0.0f);
+  st.max_weight.assign(size_t(L) * H, 0.0f);
+  st.answer_mass.assign(size_t(L) * H, 0.0f);
+  for (int l = 0; l < L; ++l) {
+    const Mat& w = eval_state_.layers[size_t(l)].weights();
+    for (int h = 0; h < H; ++h) {
+      double entropy = 0.0, top = 0.0, mass = 0.0;
+      int predictable = 0;
+      for (int b = 0; b < B; ++b)
+        for (int i = 0; i < T; ++i) {
+          const auto row = w.row((Eigen::Index(b) * H + h) * T + i);
+          double e = 0.0;
+          for (int j = 0; j < T; ++j)
+            if (row[j] > 0.0f) e -= double(row[j]) * std::log(double(row[j]));
+          entropy += e;
+          top += row.maxCoeff();
+          const int32_t target = eval_batch_.targets(b, i);
+          if (target == kIgnoreIndex) continue;
+          ++predictable;
+          for (int j = 0; j < T; ++j)
+            if (eval_batch_.inputs(b, j) == target) mass += row[j];
+        }
+      const size_t g = size_t(l) * H + h;
+      st.entropy[g] = static_cast<float>(entropy / (double(B) * T));
+      st.max_weight[g] = static_cast<float>(top / (double(B) * T));
+      st.answer_mass[g] = predictable ? static_cast<float>(mass / predictable) : std::nanf("");
+    }
   }
   return st;
 }
@@ -239,11 +275,13 @@ Trainer::RowBackward Trainer::row_backward(const int32_t* ids, int T, int head, 
           config_.seq_len, "]");
   require(target >= 0 && target < config_.vocab_size, "target (", target, ") must be in [0, ",
           config_.vocab_size - 1, "]");
-  require(head >= 0 && head < config_.n_heads, "head (", head, ") must be in [0, ",
-          config_.n_heads - 1, "]");
-  row_state_.attn.inspect = true;
+  const int H = config_.n_heads, G = config_.n_layers * H;
+  require(head >= 0 && head < G, "head (", head, ") must be in [0, ", G - 1, "]",
+          config_.n_layers > 1 ? " (global index layer * n_heads + head)" : "");
+  row_state_.inspect = true;
   const float loss = model_.position_loss_backward(ids, T, query, target, row_state_);
-  return {loss, model_.attn.head_row(row_state_.attn, 0, head, query)};
+  const int l = head / H;
+  return {loss, model_.layers[size_t(l)].head_row(row_state_.layers[size_t(l)], 0, head % H, query)};
 }
 
 float Trainer::peek_loss() {
@@ -273,7 +311,7 @@ void Trainer::attention(const int32_t* ids, int T, Mat& weights, Mat& logits) {
   require(T >= 1 && T <= config_.seq_len, "sequence length (", T, ") must be in [1, ",
           config_.seq_len, "]");
   model_.forward(ids, 1, T, /*training=*/false, data_rng_, eval_state_);
-  weights = eval_state_.attn.weights();
+  eval_state_.stacked_weights(weights);  // B = 1: (L,H,T,T)
   logits = eval_state_.logits;
 }
 

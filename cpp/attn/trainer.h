@@ -23,8 +23,11 @@ struct TrainerConfig {
   float attn_dropout = 0.0f;
   float out_dropout = 0.0f;
   std::string task = "repeat";
+  int n_layers = 1;       // L: attention layers, in [1, kMaxLayers]
+  bool residual = false;  // each layer adds its output to the residual stream
 
-  // How validate() names a field: vocab_size (C++), vocabSize (JS) or --vocab-size (CLI).
+  // How validate() names a field: vocab_size (C++), vocabSize (JS) or --vocab-size (CLI);
+  // n_layers is nLayers (JS) and --layers (CLI).
   enum class KeyStyle { Cpp, Js, Cli };
 
   // Throws an Error of kind Config naming the first bad value in the given style; its key is
@@ -54,7 +57,8 @@ class Trainer {
   // peek_loss() then step(1) gives the same loss twice. This is the loss at step 0.
   float peek_loss();
 
-  // Eval mode, one sequence ids (T), T in [1, seq_len]: weights (H*T,T) = (H,T,T), logits (T,V).
+  // Eval mode, one sequence ids (T), T in [1, seq_len]: weights (L*H*T,T) = (L,H,T,T), layer-major
+  // (the rows of global head g = l*H + h start at g*T), logits (T,V).
   void attention(const int32_t* ids, int T, Mat& weights, Mat& logits);
 
   // Losses of every step, or of every history_stride()-th step once more than
@@ -76,28 +80,31 @@ class Trainer {
   };
   Evaluation evaluate(int n_batches);
 
-  // Teaching interventions on the attention layer, applied to training and to every readout.
-  // heads_off[h]: head h's output is zero. heads_frozen[h]: head h's rows of qkv_proj (query,
-  // key, value) and its columns of out_proj stop updating. scale_scores and mask: see MultiHeadSelfAttention.
+  // Teaching interventions on the attention layers, applied to training and to every readout.
+  // Heads are indexed globally, g = l*H + h (layer-major). heads_off[g]: head h of layer l has a
+  // zero output. heads_frozen[g]: its rows of layer l's qkv_proj (query, key, value) and its
+  // columns of layer l's out_proj stop updating. scale_scores and mask apply to every layer; see
+  // MultiHeadSelfAttention.
   struct Ablation {
-    std::vector<uint8_t> heads_off, heads_frozen;  // (H) each; empty means none
+    std::vector<uint8_t> heads_off, heads_frozen;  // (L*H) each; empty means none
     bool scale_scores = true;
     MaskMode mask = MaskMode::Causal;
   };
   // Throws std::invalid_argument (and changes nothing) unless heads_off and heads_frozen are empty
-  // or have n_heads entries.
+  // or have n_layers * n_heads entries.
   void set_ablation(const Ablation& a);
   const Ablation& ablation() const { return ablation_; }
 
-  // Per head, over the first eval batch in eval mode: the mean entropy (nats) of the attention
-  // rows, the mean of each row's largest weight (saturation), and the mean weight on the keys
-  // that hold the target token (over predictable rows).
+  // Per head of every layer (L*H entries, global index g = l*H + h), over the first eval batch in
+  // eval mode: the mean entropy (nats) of the attention rows, the mean of each row's largest
+  // weight (saturation), and the mean weight on the keys that hold the target token (over
+  // predictable rows).
   struct HeadStats {
     std::vector<float> entropy, max_weight, answer_mass;
   };
   HeadStats attention_stats();
 
-  // One query row of one head, forward and backward, for the loss -log p(target) of the model's
+  // One query row of one head (global index head = l*H + h), forward and backward, for the loss -log p(target) of the model's
   // prediction at that position of the sequence ids (T), in eval mode: the model's own backward
   // for that loss (TinyAttentionLM::position_loss_backward), read out by head_row. Overwrites the
   // parameter gradients (step() recomputes them).
@@ -131,9 +138,14 @@ class Trainer {
   float last_loss_;
   float last_accuracy_;
   Ablation ablation_;
+  // Parameter copies taken before Adam, per layer with a frozen head (empty for the others).
+  struct FrozenCopy {
+    Mat qkv_w, out_w;
+    RowVec qkv_b;
+  };
+  std::vector<FrozenCopy> frozen_;  // (L)
   bool any_frozen_ = false;
-  Mat frozen_qkv_w_, frozen_out_w_;  // parameter copies taken before Adam when a head is frozen
-  RowVec frozen_qkv_b_;
+  bool layer_frozen(int l) const;
   void restore_frozen();
 };
 

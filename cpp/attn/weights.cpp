@@ -38,6 +38,20 @@ int metadata_int(const SafetensorsFile& file, const std::string& key, int hi) {
   return static_cast<int>(v);
 }
 
+// The optional metadata of a deeper model: n_layers (absent: 1) and residual (absent: false).
+int metadata_layers(const SafetensorsFile& file) {
+  return file.metadata.count("n_layers") ? metadata_int(file, "n_layers", kMaxLayers) : 1;
+}
+
+bool metadata_residual(const SafetensorsFile& file) {
+  const auto it = file.metadata.find("residual");
+  if (it == file.metadata.end()) return false;
+  require_format(it->second == "true" || it->second == "false", kWhat,
+                 ": __metadata__ residual ", printable(it->second),
+                 " must be \"true\" or \"false\"");
+  return it->second == "true";
+}
+
 // A file that cannot be opened, read or written.
 template <typename... Args>
 [[noreturn]] void throw_io(const Args&... args) {
@@ -50,11 +64,16 @@ std::vector<uint8_t> save_model(TinyAttentionLM& model) {
   std::vector<TensorOut> tensors;
   for (const ParamRef& p : model.parameters())
     tensors.push_back({p.name, "F32", p.shape, p.value});
-  const std::map<std::string, std::string> metadata = {
+  std::map<std::string, std::string> metadata = {
       {"format", "pt"},
       {"n_heads", std::to_string(model.config.n_heads)},
       {"max_context_length", std::to_string(model.config.max_context_length)},
   };
+  // The curriculum's model (1 layer, no residual) keeps the curriculum's file, byte for byte.
+  if (model.config.n_layers != 1 || model.config.residual) {
+    metadata["n_layers"] = std::to_string(model.config.n_layers);
+    metadata["residual"] = model.config.residual ? "true" : "false";
+  }
   return write_safetensors(std::move(tensors), metadata);
 }
 
@@ -71,6 +90,8 @@ ModelConfig infer_config(const SafetensorsFile& file) {
   ModelConfig c;
   c.vocab_size = static_cast<int>(V);
   c.d_model = static_cast<int>(D);
+  c.n_layers = metadata_layers(file);  // before the names: they depend on it
+  c.residual = metadata_residual(file);
   const std::vector<ParamSpec> expected = state_dict_specs(c);
   for (const ParamSpec& e : expected) {
     const TensorView& t = file.get(e.name, kWhat);
@@ -109,6 +130,18 @@ std::unique_ptr<TinyAttentionLM> load_model(const uint8_t* data, size_t size) {
 
 void load_weights(TinyAttentionLM& model, const SafetensorsFile& file) {
   const ModelConfig& c = model.config;
+  // Depth and residual first: they change what the tensors mean, and a depth mismatch would
+  // otherwise surface as a missing tensor.
+  const int layers = metadata_layers(file);
+  const bool residual = metadata_residual(file);
+  const char* const absent = " (absent from __metadata__, which means ";
+  require_format(layers == c.n_layers, kWhat, ": the file has n_layers ", layers,
+                 file.metadata.count("n_layers") ? "" : str_cat(absent, "1)"),
+                 " but the model has n_layers ", c.n_layers);
+  require_format(residual == c.residual, kWhat, ": the file has residual ",
+                 residual ? "true" : "false",
+                 file.metadata.count("residual") ? "" : str_cat(absent, "false)"),
+                 " but the model has residual ", c.residual ? "true" : "false");
   for (const auto& [key, value] : std::map<std::string, int>{
            {"n_heads", c.n_heads}, {"max_context_length", c.max_context_length}}) {
     if (!file.metadata.count(key)) continue;

@@ -1,6 +1,8 @@
 // TinyAttentionLM weights as safetensors, under the PyTorch state-dict names, so a file loads
 // into the curriculum's model with load_state_dict(strict=True) and back.
-// __metadata__: {"format": "pt", "n_heads": "H", "max_context_length": "C"} (strings).
+// __metadata__: {"format": "pt", "n_heads": "H", "max_context_length": "C"} (strings), and for
+// any model but the curriculum's (1 layer, no residual) also "n_layers": "L" and
+// "residual": "true" | "false". A file without them describes 1 layer without residual.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +25,8 @@ constexpr int kMaxFileContext = 4096;
 // without spaces, padded with spaces to a multiple of 8 bytes), F32, with the metadata above.
 std::vector<uint8_t> save_model(TinyAttentionLM& model);
 
-// The config a weights file describes: V and D from the shapes, H and C from the metadata.
+// The config a weights file describes: V and D from the shapes, H and C from the metadata, L and
+// residual from the metadata when there (else 1 and false); L decides the tensor names.
 // Missing, extra, non-F32 or inconsistently shaped tensors, missing or malformed metadata, or a
 // config the model rejects: std::invalid_argument (an Error of kind Format) naming the problem.
 ModelConfig infer_config(const uint8_t* data, size_t size);
@@ -33,8 +36,9 @@ ModelConfig infer_config(const SafetensorsFile& file);
 std::unique_ptr<TinyAttentionLM> load_model(const uint8_t* data, size_t size);
 
 // Loads the file's weights into model. Every tensor must be present with exactly the model's
-// shape, no other tensor may be present, every value must be finite, and metadata n_heads /
-// max_context_length, when present, must match model.config. All-or-nothing: on any error (kind
+// shape, no other tensor may be present, every value must be finite, metadata n_heads /
+// max_context_length, when present, must match model.config, and n_layers / residual (absent:
+// 1 / false) must match it. All-or-nothing: on any error (kind
 // Format) the model is unchanged.
 void load_weights(TinyAttentionLM& model, const uint8_t* data, size_t size);
 void load_weights(TinyAttentionLM& model, const SafetensorsFile& file);

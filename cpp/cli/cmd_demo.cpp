@@ -212,7 +212,7 @@ int cmd_demo(const std::vector<std::string>& argv) {
     return 0;
   }
   const TrainerConfig config = trainer_config_from(args);
-  const Trainer::Ablation ablation = ablation_from(args, config.n_heads);
+  const Trainer::Ablation ablation = ablation_from(args, config);
   const int epochs = args.get_int("epochs", 1, 1000);
   const int per_epoch = args.get_int("steps-per-epoch", 1, 1000000);
   const int B = config.batch_size, T = config.seq_len, H = config.n_heads, V = config.vocab_size;

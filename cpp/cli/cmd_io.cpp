@@ -67,8 +67,8 @@ const std::vector<Flag> kForwardFlags = {
     {"weights", "PATH", "", "model weights (safetensors, as written by attn train --save)", true},
     {"input", "PATH", "", "ids (B,T) I64 or I32, optional targets (B,T) (-100 = ignore)", true},
     {"output", "PATH", "",
-     "written: logits (B,T,V), attention (B,H,T,T); with targets also loss (1) and "
-     "grad.<param> for every parameter",
+     "written: logits (B,T,V), attention (B,H,T,T) (with L > 1 layers (L,B,H,T,T)); with "
+     "targets also loss (1) and grad.<param> for every parameter",
      true},
 };
 
@@ -112,7 +112,7 @@ int cmd_forward(const std::vector<std::string>& argv) {
   require(T64 <= c.max_context_length, what, ": ids has T = ", T64,
           " positions, more than the model's max_context_length (", c.max_context_length, ")");
   require(B64 * T64 <= kMaxOutputElements && B64 * T64 * c.vocab_size <= kMaxOutputElements &&
-              B64 * c.n_heads * T64 * T64 <= kMaxOutputElements,
+              c.n_layers * B64 * c.n_heads * T64 * T64 <= kMaxOutputElements,
           what, ": ids shape ", shape_str(ids_t.shape), " would need more than ",
           kMaxOutputElements, " floats of output");
   const int B = static_cast<int>(B64), T = static_cast<int>(T64);
@@ -137,10 +137,15 @@ int cmd_forward(const std::vector<std::string>& argv) {
   TinyAttentionLM::State s;
   model->forward(ids.data(), B, T, /*training=*/false, rng, s);
 
-  const int64_t V = c.vocab_size, H = c.n_heads;
+  const int64_t V = c.vocab_size, H = c.n_heads, L = c.n_layers;
+  Mat weights;
+  s.stacked_weights(weights);
+  // One layer: (B,H,T,T) as the curriculum; more: (L,B,H,T,T), layer-major.
+  std::vector<int64_t> attn_shape = {B64, H, T64, T64};
+  if (L > 1) attn_shape.insert(attn_shape.begin(), L);
   std::vector<TensorOut> out = {
       {"logits", "F32", {B64, T64, V}, s.logits.data()},
-      {"attention", "F32", {B64, H, T64, T64}, s.attn.weights().data()},
+      {"attention", "F32", attn_shape, weights.data()},
   };
   float loss = 0.0f;
   std::vector<std::string> grad_names;
@@ -156,8 +161,9 @@ int cmd_forward(const std::vector<std::string>& argv) {
     }
   }
   write_file_atomic(args.get("output"), write_safetensors(out, {{"format", "pt"}}));
-  std::printf("wrote %s: logits (%d,%d,%d), attention (%d,%d,%d,%d)", args.get("output").c_str(),
-              B, T, c.vocab_size, B, c.n_heads, T, T);
+  std::printf("wrote %s: logits (%d,%d,%d), attention (%s%d,%d,%d,%d)",
+              args.get("output").c_str(), B, T, c.vocab_size,
+              L > 1 ? str_cat(L, ",").c_str() : "", B, c.n_heads, T, T);
   if (targets_t) std::printf(", loss %.9g, %zu gradients", static_cast<double>(loss), grad_names.size());
   std::printf("\n");
   return 0;

@@ -23,7 +23,7 @@ int cmd_train(const std::vector<std::string>& argv) {
   const int steps = args.get_int("steps", 0, 100000000);
   const int log_every = args.get_int("log-every", 1, 100000000);
 
-  const Trainer::Ablation ablation = ablation_from(args, config.n_heads);
+  const Trainer::Ablation ablation = ablation_from(args, config);
   Trainer trainer(config);
   trainer.set_ablation(ablation);
   std::printf("# V=%d D=%d H=%d T=%d B=%d lr=%g seed=%llu task=%s\n", config.vocab_size,

@@ -19,6 +19,8 @@ std::vector<Flag> trainer_flags() {
       {"attn-dropout", "P", "0", "dropout on attention weights, in [0, 1)"},
       {"out-dropout", "P", "0", "dropout on the attention output, in [0, 1)"},
       {"task", "NAME", d.task, "training task: repeat, shift, copy, reverse, sort or future"},
+      {"layers", "L", std::to_string(d.n_layers), "attention layers, 1 to 4"},
+      {"residual", "", "", "add each layer's output to the residual stream (x = x + attn(x))"},
   };
 }
 
@@ -35,6 +37,8 @@ TrainerConfig trainer_config_from(const Args& a) {
   c.attn_dropout = a.get_float("attn-dropout", 0.0, 1.0);
   c.out_dropout = a.get_float("out-dropout", 0.0, 1.0);
   c.task = a.get("task");
+  c.n_layers = a.get_int("layers", 1, 1 << 30);
+  c.residual = a.has("residual");
   c.validate(TrainerConfig::KeyStyle::Cli);
   return c;
 }
@@ -43,7 +47,9 @@ std::vector<Flag> ablation_flags() {
   return {
       {"mask", "MODE", "causal", "causal, none, or inverted (-1e4 on the past: the future leaks)"},
       {"no-scale-scores", "", "", "do not divide the scores by sqrt(dk)", false, "no-scale"},
-      {"heads-off", "LIST", "", "heads whose output is zero, 1-based, e.g. 1,3"},
+      {"heads-off", "LIST", "",
+       "heads whose output is zero, 1-based, e.g. 1,3; with --layers, layer l's head h is "
+       "l*H + h (layer-major, both 0-based) + 1"},
       {"heads-frozen", "LIST", "", "heads whose projections stop updating, 1-based, e.g. 2", false,
        "freeze"},
   };
@@ -72,7 +78,8 @@ std::vector<uint8_t> head_list(const Args& a, const std::string& name, int n_hea
 
 }  // namespace
 
-Trainer::Ablation ablation_from(const Args& a, int n_heads) {
+Trainer::Ablation ablation_from(const Args& a, const TrainerConfig& c) {
+  const int n_heads = c.n_layers * c.n_heads;  // global, layer-major
   Trainer::Ablation ab;
   try {
     ab.mask = parse_mask_mode(a.get("mask"));

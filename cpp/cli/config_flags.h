@@ -9,7 +9,7 @@
 namespace attn::cli {
 
 // --vocab-size --d-model --heads --seq-len --batch --lr --seed --attn-dropout --out-dropout --task
-// (--vocab is an alias of --vocab-size), with the DemoConfig defaults.
+// --layers --residual (--vocab is an alias of --vocab-size), with the DemoConfig defaults.
 std::vector<Flag> trainer_flags();
 
 // Reads those flags; throws UsageError naming the flag on a value that does not parse and
@@ -20,8 +20,9 @@ TrainerConfig trainer_config_from(const Args& args);
 // (--no-scale and --freeze are accepted as aliases).
 std::vector<Flag> ablation_flags();
 
-// Reads those flags for a model of n_heads heads; throws UsageError naming the flag on a bad
-// value (an unknown mask, a head number outside [1, n_heads]).
-Trainer::Ablation ablation_from(const Args& args, int n_heads);
+// Reads those flags for a model of config c; head numbers are 1-based global indices
+// l*H + h + 1 over all layers. Throws UsageError naming the flag on a bad value (an unknown
+// mask, a head number outside [1, n_layers * n_heads]).
+Trainer::Ablation ablation_from(const Args& args, const TrainerConfig& c);
 
 }  // namespace attn::cli

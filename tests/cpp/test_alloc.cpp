@@ -144,4 +144,32 @@ TEST_CASE("alloc: a larger config allocates nothing after the first step", "[all
   CHECK(allocations_in_ten_steps(c) == 0);
 }
 
+TEST_CASE("alloc: 2 and 3 layers allocate nothing after the first step", "[alloc][depth]") {
+  for (const int L : {2, 3})
+    for (const bool residual : {false, true}) {
+      CAPTURE(L, residual);
+      attn::TrainerConfig c;
+      c.n_layers = L;
+      c.residual = residual;
+      CHECK(allocations_in_ten_steps(c) == 0);
+    }
+  // Dropout and frozen heads in a deeper layer take their own paths through step().
+  attn::TrainerConfig c;
+  c.n_layers = 3;
+  c.residual = true;
+  c.attn_dropout = 0.1f;
+  c.out_dropout = 0.1f;
+  attn::Trainer trainer(c);
+  attn::Trainer::Ablation a;
+  a.heads_frozen.assign(size_t(3 * c.n_heads), 0);
+  a.heads_frozen[size_t(1 * c.n_heads + 2)] = 1;  // layer 1, head 2
+  a.heads_off.assign(size_t(3 * c.n_heads), 0);
+  a.heads_off[size_t(2 * c.n_heads)] = 1;  // layer 2, head 0
+  trainer.set_ablation(a);
+  trainer.step(1);
+  const int64_t before = allocations();
+  trainer.step(10);
+  CHECK(allocations() - before == 0);
+}
+
 #endif  // ATTN_UNDER_SANITIZER

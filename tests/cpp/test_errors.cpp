@@ -97,6 +97,8 @@ TEST_CASE("errors: config, keyed by the JS name in every key style", "[errors]")
       {"outDropout", [](TrainerConfig& t) { t.out_dropout = -0.5f; }},
       {"task", [](TrainerConfig& t) { t.task = "bogus"; }},
       {"task", [](TrainerConfig& t) { t.task = "copy", t.seq_len = 2; }},
+      {"nLayers", [](TrainerConfig& t) { t.n_layers = 0; }},
+      {"nLayers", [](TrainerConfig& t) { t.n_layers = 5; }},
   };
   for (const Case& k : cases) {
     TrainerConfig bad = small_config();

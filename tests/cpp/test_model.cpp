@@ -1,5 +1,6 @@
 // TinyAttentionLM: config validation, parameter list, shapes, causality of the logits, and a
-// finite-difference check of every parameter through cross-entropy.
+// finite-difference check of every parameter through cross-entropy; at 1 layer (the curriculum's
+// model) and at 2 and 3 layers, with and without the residual stream.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -202,11 +203,13 @@ namespace {
 
 // Every parameter of the model through cross-entropy, sampling at most kEntries entries of each
 // tensor. With dropout, every forward draws its masks from a generator seeded identically.
-void check_model_grads(float p_attn, float p_out) {
+void check_model_grads(float p_attn, float p_out, int n_layers = 1, bool residual = false) {
   constexpr int64_t kEntries = 24;
   ModelConfig c = small_config();
   c.attn_dropout = p_attn;
   c.out_dropout = p_out;
+  c.n_layers = n_layers;
+  c.residual = residual;
   TinyAttentionLM model(c, 21);
   attn::Rng rng(22);
   const int B = 2, T = 5;
@@ -247,6 +250,20 @@ TEST_CASE("model: gradients with dropout match finite differences (same masks)",
   check_model_grads(0.2f, 0.1f);
 }
 
+TEST_CASE("model: every parameter gradient of 2 and 3 layers matches finite differences",
+          "[model][gradcheck][depth]") {
+  for (const int L : {2, 3})
+    for (const bool residual : {false, true}) {
+      SECTION(std::to_string(L) + " layers" + (residual ? " with residual" : " without residual")) {
+        check_model_grads(0.0f, 0.0f, L, residual);
+      }
+    }
+  SECTION("1 layer with residual") { check_model_grads(0.0f, 0.0f, 1, true); }
+  SECTION("2 layers with residual and dropout (same masks)") {
+    check_model_grads(0.2f, 0.1f, 2, true);
+  }
+}
+
 TEST_CASE("model: backward needs dlogits of the right shape", "[model]") {
   TinyAttentionLM model(small_config(), 1);
   attn::Rng rng(2);
@@ -255,4 +272,166 @@ TEST_CASE("model: backward needs dlogits of the right shape", "[model]") {
   model.forward(ids.data(), 1, 4, false, rng, s);
   s.dlogits = Mat::Zero(4, 10);
   CHECK_THROWS_WITH(model.backward(ids.data(), s), Contains("(4,11)"));
+}
+
+// ---- Depth: n_layers and residual
+
+namespace {
+ModelConfig deep_config(int L, bool residual) {
+  ModelConfig c = small_config();
+  c.n_layers = L;
+  c.residual = residual;
+  return c;
+}
+}  // namespace
+
+TEST_CASE("model: n_layers is validated in [1, 4]", "[model][depth]") {
+  for (const int L : {0, 5, -1}) {
+    CAPTURE(L);
+    CHECK_THROWS_WITH(deep_config(L, false).validate(),
+                      Contains("n_layers (" + std::to_string(L) + ")") && Contains("[1, 4]"));
+  }
+  for (const int L : {1, 2, 3, 4}) CHECK_NOTHROW(deep_config(L, true).validate());
+  CHECK(ModelConfig{}.n_layers == 1);
+  CHECK(!ModelConfig{}.residual);
+}
+
+TEST_CASE("model: state-dict names are attn.* for one layer and layers.<l>.* for more",
+          "[model][depth]") {
+  // One layer keeps the curriculum's names, with or without residual.
+  for (const bool residual : {false, true}) {
+    const auto specs = attn::state_dict_specs(deep_config(1, residual));
+    REQUIRE(specs.size() == 7);
+    CHECK(specs[1].name == "attn.qkv_proj.weight");
+    CHECK(specs[4].name == "attn.out_proj.bias");
+  }
+  TinyAttentionLM model(deep_config(3, true), 9);  // V 11, D 8
+  const auto params = model.parameters();
+  std::vector<std::string> names;
+  for (const auto& p : params) names.push_back(p.name);
+  const std::vector<std::string> expected = {
+      "token_emb.embedding.weight",
+      "layers.0.qkv_proj.weight", "layers.0.qkv_proj.bias",
+      "layers.0.out_proj.weight", "layers.0.out_proj.bias",
+      "layers.1.qkv_proj.weight", "layers.1.qkv_proj.bias",
+      "layers.1.out_proj.weight", "layers.1.out_proj.bias",
+      "layers.2.qkv_proj.weight", "layers.2.qkv_proj.bias",
+      "layers.2.out_proj.weight", "layers.2.out_proj.bias",
+      "lm_head.weight", "lm_head.bias",
+  };
+  CHECK(names == expected);
+  for (int l = 0; l < 3; ++l) {
+    CAPTURE(l);
+    const attn::MultiHeadSelfAttention& m = model.layers[size_t(l)];
+    CHECK(params[size_t(1 + 4 * l)].value == m.qkv_proj.weight.data());
+    CHECK(params[size_t(1 + 4 * l)].grad == m.qkv_proj.dweight.data());
+    CHECK(params[size_t(1 + 4 * l)].shape == std::vector<int64_t>{24, 8});
+    CHECK(params[size_t(2 + 4 * l)].value == m.qkv_proj.bias.data());
+    CHECK(params[size_t(3 + 4 * l)].value == m.out_proj.weight.data());
+    CHECK(params[size_t(3 + 4 * l)].shape == std::vector<int64_t>{8, 8});
+    CHECK(params[size_t(4 + 4 * l)].grad == m.out_proj.dbias.data());
+  }
+  CHECK(&model.attn == &model.layers[0]);
+  CHECK(model.n_heads_total() == 6);
+}
+
+TEST_CASE("model: init draws token_emb, then each layer's qkv_proj and out_proj, then lm_head",
+          "[model][depth]") {
+  // The PyTorch module order, from one generator: rebuilt here member by member.
+  const ModelConfig c = deep_config(2, true);
+  TinyAttentionLM model(c, 31);
+  attn::Rng rng(31);
+  const attn::TokenEmbedding emb(c.vocab_size, c.d_model, rng);
+  const attn::Linear q0(c.d_model, 3 * c.d_model, rng), o0(c.d_model, c.d_model, rng);
+  const attn::Linear q1(c.d_model, 3 * c.d_model, rng), o1(c.d_model, c.d_model, rng);
+  const attn::Linear head(c.d_model, c.vocab_size, rng);
+  CHECK(model.token_emb.weight == emb.weight);
+  CHECK(model.layers[0].qkv_proj.weight == q0.weight);
+  CHECK(model.layers[0].qkv_proj.bias == q0.bias);
+  CHECK(model.layers[0].out_proj.weight == o0.weight);
+  CHECK(model.layers[1].qkv_proj.weight == q1.weight);
+  CHECK(model.layers[1].out_proj.bias == o1.bias);
+  CHECK(model.lm_head.weight == head.weight);
+  CHECK(model.lm_head.bias == head.bias);
+  // The first layer of a deeper model is the 1-layer model's layer, bit for bit.
+  TinyAttentionLM one(small_config(), 31);
+  CHECK(one.attn.qkv_proj.weight == model.layers[0].qkv_proj.weight);
+  CHECK(one.attn.out_proj.bias == model.layers[0].out_proj.bias);
+}
+
+TEST_CASE("model: a deep forward is the layers composed by hand", "[model][depth]") {
+  attn::Rng rng(41);
+  const int B = 2, T = 6;
+  for (const int L : {1, 2, 3})
+    for (const bool residual : {false, true}) {
+      CAPTURE(L, residual);
+      TinyAttentionLM model(deep_config(L, residual), 40 + L);
+      const auto ids = random_ids(B * T, 11, rng);
+      TinyAttentionLM::State s;
+      model.forward(ids.data(), B, T, false, rng, s);
+      REQUIRE(s.layers.size() == size_t(L));
+
+      // x = emb + pe; then x = x + attn_l(x) or x = attn_l(x); logits = lm_head(x).
+      Mat x(B * T, 8);
+      for (int i = 0; i < B * T; ++i)
+        x.row(i) = model.token_emb.weight.row(ids[size_t(i)]) + model.pos_emb.table.row(i % T);
+      for (int l = 0; l < L; ++l) {
+        attn::MultiHeadSelfAttention::State st;
+        Mat y(B * T, 8);
+        model.layers[size_t(l)].forward(x, B, T, false, rng, st, y);
+        CHECK(st.weights() == s.layers[size_t(l)].weights());
+        CHECK(gradcheck::max_abs_diff(st.x, s.layers[size_t(l)].x) == 0.0f);
+        if (residual) x += y;
+        else x = y;
+      }
+      Mat logits(B * T, 11);
+      model.lm_head.forward(x, logits);
+      CHECK(gradcheck::max_abs_diff(logits, s.logits) == 0.0f);
+
+      // Stacked weights: layer-major (L,B,H,T,T).
+      Mat w;
+      s.stacked_weights(w);
+      REQUIRE(w.rows() == L * B * 2 * T);
+      for (int l = 0; l < L; ++l)
+        CHECK(w.middleRows(l * B * 2 * T, B * 2 * T) == s.layers[size_t(l)].weights());
+    }
+}
+
+TEST_CASE("model: the default model has one layer and no residual stream", "[model][depth]") {
+  // logits = lm_head(attn(x)): no x is added back (that is residual's job).
+  TinyAttentionLM plain(small_config(), 5), res(deep_config(1, true), 5);
+  attn::Rng rng(6);
+  const auto ids = random_ids(6, 11, rng);
+  TinyAttentionLM::State sp, sr;
+  plain.forward(ids.data(), 1, 6, false, rng, sp);
+  res.forward(ids.data(), 1, 6, false, rng, sr);
+  CHECK(sp.layers.size() == 1);
+  CHECK(&sp.attn == &sp.layers[0]);
+  Mat a_plain(6, 8), logits(6, 11);
+  attn::MultiHeadSelfAttention::State st;
+  plain.attn.forward(sp.x, 1, 6, false, rng, st, a_plain);
+  CHECK(gradcheck::max_abs_diff(sp.a, a_plain) == 0.0f);
+  CHECK(gradcheck::max_abs_diff(sr.a, sp.x + a_plain) == 0.0f);
+  res.lm_head.forward(sp.x + a_plain, logits);
+  CHECK(gradcheck::max_abs_diff(sr.logits, logits) == 0.0f);
+}
+
+TEST_CASE("model: changing later tokens leaves earlier logits of a deep model unchanged",
+          "[model][depth]") {
+  for (const bool residual : {false, true}) {
+    CAPTURE(residual);
+    ModelConfig c = deep_config(3, residual);
+    c.max_context_length = 9;
+    TinyAttentionLM model(c, 17);
+    attn::Rng rng(18);
+    const int T = 9;
+    const auto ids = random_ids(T, c.vocab_size, rng);
+    std::vector<int32_t> changed = ids;
+    for (int t = 5; t < T; ++t) changed[size_t(t)] = (ids[size_t(t)] + 1) % c.vocab_size;
+    TinyAttentionLM::State s1, s2;
+    model.forward(ids.data(), 1, T, false, rng, s1);
+    model.forward(changed.data(), 1, T, false, rng, s2);
+    CHECK(gradcheck::max_abs_diff(s1.logits.topRows(5), s2.logits.topRows(5)) == 0.0f);
+    CHECK(gradcheck::max_abs_diff(s1.logits.bottomRows(4), s2.logits.bottomRows(4)) > 0.0f);
+  }
 }

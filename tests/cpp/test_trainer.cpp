@@ -499,3 +499,201 @@ TEST_CASE("trainer: row_backward is the model's backward for the loss at one pos
   CHECK_THROWS_WITH(t.row_backward(ids.data(), T, 0, 0, 64), Contains("target (64)"));
   CHECK_THROWS_WITH(t.row_backward(ids.data(), 13, 0, 0, 1), Contains("sequence length (13)"));
 }
+
+// ---- Depth: n_layers and residual through the Trainer; heads are global, g = l*H + h.
+
+namespace {
+TrainerConfig deep_trainer_config(int L, bool residual) {
+  TrainerConfig c;
+  c.n_layers = L;
+  c.residual = residual;
+  return c;
+}
+}  // namespace
+
+TEST_CASE("trainer: n_layers is validated and named in each key style", "[trainer][depth]") {
+  for (const int L : {0, 5}) {
+    const TrainerConfig c = deep_trainer_config(L, false);
+    const std::string v = "(" + std::to_string(L) + ")";
+    CHECK_THROWS_WITH(c.validate(), Contains("n_layers " + v) && Contains("[1, 4]"));
+    CHECK_THROWS_WITH(c.validate(TrainerConfig::KeyStyle::Js), Contains("nLayers " + v));
+    CHECK_THROWS_WITH(c.validate(TrainerConfig::KeyStyle::Cli), Contains("--layers " + v));
+    try {
+      c.validate(TrainerConfig::KeyStyle::Cli);
+    } catch (const attn::Error& e) {
+      CHECK(e.kind() == attn::ErrorKind::Config);
+      CHECK(e.key() == "nLayers");
+    }
+  }
+  Trainer t(deep_trainer_config(3, true));
+  CHECK(t.model().config.n_layers == 3);
+  CHECK(t.model().config.residual);
+  CHECK(t.model().layers.size() == 3);
+  // The defaults are the curriculum's model.
+  CHECK(TrainerConfig{}.model_config().n_layers == 1);
+  CHECK(!TrainerConfig{}.model_config().residual);
+}
+
+TEST_CASE("trainer: a 2-layer model with residual trains, and is deterministic per seed",
+          "[trainer][depth]") {
+  TrainerConfig c = deep_trainer_config(2, true);
+  Trainer a(c), b(c);
+  a.step(150);
+  b.step(150);
+  CHECK(a.loss_history() == b.loss_history());
+  const auto& h = a.loss_history();
+  CHECK(h.back() < 0.5f * h.front());
+}
+
+TEST_CASE("trainer: attention() of a deep model is (L,H,T,T), layer-major", "[trainer][depth]") {
+  Trainer t(deep_trainer_config(3, true));  // H 4, T 12
+  t.step(3);
+  const std::vector<int32_t> ids = {1, 2, 3, 4, 5, 6, 7};
+  const int T = 7, H = 4;
+  Mat w, logits;
+  t.attention(ids.data(), T, w, logits);
+  REQUIRE(w.rows() == 3 * H * T);
+  REQUIRE(w.cols() == T);
+  attn::TinyAttentionLM::State s;
+  attn::Rng rng(0);
+  t.model().forward(ids.data(), 1, T, false, rng, s);
+  for (int l = 0; l < 3; ++l) {
+    CAPTURE(l);
+    CHECK(w.middleRows(l * H * T, H * T) == s.layers[size_t(l)].weights());
+  }
+  CHECK(logits == s.logits);
+  // Layers differ: each has its own weights.
+  CHECK(gradcheck::max_abs_diff(w.middleRows(0, H * T), w.middleRows(H * T, H * T)) > 0.0f);
+}
+
+TEST_CASE("trainer: the ablation of a deep model has L*H entries, global index l*H + h",
+          "[trainer][depth][ablation]") {
+  Trainer t(deep_trainer_config(2, true));  // H 4: 8 heads
+  Trainer::Ablation a;
+  a.heads_off = {1, 0, 0, 0};  // one layer's worth is not enough
+  CHECK_THROWS_WITH(t.set_ablation(a),
+                    Contains("heads_off has 4 entries") && Contains("2 layers x 4 heads = 8"));
+  a.heads_off = {0, 0, 0, 0, 0, 1, 0, 0};  // layer 1, head 1
+  a.heads_frozen = std::vector<uint8_t>(9, 0);
+  CHECK_THROWS_WITH(t.set_ablation(a), Contains("heads_frozen has 9 entries"));
+  CHECK(t.model().layers[1].head_off == std::vector<uint8_t>(4, 0));  // unchanged on error
+  a.heads_frozen = {};
+  a.mask = attn::MaskMode::None;
+  a.scale_scores = false;
+  t.set_ablation(a);
+  CHECK(t.model().layers[0].head_off == std::vector<uint8_t>(4, 0));
+  CHECK(t.model().layers[1].head_off == std::vector<uint8_t>({0, 1, 0, 0}));
+  CHECK(t.ablation().heads_frozen == std::vector<uint8_t>(8, 0));
+  for (const auto& m : t.model().layers) {  // mask and scaling apply to every layer
+    CHECK(m.mask == attn::MaskMode::None);
+    CHECK(!m.scale_scores);
+  }
+  // A head that is off in layer 1 contributes nothing there: its merged output is zero.
+  const std::vector<int32_t> ids = {5, 6, 7, 8};
+  attn::TinyAttentionLM::State s;
+  attn::Rng rng(0);
+  t.model().forward(ids.data(), 1, 4, false, rng, s);
+  CHECK(s.layers[1].merged.middleCols(8, 8).isZero(0.0f));
+  CHECK(!s.layers[0].merged.middleCols(8, 8).isZero(0.0f));
+}
+
+TEST_CASE("trainer: a frozen head of layer 1 does not move while every other head trains",
+          "[trainer][depth][ablation]") {
+  Trainer t(deep_trainer_config(2, true));
+  const int H = 4, D = 32, Dh = 8, h = 2;
+  Trainer::Ablation a;
+  a.heads_frozen.assign(8, 0);
+  a.heads_frozen[size_t(1 * H + h)] = 1;
+  t.set_ablation(a);
+  const Mat qkv1 = t.model().layers[1].qkv_proj.weight, out1 = t.model().layers[1].out_proj.weight;
+  const attn::RowVec bias1 = t.model().layers[1].qkv_proj.bias;
+  const Mat out0 = t.model().layers[0].out_proj.weight;
+  t.step(20);
+  const auto& m = t.model().layers[1];
+  for (int part = 0; part < 3; ++part) {
+    CAPTURE(part);
+    CHECK(m.qkv_proj.weight.middleRows(part * D + h * Dh, Dh) ==
+          qkv1.middleRows(part * D + h * Dh, Dh));
+    CHECK(m.qkv_proj.bias.segment(part * D + h * Dh, Dh) == bias1.segment(part * D + h * Dh, Dh));
+    CHECK(gradcheck::max_abs_diff(m.qkv_proj.weight.middleRows(part * D, Dh),
+                                  qkv1.middleRows(part * D, Dh)) > 0.0f);
+  }
+  CHECK(m.out_proj.weight.middleCols(h * Dh, Dh) == out1.middleCols(h * Dh, Dh));
+  // The same head index in layer 0 is not frozen.
+  CHECK(gradcheck::max_abs_diff(t.model().layers[0].out_proj.weight.middleCols(h * Dh, Dh),
+                                out0.middleCols(h * Dh, Dh)) > 0.0f);
+}
+
+TEST_CASE("trainer: attention_stats of a deep model has L*H entries, each its layer's head",
+          "[trainer][depth][ablation]") {
+  Trainer t(deep_trainer_config(2, false));
+  const Trainer::HeadStats st = t.attention_stats();
+  REQUIRE(st.entropy.size() == 8);
+  REQUIRE(st.max_weight.size() == 8);
+  REQUIRE(st.answer_mass.size() == 8);
+  for (int g = 0; g < 8; ++g) {
+    CAPTURE(g);
+    CHECK(st.entropy[size_t(g)] >= 0.0f);
+    CHECK(st.entropy[size_t(g)] <= std::log(12.0f));
+    CHECK(st.max_weight[size_t(g)] >= 1.0f / 12);
+  }
+  // Layer 0 of a deeper model is the 1-layer model's layer (same init draws, same eval batch):
+  // entries 0..H-1 are the 1-layer trainer's, exactly.
+  Trainer one(TrainerConfig{});
+  const Trainer::HeadStats ref = one.attention_stats();
+  for (int h = 0; h < 4; ++h) {
+    CAPTURE(h);
+    CHECK(st.entropy[size_t(h)] == ref.entropy[size_t(h)]);
+    CHECK(st.max_weight[size_t(h)] == ref.max_weight[size_t(h)]);
+  }
+  // A head of layer 1 switched off changes no weights (they are computed before its output);
+  // a head of layer 0 switched off changes layer 1's input, and so layer 1's weights only.
+  Trainer::Ablation a;
+  a.heads_off.assign(8, 0);
+  a.heads_off[5] = 1;
+  t.set_ablation(a);
+  CHECK(t.attention_stats().entropy == st.entropy);
+  a.heads_off.assign(8, 0);
+  a.heads_off[1] = 1;
+  t.set_ablation(a);
+  const Trainer::HeadStats off0 = t.attention_stats();
+  bool moved = false;
+  for (int g = 0; g < 4; ++g) CHECK(off0.entropy[size_t(g)] == st.entropy[size_t(g)]);
+  for (int g = 4; g < 8; ++g) moved = moved || off0.entropy[size_t(g)] != st.entropy[size_t(g)];
+  CHECK(moved);
+}
+
+TEST_CASE("trainer: row_backward of a deep model takes the global head index",
+          "[trainer][depth][ablation]") {
+  for (const bool residual : {false, true}) {
+    CAPTURE(residual);
+    TrainerConfig c = deep_trainer_config(3, residual);
+    Trainer t(c);
+    t.step(10);
+    const std::vector<int32_t> ids = {3, 14, 15, 9, 26, 5, 35, 8};
+    const int T = 8, query = 5, target = 35, H = 4, D = 32, Dh = 8;
+    attn::TinyAttentionLM& model = t.model();
+    attn::TinyAttentionLM::State s;
+    attn::Rng rng(0);
+    model.forward(ids.data(), 1, T, false, rng, s);
+    const attn::RowVec row = s.logits.row(query);
+    const float lse = std::log((row.array() - row.maxCoeff()).exp().sum()) + row.maxCoeff();
+    s.dlogits = Mat::Zero(T, c.vocab_size);
+    s.dlogits.row(query) = (row.array() - lse).exp().matrix();
+    s.dlogits(query, target) -= 1.0f;
+    model.backward(ids.data(), s);
+    for (int l = 0; l < 3; ++l)
+      for (int h = 0; h < H; ++h) {
+        CAPTURE(l, h);
+        const Trainer::RowBackward r = t.row_backward(ids.data(), T, l * H + h, query, target);
+        const Mat& dqkv = s.layers[size_t(l)].dqkv;
+        CHECK_THAT(r.loss, WithinAbs(lse - row[target], 1e-5));
+        CHECK(r.row.weights == s.layers[size_t(l)].probs.row(h * T + query));
+        CHECK(gradcheck::max_abs_diff(r.row.d_q, dqkv.block(query, h * Dh, 1, Dh)) < 1e-6f);
+        CHECK(gradcheck::max_abs_diff(r.row.d_k, dqkv.block(0, D + h * Dh, T, Dh)) < 1e-6f);
+        CHECK(gradcheck::max_abs_diff(r.row.d_v, dqkv.block(0, 2 * D + h * Dh, T, Dh)) < 1e-6f);
+      }
+    CHECK_THROWS_WITH(t.row_backward(ids.data(), T, 12, 0, 1),
+                      Contains("head (12)") && Contains("[0, 11]"));
+  }
+}

@@ -369,3 +369,123 @@ TEST_CASE("weights hostile: random header corruption never crashes load_model") 
   CHECK(rejected > 1000);
   CAPTURE(loaded);
 }
+
+// ---- Depth: n_layers and residual in the file
+
+namespace {
+ModelConfig deep_config(int L, bool residual) {
+  ModelConfig c = small_config();
+  c.n_layers = L;
+  c.residual = residual;
+  return c;
+}
+
+std::map<std::string, std::string> metadata_of_file(const Bytes& b) {
+  return parse_safetensors(b.data(), b.size()).metadata;
+}
+}  // namespace
+
+TEST_CASE("weights: a deep model round-trips with n_layers and residual in the metadata",
+          "[depth]") {
+  for (const int L : {2, 3, 4})
+    for (const bool residual : {false, true}) {
+      CAPTURE(L, residual);
+      TinyAttentionLM a(deep_config(L, residual), 1), b(deep_config(L, residual), 2);
+      const Bytes bytes = save_model(a);
+      const std::map<std::string, std::string> meta = metadata_of_file(bytes);
+      CHECK(meta.at("n_layers") == std::to_string(L));
+      CHECK(meta.at("residual") == (residual ? "true" : "false"));
+      const SafetensorsFile f = parse_safetensors(bytes.data(), bytes.size());
+      CHECK(f.find("layers.0.qkv_proj.weight") != nullptr);
+      CHECK(f.find(str_cat("layers.", L - 1, ".out_proj.bias")) != nullptr);
+      CHECK(f.find("attn.qkv_proj.weight") == nullptr);
+      CHECK(f.tensors.size() == size_t(3 + 4 * L));
+
+      const ModelConfig c = infer_config(bytes.data(), bytes.size());
+      CHECK(c.n_layers == L);
+      CHECK(c.residual == residual);
+      load_weights(b, bytes.data(), bytes.size());
+      CHECK(values_of(a) == values_of(b));
+      const std::unique_ptr<TinyAttentionLM> m = load_model(bytes.data(), bytes.size());
+      CHECK(values_of(*m) == values_of(a));
+      CHECK(save_model(*m) == bytes);
+      const int32_t ids[5] = {0, 3, 10, 2, 7};
+      Rng rng(0);
+      TinyAttentionLM::State sa, sm;
+      a.forward(ids, 1, 5, false, rng, sa);
+      m->forward(ids, 1, 5, false, rng, sm);
+      CHECK(sa.logits == sm.logits);
+    }
+}
+
+TEST_CASE("weights: the curriculum's model writes no n_layers or residual; 1 layer with "
+          "residual does", "[depth]") {
+  TinyAttentionLM plain(small_config(), 3), res(deep_config(1, true), 3);
+  const Bytes pb = save_model(plain), rb = save_model(res);
+  CHECK(metadata_of_file(pb) == metadata_of(small_config()));  // exactly the old metadata
+  CHECK(metadata_of_file(rb).at("n_layers") == "1");
+  CHECK(metadata_of_file(rb).at("residual") == "true");
+  const ModelConfig c = infer_config(rb.data(), rb.size());
+  CHECK(c.n_layers == 1);
+  CHECK(c.residual);
+  // Same tensors and names: only the metadata says how they combine.
+  CHECK(parse_safetensors(rb.data(), rb.size()).tensors.size() == 7);
+}
+
+TEST_CASE("weights: a file of another depth or residual names both values", "[depth]") {
+  TinyAttentionLM two(deep_config(2, true), 3), one(small_config(), 3);
+  TinyAttentionLM three(deep_config(3, true), 3), two_plain(deep_config(2, false), 3);
+  const Bytes b2 = save_model(two), b1 = save_model(one);
+  auto load_into = [](TinyAttentionLM& m, const Bytes& b) {
+    const std::vector<float> before = values_of(m);
+    const std::string msg = invalid_message([&] { load_weights(m, b.data(), b.size()); });
+    CHECK(values_of(m) == before);
+    return msg;
+  };
+  CHECK_THAT(load_into(one, b2), Contains("the file has n_layers 2") &&
+                                     Contains("the model has n_layers 1"));
+  CHECK_THAT(load_into(three, b2), Contains("n_layers 2") && Contains("n_layers 3"));
+  CHECK_THAT(load_into(two, b1), Contains("the file has n_layers 1 (absent from __metadata__") &&
+                                     Contains("the model has n_layers 2"));
+  CHECK_THAT(load_into(two_plain, b2), Contains("the file has residual true") &&
+                                           Contains("the model has residual false"));
+  try {
+    load_weights(one, b2.data(), b2.size());
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::Format);
+  }
+}
+
+TEST_CASE("weights hostile: n_layers and residual metadata", "[depth]") {
+  TinyAttentionLM m(deep_config(2, true), 3);
+  const std::vector<TensorOut> tensors = tensors_of(m);
+  std::map<std::string, std::string> meta = metadata_of(m.config);
+  meta["residual"] = "true";
+  for (const char* bad : {"7", "0", "abc", "", "-2", "02", "2 ", "5"}) {
+    CAPTURE(bad);
+    meta["n_layers"] = bad;
+    const Bytes b = write_safetensors(tensors, meta);
+    const std::string msg = load_error(b);
+    CHECK_THAT(msg, Contains("n_layers") && Contains("must be an integer in [1, 4]"));
+    CHECK_THAT(invalid_message([&] { infer_config(b.data(), b.size()); }),
+               Contains(str_cat("n_layers \"", bad, "\"")));
+  }
+  meta["n_layers"] = "2";
+  for (const char* bad : {"yes", "1", "True", "", "false "}) {
+    CAPTURE(bad);
+    meta["residual"] = bad;
+    const Bytes b = write_safetensors(tensors, meta);
+    CHECK_THAT(load_error(b), Contains("residual") && Contains("must be \"true\" or \"false\""));
+  }
+  // A depth that does not fit the tensors: the names it implies are missing.
+  meta["residual"] = "true";
+  meta["n_layers"] = "3";
+  const Bytes b3 = write_safetensors(tensors, meta);
+  CHECK_THAT(invalid_message([&] { infer_config(b3.data(), b3.size()); }),
+             Contains("layers.2.qkv_proj.weight"));
+  // Without n_layers the tensors of a deep model are unexpected names for one layer.
+  meta.erase("n_layers");
+  const Bytes b0 = write_safetensors(tensors, meta);
+  CHECK_THAT(invalid_message([&] { infer_config(b0.data(), b0.size()); }),
+             Contains("attn.qkv_proj.weight"));
+}
