@@ -11,7 +11,7 @@ import { h } from './dom';
 export function phaseChangeText(s: Pick<Snapshot, 'phaseChange' | 'step' | 'L'>, task: TaskName): string {
   if (s.phaseChange >= 0) {
     return (
-      `Phase change at step ${s.phaseChange} (the dashed line): the loss left its plateau and fell within a few hundred steps. ` +
+      `Phase change at step ${s.phaseChange} (the dashed line): the loss had sat on a plateau, and there its 25-step mean fell to half the plateau's level within a few hundred steps (the core's rule). ` +
       'This is when the previous-token head of one layer and the induction head of the next lock together; the timeline below shows their scores rising at the same step.'
     );
   }
