@@ -82,21 +82,31 @@ Verdict shape_contract(TinyAttentionLM& model, const std::vector<int32_t>& ids, 
   return first;
 }
 
-// Part 2: per head, the largest |row sum - 1| over the B*T rows of that head.
-Verdict rows_sum_to_one(const Mat& w, int B, int H, int T) {
+// "head 3", or with more than one layer "head 7 (layer 2, head 3)": g = l*H + h, 1-based.
+std::string head_name(int g, int H, int L) {
+  if (L == 1) return str_cat("head ", g + 1);
+  return str_cat("head ", g + 1, " (layer ", g / H + 1, ", head ", g % H + 1, ")");
+}
+
+// Part 2: per head of every layer, the largest |row sum - 1| over the B*T rows of that head.
+// w: every layer's weights, (L,B,H,T,T).
+Verdict rows_sum_to_one(const Mat& w, int B, int H, int T, int L) {
   std::printf("\n2. Every head's attention rows sum to 1 (%d rows per head)\n", B * T);
   Verdict v;
-  for (int h = 0; h < H; ++h) {
+  for (int g = 0; g < L * H; ++g) {
+    const int l = g / H, h = g % H;
     double worst = 0.0;
     for (int b = 0; b < B; ++b)
       for (int i = 0; i < T; ++i) {
-        const double err = std::fabs(w.row((Eigen::Index(b) * H + h) * T + i).cast<double>().sum() - 1.0);
+        const Eigen::Index r = ((Eigen::Index(l) * B + b) * H + h) * T + i;
+        const double err = std::fabs(w.row(r).cast<double>().sum() - 1.0);
         worst = std::isnan(err) || std::isnan(worst) ? NAN : std::max(worst, err);
       }
-    std::printf("   head %d: max |row sum - 1| = %.3g\n", h + 1, worst);
+    std::printf("   %s: max |row sum - 1| = %.3g\n", head_name(g, H, L).c_str(), worst);
     if (v.empty() && !(worst <= kRowSumTol))
-      v = str_cat("row sums: head ", h + 1, "'s attention rows do not sum to 1 (max |row sum - 1| = ",
-                  worst, ", tolerance ", kRowSumTol, ")");
+      v = str_cat("row sums: ", head_name(g, H, L),
+                  "'s attention rows do not sum to 1 (max |row sum - 1| = ", worst,
+                  ", tolerance ", kRowSumTol, ")");
   }
   if (v.empty()) std::printf("   ok (tolerance %g)\n", kRowSumTol);
   return v;
@@ -105,8 +115,9 @@ Verdict rows_sum_to_one(const Mat& w, int B, int H, int T) {
 // Part 3: nothing above the diagonal, and a change to later tokens leaves earlier outputs alone.
 Verdict causal_check(TinyAttentionLM& model, const std::vector<int32_t>& ids, int B, int T,
                      const TinyAttentionLM::State& s) {
-  const int H = model.config.n_heads, V = model.config.vocab_size;
-  const Mat& w = s.attn.weights();
+  const int H = model.config.n_heads, V = model.config.vocab_size, L = model.config.n_layers;
+  Mat w, w2;  // every layer's weights, (L,B,H,T,T)
+  s.stacked_weights(w);
   std::printf("\n3. Causal mask\n");
   int64_t above = 0, nonzero = 0;
   double largest = 0.0;
@@ -137,6 +148,7 @@ Verdict causal_check(TinyAttentionLM& model, const std::vector<int32_t>& ids, in
   Rng unused(0);
   TinyAttentionLM::State s2;
   model.forward(changed.data(), B, T, /*training=*/false, unused, s2);
+  s2.stacked_weights(w2);
   double past_logits = 0.0, past_w = 0.0, later_logits = 0.0;
   for (int b = 0; b < B; ++b)
     for (int t = 0; t < T; ++t) {
@@ -147,10 +159,11 @@ Verdict causal_check(TinyAttentionLM& model, const std::vector<int32_t>& ids, in
         continue;
       }
       past_logits = std::max(past_logits, d);
-      for (int h = 0; h < H; ++h) {
-        const Eigen::Index p = (Eigen::Index(b) * H + h) * T + t;
-        past_w = std::max(past_w, double((w.row(p) - s2.attn.weights().row(p)).cwiseAbs().maxCoeff()));
-      }
+      for (int l = 0; l < L; ++l)
+        for (int h = 0; h < H; ++h) {
+          const Eigen::Index p = ((Eigen::Index(l) * B + b) * H + h) * T + t;
+          past_w = std::max(past_w, double((w.row(p) - w2.row(p)).cwiseAbs().maxCoeff()));
+        }
     }
   std::printf("   every token after position %d changed: positions 0..%d moved by %.3g (logits) "
               "and %.3g (attention);\n   the later logits moved by up to %.3g\n",
@@ -163,14 +176,19 @@ Verdict causal_check(TinyAttentionLM& model, const std::vector<int32_t>& ids, in
   return "";
 }
 
-// Part 5: one heatmap per head, rows = queries, columns = keys, darker = more weight.
-void print_heatmaps(const Mat& weights, int H, int T) {
+// Part 5: one heatmap per head of every layer, rows = queries, columns = keys, darker = more
+// weight. weights (L*H*T,T): global head g = l*H + h; with L > 1 the heads are labelled l<l> h<h>.
+void print_heatmaps(const Mat& weights, int H, int T, int L) {
   static const char kShades[] = " .:-=+*#%@";
-  for (int h0 = 0; h0 < H; h0 += 2) {
-    for (int h = h0; h < std::min(H, h0 + 2); ++h) std::printf("   head %-*d", T + 1, h + 1);
+  const int G = L * H;
+  for (int h0 = 0; h0 < G; h0 += 2) {
+    for (int h = h0; h < std::min(G, h0 + 2); ++h) {
+      if (L == 1) std::printf("   head %-*d", T + 1, h + 1);
+      else std::printf("   l%d h%-*d", h / H + 1, T + 2, h % H + 1);
+    }
     std::printf("\n");
     for (int i = 0; i < T; ++i) {
-      for (int h = h0; h < std::min(H, h0 + 2); ++h) {
+      for (int h = h0; h < std::min(G, h0 + 2); ++h) {
         std::printf("   q%-2d |", i);
         for (int j = 0; j < T; ++j) {
           const float v = weights(h * T + i, j);
@@ -219,9 +237,12 @@ int cmd_demo(const std::vector<std::string>& argv) {
 
   Trainer trainer(config);
   trainer.set_ablation(ablation);
-  std::printf("# attn demo: V=%d D=%d H=%d T=%d B=%d lr=%g seed=%llu task=%s\n", V,
+  std::printf("# attn demo: V=%d D=%d H=%d T=%d B=%d lr=%g seed=%llu task=%s%s\n", V,
               config.d_model, H, T, B, config.lr, static_cast<unsigned long long>(config.seed),
-              config.task.c_str());
+              config.task.c_str(),
+              config.n_layers == 1 && !config.residual
+                  ? ""
+                  : str_cat(" layers=", config.n_layers, config.residual ? " residual" : "").c_str());
   if (args.has("mask") || args.has("no-scale-scores") || args.has("heads-off") || args.has("heads-frozen"))
     std::printf("# ablation: mask %s, scaling %s, heads off [%s], frozen [%s]\n",
                 mask_mode_name(ablation.mask), ablation.scale_scores ? "on" : "off",
@@ -235,7 +256,9 @@ int cmd_demo(const std::vector<std::string>& argv) {
   TinyAttentionLM::State s;
   Verdict v = shape_contract(trainer.model(), ids, B, T, s);
   if (!v.empty()) return failed(v);
-  v = rows_sum_to_one(s.attn.weights(), B, H, T);
+  Mat all_weights;
+  s.stacked_weights(all_weights);
+  v = rows_sum_to_one(all_weights, B, H, T, config.n_layers);
   if (!v.empty()) return failed(v);
   v = causal_check(trainer.model(), ids, B, T, s);
   if (!v.empty()) return failed(v);
@@ -274,7 +297,7 @@ int cmd_demo(const std::vector<std::string>& argv) {
   std::printf("\n5. Attention per head for the repeated sample [%d x %d]; next token predicted: "
               "%d\n   (rows = queries, columns = keys; ' ' ~ 0 or masked, '@' ~ 1)\n\n",
               sample[0], T, static_cast<int>(predicted));
-  print_heatmaps(weights, H, T);
+  print_heatmaps(weights, H, T, config.n_layers);
   std::printf("Demo OK.\n");
   return 0;
 }

@@ -37,7 +37,7 @@ TrainerConfig trainer_config_from(const Args& a) {
   c.attn_dropout = a.get_float("attn-dropout", 0.0, 1.0);
   c.out_dropout = a.get_float("out-dropout", 0.0, 1.0);
   c.task = a.get("task");
-  c.n_layers = a.get_int("layers", 1, 1 << 30);
+  c.n_layers = a.get_int("layers", -(1 << 30), 1 << 30);  // validate names [1, 4]
   c.residual = a.has("residual");
   c.validate(TrainerConfig::KeyStyle::Cli);
   return c;

@@ -60,9 +60,9 @@ EMSCRIPTEN_BINDINGS(attention_core) {
         return js_call([&] { return to_js(t.evaluate(to_int(n, "evaluate batches", 1, 1000))); });
       })
       .function("setAblation", +[](Trainer& t, val ablation) {
-        js_call([&] { t.set_ablation(to_ablation(ablation, t.config().n_heads)); });
+        js_call([&] { t.set_ablation(to_ablation(ablation, t.config())); });
       })
-      .function("ablation", +[](Trainer& t) { return to_js(t.ablation(), t.config().n_heads); })
+      .function("ablation", +[](Trainer& t) { return to_js(t.ablation(), t.config()); })
       .function("attentionStats", +[](Trainer& t) {
         return js_call([&] { return to_js(t.attention_stats()); });
       })

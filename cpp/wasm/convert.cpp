@@ -22,8 +22,8 @@ namespace {
 constexpr double kMaxSafeInteger = 9007199254740991.0;  // Number.MAX_SAFE_INTEGER
 // A safetensors file is parameters plus a JSON header; 1 GiB is far above any valid config.
 constexpr size_t kMaxFileBytes = size_t{1} << 30;
-// More entries than any model has heads (nHeads <= dModel <= 4096).
-constexpr int kMaxHeadFlags = 4096;
+// More entries than any model has heads (nLayers <= 4, nHeads <= dModel <= 4096).
+constexpr int kMaxHeadFlags = kMaxLayers * 4096;
 // taskTargets' ids, and the single-head view's bounds: T tokens typed by hand, small widths.
 constexpr size_t kMaxTaskIds = 4096;
 constexpr int kMaxSelfAttentionT = 1024, kMaxSelfAttentionWidth = 4096;
@@ -69,16 +69,21 @@ bool to_bool(const val& v, const std::string& name, bool fallback) {
   return v.isTrue();
 }
 
-// An array of H booleans (undefined: empty, none set). Its length is the Trainer's to check; a
-// length no model could have is refused before anything is read.
-std::vector<uint8_t> to_head_flags(const val& v, const std::string& name, int H) {
+// An array of L*H booleans, global head g = l*H + h (undefined: empty, none set). Its length is
+// the Trainer's to check; a length no model could have is refused before anything is read.
+std::vector<uint8_t> to_head_flags(const val& v, const std::string& name, int L, int H) {
   if (v.isUndefined()) return {};
-  require(v.isArray(), name, " must be an array of ", H, " booleans, got ", type_of(v));
+  const int G = L * H;
+  require(v.isArray(), name, " must be an array of ", G, " booleans, got ", type_of(v));
   const int n = v["length"].as<int>();
   require(n <= kMaxHeadFlags, name, " has ", n, " entries, more than the ", kMaxHeadFlags,
           " allowed");
   // The Trainer checks this too, in its C++ names; here it names the JS key.
-  require(n == 0 || n == H, name, " has ", n, " entries, expected one per head (", H, ")");
+  if (L == 1)
+    require(n == 0 || n == G, name, " has ", n, " entries, expected one per head (", G, ")");
+  else
+    require(n == 0 || n == G, name, " has ", n, " entries, expected one per head (", L,
+            " layers x ", H, " heads = ", G, ", index layer * ", H, " + head)");
   std::vector<uint8_t> out(static_cast<size_t>(n));
   for (int h = 0; h < n; ++h) out[size_t(h)] = to_bool(v[h], str_cat(name, "[", h, "]"), false);
   return out;
@@ -160,8 +165,9 @@ double shortest_decimal(float f) {
   }
 }
 
-const char* const kConfigKeys[] = {"vocabSize", "dModel",  "nHeads",      "seqLen",     "batchSize",
-                                   "lr",        "seed",    "attnDropout", "outDropout", "task"};
+const char* const kConfigKeys[] = {"vocabSize", "dModel",      "nHeads",     "seqLen",
+                                   "batchSize", "lr",          "seed",       "attnDropout",
+                                   "outDropout", "task",       "nLayers",    "residual"};
 const char* const kAblationKeys[] = {"headsOff", "headsFrozen", "scaleScores", "mask"};
 
 // An ablation key that may also come under its old name (issue 13: zeroed is now headsOff,
@@ -201,6 +207,13 @@ TrainerConfig to_trainer_config(const val& js) {
   if (has("attnDropout")) c.attn_dropout = number("attnDropout");
   if (has("outDropout")) c.out_dropout = number("outDropout");
   if (has("task")) c.task = to_task_name(js["task"]);
+  if (has("nLayers")) c.n_layers = integer("nLayers");
+  if (has("residual")) {
+    const val r = js["residual"];
+    require_value(r.isTrue() || r.isFalse(), ErrorKind::Config, "residual",
+                  " must be a boolean, got ", type_of(r));
+    c.residual = r.isTrue();
+  }
   return c;
 }
 
@@ -216,12 +229,13 @@ std::vector<uint8_t> to_bytes(const val& bytes, const char* name) {
   return copy_in<uint8_t>(bytes, "Uint8Array", name, kMaxFileBytes);
 }
 
-Trainer::Ablation to_ablation(const val& js, int n_heads) {
+Trainer::Ablation to_ablation(const val& js, const TrainerConfig& c) {
   require(is_object(js), "ablation must be an object, got ", type_of(js));
   check_keys(js, kAblationKeys, "ablation", ErrorKind::Input, {"zeroed", "frozen"});
   Trainer::Ablation a;
-  a.heads_off = to_head_flags(renamed_key(js, "headsOff", "zeroed"), "headsOff", n_heads);
-  a.heads_frozen = to_head_flags(renamed_key(js, "headsFrozen", "frozen"), "headsFrozen", n_heads);
+  const int L = c.n_layers, H = c.n_heads;
+  a.heads_off = to_head_flags(renamed_key(js, "headsOff", "zeroed"), "headsOff", L, H);
+  a.heads_frozen = to_head_flags(renamed_key(js, "headsFrozen", "frozen"), "headsFrozen", L, H);
   a.scale_scores = to_bool(js["scaleScores"], "scaleScores", true);
   const val mask = js["mask"];
   if (!mask.isUndefined()) {
@@ -278,6 +292,8 @@ val to_js(const TrainerConfig& c) {
   js.set("attnDropout", shortest_decimal(c.attn_dropout));
   js.set("outDropout", shortest_decimal(c.out_dropout));
   js.set("task", c.task);
+  js.set("nLayers", c.n_layers);
+  js.set("residual", c.residual);
   return js;
 }
 
@@ -288,8 +304,9 @@ val to_js(const Trainer::Evaluation& e) {
   return js;
 }
 
-val to_js(const Trainer::Ablation& a, int n_heads) {
+val to_js(const Trainer::Ablation& a, const TrainerConfig& c) {
   val off = val::array(), frozen = val::array();
+  const int n_heads = c.n_layers * c.n_heads;  // global, layer-major
   for (int h = 0; h < n_heads; ++h) {
     off.call<void>("push", a.heads_off.empty() ? false : a.heads_off[size_t(h)] != 0);
     frozen.call<void>("push", a.heads_frozen.empty() ? false : a.heads_frozen[size_t(h)] != 0);
@@ -363,6 +380,7 @@ val attention_to_js(const Mat& weights, const Mat& logits, const TrainerConfig& 
   js.set("weights", copy_out("Float32Array", weights.data(), size_t(weights.size())));
   js.set("logits", copy_out("Float32Array", logits.data(), size_t(logits.size())));
   js.set("nHeads", c.n_heads);
+  js.set("nLayers", c.n_layers);
   js.set("seqLen", T);
   js.set("vocabSize", c.vocab_size);
   return js;

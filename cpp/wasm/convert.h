@@ -66,8 +66,8 @@ std::vector<uint8_t> to_bytes(const val& bytes, const char* name);
 
 // {headsOff, headsFrozen, scaleScores, mask} (zeroed and frozen, the old names, are accepted for
 // headsOff and headsFrozen); a missing key takes the default. A head list has
-// n_heads entries (or none).
-Trainer::Ablation to_ablation(const val& js, int n_heads);
+// n_layers * n_heads entries of config c (or none), global head g = l * n_heads + h.
+Trainer::Ablation to_ablation(const val& js, const TrainerConfig& c);
 
 // {weights, input, expected} as Uint8Arrays into out; false for null or undefined.
 bool to_reference(const val& js, ReferenceCase& out);
@@ -86,12 +86,12 @@ SelfAttentionArgs to_self_attention_args(const val& js);
 
 val to_js(const TrainerConfig& c);                  // ResolvedTrainerConfig
 val to_js(const Trainer::Evaluation& e);            // Evaluation
-val to_js(const Trainer::Ablation& a, int n_heads);  // Required<Ablation>
+val to_js(const Trainer::Ablation& a, const TrainerConfig& c);  // Required<Ablation>, L*H heads
 val to_js(const Trainer::HeadStats& s);             // AttentionStats
 val to_js(const Trainer::RowBackward& r);               // RowBackward
 val to_js(const std::vector<SelfTestResult>& results);  // SelfTestResult[]
 val to_js(const AttentionStages& s);                    // SelfAttentionStages
-// AttentionResult of one sequence of T tokens: weights (H*T,T), logits (T,V).
+// AttentionResult of one sequence of T tokens: weights (L*H*T,T) layer-major, logits (T,V).
 val attention_to_js(const Mat& weights, const Mat& logits, const TrainerConfig& c, int T);
 
 val float32_array(const std::vector<float>& v);

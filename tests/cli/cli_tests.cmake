@@ -43,6 +43,9 @@ set(ATTN_CLI_CASES
   demo_check_fails
   demo_epoch_means
   demo_self_attention
+  # issue 15: depth
+  layers_flags
+  demo_layers
 )
 foreach(case IN LISTS ATTN_CLI_CASES)
   add_test(NAME cli.${case}

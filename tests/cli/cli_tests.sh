@@ -90,7 +90,7 @@ help)
   ;;
 
 forward_reference)
-  for c in demo h1 short dhead1_t1 dhead1 vocab160; do
+  for c in demo h1 short dhead1_t1 dhead1 vocab160 layers2_residual layers3; do
     ok "$ATTN" forward --weights "$REF/$c.weights.safetensors" --input "$REF/$c.input.safetensors" \
       --output "$OUT"
     "$CMP" "$OUT" "$REF/$c.expected.safetensors" 1e-6 1e-4 || fail "$c differs from PyTorch"
@@ -442,6 +442,71 @@ demo_epoch_means)
     "$S/stdout" > "$S/train_means"
   paste "$S/demo_means" "$S/train_means" | awk '{ d = $1 - $2; if (NF != 2 || d > 6e-5 || -d > 6e-5) bad = 1 }
     END { exit bad || NR != 3 }' || fail "epoch means differ: $(paste "$S/demo_means" "$S/train_means" | tr '\n' ' ')"
+  ;;
+
+layers_flags)
+  # --layers and --residual (issue 15) reach the model, its weights file and attn forward.
+  ok "$ATTN" train --layers 2 --residual --steps 3 --log-every 3 --save "$S/w2.st"
+  "$CMP" --list "$S/w2.st" > "$S/list"
+  for l in 0 1; do
+    for p in qkv_proj.weight qkv_proj.bias out_proj.weight out_proj.bias; do
+      grep -q "^layers\.$l\.$p F32 " "$S/list" || fail "no layers.$l.$p in $(tr '\n' ' ' < "$S/list")"
+    done
+  done
+  grep -q '^attn\.' "$S/list" && fail "a 2-layer file has attn.* tensors"
+  [[ $(wc -l < "$S/list") -eq 11 ]] || fail "not 11 tensors: $(cat "$S/list")"
+  header "$S/w2.st" | grep -qF '"n_layers":"2","residual":"true"' || fail "metadata: $(header "$S/w2.st")"
+  ids64 "$S/in.st" 3 63
+  ok fwd "$S/w2.st" "$S/in.st"
+  "$CMP" --list "$OUT" > "$S/list"
+  printf 'attention F32 (2,1,4,2,2)\nlogits F32 (1,2,64)\n' | diff - "$S/list" || fail "forward tensors"
+  grep -qF 'attention (2,1,4,2,2)' "$S/stdout" || fail "forward summary: $(cat "$S/stdout")"
+  ok "$ATTN" selftest --weights "$S/w2.st" --reference "$REF/layers2_residual"
+  grep -qx '# 6 of 6 checks passed' "$S/stdout" || fail "selftest of 2 layers: $(cat "$S/stdout")"
+  grep -q '^PASS rows_and_mask .*all 2 layers' "$S/stdout" || fail "rows_and_mask not on every layer"
+  # Without --residual: residual false in the file; one layer: the curriculum's file.
+  ok "$ATTN" train --layers 3 --steps 0 --save "$S/w3.st"
+  header "$S/w3.st" | grep -qF '"n_layers":"3","residual":"false"' || fail "metadata: $(header "$S/w3.st")"
+  ok "$ATTN" train --layers 1 --steps 0 --save "$S/w1.st"
+  ok "$ATTN" train --steps 0 --save "$S/w0.st"
+  cmp -s "$S/w1.st" "$S/w0.st" || fail "--layers 1 is not the default model"
+  header "$S/w1.st" | grep -q 'n_layers' && fail "a 1-layer file names n_layers"
+  # Heads are global across layers (layer-major, 1-based): 2 layers x 4 heads = 8.
+  ok "$ATTN" train --layers 2 --residual --heads-off 6 --heads-frozen 8 --steps 2 --log-every 2
+  grep -q '^# ablation: mask causal, scaling on, heads off \[6\], frozen \[8\]$' "$S/stdout" ||
+    fail "ablation line: $(grep '^# ablation' "$S/stdout")"
+  bad "--heads-off: '9' is not a head number in [1, 8]" "$ATTN" train --layers 2 --heads-off 9
+  bad "--layers (5) must be in [1, 4]" "$ATTN" train --layers 5
+  bad "--layers (0) must be in [1, 4]" "$ATTN" demo --layers 0
+  bad "--layers must be an integer" "$ATTN" train --layers two
+  bad "--residual given twice" "$ATTN" train --residual --residual
+  bad "unexpected argument 'true'" "$ATTN" train --residual true
+  # attn forward builds the model the file's metadata describes: a hostile or inconsistent
+  # n_layers is refused in one line naming it.
+  patch "$S/w2.st" "$S/w5.st" '"n_layers":"2"' '"n_layers":"7"'
+  bad 'n_layers "7" must be an integer in [1, 4]' fwd "$S/w5.st" "$S/in.st"
+  patch "$S/w2.st" "$S/wx.st" '"n_layers":"2"' '"n_layers":"abc"'
+  bad 'n_layers "abc" must be an integer in [1, 4]' fwd "$S/wx.st" "$S/in.st"
+  patch "$S/w2.st" "$S/w3x.st" '"n_layers":"2"' '"n_layers":"3"'
+  bad 'layers.2.qkv_proj.weight' fwd "$S/w3x.st" "$S/in.st"
+  ;;
+
+demo_layers)
+  # The lesson's checks on every layer: 2 layers x 4 heads of row sums, the causal check over
+  # both layers, and a heatmap per head labelled by layer.
+  ok "$ATTN" demo --layers 2 --residual --epochs 2 --steps-per-epoch 40
+  [[ $(tail -1 "$S/stdout") == "Demo OK." ]] || fail "no 'Demo OK.': $(tail -3 "$S/stdout")"
+  grep -q '^# attn demo: .* layers=2 residual$' "$S/stdout" || fail "header: $(head -1 "$S/stdout")"
+  [[ $(grep -c '^   head [0-9] (layer [12], head [1-4]): max |row sum - 1|' "$S/stdout") -eq 8 ]] ||
+    fail "not 8 row-sum lines: $(grep 'row sum' "$S/stdout")"
+  grep -q '^   head 8 (layer 2, head 4): max |row sum - 1| = ' "$S/stdout" || fail "no line for head 8"
+  # 2 layers x 16 sequences x 4 heads x 66 cells above the diagonal of a 12 x 12 row block.
+  grep -q '^   weights above the diagonal: 0 of 8448 nonzero' "$S/stdout" || fail "causal line"
+  grep -q '^   l2 h3  .*   l2 h4 ' "$S/stdout" || fail "no heatmaps for layer 2 heads 3 and 4"
+  # A broken mask applies to every layer, and fails the check.
+  "$ATTN" demo --layers 3 --mask none > "$S/stdout" 2> "$S/stderr"
+  [[ $? -eq 1 ]] || fail "--layers 3 --mask none: not exit 1"
+  grep -q '^attn demo: causal check: ' "$S/stderr" || fail "stderr: $(cat "$S/stderr")"
   ;;
 
 demo_self_attention)

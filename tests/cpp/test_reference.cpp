@@ -53,6 +53,8 @@ void check_close(const std::string& what, const float* ours, const std::vector<f
 struct RefConfig {
   const char* name;
   int V, D, H, C, T, B;
+  int L = 1;              // attention layers
+  bool residual = false;  // x = x + attn_l(x)
 };
 
 // Must match CONFIGS in make_reference.py.
@@ -60,7 +62,16 @@ const RefConfig kConfigs[] = {
     {"demo", 64, 32, 4, 12, 12, 3},  {"h1", 16, 8, 1, 6, 6, 2},
     {"short", 20, 12, 3, 10, 5, 2},  {"dhead1_t1", 10, 4, 4, 4, 1, 3},
     {"dhead1", 12, 6, 6, 5, 5, 2},   {"vocab160", 160, 16, 2, 8, 8, 2},
+    {"layers2_residual", 24, 16, 2, 10, 10, 2, 2, true},
+    {"layers3", 20, 12, 3, 8, 6, 2, 3, false},
 };
+
+// The expected attention: (B,H,T,T) for one layer, (L,B,H,T,T) for more (layer-major).
+std::vector<int64_t> attention_shape(const RefConfig& rc) {
+  std::vector<int64_t> shape = {rc.B, rc.H, rc.T, rc.T};
+  if (rc.L > 1) shape.insert(shape.begin(), rc.L);
+  return shape;
+}
 
 std::unique_ptr<TinyAttentionLM> load_reference_model(const RefConfig& rc) {
   const std::vector<uint8_t> bytes = read_file(ref_path(str_cat(rc.name, ".weights.safetensors")));
@@ -69,14 +80,20 @@ std::unique_ptr<TinyAttentionLM> load_reference_model(const RefConfig& rc) {
   CHECK(c.d_model == rc.D);
   CHECK(c.n_heads == rc.H);
   CHECK(c.max_context_length == rc.C);
+  CHECK(c.n_layers == rc.L);
+  CHECK(c.residual == rc.residual);
   return load_model(bytes.data(), bytes.size());
 }
 
 }  // namespace
 
-TEST_CASE("reference: configs cover DemoConfig, H=1, T<C, Dh=1 with T=1, V>=128") {
+TEST_CASE("reference: configs cover DemoConfig, H=1, T<C, Dh=1 with T=1, V>=128, and depth") {
   bool demo = false, h1 = false, short_t = false, dh1_t1 = false, big_v = false;
+  bool two_residual = false, three_plain = false;
   for (const RefConfig& c : kConfigs) {
+    two_residual = two_residual || (c.L == 2 && c.residual);
+    three_plain = three_plain || (c.L == 3 && !c.residual);
+    if (c.L != 1) continue;  // the curriculum's cases are 1-layer models
     demo = demo || (c.V == 64 && c.D == 32 && c.H == 4 && c.C == 12 && c.T == 12);
     h1 = h1 || c.H == 1;
     short_t = short_t || c.T < c.C;
@@ -88,6 +105,8 @@ TEST_CASE("reference: configs cover DemoConfig, H=1, T<C, Dh=1 with T=1, V>=128"
   CHECK(short_t);
   CHECK(dh1_t1);
   CHECK(big_v);
+  CHECK(two_residual);
+  CHECK(three_plain);
 }
 
 TEST_CASE("reference: forward and backward match PyTorch") {
@@ -105,11 +124,13 @@ TEST_CASE("reference: forward and backward match PyTorch") {
       TinyAttentionLM::State s;
       model->forward(ids.data(), rc.B, rc.T, false, rng, s);
       const std::vector<int64_t> logits_shape = {rc.B, rc.T, rc.V};
-      const std::vector<int64_t> attn_shape = {rc.B, rc.H, rc.T, rc.T};
+      const std::vector<int64_t> attn_shape = attention_shape(rc);
       check_close("logits", s.logits.data(), expected.file.f32("logits", &logits_shape), kOutAbs,
                   kOutRel);
-      check_close("attention", s.attn.weights().data(),
-                  expected.file.f32("attention", &attn_shape), kOutAbs, kOutRel);
+      Mat weights;
+      s.stacked_weights(weights);  // every layer, layer-major
+      check_close("attention", weights.data(), expected.file.f32("attention", &attn_shape),
+                  kOutAbs, kOutRel);
 
       s.dlogits.resize(s.logits.rows(), s.logits.cols());
       const float loss = cross_entropy(s.logits, targets.data(), s.dlogits);
@@ -156,7 +177,9 @@ TEST_CASE("reference: 3 Adam steps match torch.optim.Adam") {
       }
       for (const ParamRef& p : model->parameters()) {
         std::vector<float> torch_p = f.f32(p.name, &p.shape);
-        if (p.name == "attn.qkv_proj.bias") {
+        const std::string suffix = "qkv_proj.bias";  // attn.* or layers.<l>.*: every layer's
+        if (p.name.size() >= suffix.size() &&
+            p.name.compare(p.name.size() - suffix.size(), suffix.size(), suffix) == 0) {
           // The key bias adds q.b_k to a whole row of scores, which softmax ignores: its true
           // gradient is 0, and both sides hold only rounding noise (~1e-9). Adam divides that
           // noise by its own RMS, so the key bias takes +-lr-sized steps in directions neither

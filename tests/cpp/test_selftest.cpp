@@ -258,7 +258,8 @@ TEST_CASE("selftest: without a reference case pytorch_reference fails and says w
 }
 
 TEST_CASE("selftest: pytorch_reference passes on every reference config", "[selftest]") {
-  for (const char* name : {"demo", "h1", "short", "dhead1_t1", "dhead1", "vocab160"}) {
+  for (const char* name : {"demo", "h1", "short", "dhead1_t1", "dhead1", "vocab160",
+                           "layers2_residual", "layers3"}) {
     SECTION(name) {
       const ReferenceCase ref = load_case(name);
       const SelfTestResult r = check_pytorch_reference(&ref);
@@ -418,4 +419,83 @@ TEST_CASE("selftest: central_difference divides by the step taken and restores t
   INFO(describe(g));
   CHECK(g.pass);
   CHECK(g.max_error > 0.0);  // a real measurement, not a constant
+}
+
+// ---- Depth: every check covers every layer
+
+TEST_CASE("selftest: every check passes on 2- and 3-layer models, and says so", "[selftest][depth]") {
+  for (const int L : {2, 3})
+    for (const bool residual : {false, true}) {
+      SECTION(str_cat(L, " layers", residual ? " with residual" : "")) {
+        TrainerConfig tc;
+        tc.n_layers = L;
+        tc.residual = residual;
+        Trainer trainer(tc);
+        trainer.step(20);
+        TinyAttentionLM& model = trainer.model();
+        const std::vector<uint8_t> before = snapshot(model);
+        const std::vector<SelfTestResult> rs = run_self_tests(model, nullptr);
+        require_only_failure(rs, "pytorch_reference");
+        CHECK(snapshot(model) == before);
+        const std::string all = str_cat("all ", L, " layers");
+        CHECK_THAT(find(rs, "rows_and_mask").detail, Catch::Matchers::Contains(all));
+        CHECK_THAT(find(rs, "rows_and_mask").detail,
+                   Catch::Matchers::Contains(str_cat(L * 2 * 4 * 12, " rows")));
+        CHECK_THAT(find(rs, "future_invariance").detail, Catch::Matchers::Contains(all));
+        CHECK_THAT(find(rs, "fused_qkv").detail, Catch::Matchers::Contains(all));
+        CHECK_THAT(find(rs, "fused_qkv").detail,
+                   Catch::Matchers::Contains(str_cat("layer ", L - 1, ": ")));
+        CHECK_THAT(find(rs, "gradcheck").detail,
+                   Catch::Matchers::Contains(str_cat(" L=", L, residual ? " with" : " without",
+                                                     " residual")));
+        // The gradcheck covers every layer's parameters.
+        CHECK_THAT(find(rs, "gradcheck").detail,
+                   Catch::Matchers::Contains(str_cat("layers.", L - 1, ".out_proj.bias")));
+      }
+    }
+}
+
+TEST_CASE("selftest: a broken mask in a deeper layer only fails the mask checks", "[selftest][depth]") {
+  TrainerConfig tc;
+  tc.n_layers = 2;
+  tc.residual = true;
+  Trainer trainer(tc);
+  TinyAttentionLM& model = trainer.model();
+  model.layers[1].mask = MaskMode::None;  // layer 0 stays causal
+  const std::vector<SelfTestResult> rs = run_self_tests(model, nullptr);
+  check_shape_of_results(rs);
+  for (const SelfTestResult& r : rs) {
+    INFO(describe(r));
+    CHECK(r.pass == (r.id != "rows_and_mask" && r.id != "future_invariance" &&
+                     r.id != "pytorch_reference"));
+  }
+}
+
+TEST_CASE("selftest: fused_qkv of a deep model catches a layer whose qkv is not its weights'",
+          "[selftest][depth]") {
+  TrainerConfig tc;
+  tc.n_layers = 3;
+  Trainer trainer(tc);
+  TinyAttentionLM& model = trainer.model();
+  CHECK(check_fused_qkv(model).pass);
+  // Layer 2's input is layer 1's output: checking layer 2's qkv against layer 1's weights fails.
+  TinyAttentionLM::State s;
+  Rng rng(0);
+  const std::vector<int32_t> ids = {1, 2, 3, 4, 5};
+  model.forward(ids.data(), 1, 5, false, rng, s);
+  CHECK(check_fused_qkv(s.layers[2].x, s.layers[2].qkv, model.layers[2].qkv_proj.weight,
+                        model.layers[2].qkv_proj.bias).pass);
+  CHECK_FALSE(check_fused_qkv(s.layers[2].x, s.layers[2].qkv, model.layers[1].qkv_proj.weight,
+                              model.layers[1].qkv_proj.bias).pass);
+}
+
+TEST_CASE("selftest: gradcheck passes at 1, 2 and 3 layers", "[selftest][depth]") {
+  for (const int L : {1, 2, 3})
+    for (const bool residual : {false, true}) {
+      CAPTURE(L, residual);
+      const SelfTestResult r = check_gradcheck(L, residual);
+      INFO(describe(r));
+      CHECK(r.pass);
+    }
+  CHECK(check_gradcheck().detail == check_gradcheck(1, false).detail);
 }

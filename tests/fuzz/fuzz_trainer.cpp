@@ -3,7 +3,7 @@
 // std::invalid_argument. A valid config small enough to train quickly builds a Trainer, runs a few
 // steps (a non-finite loss is a std::runtime_error that keeps the weights), then attention() on
 // fuzzed ids and length: a bad id or length throws std::invalid_argument, and anything it returns
-// is finite with rows summing to 1.
+// is finite with rows summing to 1 ((L,H,T,T) weights of a model of any depth).
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cmath>
@@ -53,6 +53,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   c.attn_dropout = pick_float(in, 0.0f, 1.0f);
   c.out_dropout = pick_float(in, 0.0f, 1.0f);
   if (in.ConsumeBool()) c.task = in.ConsumeRandomLengthString(16);
+  c.n_layers = in.ConsumeBool() ? 1 : pick_int(in, 4);
+  c.residual = in.ConsumeBool();
   const auto style = static_cast<attn::TrainerConfig::KeyStyle>(in.ConsumeIntegralInRange<int>(0, 2));
   try {
     c.validate(style);
@@ -88,7 +90,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const std::invalid_argument&) {
     return 0;
   }
-  if (weights.rows() != c.n_heads * T || weights.cols() != T) fail("weights have the wrong shape");
+  if (weights.rows() != c.n_layers * c.n_heads * T || weights.cols() != T)
+    fail("weights have the wrong shape");
   if (logits.rows() != T || logits.cols() != c.vocab_size) fail("logits have the wrong shape");
   if (!weights.allFinite()) fail("non-finite attention weights");
   for (Eigen::Index i = 0; i < weights.rows(); ++i)

@@ -29,16 +29,14 @@ def f32(*xs):
     return struct.pack(f"<{len(xs)}f", *xs)
 
 
-def model(V, D, H, C, value=0.01, extra=None, drop=None):
-    names = {
-        "token_emb.embedding.weight": [V, D],
-        "attn.qkv_proj.weight": [3 * D, D],
-        "attn.qkv_proj.bias": [3 * D],
-        "attn.out_proj.weight": [D, D],
-        "attn.out_proj.bias": [D],
-        "lm_head.weight": [V, D],
-        "lm_head.bias": [V],
-    }
+def model(V, D, H, C, value=0.01, extra=None, drop=None, L=1, residual=False, meta=None):
+    """A weights file; L > 1 layers are layers.<l>.* with n_layers / residual in the metadata
+    (meta overrides metadata values, e.g. a hostile n_layers)."""
+    names = {"token_emb.embedding.weight": [V, D], "lm_head.weight": [V, D], "lm_head.bias": [V]}
+    for l in range(L):
+        p = "attn." if L == 1 else f"layers.{l}."
+        names.update({p + "qkv_proj.weight": [3 * D, D], p + "qkv_proj.bias": [3 * D],
+                      p + "out_proj.weight": [D, D], p + "out_proj.bias": [D]})
     ts = []
     for i, (n, shape) in enumerate(sorted(names.items())):
         if n == drop:
@@ -49,7 +47,11 @@ def model(V, D, H, C, value=0.01, extra=None, drop=None):
         ts.append((n, "F32", shape, f32(*[value * ((j + i) % 5 - 2) for j in range(k)])))
     if extra:
         ts.append(extra)
-    return safetensors(ts, {"format": "pt", "n_heads": str(H), "max_context_length": str(C)})
+    metadata = {"format": "pt", "n_heads": str(H), "max_context_length": str(C)}
+    if L != 1 or residual:
+        metadata.update({"n_layers": str(L), "residual": "true" if residual else "false"})
+    metadata.update(meta or {})
+    return safetensors(ts, metadata)
 
 
 def write(target, name, data):
@@ -90,6 +92,11 @@ def main():
     write(ml, "missing_tensor", model(4, 2, 1, 2, drop="lm_head.bias"))
     write(ml, "extra_tensor", model(4, 2, 1, 2, extra=("zz", "F32", [1], f32(0))))
     write(ml, "bad_heads", model(4, 4, 3, 2))
+    # Depth (issue 15): 2 layers with the residual stream; a depth the tensors do not match; a
+    # hostile n_layers and residual.
+    write(ml, "two_layers", model(5, 4, 2, 3, L=2, residual=True))
+    write(ml, "layers_mismatch", model(5, 4, 2, 3, L=2, meta={"n_layers": "3"}))
+    write(ml, "bad_layers", model(4, 2, 1, 2, L=2, meta={"n_layers": "abc", "residual": "yes"}))
 
     ca = "cli_args"
     def argv(which, *args):
@@ -105,6 +112,7 @@ def main():
     write(ca, "forward", argv(1, "--weights", "w", "--input=i", "--output", "o"))
     write(ca, "attend_causal", argv(2, "--input", "i", "--output", "o", "--causal"))
     write(ca, "help", argv(0, "--vocab", "3", "--help"))
+    write(ca, "train_layers", argv(0, "--layers", "2", "--residual", "--heads-off", "3,4", "--steps", "1"))
 
     tr = "trainer"
     # FuzzedDataProvider reads integral choices from the end of the input and bytes from the front;

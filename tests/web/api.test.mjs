@@ -16,12 +16,12 @@ for (const variant of variants) {
       assert.equal(core.simd, variant === 'simd');
       assert.deepEqual(core.defaultConfig(), {
         vocabSize: 64, dModel: 32, nHeads: 4, seqLen: 12, batchSize: 16, lr: 0.005, seed: 42,
-        attnDropout: 0, outDropout: 0, task: 'repeat',
+        attnDropout: 0, outDropout: 0, task: 'repeat', nLayers: 1, residual: false,
       });
     });
 
     test('config() returns what was set, and feeds a Trainer with the same weights', () => {
-      const config = { ...SMALL, lr: 0.003, seed: 2 ** 53 - 1, attnDropout: 0.25, outDropout: 0.1, task: 'repeat' };
+      const config = { ...SMALL, lr: 0.003, seed: 2 ** 53 - 1, attnDropout: 0.25, outDropout: 0.1, task: 'repeat', nLayers: 2, residual: true };
       const a = new core.Trainer(config);
       const b = new core.Trainer(a.config());
       try {

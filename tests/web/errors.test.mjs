@@ -45,7 +45,7 @@ for (const variant of variants) {
       const d = new core.Trainer({});
       assert.deepEqual(d.config(), {
         vocabSize: 64, dModel: 32, nHeads: 4, seqLen: 12, batchSize: 16, lr: 0.005, seed: 42,
-        attnDropout: 0, outDropout: 0, task: 'repeat',
+        attnDropout: 0, outDropout: 0, task: 'repeat', nLayers: 1, residual: false,
       });
       d.delete();
     });

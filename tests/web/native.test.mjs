@@ -1,5 +1,6 @@
 // wasm against the native build of the same core (the `attn` CLI): bit-identical initial weights,
-// loss histories within 1e-4 relative, weights files that round-trip, and the same eval forward.
+// loss histories within 1e-4 relative, weights files that round-trip, and the same eval forward;
+// at 1 layer and at 2 and 3 layers (with and without the residual stream).
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,13 +17,19 @@ const CONFIGS = {
   demo: {},
   dropout: { vocabSize: 24, dModel: 16, nHeads: 2, seqLen: 8, batchSize: 8, lr: 0.01, seed: 7, attnDropout: 0.1, outDropout: 0.2 },
   wide: { vocabSize: 40, dModel: 64, nHeads: 8, seqLen: 16, batchSize: 4, seed: 123456789 },
+  // Depth (issue 15): 2 layers with the residual stream, and 3 layers without it.
+  layers2residual: { vocabSize: 32, dModel: 32, nHeads: 2, seqLen: 16, batchSize: 8, seed: 5, nLayers: 2, residual: true },
+  layers3: { vocabSize: 20, dModel: 16, nHeads: 2, seqLen: 10, batchSize: 8, seed: 11, nLayers: 3 },
 };
 
 const FLAGS = {
   vocabSize: '--vocab-size', dModel: '--d-model', nHeads: '--heads', seqLen: '--seq-len', batchSize: '--batch',
   lr: '--lr', seed: '--seed', attnDropout: '--attn-dropout', outDropout: '--out-dropout', task: '--task',
+  nLayers: '--layers', residual: '--residual',
 };
-const cliFlags = (config) => Object.entries(config).flatMap(([k, v]) => [FLAGS[k], String(v)]);
+// A boolean key is a switch: given when true, left out when false.
+const cliFlags = (config) => Object.entries(config).flatMap(([k, v]) =>
+  typeof v === 'boolean' ? (v ? [FLAGS[k]] : []) : [FLAGS[k], String(v)]);
 
 const dir = mkdtempSync(join(tmpdir(), 'attn-web-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -97,36 +104,43 @@ for (const variant of variants) {
       }
     });
 
-    test('attention() after importing native weights == attn forward (logits, attention)', () => {
-      const config = CONFIGS.wide;
-      const native = nativeTrain('wide', 100).weights;
-      const T = 11;
-      const ids = Int32Array.from({ length: T }, (_, i) => (i * 7 + 3) % config.vocabSize);
-      const input = join(dir, 'forward-in.safetensors');
-      const output = join(dir, 'forward-out.safetensors');
-      const weightsPath = join(dir, 'forward-weights.safetensors');
-      writeFileSync(weightsPath, native);
-      writeFileSync(input, writeSafetensors({ ids: { dtype: 'I32', shape: [1, T], data: ids } }));
-      runCli(['forward', '--weights', weightsPath, '--input', input, '--output', output]);
-      const expected = readSafetensors(new Uint8Array(readFileSync(output)));
-      assert.deepEqual(expected.logits.shape, [1, T, config.vocabSize]);
-      assert.deepEqual(expected.attention.shape, [1, config.nHeads, T, T]);
+    // One layer: attention (B,H,T,T) as the curriculum; deeper: (L,B,H,T,T), and attention()'s
+    // weights are (L,H,T,T) layer-major, so with B = 1 the two are the same numbers.
+    for (const name of ['wide', 'layers2residual', 'layers3']) {
+      test(`${name}: attention() after importing native weights == attn forward (logits, attention)`, () => {
+        const config = CONFIGS[name];
+        const L = config.nLayers ?? 1;
+        const native = nativeTrain(name, 100).weights;
+        const T = config.seqLen - 1;
+        const ids = Int32Array.from({ length: T }, (_, i) => (i * 7 + 3) % config.vocabSize);
+        const input = join(dir, `${name}-forward-in.safetensors`);
+        const output = join(dir, `${name}-forward-out.safetensors`);
+        const weightsPath = join(dir, `${name}-forward-weights.safetensors`);
+        writeFileSync(weightsPath, native);
+        writeFileSync(input, writeSafetensors({ ids: { dtype: 'I32', shape: [1, T], data: ids } }));
+        runCli(['forward', '--weights', weightsPath, '--input', input, '--output', output]);
+        const expected = readSafetensors(new Uint8Array(readFileSync(output)));
+        assert.deepEqual(expected.logits.shape, [1, T, config.vocabSize]);
+        assert.deepEqual(expected.attention.shape, L === 1 ? [1, config.nHeads, T, T] : [L, 1, config.nHeads, T, T]);
 
-      const t = new core.Trainer(config);
-      try {
-        t.importWeights(native);
-        const got = t.attention(ids);
-        assert.equal(got.nHeads, config.nHeads);
-        assert.equal(got.seqLen, T);
-        assert.equal(got.vocabSize, config.vocabSize);
-        for (const [key, want] of [['logits', expected.logits.data], ['weights', expected.attention.data]]) {
-          assert.equal(got[key].length, want.length, key);
-          for (let i = 0; i < want.length; ++i)
-            assert.ok(Math.abs(got[key][i] - want[i]) <= FORWARD_TOL * (1 + Math.abs(want[i])), `${key}[${i}]: wasm ${got[key][i]} native ${want[i]}`);
+        const t = new core.Trainer(config);
+        try {
+          t.importWeights(native);
+          const got = t.attention(ids);
+          assert.equal(got.nHeads, config.nHeads);
+          assert.equal(got.nLayers, L);
+          assert.equal(got.seqLen, T);
+          assert.equal(got.vocabSize, config.vocabSize);
+          assert.equal(got.weights.length, L * config.nHeads * T * T);
+          for (const [key, want] of [['logits', expected.logits.data], ['weights', expected.attention.data]]) {
+            assert.equal(got[key].length, want.length, key);
+            for (let i = 0; i < want.length; ++i)
+              assert.ok(Math.abs(got[key][i] - want[i]) <= FORWARD_TOL * (1 + Math.abs(want[i])), `${key}[${i}]: wasm ${got[key][i]} native ${want[i]}`);
+          }
+        } finally {
+          t.delete();
         }
-      } finally {
-        t.delete();
-      }
-    });
+      });
+    }
   });
 }

@@ -35,6 +35,10 @@ export async function train(): Promise<number[]> {
     trainer.importWeights(bytes);
     const resolved: ResolvedTrainerConfig = trainer.config();
     const vocab: number = resolved.vocabSize;
+    const depth: number = resolved.nLayers + result.nLayers + Number(resolved.residual);
+    new core.Trainer({ nLayers: 2, residual: true });
+    // @ts-expect-error residual is a boolean
+    new core.Trainer({ residual: 'yes' });
     const strided: number = trainer.stepsDone() / trainer.historyStride();
     const atInit: number = trainer.peekLoss();
     // @ts-expect-error vocabSize is a number
@@ -62,7 +66,7 @@ export async function train(): Promise<number[]> {
     trainer.selfTest(ref);
     const targets: Int32Array = core.taskTargets('future', ids);
     const extra = [ev.loss, stats.entropy[0] ?? NaN, row.dScores[0] ?? NaN, dK.rows, checks.length, targets[0] ?? NaN, Number(ablation.scaleScores)];
-    return [loss, history[0] ?? NaN, head0[0] ?? NaN, logits[0] ?? NaN, vocab, strided, atInit, accuracy, ...extra];
+    return [loss, history[0] ?? NaN, head0[0] ?? NaN, logits[0] ?? NaN, vocab + depth, strided, atInit, accuracy, ...extra];
   } finally {
     trainer.delete();
   }

@@ -82,13 +82,17 @@ export interface HeadScores {
  * -1e4 at the wrong cells (the past) and leaves the future visible. */
 export type MaskMode = 'causal' | 'none' | 'inverted';
 
-/** Teaching interventions on the attention layer; they apply to training and every readout.
+/** Teaching interventions on the attention layers; they apply to training and every readout.
+ * Heads are numbered globally across layers, layer-major: head h of layer l is g = l * nHeads + h;
+ * scaleScores and mask apply to every layer.
  * setAblation also accepts the old names `zeroed` (for headsOff) and `frozen` (for headsFrozen);
  * giving a key under both names is an `input` error. ablation() returns the new names. */
 export interface Ablation {
-  /** One per head: true switches the head's output off (its weights are still computed). */
+  /** One per head (nLayers * nHeads, global index): true switches the head's output off (its
+   * weights are still computed). */
   headsOff?: boolean[];
-  /** One per head: true stops the head's qkv_proj rows and out_proj columns from updating. */
+  /** One per head (nLayers * nHeads, global index): true stops the head's rows of its layer's
+   * qkv_proj and its columns of that layer's out_proj from updating. */
   headsFrozen?: boolean[];
   /** Divide the scores by sqrt(dk) (default true). */
   scaleScores?: boolean;
@@ -102,7 +106,8 @@ export interface Evaluation {
   accuracy: number;
 }
 
-/** Per head, over a fixed eval batch: mean attention entropy (nats), mean largest weight of a row
+/** Per head of every layer (nLayers * nHeads entries, global index l * nHeads + h), over a fixed
+ * eval batch: mean attention entropy (nats), mean largest weight of a row
  * (saturation), and mean weight on the keys that hold the target token (over predictable rows). */
 export interface AttentionStats {
   entropy: Float32Array;
@@ -160,7 +165,8 @@ export type ResolvedTrainerConfig = Required<TrainerConfig>;
 
 /** One sequence through the model in eval mode (no dropout). */
 export interface AttentionResult {
-  /** (nHeads, seqLen, seqLen) row-major: weights[(h * seqLen + i) * seqLen + j]. */
+  /** (nLayers, nHeads, seqLen, seqLen) row-major, layer-major:
+   * weights[((l * nHeads + h) * seqLen + i) * seqLen + j]. */
   weights: Float32Array;
   /** (seqLen, vocabSize) row-major. */
   logits: Float32Array;
@@ -202,7 +208,8 @@ export interface Trainer {
   setAblation(ablation: Ablation): void;
   ablation(): Required<Ablation>;
   attentionStats(): AttentionStats;
-  /** ids as for attention(); head in [0, nHeads), query in [0, ids.length), target in [0, V). */
+  /** ids as for attention(); head in [0, nLayers * nHeads) (the global index l * nHeads + h),
+   * query in [0, ids.length), target in [0, V). */
   rowBackward(ids: Int32Array, head: number, query: number, target: number): RowBackward;
   /** Runs the curriculum's invariants on this model (unchanged) and, given, a PyTorch case. */
   selfTest(reference: ReferenceCase | null): SelfTestResult[];
