@@ -9,7 +9,10 @@
 //   - heatmap redraws per second under prefers-reduced-motion;
 //   - the element's step events per second while playing, and the gap between them;
 //   - a hostile link's correction banner: from navigation, and from a hashchange;
-//   - the page's total transfer, raw and gzipped.
+//   - the page's total transfer, raw and gzipped;
+//   - the induction preset (README-induction.md, the "watch an induction head form" link):
+//     from Play to the phase change the page marks on its loss chart (data-phase-change, the
+//     core's Trainer::phase_change_step) and to accuracy >= 0.9 (the readout's data-accuracy).
 // These are the timings the e2e tests used to assert and no longer do (a test asserts on steps,
 // events and frames; the benchmark reports times, as medians, and asserts nothing).
 // Serves web/dist like the e2e tests (under a sub-path). Writes bench/results/browser.json.
@@ -139,6 +142,42 @@ async function main() {
   await page.keyboard.press('Space');
   await page.waitForSelector('.readout[data-status="paused"]');
 
+  // 3b. The induction preset: Play -> phase change and Play -> accuracy 0.9, in page time.
+  const INDUCTION_HASH = 'view=train&vocab-size=32&d-model=32&heads=2&seq-len=32&batch=32&lr=0.005&seed=0' +
+    '&task=induction&layers=2&residual=true';
+  const induction = await (async () => {
+    const c = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const p = await c.newPage();
+    await p.goto(`${srv.url}#${INDUCTION_HASH}`);
+    await waitReady(p);
+    const times = await p.evaluate(() => new Promise((resolve) => {
+      const readout = document.querySelector('.readout');
+      const t0 = performance.now();
+      const out = { phase_change_ms: null, phase_change_step: null, accuracy_0_9_ms: null, accuracy_0_9_step: null };
+      const check = () => {
+        const chart = document.querySelector('[data-phase-change]');
+        const phase = chart ? Number(chart.dataset.phaseChange) : -1;
+        if (out.phase_change_ms === null && phase >= 0) {
+          out.phase_change_ms = performance.now() - t0;
+          out.phase_change_step = phase;
+        }
+        if (out.accuracy_0_9_ms === null && Number(readout.dataset.accuracy) >= 0.9) {
+          out.accuracy_0_9_ms = performance.now() - t0;
+          out.accuracy_0_9_step = Number(readout.dataset.step);
+        }
+        if (out.phase_change_ms !== null && out.accuracy_0_9_ms !== null) {
+          obs.disconnect();
+          resolve(out);
+        }
+      };
+      const obs = new MutationObserver(check);
+      obs.observe(document.body, { subtree: true, attributes: true, attributeFilter: ['data-phase-change', 'data-accuracy', 'data-step'] });
+      document.querySelector('[data-action=play]').click();
+    }));
+    await c.close();
+    return times;
+  })();
+
   // 4. The same under prefers-reduced-motion (progress every 500 ms): 2 s blocks.
   const reduced = await (async () => {
     const c = await browser.newContext({ viewport: { width: 1280, height: 900 }, reducedMotion: 'reduce' });
@@ -234,6 +273,7 @@ async function main() {
     gzip_bytes: bodies.reduce((a, b) => a + b.gzip, 0),
   };
   const result = {
+    induction_preset: { hash: INDUCTION_HASH, ...induction },
     date: new Date().toISOString(),
     first_heatmap_ms: { median: firstHeatmapMs, runs: firstHeatmapRuns, cold_first_load: firstHeatmapRuns[0] },
     play_to_loss_below_0_05_ms: { median: median(toSolve), runs: toSolve },
@@ -270,6 +310,8 @@ async function main() {
   console.log(`| training in the page, heatmaps drawing | ${pageSps.toFixed(0)} steps/s | |`);
   console.log(`| same, node wasm SIMD (same run) | ${nodeSps.toFixed(0)} steps/s | |`);
   console.log(`| page / node | ${(pageSps / nodeSps).toFixed(2)} | >= 0.8 |`);
+  console.log(`| induction preset: Play -> phase change (step ${induction.phase_change_step}) | ${induction.phase_change_ms.toFixed(0)} ms | |`);
+  console.log(`| induction preset: Play -> accuracy 0.9 (step ${induction.accuracy_0_9_step}) | ${induction.accuracy_0_9_ms.toFixed(0)} ms | < 10000 ms |`);
   const r = result.playing;
   console.log(`| heatmap redraws while playing (median of 1 s blocks) | ${r.heatmap_redraws_per_s.median.toFixed(1)} /s | |`);
   console.log(`| longest main-thread task while playing (median over 1 s blocks; 0 = none over 50 ms) | ${r.longest_main_thread_task_ms.median.toFixed(0)} ms | |`);

@@ -49,6 +49,7 @@ r.torch_demo_1t = torch('demo', 1, blas);
 r.torch_demo_2t = torch('demo', 2, blas);
 r.torch_large_1t = torch('large', 1, blas);
 r.torch_large_2t = torch('large', 2, blas);
+r.torch_induction_1t = torch('induction', 1, blas);
 const tfjs = (backend, config, embedding = 'gather') =>
   run(`tfjs ${backend} ${config} (${embedding} embedding)`, 'node',
     ['bench/tfjs_baseline.mjs', '--backend', backend, '--config', config, '--embedding', embedding, ...timing]);
@@ -74,6 +75,11 @@ const sps = {
   tfjs_cpu_demo: r.tfjs_cpu_demo.steps_per_s,
   tfjs_wasm_large: r.tfjs_wasm_large.steps_per_s,
   tfjs_wasm_large_onehot: r.tfjs_wasm_large_onehot.steps_per_s,
+  // The induction preset (2 layers, residual; README-induction.md).
+  native_induction: r.native.configs.induction.steps_per_s,
+  wasm_simd_induction: r.wasm_simd.configs.induction.steps_per_s,
+  wasm_scalar_induction: r.wasm_scalar.configs.induction.steps_per_s,
+  torch_induction_1t: r.torch_induction_1t.steps_per_s,
 };
 // The TF.js baseline is the faster of its two formulations, measured in this run.
 const tfjsBest = {
@@ -90,6 +96,8 @@ const ratios = [
   ratio(`native / PyTorch 1t (${blas}), demo`, sps.native_demo, sps.torch_demo_1t, 4),
   ratio(`native / PyTorch 1t (${blas}), large`, sps.native_large, sps.torch_large_1t, 0.8),
   ratio(`native / PyTorch 2t (${blas}), large`, sps.native_large, sps.torch_large_2t, 0.8),
+  ratio('wasm SIMD / native, induction preset', sps.wasm_simd_induction, sps.native_induction, 0.6),
+  ratio(`wasm SIMD / PyTorch 1t (${blas}), induction preset`, sps.wasm_simd_induction, sps.torch_induction_1t, 1.5),
   ratio('native large GFLOP/s / native GEMM peak', r.native.configs.large.gflops, r.native.gemm_peak_gflops, 0.6),
   ratio('wasm SIMD large GFLOP/s / wasm SIMD GEMM peak', r.wasm_simd.configs.large.gflops, r.wasm_simd.gemm_peak_gflops, 0.6),
 ];
@@ -126,6 +134,11 @@ row(`PyTorch eager, ${blas}, 2 threads`, sps.torch_demo_2t, sps.torch_large_2t);
 row('TF.js 4.22 wasm, gather embedding', sps.tfjs_wasm_demo, sps.tfjs_wasm_large);
 row('TF.js 4.22 wasm, one-hot embedding', sps.tfjs_wasm_demo_onehot, sps.tfjs_wasm_large_onehot);
 row('TF.js 4.22 cpu', sps.tfjs_cpu_demo, undefined);
+console.log('\n| engine | induction preset (V32 D32 H2 T32 B32, 2 layers, residual) |');
+console.log('|---|---|');
+for (const [name, v] of [['attn native (Eigen)', sps.native_induction], ['attn wasm SIMD (node)', sps.wasm_simd_induction],
+  ['attn wasm scalar (node)', sps.wasm_scalar_induction], [`PyTorch eager, ${blas}, 1 thread`, sps.torch_induction_1t]])
+  console.log(`| ${name} | ${f(v)} |`);
 console.log('\n| ratio | measured | target | met |');
 console.log('|---|---|---|---|');
 for (const q of ratios) console.log(`| ${q.name} | ${f(q.value)} | >= ${q.target} | ${q.met ? 'yes' : 'no'} |`);

@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """PyTorch baseline: the reference TinyAttentionLM (tests/reference/make_reference.py) trained
-eagerly on the repeat task, timed like `attn bench` (warm-up, then the median of timed blocks).
-Prints one JSON line.
+eagerly on the repeat task (demo, large) or, for the induction preset (2 layers with the residual
+stream), on rows of the same shape whose loss counts only a few positions per row, timed like
+`attn bench` (warm-up, then the median of timed blocks). Prints one JSON line.
 
-  /usr/bin/python3 bench/torch_baseline.py --config demo|large [--threads 1] [--blocks 5]
+  /usr/bin/python3 bench/torch_baseline.py --config demo|large|induction [--threads 1] [--blocks 5]
       [--block-seconds 1]
 The BLAS is whatever libblas.so.3 the loader finds; bench/run points it at OpenBLAS when
 Debian's libopenblas0 is installed, and the JSON says which one was loaded.
@@ -25,6 +26,7 @@ from make_reference import TinyAttentionLM  # noqa: E402  (the same model the pa
 CONFIGS = {
     "demo": dict(V=64, D=32, H=4, T=12, B=16, lr=5e-3),
     "large": dict(V=256, D=256, H=8, T=256, B=8, lr=5e-3),
+    "induction": dict(V=32, D=32, H=2, T=32, B=32, lr=5e-3, L=2, residual=True),
 }
 
 
@@ -47,13 +49,24 @@ def main():
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
     c = CONFIGS[a.config]
-    model = TinyAttentionLM(c["V"], c["D"], c["H"], c["T"])
+    model = TinyAttentionLM(c["V"], c["D"], c["H"], c["T"], c.get("L", 1), c.get("residual", False))
     opt = torch.optim.Adam(model.parameters(), lr=c["lr"], betas=(0.9, 0.999), eps=1e-8)
 
+    def batch():
+        if "L" not in c:
+            ids = torch.randint(0, c["V"], (c["B"], 1)).expand(c["B"], c["T"])  # repeat task
+            return ids, ids
+        # Induction-shaped rows: random ids, 6 counted positions per row (the work of a step does
+        # not depend on which ids they are, nor on which positions count).
+        ids = torch.randint(0, c["V"], (c["B"], c["T"]))
+        targets = torch.full_like(ids, -100)
+        targets[:, 20:26] = ids[:, 21:27]
+        return ids, targets
+
     def step():
-        ids = torch.randint(0, c["V"], (c["B"], 1)).expand(c["B"], c["T"])  # repeat task
-        logits, _ = model(ids)
-        loss = F.cross_entropy(logits.reshape(-1, c["V"]), ids.reshape(-1))
+        ids, targets = batch()
+        logits = model(ids)[0]
+        loss = F.cross_entropy(logits.reshape(-1, c["V"]), targets.reshape(-1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()

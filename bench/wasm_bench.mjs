@@ -1,6 +1,6 @@
 // The wasm core under node, timed like `attn bench`: training steps/s (median of timed blocks
 // after a warm-up) for each config, and the best GEMM GFLOP/s of the same build. Prints JSON.
-//   node bench/wasm_bench.mjs --variant simd|scalar [--config demo|large|all] [--blocks 5]
+//   node bench/wasm_bench.mjs --variant simd|scalar [--config demo|large|induction|all] [--blocks 5]
 //        [--block-seconds 1]
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -12,12 +12,14 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CONFIGS = {
   demo: { vocabSize: 64, dModel: 32, nHeads: 4, seqLen: 12, batchSize: 16, lr: 5e-3, seed: 42 },
   large: { vocabSize: 256, dModel: 256, nHeads: 8, seqLen: 256, batchSize: 8, lr: 5e-3, seed: 42 },
+  // The induction preset (README-induction.md), as `attn bench --config induction`.
+  induction: { vocabSize: 32, dModel: 32, nHeads: 2, seqLen: 32, batchSize: 32, lr: 5e-3, seed: 0, task: 'induction', nLayers: 2, residual: true },
 };
 
 // Matmul FLOPs of one training step; the same count as attn::train_step_flops.
-export function trainStepFlops({ vocabSize: V, dModel: D, nHeads: H, seqLen: T, batchSize: B }) {
+export function trainStepFlops({ vocabSize: V, dModel: D, nHeads: H, seqLen: T, batchSize: B, nLayers: L = 1 }) {
   const N = B * T;
-  const forward = 2 * N * D * 3 * D + 4 * B * H * T * T * (D / H) + 2 * N * D * D + 2 * N * D * V;
+  const forward = L * (2 * N * D * 3 * D + 4 * B * H * T * T * (D / H) + 2 * N * D * D) + 2 * N * D * V;
   return 3 * forward;
 }
 
@@ -39,7 +41,7 @@ async function main() {
   const configs = {};
   for (const name of names) {
     const cfg = CONFIGS[name];
-    if (!cfg) throw new Error(`--config must be demo, large or all, got ${name}`);
+    if (!cfg) throw new Error(`--config must be demo, large, induction or all, got ${name}`);
     const t = new core.Trainer(cfg);
     let perBlock = 0;
     const t0 = performance.now();

@@ -7,11 +7,11 @@ namespace attn {
 double train_step_flops(const TrainerConfig& c) {
   const double N = double(c.batch_size) * c.seq_len, D = c.d_model, V = c.vocab_size;
   const double T = c.seq_len, BH = double(c.batch_size) * c.n_heads, Dh = D / c.n_heads;
-  const double forward = 2 * N * D * 3 * D      // qkv_proj
-                         + 2 * BH * T * T * Dh  // Q K^T
-                         + 2 * BH * T * T * Dh  // weights V
-                         + 2 * N * D * D        // out_proj
-                         + 2 * N * D * V;       // lm_head
+  const double layer = 2 * N * D * 3 * D      // qkv_proj
+                      + 2 * BH * T * T * Dh  // Q K^T
+                      + 2 * BH * T * T * Dh  // weights V
+                      + 2 * N * D * D;       // out_proj
+  const double forward = c.n_layers * layer + 2 * N * D * V;  // + lm_head
   return 3 * forward;
 }
 

@@ -9,7 +9,7 @@
 namespace attn {
 
 // Floating-point operations of one training step (forward + backward; matmuls only, counted
-// as 2*m*n*k each; the backward does twice the forward's matmul work).
+// as 2*m*n*k each, every layer's; the backward does twice the forward's matmul work).
 double train_step_flops(const TrainerConfig& config);
 
 // Runs `reps` products C = A B (matmul_nn: the kernel our layers use) of (n,n) matrices and

@@ -18,11 +18,16 @@ namespace attn {
 // future:  random ids; the target at t is the next input x[t+1]. No causal model can beat
 //          chance (1/V) on it: it exists to show what a broken mask leaks. The last target
 //          (z[T], never an input) is ignored.
+// induction: random ids in which one segment of L distinct ids (L in induction_lengths(T))
+//          occurs twice, at random non-overlapping offsets; the other ids ("fillers") are
+//          drawn from the ids not in the segment. Only the positions inside the second
+//          occurrence whose next id is the segment's next id count: the first occurrence
+//          determines them (find_repeat says where the segment is).
 // For copy, reverse and sort only the targets inside the second half are predictable.
-enum class Task { Repeat, Shift, Copy, Reverse, Sort, Future };
+enum class Task { Repeat, Shift, Copy, Reverse, Sort, Future, Induction };
 
-// "repeat", "shift", "copy", "reverse", "sort" or "future"; anything else throws an Error of
-// kind Config, key "task", naming the value and the choices.
+// "repeat", "shift", "copy", "reverse", "sort", "future" or "induction"; anything else throws an
+// Error of kind Config, key "task", naming the value and the choices.
 Task parse_task(const std::string& name);
 const char* task_name(Task task);
 
@@ -42,5 +47,30 @@ void make_batch(Task task, int vocab_size, int B, int T, Rng& rng, Batch& batch)
 // and for any other sequence the answer the rule asks for (kIgnoreIndex where it asks for none).
 // Works for every T >= 1 (positions the rule cannot fill are ignored).
 void task_targets(Task task, const int32_t* x, int T, int32_t* targets);
+
+// The induction task's segment lengths for sequence length T: L in [min, max], where
+// max = min(8, T / 2) (both occurrences fit) and min = max(2, min(4, max)).
+struct SegmentLengths {
+  int min, max;
+};
+SegmentLengths induction_lengths(int T);
+
+// A segment that occurs twice in a sequence: x[second + i] == x[first + i] for i < length, with
+// first + length <= second (no overlap).
+struct Repeat {
+  int first = -1, second = -1, length = 0;
+  bool found() const { return length > 0; }
+  bool operator==(const Repeat& o) const {
+    return first == o.first && second == o.second && length == o.length;
+  }
+};
+
+// The induction task's rule for finding its segment in any sequence x (T): among the repeats
+// that are maximal (neither occurrence can be extended by one id on either side and stay
+// equal), do not overlap, have length >= induction_lengths(T).min and hold distinct ids, the
+// longest; ties go to the earliest second occurrence, then the earliest first. None found:
+// length 0. The generator redraws its fillers until this rule finds exactly the segment it
+// placed, so task_targets and make_batch agree. O(T^2).
+Repeat find_repeat(const int32_t* x, int T);
 
 }  // namespace attn

@@ -315,4 +315,47 @@ void Trainer::attention(const int32_t* ids, int T, Mat& weights, Mat& logits) {
   logits = eval_state_.logits;
 }
 
+// ---- Circuits (issue 15) ----
+
+Trainer::HeadScores Trainer::head_scores() {
+  const int B = config_.batch_size, T = config_.seq_len, H = config_.n_heads;
+  const int L = config_.n_layers, V = config_.vocab_size, D = config_.d_model;
+  bool induction = true;
+  try {
+    check_task(Task::Induction, V, T);
+  } catch (const std::invalid_argument&) {
+    induction = false;
+  }
+  std::vector<ScoreSum> previous(size_t(L * H)), prefix(size_t(L * H));
+  Rng rng(config_.seed ^ 0x6A09E667F3BCC909ULL);
+  for (int rows = 0; rows < kScoreRows && T >= 2; rows += B) {
+    make_batch(induction ? Task::Induction : Task::Shift, V, B, T, rng, eval_batch_);
+    model_.forward(eval_batch_.inputs.data(), B, T, /*training=*/false, rng, eval_state_);
+    for (int l = 0; l < L; ++l) {
+      const Mat& w = eval_state_.layers[size_t(l)].weights();
+      add_previous_token(w, B, H, T, &previous[size_t(l * H)]);
+      if (induction) add_prefix_matching(w, eval_batch_.inputs.data(), B, H, T, &prefix[size_t(l * H)]);
+    }
+  }
+  HeadScores out;
+  for (int g = 0; g < L * H; ++g) {
+    out.previous_token.push_back(previous[size_t(g)].mean());
+    out.prefix_matching.push_back(prefix[size_t(g)].mean());
+  }
+  for (int l = 0; l + 1 < L; ++l)
+    for (int h1 = 0; h1 < H; ++h1) {
+      const Mat ov = ov_circuit(model_.layers[size_t(l)], h1);
+      for (int h2 = 0; h2 < H; ++h2)
+        out.composition.push_back(k_composition(qk_circuit(model_.layers[size_t(l + 1)], h2), ov));
+    }
+  if (composition_baseline_ < 0.0f)
+    composition_baseline_ = k_composition_baseline(D, D / H, kBaselineSamples, 0x5EED);
+  out.composition_baseline = composition_baseline_;
+  return out;
+}
+
+int64_t Trainer::phase_change_step() {
+  return phase_.update(history_.data(), history_.size(), history_stride_);
+}
+
 }  // namespace attn

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "attn/adam.h"
+#include "attn/circuits.h"
 #include "attn/model.h"
 #include "attn/tasks.h"
 
@@ -120,6 +121,29 @@ class Trainer {
   const Batch& last_batch() const { return batch_; }
 
   static constexpr size_t kMaxHistory = 16384;
+
+  // ---- Circuits (issue 15): cpp/attn/circuits.h has the math and the conventions. ----
+  // Per head, global index g = l * H + h, in eval mode under the current ablation, over a fixed
+  // set of induction rows (kScoreRows rows from their own generator, the same on every call,
+  // whatever the training task): previous_token[g] and prefix_matching[g] (NaN when the config
+  // cannot hold induction rows: seq_len < 4 or vocab_size too small; previous_token then comes
+  // from random rows). composition[(l * H + h1) * H + h2] is the K-composition from head h1 of
+  // layer l to head h2 of layer l + 1 ((L-1)*H*H entries); composition_baseline is its mean for
+  // random heads of the same shapes (k_composition_baseline, kBaselineSamples draws).
+  struct HeadScores {
+    std::vector<float> previous_token, prefix_matching, composition;
+    float composition_baseline;
+  };
+  HeadScores head_scores();
+  static constexpr int kScoreRows = 64, kBaselineSamples = 200;
+
+  // The step of the phase change in the loss history (PhaseChangeRule's defaults), or -1 while
+  // none is found; once found it stays.
+  int64_t phase_change_step();
+
+ private:
+  PhaseChangeDetector phase_;
+  float composition_baseline_ = -1.0f;  // computed on the first head_scores()
 
  private:
   void record_loss(float loss);

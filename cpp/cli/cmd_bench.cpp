@@ -31,10 +31,18 @@ struct Named {
 
 std::vector<Named> bench_configs(const std::string& which) {
   const TrainerConfig large{256, 256, 8, 256, 8};  // V, D, H, T, B; the rest DemoConfig's
+  // The induction preset (README-induction.md): V 32, D 32, H 2, T 32, B 32, 2 layers, residual.
+  TrainerConfig induction{32, 32, 2, 32, 32};
+  induction.seed = 0;
+  induction.task = "induction";
+  induction.n_layers = 2;
+  induction.residual = true;
   std::vector<Named> out;
   if (which == "demo" || which == "all") out.push_back({"demo", TrainerConfig{}});
   if (which == "large" || which == "all") out.push_back({"large", large});
-  if (out.empty()) throw UsageError("--config must be demo, large or all, got '" + which + "'");
+  if (which == "induction" || which == "all") out.push_back({"induction", induction});
+  if (out.empty())
+    throw UsageError("--config must be demo, large, induction or all, got '" + which + "'");
   return out;
 }
 
@@ -83,7 +91,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   const Args args("bench",
                   "Measures training steps/s and GFLOP/s (median of timed blocks after a warm-up) "
                   "and the best single-thread GEMM GFLOP/s, and prints JSON.",
-                  {{"config", "NAME", "all", "demo, large or all"},
+                  {{"config", "NAME", "all", "demo, large, induction or all"},
                    {"blocks", "N", "5", "timed blocks (the median is reported)"},
                    {"block-seconds", "S", "1", "approximate length of one block"}},
                   argv);

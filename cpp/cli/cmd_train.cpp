@@ -8,6 +8,37 @@
 
 namespace attn::cli {
 
+namespace {
+
+// Per-head scores, the phase change and, with 2+ layers, the K-composition matrix (issue 15).
+void print_circuits(Trainer& trainer) {
+  const TrainerConfig& c = trainer.config();
+  const int L = c.n_layers, H = c.n_heads;
+  const Trainer::HeadScores s = trainer.head_scores();
+  std::printf("# phase change at step %lld (-1: none yet)\n",
+              static_cast<long long>(trainer.phase_change_step()));
+  std::printf("# head scores (eval mode, %d induction rows): layer head previous-token prefix-matching\n",
+              Trainer::kScoreRows);
+  for (int l = 0; l < L; ++l)
+    for (int h = 0; h < H; ++h)
+      std::printf("head L%d.H%d previous-token %.4f prefix-matching %.4f\n", l + 1, h + 1,
+                  static_cast<double>(s.previous_token[size_t(l * H + h)]),
+                  static_cast<double>(s.prefix_matching[size_t(l * H + h)]));
+  if (L < 2) return;
+  std::printf("# K-composition, rows: writing head of layer l, columns: reading head of layer l+1;"
+              " random baseline %.4f\n", static_cast<double>(s.composition_baseline));
+  for (int l = 0; l + 1 < L; ++l)
+    for (int h1 = 0; h1 < H; ++h1) {
+      std::printf("composition L%d.H%d ->", l + 1, h1 + 1);
+      for (int h2 = 0; h2 < H; ++h2)
+        std::printf(" L%d.H%d %.4f", l + 2, h2 + 1,
+                    static_cast<double>(s.composition[size_t((l * H + h1) * H + h2)]));
+      std::printf("\n");
+    }
+}
+
+}  // namespace
+
 int cmd_train(const std::vector<std::string>& argv) {
   std::vector<Flag> flags = trainer_flags();
   for (Flag& f : ablation_flags()) flags.push_back(f);
@@ -59,6 +90,7 @@ int cmd_train(const std::vector<std::string>& argv) {
       trainer.set_ablation(ablation);
     }
   }
+  if (steps > 0) print_circuits(trainer);
   if (args.has("save")) {
     write_file_atomic(args.get("save"), save_model(trainer.model()));
     std::printf("# saved %s\n", args.get("save").c_str());

@@ -18,7 +18,7 @@ std::vector<Flag> trainer_flags() {
       {"seed", "N", std::to_string(d.seed), "seed for weights, batches and dropout"},
       {"attn-dropout", "P", "0", "dropout on attention weights, in [0, 1)"},
       {"out-dropout", "P", "0", "dropout on the attention output, in [0, 1)"},
-      {"task", "NAME", d.task, "training task: repeat, shift, copy, reverse, sort or future"},
+      {"task", "NAME", d.task, "training task: repeat, shift, copy, reverse, sort, future or induction"},
       {"layers", "L", std::to_string(d.n_layers), "attention layers, 1 to 4"},
       {"residual", "", "", "add each layer's output to the residual stream (x = x + attn(x))"},
   };

@@ -66,6 +66,20 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       .function("attentionStats", +[](Trainer& t) {
         return js_call([&] { return to_js(t.attention_stats()); });
       })
+      .function("headScores", +[](Trainer& t) {
+        return js_call([&] {
+          const Trainer::HeadScores s = t.head_scores();
+          val js = val::object();
+          js.set("previousToken", float32_array(s.previous_token));
+          js.set("prefixMatching", float32_array(s.prefix_matching));
+          js.set("composition", float32_array(s.composition));
+          js.set("compositionBaseline", s.composition_baseline);
+          js.set("nLayers", t.config().n_layers);
+          js.set("nHeads", t.config().n_heads);
+          return js;
+        });
+      })
+      .function("phaseChange", +[](Trainer& t) { return double(t.phase_change_step()); })
       .function("rowBackward", +[](Trainer& t, val ids, val head, val query, val target) {
         return js_call([&] {
           const std::vector<int32_t> x = to_ids(ids, size_t(t.config().seq_len));

@@ -38,6 +38,7 @@ set(ATTN_CLI_CASES
   selftest
   selftest_bad_reference
   train_ablation
+  train_induction
   ablation_bad_flags
   demo_verdict
   demo_check_fails

@@ -348,6 +348,35 @@ train_ablation)
   awk -v a="$acc" 'BEGIN { exit !(a < 0.2) }' || fail "copy with every head off: accuracy $acc"
   ;;
 
+train_induction)
+  # attn train prints, at the end, the phase change, every head's previous-token and
+  # prefix-matching score (layer-major) and the K-composition matrix with its random baseline.
+  # (The numbers themselves are checked against plain references in tests/cpp/test_circuits.cpp
+  # and against the wasm build in tests/web/induction.test.mjs.)
+  for L in 1 2 3; do
+    ok "$ATTN" train --vocab-size 16 --d-model 16 --heads 2 --seq-len 16 --batch 8 --layers $L --residual \
+      --task induction --steps 20 --log-every 20
+    grep -q '^# phase change at step -1 ' "$S/stdout" || fail "L=$L: no phase change line"
+    heads=$(grep -c '^head L[0-9]\.H[0-9] previous-token ' "$S/stdout")
+    [[ $heads -eq $((2 * L)) ]] || fail "L=$L: $heads head lines (want $((2 * L)))"
+    awk '/^head /{ if (!($4 > 0 && $4 < 1 && $6 > 0 && $6 < 1)) { print "bad scores: " $0; bad = 1 } }
+         END { exit bad }' "$S/stdout" || fail "L=$L: a head score outside (0, 1)"
+    grep -q "^head L$L\.H2 previous-token " "$S/stdout" || fail "L=$L: no line for the last head"
+    rows=$(grep -c '^composition L' "$S/stdout")
+    [[ $rows -eq $((2 * (L - 1))) ]] || fail "L=$L: $rows composition rows (want $((2 * (L - 1))))"
+    awk '/^composition /{ if (NF != 7 || !($5 > 0 && $5 <= 1 && $7 > 0 && $7 <= 1)) { print "bad row: " $0; bad = 1 } }
+         END { exit bad }' "$S/stdout" || fail "L=$L: a composition entry outside (0, 1]"
+    if [[ $L -gt 1 ]]; then
+      base=$(sed -n 's/^# K-composition.*random baseline \([0-9.]*\)$/\1/p' "$S/stdout")
+      awk -v b="$base" 'BEGIN { exit !(b > 0 && b < 1) }' || fail "L=$L: baseline '$base'"
+      grep -q "^composition L$((L - 1))\.H2 -> L$L\.H1 [0-9.]* L$L\.H2 [0-9.]*$" "$S/stdout" ||
+        fail "L=$L: no row for the last pair of layers"
+    else
+      grep -q '^# K-composition' "$S/stdout" && fail "L=1: a composition matrix"
+    fi
+  done
+  ;;
+
 ablation_bad_flags)
   bad "--mask: unknown mask 'triu'" "$ATTN" train --mask triu
   bad "--heads-off: '5' is not a head number in [1, 4]" "$ATTN" train --heads-off 5

@@ -142,7 +142,7 @@ TEST_CASE("errors: config below the Trainer (model, layers, Adam, tasks)", "[err
   CHECK(task.kind == ErrorKind::Config);
   CHECK(task.key == "task");
   CHECK(task.message ==
-        "unknown task 'Copy' (expected repeat, shift, copy, reverse, sort or future)");
+        "unknown task 'Copy' (expected repeat, shift, copy, reverse, sort, future or induction)");
   CHECK(caught([] { check_task(Task::Sort, 2, 9); }).key == "task");
 }
 

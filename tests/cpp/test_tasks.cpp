@@ -12,8 +12,9 @@
 using Catch::Matchers::Contains;
 
 TEST_CASE("tasks: names parse and print", "[tasks]") {
-  for (const char* name : {"repeat", "shift", "copy", "reverse", "sort", "future"})
+  for (const char* name : {"repeat", "shift", "copy", "reverse", "sort", "future", "induction"})
     CHECK(std::string(attn::task_name(attn::parse_task(name))) == name);
+  CHECK(attn::parse_task("induction") == attn::Task::Induction);
   CHECK(attn::parse_task("repeat") == attn::Task::Repeat);
   CHECK_THROWS_AS(attn::parse_task("Copy"), std::invalid_argument);
   CHECK_THROWS_WITH(attn::parse_task("bogus"), Contains("'bogus'") && Contains("repeat, shift"));
@@ -182,7 +183,7 @@ TEST_CASE("tasks: task_targets gives exactly the targets make_batch drew, for ev
   attn::Rng rng(21);
   attn::Batch batch;
   std::vector<int32_t> targets;
-  for (const char* name : {"repeat", "shift", "copy", "reverse", "sort", "future"})
+  for (const char* name : {"repeat", "shift", "copy", "reverse", "sort", "future", "induction"})
     for (int T = 1; T <= 17; ++T) {
       const attn::Task task = attn::parse_task(name);
       try {
@@ -238,4 +239,152 @@ TEST_CASE("tasks: future needs the future: chance with the causal mask, solved o
     if (mode == attn::MaskMode::Causal) CHECK(acc < 0.1f);  // chance is 1/64
     else CHECK(acc >= 0.99f);
   }
+}
+
+// ---- induction ----
+
+namespace {
+
+// The induction rule of find_repeat written out plainly: try every (first, second, length).
+attn::Repeat plain_find_repeat(const std::vector<int32_t>& x) {
+  const int T = int(x.size());
+  const int shortest = std::max(2, std::min(4, std::min(8, T / 2)));
+  attn::Repeat best;
+  for (int second = 0; second < T; ++second)
+    for (int first = 0; first < second; ++first)
+      for (int len = shortest; first + len <= second && second + len <= T; ++len) {
+        bool equal = true, distinct = true;
+        for (int i = 0; i < len; ++i) {
+          equal = equal && x[size_t(first + i)] == x[size_t(second + i)];
+          for (int j = 0; j < i; ++j) distinct = distinct && x[size_t(second + i)] != x[size_t(second + j)];
+        }
+        const bool left_open = first > 0 && x[size_t(first - 1)] == x[size_t(second - 1)];
+        const bool right_open = second + len < T && x[size_t(first + len)] == x[size_t(second + len)];
+        if (!equal || !distinct || left_open || right_open) continue;
+        // Loops run second, then first, upwards: only a strictly longer repeat replaces the best.
+        if (len > best.length) best = {first, second, len};
+      }
+  return best;
+}
+
+}  // namespace
+
+TEST_CASE("tasks: find_repeat finds the longest maximal repeat of distinct ids", "[tasks][induction]") {
+  using V = std::vector<int32_t>;
+  const auto find = [](const V& x) { return attn::find_repeat(x.data(), int(x.size())); };
+  // T 12: segments of 4..6 ids. 1 2 3 4 at 0 and 6.
+  CHECK(find(V{1, 2, 3, 4, 9, 8, 1, 2, 3, 4, 7, 6}) == attn::Repeat{0, 6, 4});
+  // The ids before both occurrences match (5): the repeat is 5 1 2 3 4.
+  CHECK(find(V{5, 1, 2, 3, 4, 8, 5, 1, 2, 3, 4, 6}) == attn::Repeat{0, 6, 5});
+  // Only 3 ids repeat (T 12 needs 4): none.
+  CHECK_FALSE(find(V{1, 2, 3, 9, 9, 9, 1, 2, 3, 8, 8, 8}).found());
+  // A repeated id inside: 1 2 1 2 is not a segment of distinct ids.
+  CHECK_FALSE(find(V{1, 2, 1, 2, 9, 8, 1, 2, 1, 2, 7, 6}).found());
+  // Adjacent occurrences are fine; overlapping ones (period 2) are not.
+  CHECK(find(V{1, 2, 3, 4, 1, 2, 3, 4, 9, 8, 7, 6}) == attn::Repeat{0, 4, 4});
+  CHECK_FALSE(find(V{1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2}).found());
+  // Two repeats of length 4: the one whose second occurrence comes first.
+  CHECK(find(V{1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8}).length == 8);
+  CHECK(find(V{1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 2, 3, 4, 0, 5, 6, 7, 8}) == attn::Repeat{0, 9, 4});
+  // Random sequences, including ones rich in repeats (small V), against the plain rule.
+  attn::Rng rng(31);
+  for (int trial = 0; trial < 400; ++trial) {
+    const int T = 4 + int(rng.below(29)), Vocab = 2 + int(rng.below(6));
+    V x(static_cast<size_t>(T));
+    for (int32_t& id : x) id = int32_t(rng.below(uint32_t(Vocab)));
+    CAPTURE(trial, T, Vocab);
+    const attn::Repeat got = find(x), want = plain_find_repeat(x);
+    CHECK(got.first == want.first);
+    CHECK(got.second == want.second);
+    CHECK(got.length == want.length);
+  }
+}
+
+TEST_CASE("tasks: induction rows hold one segment of distinct ids, twice, and count only its "
+          "determined positions", "[tasks][induction]") {
+  for (const auto& [Vocab, T] : std::vector<std::pair<int, int>>{{32, 32}, {10, 32}, {64, 12}, {6, 8}, {4, 4}, {12, 17}}) {
+    CAPTURE(Vocab, T);
+    const attn::SegmentLengths lengths = attn::induction_lengths(T);
+    attn::Rng rng(uint64_t(Vocab * 1000 + T));
+    attn::Batch batch;
+    std::set<int> firsts, seconds, lens, gaps;
+    for (int round = 0; round < 8; ++round) {
+      attn::make_batch(attn::Task::Induction, Vocab, 64, T, rng, batch);
+      for (int b = 0; b < 64; ++b) {
+        CAPTURE(round, b);
+        const std::vector<int32_t> x(&batch.inputs(b, 0), &batch.inputs(b, 0) + T);
+        const attn::Repeat r = plain_find_repeat(x);
+        REQUIRE(r.found());
+        CHECK(r.length >= lengths.min);
+        CHECK(r.length <= lengths.max);
+        CHECK(r.first + r.length <= r.second);  // two occurrences, no overlap
+        CHECK(r.second + r.length <= T);
+        for (int i = 0; i < r.length; ++i) {
+          // The segment's ids are distinct and occur exactly twice in the row.
+          const int32_t id = x[size_t(r.second + i)];
+          CHECK(std::count(x.begin(), x.end(), id) == 2);
+          for (int j = 0; j < i; ++j) CHECK(x[size_t(r.second + j)] != id);
+        }
+        for (int32_t id : x) CHECK((id >= 0 && id < Vocab));
+        // Counted: second .. second + length - 2; the answer is the id after the current id's
+        // first occurrence, which is also the next input.
+        for (int t = 0; t < T; ++t) {
+          const bool counted = t >= r.second && t < r.second + r.length - 1;
+          CHECK((batch.targets(b, t) != kIgnore) == counted);
+          if (counted) {
+            CHECK(batch.targets(b, t) == x[size_t(r.first + t - r.second + 1)]);
+            CHECK(batch.targets(b, t) == x[size_t(t + 1)]);
+          }
+        }
+        firsts.insert(r.first);
+        seconds.insert(r.second);
+        lens.insert(r.length);
+        gaps.insert(r.second - r.first);
+      }
+    }
+    // Offsets and lengths vary: every length, and at least half of the possible places for each
+    // occurrence and for the distance between them (first in [0, spare], where spare = T - 2L
+    // fillers around the shortest segments; the extremes need both offset draws to agree).
+    CHECK(int(lens.size()) == lengths.max - lengths.min + 1);
+    const int spare = T - 2 * lengths.min;
+    CAPTURE(firsts.size(), seconds.size(), gaps.size());
+    CHECK(2 * int(firsts.size()) >= spare + 1);
+    CHECK(2 * int(seconds.size()) >= spare + 1);
+    CHECK(2 * int(gaps.size()) >= spare + 1);
+  }
+}
+
+TEST_CASE("tasks: induction batches are deterministic and need T >= 4 and V >= longest + 2",
+          "[tasks][induction]") {
+  attn::Rng a(5), b(5), c(6);
+  attn::Batch x, y, z;
+  attn::make_batch(attn::Task::Induction, 32, 16, 32, a, x);
+  attn::make_batch(attn::Task::Induction, 32, 16, 32, b, y);
+  attn::make_batch(attn::Task::Induction, 32, 16, 32, c, z);
+  CHECK(x.inputs == y.inputs);
+  CHECK(x.targets == y.targets);
+  CHECK(a.state() == b.state());
+  CHECK(x.inputs != z.inputs);
+  CHECK(attn::induction_lengths(32).min == 4);
+  CHECK(attn::induction_lengths(32).max == 8);
+  CHECK(attn::induction_lengths(12).max == 6);
+  CHECK(attn::induction_lengths(7).min == 3);
+  CHECK(attn::induction_lengths(5).min == 2);
+  attn::Batch batch;
+  CHECK_THROWS_WITH(attn::make_batch(attn::Task::Induction, 32, 2, 3, a, batch),
+                    Contains("the induction task needs seq_len >= 4, got 3"));
+  CHECK_THROWS_WITH(attn::make_batch(attn::Task::Induction, 9, 2, 32, a, batch),
+                    Contains("vocab_size (9) must be >= 10"));
+  attn::make_batch(attn::Task::Induction, 10, 2, 32, a, batch);  // the smallest V that works
+  // Any sequence gets the rule's answer: 1 2 3 4 at 0 and 6 (T 12): positions 6, 7, 8 predict
+  // 2, 3, 4; the last position of the occurrence predicts what follows it (7), not counted.
+  const int32_t seq[12] = {1, 2, 3, 4, 9, 8, 1, 2, 3, 4, 7, 6};
+  int32_t targets[12];
+  attn::task_targets(attn::Task::Induction, seq, 12, targets);
+  std::vector<int32_t> want(12, kIgnore);
+  want[6] = 2, want[7] = 3, want[8] = 4;
+  CHECK(std::vector<int32_t>(targets, targets + 12) == want);
+  const int32_t none[6] = {1, 2, 3, 4, 5, 6};
+  attn::task_targets(attn::Task::Induction, none, 6, targets);
+  CHECK(std::vector<int32_t>(targets, targets + 6) == std::vector<int32_t>(6, kIgnore));
 }

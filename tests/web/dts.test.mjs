@@ -51,6 +51,7 @@ for (const variant of variants) {
       try {
         assert.deepEqual(Object.keys(t.attention(Int32Array.from([1]))).sort(), declaredMembers('AttentionResult'));
         assert.deepEqual(Object.keys(t.config()).sort(), declaredMembers('TrainerConfig'));
+        assert.deepEqual(Object.keys(t.headScores()).sort(), declaredMembers('HeadScores'));
       } finally {
         t.delete();
       }

@@ -5,6 +5,7 @@ import createAttentionCore, {
   type Ablation,
   type AttentionStats,
   type Evaluation,
+  type HeadScores,
   type ReferenceCase,
   type RowBackward,
   type SelfTestResult,
@@ -59,13 +60,18 @@ export async function train(): Promise<number[]> {
     trainer.setAblation({ mask: 'triu' });
     const ev: Evaluation = trainer.evaluate(2);
     const stats: AttentionStats = trainer.attentionStats();
+    const scores: HeadScores = trainer.headScores();
+    const composition: Float32Array = scores.composition;
+    const phase: number = trainer.phaseChange();
+    // @ts-expect-error the baseline is one number, not an array
+    const baseline: Float32Array = scores.compositionBaseline;
     const row: RowBackward = trainer.rowBackward(ids, 0, 2, 1);
     const dK: Matrix = row.dK;
     const checks: SelfTestResult[] = trainer.selfTest(null);
     const ref: ReferenceCase = { weights: bytes, input: bytes, expected: bytes };
     trainer.selfTest(ref);
     const targets: Int32Array = core.taskTargets('future', ids);
-    const extra = [ev.loss, stats.entropy[0] ?? NaN, row.dScores[0] ?? NaN, dK.rows, checks.length, targets[0] ?? NaN, Number(ablation.scaleScores)];
+    const extra = [ev.loss, stats.entropy[0] ?? NaN, row.dScores[0] ?? NaN, dK.rows, checks.length, targets[0] ?? NaN, Number(ablation.scaleScores), composition[0] ?? NaN, phase, baseline.length];
     return [loss, history[0] ?? NaN, head0[0] ?? NaN, logits[0] ?? NaN, vocab + depth, strided, atInit, accuracy, ...extra];
   } finally {
     trainer.delete();

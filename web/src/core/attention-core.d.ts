@@ -53,8 +53,11 @@ export interface TrainerConfig {
   /** The training task (default "repeat"): repeat, shift (target = previous token), copy (the
    * second half repeats the first), reverse (the second half reverses it) or sort (the second
    * half sorts it; needs vocabSize >= (seqLen + 1) / 2) or future (the target is the next input:
-   * chance for a causal model, solved only when the mask leaks; needs seqLen >= 2). Unpredictable
-   * targets are left out of the loss and the accuracy. */
+   * chance for a causal model, solved only when the mask leaks; needs seqLen >= 2) or induction
+   * (random ids in which a segment of 4-8 distinct ids occurs twice at random offsets; only the
+   * positions of the second occurrence whose next id the first occurrence determines count;
+   * needs seqLen >= 4 and vocabSize >= min(8, seqLen / 2) + 2). Unpredictable targets are left
+   * out of the loss and the accuracy. */
   task?: TaskName;
   /** L, attention layers, integer in [1, 4]; default 1 (the curriculum's model). */
   nLayers?: number;
@@ -63,20 +66,6 @@ export interface TrainerConfig {
 }
 
 export type TaskName = 'repeat' | 'shift' | 'copy' | 'reverse' | 'sort' | 'future' | 'induction';
-
-/** Per-head measurements on a fixed set of induction sequences, under the current ablation. */
-export interface HeadScores {
-  /** (L*H), global head g = l * H + h: mean attention from position i to i - 1. */
-  previousToken: Float32Array;
-  /** (L*H): at the second occurrence, mean attention to the position after the first one. */
-  prefixMatching: Float32Array;
-  /** ((L-1)*H*H): index (l*H + h1)*H + h2, K-composition from head h1 of layer l to head h2 of l+1. */
-  composition: Float32Array;
-  /** The mean K-composition score of random matrices of the same shapes. */
-  compositionBaseline: number;
-  nLayers: number;
-  nHeads: number;
-}
 
 /** How the attention scores are masked: the causal mask, none, or the classic bug that fills
  * -1e4 at the wrong cells (the past) and leaves the future visible. */
@@ -113,6 +102,23 @@ export interface AttentionStats {
   entropy: Float32Array;
   maxWeight: Float32Array;
   answerMass: Float32Array;
+}
+
+/** headScores(): per head g = l * nHeads + h. */
+export interface HeadScores {
+  /** Mean attention from position i to i - 1 (nLayers * nHeads). */
+  previousToken: Float32Array;
+  /** In the second occurrence of the repeated segment, the mean attention to the position just
+   * after the current id's first occurrence (nLayers * nHeads; NaN when seqLen < 4 or vocabSize
+   * is too small for induction rows). */
+  prefixMatching: Float32Array;
+  /** K-composition ||W_QK W_OV^T||_F / (||W_QK||_F ||W_OV||_F) from head h1 of layer l to head h2
+   * of layer l + 1, at (l * nHeads + h1) * nHeads + h2 ((nLayers - 1) * nHeads^2 entries). */
+  composition: Float32Array;
+  /** The mean K-composition of random heads of the same shapes. */
+  compositionBaseline: number;
+  nLayers: number;
+  nHeads: number;
 }
 
 /** The forward and backward of one query row i of one head h, for loss = -log p(target) at i.
@@ -208,15 +214,17 @@ export interface Trainer {
   setAblation(ablation: Ablation): void;
   ablation(): Required<Ablation>;
   attentionStats(): AttentionStats;
+  /** Circuit scores per head (global index l * nHeads + h), measured in eval mode under the
+   * ablation on a fixed set of induction rows, whatever the training task. */
+  headScores(): HeadScores;
+  /** The step of the phase change in the loss history (a smoothed loss that sat on a plateau
+   * while high falls to half of it within 400 steps), or -1 while there is none. */
+  phaseChange(): number;
   /** ids as for attention(); head in [0, nLayers * nHeads) (the global index l * nHeads + h),
    * query in [0, ids.length), target in [0, V). */
   rowBackward(ids: Int32Array, head: number, query: number, target: number): RowBackward;
   /** Runs the curriculum's invariants on this model (unchanged) and, given, a PyTorch case. */
   selfTest(reference: ReferenceCase | null): SelfTestResult[];
-  /** Per-head previous-token, prefix-matching and K-composition scores. */
-  headScores(): HeadScores;
-  /** The step of the phase change, -1 until detected. */
-  phaseChange(): number;
   /** lossHistory()[i] is the loss of step i * historyStride() + 1. */
   historyStride(): number;
   /** Frees the C++ object. Using the Trainer afterwards throws. */
