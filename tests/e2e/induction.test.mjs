@@ -145,7 +145,7 @@ test('trained from the preset until the phase change: the chart marks it, the sc
   // The composition panel: the per-head scores and the K-composition matrix, the baseline.
   const comp = await page.$eval('.composition-panel', (p) => ({
     rows: [...p.querySelectorAll('.composition-scores tbody tr')].map((r) => ({ name: r.cells[0].textContent, prev: Number(r.dataset.previousToken), prefix: Number(r.dataset.prefixMatching), text: [r.cells[1].textContent, r.cells[2].textContent] })),
-    matrix: [...p.querySelectorAll('.composition-fig table td')].map((td) => Number(td.dataset.value)),
+    matrix: [...p.querySelectorAll('.composition-fig table tbody td')].map((td) => Number(td.dataset.value)),
     heads: [...p.querySelectorAll('.composition-fig table thead th, .composition-fig table tbody th')].map((th) => th.textContent),
     baseline: p.querySelector('.composition-baseline').textContent,
     explain: p.querySelector('.composition-explain').textContent,
