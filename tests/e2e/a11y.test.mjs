@@ -2,12 +2,7 @@
 // two views after training, and the element on a lesson page. Zero violations are allowed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import { createRequire } from 'node:module';
-import { launch, lessonPage, openRecorded, serveDistWith, waitReady } from './harness.mjs';
-
-const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-const TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
+import { audit, launch, lessonPage, openRecorded, serveDistWith, waitReady } from './harness.mjs';
 
 let browser;
 let srv;
@@ -19,13 +14,6 @@ test.after(async () => {
   await browser?.close();
   await srv?.close();
 });
-
-/** Runs axe in the page (shadow roots included); returns the violations, one line each. */
-async function audit(page) {
-  await page.addScriptTag({ content: AXE });
-  const violations = await page.evaluate((tags) => window.axe.run(document, { runOnly: { type: 'tag', values: tags } }).then((r) => r.violations), TAGS);
-  return violations.map((v) => `${v.id} (${v.nodes.length}): ${v.help} — ${v.nodes.slice(0, 3).map((n) => JSON.stringify(n.target)).join(', ')}`);
-}
 
 test('the page: the trained view after training, then the lesson view at its last stage, have no axe violations', async () => {
   // The page's CSP forbids inline scripts; the audit script is the test's, so it goes past it.

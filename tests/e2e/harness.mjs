@@ -6,6 +6,7 @@ import path from 'node:path';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { before, after } from 'node:test';
+import { createRequire } from 'node:module';
 import { chromium } from 'playwright-core';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -261,3 +262,16 @@ export const RECORD_WORKER = `{
   };
 }`;
 
+
+const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
+let axeSource = null;
+
+/** Runs axe-core (WCAG 2.0/2.1, A and AA) in the page, shadow roots included; returns the
+ * violations, one line each. The page must have been opened with bypassCSP (the script is the
+ * test's, not the page's). */
+export async function audit(page) {
+  axeSource ??= fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+  await page.addScriptTag({ content: axeSource });
+  const violations = await page.evaluate((tags) => window.axe.run(document, { runOnly: { type: 'tag', values: tags } }).then((r) => r.violations), AXE_TAGS);
+  return violations.map((v) => `${v.id} (${v.nodes.length}): ${v.help} — ${v.nodes.slice(0, 3).map((n) => JSON.stringify(n.target)).join(', ')}`);
+}

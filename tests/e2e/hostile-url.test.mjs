@@ -90,8 +90,8 @@ const CASES = [
     messages: [
       /^mask: "triu" is not one of causal, none, inverted; using causal$/,
       /^1\/sqrt\(dk\) scaling: "2" is not 0 or 1; using 1$/,
-      /^heads switched off: "0" is not a head number in \[1, 16\]; "99" is not a head number in \[1, 16\]; "x" is not a head number in \[1, 16\]$/,
-      /^frozen heads: "-1" is not a head number in \[1, 16\]$/,
+      /^heads switched off: "0" is not a head number in \[1, 64\]; "99" is not a head number in \[1, 64\]; "x" is not a head number in \[1, 64\]$/,
+      /^frozen heads: "-1" is not a head number in \[1, 64\]$/,
     ],
     controls: { nHeads: '2' },
   },
@@ -113,7 +113,7 @@ const CASES = [
       /^stage: 3\.5 is not a whole number; using 4$/,
       /^heads: "  " is not a number; using 4$/,
       /^view: "TRAIN" is not one of train, lesson; using train$/,
-      /^task: "bogus" is not one of repeat, shift, copy, reverse, sort, future; using repeat$/,
+      /^task: "bogus" is not one of repeat, shift, copy, reverse, sort, future, induction; using repeat$/,
       /^dk: "1,5" is not a number; using 4$/,
     ],
     controls: { vocabSize: '64', seqLen: '12', batchSize: '16', lr: '0.005', seed: '5', nHeads: '4' },
@@ -150,7 +150,7 @@ const CASES = [
       `&lr=${enc(XSS[4])}&logy=${enc(XSS[5])}&vocab=${enc(XSS[7])}&${enc(XSS[1])}=1`,
     messages: [
       /^view: "<svg\/onload=window\.__pw\w*…" is not one of train, lesson; using train$/,
-      /^task: "\\"><img src=x onerror=win…" is not one of repeat, shift, copy, reverse, sort, future; using repeat$/,
+      /^task: "\\"><img src=x onerror=win…" is not one of repeat, shift, copy, reverse, sort, future, induction; using repeat$/,
       /^learning rate: "javascript:window\.__pwne…" is not a number; using 0\.005$/,
       /^log scale: "'-alert\(window\.__pwned6=…" is not 0 or 1; using 1$/,
       /^vocab: "\{\{constructor\.constructo…" is not a number; using 64$/,
@@ -168,7 +168,7 @@ const CASES = [
       /^vocab: "１２８" is not a number; using 64$/,
       /^seed: "٣" is not a number; using 42$/,
       /^view: "tráin" is not one of train, lesson; using train$/,
-      /^task: "repeat\\u0000" is not one of repeat, shift, copy, reverse, sort, future; using repeat$/,
+      /^task: "repeat\\u0000" is not one of repeat, shift, copy, reverse, sort, future, induction; using repeat$/,
       /^batch: "\uFFFD+" is not a number; using 16$/,
       /^heads: "４" is not a number; using 4$/,
     ],
@@ -296,7 +296,7 @@ for (const c of CASES) {
       // The hash written back is canonical: only known keys, short, and it reloads without corrections.
       const written = await page.evaluate(() => location.hash);
       assert.ok(written.length < 2000, `written hash is ${written.length} chars`);
-      assert.match(written, /^#view=(train|lesson)&vocab-size=\d+&d-model=\d+&heads=\d+&seq-len=\d+&batch=\d+&lr=[\d.e-]+&seed=\d+&attn-dropout=[\d.e-]+&out-dropout=[\d.e-]+&task=repeat&sample=[\d+]+&logy=[01]&smooth=[01]&epochs=[01]&sentence=[^&]*&dk=\d+&dv=\d+&causal=[01]&stage=\d&mask=(causal|none|inverted)&scale-scores=[01]&heads-off=[\d%C,]*&heads-frozen=[\d%C,]*$/);
+      assert.match(written, /^#view=(train|lesson)&vocab-size=\d+&d-model=\d+&heads=\d+&seq-len=\d+&batch=\d+&lr=[\d.e-]+&seed=\d+&attn-dropout=[\d.e-]+&out-dropout=[\d.e-]+&task=repeat&layers=[1-4]&residual=[01]&sample=[\d+]+&logy=[01]&smooth=[01]&epochs=[01]&sentence=[^&]*&dk=\d+&dv=\d+&causal=[01]&stage=\d&mask=(causal|none|inverted)&scale-scores=[01]&heads-off=[\d%C,]*&heads-frozen=[\d%C,]*$/);
       assert.ok(!/pwned|script|onerror/i.test(decodeURIComponent(written.replace(/^#/, '').split('&').filter((kv) => !kv.startsWith('sentence=')).join('&'))), 'no payload outside the sentence');
       const again = await open(`${srv.url}${written}`);
       await waitReady(again.page);

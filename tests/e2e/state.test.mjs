@@ -11,11 +11,11 @@ useBrowser((s, b) => {
 });
 
 const controlValues = (page) =>
-  page.$$eval('.view-train .field[data-key] :is(input, select)', (els) => Object.fromEntries(els.map((e) => [e.name, e.value])));
+  page.$$eval('.view-train .field[data-key] :is(input, select)', (els) => Object.fromEntries(els.map((e) => [e.name, e.type === 'checkbox' ? String(e.checked) : e.value])));
 
 test('the URL hash round-trips: a copied link reproduces view, config and seed', async () => {
   const hash =
-    'view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat' +
+    'view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat&layers=1&residual=0' +
     '&sample=1+2+3+4&logy=0&smooth=1&epochs=1&sentence=Attention+is+all+you+need&dk=3&dv=5&causal=1&stage=4' +
     '&mask=none&scale-scores=0&heads-off=2&heads-frozen=1';
   const { page, context, errors } = await openPage(browser, `${srv.url}#${hash}`);
@@ -23,7 +23,7 @@ test('the URL hash round-trips: a copied link reproduces view, config and seed',
   assert.equal(await page.evaluate(() => location.hash), `#${hash}`, 'a canonical hash is kept as it is');
   assert.deepEqual(await controlValues(page), {
     vocabSize: '32', dModel: '16', nHeads: '2', seqLen: '8', batchSize: '8', lr: '0.01', seed: '7',
-    attnDropout: '0.1', outDropout: '0', task: 'repeat',
+    attnDropout: '0.1', outDropout: '0', task: 'repeat', nLayers: '1', residual: 'false',
   });
   assert.equal(await page.inputValue('[name=sample]'), '1 2 3 4');
   assert.equal(await page.isChecked('[name=logY]'), false);
@@ -73,13 +73,13 @@ test('a link from before issue 13 (old key names) opens the same, and is written
   await waitReady(page);
   assert.equal(
     await page.evaluate(() => location.hash),
-    '#view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat' +
+    '#view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat&layers=1&residual=0' +
       '&sample=1+2+3+4&logy=0&smooth=1&epochs=1&sentence=Attention+is+all+you+need&dk=3&dv=5&causal=1&stage=4' +
       '&mask=none&scale-scores=0&heads-off=2&heads-frozen=1',
   );
   assert.deepEqual(await controlValues(page), {
     vocabSize: '32', dModel: '16', nHeads: '2', seqLen: '8', batchSize: '8', lr: '0.01', seed: '7',
-    attnDropout: '0.1', outDropout: '0', task: 'repeat',
+    attnDropout: '0.1', outDropout: '0', task: 'repeat', nLayers: '1', residual: 'false',
   });
   assert.equal(await page.isHidden('.banner'), true, 'nothing to correct');
   await page.waitForSelector('.ablation-panel [name=zero-h2]');
@@ -125,7 +125,7 @@ test('bad and hostile URL values are corrected with a visible message, never inj
   for (const re of expect) assert.ok(items.some((t) => re.test(t)), `banner has ${re}: ${JSON.stringify(items)}`);
   assert.deepEqual(await controlValues(page), {
     vocabSize: '512', dModel: '32', nHeads: '4', seqLen: '12', batchSize: '1', lr: '0.005', seed: '42',
-    attnDropout: '0.9', outDropout: '0', task: 'repeat',
+    attnDropout: '0.9', outDropout: '0', task: 'repeat', nLayers: '1', residual: 'false',
   });
   // Nothing from the URL became markup.
   assert.equal(await page.locator('main img, main script').count(), 0);

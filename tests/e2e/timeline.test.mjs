@@ -158,7 +158,7 @@ for (const [H, T, B] of [[8, 64, 2], [16, 128, 1]]) test(`the timeline memory st
   await page.waitForFunction((sel) => document.querySelector(sel).dataset.entries === '1', PANEL);
   const first = await panelState(page);
   assert.equal(first.heads, H);
-  const perEntry = 4 * H * T * T + 4 * T + 2 * 4 * H; // weights, ids, entropy, answer mass
+  const perEntry = 4 * H * T * T + 4 * T + 4 * 4 * H; // weights, ids, entropy, answer mass, previous-token and prefix-matching scores
   assert.equal(first.bytes, perEntry);
   assert.equal(first.capacity, Math.min(240, Math.floor((8 * 1024 * 1024) / perEntry)));
 

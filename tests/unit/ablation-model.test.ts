@@ -9,7 +9,7 @@ import { ablationOf } from '../../web/src/state';
 import { Store } from '../../web/src/store';
 import { AblationModel, type AblationViewHooks } from '../../web/src/ui/ablation-model';
 
-const snap = (H: number, step: number) => ({ H, T: 2, step }) as unknown as Snapshot;
+const snap = (H: number, step: number, L = 1) => ({ H, L, T: 2, step }) as unknown as Snapshot;
 
 /** A controller whose ablate() answers at once and, like the real one, emits its snapshot first. */
 function fakeController(store: Store, H: number) {
@@ -28,7 +28,7 @@ function fakeController(store: Store, H: number) {
       for (const f of listeners) f();
     },
     async ablate(): Promise<AblationReport> {
-      const ablation = ablationOf(store.state, ctl.snapshot!.H);
+      const ablation = ablationOf(store.state, ctl.snapshot!.L * ctl.snapshot!.H);
       ctl.ablations.push(ablation);
       await new Promise((r) => setTimeout(r, 1));
       ctl.emit();
@@ -41,7 +41,7 @@ function fakeController(store: Store, H: number) {
 function hooks() {
   const got = { heads: [] as number[], reports: 0, problems: [] as (string | null)[] };
   const view: AblationViewHooks = {
-    heads: (H) => got.heads.push(H),
+    heads: (L, H) => got.heads.push(L * H),
     settings: () => {},
     ready: () => {},
     report: () => got.reports++,

@@ -26,7 +26,7 @@ function randomState(r: () => number): State {
   const divisors = Array.from({ length: 16 }, (_, i) => i + 1).filter((h) => st.dModel % h === 0);
   st.nHeads = pick(divisors);
   st.sample = Array.from({ length: int(1, st.seqLen) }, () => int(0, st.vocabSize - 1)).join(' ');
-  const heads = () => Array.from({ length: st.nHeads }, (_, i) => i + 1).filter(() => r() < 0.3).join(',');
+  const heads = () => Array.from({ length: st.nLayers * st.nHeads }, (_, i) => i + 1).filter(() => r() < 0.3).join(',');
   st.headsOff = heads();
   st.headsFrozen = heads();
   let words: string[] = [];
@@ -45,13 +45,14 @@ describe('the hash round trip', () => {
   /** The state both links below describe, in today's names and in the old ones. */
   const LINKED = {
     view: 'train', vocabSize: 32, dModel: 16, nHeads: 2, seqLen: 8, batchSize: 8, lr: 0.01, seed: 7, attnDropout: 0.1, outDropout: 0, task: 'repeat',
+    nLayers: 1, residual: false,
     sample: '1 2 3 4', logY: false, smooth: false, epochMeans: false, sentence: 'Attention is all you need', dk: 3, dv: 5, causal: true, stage: 4,
     mask: 'none', scaleScores: false, headsOff: '2', headsFrozen: '1',
   };
 
   test('a link of today reads as it did, and is written back as it was', () => {
     const link =
-      'view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat' +
+      'view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat&layers=1&residual=0' +
       '&sample=1+2+3+4&logy=0&smooth=0&epochs=0&sentence=Attention+is+all+you+need&dk=3&dv=5&causal=1&stage=4' +
       '&mask=none&scale-scores=0&heads-off=2&heads-frozen=1';
     const { state, corrections } = stateFromHash(`#${link}`);
@@ -70,7 +71,7 @@ describe('the hash round trip', () => {
     expect(state).toEqual(LINKED);
     // Settings added since are written back with their defaults, in table order; every key in its new name.
     expect(stateToHash(state)).toBe(
-      'view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat' +
+      'view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat&layers=1&residual=0' +
         '&sample=1+2+3+4&logy=0&smooth=0&epochs=0&sentence=Attention+is+all+you+need&dk=3&dv=5&causal=1&stage=4' +
         '&mask=none&scale-scores=0&heads-off=2&heads-frozen=1',
     );
@@ -90,7 +91,7 @@ describe('the hash round trip', () => {
     const { state, corrections } = stateFromHash('#view=train&task=future&mask=none');
     expect(corrections).toEqual([]);
     expect(state).toEqual({ ...DEFAULTS, task: 'future', mask: 'none' });
-    expect(stateToHash(state)).toMatch(/^view=train&vocab-size=64&d-model=32&heads=4&seq-len=12&batch=16&lr=0.005&seed=42&attn-dropout=0&out-dropout=0&task=future&sample=3\+14\+15/);
+    expect(stateToHash(state)).toMatch(/^view=train&vocab-size=64&d-model=32&heads=4&seq-len=12&batch=16&lr=0.005&seed=42&attn-dropout=0&out-dropout=0&task=future&layers=1&residual=0&sample=3\+14\+15/);
     expect([...new URLSearchParams(stateToHash(state)).keys()]).toEqual(SETTING_LIST.map((s) => s.hash));
   });
 
@@ -135,6 +136,28 @@ describe('the hash round trip', () => {
     // The sample fits vocab 512; with vocab 8 it would not.
     expect(stateFromHash('#vocab=8&sample=3+9+4').corrections).toEqual([{ key: 'sample', message: 'sample sequence: "9" is not a token id in [0, 7]' }]);
     expect(stateFromHash('#vocab=8&sample=3+9+4').state.sample).toBe('3 4');
+  });
+
+  test('a link from before issue 15 (no layers, no residual) opens the one-layer model it always did', () => {
+    const { state, corrections } = stateFromHash('#view=train&heads=2&heads-off=2');
+    expect(corrections).toEqual([]);
+    expect(state).toMatchObject({ nLayers: 1, residual: false, nHeads: 2, headsOff: '2' });
+  });
+
+  test('layers and residual: bounded, and the head lists count the heads of every layer', () => {
+    expect(stateFromHash('#layers=2&residual=1&heads=2&heads-off=4&heads-frozen=1,3')).toEqual({
+      state: { ...DEFAULTS, nLayers: 2, residual: true, nHeads: 2, headsOff: '4', headsFrozen: '1,3' },
+      corrections: [],
+    });
+    const { state, corrections } = stateFromHash('#layers=9&residual=yes&heads=2&heads-off=1,9');
+    expect(corrections.map((c) => c.message)).toEqual([
+      'layers: 9 is above the maximum 4; using 4',
+      'residual stream: "yes" is not 0 or 1; using 0',
+      'heads switched off: "9" is not a head number in [1, 8] (4 layers × 2 heads)',
+    ]);
+    expect(state).toMatchObject({ nLayers: 4, residual: false, headsOff: '1' });
+    expect(stateFromHash('#layers=0').state.nLayers).toBe(1);
+    expect(stateFromHash('#layers=1.5').corrections).toEqual([{ key: 'nLayers', message: 'layers: 1.5 is not a whole number; using 2' }]);
   });
 
   test('a huge hash is read only so far', () => {

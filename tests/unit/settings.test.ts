@@ -79,7 +79,9 @@ describe('the key table', () => {
       attnDropout: ['attn-dropout', null, '--attn-dropout', 'attnDropout', 'attn_dropout'],
       outDropout: ['out-dropout', null, '--out-dropout', 'outDropout', 'out_dropout'],
       task: ['task', 'task', '--task', 'task', 'task'],
-      sample: ['sample', null, null, null, null],
+      nLayers: ['layers', 'layers', '--layers', 'nLayers', 'n_layers'],
+      residual: ['residual', 'residual', '--residual', 'residual', 'residual'],
+      sample: ['sample', 'sample', null, null, null],
       logY: ['logy', null, null, null, null],
       smooth: ['smooth', null, null, null, null],
       epochMeans: ['epochs', null, null, null, null],
@@ -99,8 +101,9 @@ describe('the key table', () => {
     const kebab = (js: string) => js.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
     const snake = (js: string) => js.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
     // The names kept as they were: short hash keys of the page's own settings, and the core's
-    // nHeads/batchSize (hash, attribute and flag heads, batch), logY and epochMeans.
-    const kept = ['view', 'nHeads', 'batchSize', 'logY', 'epochMeans'];
+    // nHeads/batchSize (hash, attribute and flag heads, batch), logY and epochMeans; nLayers
+    // (layers, as heads) and residual, a switch that turns the stream on (--residual), by issue 15.
+    const kept = ['view', 'nHeads', 'batchSize', 'logY', 'epochMeans', 'nLayers', 'residual'];
     for (const s of SETTING_LIST) {
       if (kept.includes(s.key)) continue;
       expect(s.hash, s.key).toBe(kebab(s.key));
@@ -127,7 +130,7 @@ describe('the key table', () => {
   });
 
   test('the config keys are the core\'s JS config keys; the ablation keys the core\'s Ablation', () => {
-    expect(CONFIG_KEYS).toEqual(['vocabSize', 'dModel', 'nHeads', 'seqLen', 'batchSize', 'lr', 'seed', 'attnDropout', 'outDropout', 'task']);
+    expect(CONFIG_KEYS).toEqual(['vocabSize', 'dModel', 'nHeads', 'seqLen', 'batchSize', 'lr', 'seed', 'attnDropout', 'outDropout', 'task', 'nLayers', 'residual']);
     for (const k of CONFIG_KEYS) expect(SETTINGS[k].core).toBe(k);
     expect(ABLATION_KEYS.map((k) => SETTINGS[k].core).sort()).toEqual(['headsFrozen', 'headsOff', 'mask', 'scaleScores']);
   });
@@ -184,7 +187,8 @@ describe('validation', () => {
     expect(checkField('sentence', 'a\u0000b')).toEqual({ value: 'a b', correction: { key: 'sentence', message: 'sentence: shortened or cleaned' } });
     expect(checkField('sample', '1'.repeat(2000))).toMatchObject({ value: '1'.repeat(1024), correction: { message: 'sample sequence: longer than 1024 characters; cut' } });
     expect(checkField('headsOff', '3, 1 ,3')).toEqual({ value: '1,3' });
-    expect(checkField('headsFrozen', '2,99,x')).toEqual({ value: '2', correction: { key: 'headsFrozen', message: 'frozen heads: "99" is not a head number in [1, 16]; "x" is not a head number in [1, 16]' } });
+    // Head numbers are global over up to 4 layers of 16 heads; the run's own count is checked later.
+    expect(checkField('headsFrozen', '2,99,x')).toEqual({ value: '2', correction: { key: 'headsFrozen', message: 'frozen heads: "99" is not a head number in [1, 64]; "x" is not a head number in [1, 64]' } });
   });
 
   test('the element\'s attributes and `state` are checked by the same rules, named their way', () => {
@@ -206,8 +210,11 @@ describe('validation', () => {
 
 describe('derived from the table', () => {
   test('the element\'s attributes: the settings\' own, then the element-only ones', () => {
-    expect(CONFIG_ATTRIBUTES).toEqual({ view: 'view', 'vocab-size': 'vocabSize', 'd-model': 'dModel', heads: 'nHeads', 'seq-len': 'seqLen', batch: 'batchSize', lr: 'lr', seed: 'seed', task: 'task' });
-    expect([...ATTRIBUTES].sort()).toEqual(['autoplay', 'batch', 'd-model', 'heads', 'height', 'hide', 'lr', 'seed', 'seq-len', 'solved-at', 'task', 'theme', 'view', 'vocab-size']);
+    expect(CONFIG_ATTRIBUTES).toEqual({
+      view: 'view', 'vocab-size': 'vocabSize', 'd-model': 'dModel', heads: 'nHeads', 'seq-len': 'seqLen', batch: 'batchSize', lr: 'lr', seed: 'seed', task: 'task',
+      layers: 'nLayers', residual: 'residual', sample: 'sample',
+    });
+    expect([...ATTRIBUTES].sort()).toEqual(['autoplay', 'batch', 'd-model', 'heads', 'height', 'hide', 'layers', 'lr', 'residual', 'sample', 'seed', 'seq-len', 'solved-at', 'task', 'theme', 'view', 'vocab-size']);
     expect([...OBSERVED_ATTRIBUTES].sort()).toEqual([...ATTRIBUTES].sort());
     expect(keyOfAttribute('vocab-size')).toBe('vocabSize');
     expect(keyOfAttribute('hide')).toBeUndefined();
@@ -218,12 +225,14 @@ describe('derived from the table', () => {
     const lr = CONTROLS.find((c) => c.key === 'lr')!;
     expect(lr).toMatchObject({ label: 'learning rate', coreKey: 'lr', min: 0, max: 10, step: 'any' });
     expect(CONTROLS.find((c) => c.key === 'dModel')).toMatchObject({ label: 'd_model', min: 2, max: 256, step: '2' });
-    expect(CONTROLS.find((c) => c.key === 'task')!.options).toEqual(['repeat', 'shift', 'copy', 'reverse', 'sort', 'future']);
+    expect(CONTROLS.find((c) => c.key === 'task')!.options).toEqual(['repeat', 'shift', 'copy', 'reverse', 'sort', 'future', 'induction']);
+    expect(CONTROLS.find((c) => c.key === 'nLayers')).toMatchObject({ label: 'layers', coreKey: 'nLayers', min: 1, max: 4, step: '1' });
+    expect(CONTROLS.find((c) => c.key === 'residual')).toMatchObject({ label: 'residual stream', coreKey: 'residual', bool: true });
   });
 
   test('a control\'s input sets the value the table allows', () => {
     for (const c of CONTROLS) {
-      if (c.options) continue;
+      if (c.options || c.bool) continue;
       const key = c.key as keyof State;
       expect(checkField(key, String(c.max)).value, key).toBe(c.max);
     }

@@ -12,15 +12,16 @@ import type { WorkerClient } from '../../web/src/worker-client';
 /** A request as the controller hands it to the client (without its id). */
 type Sent = { [K in Request['type']]: Omit<Extract<Request, { type: K }>, 'id'> }[Request['type']];
 
-function snapshot(H: number, step = 0): Snapshot {
+function snapshot(H: number, step = 0, L = 1): Snapshot {
   const T = 3;
-  return { step, loss: 1, lossAtInit: step === 0, initLoss: 1, stepsPerSec: 0, history: new Float32Array(0), historyStride: 1, ids: new Int32Array([1, 2, 3]), weights: new Float32Array(H * T * T), H, T, mask: 'causal' };
+  return { step, loss: 1, lossAtInit: step === 0, initLoss: 1, stepsPerSec: 0, history: new Float32Array(0), historyStride: 1, ids: new Int32Array([1, 2, 3]), weights: new Float32Array(L * H * T * T), H, L, T, mask: 'causal', phaseChange: -1 };
 }
 
 /** A worker client that records each request and answers it at once. */
 function fakeClient() {
   const sent: Sent[] = [];
   let H = 0;
+  let L = 1;
   const client = {
     assets: { reference: { weights: '', input: '', expected: '' } },
     onEvent: () => {},
@@ -31,14 +32,15 @@ function fakeClient() {
       switch (body.type) {
         case 'configure':
           H = body.config.nHeads;
-          return { type: 'configured', snapshot: snapshot(H) };
+          L = body.config.nLayers;
+          return { type: 'configured', snapshot: snapshot(H, 0, L) };
         case 'importRun':
-          if (body.run.config) H = body.run.config.nHeads;
-          return { type: 'configured', snapshot: snapshot(H, 7) };
+          if (body.run.config) [H, L] = [body.run.config.nHeads, body.run.config.nLayers];
+          return { type: 'configured', snapshot: snapshot(H, 7, L) };
         case 'sample':
-          return { type: 'sampled', snapshot: snapshot(H) };
+          return { type: 'sampled', snapshot: snapshot(H, 0, L) };
         case 'ablate':
-          return { type: 'ablated', snapshot: snapshot(H), report: { ablation: body.ablation, step: 0 } };
+          return { type: 'ablated', snapshot: snapshot(H, 0, L), report: { ablation: body.ablation, step: 0 } };
         default:
           throw new Error(`unexpected request ${body.type}`);
       }
@@ -64,7 +66,7 @@ describe('the Store owns the settings; the controller derives its requests', () 
     expect(sent).toEqual([
       {
         type: 'configure',
-        config: { vocabSize: 16, dModel: 8, nHeads: 2, seqLen: 12, batchSize: 16, lr: 0.005, seed: 42, attnDropout: 0, outDropout: 0, task: 'repeat' },
+        config: { vocabSize: 16, dModel: 8, nHeads: 2, seqLen: 12, batchSize: 16, lr: 0.005, seed: 42, attnDropout: 0, outDropout: 0, task: 'repeat', nLayers: 1, residual: false },
         sample: [1, 2],
         ablation: { headsOff: [false, true], headsFrozen: [false, false], scaleScores: true, mask: 'none' },
       },
@@ -84,6 +86,18 @@ describe('the Store owns the settings; the controller derives its requests', () 
     store.set({ nHeads: 4 });
     await tick();
     expect(sent.at(-1)).toMatchObject({ type: 'configure', ablation: { headsOff: [true, false, false, true] } });
+  });
+
+  test('with layers, configure and ablate size the ablation to every layer\'s heads (global index)', async () => {
+    const { store, ctl, sent } = await started({ nHeads: 2, nLayers: 2, residual: true, headsOff: '3' });
+    expect(sent.at(-1)).toMatchObject({ type: 'configure', config: { nHeads: 2, nLayers: 2, residual: true }, ablation: { headsOff: [false, false, true, false] } });
+    store.set({ headsFrozen: '2' });
+    await ctl.ablate();
+    expect(sent.at(-1)).toEqual({ type: 'ablate', ablation: { headsOff: [false, false, true, false], headsFrozen: [false, true, false, false], scaleScores: true, mask: 'causal' } });
+    // One layer again: head 3 does not exist, and is left out.
+    store.set({ nLayers: 1 });
+    await tick();
+    expect(sent.at(-1)).toMatchObject({ type: 'configure', config: { nLayers: 1 }, ablation: { headsOff: [false, false], headsFrozen: [false, true] } });
   });
 
   test('a sample change asks for the new sequence only', async () => {
@@ -107,7 +121,7 @@ describe('the Store owns the settings; the controller derives its requests', () 
     const seen: [ReadonlySet<keyof State>, ChangeSource][] = [];
     store.subscribe((_s, changed, source) => seen.push([changed, source]));
     const ablation: Ablation = { headsOff: [true, false], headsFrozen: [false, true], scaleScores: true, mask: 'inverted' };
-    const config = { vocabSize: 8, dModel: 4, nHeads: 2, seqLen: 4, batchSize: 2, lr: 0.01, seed: 3, attnDropout: 0, outDropout: 0, task: 'shift' as const };
+    const config = { vocabSize: 8, dModel: 4, nHeads: 2, seqLen: 4, batchSize: 2, lr: 0.01, seed: 3, attnDropout: 0, outDropout: 0, task: 'shift' as const, nLayers: 1, residual: false };
     const runId = ctl.runId;
     await ctl.importRun({ config, sample: [1, 2, 3], ablation });
     await tick();

@@ -39,16 +39,18 @@ function run(tl: TimelineState<E>, start: number, end: number, visit: (tl: Timel
 }
 
 describe('capacity from the byte budget', () => {
-  test('one snapshot: (H,T,T) weights, T ids, two per-head statistics, 4 bytes each', () => {
-    // H 4, T 12: 4*4*144 + 4*12 + 8*4 = 2304 + 48 + 32 = 2384 bytes.
-    expect(snapshotBytes(4, 12)).toBe(2384);
+  test('one snapshot: (H,T,T) weights, T ids, two per-head statistics and two scores, 4 bytes each', () => {
+    // H 4, T 12: 4*4*144 + 4*12 + 16*4 = 2304 + 48 + 64 = 2416 bytes.
+    expect(snapshotBytes(4, 12)).toBe(2416);
+    // 2 layers of 2 heads count as H 4.
+    expect(snapshotBytes(2 * 2, 12)).toBe(2416);
   });
 
   test('small models: the entry bound; large ones: the byte budget, which wins over the minimum', () => {
     expect(timelineCapacity(4, 12)).toBe(TIMELINE_MAX_ENTRIES);
-    // H 8, T 64: 131072 + 256 + 64 = 131392 bytes, 8 MiB / that = 63.8 -> 63.
+    // H 8, T 64: 131072 + 256 + 128 = 131456 bytes, 8 MiB / that = 63.8 -> 63.
     expect(timelineCapacity(8, 64)).toBe(63);
-    // H 16, T 128: 1048576 + 512 + 128 = 1049216 bytes, 8 MiB / that = 7.99 -> 7.
+    // H 16, T 128: 1048576 + 512 + 256 = 1049344 bytes, 8 MiB / that = 7.99 -> 7.
     expect(timelineCapacity(16, 128)).toBe(7);
     for (const [H, T] of [[1, 1], [4, 12], [8, 64], [16, 128]]) {
       const c = timelineCapacity(H, T);
@@ -56,6 +58,11 @@ describe('capacity from the byte budget', () => {
       expect(c).toBeLessThanOrEqual(TIMELINE_MAX_ENTRIES);
       expect(c * snapshotBytes(H, T)).toBeLessThanOrEqual(TIMELINE_BYTES);
     }
+  });
+
+  test('four layers of the largest config keep the minimum', () => {
+    // H 64 (4 x 16), T 128: 4194304 + 512 + 1024 bytes, 8 MiB / that = 1.99 -> at least 2.
+    expect(timelineCapacity(64, 128)).toBe(2);
   });
 
   test('an empty timeline starts at the first interval', () => {

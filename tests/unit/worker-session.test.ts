@@ -448,3 +448,75 @@ describe('errors', () => {
     expect((await s.fails('selfAttention', { input: { tokens: [], dModel: 8, dk: 4, dv: 4, seed: 1, causal: true } })).kind).toBe('input');
   });
 });
+
+describe('depth and induction (issue 15)', () => {
+  const deep = () => config({ vocabSize: 32, dModel: 32, nHeads: 2, seqLen: 32, batchSize: 32, lr: 0.005, task: 'induction', nLayers: 2, residual: true });
+  const SEQ = [3, 17, 5, 12, 20, 8, 29, 16, 22, 1, 26, 10, 14, 5, 12, 20, 8, 29, 16, 31, 9];
+
+  /** A Trainer of c stepped to each of steps, with its head scores there (the second path). */
+  function direct(c: TrainerConfigMsg, steps: number[]) {
+    const t = new core.Trainer(c);
+    try {
+      return steps.map((n) => {
+        while (t.stepsDone() < n) t.step(n - t.stepsDone());
+        return { phaseChange: t.phaseChange(), scores: t.headScores() };
+      });
+    } finally {
+      t.delete();
+    }
+  }
+
+  test('a two-layer run: (L,H,T,T) weights, no phase change at step 0, and every head in the timeline', async () => {
+    const s = open();
+    const snap = (await s.ok('configure', configure(deep(), SEQ))).snapshot;
+    expect([snap.L, snap.H, snap.T, snap.weights.length]).toEqual([2, 2, SEQ.length, 2 * 2 * SEQ.length * SEQ.length]);
+    expect(snap.phaseChange).toBe(-1);
+    await s.ok('step', { n: 20 });
+    const tl = (await s.ok('timeline', { since: -1 })).timeline;
+    expect(tl.steps).toEqual([0, 10, 20]);
+    expect(tl.bytes).toBe(3 * snapshotBytes(4, SEQ.length));
+    const want = direct(deep(), [0, 10, 20]);
+    tl.entries.forEach((e, i) => {
+      expect([e.L, e.H, e.weights.length]).toEqual([2, 2, 4 * SEQ.length * SEQ.length]);
+      expect(e.previousToken).toEqual(want[i].scores.previousToken);
+      expect(e.prefixMatching).toEqual(want[i].scores.prefixMatching);
+    });
+  });
+
+  test('headScores: the core\'s scores at the run\'s step', async () => {
+    const s = open();
+    await s.ok('configure', configure(deep(), SEQ));
+    await s.ok('step', { n: 30 });
+    const { report } = await s.ok('headScores', {});
+    const [want] = direct(deep(), [30]);
+    expect(report.step).toBe(30);
+    expect(report.scores.previousToken).toEqual(want.scores.previousToken);
+    expect(report.scores.prefixMatching).toEqual(want.scores.prefixMatching);
+    expect(report.scores.composition).toEqual(want.scores.composition);
+    expect(report.scores.composition.length).toBe(1 * 2 * 2);
+    expect(report.scores.compositionBaseline).toBe(want.scores.compositionBaseline);
+  });
+
+  test('ablate over every layer\'s heads (global index): intact and ablated scores; an H-entry list does not fit', async () => {
+    const s = open();
+    await s.ok('configure', configure(deep(), SEQ));
+    await s.ok('step', { n: 20 });
+    const a: Ablation = { ...noAblation(4), headsOff: [false, true, false, false] };
+    const { report } = await s.ok('ablate', { ablation: a });
+    expect(report.ablation.headsOff).toEqual([false, true, false, false]);
+    const [want] = direct(deep(), [20]);
+    expect(report.intactScores.prefixMatching).toEqual(want.scores.prefixMatching);
+    expect(report.ablatedScores.previousToken.length).toBe(4);
+    expect(report.ablated.loss).not.toBe(report.intact.loss);
+    expect((await s.fails('ablate', { ablation: noAblation(2) })).kind).toBe('input');
+  });
+
+  test('the one-row backward takes the global head index', async () => {
+    const s = open();
+    await s.ok('configure', configure(deep(), SEQ));
+    const r = (await s.ok('rowBackward', { head: 3, query: 14 })).report;
+    expect([r.head, r.query]).toEqual([3, 14]);
+    expect(r.row.weights.length).toBe(SEQ.length);
+    expect((await s.fails('rowBackward', { head: 4, query: 14 })).kind).toBe('input');
+  });
+});

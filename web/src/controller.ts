@@ -4,6 +4,7 @@
 // sample becomes a configure or sample request here. Views subscribe to its snapshots and status.
 import type {
   AblationReport,
+  HeadScoresReport,
   RowBackwardReport,
   SelfTestReport,
   Timeline,
@@ -15,7 +16,7 @@ import type {
   WorkerEvent,
 } from './protocol';
 import { CONFIG_KEYS, type State } from './settings';
-import { ablationOf, ablationState, sampleOf, trainerConfig } from './state';
+import { ablationOf, ablationState, sampleOf, totalHeads, trainerConfig } from './state';
 import type { ChangeSource, Store } from './store';
 import { RequestError, type WorkerClient } from './worker-client';
 
@@ -105,7 +106,7 @@ export class Controller {
   async configure(): Promise<void> {
     const s = this.store.state;
     const config = trainerConfig(s);
-    const request = { type: 'configure', config, sample: sampleOf(s).ids, ablation: ablationOf(s, config.nHeads) } as const;
+    const request = { type: 'configure', config, sample: sampleOf(s).ids, ablation: ablationOf(s, totalHeads(config)) } as const;
     this.configured = true;
     await this.run(this.client.request('configure', request), 'paused', true);
   }
@@ -190,11 +191,11 @@ export class Controller {
     this.emit();
   }
 
-  /** Applies the Store's interventions, sized to the run's head count (the worker keeps them
-   * across reset), and measures their effect. */
+  /** Applies the Store's interventions, sized to the run's head count (every layer's; the worker
+   * keeps them across reset), and measures their effect. */
   async ablate(): Promise<AblationReport> {
     this.requireRun();
-    const ablation = ablationOf(this.store.state, this.snapshot!.H);
+    const ablation = ablationOf(this.store.state, this.snapshot!.L * this.snapshot!.H);
     const r = await this.client.request('ablate', { type: 'ablate', ablation });
     this.snapshot = r.snapshot;
     this.emit();
@@ -207,7 +208,13 @@ export class Controller {
     return (await this.client.request('timeline', { type: 'timeline', since })).timeline;
   }
 
-  /** One query row of one head, forward and backward, on the sample sequence. */
+  /** The core's per-head scores of the live model (previous-token, prefix-matching, K-composition). */
+  async headScores(): Promise<HeadScoresReport> {
+    this.requireRun();
+    return (await this.client.request('headScores', { type: 'headScores' })).report;
+  }
+
+  /** One query row of one head (global index l * H + h), forward and backward, on the sample sequence. */
   async rowBackward(head: number, query: number, target?: number): Promise<RowBackwardReport> {
     this.requireRun();
     return (await this.client.request('rowBackward', { type: 'rowBackward', head, query, target })).report;

@@ -44,7 +44,8 @@ export function parseSample(text: string, vocabSize: number, seqLen: number): { 
   return { ids, problems };
 }
 
-/** Parses "1, 3" into sorted distinct head numbers in [1, H]; reports what it dropped. */
+/** Parses "1, 3" into sorted distinct head numbers in [1, H] (H: every layer's heads, global
+ * numbers l * heads + h + 1); reports what it dropped. */
 export function parseHeads(text: string, H: number): { heads: number[]; problems: string[] } {
   const heads = new Set<number>();
   const problems: string[] = [];
@@ -79,12 +80,15 @@ export function cleanSample(raw: string): { value: string; why?: string } {
   return s.length < raw.length ? { value: s, why: `longer than ${TEXT_LIMITS.sampleChars} characters; cut` } : { value: s };
 }
 
-/** The most heads a run can have (the heads setting's upper bound). */
+/** The most heads a layer can have (the heads setting's upper bound). */
 export const MAX_HEADS = 16;
+/** The most attention layers a run can have (the layers setting's upper bound). */
+export const MAX_LAYERS = 4;
 
-/** A head list under the largest head count; fixConsistency checks it against the real one. */
+/** A head list under the largest head count (every layer's); fixConsistency checks it against the
+ * real one. */
 export function cleanHeads(raw: string): { value: string; why?: string } {
-  const { heads, problems } = parseHeads(raw, MAX_HEADS);
+  const { heads, problems } = parseHeads(raw, MAX_HEADS * MAX_LAYERS);
   const value = heads.join(',');
   return problems.length ? { value, why: problems.join('; ') } : { value };
 }

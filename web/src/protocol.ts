@@ -26,6 +26,8 @@
 //   rowBackward        rowBackwardDone    one query row of one head, forward and backward
 //   selfTest           selfTestDone       the curriculum's invariants on the live model + the
 //                                          shipped PyTorch case (fetched from reference)
+//   headScores         headScoresDone     per-head previous-token, prefix-matching and
+//                                          K-composition scores (the core's headScores())
 //
 //   event              when
 //   progress           while playing, at most every `intervalMs` (default 50 ms)
@@ -35,6 +37,7 @@
 import type {
   Ablation as CoreAblation,
   Evaluation,
+  HeadScores,
   MaskMode,
   RowBackward,
   SelfTestResult,
@@ -62,18 +65,22 @@ export interface Snapshot {
   /** Loss of every `historyStride`-th step, from step 1. */
   history: Float32Array;
   historyStride: number;
-  /** The sample sequence and its attention weights (H,T,T), eval mode. */
+  /** The sample sequence and its attention weights (L,H,T,T), eval mode: global head g = l * H + h. */
   ids: Int32Array;
   weights: Float32Array;
+  /** Heads per layer, and layers. */
   H: number;
+  L: number;
   T: number;
   /** The mask the weights were computed under (heatmaps hatch only what it really masks). */
   mask: MaskMode;
+  /** The step of the phase change (the core's phaseChange(), counted as `step` is), -1: none yet. */
+  phaseChange: number;
 }
 
-export type { Evaluation, MaskMode, RowBackward, SelfTestResult };
+export type { Evaluation, HeadScores, MaskMode, RowBackward, SelfTestResult };
 
-/** Every intervention, resolved (one flag per head). */
+/** Every intervention, resolved (one flag per head of every layer, global index l * H + h). */
 export type Ablation = Required<CoreAblation>;
 
 /** Per-head statistics over a fixed eval batch (see the core's attentionStats). */
@@ -90,22 +97,30 @@ export interface AblationReport {
   ablated: Evaluation;
   intactStats: HeadStats;
   ablatedStats: HeadStats;
+  /** The per-head scores (headScores()) without and with the interventions. */
+  intactScores: HeadScores;
+  ablatedScores: HeadScores;
   /** The step the measurement was taken at. */
   step: number;
   task: TrainerConfigMsg['task'];
 }
 
-/** One timeline snapshot: the sample's attention (H,T,T) and the head statistics at a step. */
+/** One timeline snapshot: the sample's attention (L,H,T,T) and the head statistics and scores
+ * (L*H each, global head index) at a step. */
 export interface TimelineEntry {
   step: number;
   loss: number;
   ids: Int32Array;
   weights: Float32Array;
   H: number;
+  L: number;
   T: number;
   mask: MaskMode;
   entropy: Float32Array;
   answerMass: Float32Array;
+  /** headScores()'s previous-token and prefix-matching scores. */
+  previousToken: Float32Array;
+  prefixMatching: Float32Array;
 }
 
 /** The timeline: which steps are kept, the new entries, and the policy (src/timeline.ts). */
@@ -121,9 +136,16 @@ export interface Timeline {
   bytes: number;
 }
 
+/** The core's per-head scores at a step (the composition figure). */
+export interface HeadScoresReport {
+  scores: HeadScores;
+  step: number;
+}
+
 /** One query row of one head (the core's rowBackward), with what it was computed for. */
 export interface RowBackwardReport {
   ids: Int32Array;
+  /** The global head index l * H + h. */
   head: number;
   query: number;
   target: number;
@@ -183,7 +205,8 @@ export type Request =
   | { type: 'ablate'; id: number; ablation: Ablation }
   | { type: 'timeline'; id: number; since: number }
   | { type: 'rowBackward'; id: number; head: number; query: number; target?: number }
-  | { type: 'selfTest'; id: number; reference: ReferenceFiles };
+  | { type: 'selfTest'; id: number; reference: ReferenceFiles }
+  | { type: 'headScores'; id: number };
 
 /**
  * A run to restore (export/import panel). Without config: the current config (weights must fit
@@ -215,6 +238,7 @@ export interface ReplyFor {
   timeline: { type: 'timelineDone'; replyTo: number; timeline: Timeline };
   rowBackward: { type: 'rowBackwardDone'; replyTo: number; report: RowBackwardReport };
   selfTest: { type: 'selfTestDone'; replyTo: number; report: SelfTestReport };
+  headScores: { type: 'headScoresDone'; replyTo: number; report: HeadScoresReport };
 }
 
 /**
@@ -249,7 +273,7 @@ export type WorkerMessage = ReplyFor[keyof ReplyFor] | ErrorReply | WorkerEvent;
 /** Upper bound on `step` requests, so one request never blocks the worker for long. */
 export const MAX_STEPS_PER_REQUEST = 1000;
 
-/** The interventions of an intact layer with H heads. */
+/** The interventions of an intact model with H heads in all (every layer's). */
 export function noAblation(H: number): Ablation {
   return { headsOff: new Array<boolean>(H).fill(false), headsFrozen: new Array<boolean>(H).fill(false), scaleScores: true, mask: 'causal' };
 }

@@ -8,7 +8,7 @@
 // values themselves live in the Store (store.ts), and nowhere else.
 import type { Ablation as CoreAblation, TrainerConfig } from './core/attention-core';
 import type { MaskMode } from './protocol';
-import { cleanHeads, cleanSample, cleanSentence, DEFAULT_SENTENCE, MAX_HEADS, quote, TEXT_LIMITS } from './parse';
+import { cleanHeads, cleanSample, cleanSentence, DEFAULT_SENTENCE, MAX_HEADS, MAX_LAYERS, quote, TEXT_LIMITS } from './parse';
 import { TASKS, type TaskName } from './tasks';
 
 export { parseHeads, parseSample, quote, TEXT_LIMITS, tokenize } from './parse';
@@ -34,7 +34,7 @@ export interface State extends Required<TrainerConfig> {
   causal: boolean;
   stage: number;
   /** Ablation panel: the mask, the 1/sqrt(dk) scaling, heads switched off and frozen heads
-   * (comma lists of 1-based head numbers, e.g. "1,3"). */
+   * (comma lists of 1-based global head numbers l * H + h + 1, e.g. "1,3"). */
   mask: MaskMode;
   scaleScores: boolean;
   headsOff: string;
@@ -137,8 +137,17 @@ export const SETTINGS: { readonly [K in keyof State]: Omit<Setting<K>, 'key'> } 
     group: 'config', core: 'task', cpp: 'task', hash: 'task', attribute: 'task', cli: { flag: '--task', value: 'NAME' },
     label: 'task', type: 'enum', default: 'repeat', ...oneOf(Object.keys(TASKS)), aliases: none,
   },
+  // ---- Depth (issue 15): stacked attention layers, with or without the residual stream.
+  nLayers: {
+    group: 'config', core: 'nLayers', cpp: 'n_layers', hash: 'layers', attribute: 'layers', cli: { flag: '--layers', value: 'L' },
+    label: 'layers', type: 'int', default: 1, ...numeric([1, MAX_LAYERS], '1'), aliases: none,
+  },
+  residual: {
+    group: 'config', core: 'residual', cpp: 'residual', hash: 'residual', attribute: 'residual', cli: { flag: '--residual', sets: true },
+    label: 'residual stream', type: 'bool', default: false, ...onOff, aliases: none,
+  },
   sample: {
-    group: 'sample', core: null, cpp: null, hash: 'sample', attribute: null, cli: null,
+    group: 'sample', core: null, cpp: null, hash: 'sample', attribute: 'sample', cli: null,
     label: 'sample sequence', type: 'text', default: '3 14 15 9 26 5 35 8 9 7 9 3', ...textual(cleanSample), aliases: none,
   },
   logY: {
@@ -214,6 +223,7 @@ export const LIMITS = {
   vocabSize: range('vocabSize'),
   dModel: range('dModel'),
   nHeads: range('nHeads'),
+  nLayers: range('nLayers'),
   seqLen: range('seqLen'),
   batchSize: range('batchSize'),
   seed: range('seed'),

@@ -26,6 +26,11 @@ export interface Checked {
   corrections: Correction[];
 }
 
+/** Every head of the state's model: L * H (the head lists number them 1..L*H, layer-major). */
+export function totalHeads(s: Pick<State, 'nLayers' | 'nHeads'>): number {
+  return s.nLayers * s.nHeads;
+}
+
 /** Largest divisor of d that is <= h (at least 1). */
 export function largestDivisorAtMost(d: number, h: number): number {
   for (let k = Math.min(h, d); k >= 1; --k) if (d % k === 0) return k;
@@ -34,7 +39,7 @@ export function largestDivisorAtMost(d: number, h: number): number {
 
 /**
  * Makes a state consistent across fields, as a URL must be before it reaches the core:
- * d_model even, heads divide d_model, the head lists within the heads, the sample made of
+ * d_model even, heads divide d_model, the head lists within the heads of every layer, the sample made of
  * ids < vocab and at most seq_len long.
  */
 export function fixConsistency(state: State, corrections: Correction[]): void {
@@ -48,10 +53,12 @@ export function fixConsistency(state: State, corrections: Correction[]): void {
     corrections.push({ key: 'nHeads', message: `${SETTINGS.nHeads.label}: ${state.nHeads} does not divide ${SETTINGS.dModel.label} ${state.dModel}; using ${h}` });
     state.nHeads = h;
   }
+  const total = totalHeads(state);
   for (const key of ['headsOff', 'headsFrozen'] as const) {
-    const { heads, problems } = parseHeads(state[key], state.nHeads);
+    const { heads, problems } = parseHeads(state[key], total);
     if (problems.length > 0) {
-      corrections.push({ key, message: `${SETTINGS[key].label}: ${problems.join('; ')} (heads ${state.nHeads})` });
+      const where = state.nLayers > 1 ? `${state.nLayers} layers × ${state.nHeads} heads` : `heads ${state.nHeads}`;
+      corrections.push({ key, message: `${SETTINGS[key].label}: ${problems.join('; ')} (${where})` });
       state[key] = heads.join(',');
     }
   }
@@ -131,7 +138,8 @@ export function sampleOf(s: Readonly<State>): { ids: number[]; problems: string[
   return parseSample(s.sample, s.vocabSize, s.seqLen);
 }
 
-/** The core's ablation for a state and H heads (head numbers past H are ignored). */
+/** The core's ablation for a state and H heads in all (every layer's, global index; head numbers
+ * past H are ignored). */
 export function ablationOf(s: Readonly<State>, H: number): Required<Ablation> {
   const set = (text: string) => new Set(parseHeads(text, H).heads);
   const off = set(s.headsOff);

@@ -19,4 +19,9 @@ export const TASKS: Record<TaskName, string> = {
     'The second half is the first half sorted (distinct tokens). The head must find, among the first half, the smallest token larger than the current one: attention by content, not position. Needs vocab >= (seq_len + 1) / 2.',
   future:
     'Random tokens; the target is the next token, which a causal model cannot see, so the loss stays near ln(vocab) and the accuracy at chance (1/vocab). It exists for the broken-mask switch of the Ablation panel: once the mask leaks, a head attends one position ahead and copies the answer, and the accuracy jumps to 100% without learning anything usable.',
+  induction:
+    'Random tokens, in which a short run of distinct tokens appears twice at random places. Inside the second copy the next token is the one that followed the current token in the first copy; only those positions count. ' +
+    'To find it, a query must look for the key whose previous token equals its own token. One layer cannot do that: each key holds only its own token and position, never its neighbour. ' +
+    'Two layers with the residual stream can: a head in layer 1 attends one position back and writes "the token before me was X" into each position, and a head in layer 2 uses that as its key (an induction head). ' +
+    'Watch the loss sit on a plateau, then drop within a few hundred steps (the phase change), the timeline\'s previous-token and prefix-matching scores split the heads into the two roles, and the composition scores between them rise above the random baseline.',
 };

@@ -8,7 +8,8 @@
 import type { TimelineEntry } from './protocol';
 
 /** At most this many bytes of snapshots are kept. The byte budget wins over the entry bounds:
- * the largest config (H 16, T 128: just over 1 MiB a snapshot) keeps 7. */
+ * one layer of the largest config (H 16, T 128: just over 1 MiB a snapshot) keeps 7; four such
+ * layers (just over 4 MiB) keep the minimum, 2. */
 export const TIMELINE_BYTES = 8 * 1024 * 1024;
 /** At most this many snapshots are kept, however small they are. */
 export const TIMELINE_MAX_ENTRIES = 240;
@@ -31,13 +32,13 @@ export interface TimelineState<E extends Stepped> {
   capacity: number;
 }
 
-/** Bytes of one snapshot of an (H heads, T tokens) model: the (H,T,T) weights, the T ids and two
- * per-head statistics, all 4-byte values. */
+/** Bytes of one snapshot of a model of H heads in all (every layer's) and T tokens: the (H,T,T)
+ * weights, the T ids and four per-head values (two statistics, two scores), all 4-byte values. */
 export function snapshotBytes(H: number, T: number): number {
-  return 4 * H * T * T + 4 * T + 2 * 4 * H;
+  return 4 * H * T * T + 4 * T + 4 * 4 * H;
 }
 
-/** How many snapshots of an (H, T) model fit the byte budget, within the entry bounds. */
+/** How many snapshots of an (H heads in all, T) model fit the byte budget, within the entry bounds. */
 export function timelineCapacity(H: number, T: number): number {
   return Math.max(TIMELINE_MIN_ENTRIES, Math.min(TIMELINE_MAX_ENTRIES, Math.floor(TIMELINE_BYTES / snapshotBytes(H, T))));
 }
@@ -82,7 +83,7 @@ export function entriesAfter<E extends Stepped>(tl: TimelineState<E>, since: num
 
 /** Bytes a snapshot's typed arrays hold. */
 export function entryBytes(e: TimelineEntry): number {
-  return e.weights.byteLength + e.ids.byteLength + e.entropy.byteLength + e.answerMass.byteLength;
+  return e.weights.byteLength + e.ids.byteLength + e.entropy.byteLength + e.answerMass.byteLength + e.previousToken.byteLength + e.prefixMatching.byteLength;
 }
 
 /** Bytes the kept snapshots hold. */

@@ -76,3 +76,40 @@ export function stepChart(el: HTMLElement, spec: StepChartSpec, data: uPlot.Alig
   };
   return new uPlot(options, data, el);
 }
+
+/** A plugin that draws a dashed vertical line at step() (null: none) in colour, with an optional
+ * label beside its top (the timeline's selected step, the loss chart's phase change). */
+export function stepMarker(step: () => number | null, colour: string, label?: string): uPlot.Plugin {
+  return {
+    hooks: {
+      draw: [
+        (u: uPlot) => {
+          const at = step();
+          if (at === null) return;
+          const x = Math.round(u.valToPos(at, 'x', true));
+          const { top, height, left, width } = u.bbox;
+          if (x < left - 1 || x > left + width + 1) return;
+          const dpr = devicePixelRatio || 1;
+          const g = u.ctx;
+          g.save();
+          g.strokeStyle = colour;
+          g.lineWidth = Math.max(1, dpr) * 1.5;
+          g.setLineDash([4 * dpr, 3 * dpr]);
+          g.beginPath();
+          g.moveTo(x + 0.5, top);
+          g.lineTo(x + 0.5, top + height);
+          g.stroke();
+          if (label) {
+            g.fillStyle = colour;
+            g.font = `${Math.round(11 * dpr)}px sans-serif`;
+            const w = g.measureText(label).width;
+            const right = x + 4 * dpr + w <= left + width;
+            g.textAlign = right ? 'left' : 'right';
+            g.fillText(label, right ? x + 4 * dpr : x - 4 * dpr, top + 12 * dpr);
+          }
+          g.restore();
+        },
+      ],
+    },
+  };
+}

@@ -1,8 +1,9 @@
 // The live loss chart: loss per step, linear or log y, with the exact value of the hovered step in
 // the legend (a step chart, draw/chart.ts), and on request the chance level ln V, a smoothed curve
-// beside the raw one, and the epoch means of the curriculum's demo. Only draws what it is given.
+// beside the raw one, and the epoch means of the curriculum's demo; a dashed line marks the phase
+// change once the core has found one. Only draws what it is given.
 import type uPlot from 'uplot';
-import { stepChart, stepChartHeight, type StepSeries } from './chart';
+import { stepChart, stepChartHeight, stepMarker, type StepSeries } from './chart';
 import { ema, epochMeans, tickLabel } from './loss-series';
 
 const HEIGHT: [number, number] = [160, 240];
@@ -36,6 +37,8 @@ export class LossChart {
   private opts: LossChartOptions;
   private width: number;
   private history: { initLoss: number; losses: Float32Array; stride: number } | null = null;
+  /** The phase change's step, or -1 (none). */
+  private phaseStep = -1;
 
   /** Creates the chart inside el, width CSS pixels wide. */
   constructor(private readonly el: HTMLElement, opts: Partial<LossChartOptions> & { logY: boolean; width: number }) {
@@ -57,7 +60,8 @@ export class LossChart {
   private build(): void {
     this.plot?.destroy();
     const logY = this.opts.logY;
-    const spec = { yLabel: logY ? 'loss (log)' : 'loss', logY, series: this.series(), yTick: tickLabel };
+    const phase = stepMarker(() => (this.phaseStep >= 0 ? this.phaseStep : null), '#b8326b', 'phase change');
+    const spec = { yLabel: logY ? 'loss (log)' : 'loss', logY, series: this.series(), yTick: tickLabel, plugins: [phase] };
     this.plot = stepChart(this.el, spec, this.data, this.width, stepChartHeight(this.width, HEIGHT, 0.45));
     this.el.dataset.scale = logY ? 'log' : 'linear';
     this.el.dataset.series = spec.series.map((x) => x.label).join('|');
@@ -107,6 +111,14 @@ export class LossChart {
     this.plot!.batch(() => this.plot!.setData(this.data));
     performance.measure('playground:chart', { start: t0 });
     if (performance.getEntriesByName('playground:chart').length > 2000) performance.clearMeasures('playground:chart');
+  }
+
+  /** Marks the phase change at step (-1: no mark). */
+  setPhaseChange(step: number): void {
+    if (step === this.phaseStep) return;
+    this.phaseStep = step;
+    this.el.dataset.phaseChange = String(step);
+    this.plot?.redraw(false, false);
   }
 
   /** Switches between linear and log y (rebuilds the chart). */

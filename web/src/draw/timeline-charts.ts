@@ -1,9 +1,11 @@
-// The timeline's two plots, per head against the step: the mean attention entropy and the answer
-// mass, each a step chart (draw/chart.ts) with a marker at the selected step. Only draws what it is
-// given.
+// The timeline's plots, per head (of every layer) against the step: the mean attention entropy, the
+// answer mass, and the core's previous-token and prefix-matching scores (issue 15: they tell which
+// head is which), each a step chart (draw/chart.ts) with a marker at the selected step. Only draws
+// what it is given.
 import type uPlot from 'uplot';
+import { headLabel } from '../layers';
 import type { TimelineEntry } from '../protocol';
-import { stepChart, stepChartHeight } from './chart';
+import { stepChart, stepChartHeight, stepMarker } from './chart';
 
 /** One colour per head (up to 16 heads), distinguishable on light and dark backgrounds. */
 const HEAD_COLOURS = [
@@ -22,14 +24,14 @@ const RATIO = 0.42;
 
 /** What one plot shows: a per-head statistic of an entry. */
 export interface TimelinePlotSpec {
-  key: 'entropy' | 'answer-mass';
+  key: 'entropy' | 'answer-mass' | 'previous-token' | 'prefix-matching';
   title: string;
   axis: string;
   value: (e: TimelineEntry, head: number) => number;
   range: uPlot.Scale['range'];
 }
 
-/** The two plots. */
+/** The plots. */
 export const TIMELINE_PLOTS: TimelinePlotSpec[] = [
   {
     key: 'entropy',
@@ -45,13 +47,28 @@ export const TIMELINE_PLOTS: TimelinePlotSpec[] = [
     value: (e, h) => e.answerMass[h],
     range: [0, 1],
   },
+  {
+    key: 'previous-token',
+    title: 'Previous-token score',
+    axis: 'previous-token',
+    value: (e, h) => e.previousToken[h],
+    range: [0, 1],
+  },
+  {
+    key: 'prefix-matching',
+    title: 'Prefix-matching score',
+    axis: 'prefix-matching',
+    value: (e, h) => e.prefixMatching[h],
+    range: [0, 1],
+  },
 ];
 
 /** One plot in its container el, rebuilt when the head count changes. */
 export class TimelinePlot {
   #plot: uPlot | null = null;
-  /** The head count the plot was built for. */
+  /** The shape the plot was built for: layers and heads per layer (heads: every layer's). */
   heads = 0;
+  #shape = '';
 
   /** selectedStep() gives the step the marker is drawn at (null: none). */
   constructor(
@@ -64,15 +81,15 @@ export class TimelinePlot {
     return this.#plot !== null;
   }
 
-  /** Plots the entries of H heads (those of another head count are left out). */
-  draw(entries: readonly TimelineEntry[], H: number): void {
-    if (!this.#plot || this.heads !== H) this.#build(entries, H);
-    else this.#plot.setData(data(this.spec, entries, H));
+  /** Plots the entries of L layers of H heads (those of another shape are left out). */
+  draw(entries: readonly TimelineEntry[], L: number, H: number): void {
+    if (!this.#plot || this.#shape !== `${L}x${H}`) this.#build(entries, L, H);
+    else this.#plot.setData(data(this.spec, entries, L, H));
   }
 
   /** Empties the plot, keeping its shape (a new run, before its data comes). */
   clear(): void {
-    this.#plot?.setData(data(this.spec, [], this.heads));
+    this.#plot?.setData(data(this.spec, [], 1, this.heads));
   }
 
   /** Redraws the marker only. */
@@ -97,53 +114,27 @@ export class TimelinePlot {
     return Math.max(180, Math.floor(this.el.clientWidth || 280));
   }
 
-  #build(entries: readonly TimelineEntry[], H: number): void {
+  #build(entries: readonly TimelineEntry[], L: number, H: number): void {
     this.#plot?.destroy();
     const width = this.#width();
-    const series = Array.from({ length: H }, (_, h) => ({ label: `Head ${h + 1}`, stroke: headColour(h), value: fmt3 }));
-    const spec = { yLabel: this.spec.axis, series, yRange: this.spec.range, plugins: [markerPlugin(this.selectedStep)] };
-    this.#plot = stepChart(this.el, spec, data(this.spec, entries, H), width, stepChartHeight(width, HEIGHT, RATIO));
-    this.heads = H;
-    this.el.dataset.series = String(H);
+    const series = Array.from({ length: L * H }, (_, g) => ({ label: headLabel(g, H, L), stroke: headColour(g), value: fmt3 }));
+    const spec = { yLabel: this.spec.axis, series, yRange: this.spec.range, plugins: [stepMarker(this.selectedStep, '#d6336c')] };
+    this.#plot = stepChart(this.el, spec, data(this.spec, entries, L, H), width, stepChartHeight(width, HEIGHT, RATIO));
+    this.heads = L * H;
+    this.#shape = `${L}x${H}`;
+    this.el.dataset.series = String(L * H);
   }
 }
 
-/** [steps, head 1's values, head 2's, ...] of the entries with H heads (non-finite: a gap). */
-function data(spec: TimelinePlotSpec, entries: readonly TimelineEntry[], H: number): uPlot.AlignedData {
-  const kept = entries.filter((e) => e.H === H);
-  const ys = Array.from({ length: H }, (_, h) =>
+/** [steps, head 1's values, head 2's, ...] of the entries of L layers of H heads (non-finite: a
+ * gap); heads in global order. */
+function data(spec: TimelinePlotSpec, entries: readonly TimelineEntry[], L: number, H: number): uPlot.AlignedData {
+  const kept = entries.filter((e) => e.H === H && e.L === L);
+  const ys = Array.from({ length: L * H }, (_, h) =>
     kept.map((e) => {
       const v = spec.value(e, h);
       return Number.isFinite(v) ? v : null;
     }),
   );
   return [kept.map((e) => e.step), ...ys];
-}
-
-/** Draws a dashed vertical marker at the selected step. */
-function markerPlugin(selectedStep: () => number | null): uPlot.Plugin {
-  return {
-    hooks: {
-      draw: [
-        (u: uPlot) => {
-          const step = selectedStep();
-          if (step === null) return;
-          const x = Math.round(u.valToPos(step, 'x', true));
-          const { top, height, left, width } = u.bbox;
-          if (x < left - 1 || x > left + width + 1) return;
-          const dpr = devicePixelRatio || 1;
-          const g = u.ctx;
-          g.save();
-          g.strokeStyle = '#d6336c';
-          g.lineWidth = Math.max(1, dpr) * 1.5;
-          g.setLineDash([4 * dpr, 3 * dpr]);
-          g.beginPath();
-          g.moveTo(x + 0.5, top);
-          g.lineTo(x + 0.5, top + height);
-          g.stroke();
-          g.restore();
-        },
-      ],
-    },
-  };
 }

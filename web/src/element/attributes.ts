@@ -54,6 +54,8 @@ export const HIDE_GROUPS = {
   backward: { selector: '.backward-panel', what: 'the backward pass of one query row' },
   selftest: { selector: '.selftest-panel', what: 'the self-test panel (the curriculum\'s checks on the live core)' },
   export: { selector: '.export-panel', what: 'the Export / import panel of the training view' },
+  composition: { selector: '.composition-panel', what: 'the per-head scores and the composition matrices between layers' },
+  presets: { selector: '.presets', what: 'the preset links under the controls ("watch an induction head form")' },
 } as const;
 
 export type HideGroup = keyof typeof HIDE_GROUPS;
@@ -101,7 +103,9 @@ export function stateFromAttributes(
     const raw = [s.attribute, ...s.aliases.attribute].map(get).find((v) => v !== null) ?? null;
     if (raw === null) continue;
     const key = s.key;
-    const { value, correction } = checkField(key, raw.slice(0, MAX_ATTRIBUTE_CHARS));
+    // An on/off attribute present without a value (<… residual>) is on, as HTML's boolean attributes.
+    const text = s.type === 'bool' && raw.trim() === '' ? '1' : raw.slice(0, MAX_ATTRIBUTE_CHARS);
+    const { value, correction } = checkField(key, text);
     (state as unknown as Record<string, unknown>)[key] = value;
     if (correction) corrections.push(correction);
   }

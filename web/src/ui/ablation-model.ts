@@ -2,6 +2,7 @@
 // when the core measures them (a change, a new run, every second or so while training plays; one
 // request in flight, the latest wins), and the sentences that say what the numbers mean.
 import type { Controller } from '../controller';
+import { argmaxHead, headLabel } from '../layers';
 import { noAblation, type Ablation, type AblationReport } from '../protocol';
 import { ABLATION_KEYS, type State } from '../settings';
 import { ablationOf, ablationState } from '../state';
@@ -15,12 +16,47 @@ export const num = (v: number, d = 3) => (Number.isFinite(v) ? v.toFixed(d) : '�
 export const mean = (a: Float32Array) => (a.length ? a.reduce((s, v) => s + v, 0) / a.length : NaN);
 export const signed = (v: number, d = 3) => (Number.isFinite(v) ? `${v >= 0 ? '+' : '−'}${Math.abs(v).toFixed(d)}` : '—');
 
+const capitalise = (t: string) => `${t.charAt(0).toUpperCase()}${t.slice(1)}`;
+
+/** The head whose prefix-matching score the panel follows: the intact model's most
+ * prefix-matching head, in a layer after the first when there are several (the induction head);
+ * -1 when the scores are undefined. */
+export function inductionHead(r: AblationReport): number {
+  const s = r.intactScores;
+  return argmaxHead(s.prefixMatching, s.nHeads, s.nLayers > 1 ? 1 : 0);
+}
+
+/** The sentence on the induction circuit when heads are off: the induction head's prefix-matching
+ * score and the accuracy, intact and with the heads off (empty when the scores are undefined). */
+export function explainInduction(r: AblationReport): string {
+  const g = inductionHead(r);
+  if (g < 0) return '';
+  const { nLayers: L, nHeads: H } = r.intactScores;
+  const name = headLabel(g, H, L);
+  const before = r.intactScores.prefixMatching[g];
+  const after = r.ablatedScores.prefixMatching[g];
+  const prev = argmaxHead(r.intactScores.previousToken, H);
+  const knocked = prev >= 0 && r.ablation.headsOff[prev] ? ` ${capitalise(headLabel(prev, H, L))} is the most previous-token-like head (score ${num(r.intactScores.previousToken[prev])}); without it no key knows its previous token.` : '';
+  const fell = after < before - 0.1 && r.ablated.accuracy < r.intact.accuracy - 0.1;
+  return (
+    `Induction: ${name}'s prefix-matching score goes from ${num(before)} to ${num(after)}, the accuracy from ${pct(r.intact.accuracy)} to ${pct(r.ablated.accuracy)}.${knocked}` +
+    (fell ? ' The circuit is broken: the induction head no longer finds the token after the earlier occurrence, and the copy fails.' : '')
+  );
+}
+
 /** The sentences under the numbers: what each intervention did, in this run's numbers. */
 export function explainAblation(r: AblationReport, vocabSize: number): string[] {
   const a = r.ablation;
   const out: string[] = [];
-  const off = a.headsOff.flatMap((z, i) => (z ? [i + 1] : []));
-  const frozen = a.headsFrozen.flatMap((f, i) => (f ? [i + 1] : []));
+  const { nLayers: L, nHeads: H } = r.intactScores;
+  const off = a.headsOff.flatMap((z, g) => (z ? [g] : []));
+  const frozen = a.headsFrozen.flatMap((f, g) => (f ? [g] : []));
+  /** "Head 2 is", "Heads 1, 3 are"; with layers "Layer 1 · head 2 is", "Layer 1 · head 2, layer 2 · head 1 are". */
+  const heads = (gs: number[]) => {
+    const verb = gs.length === 1 ? 'is' : 'are';
+    if (L === 1) return gs.length === 1 ? `Head ${gs[0] + 1} ${verb}` : `Heads ${gs.map((g) => g + 1).join(', ')} ${verb}`;
+    return `${capitalise(gs.map((g) => headLabel(g, H, L)).join(', '))} ${verb}`;
+  };
   if (a.mask !== 'causal') {
     const how = a.mask === 'none' ? 'With no mask' : 'With the inverted mask (−1e4 written below the diagonal instead of above it)';
     out.push(
@@ -47,14 +83,18 @@ export function explainAblation(r: AblationReport, vocabSize: number): string[] 
   if (off.length > 0) {
     const dl = r.ablated.loss - r.intact.loss;
     out.push(
-      `${off.length === 1 ? `Head ${off[0]} is` : `Heads ${off.join(', ')} are`} switched off: ${off.length === 1 ? 'its' : 'their'} output is zero, so nothing it computes reaches the LM head. ` +
+      `${heads(off)} switched off: ${off.length === 1 ? 'its' : 'their'} output is zero, so nothing it computes reaches the LM head. ` +
         `The loss goes from ${num(r.intact.loss)} to ${num(r.ablated.loss)} (${signed(dl)}), the accuracy from ${pct(r.intact.accuracy)} to ${pct(r.ablated.accuracy)}. ` +
         (Math.abs(dl) < 0.01 ? 'Hardly a change: the other heads carry what this task needs.' : 'The remaining heads cannot fully stand in for it; keep training to see whether they learn to.'),
     );
+    if (r.task === 'induction' || L > 1) {
+      const induction = explainInduction(r);
+      if (induction) out.push(induction);
+    }
   }
   if (frozen.length > 0) {
     out.push(
-      `${frozen.length === 1 ? `Head ${frozen[0]} is` : `Heads ${frozen.join(', ')} are`} frozen: ${frozen.length === 1 ? 'its' : 'their'} query, key and value projections and ${frozen.length === 1 ? 'its' : 'their'} columns of out_proj stop updating while everything else trains. Press Play to see whether the other heads compensate.`,
+      `${heads(frozen)} frozen: ${frozen.length === 1 ? 'its' : 'their'} query, key and value projections and ${frozen.length === 1 ? 'its' : 'their'} columns of out_proj stop updating while everything else trains. Press Play to see whether the other heads compensate.`,
     );
   }
   if (out.length === 0) out.push('The layer is intact: both columns measure the same model.');
@@ -63,8 +103,8 @@ export function explainAblation(r: AblationReport, vocabSize: number): string[] 
 
 /** What the view does with the model's news. */
 export interface AblationViewHooks {
-  /** A new run with H heads (the head rows are rebuilt). */
-  heads(H: number): void;
+  /** A new run with L layers of H heads (the head rows are rebuilt). */
+  heads(L: number, H: number): void;
   /** The interventions to show in the inputs (the Store's, for the run's heads). */
   settings(a: Ablation): void;
   /** Whether the inputs can be used (a run exists). */
@@ -79,8 +119,9 @@ export interface AblationViewHooks {
 
 /** The panel's state and requests; `destroy` unsubscribes. */
 export class AblationModel {
-  /** The run's head count (0 before the first run). */
+  /** The run's head count, every layer's (0 before the first run), and its layers. */
   H = 0;
+  L = 1;
   report: AblationReport | null = null;
   private runId = -1;
   private lastMeasure = 0;
@@ -156,9 +197,10 @@ export class AblationModel {
     if (ctl.runId !== this.runId) {
       // A new run gets the Store's interventions, for its head count.
       this.runId = ctl.runId;
-      if (this.H !== s.H) {
-        this.H = s.H;
-        this.view.heads(s.H);
+      if (this.H !== s.L * s.H || this.L !== s.L) {
+        this.H = s.L * s.H;
+        this.L = s.L;
+        this.view.heads(s.L, s.H);
       }
       this.view.settings(this.ablation);
       void this.measure.request();

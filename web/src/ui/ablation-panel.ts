@@ -5,8 +5,9 @@
 // the mass on the answer, with a few sentences that say what the numbers mean. This file is the
 // view; ablation-model.ts holds the state and the requests.
 import type { Controller } from '../controller';
-import type { Ablation, AblationReport, HeadStats, MaskMode } from '../protocol';
-import { AblationModel, explainAblation, mean, num, pct, signed } from './ablation-model';
+import { headLabel } from '../layers';
+import type { Ablation, AblationReport, HeadScores, HeadStats, MaskMode } from '../protocol';
+import { AblationModel, explainAblation, inductionHead, mean, num, pct, signed } from './ablation-model';
 import { h, scrollBox, uniqueId } from './dom';
 import { fillPanel, type PanelOptions } from './panel';
 
@@ -23,7 +24,11 @@ export function mountAblationPanel(slot: HTMLElement, ctl: Controller, opts: Pan
     'table',
     { class: 'ablation-heads' },
     h('caption', { text: 'Heads: switch off or freeze; statistics on a fixed eval batch (intact → with your changes)' }),
-    h('thead', {}, h('tr', {}, ...['head', 'switch off', 'freeze', 'entropy (nats)', 'largest weight', 'mass on the answer'].map((t) => h('th', { scope: 'col', text: t })))),
+    h(
+      'thead',
+      {},
+      h('tr', {}, ...['head', 'switch off', 'freeze', 'entropy (nats)', 'largest weight', 'mass on the answer', 'previous-token score', 'prefix-matching score'].map((t) => h('th', { scope: 'col', text: t }))),
+    ),
     headRows,
   );
   const scaleId = uniqueId('scale');
@@ -66,17 +71,19 @@ export function mountAblationPanel(slot: HTMLElement, ctl: Controller, opts: Pan
 
   const boxes: { zero: HTMLInputElement; freeze: HTMLInputElement; cells: HTMLElement[] }[] = [];
 
-  function buildHeads(H: number): void {
+  /** One row per head of every layer (global index i = l * H + h; inputs named by i + 1). */
+  function buildHeads(L: number, H: number): void {
     headRows.replaceChildren();
     boxes.length = 0;
-    for (let i = 0; i < H; ++i) {
-      const zero = h('input', { type: 'checkbox', name: `zero-h${i + 1}`, 'aria-label': `switch head ${i + 1} off` });
-      const freeze = h('input', { type: 'checkbox', name: `freeze-h${i + 1}`, 'aria-label': `freeze head ${i + 1}` });
+    for (let i = 0; i < L * H; ++i) {
+      const name = headLabel(i, H, L);
+      const zero = h('input', { type: 'checkbox', name: `zero-h${i + 1}`, 'aria-label': `switch ${name.toLowerCase()} off` });
+      const freeze = h('input', { type: 'checkbox', name: `freeze-h${i + 1}`, 'aria-label': `freeze ${name.toLowerCase()}` });
       zero.addEventListener('change', () => model.change({ headsOff: model.ablation.headsOff.map((z, k) => (k === i ? zero.checked : z)) }));
       freeze.addEventListener('change', () => model.change({ headsFrozen: model.ablation.headsFrozen.map((f, k) => (k === i ? freeze.checked : f)) }));
-      const cells = [h('td'), h('td'), h('td')];
+      const cells = [h('td'), h('td'), h('td'), h('td'), h('td')];
       boxes.push({ zero, freeze, cells });
-      headRows.append(h('tr', { 'data-head': i + 1 }, h('th', { scope: 'row', text: `Head ${i + 1}` }), h('td', {}, zero), h('td', {}, freeze), ...cells));
+      headRows.append(h('tr', { 'data-head': i + 1 }, h('th', { scope: 'row', text: name }), h('td', {}, zero), h('td', {}, freeze), ...cells));
     }
   }
 
@@ -96,17 +103,31 @@ export function mountAblationPanel(slot: HTMLElement, ctl: Controller, opts: Pan
       ['mean entropy (nats)', mean(r.intactStats.entropy), mean(r.ablatedStats.entropy), (v) => num(v), (v) => signed(v)],
       ['mean largest weight', mean(r.intactStats.maxWeight), mean(r.ablatedStats.maxWeight), (v) => num(v), (v) => signed(v)],
     ];
+    // With layers (or on the induction task): the induction head's prefix-matching score.
+    const g = inductionHead(r);
+    if (g >= 0 && (r.intactScores.nLayers > 1 || r.task === 'induction')) {
+      const label = `prefix-matching of ${headLabel(g, r.intactScores.nHeads, r.intactScores.nLayers).toLowerCase()}`;
+      rows.push([label, r.intactScores.prefixMatching[g], r.ablatedScores.prefixMatching[g], (v) => num(v), (v) => signed(v)]);
+    }
     effectBody.replaceChildren(
       ...rows.map(([name, a, b, fmt, fmtDiff]) =>
-        h('tr', { 'data-metric': name.split(' ').pop() }, h('th', { scope: 'row', text: name }), h('td', { text: fmt(a) }), h('td', { text: fmt(b) }), h('td', { text: fmtDiff(b - a) })),
+        h('tr', { 'data-metric': name.startsWith('prefix-matching') ? 'prefix-matching' : name.split(' ').pop() }, h('th', { scope: 'row', text: name }), h('td', { text: fmt(a) }), h('td', { text: fmt(b) }), h('td', { text: fmtDiff(b - a) })),
       ),
     );
     const stat = (s: HeadStats, k: keyof HeadStats, i: number) => s[k][i] ?? NaN;
+    const score = (s: HeadScores, k: 'previousToken' | 'prefixMatching', i: number) => s[k][i] ?? NaN;
     boxes.forEach((b, i) => {
       b.cells[0].textContent = pair(stat(r.intactStats, 'entropy', i), stat(r.ablatedStats, 'entropy', i), num);
       b.cells[1].textContent = pair(stat(r.intactStats, 'maxWeight', i), stat(r.ablatedStats, 'maxWeight', i), num);
       b.cells[2].textContent = pair(stat(r.intactStats, 'answerMass', i), stat(r.ablatedStats, 'answerMass', i), num);
+      b.cells[3].textContent = pair(score(r.intactScores, 'previousToken', i), score(r.ablatedScores, 'previousToken', i), num);
+      b.cells[4].textContent = pair(score(r.intactScores, 'prefixMatching', i), score(r.ablatedScores, 'prefixMatching', i), num);
     });
+    // The induction head's prefix-matching score, intact and ablated (full precision, for tests).
+    const ind = inductionHead(r);
+    panel.dataset.inductionHead = String(ind);
+    panel.dataset.intactPrefix = ind >= 0 ? String(r.intactScores.prefixMatching[ind]) : '';
+    panel.dataset.ablatedPrefix = ind >= 0 ? String(r.ablatedScores.prefixMatching[ind]) : '';
     panel.dataset.intactLoss = String(r.intact.loss);
     panel.dataset.ablatedLoss = String(r.ablated.loss);
     panel.dataset.intactAccuracy = String(r.intact.accuracy);

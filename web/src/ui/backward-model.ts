@@ -16,8 +16,10 @@ export interface RowSelection {
   target?: number;
 }
 
-/** What the selects can offer: the run's head count, the sample's ids and the vocabulary size. */
+/** What the selects can offer: the run's layers and heads per layer, the sample's ids and the
+ * vocabulary size. */
 export interface RowChoices {
+  L: number;
   H: number;
   ids: Int32Array;
   V: number;
@@ -105,10 +107,10 @@ export class BackwardModel {
     const ctl = this.ctl;
     const s = ctl.snapshot;
     const V = ctl.store.state.vocabSize;
-    const key = s ? `${s.H}|${Array.from(s.ids).join(',')}|${V}|${this.ready}` : `none|${this.ready}`;
+    const key = s ? `${s.L}x${s.H}|${Array.from(s.ids).join(',')}|${V}|${this.ready}` : `none|${this.ready}`;
     if (key !== this.choicesKey) {
       this.choicesKey = key;
-      this.view.choices(s ? { H: s.H, ids: s.ids, V } : null, this.ready);
+      this.view.choices(s ? { L: s.L, H: s.H, ids: s.ids, V } : null, this.ready);
     }
     const status = ctl.status;
     const wasPlaying = this.lastStatus === 'playing';

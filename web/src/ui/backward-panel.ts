@@ -8,6 +8,7 @@ import type { Controller } from '../controller';
 import { cssColour, textColourOn } from '../draw/colormap';
 import { formatCell, matrixTable } from '../draw/matrix-table';
 import type { Matrix, RowBackwardReport } from '../protocol';
+import { headLabel } from '../layers';
 import { BackwardModel, type RowChoices } from './backward-model';
 import { h, scrollBox, uniqueId } from './dom';
 import { fillPanel, type PanelOptions } from './panel';
@@ -69,13 +70,14 @@ export function mountBackwardPanel(slot: HTMLElement, ctl: Controller, _opts: Pa
   function syncControls(c: RowChoices | null, ready: boolean): void {
     for (const el of [head.el, query.el, target.el]) if (el.disabled !== !ready) el.disabled = !ready;
     if (!c) return;
-    const { H, ids, V } = c;
+    const { L, H, ids, V } = c;
     const keep = (el: HTMLSelectElement, fallback: string, ok: (v: string) => boolean) => (el.value && ok(el.value) ? el.value : fallback);
-    const hv = keep(head.el, '0', (v) => Number(v) < H);
+    const hv = keep(head.el, '0', (v) => Number(v) < L * H);
     const defaultQuery = String(Math.min(ids.length - 1, Math.floor(ids.length / 2)));
     const qv = keep(query.el, defaultQuery, (v) => Number(v) < ids.length);
     const tv = target.el.value !== '' && Number(target.el.value) < V ? target.el.value : '';
-    head.el.replaceChildren(...Array.from({ length: H }, (_, i) => h('option', { value: i, text: `Head ${i + 1}` })));
+    // The core's head index is global (l * H + h); the options name layer and head.
+    head.el.replaceChildren(...Array.from({ length: L * H }, (_, i) => h('option', { value: i, text: headLabel(i, H, L) })));
     query.el.replaceChildren(...Array.from(ids, (id, i) => h('option', { value: i, text: `${i} (token ${id})` })));
     target.el.replaceChildren(h('option', { value: '', text: "task's answer (default)" }), ...Array.from({ length: V }, (_, v) => h('option', { value: v, text: `token ${v}` })));
     head.el.value = hv;
@@ -174,7 +176,7 @@ export function mountBackwardPanel(slot: HTMLElement, ctl: Controller, _opts: Pa
       const forward = h(
         'div',
         { class: 'bw-col', role: 'group', 'aria-label': 'Forward' },
-        h('h3', { text: `Forward: head ${r.head + 1}, query ${i}` }),
+        h('h3', { text: `Forward: ${headLabel(r.head, ctl.snapshot?.H ?? r.head + 1, ctl.snapshot?.L ?? 1).toLowerCase()}, query ${i}` }),
         figure('q', `q_${i}`, `q_${i} = x_${i} W_q (this head's ${dk} columns)`, vec(w.q), rowLabel, cols(dk, 'k')),
         figure('K', 'K', 'K = X W_k, one row per key j', w.k, keyLabels, cols(dk, 'k'), { mask: { keys: masked, style: 'dim' } }),
         figure('V', 'V', 'V = X W_v, one row per key j', w.v, keyLabels, cols(dv, 'v'), { mask: { keys: masked, style: 'dim' } }),

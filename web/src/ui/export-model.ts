@@ -4,9 +4,10 @@
 // an ImportProblem whose message is the one sentence shown.
 import type { Controller } from '../controller';
 import { headOrAverage } from '../heads';
+import { averageLabel, headFileName, headLabel, layerWeights } from '../layers';
 import { MAX_IMPORT_BYTES, noAblation, type Ablation, type ImportRun, type Snapshot, type TrainerConfigMsg } from '../protocol';
-import { CONFIG_KEYS, checkField, SETTINGS } from '../settings';
-import { ablationOf, trainerConfig } from '../state';
+import { CONFIG_KEYS, checkField, DEFAULTS, SETTINGS } from '../settings';
+import { ablationOf, totalHeads, trainerConfig } from '../state';
 
 /** The JSON file's format field. */
 export const EXPORT_FORMAT = 'attention-playground/1';
@@ -14,16 +15,37 @@ export const EXPORT_FORMAT = 'attention-playground/1';
 /** Thrown for a file the import refuses; the message is the sentence shown. */
 export class ImportProblem extends Error {}
 
-/** Head hh's (T,T) weights, or the average of the heads for hh === H. */
-export const headValues = (s: Snapshot, hh: number): Float32Array => headOrAverage(s.weights, s.H, s.T, hh);
-/** File name part and title of figure hh (a head, or the average for hh === H). */
-export const headName = (s: Snapshot, hh: number) => (hh < s.H ? `head-${hh + 1}` : 'average');
-export const headTitle = (s: Snapshot, hh: number) => (hh < s.H ? `Head ${hh + 1}` : 'Average of heads');
+/** One exported picture: its file-name part, its title and its (T,T) weights. */
+export interface ExportFigure {
+  name: string;
+  title: string;
+  values: Float32Array;
+}
 
-/** The attention as CSV: one row per (head, query, key); under the causal mask, masked cells
- * (key > query) have weight 0. */
+/** The pictures of a snapshot: per layer each head, then the layer's average ("head-1".. and
+ * "average" with one layer; "layer-1-head-1".. and "layer-1-average" with several). */
+export function exportFigures(s: Snapshot): ExportFigure[] {
+  const { L, H, T } = s;
+  const out: ExportFigure[] = [];
+  for (let l = 0; l < L; ++l) {
+    const w = layerWeights(s.weights, L, H, T, l);
+    for (let k = 0; k <= H; ++k) {
+      const g = l * H + k;
+      out.push({
+        name: k < H ? headFileName(g, H, L) : L > 1 ? `layer-${l + 1}-average` : 'average',
+        title: k < H ? headLabel(g, H, L) : averageLabel(l, L),
+        values: headOrAverage(w, H, T, k),
+      });
+    }
+  }
+  return out;
+}
+
+/** The attention as CSV: one row per (head, query, key), head the global index l * H + h (the
+ * core's order); under the causal mask, masked cells (key > query) have weight 0. */
 export function attentionCsv(s: Snapshot): string {
-  const { H, T } = s;
+  const { T } = s;
+  const H = s.L * s.H;
   const lines = ['head,query,key,query_token,key_token,weight'];
   for (let hh = 0; hh < H; ++hh) {
     for (let i = 0; i < T; ++i) {
@@ -49,7 +71,7 @@ export function runJson(ctl: Controller, s: Snapshot): string {
       historyStride: s.historyStride,
       sample: Array.from(s.ids),
       initLoss: Number.isFinite(s.initLoss) ? s.initLoss : null,
-      ablation: ablationOf(settings, s.H),
+      ablation: ablationOf(settings, s.L * s.H),
     },
     null,
     1,
@@ -58,7 +80,8 @@ export function runJson(ctl: Controller, s: Snapshot): string {
 
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
 
-/** The JSON's optional "ablation" (files written before it existed have none: the intact layer).
+/** The JSON's optional "ablation" (files written before it existed have none: the intact layer);
+ * H: every layer's heads.
  * Files written before issue 13 name the head lists zeroed and frozen; both are read. */
 function parseAblation(v: unknown, H: number): Ablation {
   if (v === undefined) return noAblation(H);
@@ -69,7 +92,7 @@ function parseAblation(v: unknown, H: number): Ablation {
     const name = a[key] === undefined && a[old] !== undefined ? old : key;
     const x = a[name];
     if (!Array.isArray(x) || x.length !== H || !x.every((b) => typeof b === 'boolean')) {
-      throw new ImportProblem(`The JSON file's "ablation.${name}" is not a list of ${H} true/false values (one per head).`);
+      throw new ImportProblem(`The JSON file's "ablation.${name}" is not a list of ${H} true/false values (one per head of every layer).`);
     }
     return x as boolean[];
   };
@@ -78,14 +101,22 @@ function parseAblation(v: unknown, H: number): Ablation {
   return { headsOff: heads('headsOff', 'zeroed'), headsFrozen: heads('headsFrozen', 'frozen'), scaleScores: a.scaleScores, mask: a.mask };
 }
 
+/** Config keys a file written before them may lack: they take the default (the one-layer model). */
+const ADDED_LATER: readonly string[] = ['nLayers', 'residual'];
+
 /** The JSON's config: every config key of the table, typed and within the page's bounds. */
 function parseConfig(c: unknown): TrainerConfigMsg {
   if (typeof c !== 'object' || c === null || Array.isArray(c)) throw new ImportProblem('The JSON file has no "config" object.');
   const cfg = c as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   for (const key of CONFIG_KEYS) {
-    const v = cfg[key];
+    const v = cfg[key] === undefined && ADDED_LATER.includes(key) ? DEFAULTS[key] : cfg[key];
     const values = SETTINGS[key].values;
+    if (SETTINGS[key].type === 'bool') {
+      if (typeof v !== 'boolean') throw new ImportProblem(`The JSON config's ${key} is ${JSON.stringify(v) ?? 'missing'}, not true or false.`);
+      out[key] = v;
+      continue;
+    }
     if (values) {
       if (typeof v !== 'string' || !values.includes(v)) throw new ImportProblem(`The JSON config's ${key} ${JSON.stringify(v) ?? '(missing)'} is not one of ${values.join(', ')}.`);
       out[key] = v;
@@ -123,7 +154,7 @@ export function parseRunJson(text: string): { config: TrainerConfigMsg; step: nu
   if (!Array.isArray(ids) || ids.length < 1 || ids.length > config.seqLen || !ids.every((x) => isInt(x) && x >= 0 && x < config.vocabSize)) {
     throw new ImportProblem(`The JSON file's "sample" is not a list of 1 to ${config.seqLen} token ids in [0, ${config.vocabSize}).`);
   }
-  const ablation = parseAblation(r.ablation, config.nHeads);
+  const ablation = parseAblation(r.ablation, totalHeads(config));
   return { config, step: r.step, history: Float32Array.from(r.lossHistory as number[]), historyStride: r.historyStride, sample: ids as number[], ablation };
 }
 

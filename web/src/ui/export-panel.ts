@@ -10,7 +10,7 @@ import { drawHeatmap } from '../draw/heatmap';
 import { heatmapSvg } from '../draw/heatmap-svg';
 import type { Snapshot } from '../protocol';
 import { h } from './dom';
-import { attentionCsv, headName, headTitle, headValues, importRunOf, ImportProblem, runJson, sortFiles } from './export-model';
+import { attentionCsv, exportFigures, importRunOf, ImportProblem, runJson, sortFiles } from './export-model';
 
 const BASE = 'attention-playground';
 
@@ -88,9 +88,9 @@ export function mountExportPanel(parent: HTMLElement, ctl: Controller): () => vo
     void guarded(async () => {
       const s = await current();
       const labels = Array.from(s.ids, String);
-      for (let hh = 0; hh <= s.H; ++hh) {
+      for (const f of exportFigures(s)) {
         const canvas = document.createElement('canvas');
-        drawHeatmap(canvas, Math.max(240, 26 + 24 * s.T), { values: headValues(s, hh), rows: s.T, cols: s.T, rowLabels: labels, colLabels: labels, causal: s.mask === 'causal', textColour: '#222' });
+        drawHeatmap(canvas, Math.max(240, 26 + 24 * s.T), { values: f.values, rows: s.T, cols: s.T, rowLabels: labels, colLabels: labels, causal: s.mask === 'causal', textColour: '#222' });
         const ctx = canvas.getContext('2d')!;
         // An opaque background, so the labels read in any image viewer.
         ctx.globalCompositeOperation = 'destination-over';
@@ -99,7 +99,7 @@ export function mountExportPanel(parent: HTMLElement, ctl: Controller): () => vo
         ctx.fillRect(0, 0, canvas.width, canvas.height);
         const blob = await new Promise<Blob | null>((r) => canvas.toBlob(r, 'image/png'));
         if (!blob) throw new Error('The browser could not encode a PNG.');
-        download(`${BASE}-${headName(s, hh)}.png`, blob, 'image/png');
+        download(`${BASE}-${f.name}.png`, blob, 'image/png');
       }
       say('');
     }),
@@ -108,9 +108,9 @@ export function mountExportPanel(parent: HTMLElement, ctl: Controller): () => vo
     void guarded(async () => {
       const s = await current();
       const labels = Array.from(s.ids, String);
-      for (let hh = 0; hh <= s.H; ++hh) {
-        const text = heatmapSvg({ title: headTitle(s, hh), values: headValues(s, hh), rows: s.T, cols: s.T, rowLabels: labels, colLabels: labels, causal: s.mask === 'causal' });
-        download(`${BASE}-${headName(s, hh)}.svg`, text, 'image/svg+xml');
+      for (const f of exportFigures(s)) {
+        const text = heatmapSvg({ title: f.title, values: f.values, rows: s.T, cols: s.T, rowLabels: labels, colLabels: labels, causal: s.mask === 'causal' });
+        download(`${BASE}-${f.name}.svg`, text, 'image/svg+xml');
       }
       say('');
     }),

@@ -1,9 +1,11 @@
 // The training view's heatmaps panel: the sample-sequence input, the colour legend, the hovered-
-// cell readout and one heatmap per head plus the heads' average (heads.ts), drawn by draw/heatmap.
+// cell readout and one heatmap per head plus the heads' average (heads.ts), drawn by draw/heatmap;
+// with several layers, one row per layer ("layer l · head h", layers.ts), each with its average.
 // Hover, or focus a heatmap and use the arrow keys, to read a cell.
 import type { Controller } from '../controller';
 import { cellAt, drawHeatmap, drawLegendBar, drawMaskedSwatch, type HeatmapLayout } from '../draw/heatmap';
 import { headAverage, headWeights } from '../heads';
+import { averageLabel, headLabel, layerWeights } from '../layers';
 import type { Snapshot } from '../protocol';
 import { CONFIG_KEYS, LIMITS, type State } from '../settings';
 import { sampleOf } from '../state';
@@ -70,29 +72,39 @@ export function mountHeatmapGrid(store: Store, ctl: Controller, opts: { reducedM
   let figureWidth = 0;
   let labelColour = '';
   let frames = 0;
-  const figures: { canvas: HTMLCanvasElement; title: string; layout: HeatmapLayout | null; values: Float32Array | null }[] = [];
+  /** One figure: global head `head` of layer `layer`, or (head -1) the layer's average. */
+  const figures: { canvas: HTMLCanvasElement; title: string; layer: number; head: number; layout: HeatmapLayout | null; values: Float32Array | null }[] = [];
+  let shape = '';
   let focus: { fig: number; row: number; col: number } | null = null;
   let hover: { fig: number; row: number; col: number } | null = null;
 
-  function ensureFigures(H: number): void {
-    const want = H > 1 ? H + 1 : 1;
-    if (figures.length === want) return;
+  /** The figures of L layers of H heads: per layer its heads, then (H > 1) their average; with
+   * several layers, each layer starts a row under its title. */
+  function ensureFigures(L: number, H: number): void {
+    if (shape === `${L}x${H}`) return;
+    shape = `${L}x${H}`;
     grid.replaceChildren();
+    grid.dataset.layers = String(L);
+    grid.dataset.heads = String(H);
     figures.length = 0;
     figureWidth = 0;
     focus = hover = null;
-    for (let f = 0; f < want; ++f) {
-      const title = f < H ? `Head ${f + 1}` : 'Average of heads';
-      const canvas = h('canvas', {
-        tabindex: 0,
-        role: 'img',
-        'aria-label': `${title}: attention weights, queries down, keys across. Arrow keys move between cells.`,
-        'data-head': f < H ? f : 'avg',
-      });
-      const fig = h('figure', { class: f < H ? 'head' : 'head avg' }, h('figcaption', { text: title }), canvas);
-      grid.append(fig);
-      figures.push({ canvas, title, layout: null, values: null });
-      bindCanvas(canvas, f);
+    for (let l = 0; l < L; ++l) {
+      if (L > 1) grid.append(h('h3', { class: 'heat-layer', text: `Layer ${l + 1}` }));
+      for (let k = 0; k < (H > 1 ? H + 1 : 1); ++k) {
+        const g = k < H ? l * H + k : -1;
+        const title = g >= 0 ? headLabel(g, H, L) : averageLabel(l, L);
+        const canvas = h('canvas', {
+          tabindex: 0,
+          role: 'img',
+          'aria-label': `${title}: attention weights, queries down, keys across. Arrow keys move between cells.`,
+          'data-head': g >= 0 ? g : 'avg',
+          'data-layer': l,
+        });
+        grid.append(h('figure', { class: g >= 0 ? 'head' : 'head avg' }, h('figcaption', { text: title }), canvas));
+        figures.push({ canvas, title, layer: l, head: g, layout: null, values: null });
+        bindCanvas(canvas, figures.length - 1);
+      }
     }
   }
 
@@ -159,15 +171,15 @@ export function mountHeatmapGrid(store: Store, ctl: Controller, opts: { reducedM
   function draw(s: Snapshot): boolean {
     // Hidden (the other view is shown): draw when it shows again (the ResizeObserver calls back).
     if (grid.offsetParent === null) return false;
-    const { H, T } = s;
-    ensureFigures(H);
+    const { H, L, T } = s;
+    ensureFigures(L, H);
     const labels = Array.from(s.ids, String);
-    const avg = H > 1 ? headAverage(s.weights, H, T) : null;
+    const avgs = H > 1 ? Array.from({ length: L }, (_, l) => headAverage(layerWeights(s.weights, L, H, T, l), H, T)) : [];
     if (figureWidth === 0) figureWidth = figures[0].canvas.parentElement?.clientWidth ?? 160;
     const width = Math.max(120, Math.floor(figureWidth - 2));
     const textColour = labelColour || (labelColour = getComputedStyle(grid).color || '#222');
     figures.forEach((f, idx) => {
-      f.values = idx < H ? headWeights(s.weights, H, T, idx) : avg!;
+      f.values = f.head >= 0 ? headWeights(s.weights, L * H, T, f.head) : avgs[f.layer];
       f.layout = drawHeatmap(f.canvas, width, {
         values: f.values,
         rows: T,

@@ -39,7 +39,11 @@ export function mountShapeContract(section: HTMLElement, store: Store): () => vo
     legend,
   );
   const render = (s: Readonly<State>) => {
-    legend.textContent = `B = ${s.batchSize} sequences, T = ${s.seqLen} tokens, D = ${s.dModel}, H = ${s.nHeads} heads of Dh = ${s.dModel / s.nHeads}, V = ${s.vocabSize} tokens.`;
+    const depth =
+      s.nLayers > 1
+        ? ` L = ${s.nLayers} layers: the steps from x to out_proj run once per layer, each on the last one's output${s.residual ? ', added to its input (the residual stream: x = x + attn(x))' : ' (no residual stream: x = attn(x))'}, before lm_head.`
+        : '';
+    legend.textContent = `B = ${s.batchSize} sequences, T = ${s.seqLen} tokens, D = ${s.dModel}, H = ${s.nHeads} heads of Dh = ${s.dModel / s.nHeads}, V = ${s.vocabSize} tokens.${depth}`;
     list.replaceChildren(
       ...STEPS.flatMap(([box, op]) => {
         const n = box.shape(s);
@@ -56,6 +60,6 @@ export function mountShapeContract(section: HTMLElement, store: Store): () => vo
   };
   render(store.state);
   return store.subscribe((s, changed) => {
-    if (['batchSize', 'seqLen', 'dModel', 'nHeads', 'vocabSize'].some((k) => changed.has(k as keyof State))) render(s);
+    if (['batchSize', 'seqLen', 'dModel', 'nHeads', 'vocabSize', 'nLayers', 'residual'].some((k) => changed.has(k as keyof State))) render(s);
   });
 }

@@ -1,14 +1,16 @@
 // The training view's "Attention timeline" panel: the worker keeps a snapshot of every head's
 // attention (and the head statistics) every N steps, within a memory cap; this panel fetches the
 // new ones while the run plays, lets the learner scrub through them (or play them through), draws
-// every head's matrix at the chosen step and plots per head the mean attention entropy and the
-// mass on the keys holding the answer against the step. Every number comes from the core.
+// every head's matrix at the chosen step and plots per head the mean attention entropy, the
+// mass on the keys holding the answer, and the previous-token and prefix-matching scores (so the
+// learner can tell which head is which) against the step. Every number comes from the core.
 // This file is the view; the state and the requests are timeline-model.ts's, the plots
 // draw/timeline-charts.ts's.
 import type { Controller } from '../controller';
 import { drawHeatmap } from '../draw/heatmap';
 import { fmt3, headColour, TIMELINE_PLOTS, TimelinePlot } from '../draw/timeline-charts';
 import type { TimelineEntry } from '../protocol';
+import { headLabel } from '../layers';
 import { TIMELINE_BYTES } from '../timeline';
 import { h, uniqueId } from './dom';
 import { fillPanel, type PanelOptions } from './panel';
@@ -49,7 +51,8 @@ export function mountTimelinePanel(slot: HTMLElement, ctl: Controller, opts: Pan
       'p',
       { class: 'hint' },
       'Entropy: how spread a head\'s attention is, averaged over the query rows of an eval batch (0 nats: all weight on one key; ln(k) nats: spread evenly over k keys). ',
-      'Answer mass: the weight a head puts on the keys holding the token to predict; for repeat it is about 1 whatever the head does (every visible key holds the answer), while for shift, copy and reverse a head that finds the answer position pushes it toward 1.',
+      'Answer mass: the weight a head puts on the keys holding the token to predict; for repeat it is about 1 whatever the head does (every visible key holds the answer), while for shift, copy and reverse a head that finds the answer position pushes it toward 1. ',
+      'Previous-token and prefix-matching scores, measured on fixed induction sequences whatever the task: a head that attends one position back scores near 1 on the first; an induction head (it attends from a repeated token to the token after its earlier occurrence) scores high on the second. With two layers on the induction task, watch one head of layer 1 rise on the first and one head of layer 2 on the second, at the phase change.',
     ),
     massNote,
     chartsBox,
@@ -107,19 +110,23 @@ export function mountTimelinePanel(slot: HTMLElement, ctl: Controller, opts: Pan
   let drawnWidth = 0;
   let labelColour = '';
 
-  function ensureFigures(H: number): void {
-    if (figures.length === H) return;
+  let shape = '';
+  /** One figure per head of L layers of H heads (global order). */
+  function ensureFigures(L: number, H: number): void {
+    if (shape === `${L}x${H}` && figures.length === L * H) return;
+    shape = `${L}x${H}`;
     grid.replaceChildren();
     figures = [];
-    for (let hh = 0; hh < H; ++hh) {
-      const canvas = h('canvas', { role: 'img', 'data-head': hh, 'aria-label': `Head ${hh + 1}: attention weights at the selected step, queries down, keys across.` });
+    for (let hh = 0; hh < L * H; ++hh) {
+      const title = headLabel(hh, H, L);
+      const canvas = h('canvas', { role: 'img', 'data-head': hh, 'aria-label': `${title}: attention weights at the selected step, queries down, keys across.` });
       const stats = h('span', { class: 'timeline-head-stats' });
       const swatch = h('span', { class: 'timeline-swatch', 'aria-hidden': 'true' });
       swatch.style.background = headColour(hh);
-      grid.append(h('figure', { class: 'head' }, h('figcaption', {}, swatch, h('span', { class: 'timeline-head-title', text: `Head ${hh + 1}` }), stats), canvas));
+      grid.append(h('figure', { class: 'head' }, h('figcaption', {}, swatch, h('span', { class: 'timeline-head-title', text: title }), stats), canvas));
       figures.push({ canvas, stats });
     }
-    panel.dataset.heads = String(H);
+    panel.dataset.heads = String(L * H);
     drawnEntry = null;
   }
 
@@ -140,12 +147,16 @@ export function mountTimelinePanel(slot: HTMLElement, ctl: Controller, opts: Pan
     const undefinedMass = Array.from(e.answerMass).every((v) => !Number.isFinite(v));
     massNote.hidden = !undefinedMass;
     massNote.textContent = undefinedMass ? 'This task has no position whose answer is among the keys of the eval batch, so the answer mass is undefined here and not plotted.' : '';
-    ensureFigures(e.H);
+    ensureFigures(e.L, e.H);
     e.entropy.forEach((v, hh) => {
       const m = e.answerMass[hh];
       const parts = [h('span', { text: `${fmt3(v)} nats` })];
       if (Number.isFinite(m)) parts.push(h('span', { text: `mass ${fmt3(m)}` }));
+      if (Number.isFinite(e.previousToken[hh])) parts.push(h('span', { class: 'timeline-prev', text: `prev ${fmt3(e.previousToken[hh])}` }));
+      if (Number.isFinite(e.prefixMatching[hh])) parts.push(h('span', { class: 'timeline-prefix', text: `prefix ${fmt3(e.prefixMatching[hh])}` }));
       figures[hh].stats.replaceChildren(...parts);
+      // Full precision, for tests (the text rounds).
+      Object.assign(figures[hh].stats.dataset, { previousToken: String(e.previousToken[hh]), prefixMatching: String(e.prefixMatching[hh]) });
     });
     for (const p of plots) p.redrawMarker();
     if (!visible()) {
@@ -157,9 +168,10 @@ export function mountTimelinePanel(slot: HTMLElement, ctl: Controller, opts: Pan
     if (e === drawnEntry && width === drawnWidth) return;
     const labels = Array.from(e.ids, String);
     const textColour = labelColour || (labelColour = getComputedStyle(grid).color || '#222');
-    const { H, T } = e;
+    const { T } = e;
+    const H = e.L * e.H;
     try {
-      if (e.weights.length !== H * T * T) throw new Error(`${e.weights.length} weights for H=${H}, T=${T}`);
+      if (e.weights.length !== H * T * T) throw new Error(`${e.weights.length} weights for L=${e.L}, H=${e.H}, T=${T}`);
       for (let hh = 0; hh < H; ++hh) {
         drawHeatmap(figures[hh].canvas, width, {
           values: e.weights.subarray(hh * T * T, (hh + 1) * T * T),
@@ -181,12 +193,12 @@ export function mountTimelinePanel(slot: HTMLElement, ctl: Controller, opts: Pan
   /** The plots of the held entries, in the latest entry's head count (not while hidden). */
   function renderCharts(): void {
     const { entries } = model;
-    const H = entries.length > 0 ? entries[entries.length - 1].H : 0;
+    const last = entries[entries.length - 1];
     for (const p of plots) {
       // Nothing to plot yet (or a new run): an empty plot of the old shape until data comes.
-      if (H === 0) p.clear();
+      if (!last) p.clear();
       else if (!visible()) model.stale = true;
-      else p.draw(entries, H);
+      else p.draw(entries, last.L, last.H);
     }
   }
 

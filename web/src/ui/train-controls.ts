@@ -17,12 +17,14 @@ export interface ControlSpec {
   max?: number;
   step?: string;
   options?: readonly string[];
+  /** An on/off setting: a checkbox. */
+  bool?: boolean;
 }
 
 /** The controls: the config settings of the key table, in its order. */
 export const CONTROLS: readonly ControlSpec[] = CONFIG_KEYS.map((key) => {
   const s = settingOf(key);
-  return { key, label: s.label, coreKey: s.core ?? key, min: s.range?.[0], max: s.range?.[1], step: s.step ?? undefined, options: s.values ?? undefined };
+  return { key, label: s.label, coreKey: s.core ?? key, min: s.range?.[0], max: s.range?.[1], step: s.step ?? undefined, options: s.values ?? undefined, bool: s.type === 'bool' || undefined };
 });
 
 /** The mounted controls. */
@@ -44,6 +46,14 @@ export function mountTrainControls(store: Store, ctl: Controller): TrainControls
     const id = uniqueId(`ctl-${c.key}`);
     const msgId = `${id}-msg`;
     let input: HTMLInputElement | HTMLSelectElement;
+    if (c.bool) {
+      const box = h('input', { id, name: c.key, type: 'checkbox', 'aria-describedby': msgId });
+      box.addEventListener('change', () => onControl(c.key, box.checked ? '1' : '0'));
+      inputs.set(c.key, box);
+      const msg = h('p', { class: 'field-msg', id: msgId, role: 'status' });
+      messages.set(c.key, msg);
+      return h('div', { class: 'field field-check', 'data-key': c.key }, h('label', { for: id, class: 'inline' }, box, ` ${c.label}`), msg);
+    }
     if (c.options) {
       input = h('select', { id, name: c.key, 'aria-describedby': msgId });
       for (const o of c.options) input.append(h('option', { value: o, text: o }));
@@ -102,17 +112,20 @@ export function mountTrainControls(store: Store, ctl: Controller): TrainControls
     const { value, correction } = checkField(key, raw);
     clearMessages();
     if (correction) setMessage(key, correction.message);
-    inputs.get(key)!.value = String(value);
+    show(key, value);
     store.set({ [key]: value } as Partial<State>);
+  }
+
+  /** Shows a value in its control (a checkbox's state, else the text). */
+  function show(key: keyof State, value: State[keyof State]): void {
+    const el = inputs.get(key)!;
+    if (el instanceof HTMLInputElement && el.type === 'checkbox') el.checked = value === true;
+    else if (el.value !== String(value)) el.value = String(value);
   }
 
   /** The Store -> the controls. */
   function sync(s: Readonly<State>): void {
-    for (const c of CONTROLS) {
-      const el = inputs.get(c.key)!;
-      const v = String(s[c.key]);
-      if (el.value !== v) el.value = v;
-    }
+    for (const c of CONTROLS) show(c.key, s[c.key]);
     taskHelp.textContent = TASKS[s.task] ?? '';
   }
   cleanups.push(

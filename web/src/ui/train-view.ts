@@ -12,6 +12,7 @@ import type { PanelOptions } from './panel';
 import { checkYourself, TRAIN_QUESTIONS } from './check-yourself';
 import { mountShapeContract } from './shape-contract';
 import { mountTrainControls } from './train-controls';
+import { mountPresets, phaseChangeNote } from './depth-view';
 
 /** With the heatmaps hidden (no first draw), the learning panels start this long after the first snapshot. */
 const PANEL_START_FALLBACK_MS = 300;
@@ -36,11 +37,14 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
   };
   const boxes = { logY: box('logY', ' log scale'), smooth: box('smooth', ' smoothed'), epochMeans: box('epochMeans', ` epoch means (${DEMO_EPOCH_STEPS} steps)`) };
   const chartEl = h('div', { class: 'chart' });
+  // Issue 15: the sentence on the phase change (depth-view.ts).
+  const phaseNote = h('p', { class: 'hint phase-note', 'aria-live': 'polite', hidden: true });
   const chartSection = h(
     'section',
     { class: 'panel loss-panel', 'aria-label': 'Loss' },
     h('div', { class: 'panel-head' }, h('h2', { text: 'Loss' }), h('div', { class: 'chart-options' }, ...Object.values(boxes).map((b) => b.label))),
     chartEl,
+    phaseNote,
     h('p', {
       class: 'hint',
       text:
@@ -59,6 +63,8 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
 
   const plots = h('div', { class: 'train-plots' }, chartSection, heat.section, shapes);
   root.append(h('div', { class: 'train-layout' }, controls.form, plots));
+  // ---- Issue 15: the preset links ("watch an induction head form"), under the controls.
+  controls.form.append(mountPresets(store));
   // ---- The learning panels, each computed by the core in the worker. They start once the first
   // heatmap is drawn (or, when the heatmaps are not shown, shortly after the first snapshot), so
   // their requests and renders never delay it.
@@ -71,6 +77,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
   const slots = {
     ablation: slot('ablation-panel', 'Ablation'),
     timeline: slot('timeline-panel', 'Attention timeline'),
+    composition: slot('composition-panel', 'Composition between layers'),
     backward: slot('backward-panel', 'Backward pass for one query row'),
     selftest: slot('selftest-panel', 'Self-test'),
   };
@@ -86,6 +93,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
         m.mountTimelinePanel(slots.timeline, ctl, panelOpts),
         m.mountBackwardPanel(slots.backward, ctl, panelOpts),
         m.mountSelfTestPanel(slots.selftest, ctl, panelOpts),
+        m.mountCompositionPanel(slots.composition, ctl, panelOpts),
       );
     })
     .catch((e: unknown) => {
@@ -127,6 +135,8 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
       lastChart = now;
       chart.setLosses(s.initLoss, s.history, s.historyStride);
     }
+    chart.setPhaseChange(s.phaseChange);
+    phaseChangeNote(phaseNote, s, store.state.task);
     markStarted();
     // A User Timing entry per redraw (DevTools shows them; the e2e test reads the slowest).
     performance.measure('playground:draw', { start: t0 });

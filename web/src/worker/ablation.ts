@@ -1,7 +1,8 @@
-// The ablation request's measurement: the run's eval loss, accuracy and head statistics without
-// and with the learner's interventions, on the same fixed eval batches.
+// The ablation request's measurement: the run's eval loss, accuracy, head statistics and head
+// scores without and with the learner's interventions, on the same fixed eval batches.
 import type { Trainer } from '../core/attention-core';
 import { noAblation, type Ablation, type AblationReport, type HeadStats } from '../protocol';
+import { headScoresOf } from './scores';
 
 /** Batches the ablation panel's loss and accuracy are measured on. */
 export const EVAL_BATCHES = 4;
@@ -13,14 +14,15 @@ function headStats(t: Trainer): HeadStats {
 }
 
 /**
- * Measures trainer (nHeads heads) intact, then sets `wanted` and measures again; `wanted` stays
- * set. When the core rejects `wanted`, `current` (the interventions in force, or none) is set
+ * Measures trainer (L layers of H heads) intact, then sets `wanted` and measures again; `wanted`
+ * stays set. When the core rejects `wanted`, `current` (the interventions in force, or none) is set
  * back and the error thrown.
  */
-export function measureAblation(trainer: Trainer, nHeads: number, wanted: Ablation, current: Ablation | null): Omit<AblationReport, 'step' | 'task'> {
-  trainer.setAblation(noAblation(nHeads));
+export function measureAblation(trainer: Trainer, L: number, H: number, wanted: Ablation, current: Ablation | null): Omit<AblationReport, 'step' | 'task'> {
+  trainer.setAblation(noAblation(L * H));
   const intact = trainer.evaluate(EVAL_BATCHES);
   const intactStats = headStats(trainer);
+  const intactScores = headScoresOf(trainer, L, H);
   try {
     trainer.setAblation(wanted);
   } catch (e) {
@@ -28,5 +30,5 @@ export function measureAblation(trainer: Trainer, nHeads: number, wanted: Ablati
     throw e;
   }
   const ablation = trainer.ablation();
-  return { ablation, intact, ablated: trainer.evaluate(EVAL_BATCHES), intactStats, ablatedStats: headStats(trainer) };
+  return { ablation, intact, ablated: trainer.evaluate(EVAL_BATCHES), intactStats, ablatedStats: headStats(trainer), intactScores, ablatedScores: headScoresOf(trainer, L, H) };
 }

@@ -4,6 +4,7 @@
 import type { Trainer } from '../core/attention-core';
 import type { ImportRun, MaskMode, Snapshot, TimelineEntry, TrainerConfigMsg } from '../protocol';
 import { addSnapshot, emptyTimeline, isSnapshotStep, stepsToNextSnapshot, type TimelineState } from '../timeline';
+import { headScoresOf } from './scores';
 
 /** An imported run's steps and losses before its Trainer (importRun's `past`). */
 export type Past = NonNullable<ImportRun['past']>;
@@ -27,7 +28,7 @@ export class Run {
     readonly initLoss: number,
     readonly past: Past | null,
   ) {
-    this.timeline = emptyTimeline(config.nHeads, config.seqLen);
+    this.timeline = emptyTimeline(config.nLayers * config.nHeads, config.seqLen);
   }
 
   /** The step count the learner sees (an imported run's steps included). */
@@ -45,21 +46,26 @@ export class Run {
     }
   }
 
-  /** Adds the sample's attention and the head statistics at this step to the timeline. */
+  /** Adds the sample's attention, the head statistics and the head scores at this step to the
+   * timeline. */
   capture(view: View): void {
     const t = this.trainer;
     const att = t.attention(view.sample);
     const st = t.attentionStats();
+    const sc = headScoresOf(t, att.nLayers, att.nHeads);
     this.timeline = addSnapshot(this.timeline, {
       step: this.step,
       loss: t.stepsDone() > 0 ? this.lastLoss : this.initLoss,
       ids: view.sample.slice(),
       weights: att.weights,
       H: att.nHeads,
+      L: att.nLayers,
       T: att.seqLen,
       mask: view.mask,
       entropy: st.entropy,
       answerMass: st.answerMass,
+      previousToken: sc.previousToken,
+      prefixMatching: sc.prefixMatching,
     });
   }
 
@@ -89,9 +95,18 @@ export class Run {
       ids: view.sample.slice(),
       weights: att.weights,
       H: att.nHeads,
+      L: att.nLayers,
       T: view.sample.length,
       mask: view.mask,
+      phaseChange: this.phaseChange,
     };
+  }
+
+  /** The core's phase-change step in the learner's step count (an imported run's steps added);
+   * -1 until the core detects one. */
+  get phaseChange(): number {
+    const p = this.trainer.phaseChange();
+    return p >= 0 ? p + (this.past?.step ?? 0) : -1;
   }
 
   /** Frees the Trainer. */

@@ -9,6 +9,7 @@ import {
   MAX_STEPS_PER_REQUEST,
   type Ablation,
   type AblationReport,
+  type HeadScoresReport,
   type ImportRun,
   type ReferenceFiles,
   type RowBackwardReport,
@@ -27,6 +28,7 @@ import { isTrap, kindOf, messageOf, RequestFailure, rethrowLater, send, withKind
 import { fetchBytes, ReferenceCache, type FetchBytes } from './reference';
 import { Run, type Past, type View } from './run';
 import { selfAttentionStages } from './self-attention';
+import { headScoresOf } from './scores';
 import { runSelfTest } from './self-test';
 
 /** What a Session needs besides the core and post; the defaults are the worker's. */
@@ -165,7 +167,7 @@ export class Session {
   /** Sets the interventions and measures the run without and with them. */
   ablate(wanted: Ablation): { report: AblationReport; snapshot: Snapshot } {
     const run = this.#require();
-    const measured = measureAblation(run.trainer, run.config.nHeads, wanted, this.#ablation);
+    const measured = measureAblation(run.trainer, run.config.nLayers, run.config.nHeads, wanted, this.#ablation);
     this.#ablation = measured.ablation;
     const report: AblationReport = { ...measured, step: run.step, task: run.config.task };
     return { report, snapshot: this.snapshot() };
@@ -174,11 +176,25 @@ export class Session {
   /** The kept steps, copies of the snapshots after `since` (-1: all), and the policy's state. */
   timeline(since: number): Timeline {
     const { timeline: tl } = this.#require();
-    const entries = entriesAfter(tl, since).map((e) => ({ ...e, ids: e.ids.slice(), weights: e.weights.slice(), entropy: e.entropy.slice(), answerMass: e.answerMass.slice() }));
+    const entries = entriesAfter(tl, since).map((e) => ({
+      ...e,
+      ids: e.ids.slice(),
+      weights: e.weights.slice(),
+      entropy: e.entropy.slice(),
+      answerMass: e.answerMass.slice(),
+      previousToken: e.previousToken.slice(),
+      prefixMatching: e.prefixMatching.slice(),
+    }));
     return { steps: tl.entries.map((e) => e.step), entries, every: tl.every, capacity: tl.capacity, bytes: timelineBytes(tl.entries) };
   }
 
-  /** One query row of one head, forward and backward, on the sample; the target is the one
+  /** The core's per-head scores now (previous-token, prefix-matching, K-composition). */
+  headScores(): HeadScoresReport {
+    const run = this.#require();
+    return { scores: headScoresOf(run.trainer, run.config.nLayers, run.config.nHeads), step: run.step };
+  }
+
+  /** One query row of one head (global index), forward and backward, on the sample; the target is the one
    * given, else the default one (chooseTarget). */
   rowBackward(head: number, query: number, chosen?: number): RowBackwardReport {
     const run = this.#require();

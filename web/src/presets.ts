@@ -1,0 +1,71 @@
+// Presets: a few settings that set up one experiment, as a short URL hash (a link a lesson page can
+// use), as the <attention-playground> attributes that do the same, and as the State they give.
+// Every key and value goes through the key table (settings.ts), so a preset is exactly what its link
+// opens: the preset's settings, and the defaults for everything else.
+import { SETTINGS, type State } from './settings';
+import { stateFromHash } from './state';
+
+/** One preset: its link text, what it sets up, and the settings it changes from the defaults. */
+export interface Preset {
+  id: string;
+  title: string;
+  settings: Partial<State>;
+}
+
+/** "Watch an induction head form": two attention layers of two heads with the residual stream on
+ * the induction task, sized as the issue's PyTorch measurement (V 32, D 32, H 2, T 32, B 32, Adam
+ * lr 5e-3) with the seed the core's convergence budget was measured on (README-induction.md). The sample holds the run 5 12 20 8 29 16 twice, so the heatmaps show both heads'
+ * patterns: one position back (layer 1), and from each token of the second copy to the token after
+ * its first occurrence (layer 2). */
+export const INDUCTION_PRESET: Preset = {
+  id: 'induction',
+  title: 'Watch an induction head form',
+  settings: {
+    view: 'train',
+    vocabSize: 32,
+    dModel: 32,
+    nHeads: 2,
+    seqLen: 32,
+    batchSize: 32,
+    lr: 0.005,
+    seed: 0,
+    task: 'induction',
+    nLayers: 2,
+    residual: true,
+    sample: '3 17 5 12 20 8 29 16 22 1 26 10 14 5 12 20 8 29 16 31 9',
+  },
+};
+
+/** Every preset the training view offers. */
+export const PRESETS: readonly Preset[] = [INDUCTION_PRESET];
+
+const text = (v: State[keyof State]) => (typeof v === 'boolean' ? (v ? '1' : '0') : String(v));
+
+/** The preset's URL hash (without '#'): its settings under their hash keys, in table order. */
+export function presetHash(p: Preset): string {
+  const params = new URLSearchParams();
+  for (const key of Object.keys(SETTINGS) as (keyof State)[]) {
+    const v = p.settings[key];
+    if (v !== undefined) params.set(SETTINGS[key].hash, text(v));
+  }
+  return params.toString();
+}
+
+/** The preset as <attention-playground> attributes (name -> value); every setting a preset
+ * changes has one. */
+export function presetAttributes(p: Preset): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const key of Object.keys(SETTINGS) as (keyof State)[]) {
+    const v = p.settings[key];
+    const name = SETTINGS[key].attribute;
+    if (v === undefined) continue;
+    if (name === null) throw new Error(`preset ${p.id}: ${key} has no attribute`);
+    out[name] = text(v);
+  }
+  return out;
+}
+
+/** The State the preset's link opens (its settings; the defaults for the rest). */
+export function presetState(p: Preset): State {
+  return stateFromHash(`#${presetHash(p)}`).state;
+}
