@@ -22,7 +22,7 @@ export function cleanMask(raw: string): { value: string; why?: string } {
   if (t === '1' || t === 'true') return { value: 'causal' };
   if (t === '0' || t === 'false') return { value: 'none' };
   const max = MAX_MASK_TOKENS;
-  if (t.length <= max * (max + 1) && DRAWN.test(t)) {
+  if (t.length <= 4 * max * (max + 1) && DRAWN.test(t)) {
     const rows = t.split('.');
     if (rows.length <= max && rows.every((r) => r.length === rows.length)) return { value: t };
     return { value: 'none', why: `${quote(raw)} is not a square of at most ${max} rows of 0 and 1; using none` };
