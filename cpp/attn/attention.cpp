@@ -1,8 +1,10 @@
 #include "attn/attention.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "attn/embedding.h"
 #include "attn/ops.h"
 
 namespace attn {
@@ -75,8 +77,20 @@ AttentionResult naive_attention(const Mat& Q, const Mat& K, const Mat& V, bool c
   return r;
 }
 
+CellMask causal_cells(int T) {
+  CellMask m(size_t(std::max(T, 0)) * size_t(std::max(T, 0)), 0);
+  for (int i = 0; i < T; ++i)
+    for (int j = i + 1; j < T; ++j) m[size_t(i) * size_t(T) + size_t(j)] = 1;
+  return m;
+}
+
 AttentionStages self_attention_stages(ConstMatRef X, ConstMatRef Wq, ConstMatRef Wk,
                                       ConstMatRef Wv, bool causal) {
+  return self_attention_stages(X, Wq, Wk, Wv, causal ? causal_cells(int(X.rows())) : CellMask{});
+}
+
+AttentionStages self_attention_stages(ConstMatRef X, ConstMatRef Wq, ConstMatRef Wk,
+                                      ConstMatRef Wv, const CellMask& mask) {
   require(X.rows() >= 1 && X.cols() >= 1, "X must be non-empty, got (", X.rows(), ",", X.cols(),
           ")");
   require(Wq.rows() == X.cols(), "Wq has ", Wq.rows(), " rows but X has ", X.cols(), " columns");
@@ -85,6 +99,9 @@ AttentionStages self_attention_stages(ConstMatRef X, ConstMatRef Wq, ConstMatRef
   require(Wq.cols() >= 1 && Wq.cols() == Wk.cols(), "Wq and Wk must have the same dk >= 1, got ",
           Wq.cols(), " and ", Wk.cols());
   require(Wv.cols() >= 1, "Wv must have dv >= 1 columns");
+  const size_t T = size_t(X.rows());
+  require(mask.empty() || mask.size() == T * T, "the mask has ", mask.size(),
+          " cells but T * T = ", T, " * ", T, " = ", T * T);
   AttentionStages st;
   st.Q.noalias() = X * Wq;
   st.K.noalias() = X * Wk;
@@ -92,9 +109,11 @@ AttentionStages self_attention_stages(ConstMatRef X, ConstMatRef Wq, ConstMatRef
   st.scores.noalias() = st.Q * st.K.transpose();
   st.scaled_scores = st.scores * (1.0f / std::sqrt(static_cast<float>(Wq.cols())));
   st.masked_scores = st.scaled_scores;
-  if (causal) apply_causal_mask(st.masked_scores);
+  const float ninf = -std::numeric_limits<float>::infinity();
+  for (size_t c = 0; c < mask.size(); ++c)
+    if (mask[c]) st.masked_scores(Eigen::Index(c / T), Eigen::Index(c % T)) = ninf;
   st.weights.resize(st.masked_scores.rows(), st.masked_scores.cols());
-  softmax_rows(st.masked_scores, st.weights);
+  softmax_rows(st.masked_scores, st.weights);  // a fully masked row: weights 0, output 0
   st.output.noalias() = st.weights * st.V;
   return st;
 }
@@ -102,6 +121,13 @@ AttentionStages self_attention_stages(ConstMatRef X, ConstMatRef Wq, ConstMatRef
 MultiHeadStages multi_head_self_attention(ConstMatRef X, const std::vector<Mat>& Wq,
                                           const std::vector<Mat>& Wk, const std::vector<Mat>& Wv,
                                           ConstMatRef Wo, bool causal) {
+  return multi_head_self_attention(X, Wq, Wk, Wv, Wo,
+                                   causal ? causal_cells(int(X.rows())) : CellMask{});
+}
+
+MultiHeadStages multi_head_self_attention(ConstMatRef X, const std::vector<Mat>& Wq,
+                                          const std::vector<Mat>& Wk, const std::vector<Mat>& Wv,
+                                          ConstMatRef Wo, const CellMask& mask) {
   const size_t H = Wq.size();
   require(H >= 1, "multi-head attention needs at least one head");
   require(Wk.size() == H && Wv.size() == H, "got ", H, " Wq, ", Wk.size(), " Wk and ", Wv.size(),
@@ -116,11 +142,20 @@ MultiHeadStages multi_head_self_attention(ConstMatRef X, const std::vector<Mat>&
   MultiHeadStages m;
   m.concat.resize(X.rows(), Eigen::Index(H) * dv);
   for (size_t h = 0; h < H; ++h) {
-    m.heads.push_back(self_attention_stages(X, Wq[h], Wk[h], Wv[h], causal));
+    m.heads.push_back(self_attention_stages(X, Wq[h], Wk[h], Wv[h], mask));
     m.concat.middleCols(Eigen::Index(h) * dv, dv) = m.heads.back().output;
   }
   m.output.noalias() = m.concat * Wo;  // no bias
   return m;
+}
+
+PositionedInput add_sinusoidal_positions(ConstMatRef E) {
+  require(E.rows() >= 1 && E.cols() >= 2 && E.cols() % 2 == 0,
+          "positions need a non-empty E with an even width, got (", E.rows(), ",", E.cols(), ")");
+  const SinusoidalPositionalEmbedding pe(int(E.rows()), int(E.cols()));
+  PositionedInput r{pe.table, Mat()};
+  r.X = E + r.positions;
+  return r;
 }
 
 SelfAttention::SelfAttention(int d_model_, int dk_, int dv_, uint64_t seed)

@@ -1,6 +1,7 @@
 // Single-head scaled dot-product attention: the curriculum's NumPy lesson in C++.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "attn/rng.h"
@@ -56,6 +57,31 @@ struct MultiHeadStages {
 MultiHeadStages multi_head_self_attention(ConstMatRef X, const std::vector<Mat>& Wq,
                                           const std::vector<Mat>& Wk, const std::vector<Mat>& Wv,
                                           ConstMatRef Wo, bool causal);
+
+// ---- The lesson view's extras: a mask drawn cell by cell, and positions added to X.
+
+// A mask drawn cell by cell: (T,T) row-major, nonzero = query i may not read key j (its score
+// becomes -inf). Empty = no mask. A row with every cell masked gets weights 0 and so output 0
+// (softmax_rows' rule for an all -inf row), never NaN.
+using CellMask = std::vector<uint8_t>;
+// The causal mask as cells: (i, j) masked when j > i.
+CellMask causal_cells(int T);
+// As above with any mask; mask must be empty or hold T*T cells. masked_scores has -inf at the
+// masked cells. The bool overloads are these with causal_cells(T) or no mask.
+AttentionStages self_attention_stages(ConstMatRef X, ConstMatRef Wq, ConstMatRef Wk,
+                                      ConstMatRef Wv, const CellMask& mask);
+MultiHeadStages multi_head_self_attention(ConstMatRef X, const std::vector<Mat>& Wq,
+                                          const std::vector<Mat>& Wk, const std::vector<Mat>& Wv,
+                                          ConstMatRef Wo, const CellMask& mask);
+
+// E (T,D) -> X = E + P, P = the first T rows of the sinusoidal table (T,D) of
+// SinusoidalPositionalEmbedding. D must be even. The same word then has a different row of X at
+// each position.
+struct PositionedInput {
+  Mat positions;  // P (T,D)
+  Mat X;          // E + P (T,D)
+};
+PositionedInput add_sinusoidal_positions(ConstMatRef E);
 
 // The lesson's SelfAttention class: projections in NumPy layout (X @ W).
 // Init: Wq, Wk ~ N(0, sqrt(2/(d_model+dk))), Wv ~ N(0, sqrt(2/(d_model+dv))).

@@ -105,6 +105,16 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       return to_js(self_attention_stages(a.X, a.Wq, a.Wk, a.Wv, a.causal));
     });
   });
+  // The lesson view: H heads with a drawn mask, then concat and Wo; and X = E + positions.
+  function("multiHeadSelfAttention", +[](val args) {
+    return js_call([&] {
+      const MultiHeadArgs a = to_multi_head_args(args);
+      return to_js(multi_head_self_attention(a.X, a.Wq, a.Wk, a.Wv, a.Wo, a.mask));
+    });
+  });
+  function("addPositions", +[](val E) {
+    return js_call([&] { return to_js(add_sinusoidal_positions(to_matrix_arg(E, "E"))); });
+  });
   function("taskTargets", +[](val task, val ids) {
     return js_call([&] {
       const Task k = parse_task(to_task_name(task));

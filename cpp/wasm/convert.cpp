@@ -278,6 +278,52 @@ SelfAttentionArgs to_self_attention_args(const val& js) {
   return a;
 }
 
+namespace {
+
+constexpr int kMaxLessonHeads = 64;
+const char* const kMultiHeadKeys[] = {"X", "Wq", "Wk", "Wv", "Wo", "mask", "causal"};
+
+// An array of 1 to kMaxLessonHeads matrices.
+std::vector<Mat> to_mats(const val& js, const char* name) {
+  require(js.isArray(), name, " must be an array of matrices (one per head), got ", type_of(js));
+  const int n = js["length"].as<int>();
+  require(n >= 1 && n <= kMaxLessonHeads, name, " has ", n, " matrices; expected 1 to ",
+          kMaxLessonHeads);
+  std::vector<Mat> out;
+  for (int h = 0; h < n; ++h)
+    out.push_back(to_mat(js[h], str_cat(name, "[", h, "]").c_str(), kMaxSelfAttentionWidth,
+                         kMaxSelfAttentionWidth));
+  return out;
+}
+
+}  // namespace
+
+MultiHeadArgs to_multi_head_args(const val& js) {
+  require(is_object(js), "multiHeadSelfAttention expects {X, Wq, Wk, Wv, Wo, mask}, got ",
+          type_of(js));
+  check_keys(js, kMultiHeadKeys, "multiHeadSelfAttention", ErrorKind::Input);
+  MultiHeadArgs a;
+  a.X = to_mat(js["X"], "X", kMaxSelfAttentionT, kMaxSelfAttentionWidth);
+  a.Wq = to_mats(js["Wq"], "Wq");
+  a.Wk = to_mats(js["Wk"], "Wk");
+  a.Wv = to_mats(js["Wv"], "Wv");
+  a.Wo = to_mat(js["Wo"], "Wo", kMaxSelfAttentionWidth, kMaxSelfAttentionWidth);
+  const bool causal = to_bool(js["causal"], "causal", false);
+  const val mask = js["mask"];
+  if (!mask.isUndefined()) {
+    require(!causal, "give mask or causal, not both");
+    const size_t T = size_t(a.X.rows());
+    a.mask = copy_in<uint8_t>(mask, "Uint8Array", "mask", T * T);
+  } else if (causal) {
+    a.mask = causal_cells(int(a.X.rows()));
+  }
+  return a;
+}
+
+Mat to_matrix_arg(const val& js, const char* name) {
+  return to_mat(js, name, kMaxSelfAttentionT, kMaxSelfAttentionWidth);
+}
+
 // ---- C++ -> JS
 
 val to_js(const TrainerConfig& c) {
@@ -372,6 +418,23 @@ val to_js(const AttentionStages& s) {
   js.set("maskedScores", from_mat(s.masked_scores));
   js.set("weights", from_mat(s.weights));
   js.set("output", from_mat(s.output));
+  return js;
+}
+
+val to_js(const MultiHeadStages& m) {
+  val js = val::object();
+  val heads = val::array();
+  for (const AttentionStages& h : m.heads) heads.call<void>("push", to_js(h));
+  js.set("heads", heads);
+  js.set("concat", from_mat(m.concat));
+  js.set("output", from_mat(m.output));
+  return js;
+}
+
+val to_js(const PositionedInput& p) {
+  val js = val::object();
+  js.set("positions", from_mat(p.positions));
+  js.set("X", from_mat(p.X));
   return js;
 }
 

@@ -82,6 +82,18 @@ struct SelfAttentionArgs {
 };
 SelfAttentionArgs to_self_attention_args(const val& js);
 
+// multiHeadSelfAttention's argument {X, Wq, Wk, Wv, Wo, mask, causal}: Wq, Wk, Wv arrays of one
+// matrix per head (1 to 64 heads), mask a Uint8Array of T*T cells (nonzero = masked) or absent;
+// causal (default false) only without a mask.
+struct MultiHeadArgs {
+  Mat X, Wo;
+  std::vector<Mat> Wq, Wk, Wv;
+  CellMask mask;
+};
+MultiHeadArgs to_multi_head_args(const val& js);
+// addPositions' argument: one matrix E.
+Mat to_matrix_arg(const val& js, const char* name);
+
 // ---- C++ -> JS, in the shapes of web/src/core/attention-core.d.ts.
 
 val to_js(const TrainerConfig& c);                  // ResolvedTrainerConfig
@@ -91,6 +103,8 @@ val to_js(const Trainer::HeadStats& s);             // AttentionStats
 val to_js(const Trainer::RowBackward& r);               // RowBackward
 val to_js(const std::vector<SelfTestResult>& results);  // SelfTestResult[]
 val to_js(const AttentionStages& s);                    // SelfAttentionStages
+val to_js(const MultiHeadStages& m);                    // MultiHeadStages
+val to_js(const PositionedInput& p);                    // PositionedInput
 // AttentionResult of one sequence of T tokens: weights (L*H*T,T) layer-major, logits (T,V).
 val attention_to_js(const Mat& weights, const Mat& logits, const TrainerConfig& c, int T);
 

@@ -355,3 +355,160 @@ TEST_CASE("multi_head_self_attention: bad shapes are rejected with the sizes",
   CHECK_THROWS_WITH(attn::multi_head_self_attention(X, {A, A}, {A, A}, {A, A}, Mat(5, 6), false),
                     Contains("Wo has shape (5,6) but the concatenated heads have 4 columns"));
 }
+
+// ---- The lesson view's drawn mask and positions.
+
+namespace {
+
+// The lesson's attention in plain double loops with a drawn mask: masked cells get weight 0; a
+// row with every cell masked gets weights 0 and output 0.
+attn::AttentionResult masked_reference(const Mat& X, const Mat& Wq, const Mat& Wk, const Mat& Wv,
+                                       const attn::CellMask& mask) {
+  const Eigen::Index T = X.rows(), D = X.cols(), dk = Wq.cols(), dv = Wv.cols();
+  auto proj = [&](const Mat& W, Eigen::Index i, Eigen::Index c) {
+    double acc = 0;
+    for (Eigen::Index d = 0; d < D; ++d) acc += double(X(i, d)) * W(d, c);
+    return acc;
+  };
+  attn::AttentionResult r{Mat::Zero(T, dv), Mat::Zero(T, T)};
+  for (Eigen::Index i = 0; i < T; ++i) {
+    std::vector<double> s(size_t(T), 0.0);
+    std::vector<bool> open(static_cast<size_t>(T));
+    double mx = -std::numeric_limits<double>::infinity();
+    for (Eigen::Index j = 0; j < T; ++j) {
+      open[size_t(j)] = mask.empty() || !mask[size_t(i * T + j)];
+      if (!open[size_t(j)]) continue;
+      double dot = 0;
+      for (Eigen::Index c = 0; c < dk; ++c) dot += proj(Wq, i, c) * proj(Wk, j, c);
+      s[size_t(j)] = dot / std::sqrt(double(dk));
+      mx = std::max(mx, s[size_t(j)]);
+    }
+    double sum = 0;
+    for (Eigen::Index j = 0; j < T; ++j)
+      sum += (s[size_t(j)] = open[size_t(j)] ? std::exp(s[size_t(j)] - mx) : 0.0);
+    if (sum == 0) continue;  // every key masked: weights and output stay 0
+    for (Eigen::Index j = 0; j < T; ++j) {
+      r.weights(i, j) = float(s[size_t(j)] / sum);
+      for (Eigen::Index c = 0; c < dv; ++c)
+        r.output(i, c) += float(s[size_t(j)] / sum * proj(Wv, j, c));
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("self_attention_stages with a drawn mask matches a plain loop, a fully masked row "
+          "gives zeros", "[attention][lesson-mask]") {
+  attn::Rng rng(31);
+  const int T = 5, D = 6, dk = 3, dv = 2;
+  const Mat X = gradcheck::random_mat(T, D, rng);
+  const Mat Wq = gradcheck::random_mat(D, dk, rng), Wk = gradcheck::random_mat(D, dk, rng),
+            Wv = gradcheck::random_mat(D, dv, rng);
+  // Row 0: keys 1 and 3 masked; row 2: every key masked; row 4: only key 4 left; others open.
+  attn::CellMask mask(T * T, 0);
+  mask[0 * T + 1] = mask[0 * T + 3] = 1;
+  for (int j = 0; j < T; ++j) mask[2 * T + j] = 1;
+  for (int j = 0; j < 4; ++j) mask[4 * T + j] = 1;
+  const attn::AttentionStages st = attn::self_attention_stages(X, Wq, Wk, Wv, mask);
+  const attn::AttentionResult ref = masked_reference(X, Wq, Wk, Wv, mask);
+  CHECK(gradcheck::max_abs_diff(st.weights, ref.weights) <= 1e-5f);
+  CHECK(gradcheck::max_abs_diff(st.output, ref.output) <= 1e-5f);
+  CHECK(st.weights.allFinite());
+  CHECK(st.output.allFinite());
+  for (int i = 0; i < T; ++i)
+    for (int j = 0; j < T; ++j) {
+      CAPTURE(i, j);
+      if (mask[size_t(i * T + j)]) {
+        CHECK(st.masked_scores(i, j) == -std::numeric_limits<float>::infinity());
+        CHECK(st.weights(i, j) == 0.0f);
+      } else {
+        CHECK(st.masked_scores(i, j) == st.scaled_scores(i, j));
+      }
+    }
+  CHECK(st.weights.row(2).isZero(0.0f));
+  CHECK(st.output.row(2).isZero(0.0f));
+  CHECK(st.weights(4, 4) == 1.0f);
+  CHECK_THAT(st.weights.row(1).sum(), WithinAbs(1.0, 1e-6));
+}
+
+TEST_CASE("causal_cells is the causal mask, cell by cell", "[attention][lesson-mask]") {
+  // T = 3: masked cells (0,1), (0,2), (1,2).
+  CHECK(attn::causal_cells(3) == attn::CellMask{0, 1, 1, 0, 0, 1, 0, 0, 0});
+  attn::Rng rng(32);
+  const Mat X = gradcheck::random_mat(4, 4, rng), W = gradcheck::random_mat(4, 2, rng);
+  const auto a = attn::self_attention_stages(X, W, W, W, true);
+  const auto b = attn::self_attention_stages(X, W, W, W, attn::causal_cells(4));
+  CHECK(a.masked_scores == b.masked_scores);
+  CHECK(a.weights == b.weights);
+  const auto none = attn::self_attention_stages(X, W, W, W, attn::CellMask{});
+  CHECK(none.weights == attn::self_attention_stages(X, W, W, W, false).weights);
+}
+
+TEST_CASE("multi_head_self_attention with a drawn mask: every head masked alike, against a "
+          "plain loop", "[attention][lesson-mask]") {
+  attn::Rng rng(33);
+  const int T = 4, D = 8, H = 3, dk = 2, dv = 3;
+  const Mat X = gradcheck::random_mat(T, D, rng);
+  std::vector<Mat> Wq, Wk, Wv;
+  for (int h = 0; h < H; ++h) {
+    Wq.push_back(gradcheck::random_mat(D, dk, rng, 0.5f));
+    Wk.push_back(gradcheck::random_mat(D, dk, rng, 0.5f));
+    Wv.push_back(gradcheck::random_mat(D, dv, rng, 0.5f));
+  }
+  const Mat Wo = gradcheck::random_mat(H * dv, D, rng, 0.5f);
+  // Block-diagonal for two sentences of 2 tokens, plus row 3 fully masked.
+  const attn::CellMask mask = {0, 0, 1, 1, 0, 0, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1};
+  const attn::MultiHeadStages m = attn::multi_head_self_attention(X, Wq, Wk, Wv, Wo, mask);
+  Mat concat(T, H * dv);
+  for (int h = 0; h < H; ++h) {
+    CAPTURE(h);
+    const attn::AttentionResult ref = masked_reference(X, Wq[h], Wk[h], Wv[h], mask);
+    CHECK(gradcheck::max_abs_diff(m.heads[h].weights, ref.weights) <= 1e-5f);
+    concat.middleCols(h * dv, dv) = ref.output;
+  }
+  CHECK(gradcheck::max_abs_diff(m.concat, concat) <= 1e-5f);
+  CHECK(m.output.row(3).isZero(0.0f));  // a fully masked row stays 0 through Wo (no bias)
+  for (int i = 0; i < T; ++i)
+    for (int o = 0; o < D; ++o) {
+      double acc = 0;
+      for (int c = 0; c < H * dv; ++c) acc += double(concat(i, c)) * Wo(c, o);
+      CHECK_THAT(m.output(i, o), WithinAbs(acc, 1e-5));
+    }
+}
+
+TEST_CASE("a drawn mask of the wrong size is rejected with the sizes", "[attention][lesson-mask]") {
+  attn::Rng rng(34);
+  const Mat X = gradcheck::random_mat(3, 4, rng), W = gradcheck::random_mat(4, 2, rng);
+  CHECK_THROWS_WITH(attn::self_attention_stages(X, W, W, W, attn::CellMask(8, 0)),
+                    Contains("the mask has 8 cells but T * T = 3 * 3 = 9"));
+  CHECK_THROWS_WITH(attn::multi_head_self_attention(X, {W}, {W}, {W}, Mat::Identity(2, 2),
+                                                    attn::CellMask(4, 1)),
+                    Contains("the mask has 4 cells"));
+}
+
+TEST_CASE("add_sinusoidal_positions: X = E + P with P the sinusoidal table",
+          "[attention][lesson-positions]") {
+  // P[p][2i] = sin(p / 10000^(2i/D)), P[p][2i+1] = cos(same); at p = 0: sin 0 = 0, cos 0 = 1.
+  attn::Rng rng(35);
+  const int T = 7, D = 8;
+  const Mat E = gradcheck::random_mat(T, D, rng);
+  const attn::PositionedInput r = attn::add_sinusoidal_positions(E);
+  REQUIRE(r.positions.rows() == T);
+  REQUIRE(r.positions.cols() == D);
+  for (int p = 0; p < T; ++p)
+    for (int i = 0; i < D; i += 2) {
+      CAPTURE(p, i);
+      const double angle = p / std::pow(10000.0, double(i) / D);
+      CHECK_THAT(r.positions(p, i), WithinAbs(std::sin(angle), 1e-5));
+      CHECK_THAT(r.positions(p, i + 1), WithinAbs(std::cos(angle), 1e-5));
+    }
+  CHECK(r.X == Mat(E + r.positions));
+  // A repeated row of E (the same word twice) gives different rows of X.
+  Mat twice = E;
+  twice.row(3) = twice.row(1);
+  const attn::PositionedInput t = attn::add_sinusoidal_positions(twice);
+  CHECK(gradcheck::max_abs_diff(Mat(t.X.row(1)), Mat(t.X.row(3))) > 0.1f);
+  CHECK_THROWS_WITH(attn::add_sinusoidal_positions(Mat::Zero(3, 5)),
+                    Contains("even width, got (3,5)"));
+}

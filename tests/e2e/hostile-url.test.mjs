@@ -80,9 +80,27 @@ const CASES = [
       /^output dropout: "-Infinity" is not a number; using 0$/,
       /^seed: "nan" is not a number; using 42$/,
       /^log scale: "NaN" is not 0 or 1; using 1$/,
-      /^causal mask: "Infinity" is not 0 or 1; using 0$/,
+      /^lesson mask: "Infinity" is not none, causal, window, blocks or rows of 0 and 1 such as 011\.001\.000; using none$/,
     ],
     controls: { vocabSize: '64', dModel: '32', nHeads: '4', lr: '0.005', seed: '42', attnDropout: '0' },
+  },
+  {
+    name: 'lesson keys: a mask that is no mask, a drawn mask too large or not square, k, heads, positions, second sentence',
+    hash: `lesson-mask=%3Cscript%3E&window=999&lesson-heads=9&positions=2&second-sentence=%00%01`,
+    messages: [
+      /^lesson mask: "<script>" is not none, causal, window, blocks or rows of 0 and 1 such as 011\.001\.000; using none$/,
+      /^window k: 999 is above the maximum 32; using 32$/,
+      /^lesson heads: 9 is above the maximum 4; using 4$/,
+      /^positions: "2" is not 0 or 1; using 0$/,
+      /^second sentence: "\\u0000\\u0001" has no words; left empty$/,
+    ],
+    controls: {},
+  },
+  {
+    name: 'lesson mask: drawn rows past the bound, and rows of unequal length',
+    hash: `lesson-mask=${Array(33).fill('1'.repeat(33)).join('.')}&causal=1`,
+    messages: [/^lesson mask: "1{24}…" is not a square of at most 32 rows of 0 and 1; using none$/],
+    controls: {},
   },
   {
     name: 'ablation keys: unknown mask, non-boolean scaling, head numbers out of range or not numbers',
@@ -296,8 +314,8 @@ for (const c of CASES) {
       // The hash written back is canonical: only known keys, short, and it reloads without corrections.
       const written = await page.evaluate(() => location.hash);
       assert.ok(written.length < 2000, `written hash is ${written.length} chars`);
-      assert.match(written, /^#view=(train|lesson)&vocab-size=\d+&d-model=\d+&heads=\d+&seq-len=\d+&batch=\d+&lr=[\d.e-]+&seed=\d+&attn-dropout=[\d.e-]+&out-dropout=[\d.e-]+&task=repeat&layers=[1-4]&residual=[01]&sample=[\d+]+&logy=[01]&smooth=[01]&epochs=[01]&sentence=[^&]*&dk=\d+&dv=\d+&causal=[01]&stage=\d&mask=(causal|none|inverted)&scale-scores=[01]&heads-off=[\d%C,]*&heads-frozen=[\d%C,]*$/);
-      assert.ok(!/pwned|script|onerror/i.test(decodeURIComponent(written.replace(/^#/, '').split('&').filter((kv) => !kv.startsWith('sentence=')).join('&'))), 'no payload outside the sentence');
+      assert.match(written, /^#view=(train|lesson)&vocab-size=\d+&d-model=\d+&heads=\d+&seq-len=\d+&batch=\d+&lr=[\d.e-]+&seed=\d+&attn-dropout=[\d.e-]+&out-dropout=[\d.e-]+&task=repeat&layers=[1-4]&residual=[01]&sample=[\d+]+&logy=[01]&smooth=[01]&epochs=[01]&sentence=[^&]*&dk=\d+&dv=\d+&lesson-mask=[a-z01.]+&window=\d+&lesson-heads=\d&positions=[01]&second-sentence=[^&]*&stage=\d&mask=(causal|none|inverted)&scale-scores=[01]&heads-off=[\d%C,]*&heads-frozen=[\d%C,]*$/);
+      assert.ok(!/pwned|script|onerror/i.test(decodeURIComponent(written.replace(/^#/, '').split('&').filter((kv) => !/^(sentence|second-sentence)=/.test(kv)).join('&'))), 'no payload outside the sentence');
       const again = await open(`${srv.url}${written}`);
       await waitReady(again.page);
       assert.equal(await again.page.isHidden('.banner'), true, 'the written hash needs no correction');

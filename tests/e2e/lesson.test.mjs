@@ -1,8 +1,11 @@
-// View 2 end to end: every number the page shows equals the core's selfAttention, called here in
-// the page's own context on the inputs the page shows; Next/Prev; dk, dv and the causal mask.
+// View 2 end to end: every number the page shows equals the core's selfAttention (and, for the
+// concatenation and W_o, its multiHeadSelfAttention), called here in the page's own context on the
+// inputs the page shows; Next/Prev; dk, dv and the causal mask. lesson-heads.test.mjs covers the
+// heads, the drawn mask, positions and two sentences.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openPage, useBrowser } from './harness.mjs';
+import { fmt, loadCoreInPage, shownMatrices, STAGES } from './lesson-shown.mjs';
 
 let srv;
 let browser;
@@ -13,45 +16,22 @@ useBrowser((s, b) => {
 
 const OUTPUTS = ['Q', 'K', 'V', 'scores', 'scaledScores', 'maskedScores', 'weights', 'output'];
 
-/** What the page shows for each matrix: shape, exact values (data-value) and cell texts. */
-function shownMatrices(page) {
-  return page.$$eval('table[data-matrix]', (tables) =>
-    Object.fromEntries(
-      tables.map((t) => {
-        const rows = [...t.tBodies[0].rows];
-        const cells = rows.flatMap((r) => [...r.cells].filter((c) => c.tagName === 'TD'));
-        return [t.dataset.matrix, { rows: rows.length, cols: cells.length / rows.length, values: cells.map((c) => Number(c.dataset.value)), texts: cells.map((c) => c.textContent) }];
-      }),
-    ),
-  );
-}
-
 /** Calls the core's selfAttention in the page on the X, Wq, Wk, Wv the page shows. */
-function coreInPage(page, shown, causal) {
+async function coreInPage(page, shown, causal) {
+  await loadCoreInPage(page);
   return page.evaluate(
-    async ({ shown, causal }) => {
-      const url = new URL('wasm/attention-core-simd.js', document.baseURI).href;
-      const core = await (await import(url)).default();
-      const m = (name) => ({ data: Float32Array.from(shown[name].values), rows: shown[name].rows, cols: shown[name].cols });
-      const r = core.selfAttention({ X: m('X'), Wq: m('Wq'), Wk: m('Wk'), Wv: m('Wv'), causal });
-      return Object.fromEntries(Object.entries(r).map(([k, v]) => [k, { rows: v.rows, cols: v.cols, values: Array.from(v.data) }]));
+    ({ X, Wq, Wk, Wv, causal }) => {
+      const m = (s) => ({ data: Float32Array.from(s.values), rows: s.rows, cols: s.cols });
+      return window.__plain(window.__core.selfAttention({ X: m(X), Wq: m(Wq), Wk: m(Wk), Wv: m(Wv), causal }));
     },
-    { shown, causal },
+    { X: shown.X, Wq: shown.Wq, Wk: shown.Wk, Wv: shown.Wv, causal },
   );
-}
-
-/** The page's rounding: 3 decimals, typographic minus (none on a value that rounds to 0), −∞ for masked. */
-function fmt(v) {
-  if (v === -Infinity) return '−∞';
-  const s = v.toFixed(3);
-  if (Number(s) === 0) return s.replace('-', '');
-  return s.startsWith('-') ? `−${s.slice(1)}` : s;
 }
 
 function assertSame(shown, core) {
   for (const name of OUTPUTS) {
     const a = shown[name];
-    const b = core[name];
+    const b = { rows: core[name].rows, cols: core[name].cols, values: core[name].data };
     assert.ok(a, `the page shows ${name}`);
     assert.deepEqual([a.rows, a.cols], [b.rows, b.cols], `${name} shape`);
     const diff = a.values.map((v, i) => [i, v, b.values[i]]).filter(([, v, w]) => !Object.is(v, w));
@@ -61,13 +41,22 @@ function assertSame(shown, core) {
 }
 
 test('view 2 shows, for the default sentence, exactly the numbers of the core', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=lesson&stage=7`, { bypassCSP: true });
-  await page.waitForSelector('table[data-matrix=output]');
+  const { page, context, errors } = await openPage(browser, `${srv.url}#view=lesson&stage=9`, { bypassCSP: true });
+  await page.waitForSelector('table[data-matrix=projected]');
   assert.equal(await page.inputValue('[name=sentence]'), 'The cat sat on the mat');
   assert.deepEqual(await page.locator('.stage[data-stage=tokens] li').allTextContents(), ['The', 'cat', 'sat', 'on', 'the', 'mat']);
   const shown = await shownMatrices(page);
   assert.deepEqual([shown.X.rows, shown.X.cols, shown.Q.cols, shown.V.cols], [6, 8, 4, 4]);
   assertSame(shown, await coreInPage(page, shown, false));
+  // One head: the concatenation is its output, and Y = C W_o is the core's multi-head output.
+  assert.deepEqual(shown.concat.values, shown.output.values);
+  const mh = await page.evaluate(({ X, Wq, Wk, Wv, Wo }) => {
+    const m = (s) => ({ data: Float32Array.from(s.values), rows: s.rows, cols: s.cols });
+    return window.__plain(window.__core.multiHeadSelfAttention({ X: m(X), Wq: [m(Wq)], Wk: [m(Wk)], Wv: [m(Wv)], Wo: m(Wo) }));
+  }, shown);
+  assert.deepEqual(shown.projected.values, mh.output.data);
+  assert.deepEqual(shown.projected.texts, mh.output.data.map(fmt));
+  assert.deepEqual([shown.Wo.rows, shown.Wo.cols], [4, 8]);
   // Sanity of what is shown: rows of the weights sum to 1.
   for (let i = 0; i < 6; ++i) {
     const s = shown.weights.values.slice(i * 6, i * 6 + 6).reduce((a, b) => a + b, 0);
@@ -80,7 +69,8 @@ test('view 2 shows, for the default sentence, exactly the numbers of the core', 
 test('view 2 with the causal mask, other dk/dv and a new sentence still shows the core numbers', async () => {
   const { page, context, errors } = await openPage(browser, `${srv.url}#view=lesson&stage=7`, { bypassCSP: true });
   await page.waitForSelector('table[data-matrix=output]');
-  await page.check('[name=causal]');
+  await page.selectOption('[name=lessonMask]', 'causal');
+  await page.waitForSelector('table[data-matrix=maskedScores] td.masked');
   await page.fill('[name=dk]', '2');
   await page.locator('[name=dk]').blur();
   await page.fill('[name=dv]', '3');
@@ -103,14 +93,14 @@ test('Next and Prev step through the stages, each labelled with its formula and 
   const { page, context } = await openPage(browser, `${srv.url}#view=lesson`);
   await page.waitForSelector('.stage[data-stage=tokens]');
   assert.equal(await page.isDisabled('[data-action=prev]'), true);
-  const names = ['tokens', 'X', 'QKV', 'scores', 'scaled', 'masked', 'weights', 'output'];
+  const names = STAGES;
   for (let i = 0; i < names.length; ++i) {
     const current = page.locator(`.stage[data-stage=${names[i]}]`);
     assert.equal(await current.getAttribute('aria-current'), 'step');
     assert.equal(await page.locator('.stage').count(), i + 1);
     assert.ok((await current.locator('.formula code').textContent()).length > 0);
-    assert.match(await current.locator('.shape').textContent(), /^(T = 6|\(T, .*\) = \(6, \d\)|Q, K: \(T, dk\) = \(6, 4\);  V: \(T, dv\) = \(6, 4\))$/);
-    assert.match(await page.textContent('.stage-label'), new RegExp(`^Stage ${i + 1} of 8`));
+    assert.match(await current.locator('.shape').textContent(), /^(T = 6|\(T, .*\) = \(6, \d\)|Q, K: \(T, dk\) = \(6, 4\);  V: \(T, dv\) = \(6, 4\)|W_o: \(H·dv, d_model\) = \(4, 8\);  Y: \(T, d_model\) = \(6, 8\))$/);
+    assert.match(await page.textContent('.stage-label'), new RegExp(`^Stage ${i + 1} of 10`));
     // The first step is a click; later ones press Enter on the focused button, because the page
     // smooth-scrolls to each new stage and, on a loaded machine, a click at coordinates can land
     // while the button still moves.
@@ -123,9 +113,9 @@ test('Next and Prev step through the stages, each labelled with its formula and 
   assert.equal(await page.isDisabled('[data-action=next]'), true);
   await page.focus('[data-action=prev]');
   await page.keyboard.press('Enter');
-  assert.equal(await page.locator('.stage').count(), 7);
-  assert.match(await page.evaluate(() => location.hash), /stage=6/);
+  assert.equal(await page.locator('.stage').count(), 9);
+  assert.match(await page.evaluate(() => location.hash), /stage=8/);
   await page.keyboard.press('Enter');
-  assert.equal(await page.locator('.stage').count(), 6);
+  assert.equal(await page.locator('.stage').count(), 8);
   await context.close();
 });

@@ -16,7 +16,7 @@ const controlValues = (page) =>
 test('the URL hash round-trips: a copied link reproduces view, config and seed', async () => {
   const hash =
     'view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat&layers=1&residual=0' +
-    '&sample=1+2+3+4&logy=0&smooth=1&epochs=1&sentence=Attention+is+all+you+need&dk=3&dv=5&causal=1&stage=4' +
+    '&sample=1+2+3+4&logy=0&smooth=1&epochs=1&sentence=Attention+is+all+you+need&dk=3&dv=5&lesson-mask=causal&window=2&lesson-heads=1&positions=0&second-sentence=&stage=4' +
     '&mask=none&scale-scores=0&heads-off=2&heads-frozen=1';
   const { page, context, errors } = await openPage(browser, `${srv.url}#${hash}`);
   await waitReady(page);
@@ -57,7 +57,7 @@ test('the URL hash round-trips: a copied link reproduces view, config and seed',
   assert.equal(await second.page.isVisible('.view-lesson'), true);
   assert.equal(await second.page.inputValue('[name=sentence]'), 'Attention is all you need');
   assert.equal(await second.page.inputValue('[name=dk]'), '3');
-  assert.equal(await second.page.isChecked('[name=causal]'), true);
+  assert.equal(await second.page.inputValue('[name=lessonMask]'), 'causal');
   assert.equal((await controlValues(second.page)).nHeads, '4');
   assert.deepEqual([...errors, ...second.errors], []);
   await second.context.close();
@@ -74,7 +74,7 @@ test('a link from before issue 13 (old key names) opens the same, and is written
   assert.equal(
     await page.evaluate(() => location.hash),
     '#view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat&layers=1&residual=0' +
-      '&sample=1+2+3+4&logy=0&smooth=1&epochs=1&sentence=Attention+is+all+you+need&dk=3&dv=5&causal=1&stage=4' +
+      '&sample=1+2+3+4&logy=0&smooth=1&epochs=1&sentence=Attention+is+all+you+need&dk=3&dv=5&lesson-mask=causal&window=2&lesson-heads=1&positions=0&second-sentence=&stage=4' +
       '&mask=none&scale-scores=0&heads-off=2&heads-frozen=1',
   );
   assert.deepEqual(await controlValues(page), {

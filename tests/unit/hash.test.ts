@@ -33,6 +33,8 @@ function randomState(r: () => number): State {
   do words = Array.from({ length: int(1, 10) }, () => pick(WORDS));
   while (tokenize(words.join(' ')).length > 16 || tokenize(words.join(' ')).length === 0);
   st.sentence = words.join(' ');
+  st.lessonMask = pick(['none', 'causal', 'window', 'blocks', '01.00', '011.001.000']);
+  st.secondSentence = pick(['', 'the dog ran', "don't = 42"]);
   return st;
 }
 
@@ -46,14 +48,14 @@ describe('the hash round trip', () => {
   const LINKED = {
     view: 'train', vocabSize: 32, dModel: 16, nHeads: 2, seqLen: 8, batchSize: 8, lr: 0.01, seed: 7, attnDropout: 0.1, outDropout: 0, task: 'repeat',
     nLayers: 1, residual: false,
-    sample: '1 2 3 4', logY: false, smooth: false, epochMeans: false, sentence: 'Attention is all you need', dk: 3, dv: 5, causal: true, stage: 4,
+    sample: '1 2 3 4', logY: false, smooth: false, epochMeans: false, sentence: 'Attention is all you need', dk: 3, dv: 5, lessonMask: 'causal', window: 2, lessonHeads: 1, positions: false, secondSentence: '', stage: 4,
     mask: 'none', scaleScores: false, headsOff: '2', headsFrozen: '1',
   };
 
   test('a link of today reads as it did, and is written back as it was', () => {
     const link =
       'view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat&layers=1&residual=0' +
-      '&sample=1+2+3+4&logy=0&smooth=0&epochs=0&sentence=Attention+is+all+you+need&dk=3&dv=5&causal=1&stage=4' +
+      '&sample=1+2+3+4&logy=0&smooth=0&epochs=0&sentence=Attention+is+all+you+need&dk=3&dv=5&lesson-mask=causal&window=2&lesson-heads=1&positions=0&second-sentence=&stage=4' +
       '&mask=none&scale-scores=0&heads-off=2&heads-frozen=1';
     const { state, corrections } = stateFromHash(`#${link}`);
     expect(corrections).toEqual([]);
@@ -72,7 +74,7 @@ describe('the hash round trip', () => {
     // Settings added since are written back with their defaults, in table order; every key in its new name.
     expect(stateToHash(state)).toBe(
       'view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat&layers=1&residual=0' +
-        '&sample=1+2+3+4&logy=0&smooth=0&epochs=0&sentence=Attention+is+all+you+need&dk=3&dv=5&causal=1&stage=4' +
+        '&sample=1+2+3+4&logy=0&smooth=0&epochs=0&sentence=Attention+is+all+you+need&dk=3&dv=5&lesson-mask=causal&window=2&lesson-heads=1&positions=0&second-sentence=&stage=4' +
         '&mask=none&scale-scores=0&heads-off=2&heads-frozen=1',
     );
     // Each old key alone, and the new key winning over the old one.

@@ -88,7 +88,11 @@ describe('the key table', () => {
       sentence: ['sentence', null, null, null, null],
       dk: ['dk', null, null, null, null],
       dv: ['dv', null, null, null, null],
-      causal: ['causal', null, null, 'causal', 'causal'],
+      lessonMask: ['lesson-mask', null, null, null, null],
+      window: ['window', null, null, null, null],
+      lessonHeads: ['lesson-heads', null, null, null, null],
+      positions: ['positions', null, null, null, null],
+      secondSentence: ['second-sentence', null, null, null, null],
       stage: ['stage', null, null, null, null],
       mask: ['mask', null, '--mask', 'mask', 'mask'],
       scaleScores: ['scale-scores', null, '--no-scale-scores', 'scaleScores', 'scale_scores'],
@@ -126,6 +130,7 @@ describe('the key table', () => {
       scaleScores: [['scale'], [], '--no-scale'],
       headsOff: [['off'], [], null],
       headsFrozen: [['frozen'], [], '--freeze'],
+      lessonMask: [['causal'], [], null],
     });
   });
 

@@ -442,10 +442,12 @@ describe('errors', () => {
       expect(e.kind, type).toBe('state');
     }
     // View 2 needs no Trainer.
-    const stages = (await s.ok('selfAttention', { input: { tokens: ['a', 'b', 'c'], dModel: 8, dk: 4, dv: 4, seed: 1, causal: true } })).stages;
-    expect([stages.weights.rows, stages.weights.cols, stages.output.cols]).toEqual([3, 3, 4]);
-    expect(stages.weights.data[1]).toBe(0);
-    expect((await s.fails('selfAttention', { input: { tokens: [], dModel: 8, dk: 4, dv: 4, seed: 1, causal: true } })).kind).toBe('input');
+    const causal = Uint8Array.from([0, 1, 1, 0, 0, 1, 0, 0, 0]);
+    const stages = (await s.ok('selfAttention', { input: { tokens: ['a', 'b', 'c'], dModel: 8, dk: 4, dv: 4, seed: 1, mask: causal } })).stages;
+    const head = stages.heads[0];
+    expect([head.weights.rows, head.weights.cols, head.output.cols]).toEqual([3, 3, 4]);
+    expect(head.weights.data[1]).toBe(0);
+    expect((await s.fails('selfAttention', { input: { tokens: [], dModel: 8, dk: 4, dv: 4, seed: 1 } })).kind).toBe('input');
   });
 });
 

@@ -14,7 +14,7 @@
 //   play               playing            train in ~15 ms chunks; `progress` events follow
 //   pause              paused             stop after the current chunk
 //   sample             sampled            change the sequence the heatmaps show
-//   selfAttention      selfAttentionDone  one head, every stage (view 2)
+//   selfAttention      selfAttentionDone  every head, every stage (view 2)
 //   exportWeights      exported           the weights as a safetensors file, plus the snapshot
 //   importRun          configured         new Trainer(config or the current config), then
 //                                          importWeights(weights) if given; all or nothing: on
@@ -160,27 +160,62 @@ export interface SelfTestReport {
   results: SelfTestResult[];
   ms: number;
 }
-/** Inputs of view 2: the worker derives X, Wq, Wk, Wv from the seed, then calls selfAttention. */
+/** Inputs of view 2: the worker derives the embeddings and every head's projections from the
+ * seed, then calls the core (addPositions, multiHeadSelfAttention). */
 export interface SelfAttentionRequest {
+  /** The sequence: the first sentence's tokens, then the second's (if any). */
   tokens: string[];
+  /** Tokens of the first sentence (= tokens.length with one sentence). Default: all. */
+  split?: number;
   dModel: number;
   dk: number;
   dv: number;
+  /** Heads, 1 to 4 (default 1). */
+  heads?: number;
   seed: number;
-  causal: boolean;
+  /** X = token embedding + sinusoidal position encoding (default false). */
+  positions?: boolean;
+  /** T*T cells, 1 = masked (see ui/lesson-mask.ts); default: none masked. */
+  mask?: Uint8Array;
 }
 
 /** A (rows, cols) row-major matrix, as the core returns it. */
 export type Matrix = CoreMatrix;
 
-/** Inputs and every stage the core computed for view 2. */
-export interface SelfAttentionStages extends CoreStages {
-  tokens: string[];
-  causal: boolean;
-  X: Matrix;
+/** One head of view 2: its seeded projections and every stage the core computed. */
+export interface LessonHead extends CoreStages {
   Wq: Matrix;
   Wk: Matrix;
   Wv: Matrix;
+}
+
+/** One sentence run alone through the same weights (two sentences side by side). */
+export interface SentenceAlone {
+  tokens: string[];
+  /** Each head's weights (T,T) and the output concat Wo (T,D). */
+  weights: Matrix[];
+  output: Matrix;
+}
+
+/** Inputs and every stage the core computed for view 2. */
+export interface SelfAttentionStages {
+  tokens: string[];
+  split: number;
+  positions: boolean;
+  /** The cells the core masked (T*T, 1 = masked). */
+  mask: Uint8Array;
+  /** Token embeddings E (T,D); the position table P (T,D), null without positions; X = E (+ P). */
+  E: Matrix;
+  P: Matrix | null;
+  X: Matrix;
+  heads: LessonHead[];
+  /** (T, H*dv), the output projection (H*dv, D) without bias, and concat Wo (T,D). */
+  concat: Matrix;
+  Wo: Matrix;
+  projected: Matrix;
+  /** With two sentences: each sentence alone (its own positions from 0, its diagonal block of
+   * the mask); else empty. */
+  apart: SentenceAlone[];
 }
 
 /** The self-test's PyTorch case (tests/reference/data/short.*), as absolute URLs. */

@@ -38,14 +38,24 @@ function normals(rand: () => number, n: number, std: number): Float32Array {
 
 /**
  * X (T,D): one N(0,1) row per token, the same row for the same lower-cased word; Wq, Wk (D,dk)
- * and Wv (D,dv) ~ N(0, 2/(D+dk)) as in the lesson's SelfAttention. Row-major.
+ * and Wv (D,dv) ~ N(0, 2/(D+dk)) as in the lesson's SelfAttention (head 0's). Row-major.
  */
 export function seededInputs(tokens: string[], D: number, dk: number, dv: number, seed: number) {
   const X = new Float32Array(tokens.length * D);
   tokens.forEach((tok, t) => X.set(normals(mulberry32(hash(tok.toLowerCase(), seed)), D, 1), t * D));
-  const rand = mulberry32(hash('W', seed));
+  return { X, ...seededHead(0, D, dk, dv, seed) };
+}
+
+/** Head h's projections Wq, Wk (D,dk) and Wv (D,dv), each head from its own stream. */
+export function seededHead(h: number, D: number, dk: number, dv: number, seed: number) {
+  const rand = mulberry32(hash(h === 0 ? 'W' : `W${h}`, seed));
   const Wq = normals(rand, D * dk, Math.sqrt(2 / (D + dk)));
   const Wk = normals(rand, D * dk, Math.sqrt(2 / (D + dk)));
   const Wv = normals(rand, D * dv, Math.sqrt(2 / (D + dv)));
-  return { X, Wq, Wk, Wv };
+  return { Wq, Wk, Wv };
+}
+
+/** The output projection Wo (rows, D) ~ N(0, 2/(rows+D)), rows = H*dv. */
+export function seededWo(rows: number, D: number, seed: number): Float32Array {
+  return normals(mulberry32(hash('Wo', seed)), rows * D, Math.sqrt(2 / (rows + D)));
 }

@@ -9,6 +9,7 @@
 import type { Ablation as CoreAblation, TrainerConfig } from './core/attention-core';
 import type { MaskMode } from './protocol';
 import { cleanHeads, cleanSample, cleanSentence, DEFAULT_SENTENCE, MAX_HEADS, MAX_LAYERS, quote, TEXT_LIMITS } from './parse';
+import { cleanMask, cleanSecondSentence, MAX_MASK_TOKENS } from './ui/lesson-mask';
 import { TASKS, type TaskName } from './tasks';
 
 export { parseHeads, parseSample, quote, TEXT_LIMITS, tokenize } from './parse';
@@ -27,11 +28,17 @@ export interface State extends Required<TrainerConfig> {
   logY: boolean;
   smooth: boolean;
   epochMeans: boolean;
-  /** View 2 ("from scratch"): the sentence, projection sizes, causal mask, current stage. */
+  /** View 2 ("from scratch"): the sentence, projection sizes, current stage. */
   sentence: string;
   dk: number;
   dv: number;
-  causal: boolean;
+  /** View 2's mask (a preset name or drawn rows of 0/1, see ui/lesson-mask.ts), the sliding
+   * window's k, the number of heads, sinusoidal positions added to X, and a second sentence. */
+  lessonMask: string;
+  window: number;
+  lessonHeads: number;
+  positions: boolean;
+  secondSentence: string;
   stage: number;
   /** Ablation panel: the mask, the 1/sqrt(dk) scaling, heads switched off and frozen heads
    * (comma lists of 1-based global head numbers l * H + h + 1, e.g. "1,3"). */
@@ -57,7 +64,7 @@ export interface Setting<K extends keyof State = keyof State> {
   group: SettingGroup;
   /** The core's JS name (TrainerConfig, Ablation, selfAttention), where it differs or exists;
    * null: the page's own setting. */
-  core: keyof TrainerConfig | keyof CoreAblation | 'causal' | null;
+  core: keyof TrainerConfig | keyof CoreAblation | null;
   /** The C++ name (TrainerConfig, Trainer::Ablation, attention's argument); null: none. */
   cpp: string | null;
   /** The URL hash key (also embed.html's). */
@@ -174,13 +181,31 @@ export const SETTINGS: { readonly [K in keyof State]: Omit<Setting<K>, 'key'> } 
     group: 'lesson', core: null, cpp: null, hash: 'dv', attribute: null, cli: null,
     label: 'dv', type: 'int', default: 4, ...numeric([1, 16], '1'), aliases: none,
   },
-  causal: {
-    group: 'lesson', core: 'causal', cpp: 'causal', hash: 'causal', attribute: null, cli: null,
-    label: 'causal mask', type: 'bool', default: false, ...onOff, aliases: none,
+  // View 2's mask, heads, positions and second sentence (issue 14). The old `causal=1|0` link
+  // still parses: the mask's cleaner reads 1 as causal and 0 as none.
+  lessonMask: {
+    group: 'lesson', core: null, cpp: null, hash: 'lesson-mask', attribute: null, cli: null,
+    label: 'lesson mask', type: 'text', default: 'none', ...textual(cleanMask), aliases: { hash: ['causal'], attribute: [] },
+  },
+  window: {
+    group: 'lesson', core: null, cpp: null, hash: 'window', attribute: null, cli: null,
+    label: 'window k', type: 'int', default: 2, ...numeric([1, MAX_MASK_TOKENS], '1'), aliases: none,
+  },
+  lessonHeads: {
+    group: 'lesson', core: null, cpp: null, hash: 'lesson-heads', attribute: null, cli: null,
+    label: 'lesson heads', type: 'int', default: 1, ...numeric([1, 4], '1'), aliases: none,
+  },
+  positions: {
+    group: 'lesson', core: null, cpp: null, hash: 'positions', attribute: null, cli: null,
+    label: 'positions', type: 'bool', default: false, ...onOff, aliases: none,
+  },
+  secondSentence: {
+    group: 'lesson', core: null, cpp: null, hash: 'second-sentence', attribute: null, cli: null,
+    label: 'second sentence', type: 'text', default: '', ...textual(cleanSecondSentence), aliases: none,
   },
   stage: {
     group: 'lesson', core: null, cpp: null, hash: 'stage', attribute: null, cli: null,
-    label: 'stage', type: 'int', default: 0, ...numeric([0, 7], '1'), aliases: none,
+    label: 'stage', type: 'int', default: 0, ...numeric([0, 9], '1'), aliases: none,
   },
   mask: {
     group: 'ablation', core: 'mask', cpp: 'mask', hash: 'mask', attribute: null, cli: { flag: '--mask', value: 'MODE' },
@@ -231,6 +256,8 @@ export const LIMITS = {
   outDropout: range('outDropout'),
   dk: range('dk'),
   dv: range('dv'),
+  window: range('window'),
+  lessonHeads: range('lessonHeads'),
   stage: range('stage'),
   lrMax: range('lr')[1],
   ...TEXT_LIMITS,

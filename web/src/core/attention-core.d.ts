@@ -273,10 +273,50 @@ export interface SelfAttentionStages {
   output: Matrix;
 }
 
+/** Input of the multi-head lesson: H heads, each with its own projections, then Wo. */
+export interface MultiHeadInput {
+  /** (T,D), T <= 1024. */
+  X: Matrix;
+  /** One matrix per head (1 to 64 heads): Wq[h], Wk[h] (D,dk) and Wv[h] (D,dv), the same dk and
+   * dv for every head. */
+  Wq: Matrix[];
+  Wk: Matrix[];
+  Wv: Matrix[];
+  /** The output projection, no bias: (H*dv, D_out). */
+  Wo: Matrix;
+  /** A drawn mask: T*T cells, row-major, nonzero = query i may not read key j. A row with every
+   * cell masked gets weights 0 and output 0. */
+  mask?: Uint8Array;
+  /** The causal mask (j > i); only without `mask`. Default false. */
+  causal?: boolean;
+}
+
+/** Every stage of the multi-head lesson. */
+export interface MultiHeadStages {
+  /** Each head's stages, with the mask applied in maskedScores. */
+  heads: SelfAttentionStages[];
+  /** (T, H*dv): columns [h*dv, (h+1)*dv) are head h's output. */
+  concat: Matrix;
+  /** concat Wo (T, D_out). */
+  output: Matrix;
+}
+
+/** X = E + P: the token embeddings plus the sinusoidal position table's first T rows. */
+export interface PositionedInput {
+  /** P (T,D). */
+  positions: Matrix;
+  /** E + P (T,D). */
+  X: Matrix;
+}
+
 /** The module createAttentionCore resolves to. */
 export interface AttentionCore {
   Trainer: TrainerConstructor;
   selfAttention(input: SelfAttentionInput): SelfAttentionStages;
+  /** The lesson's multi-head attention with a drawn or causal mask. */
+  multiHeadSelfAttention(input: MultiHeadInput): MultiHeadStages;
+  /** E (T,D), D even -> E plus the sinusoidal position encoding. */
+  addPositions(E: Matrix): PositionedInput;
   /** The targets the task's rule gives ids (-100 where it gives none). */
   taskTargets(task: TaskName, ids: Int32Array): Int32Array;
   /** The DemoConfig: every key with its default. */

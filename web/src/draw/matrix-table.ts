@@ -13,8 +13,8 @@ export interface MatrixTableOptions {
   colour?: boolean;
   /** Digits after the decimal point. */
   digits?: number;
-  /** Cells that a causal mask hid (j > i): drawn hatched even when their value is 0. */
-  causal?: boolean;
+  /** Cells that a mask hid (rows*cols, 1 = masked): drawn hatched even when their value is 0. */
+  masked?: Uint8Array;
 }
 
 /** Shows a float as the page does: fixed digits, "−∞" for -Infinity. */
@@ -58,9 +58,9 @@ export function matrixTable(m: Matrix, opts: MatrixTableOptions): HTMLTableEleme
       const td = tr.insertCell();
       td.textContent = formatCell(v, digits);
       td.dataset.value = String(v);
-      if (v === -Infinity || (opts.causal && j > i)) {
+      if (v === -Infinity || opts.masked?.[i * m.cols + j]) {
         td.className = 'masked';
-        td.title = 'masked: a query may not look at later keys';
+        td.title = 'masked: this query may not look at this key';
       } else if (opts.colour) {
         td.style.background = cssColour(v);
         td.style.color = textColourOn(v);

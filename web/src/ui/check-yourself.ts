@@ -32,16 +32,20 @@ export const TRAIN_QUESTIONS: readonly Question[] = [
 /** The questions of the lesson view. */
 export const LESSON_QUESTIONS: readonly Question[] = [
   {
-    q: 'Turn the causal mask on and go to the weights. Which row has a single non-zero weight, and why is it exactly 1?',
+    q: 'Set the mask to causal and go to the weights. Which row has a single non-zero weight, and why is it exactly 1?',
     a: 'The first row: its query may only see the first key, and a softmax over one score gives that score all of the weight.',
   },
   {
-    q: 'Use a sentence with a word twice, such as "the cat saw the dog", mask off. Compare the two rows of "the" in the weights.',
-    a: 'They are the same: X holds one embedding per word and no position, so both get the same query and read the sentence the same way.',
+    q: 'Use a sentence with a word twice, such as "the cat saw the dog", with no mask and positions off. Compare the two rows of "the" in the weights, then turn positions on.',
+    a: 'Without positions they are the same: X holds one embedding per word, so both get the same query and read the sentence the same way. Positions add a different code to each row of X, and the two rows part.',
   },
   {
     q: 'Set dk to 16 and compare an entry of the scores with the same entry of the scaled scores. What is the ratio?',
     a: 'Exactly 4, that is √16: scaling divides every score by √dk, which keeps the softmax from falling onto a single key when the vectors get longer.',
+  },
+  {
+    q: 'In the mask stage, mask every cell of one row. What do that row\'s weights and head outputs become?',
+    a: 'All 0. No key is left to share the weight, so instead of dividing 0 by 0 (NaN) the core gives the row weights 0, and a blend of nothing is a row of zeros.',
   },
 ];
 
