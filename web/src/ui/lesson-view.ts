@@ -7,6 +7,7 @@ import { checkField, LIMITS, tokenize, type State } from '../settings';
 import type { Store } from '../store';
 import { checkYourself, LESSON_QUESTIONS } from './check-yourself';
 import { h, scrollBox, uniqueId } from './dom';
+import { mountLessonPanels } from './lesson-panels';
 
 /** Width of the seeded embeddings in this view. */
 export const LESSON_D_MODEL = 8;
@@ -35,6 +36,8 @@ export interface LessonView {
 /** Mounts view 2 into root. */
 export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller): LessonView {
   const cleanups: (() => void)[] = [];
+  const panels = mountLessonPanels(store, ctl); // √dk, softmax stability, the blend, cell links
+  cleanups.push(() => panels.destroy());
 
   const sentId = uniqueId('sentence');
   const sentInput = h('input', { id: sentId, type: 'text', name: 'sentence', maxlength: LIMITS.sentenceChars, autocomplete: 'off', 'aria-describedby': `${sentId}-msg` });
@@ -116,7 +119,7 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
   }
 
   function table(name: string, m: Matrix, rowLabels: string[], colLabels: string[], colour = false, causal = false): HTMLElement {
-    const t = matrixTable(m, { rowLabels, colLabels, caption: name, colour, causal });
+    const t = matrixTable(m, { rowLabels, colLabels, caption: name, colour: colour ? 'weights' : 'signed', causal });
     t.dataset.matrix = name;
     return h('figure', { class: 'matrix-fig' }, h('figcaption', {}, h('strong', { text: name }), ` (${m.rows}, ${m.cols})`), scrollBox(`${name} (scrolls sideways)`, t));
   }
@@ -176,6 +179,7 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
       section(7, 'Output', 'O = A V   (each row mixes the values it attends to)', `(T, dv) = (${T}, ${r.output.cols})`, table('output', r.output, tokRows, cols(r.output.cols, 'v'))),
     );
     stagesEl.replaceChildren(...sections.slice(0, s.stage + 1));
+    panels.update(stagesEl, r);
     stageLabel.textContent = `Stage ${s.stage + 1} of ${STAGES.length}: ${sections[s.stage].querySelector('h3')!.textContent!.replace(/^\d+\. /, '')}`;
   }
 
