@@ -204,4 +204,33 @@ Mat SelfAttention::backward(ConstMatRef dout) {
   return dX;
 }
 
+float entropy_of(const RowVec& w) {
+  float h = 0.0f;
+  for (Eigen::Index j = 0; j < w.size(); ++j)
+    if (w[j] > 0.0f) h -= w[j] * std::log(w[j]);
+  return h;
+}
+
+ScalingDemo scaling_demo(int dk, int n_keys, uint64_t seed) {
+  require(dk >= 1 && dk <= kMaxScalingDk, "dk (", dk, ") must be in [1, ", kMaxScalingDk, "]");
+  require(n_keys >= 2 && n_keys <= kMaxScalingKeys, "the number of keys (", n_keys,
+          ") must be in [2, ", kMaxScalingKeys, "]");
+  Rng rng(seed);
+  ScalingDemo d;
+  d.query.resize(dk);
+  for (Eigen::Index i = 0; i < d.query.size(); ++i) d.query[i] = rng.normal();
+  d.keys.resize(n_keys, dk);
+  for (Eigen::Index j = 0; j < d.keys.rows(); ++j)
+    for (Eigen::Index i = 0; i < d.keys.cols(); ++i) d.keys(j, i) = rng.normal();
+  d.scores = (d.keys * d.query.transpose()).transpose();
+  d.scaled_scores = d.scores / std::sqrt(static_cast<float>(dk));
+  d.weights_unscaled = softmax_steps(d.scores, /*subtract_max=*/true).weights;
+  d.weights_scaled = softmax_steps(d.scaled_scores, /*subtract_max=*/true).weights;
+  d.max_unscaled = d.weights_unscaled.maxCoeff();
+  d.max_scaled = d.weights_scaled.maxCoeff();
+  d.entropy_unscaled = entropy_of(d.weights_unscaled);
+  d.entropy_scaled = entropy_of(d.weights_scaled);
+  return d;
+}
+
 }  // namespace attn

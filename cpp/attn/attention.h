@@ -103,4 +103,28 @@ class SelfAttention {
   Mat X_, Q_, K_, V_, weights_;
 };
 
+// The lesson on why scores are divided by sqrt(dk): one query q and n_keys keys k_j of width dk,
+// every entry drawn N(0, 1) from Rng(seed) (q first, then the keys row by row). The scores
+// q . k_j have a spread that grows like sqrt(dk); the softmax of the raw scores then puts nearly
+// all of the row on one key, while the softmax of scores / sqrt(dk) keeps the same spread at any
+// dk. Both softmaxes are softmax_steps' stable recipe. Entropies are in nats (0 log 0 = 0).
+// dk in [1, kMaxScalingDk], n_keys in [2, kMaxScalingKeys]; else an Error of kind Input.
+constexpr int kMaxScalingDk = 64, kMaxScalingKeys = 16;
+struct ScalingDemo {
+  RowVec query;               // (dk)
+  Mat keys;                   // (n_keys, dk)
+  RowVec scores;              // (n_keys) q . k_j
+  RowVec scaled_scores;       // (n_keys) scores / sqrt(dk)
+  RowVec weights_unscaled;    // softmax(scores)
+  RowVec weights_scaled;      // softmax(scaled_scores)
+  float max_unscaled = 0.0f;  // largest weight of each softmax
+  float max_scaled = 0.0f;
+  float entropy_unscaled = 0.0f;  // -sum w log w of each softmax
+  float entropy_scaled = 0.0f;
+};
+ScalingDemo scaling_demo(int dk, int n_keys, uint64_t seed);
+
+// -sum_j w_j log w_j (nats) of a row of weights; entries <= 0 add nothing.
+float entropy_of(const RowVec& w);
+
 }  // namespace attn

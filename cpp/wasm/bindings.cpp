@@ -124,6 +124,18 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       return int32_array(y);
     });
   });
+  // The lesson's panels: why sqrt(dk), softmax stability.
+  function("scalingDemo", +[](val dk, val keys, val seed) {
+    return js_call([&] {
+      return to_js(scaling_demo(to_int(dk, "dk"), to_int(keys, "keys"), to_seed(seed)));
+    });
+  });
+  function("softmaxSteps", +[](val logits, val subtract_max) {
+    return js_call([&] {
+      require(subtract_max.isTrue() || subtract_max.isFalse(), "subtractMax must be a boolean");
+      return to_js(softmax_steps(to_logits(logits), subtract_max.isTrue()));
+    });
+  });
   function("defaultConfig", +[]() { return to_js(TrainerConfig{}); });
   // Bytes the allocator has handed out and not taken back: the tests see a leak long before it
   // would grow the wasm memory.

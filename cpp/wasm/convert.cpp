@@ -459,4 +459,41 @@ val uint8_array(const std::vector<uint8_t>& v) {
   return copy_out("Uint8Array", v.data(), v.size());
 }
 
+// ---- The lesson's panels: why sqrt(dk), softmax stability.
+
+uint64_t to_seed(const val& v) { return uint64_t(to_integer(v, "seed", 0, 4294967295.0)); }
+
+RowVec to_logits(const val& v) {
+  const std::vector<float> x = copy_in<float>(v, "Float32Array", "logits", 64);
+  require(!x.empty(), "logits must hold at least one value");
+  RowVec r = Eigen::Map<const RowVec>(x.data(), Eigen::Index(x.size()));
+  require(r.allFinite(), "logits contain NaN or Infinity");
+  return r;
+}
+
+val to_js(const SoftmaxSteps& s) {
+  val js = val::object();
+  js.set("max", s.max);
+  js.set("shifted", float32_row(s.shifted));
+  js.set("exps", float32_row(s.exps));
+  js.set("sum", s.sum);
+  js.set("weights", float32_row(s.weights));
+  return js;
+}
+
+val to_js(const ScalingDemo& d) {
+  val js = val::object();
+  js.set("query", float32_row(d.query));
+  js.set("keys", from_mat(d.keys));
+  js.set("scores", float32_row(d.scores));
+  js.set("scaledScores", float32_row(d.scaled_scores));
+  js.set("weightsUnscaled", float32_row(d.weights_unscaled));
+  js.set("weightsScaled", float32_row(d.weights_scaled));
+  js.set("maxUnscaled", d.max_unscaled);
+  js.set("maxScaled", d.max_scaled);
+  js.set("entropyUnscaled", d.entropy_unscaled);
+  js.set("entropyScaled", d.entropy_scaled);
+  return js;
+}
+
 }  // namespace attn::js

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "attn/attention.h"
+#include "attn/ops.h"
 #include "attn/selftest.h"
 #include "attn/trainer.h"
 
@@ -111,5 +112,14 @@ val attention_to_js(const Mat& weights, const Mat& logits, const TrainerConfig& 
 val float32_array(const std::vector<float>& v);
 val int32_array(const std::vector<int32_t>& v);
 val uint8_array(const std::vector<uint8_t>& v);
+
+// ---- The lesson's panels: why sqrt(dk), softmax stability (scalingDemo, softmaxSteps).
+
+// A seed: an integer in [0, 2^32 - 1], the range of the page's seed setting.
+uint64_t to_seed(const val& v);
+// softmaxSteps' logits: a Float32Array of 1 to 64 finite values.
+RowVec to_logits(const val& v);
+val to_js(const SoftmaxSteps& s);  // SoftmaxSteps
+val to_js(const ScalingDemo& d);   // ScalingDemo
 
 }  // namespace attn::js

@@ -2,6 +2,7 @@
 // self_attention_stages and the lesson's SelfAttention class.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -511,4 +512,102 @@ TEST_CASE("add_sinusoidal_positions: X = E + P with P the sinusoidal table",
   CHECK(gradcheck::max_abs_diff(Mat(t.X.row(1)), Mat(t.X.row(3))) > 0.1f);
   CHECK_THROWS_WITH(attn::add_sinusoidal_positions(Mat::Zero(3, 5)),
                     Contains("even width, got (3,5)"));
+
+// ---- scaling_demo (the sqrt(dk) lesson)
+
+namespace {
+
+// Plain double softmax of a row, shifted by its max (no float32 overflow in the reference).
+std::vector<double> softmax_ref(const std::vector<double>& x) {
+  double m = x[0];
+  for (double v : x) m = std::max(m, v);
+  std::vector<double> w(x.size());
+  double sum = 0.0;
+  for (size_t j = 0; j < x.size(); ++j) sum += (w[j] = std::exp(x[j] - m));
+  for (double& v : w) v /= sum;
+  return w;
+}
+
+double entropy_ref(const std::vector<double>& w) {
+  double h = 0.0;
+  for (double v : w)
+    if (v > 0.0) h -= v * std::log(v);
+  return h;
+}
+
+}  // namespace
+
+TEST_CASE("scaling_demo: equals a plain double reference on the same seeded draws", "[attention][scaling]") {
+  for (const int dk : {1, 4, 16, 64}) {
+    CAPTURE(dk);
+    const int n = 8;
+    const uint64_t seed = 42;
+    const attn::ScalingDemo d = attn::scaling_demo(dk, n, seed);
+    // The documented draws: q first, then the keys row by row, each N(0, 1) from Rng(seed).
+    attn::Rng rng(seed);
+    std::vector<double> q(static_cast<size_t>(dk)), scores(static_cast<size_t>(n)), scaled(static_cast<size_t>(n));
+    for (double& v : q) v = rng.normal();
+    REQUIRE(d.query.size() == dk);
+    REQUIRE(d.keys.rows() == n);
+    REQUIRE(d.keys.cols() == dk);
+    for (int i = 0; i < dk; ++i) CHECK(d.query[i] == float(q[size_t(i)]));
+    for (int j = 0; j < n; ++j) {
+      double s = 0.0;
+      for (int i = 0; i < dk; ++i) {
+        const float k = rng.normal();
+        CHECK(d.keys(j, i) == k);
+        s += q[size_t(i)] * double(k);
+      }
+      scores[size_t(j)] = s;
+      scaled[size_t(j)] = s / std::sqrt(double(dk));
+    }
+    const std::vector<double> wu = softmax_ref(scores), ws = softmax_ref(scaled);
+    for (int j = 0; j < n; ++j) {
+      CAPTURE(j);
+      CHECK_THAT(d.scores[j], WithinAbs(scores[size_t(j)], 1e-4 * (1 + std::abs(scores[size_t(j)]))));
+      CHECK_THAT(d.scaled_scores[j], WithinAbs(scaled[size_t(j)], 1e-4 * (1 + std::abs(scaled[size_t(j)]))));
+      CHECK_THAT(d.weights_unscaled[j], WithinAbs(wu[size_t(j)], 1e-4));
+      CHECK_THAT(d.weights_scaled[j], WithinAbs(ws[size_t(j)], 1e-5));
+    }
+    CHECK_THAT(d.max_unscaled, WithinAbs(*std::max_element(wu.begin(), wu.end()), 1e-4));
+    CHECK_THAT(d.max_scaled, WithinAbs(*std::max_element(ws.begin(), ws.end()), 1e-5));
+    CHECK_THAT(d.entropy_unscaled, WithinAbs(entropy_ref(wu), 1e-4));
+    CHECK_THAT(d.entropy_scaled, WithinAbs(entropy_ref(ws), 1e-5));
+    if (dk == 1) CHECK(d.scaled_scores == d.scores);  // sqrt(1) = 1
+  }
+}
+
+TEST_CASE("scaling_demo: without scaling the softmax sharpens as dk grows, with it it does not", "[attention][scaling]") {
+  // Averaged over seeds, so one lucky draw cannot decide it.
+  double hu1 = 0, hu64 = 0, hs1 = 0, hs64 = 0;
+  for (uint64_t seed = 0; seed < 50; ++seed) {
+    hu1 += attn::scaling_demo(1, 8, seed).entropy_unscaled;
+    hs1 += attn::scaling_demo(1, 8, seed).entropy_scaled;
+    const attn::ScalingDemo d = attn::scaling_demo(64, 8, seed);
+    hu64 += d.entropy_unscaled;
+    hs64 += d.entropy_scaled;
+  }
+  CHECK(hu64 < 0.3 * hu1);                 // unscaled: far sharper at dk = 64
+  CHECK(std::abs(hs64 - hs1) < 0.2 * hs1);  // scaled: about the same at both widths
+}
+
+TEST_CASE("scaling_demo: rejects a dk or a key count out of range", "[attention][scaling]") {
+  CHECK_THROWS_WITH(attn::scaling_demo(0, 8, 1), Contains("dk (0)"));
+  CHECK_THROWS_WITH(attn::scaling_demo(65, 8, 1), Contains("dk (65)"));
+  CHECK_THROWS_WITH(attn::scaling_demo(4, 1, 1), Contains("keys (1)"));
+  CHECK_THROWS_WITH(attn::scaling_demo(4, 17, 1), Contains("keys (17)"));
+  try {
+    attn::scaling_demo(0, 8, 1);
+  } catch (const attn::Error& e) {
+    CHECK(e.kind() == attn::ErrorKind::Input);
+  }
+}
+
+TEST_CASE("entropy_of: -sum w log w, zeros add nothing", "[attention][scaling]") {
+  attn::RowVec w(4);
+  w << 0.5f, 0.25f, 0.25f, 0.0f;
+  CHECK_THAT(attn::entropy_of(w), WithinAbs(1.5 * std::log(2.0), 1e-6));
+  attn::RowVec one(3);
+  one << 0.0f, 1.0f, 0.0f;
+  CHECK(attn::entropy_of(one) == 0.0f);
 }

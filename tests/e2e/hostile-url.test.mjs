@@ -314,7 +314,7 @@ for (const c of CASES) {
       // The hash written back is canonical: only known keys, short, and it reloads without corrections.
       const written = await page.evaluate(() => location.hash);
       assert.ok(written.length < 2000, `written hash is ${written.length} chars`);
-      assert.match(written, /^#view=(train|lesson)&vocab-size=\d+&d-model=\d+&heads=\d+&seq-len=\d+&batch=\d+&lr=[\d.e-]+&seed=\d+&attn-dropout=[\d.e-]+&out-dropout=[\d.e-]+&task=repeat&layers=[1-4]&residual=[01]&sample=[\d+]+&logy=[01]&smooth=[01]&epochs=[01]&sentence=[^&]*&dk=\d+&dv=\d+&lesson-mask=[a-z01.]+&window=\d+&lesson-heads=\d&positions=[01]&second-sentence=[^&]*&stage=\d&mask=(causal|none|inverted)&scale-scores=[01]&heads-off=[\d%C,]*&heads-frozen=[\d%C,]*$/);
+      assert.match(written, /^#view=(train|lesson)&vocab-size=\d+&d-model=\d+&heads=\d+&seq-len=\d+&batch=\d+&lr=[\d.e-]+&seed=\d+&attn-dropout=[\d.e-]+&out-dropout=[\d.e-]+&task=repeat&layers=[1-4]&residual=[01]&sample=[\d+]+&logy=[01]&smooth=[01]&epochs=[01]&sentence=[^&]*&dk=\d+&dv=\d+&lesson-mask=[a-z01.]+&window=\d+&lesson-heads=\d&positions=[01]&second-sentence=[^&]*&stage=\d&scale-dk=\d+&logits=[-\d.+e]+&blend-row=\d+&mask=(causal|none|inverted)&scale-scores=[01]&heads-off=[\d%C,]*&heads-frozen=[\d%C,]*$/);
       assert.ok(!/pwned|script|onerror/i.test(decodeURIComponent(written.replace(/^#/, '').split('&').filter((kv) => !/^(sentence|second-sentence)=/.test(kv)).join('&'))), 'no payload outside the sentence');
       const again = await open(`${srv.url}${written}`);
       await waitReady(again.page);

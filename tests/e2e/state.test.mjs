@@ -17,6 +17,7 @@ test('the URL hash round-trips: a copied link reproduces view, config and seed',
   const hash =
     'view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat&layers=1&residual=0' +
     '&sample=1+2+3+4&logy=0&smooth=1&epochs=1&sentence=Attention+is+all+you+need&dk=3&dv=5&lesson-mask=causal&window=2&lesson-heads=1&positions=0&second-sentence=&stage=4' +
+    '&scale-dk=16&logits=100+200+300&blend-row=0' +
     '&mask=none&scale-scores=0&heads-off=2&heads-frozen=1';
   const { page, context, errors } = await openPage(browser, `${srv.url}#${hash}`);
   await waitReady(page);
@@ -75,6 +76,7 @@ test('a link from before issue 13 (old key names) opens the same, and is written
     await page.evaluate(() => location.hash),
     '#view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat&layers=1&residual=0' +
       '&sample=1+2+3+4&logy=0&smooth=1&epochs=1&sentence=Attention+is+all+you+need&dk=3&dv=5&lesson-mask=causal&window=2&lesson-heads=1&positions=0&second-sentence=&stage=4' +
+      '&scale-dk=16&logits=100+200+300&blend-row=0' +
       '&mask=none&scale-scores=0&heads-off=2&heads-frozen=1',
   );
   assert.deepEqual(await controlValues(page), {

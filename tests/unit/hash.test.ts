@@ -35,6 +35,7 @@ function randomState(r: () => number): State {
   st.sentence = words.join(' ');
   st.lessonMask = pick(['none', 'causal', 'window', 'blocks', '01.00', '011.001.000']);
   st.secondSentence = pick(['', 'the dog ran', "don't = 42"]);
+  st.logits = Array.from({ length: int(1, 8) }, () => int(-100000, 100000) / 100).join(' ');
   return st;
 }
 
@@ -49,6 +50,7 @@ describe('the hash round trip', () => {
     view: 'train', vocabSize: 32, dModel: 16, nHeads: 2, seqLen: 8, batchSize: 8, lr: 0.01, seed: 7, attnDropout: 0.1, outDropout: 0, task: 'repeat',
     nLayers: 1, residual: false,
     sample: '1 2 3 4', logY: false, smooth: false, epochMeans: false, sentence: 'Attention is all you need', dk: 3, dv: 5, lessonMask: 'causal', window: 2, lessonHeads: 1, positions: false, secondSentence: '', stage: 4,
+    scaleDk: 40, logits: '-3 0.5 88.8', blendRow: 2,
     mask: 'none', scaleScores: false, headsOff: '2', headsFrozen: '1',
   };
 
@@ -56,6 +58,7 @@ describe('the hash round trip', () => {
     const link =
       'view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat&layers=1&residual=0' +
       '&sample=1+2+3+4&logy=0&smooth=0&epochs=0&sentence=Attention+is+all+you+need&dk=3&dv=5&lesson-mask=causal&window=2&lesson-heads=1&positions=0&second-sentence=&stage=4' +
+      '&scale-dk=40&logits=-3+0.5+88.8&blend-row=2' +
       '&mask=none&scale-scores=0&heads-off=2&heads-frozen=1';
     const { state, corrections } = stateFromHash(`#${link}`);
     expect(corrections).toEqual([]);
@@ -67,6 +70,7 @@ describe('the hash round trip', () => {
     const link =
       'view=train&vocab=32&dmodel=16&heads=2&seqlen=8&batch=8&lr=0.01&seed=7&attndrop=0.1&outdrop=0&task=repeat' +
       '&sample=1+2+3+4&logy=0&sentence=Attention+is+all+you+need&dk=3&dv=5&causal=1&stage=4' +
+      '&scale-dk=40&logits=-3+0.5+88.8&blend-row=2' +
       '&mask=none&scale=0&off=2&frozen=1';
     const { state, corrections } = stateFromHash(`#${link}`);
     expect(corrections).toEqual([]);
@@ -75,6 +79,7 @@ describe('the hash round trip', () => {
     expect(stateToHash(state)).toBe(
       'view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat&layers=1&residual=0' +
         '&sample=1+2+3+4&logy=0&smooth=0&epochs=0&sentence=Attention+is+all+you+need&dk=3&dv=5&lesson-mask=causal&window=2&lesson-heads=1&positions=0&second-sentence=&stage=4' +
+        '&scale-dk=40&logits=-3+0.5+88.8&blend-row=2' +
         '&mask=none&scale-scores=0&heads-off=2&heads-frozen=1',
     );
     // Each old key alone, and the new key winning over the old one.

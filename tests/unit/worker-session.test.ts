@@ -417,6 +417,23 @@ describe('self-test', () => {
   });
 });
 
+describe('view 2 panels', () => {
+  test('scalingDemo and softmaxSteps need no Trainer; their arrays are transferred; bad values are input errors', async () => {
+    const s = open();
+    const demo = (await s.ok('scalingDemo', { dk: 16, keys: 8, seed: 42 })).demo;
+    expect(Array.from(demo.query)).toEqual(Array.from(core.scalingDemo(16, 8, 42).query));
+    expect([demo.keys.rows, demo.keys.cols, demo.weightsScaled.length]).toEqual([8, 16, 8]);
+    const c = (await s.ok('softmaxSteps', { logits: [100, 200, 300] })).comparison;
+    expect(Array.from(c.logits)).toEqual([100, 200, 300]);
+    expect(c.naive.sum).toBe(Infinity);
+    expect(Array.from(c.naive.weights).every(Number.isNaN)).toBe(true);
+    expect([c.stable.max, c.stable.sum, c.stable.weights[2]]).toEqual([300, 1, 1]);
+    expect(s.transferred.length).toBeGreaterThanOrEqual(12);
+    expect((await s.fails('scalingDemo', { dk: 65, keys: 8, seed: 1 })).kind).toBe('input');
+    expect((await s.fails('softmaxSteps', { logits: [] })).kind).toBe('input');
+  });
+});
+
 describe('errors', () => {
   test('a config the core rejects: kind config and the key, and the old run goes on', async () => {
     const s = open();

@@ -109,3 +109,10 @@ export async function load(): Promise<AttentionCore> {
   const simd: boolean = detectSimd();
   return loadAttentionCore(new URL('./wasm/', 'https://example.org/course/'), { simd });
 }
+
+/** The lesson's panels: the sqrt(dk) demo and the softmax steps. */
+export function lessonPanels(core: AttentionCore): number {
+  const d = core.scalingDemo(16, 8, 42);
+  const naive = core.softmaxSteps(Float32Array.of(100, 200, 300), false);
+  return d.keys.rows * d.maxScaled + d.entropyUnscaled + naive.sum + naive.exps[0] + d.weightsScaled[0];
+}

@@ -12,6 +12,8 @@ import type {
   ImportRun,
   SelfAttentionRequest,
   SelfAttentionStages,
+  ScalingDemo,
+  SoftmaxComparison,
   Snapshot,
   WorkerEvent,
 } from './protocol';
@@ -234,6 +236,16 @@ export class Controller {
   async selfAttention(input: SelfAttentionRequest): Promise<SelfAttentionStages> {
     const r = await this.client.request('selfAttention', { type: 'selfAttention', input });
     return r.stages;
+  }
+
+  /** View 2's sqrt(dk) panel: one seeded query row of width dk against `keys` keys. */
+  async scalingDemo(dk: number, keys: number, seed: number): Promise<ScalingDemo> {
+    return (await this.client.request('scalingDemo', { type: 'scalingDemo', dk, keys, seed })).demo;
+  }
+
+  /** View 2's stability panel: the logits' softmax without and with the max subtracted. */
+  async softmaxSteps(logits: number[]): Promise<SoftmaxComparison> {
+    return (await this.client.request('softmaxSteps', { type: 'softmaxSteps', logits })).comparison;
   }
 
   private async run(p: Promise<{ snapshot: Snapshot }>, after: RunStatus, newRun = false): Promise<void> {

@@ -15,6 +15,9 @@
 //   pause              paused             stop after the current chunk
 //   sample             sampled            change the sequence the heatmaps show
 //   selfAttention      selfAttentionDone  every head, every stage (view 2)
+//   scalingDemo        scalingDemoDone    view 2's sqrt(dk) panel: one seeded query row at width dk
+//   softmaxSteps       softmaxStepsDone   view 2's stability panel: a row's softmax without and
+//                                          with the max subtracted, every intermediate
 //   exportWeights      exported           the weights as a safetensors file, plus the snapshot
 //   importRun          configured         new Trainer(config or the current config), then
 //                                          importWeights(weights) if given; all or nothing: on
@@ -44,6 +47,8 @@ import type {
   Matrix as CoreMatrix,
   ResolvedTrainerConfig,
   SelfAttentionStages as CoreStages,
+  ScalingDemo,
+  SoftmaxSteps,
 } from './core/attention-core';
 import type { CoreFiles } from './core/load-core.js';
 
@@ -218,6 +223,15 @@ export interface SelfAttentionStages {
   apart: SentenceAlone[];
 }
 
+export type { ScalingDemo, SoftmaxSteps };
+
+/** View 2's stability panel: the same logits through the textbook and the stable softmax. */
+export interface SoftmaxComparison {
+  logits: Float32Array;
+  naive: SoftmaxSteps;
+  stable: SoftmaxSteps;
+}
+
 /** The self-test's PyTorch case (tests/reference/data/short.*), as absolute URLs. */
 export interface ReferenceFiles {
   weights: string;
@@ -235,6 +249,8 @@ export type Request =
   | { type: 'pause'; id: number }
   | { type: 'sample'; id: number; sample: number[] }
   | { type: 'selfAttention'; id: number; input: SelfAttentionRequest }
+  | { type: 'scalingDemo'; id: number; dk: number; keys: number; seed: number }
+  | { type: 'softmaxSteps'; id: number; logits: number[] }
   | { type: 'exportWeights'; id: number }
   | { type: 'importRun'; id: number; run: ImportRun }
   | { type: 'ablate'; id: number; ablation: Ablation }
@@ -267,6 +283,8 @@ export interface ReplyFor {
   pause: { type: 'paused'; replyTo: number; snapshot: Snapshot };
   sample: { type: 'sampled'; replyTo: number; snapshot: Snapshot };
   selfAttention: { type: 'selfAttentionDone'; replyTo: number; stages: SelfAttentionStages };
+  scalingDemo: { type: 'scalingDemoDone'; replyTo: number; demo: ScalingDemo };
+  softmaxSteps: { type: 'softmaxStepsDone'; replyTo: number; comparison: SoftmaxComparison };
   exportWeights: { type: 'exported'; replyTo: number; bytes: Uint8Array; snapshot: Snapshot };
   importRun: { type: 'configured'; replyTo: number; snapshot: Snapshot };
   ablate: { type: 'ablated'; replyTo: number; report: AblationReport; snapshot: Snapshot };

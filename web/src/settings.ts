@@ -11,6 +11,7 @@ import type { MaskMode } from './protocol';
 import { cleanHeads, cleanSample, cleanSentence, DEFAULT_SENTENCE, MAX_HEADS, MAX_LAYERS, quote, TEXT_LIMITS } from './parse';
 import { cleanMask, cleanSecondSentence, MAX_MASK_TOKENS } from './ui/lesson-mask';
 import { TASKS, type TaskName } from './tasks';
+import { cleanLogits, DEFAULT_LOGITS } from './logits';
 
 export { parseHeads, parseSample, quote, TEXT_LIMITS, tokenize } from './parse';
 export { TASKS, type TaskName };
@@ -40,6 +41,10 @@ export interface State extends Required<TrainerConfig> {
   positions: boolean;
   secondSentence: string;
   stage: number;
+  /** View 2's panels: dk of the sqrt(dk) panel, the stability panel's logits, the blend's row. */
+  scaleDk: number;
+  logits: string;
+  blendRow: number;
   /** Ablation panel: the mask, the 1/sqrt(dk) scaling, heads switched off and frozen heads
    * (comma lists of 1-based global head numbers l * H + h + 1, e.g. "1,3"). */
   mask: MaskMode;
@@ -207,6 +212,18 @@ export const SETTINGS: { readonly [K in keyof State]: Omit<Setting<K>, 'key'> } 
     group: 'lesson', core: null, cpp: null, hash: 'stage', attribute: null, cli: null,
     label: 'stage', type: 'int', default: 0, ...numeric([0, 9], '1'), aliases: none,
   },
+  scaleDk: {
+    group: 'lesson', core: null, cpp: null, hash: 'scale-dk', attribute: null, cli: null,
+    label: 'dk (√dk panel)', type: 'int', default: 16, ...numeric([1, 64], '1'), aliases: none,
+  },
+  logits: {
+    group: 'lesson', core: null, cpp: null, hash: 'logits', attribute: null, cli: null,
+    label: 'logits', type: 'text', default: DEFAULT_LOGITS, ...textual(cleanLogits), aliases: none,
+  },
+  blendRow: {
+    group: 'lesson', core: null, cpp: null, hash: 'blend-row', attribute: null, cli: null,
+    label: 'blend row', type: 'int', default: 0, ...numeric([0, TEXT_LIMITS.sentenceTokens - 1], '1'), aliases: none,
+  },
   mask: {
     group: 'ablation', core: 'mask', cpp: 'mask', hash: 'mask', attribute: null, cli: { flag: '--mask', value: 'MODE' },
     label: 'mask', type: 'enum', default: 'causal', ...oneOf(['causal', 'none', 'inverted']), aliases: none,
@@ -259,6 +276,8 @@ export const LIMITS = {
   window: range('window'),
   lessonHeads: range('lessonHeads'),
   stage: range('stage'),
+  scaleDk: range('scaleDk'),
+  blendRow: range('blendRow'),
   lrMax: range('lr')[1],
   ...TEXT_LIMITS,
 } as const;

@@ -309,6 +309,40 @@ export interface PositionedInput {
   X: Matrix;
 }
 
+/** One row's softmax taken apart in float32 (the stability lesson). */
+export interface SoftmaxSteps {
+  /** The max that was subtracted (0 when subtractMax is false). */
+  max: number;
+  /** logits - max. */
+  shifted: Float32Array;
+  /** exp(shifted): Infinity once a shifted logit passes ~88.7. */
+  exps: Float32Array;
+  /** Sum of exps, in order. */
+  sum: number;
+  /** exps / sum: NaN when the sum is Infinity. */
+  weights: Float32Array;
+}
+
+/** The sqrt(dk) lesson: one query and n keys drawn N(0, 1) from the seed (query first, then the
+ * keys row by row), the scores with and without the 1/sqrt(dk) scaling and both softmaxes. */
+export interface ScalingDemo {
+  /** (dk) */
+  query: Float32Array;
+  /** (n, dk) */
+  keys: Matrix;
+  /** (n) query . key j */
+  scores: Float32Array;
+  /** (n) scores / sqrt(dk) */
+  scaledScores: Float32Array;
+  weightsUnscaled: Float32Array;
+  weightsScaled: Float32Array;
+  maxUnscaled: number;
+  maxScaled: number;
+  /** -sum w ln w, in nats. */
+  entropyUnscaled: number;
+  entropyScaled: number;
+}
+
 /** The module createAttentionCore resolves to. */
 export interface AttentionCore {
   Trainer: TrainerConstructor;
@@ -319,6 +353,11 @@ export interface AttentionCore {
   addPositions(E: Matrix): PositionedInput;
   /** The targets the task's rule gives ids (-100 where it gives none). */
   taskTargets(task: TaskName, ids: Int32Array): Int32Array;
+  /** The sqrt(dk) lesson: dk in [1, 64], keys in [2, 16], seed in [0, 2^32 - 1]. */
+  scalingDemo(dk: number, keys: number, seed: number): ScalingDemo;
+  /** One row's softmax step by step: logits 1 to 64 finite values; subtractMax false is the
+   * textbook exp(x) / sum(exp(x)) that overflows, true the stable recipe. */
+  softmaxSteps(logits: Float32Array, subtractMax: boolean): SoftmaxSteps;
   /** The DemoConfig: every key with its default. */
   defaultConfig(): ResolvedTrainerConfig;
   /** Bytes currently allocated on the wasm heap (for leak checks). */

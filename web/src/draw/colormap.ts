@@ -30,7 +30,12 @@ export function relativeLuminance(r: number, g: number, b: number): number {
  * on any colour, so AA for normal text). */
 export function textColourOn(v: number): string {
   const k = lutIndex(v) * 3;
-  const L = relativeLuminance(VIRIDIS_LUT[k], VIRIDIS_LUT[k + 1], VIRIDIS_LUT[k + 2]);
+  return textColourOnRgb(VIRIDIS_LUT[k], VIRIDIS_LUT[k + 1], VIRIDIS_LUT[k + 2]);
+}
+
+/** Black or white, whichever has the higher WCAG contrast on an sRGB colour (channels 0..255). */
+export function textColourOnRgb(r: number, g: number, b: number): string {
+  const L = relativeLuminance(r, g, b);
   return (L + 0.05) / 0.05 >= 1.05 / (L + 0.05) ? '#000' : '#fff';
 }
 

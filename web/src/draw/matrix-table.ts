@@ -1,6 +1,8 @@
 // Draws a small matrix as an HTML table (view 2): every number as text, rounded for reading, with
-// its exact float32 value in data-value. Masked cells (-inf) read "−∞" and are hatched.
+// its exact float32 value in data-value. Masked cells (-inf) read "−∞" and are hatched. Cells can
+// be coloured: weights on the heatmaps' viridis, signed values on the diverging ramp.
 import { cssColour, textColourOn } from './colormap';
+import { divergingColours, symmetricScale } from './diverging';
 import type { Matrix } from '../protocol';
 
 /** How to label and colour a matrix. */
@@ -9,8 +11,9 @@ export interface MatrixTableOptions {
   colLabels: string[];
   /** Name of the matrix, read by screen readers as the table caption. */
   caption: string;
-  /** Colour cells by value in [0, 1] (attention weights). */
-  colour?: boolean;
+  /** Colour the cells: 'weights' (or true) by value in [0, 1] on viridis (attention weights);
+   * 'signed' on the diverging ramp centred on 0, scaled to the table's largest |value|. */
+  colour?: boolean | 'weights' | 'signed';
   /** Digits after the decimal point. */
   digits?: number;
   /** Cells that a mask hid (rows*cols, 1 = masked): drawn hatched even when their value is 0. */
@@ -33,8 +36,11 @@ export function matrixTable(m: Matrix, opts: MatrixTableOptions): HTMLTableEleme
     throw new Error(`matrix: ${opts.rowLabels.length}x${opts.colLabels.length} labels for ${m.rows}x${m.cols}`);
   }
   const digits = opts.digits ?? 3;
+  const mode = opts.colour === true ? 'weights' : opts.colour || null;
+  const scale = mode === 'signed' ? symmetricScale(m.data) : 1;
   const table = document.createElement('table');
-  table.className = 'matrix';
+  table.className = mode ? `matrix coloured ${mode}` : 'matrix';
+  if (mode === 'signed') table.dataset.scale = String(scale);
   const cap = table.createCaption();
   cap.className = 'visually-hidden';
   cap.textContent = opts.caption;
@@ -61,9 +67,13 @@ export function matrixTable(m: Matrix, opts: MatrixTableOptions): HTMLTableEleme
       if (v === -Infinity || opts.masked?.[i * m.cols + j]) {
         td.className = 'masked';
         td.title = 'masked: this query may not look at this key';
-      } else if (opts.colour) {
+      } else if (mode === 'weights') {
         td.style.background = cssColour(v);
         td.style.color = textColourOn(v);
+      } else if (mode === 'signed') {
+        const c = divergingColours(v, scale);
+        td.style.background = c.background;
+        td.style.color = c.color;
       }
     }
   }

@@ -11,6 +11,7 @@ import { checkYourself, LESSON_QUESTIONS } from './check-yourself';
 import { h, scrollBox, uniqueId } from './dom';
 import { maskEditor } from './lesson-mask-editor';
 import { fullyMaskedRows, MASK_PRESETS, maskCells, presetOf } from './lesson-mask';
+import { mountLessonPanels } from './lesson-panels';
 
 /** Width of the seeded embeddings in this view. */
 export const LESSON_D_MODEL = 8;
@@ -49,6 +50,8 @@ export function lessonTokens(s: Readonly<State>): { tokens: string[]; split: num
 /** Mounts view 2 into root. */
 export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller): LessonView {
   const cleanups: (() => void)[] = [];
+  const panels = mountLessonPanels(store, ctl); // √dk, softmax stability, the blend, cell links
+  cleanups.push(() => panels.destroy());
 
   const text = (key: 'sentence' | 'secondSentence', label: string) => {
     const id = uniqueId(key);
@@ -166,7 +169,7 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
   /** A figure holding one matrix as a table, tagged with its name and head. */
   function table(name: string, m: Matrix, rowLabels: string[], colLabels: string[], opts: { head?: number; title?: string; colour?: boolean; masked?: Uint8Array; sentence?: number } = {}): HTMLElement {
     const title = opts.title ?? name;
-    const t = matrixTable(m, { rowLabels, colLabels, caption: title, colour: opts.colour, masked: opts.masked });
+    const t = matrixTable(m, { rowLabels, colLabels, caption: title, colour: opts.colour ? 'weights' : 'signed', masked: opts.masked });
     t.dataset.matrix = name;
     if (opts.head !== undefined) t.dataset.head = String(opts.head);
     if (opts.sentence !== undefined) t.dataset.sentence = String(opts.sentence);
@@ -276,6 +279,8 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
       ),
     );
     stagesEl.replaceChildren(...sections.slice(0, s.stage + 1));
+    // The blend takes head 1 apart (each head blends its own value rows the same way).
+    panels.update(stagesEl, { tokens: r.tokens, head: H > 1 ? 0 : null, weights: r.heads[0].weights, V: r.heads[0].V, output: r.heads[0].output });
     stageLabel.textContent = `Stage ${s.stage + 1} of ${STAGES.length}: ${sections[s.stage].querySelector('h3')!.textContent!.replace(/^\d+\. /, '')}`;
     compareEl.replaceChildren(...(r.apart.length === 2 && s.stage >= STAGES.indexOf('weights') ? [compare(r)] : []));
     if (refocus) stagesEl.querySelector<HTMLButtonElement>(`button.mask-cell[data-i="${refocus[0]}"][data-j="${refocus[1]}"]`)?.focus();

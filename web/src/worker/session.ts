@@ -15,6 +15,8 @@ import {
   type RowBackwardReport,
   type SelfAttentionRequest,
   type SelfAttentionStages,
+  type ScalingDemo,
+  type SoftmaxComparison,
   type SelfTestReport,
   type Snapshot,
   type Timeline,
@@ -219,6 +221,17 @@ export class Session {
   /** View 2: every stage of one head (needs no Trainer). */
   selfAttention(input: SelfAttentionRequest): SelfAttentionStages {
     return selfAttentionStages(this.core, input);
+  }
+
+  /** View 2's sqrt(dk) panel (needs no Trainer). */
+  scalingDemo(dk: number, keys: number, seed: number): ScalingDemo {
+    return this.core.scalingDemo(dk, keys, seed);
+  }
+
+  /** View 2's stability panel: the logits in float32 through both recipes (needs no Trainer). */
+  softmaxSteps(logits: number[]): SoftmaxComparison {
+    const x = Float32Array.from(logits);
+    return { logits: x, naive: this.core.softmaxSteps(x, false), stable: this.core.softmaxSteps(x, true) };
   }
 
   /** Everything the page draws for the current moment of the run. */
