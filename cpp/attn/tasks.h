@@ -3,7 +3,9 @@
 // task cannot determine from the past is kIgnoreIndex (left out of the loss and the accuracy).
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "attn/rng.h"
 #include "attn/tensor.h"
@@ -42,5 +44,9 @@ void make_batch(Task task, int vocab_size, int B, int T, Rng& rng, Batch& batch)
 // and for any other sequence the answer the rule asks for (kIgnoreIndex where it asks for none).
 // Works for every T >= 1 (positions the rule cannot fill are ignored).
 void task_targets(Task task, const int32_t* x, int T, int32_t* targets);
+
+// One sequence (T inputs) from the task's generator: row 0 of make_batch(task, V, B, T, Rng(seed))
+// for any B. The page's default sample; seed n + 1 is its "new sample".
+std::vector<int32_t> task_sample(Task task, int vocab_size, int T, uint64_t seed);
 
 }  // namespace attn

@@ -80,6 +80,7 @@ describe('the key table', () => {
       outDropout: ['out-dropout', null, '--out-dropout', 'outDropout', 'out_dropout'],
       task: ['task', 'task', '--task', 'task', 'task'],
       sample: ['sample', null, null, null, null],
+      sampleSeed: ['sample-seed', null, null, null, null],
       logY: ['logy', null, null, null, null],
       smooth: ['smooth', null, null, null, null],
       epochMeans: ['epochs', null, null, null, null],

@@ -241,6 +241,9 @@ export interface AttentionCore {
   selfAttention(input: SelfAttentionInput): SelfAttentionStages;
   /** The targets the task's rule gives ids (-100 where it gives none). */
   taskTargets(task: TaskName, ids: Int32Array): Int32Array;
+  /** One sequence of seqLen ids from the task's generator: row 0 of a training batch drawn with
+   * this seed (an integer in [0, 2^31 - 1]). The page's default sample; seed + 1 gives another. */
+  taskSample(task: TaskName, vocabSize: number, seqLen: number, seed: number): Int32Array;
   /** The DemoConfig: every key with its default. */
   defaultConfig(): ResolvedTrainerConfig;
   /** Bytes currently allocated on the wasm heap (for leak checks). */

@@ -69,6 +69,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
   const panelOpts: PanelOptions = { reducedMotion: opts.reducedMotion, store, onRestyle: opts.onRestyle };
   const slot = (cls: string, label: string) => h('section', { class: `panel ${cls}`, 'aria-label': label });
   const slots = {
+    predictions: slot('predictions-panel', 'Predictions on the sample'),
     ablation: slot('ablation-panel', 'Ablation'),
     timeline: slot('timeline-panel', 'Attention timeline'),
     backward: slot('backward-panel', 'Backward pass for one query row'),
@@ -81,6 +82,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
     .then(() => import('./learning-panels'))
     .then((m) => {
       if (unmounted) return;
+      cleanups.push(m.mountPredictionsPanel(slots.predictions, ctl, panelOpts));
       cleanups.push(
         m.mountAblationPanel(slots.ablation, ctl, panelOpts),
         m.mountTimelinePanel(slots.timeline, ctl, panelOpts),

@@ -31,6 +31,7 @@ export const handlers: { [K in SessionRequest['type']]: Handler<K> } = {
   timeline: (s, r) => ({ type: 'timelineDone', replyTo: r.id, timeline: s.timeline(r.since) }),
   rowBackward: (s, r) => ({ type: 'rowBackwardDone', replyTo: r.id, report: s.rowBackward(r.head, r.query, r.target) }),
   selfTest: async (s, r) => ({ type: 'selfTestDone', replyTo: r.id, report: await s.selfTest(r.reference) }),
+  predictions: (s, r) => ({ type: 'predictionsDone', replyTo: r.id, report: s.predictions() }),
 };
 
 /** The kind of an error that carries none (not from the core, not a RequestFailure), per request. */
@@ -49,6 +50,7 @@ export const fallbackKind: { [K in Request['type']]: ErrorKind } = {
   timeline: 'internal',
   rowBackward: 'input',
   selfTest: 'internal',
+  predictions: 'internal',
 };
 
 /**
