@@ -42,6 +42,10 @@ export function mountSampleField(store: Store, ctl: Controller): SampleField {
   // means the task's generator.
   let editing = false; // typed into and not yet committed (Enter or leaving the box)
   input.addEventListener('input', () => (editing = true));
+  input.addEventListener('blur', () => {
+    editing = false;
+    show(store.state, false);
+  });
   input.addEventListener('change', () => {
     editing = false;
     const s = store.state;
