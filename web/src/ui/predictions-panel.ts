@@ -20,7 +20,7 @@ const ORDINAL = ['1st', '2nd', '3rd', '4th', '5th'];
 
 /** Fills slot (the panel's section, placed by the training view). Returns the unmount function. */
 export function mountPredictionsPanel(slot: HTMLElement, ctl: Controller, _opts: PanelOptions): () => void {
-  const summary = h('p', { class: 'pred-summary', 'aria-live': 'polite' });
+  const summary = h('p', { class: 'pred-summary' });
   const problem = h('p', { class: 'problem', role: 'alert', hidden: true });
   const table = h('table', { class: 'pred-table' });
   const panel = fillPanel(
