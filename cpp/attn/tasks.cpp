@@ -226,4 +226,11 @@ void task_targets(Task task, const int32_t* x, int T, int32_t* targets) {
   }
 }
 
+std::vector<int32_t> task_sample(Task task, int V, int T, uint64_t seed) {
+  Rng rng(seed);
+  Batch batch;
+  make_batch(task, V, 1, T, rng, batch);
+  return std::vector<int32_t>(&batch.inputs(0, 0), &batch.inputs(0, 0) + T);
+}
+
 }  // namespace attn

@@ -3,7 +3,9 @@
 // task cannot determine from the past is kIgnoreIndex (left out of the loss and the accuracy).
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "attn/rng.h"
 #include "attn/tensor.h"
@@ -72,5 +74,8 @@ struct Repeat {
 // length 0. The generator redraws its fillers until this rule finds exactly the segment it
 // placed, so task_targets and make_batch agree. O(T^2).
 Repeat find_repeat(const int32_t* x, int T);
+// One sequence (T inputs) from the task's generator: row 0 of make_batch(task, V, B, T, Rng(seed))
+// for any B. The page's default sample; seed n + 1 is its "new sample".
+std::vector<int32_t> task_sample(Task task, int vocab_size, int T, uint64_t seed);
 
 }  // namespace attn

@@ -136,6 +136,14 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       return to_js(softmax_steps(to_logits(logits), subtract_max.isTrue()));
     });
   });
+  // One sequence from the task's generator (the page's default sample; seed + 1: a new one).
+  function("taskSample", +[](val task, val vocab_size, val seq_len, val seed) {
+    return js_call([&] {
+      const Task k = parse_task(to_task_name(task));
+      return int32_array(task_sample(k, to_int(vocab_size, "vocabSize", 1), to_int(seq_len, "seqLen", 1),
+                                     uint64_t(to_int(seed, "seed", 0))));
+    });
+  });
   function("defaultConfig", +[]() { return to_js(TrainerConfig{}); });
   // Bytes the allocator has handed out and not taken back: the tests see a leak long before it
   // would grow the wasm memory.

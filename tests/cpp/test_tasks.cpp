@@ -388,3 +388,41 @@ TEST_CASE("tasks: induction batches are deterministic and need T >= 4 and V >= l
   attn::task_targets(attn::Task::Induction, none, 6, targets);
   CHECK(std::vector<int32_t>(targets, targets + 6) == std::vector<int32_t>(6, kIgnore));
 }
+
+TEST_CASE("tasks: task_sample is row 0 of the generator's batch for that seed", "[tasks][sample]") {
+  const uint64_t seeds[] = {0, 1, 2, 41, (uint64_t(1) << 40) + 3};
+  for (const char* name : {"repeat", "shift", "copy", "reverse", "sort", "future"}) {
+    const attn::Task task = attn::parse_task(name);
+    for (int T : {3, 12, 13}) {
+      for (uint64_t seed : seeds) {
+        CAPTURE(name, T, seed);
+        attn::Rng rng(seed);
+        attn::Batch batch;
+        attn::make_batch(task, 16, 5, T, rng, batch);
+        const std::vector<int32_t> row(&batch.inputs(0, 0), &batch.inputs(0, 0) + T);
+        CHECK(attn::task_sample(task, 16, T, seed) == row);
+      }
+    }
+  }
+  // The induction generator needs T >= 4: its rows carry their segment twice.
+  for (int T : {12, 32})
+    for (uint64_t seed : seeds) {
+      CAPTURE(T, seed);
+      attn::Rng rng(seed);
+      attn::Batch batch;
+      attn::make_batch(attn::Task::Induction, 16, 5, T, rng, batch);
+      const std::vector<int32_t> row(&batch.inputs(0, 0), &batch.inputs(0, 0) + T);
+      CHECK(attn::task_sample(attn::Task::Induction, 16, T, seed) == row);
+      CHECK(attn::find_repeat(row.data(), T).found());
+    }
+  // A plain reference for repeat: the seed's first draw, T times.
+  for (uint64_t seed : seeds) {
+    attn::Rng r(seed);
+    CHECK(attn::task_sample(attn::Task::Repeat, 64, 12, seed) == std::vector<int32_t>(12, int32_t(r.below(64))));
+  }
+  // Seeds n and n + 1 ("new sample") give different sequences.
+  CHECK(attn::task_sample(attn::Task::Shift, 64, 12, 1) != attn::task_sample(attn::Task::Shift, 64, 12, 2));
+  // The generator's own checks: a config error naming the task.
+  CHECK_THROWS_WITH(attn::task_sample(attn::Task::Sort, 4, 12, 1), Contains("vocab_size (4)"));
+  CHECK_THROWS_WITH(attn::task_sample(attn::Task::Copy, 8, 2, 1), Contains("seq_len >= 3"));
+}

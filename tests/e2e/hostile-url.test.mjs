@@ -51,7 +51,7 @@ const CASES = [
   },
   {
     name: 'negatives',
-    hash: 'vocab=-5&dmodel=-32&heads=-1&seqlen=-0&batch=-64&lr=-0.01&seed=-1&attndrop=-0.5&outdrop=-1e-9&dk=-3&stage=-1',
+    hash: 'vocab=-5&dmodel=-32&heads=-1&seqlen=-0&batch=-64&lr=-0.01&seed=-1&attndrop=-0.5&outdrop=-1e-9&dk=-3&stage=-1&sample=-3&sample-seed=-2',
     messages: [
       /^vocab: -5 is below the minimum 2; using 2$/,
       /^d_model: -32 is below the minimum 2; using 2$/,
@@ -64,7 +64,8 @@ const CASES = [
       /^output dropout: -1e-9 is below the minimum 0; using 0$/,
       /^dk: -3 is below the minimum 1; using 1$/,
       /^stage: -1 is below the minimum 0; using 0$/,
-      /^sample sequence: .*no token ids left; using 0 1 2/,
+      /^sample sequence: "-3" is not a token id in \[0, 1\]; no token ids left; using 0 1 2/,
+      /^sample seed: -2 is below the minimum 0; using 0$/,
     ],
     controls: { vocabSize: '2', dModel: '2', nHeads: '1', seqLen: '1', batchSize: '1', lr: '0.005', seed: '0', attnDropout: '0', outDropout: '0' },
   },
@@ -314,7 +315,7 @@ for (const c of CASES) {
       // The hash written back is canonical: only known keys, short, and it reloads without corrections.
       const written = await page.evaluate(() => location.hash);
       assert.ok(written.length < 2000, `written hash is ${written.length} chars`);
-      assert.match(written, /^#view=(train|lesson)&vocab-size=\d+&d-model=\d+&heads=\d+&seq-len=\d+&batch=\d+&lr=[\d.e-]+&seed=\d+&attn-dropout=[\d.e-]+&out-dropout=[\d.e-]+&task=repeat&layers=[1-4]&residual=[01]&sample=[\d+]+&logy=[01]&smooth=[01]&epochs=[01]&sentence=[^&]*&dk=\d+&dv=\d+&lesson-mask=[a-z01.]+&window=\d+&lesson-heads=\d&positions=[01]&second-sentence=[^&]*&stage=\d&scale-dk=\d+&logits=[-\d.+e]+&blend-row=\d+&mask=(causal|none|inverted)&scale-scores=[01]&heads-off=[\d%C,]*&heads-frozen=[\d%C,]*$/);
+      assert.match(written, /^#view=(train|lesson)&vocab-size=\d+&d-model=\d+&heads=\d+&seq-len=\d+&batch=\d+&lr=[\d.e-]+&seed=\d+&attn-dropout=[\d.e-]+&out-dropout=[\d.e-]+&task=repeat&layers=[1-4]&residual=[01]&sample=[\d+]*&sample-seed=\d+&logy=[01]&smooth=[01]&epochs=[01]&sentence=[^&]*&dk=\d+&dv=\d+&lesson-mask=[a-z01.]+&window=\d+&lesson-heads=\d&positions=[01]&second-sentence=[^&]*&stage=\d&scale-dk=\d+&logits=[-\d.+e]+&blend-row=\d+&mask=(causal|none|inverted)&scale-scores=[01]&heads-off=[\d%C,]*&heads-frozen=[\d%C,]*$/);
       assert.ok(!/pwned|script|onerror/i.test(decodeURIComponent(written.replace(/^#/, '').split('&').filter((kv) => !/^(sentence|second-sentence)=/.test(kv)).join('&'))), 'no payload outside the sentence');
       const again = await open(`${srv.url}${written}`);
       await waitReady(again.page);

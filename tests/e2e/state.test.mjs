@@ -16,7 +16,7 @@ const controlValues = (page) =>
 test('the URL hash round-trips: a copied link reproduces view, config and seed', async () => {
   const hash =
     'view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat&layers=1&residual=0' +
-    '&sample=1+2+3+4&logy=0&smooth=1&epochs=1&sentence=Attention+is+all+you+need&dk=3&dv=5&lesson-mask=causal&window=2&lesson-heads=1&positions=0&second-sentence=&stage=4' +
+    '&sample=1+2+3+4&sample-seed=1&logy=0&smooth=1&epochs=1&sentence=Attention+is+all+you+need&dk=3&dv=5&lesson-mask=causal&window=2&lesson-heads=1&positions=0&second-sentence=&stage=4' +
     '&scale-dk=16&logits=100+200+300&blend-row=0' +
     '&mask=none&scale-scores=0&heads-off=2&heads-frozen=1';
   const { page, context, errors } = await openPage(browser, `${srv.url}#${hash}`);
@@ -75,10 +75,11 @@ test('a link from before issue 13 (old key names) opens the same, and is written
   assert.equal(
     await page.evaluate(() => location.hash),
     '#view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat&layers=1&residual=0' +
-      '&sample=1+2+3+4&logy=0&smooth=1&epochs=1&sentence=Attention+is+all+you+need&dk=3&dv=5&lesson-mask=causal&window=2&lesson-heads=1&positions=0&second-sentence=&stage=4' +
+      '&sample=1+2+3+4&sample-seed=1&logy=0&smooth=1&epochs=1&sentence=Attention+is+all+you+need&dk=3&dv=5&lesson-mask=causal&window=2&lesson-heads=1&positions=0&second-sentence=&stage=4' +
       '&scale-dk=16&logits=100+200+300&blend-row=0' +
       '&mask=none&scale-scores=0&heads-off=2&heads-frozen=1',
   );
+  assert.equal(await page.inputValue('[name=sample]'), '1 2 3 4', 'the typed sample of an old link stays');
   assert.deepEqual(await controlValues(page), {
     vocabSize: '32', dModel: '16', nHeads: '2', seqLen: '8', batchSize: '8', lr: '0.01', seed: '7',
     attnDropout: '0.1', outDropout: '0', task: 'repeat', nLayers: '1', residual: 'false',

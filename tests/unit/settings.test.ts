@@ -82,6 +82,7 @@ describe('the key table', () => {
       nLayers: ['layers', 'layers', '--layers', 'nLayers', 'n_layers'],
       residual: ['residual', 'residual', '--residual', 'residual', 'residual'],
       sample: ['sample', 'sample', null, null, null],
+      sampleSeed: ['sample-seed', null, null, null, null],
       logY: ['logy', null, null, null, null],
       smooth: ['smooth', null, null, null, null],
       epochMeans: ['epochs', null, null, null, null],

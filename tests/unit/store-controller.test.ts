@@ -108,6 +108,18 @@ describe('the Store owns the settings; the controller derives its requests', () 
     expect(sent.filter((r) => r.type === 'configure')).toHaveLength(1);
   });
 
+  test('an empty sample asks for the task generator\'s sequence, by seed; a new seed asks again', async () => {
+    const { store, sent } = await started({ sample: '', sampleSeed: 4 });
+    expect(sent.find((r) => r.type === 'configure')).toMatchObject({ sample: { seed: 4 } });
+    store.set({ sampleSeed: 5 });
+    await tick();
+    expect(sent.at(-1)).toEqual({ type: 'sample', sample: { seed: 5 } });
+    store.set({ sample: ' , ' });
+    await tick();
+    expect(sent.at(-1)).toEqual({ type: 'sample', sample: { seed: 5 } });
+    expect(sent.filter((r) => r.type === 'configure')).toHaveLength(1);
+  });
+
   test('ablate sends the Store\'s interventions for the run\'s heads', async () => {
     const { store, ctl, sent } = await started({ nHeads: 4 });
     store.set({ headsFrozen: '3', scaleScores: false });

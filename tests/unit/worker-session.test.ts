@@ -539,3 +539,49 @@ describe('depth and induction (issue 15)', () => {
     expect((await s.fails('rowBackward', { head: 4, query: 14 })).kind).toBe('input');
   });
 });
+
+describe('the sample from the task, and the predictions on it', () => {
+  test('a seed asks for the task generator\'s sequence (the core\'s taskSample); a bad one keeps the old sample', async () => {
+    const s = open();
+    const c = config({ task: 'copy', vocabSize: 16, seqLen: 9 });
+    const first = (await s.ok('configure', configure(c, { seed: 5 } as never))).snapshot;
+    expect(Array.from(first.ids)).toEqual(Array.from(core.taskSample('copy', 16, 9, 5)));
+    const next = (await s.ok('sample', { sample: { seed: 6 } })).snapshot;
+    expect(Array.from(next.ids)).toEqual(Array.from(core.taskSample('copy', 16, 9, 6)));
+    expect(next.ids).not.toEqual(first.ids);
+    const e = await s.fails('sample', { sample: { seed: -1 } });
+    expect([e.kind, e.message]).toEqual(['input', expect.stringMatching(/seed/)]);
+    expect(Array.from((await s.ok('pause', {})).snapshot.ids)).toEqual(Array.from(next.ids));
+  });
+
+  test('predictions: a softmax of the core\'s logits, the top 3 of each position, and the task\'s answers', async () => {
+    const s = open();
+    const c = config({ task: 'shift', nHeads: 2, seed: 7 });
+    await s.ok('configure', configure(c));
+    await s.ok('step', { n: 30 });
+    const r = (await s.ok('predictions', {})).report;
+    // The same run again, by hand: training is deterministic for a config.
+    const t = new core.Trainer(c);
+    try {
+      t.step(30);
+      const { logits, vocabSize: V } = t.attention(Int32Array.from(SAMPLE));
+      expect([r.step, r.task, r.k, Array.from(r.ids)]).toEqual([30, 'shift', 3, SAMPLE]);
+      expect(Array.from(r.answers)).toEqual(Array.from(core.taskTargets('shift', Int32Array.from(SAMPLE))));
+      SAMPLE.forEach((_, i) => {
+        const row = Array.from(logits.subarray(i * V, (i + 1) * V));
+        const max = Math.max(...row);
+        const sum = row.reduce((a, x) => a + Math.exp(x - max), 0);
+        const p = row.map((x) => Math.exp(x - max) / sum);
+        const order = p.map((_, v) => v).sort((a, b) => p[b] - p[a] || a - b);
+        expect(Array.from(r.top.subarray(i * 3, i * 3 + 3))).toEqual(order.slice(0, 3));
+        for (let j = 0; j < 3; ++j) expect(r.probs[i * 3 + j]).toBeCloseTo(p[order[j]], 12);
+        const a = r.answers[i];
+        if (a >= 0) expect(r.answerProbs[i]).toBeCloseTo(p[a], 12);
+        else expect(r.answerProbs[i]).toBeNaN();
+      });
+    } finally {
+      t.delete();
+    }
+    expect((await open().fails('predictions', {})).kind).toBe('state');
+  });
+});

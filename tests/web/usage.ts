@@ -71,7 +71,8 @@ export async function train(): Promise<number[]> {
     const ref: ReferenceCase = { weights: bytes, input: bytes, expected: bytes };
     trainer.selfTest(ref);
     const targets: Int32Array = core.taskTargets('future', ids);
-    const extra = [ev.loss, stats.entropy[0] ?? NaN, row.dScores[0] ?? NaN, dK.rows, checks.length, targets[0] ?? NaN, Number(ablation.scaleScores), composition[0] ?? NaN, phase, baseline.length];
+    const drawn: Int32Array = core.taskSample('copy', 16, 9, 1);
+    const extra = [ev.loss, stats.entropy[0] ?? NaN, row.dScores[0] ?? NaN, dK.rows, checks.length, targets[0] ?? NaN, drawn[0] ?? NaN, Number(ablation.scaleScores), composition[0] ?? NaN, phase, baseline.length];
     return [loss, history[0] ?? NaN, head0[0] ?? NaN, logits[0] ?? NaN, vocab + depth, strided, atInit, accuracy, ...extra];
   } finally {
     trainer.delete();

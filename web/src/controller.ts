@@ -16,9 +16,10 @@ import type {
   SoftmaxComparison,
   Snapshot,
   WorkerEvent,
+  PredictionsReport,
 } from './protocol';
-import { CONFIG_KEYS, type State } from './settings';
-import { ablationOf, ablationState, sampleOf, totalHeads, trainerConfig } from './state';
+import { CONFIG_KEYS, keysOf, type State } from './settings';
+import { ablationOf, ablationState, sampleSpec, totalHeads, trainerConfig } from './state';
 import type { ChangeSource, Store } from './store';
 import { RequestError, type WorkerClient } from './worker-client';
 
@@ -71,7 +72,7 @@ export class Controller {
   private onSettings(changed: ReadonlySet<keyof State>, source: ChangeSource): void {
     if (source === 'run') return; // the worker holds that run already (an import)
     if (CONFIG_KEYS.some((k) => changed.has(k))) void this.configure();
-    else if (changed.has('sample')) void this.setSample();
+    else if (keysOf('sample').some((k) => changed.has(k))) void this.setSample();
   }
 
   /** Stops following the Store (the page is unmounted). */
@@ -108,7 +109,7 @@ export class Controller {
   async configure(): Promise<void> {
     const s = this.store.state;
     const config = trainerConfig(s);
-    const request = { type: 'configure', config, sample: sampleOf(s).ids, ablation: ablationOf(s, totalHeads(config)) } as const;
+    const request = { type: 'configure', config, sample: sampleSpec(s), ablation: ablationOf(s, totalHeads(config)) } as const;
     this.configured = true;
     await this.run(this.client.request('configure', request), 'paused', true);
   }
@@ -150,7 +151,7 @@ export class Controller {
   async setSample(): Promise<void> {
     if (!this.configured || this.status === 'invalid' || this.status === 'crashed' || this.status === 'loading') return;
     try {
-      const r = await this.client.request('sample', { type: 'sample', sample: sampleOf(this.store.state).ids });
+      const r = await this.client.request('sample', { type: 'sample', sample: sampleSpec(this.store.state) });
       this.snapshot = r.snapshot;
       this.emit();
     } catch (e) {
@@ -226,6 +227,12 @@ export class Controller {
   async selfTest(): Promise<SelfTestReport> {
     this.requireRun();
     return (await this.client.request('selfTest', { type: 'selfTest', reference: this.client.assets.reference })).report;
+  }
+
+  /** The model's top 3 next tokens at each position of the sample, with the task's answers. */
+  async predictions(): Promise<PredictionsReport> {
+    this.requireRun();
+    return (await this.client.request('predictions', { type: 'predictions' })).report;
   }
 
   private requireRun(): void {

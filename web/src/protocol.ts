@@ -13,7 +13,8 @@
 //   step               stepped            run n steps (n <= 1000) and report
 //   play               playing            train in ~15 ms chunks; `progress` events follow
 //   pause              paused             stop after the current chunk
-//   sample             sampled            change the sequence the heatmaps show
+//   sample             sampled            change the sequence the heatmaps show (ids, or a seed
+//                                          of the task's generator)
 //   selfAttention      selfAttentionDone  every head, every stage (view 2)
 //   scalingDemo        scalingDemoDone    view 2's sqrt(dk) panel: one seeded query row at width dk
 //   softmaxSteps       softmaxStepsDone   view 2's stability panel: a row's softmax without and
@@ -31,6 +32,8 @@
 //                                          shipped PyTorch case (fetched from reference)
 //   headScores         headScoresDone     per-head previous-token, prefix-matching and
 //                                          K-composition scores (the core's headScores())
+//   predictions        predictionsDone    the model's top 3 next tokens at each position of the
+//                                          sample, and the task's answers
 //
 //   event              when
 //   progress           while playing, at most every `intervalMs` (default 50 ms)
@@ -160,6 +163,24 @@ export interface RowBackwardReport {
   row: RowBackward;
 }
 
+/** The model's k most likely next tokens at each position of the sample (the predictions panel). */
+export interface PredictionsReport {
+  /** The step the model was at. */
+  step: number;
+  task: TrainerConfigMsg['task'];
+  /** The sample (T ids). */
+  ids: Int32Array;
+  k: number;
+  /** (T, k) row-major: the k most likely tokens at each position, most likely first. */
+  top: Int32Array;
+  /** (T, k): their probabilities, a softmax of the core's logits (eval mode, the ablation in force). */
+  probs: Float64Array;
+  /** The task's answer at each position (the core's taskTargets); -100 where it sets none. */
+  answers: Int32Array;
+  /** The probability the model gives the answer (NaN where there is none). */
+  answerProbs: Float64Array;
+}
+
 /** The self-test's results, and how long the core took (ms). */
 export interface SelfTestReport {
   results: SelfTestResult[];
@@ -239,15 +260,19 @@ export interface ReferenceFiles {
   expected: string;
 }
 
+/** The sample a request asks for: token ids, or the sequence the run's task generator draws
+ * with this seed (the core's taskSample). */
+export type SampleSpec = number[] | { seed: number };
+
 /** Requests, page -> worker. */
 export type Request =
   | { type: 'init'; id: number; core: { simd: CoreFiles; scalar: CoreFiles }; forceScalar?: boolean }
-  | { type: 'configure'; id: number; config: TrainerConfigMsg; sample: number[]; ablation?: Ablation }
+  | { type: 'configure'; id: number; config: TrainerConfigMsg; sample: SampleSpec; ablation?: Ablation }
   | { type: 'reset'; id: number }
   | { type: 'step'; id: number; n: number }
   | { type: 'play'; id: number; intervalMs?: number }
   | { type: 'pause'; id: number }
-  | { type: 'sample'; id: number; sample: number[] }
+  | { type: 'sample'; id: number; sample: SampleSpec }
   | { type: 'selfAttention'; id: number; input: SelfAttentionRequest }
   | { type: 'scalingDemo'; id: number; dk: number; keys: number; seed: number }
   | { type: 'softmaxSteps'; id: number; logits: number[] }
@@ -257,7 +282,8 @@ export type Request =
   | { type: 'timeline'; id: number; since: number }
   | { type: 'rowBackward'; id: number; head: number; query: number; target?: number }
   | { type: 'selfTest'; id: number; reference: ReferenceFiles }
-  | { type: 'headScores'; id: number };
+  | { type: 'headScores'; id: number }
+  | { type: 'predictions'; id: number };
 
 /**
  * A run to restore (export/import panel). Without config: the current config (weights must fit
@@ -292,6 +318,7 @@ export interface ReplyFor {
   rowBackward: { type: 'rowBackwardDone'; replyTo: number; report: RowBackwardReport };
   selfTest: { type: 'selfTestDone'; replyTo: number; report: SelfTestReport };
   headScores: { type: 'headScoresDone'; replyTo: number; report: HeadScoresReport };
+  predictions: { type: 'predictionsDone'; replyTo: number; report: PredictionsReport };
 }
 
 /**

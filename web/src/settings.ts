@@ -23,8 +23,10 @@ export type View = 'train' | 'lesson';
 export interface State extends Required<TrainerConfig> {
   view: View;
   task: TaskName;
-  /** Token ids (space separated) of the sequence whose attention the heatmaps show. */
+  /** Token ids (space separated) of the sequence whose attention the heatmaps show; empty: a
+   * sequence drawn from the task's generator with sampleSeed (the core's taskSample). */
   sample: string;
+  sampleSeed: number;
   /** Loss chart on a log scale, with a smoothed curve, with the demo's epoch means. */
   logY: boolean;
   smooth: boolean;
@@ -160,7 +162,11 @@ export const SETTINGS: { readonly [K in keyof State]: Omit<Setting<K>, 'key'> } 
   },
   sample: {
     group: 'sample', core: null, cpp: null, hash: 'sample', attribute: 'sample', cli: null,
-    label: 'sample sequence', type: 'text', default: '3 14 15 9 26 5 35 8 9 7 9 3', ...textual(cleanSample), aliases: none,
+    label: 'sample sequence', type: 'text', default: '', ...textual(cleanSample), aliases: none,
+  },
+  sampleSeed: {
+    group: 'sample', core: null, cpp: null, hash: 'sample-seed', attribute: null, cli: null,
+    label: 'sample seed', type: 'int', default: 1, ...numeric([0, 2 ** 31 - 1], '1'), aliases: none,
   },
   logY: {
     group: 'page', core: null, cpp: null, hash: 'logy', attribute: null, cli: null,
@@ -269,6 +275,7 @@ export const LIMITS = {
   seqLen: range('seqLen'),
   batchSize: range('batchSize'),
   seed: range('seed'),
+  sampleSeed: range('sampleSeed'),
   attnDropout: range('attnDropout'),
   outDropout: range('outDropout'),
   dk: range('dk'),

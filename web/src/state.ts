@@ -3,7 +3,7 @@
 // a State (its config, the sample's ids, the ablation). Every name and bound comes from the key
 // table (settings.ts). Values read from a URL are validated and clamped, so a hostile link can
 // neither break the page nor freeze the tab.
-import type { Ablation } from './protocol';
+import type { Ablation, SampleSpec } from './protocol';
 import {
   ABLATION_KEYS,
   CONFIG_KEYS,
@@ -63,7 +63,7 @@ export function fixConsistency(state: State, corrections: Correction[]): void {
     }
   }
   const { ids, problems } = parseSample(state.sample, state.vocabSize, state.seqLen);
-  if (problems.length > 0) {
+  if (problems.length > 0 && !generatedSample(state)) {
     corrections.push({ key: 'sample', message: `${SETTINGS.sample.label}: ${problems.join('; ')}` });
     state.sample = ids.join(' ');
   }
@@ -136,6 +136,16 @@ export function trainerConfig(s: Readonly<State>): Pick<State, (typeof CONFIG_KE
  * with what had to be dropped. */
 export function sampleOf(s: Readonly<State>): { ids: number[]; problems: string[] } {
   return parseSample(s.sample, s.vocabSize, s.seqLen);
+}
+
+/** Whether the sample is the task generator's (no ids typed: the sample text is empty). */
+export function generatedSample(s: Readonly<Pick<State, 'sample'>>): boolean {
+  return /^[\s,]*$/.test(s.sample);
+}
+
+/** What the worker is asked to show: the typed ids, or the task generator's sequence for the seed. */
+export function sampleSpec(s: Readonly<State>): SampleSpec {
+  return generatedSample(s) ? { seed: s.sampleSeed } : sampleOf(s).ids;
 }
 
 /** The core's ablation for a state and H heads in all (every layer's, global index; head numbers

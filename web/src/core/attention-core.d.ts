@@ -358,6 +358,9 @@ export interface AttentionCore {
   /** One row's softmax step by step: logits 1 to 64 finite values; subtractMax false is the
    * textbook exp(x) / sum(exp(x)) that overflows, true the stable recipe. */
   softmaxSteps(logits: Float32Array, subtractMax: boolean): SoftmaxSteps;
+  /** One sequence of seqLen ids from the task's generator: row 0 of a training batch drawn with
+   * this seed (an integer in [0, 2^31 - 1]). The page's default sample; seed + 1 gives another. */
+  taskSample(task: TaskName, vocabSize: number, seqLen: number, seed: number): Int32Array;
   /** The DemoConfig: every key with its default. */
   defaultConfig(): ResolvedTrainerConfig;
   /** Bytes currently allocated on the wasm heap (for leak checks). */

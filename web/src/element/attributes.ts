@@ -49,6 +49,7 @@ export const HIDE_GROUPS = {
   'stage-nav': { selector: '.stage-nav', what: 'the Prev/Next stage buttons of the lesson view' },
   shapes: { selector: '.shape-panel', what: 'the shape contract of the training view' },
   questions: { selector: '.check-yourself', what: 'the "Check yourself" questions of both views' },
+  predictions: { selector: '.predictions-panel', what: 'the predictions on the sample (the top 3 next tokens at each position)' },
   ablation: { selector: '.ablation-panel', what: 'the Ablation panel (heads off or frozen, the 1/sqrt(dk) toggle, the broken mask)' },
   timeline: { selector: '.timeline-panel', what: 'the attention timeline (scrubber, entropy and answer-mass plots)' },
   backward: { selector: '.backward-panel', what: 'the backward pass of one query row' },

@@ -1,4 +1,4 @@
-// The training view's heatmaps panel: the sample-sequence input, the colour legend, the hovered-
+// The training view's heatmaps panel: the sample sequence (sample-field.ts), the colour legend, the hovered-
 // cell readout and one heatmap per head plus the heads' average (heads.ts), drawn by draw/heatmap;
 // with several layers, one row per layer ("layer l · head h", layers.ts), each with its average.
 // Hover, or focus a heatmap and use the arrow keys, to read a cell.
@@ -7,10 +7,9 @@ import { cellAt, drawHeatmap, drawLegendBar, drawMaskedSwatch, type HeatmapLayou
 import { headAverage, headWeights } from '../heads';
 import { averageLabel, headLabel, layerWeights } from '../layers';
 import type { Snapshot } from '../protocol';
-import { CONFIG_KEYS, LIMITS, type State } from '../settings';
-import { sampleOf } from '../state';
 import type { Store } from '../store';
-import { h, uniqueId } from './dom';
+import { h } from './dom';
+import { mountSampleField } from './sample-field';
 
 const HINT = 'Hover a cell, or focus a heatmap and use the arrow keys.';
 
@@ -26,10 +25,7 @@ export interface HeatmapGrid {
 
 /** Builds the heatmaps panel; `request` asks the view for a redraw (next animation frame). */
 export function mountHeatmapGrid(store: Store, ctl: Controller, opts: { reducedMotion: boolean; request: () => void }): HeatmapGrid {
-  const sampleId = uniqueId('sample');
-  const sampleMsgId = `${sampleId}-msg`;
-  const sampleInput = h('input', { id: sampleId, type: 'text', name: 'sample', spellcheck: 'false', autocomplete: 'off', 'aria-describedby': sampleMsgId });
-  const sampleMsg = h('p', { class: 'field-msg', id: sampleMsgId, role: 'status' });
+  const sample = mountSampleField(store, ctl);
   const legendBar = h('canvas', { class: 'legend-bar', 'aria-hidden': 'true' });
   const legendMasked = h('canvas', { class: 'legend-masked', 'aria-hidden': 'true' });
   const legend = h(
@@ -47,26 +43,13 @@ export function mountHeatmapGrid(store: Store, ctl: Controller, opts: { reducedM
     'section',
     { class: 'panel heat-panel', 'aria-label': 'Attention heatmaps' },
     h('div', { class: 'panel-head' }, h('h2', { text: 'Attention of every head' })),
-    h('div', { class: 'field sample-field' }, h('label', { for: sampleId, text: 'sample sequence (token ids)' }), sampleInput, sampleMsg),
+    sample.element,
     legend,
     cellReadout,
     liveCell,
     grid,
     opts.reducedMotion ? h('p', { class: 'hint', text: 'Reduced motion is on: heatmaps and chart update twice a second while training.' }) : null,
   );
-
-  // ---- The sample: typed here, kept in the Store; what the core cannot use is said under it.
-  sampleInput.addEventListener('change', () => store.set({ sample: sampleInput.value.slice(0, LIMITS.sampleChars) }));
-  function showSample(s: Readonly<State>, check: boolean): void {
-    if (sampleInput.value !== s.sample) sampleInput.value = s.sample;
-    if (!check) return;
-    const { problems } = sampleOf(s);
-    sampleMsg.textContent = problems.length ? `sample sequence: ${problems.join('; ')}` : '';
-    if (problems.length) sampleInput.setAttribute('aria-invalid', 'true');
-    else sampleInput.removeAttribute('aria-invalid');
-  }
-  const unsubscribe = store.subscribe((s, changed) => showSample(s, changed.has('sample') || CONFIG_KEYS.some((k) => changed.has(k))));
-  showSample(store.state, true);
 
   // ---- The figures, and the cell under the pointer or the keyboard focus.
   let figureWidth = 0;
@@ -204,5 +187,5 @@ export function mountHeatmapGrid(store: Store, ctl: Controller, opts: { reducedM
 
   drawLegendBar(legendBar, 160, 12);
   drawMaskedSwatch(legendMasked, 12);
-  return { section, draw, resized, destroy: unsubscribe };
+  return { section, draw, resized, destroy: sample.destroy };
 }

@@ -2,6 +2,7 @@
 // chunk, so their code is not on the page's critical path).
 export { mountAblationPanel } from './ablation-panel';
 export { mountBackwardPanel } from './backward-panel';
+export { mountPredictionsPanel } from './predictions-panel';
 export { mountSelfTestPanel } from './selftest-panel';
 export { mountTimelinePanel } from './timeline-panel';
 export { mountCompositionPanel } from './composition-panel';

@@ -75,6 +75,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
   const panelOpts: PanelOptions = { reducedMotion: opts.reducedMotion, store, onRestyle: opts.onRestyle };
   const slot = (cls: string, label: string) => h('section', { class: `panel ${cls}`, 'aria-label': label });
   const slots = {
+    predictions: slot('predictions-panel', 'Predictions on the sample'),
     ablation: slot('ablation-panel', 'Ablation'),
     timeline: slot('timeline-panel', 'Attention timeline'),
     composition: slot('composition-panel', 'Composition between layers'),
@@ -88,6 +89,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
     .then(() => import('./learning-panels'))
     .then((m) => {
       if (unmounted) return;
+      cleanups.push(m.mountPredictionsPanel(slots.predictions, ctl, panelOpts));
       cleanups.push(
         m.mountAblationPanel(slots.ablation, ctl, panelOpts),
         m.mountTimelinePanel(slots.timeline, ctl, panelOpts),

@@ -34,6 +34,7 @@ export const handlers: { [K in SessionRequest['type']]: Handler<K> } = {
   rowBackward: (s, r) => ({ type: 'rowBackwardDone', replyTo: r.id, report: s.rowBackward(r.head, r.query, r.target) }),
   selfTest: async (s, r) => ({ type: 'selfTestDone', replyTo: r.id, report: await s.selfTest(r.reference) }),
   headScores: (s, r) => ({ type: 'headScoresDone', replyTo: r.id, report: s.headScores() }),
+  predictions: (s, r) => ({ type: 'predictionsDone', replyTo: r.id, report: s.predictions() }),
 };
 
 /** The kind of an error that carries none (not from the core, not a RequestFailure), per request. */
@@ -55,6 +56,7 @@ export const fallbackKind: { [K in Request['type']]: ErrorKind } = {
   rowBackward: 'input',
   selfTest: 'internal',
   headScores: 'internal',
+  predictions: 'internal',
 };
 
 /**

@@ -11,8 +11,10 @@ import {
   type AblationReport,
   type HeadScoresReport,
   type ImportRun,
+  type PredictionsReport,
   type ReferenceFiles,
   type RowBackwardReport,
+  type SampleSpec,
   type SelfAttentionRequest,
   type SelfAttentionStages,
   type ScalingDemo,
@@ -26,6 +28,7 @@ import { entriesAfter, timelineBytes } from '../timeline';
 import { measureAblation } from './ablation';
 import { newTrainer } from './new-trainer';
 import { Pace } from './pace';
+import { predictions } from './predictions';
 import { isTrap, kindOf, messageOf, RequestFailure, rethrowLater, send, withKind, type Post } from './post';
 import { fetchBytes, ReferenceCache, type FetchBytes } from './reference';
 import { Run, type Past, type View } from './run';
@@ -87,11 +90,17 @@ export class Session {
    * kept. All or nothing for the config and the ablation (a config error names the key; an
    * ablation that does not fit the head count is an `input` error); a sample that does not fit
    * the new model is reported (`input`) after it is in place. */
-  configure(config: TrainerConfigMsg, sample: number[], ablation?: Ablation): Snapshot {
+  configure(config: TrainerConfigMsg, sample: SampleSpec, ablation?: Ablation): Snapshot {
     this.#playing = false;
-    const ids = Int32Array.from(sample);
     const wanted = ablation ?? this.#ablation;
     const next = newTrainer(this.core, config, { ablation: wanted });
+    let ids: Int32Array<ArrayBuffer>;
+    try {
+      ids = withKind('input', () => this.#sampleIds(sample, config));
+    } catch (e) {
+      next.trainer.delete();
+      throw e;
+    }
     this.#sample = ids;
     if (ablation) this.#ablation = next.trainer.ablation();
     this.#install(next.trainer, config, next.initLoss, null);
@@ -134,10 +143,10 @@ export class Session {
   }
 
   /** Shows another sequence; one that does not fit the model leaves the old one. */
-  setSample(sample: number[]): Snapshot {
-    this.#require();
+  setSample(sample: SampleSpec): Snapshot {
+    const run = this.#require();
     const prev = this.#sample;
-    this.#sample = Int32Array.from(sample);
+    this.#sample = withKind('input', () => this.#sampleIds(sample, run.config));
     try {
       return this.snapshot();
     } catch (e) {
@@ -218,6 +227,12 @@ export class Session {
     return runSelfTest(this.#require().trainer, reference, loadError, this.#now);
   }
 
+  /** The model's top tokens at each position of the sample, and the task's answers. */
+  predictions(): PredictionsReport {
+    const run = this.#require();
+    return predictions(this.core, run.trainer, run.config, this.#sample, run.step);
+  }
+
   /** View 2: every stage of one head (needs no Trainer). */
   selfAttention(input: SelfAttentionRequest): SelfAttentionStages {
     return selfAttentionStages(this.core, input);
@@ -247,6 +262,12 @@ export class Session {
   }
 
   // ---- The run
+
+  /** The ids of a sample request: the ids given, or the task generator's sequence for the seed. */
+  #sampleIds(sample: SampleSpec, config: TrainerConfigMsg): Int32Array<ArrayBuffer> {
+    if (Array.isArray(sample)) return Int32Array.from(sample);
+    return Int32Array.from(this.core.taskSample(config.task, config.vocabSize, config.seqLen, sample.seed));
+  }
 
   #require(): Run {
     if (!this.#run) throw new RequestFailure('state', 'no trainer: send configure first');
