@@ -512,6 +512,7 @@ TEST_CASE("add_sinusoidal_positions: X = E + P with P the sinusoidal table",
   CHECK(gradcheck::max_abs_diff(Mat(t.X.row(1)), Mat(t.X.row(3))) > 0.1f);
   CHECK_THROWS_WITH(attn::add_sinusoidal_positions(Mat::Zero(3, 5)),
                     Contains("even width, got (3,5)"));
+}
 
 // ---- scaling_demo (the sqrt(dk) lesson)
 
