@@ -11,12 +11,12 @@
 
 namespace {
 
-// Measured on seeds 0-3 (README-induction.md): accuracy >= 0.9 by step 2000, 4000, 1300, 1400;
+// Measured on seeds 0-3 (README.md, "Induction heads"): accuracy >= 0.9 by step 2000, 4000, 1300, 1400;
 // phase change at 1931, 3948, 1194, 1339. The budget covers the slowest seed with margin.
 constexpr int kBudget = 5000;
 constexpr uint64_t kTestSeeds[] = {0, 2};
 
-// The preset of README-induction.md ("watch an induction head form").
+// The preset of README.md, "Induction heads" ("watch an induction head form").
 attn::TrainerConfig induction_preset(uint64_t seed, int layers) {
   attn::TrainerConfig c;
   c.vocab_size = 32;

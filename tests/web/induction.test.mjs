@@ -83,7 +83,7 @@ for (const variant of variants) {
     });
 
     test('phaseChange: found during real training, at the step the native build finds', () => {
-      // Seed 2 of the preset: the phase change comes near step 1200 (README-induction.md).
+      // Seed 2 of the preset: the phase change comes near step 1200 (README.md, "Induction heads").
       const config = { ...PRESET, seed: 2 };
       const t = new core.Trainer(config);
       try {

@@ -14,7 +14,7 @@ export interface Preset {
 
 /** "Watch an induction head form": two attention layers of two heads with the residual stream on
  * the induction task, sized as the issue's PyTorch measurement (V 32, D 32, H 2, T 32, B 32, Adam
- * lr 5e-3) with the seed the core's convergence budget was measured on (README-induction.md). The sample holds the run 5 12 20 8 29 16 twice, so the heatmaps show both heads'
+ * lr 5e-3) with the seed the core's convergence budget was measured on (README.md, "Induction heads"). The sample holds the run 5 12 20 8 29 16 twice, so the heatmaps show both heads'
  * patterns: one position back (layer 1), and from each token of the second copy to the token after
  * its first occurrence (layer 2). */
 export const INDUCTION_PRESET: Preset = {

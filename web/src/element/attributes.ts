@@ -1,5 +1,5 @@
 // The attributes of <attention-playground>: their names (a public contract, see
-// .notes/README-embed.md), how each maps to the State, and the validation of the element-only ones
+// README.md, "Embed it in a course site"), how each maps to the State, and the validation of the element-only ones
 // (hide, height, solved-at, autoplay, theme). The settings' attributes come from the key table
 // (settings.ts), and their values are checked by it, exactly like the URL's.
 import { checkField, DEFAULTS, quote, SETTING_LIST, SETTINGS, type Correction, type Setting, type State } from '../settings';
@@ -45,7 +45,7 @@ export const HIDE_GROUPS = {
   heatmaps: { selector: '.heat-panel', what: 'the attention heatmaps panel' },
   sample: { selector: '.sample-field', what: 'the sample-sequence input above the heatmaps' },
   legend: { selector: '.heat-panel .legend, .heat-panel .cell-readout', what: 'the colour legend and the hovered-cell readout' },
-  'lesson-controls': { selector: '.lesson-controls', what: 'the sentence, dk, dv and causal-mask inputs of the lesson view' },
+  'lesson-controls': { selector: '.lesson-controls', what: 'the inputs of the lesson view: the two sentences, heads, dk, dv, the mask preset and its window, the positions toggle' },
   'stage-nav': { selector: '.stage-nav', what: 'the Prev/Next stage buttons of the lesson view' },
   shapes: { selector: '.shape-panel', what: 'the shape contract of the training view' },
   questions: { selector: '.check-yourself', what: 'the "Check yourself" questions of both views' },
