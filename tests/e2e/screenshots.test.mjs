@@ -39,13 +39,14 @@ for (const size of SIZES) {
     await screenshot(page, `train-${size.name}.png`);
 
     await page.click('[data-view=lesson]');
-    await page.check('[name=causal]');
+    await page.selectOption('[name=lessonMask]', 'causal');
+    await page.fill('[name=lessonHeads]', '2');
     // Enter on the focused button, not a click at coordinates: the page smooth-scrolls to each new
     // stage, and on a loaded machine a click can land while the button is still moving.
     await page.focus('[data-action=next]');
-    for (let i = 1; i < 8; ++i) {
+    for (let i = 1; i < 10; ++i) {
       await page.keyboard.press('Enter');
-      await page.waitForFunction((n) => document.querySelector('.stage-label').textContent.startsWith(`Stage ${n} of 8`), i + 1);
+      await page.waitForFunction((n) => document.querySelector('.stage-label').textContent.startsWith(`Stage ${n} of 10`), i + 1);
     }
     await page.waitForSelector('table[data-matrix=output]');
     await page.evaluate(() => window.scrollTo(0, 0));
