@@ -154,8 +154,14 @@ void gemm_simd(Eigen::Index M, Eigen::Index N, Eigen::Index K, const float* A, E
 inline v128_t exp4(v128_t x) {
   const v128_t lo = wasm_f32x4_splat(-87.33654475f), hi = wasm_f32x4_splat(88.72283905f);
   const v128_t under = wasm_f32x4_lt(x, lo);
-  const v128_t xc = wasm_v128_andnot(wasm_f32x4_min(wasm_f32x4_max(x, lo), hi), under);
-  const v128_t n = wasm_f32x4_nearest(wasm_f32x4_mul(xc, wasm_f32x4_splat(1.44269504088896341f)));
+  // pmin/pmax are one instruction each (min/max with NaN rules are several); a NaN lane is
+  // restored at the end.
+  const v128_t xc = wasm_v128_andnot(wasm_f32x4_pmin(wasm_f32x4_pmax(x, lo), hi), under);
+  // n = round-to-nearest-even(xc / ln 2) by adding and removing 1.5 * 2^23; the integer n is
+  // then the low bits of the sum, with no float-to-int conversion (|n| <= 128).
+  const v128_t magic = wasm_f32x4_splat(12582912.0f);
+  const v128_t t = wasm_f32x4_add(wasm_f32x4_mul(xc, wasm_f32x4_splat(1.44269504088896341f)), magic);
+  const v128_t n = wasm_f32x4_sub(t, magic);
   v128_t r = wasm_f32x4_sub(xc, wasm_f32x4_mul(n, wasm_f32x4_splat(0.693359375f)));
   r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, wasm_f32x4_splat(-2.12194440e-4f)));
   v128_t y = wasm_f32x4_splat(1.9875691500E-4f);
@@ -167,7 +173,7 @@ inline v128_t exp4(v128_t x) {
   y = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_mul(y, r), r), r);
   y = wasm_f32x4_add(y, wasm_f32x4_splat(1.0f));
   // 2^n for n in [-126, 128): (n + 127) << 23; n = 128 (x near hi) is split as 2^127 * 2.
-  const v128_t ni = wasm_i32x4_trunc_sat_f32x4(n);
+  const v128_t ni = wasm_i32x4_sub(t, magic);
   const v128_t big = wasm_i32x4_gt(ni, wasm_i32x4_splat(127));
   const v128_t e = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_sub(ni, wasm_v128_and(big, wasm_i32x4_splat(1))), wasm_i32x4_splat(127)), 23);
   y = wasm_f32x4_mul(y, e);
