@@ -21,128 +21,147 @@ void check_product(Eigen::Index m, Eigen::Index k1, Eigen::Index k2, Eigen::Inde
 
 #ifdef __wasm_simd128__
 
-// C (M,N) = alpha * sum_k a(i,k) B[k][j] with a(i,k) = A[i*ars + k*acs]: covers A and A^T.
-// K is cut into blocks of kKc; for each block, 8-column panels of B are packed contiguously
-// and swept by a register block of 4 rows x 8 columns (8 f32x4 accumulators), so the inner
-// loop reads B sequentially from L1. WebAssembly SIMD has no fused multiply-add: mul + add.
+// C (M,N) = alpha * sum_k a(i,k) b(k,j) (+ bias[j]) with a(i,k) = A[i*ars + k*acs] and
+// b(k,j) = B[k*brs + j*bcs]: the strides cover A, A^T, B and B^T without copying the operands.
+// K is cut into blocks of kKc. For each block, the columns are swept 8 at a time (then 4, then one
+// by one) by register blocks of 4 rows (then 1) x 8 or 4 columns (f32x4 accumulators). A panel of
+// B is read in place when its rows are contiguous and few rows of A reuse it, else packed
+// contiguously first (transposed B is always packed). WebAssembly SIMD has no fused multiply-add:
+// mul + add. At the page's sizes (12 x 12 x 8 head products) the calls are short, so the
+// remainders are vectorised too and nothing is copied that need not be.
 constexpr Eigen::Index kKc = 256;
+// Below this many rows of A, a panel with contiguous rows is read in place rather than packed.
+constexpr Eigen::Index kPackMinRows = 32;
 
 inline v128_t madd(v128_t acc, v128_t a, v128_t b) {
   return wasm_f32x4_add(acc, wasm_f32x4_mul(a, b));
 }
 
-// Adds (or, on the first K block, stores) alpha * acc into 4 floats of C.
-inline void store4(float* c, v128_t acc, v128_t alpha, bool first) {
-  const v128_t v = wasm_f32x4_mul(acc, alpha);
-  wasm_v128_store(c, first ? v : wasm_f32x4_add(wasm_v128_load(c), v));
+// Adds (or, on the first K block, stores) alpha * acc into 4 floats of C, then on the last K
+// block adds the bias: the same roundings as a product followed by a separate bias add.
+inline void store4(float* c, v128_t acc, v128_t alpha, bool first, const float* bias) {
+  v128_t v = wasm_f32x4_mul(acc, alpha);
+  if (!first) v = wasm_f32x4_add(wasm_v128_load(c), v);
+  if (bias) v = wasm_f32x4_add(v, wasm_v128_load(bias));
+  wasm_v128_store(c, v);
 }
 
-// 4 rows x 8 columns over kn steps; panel is (kn,8) contiguous. a(r,k) = a0[r*ars + k*acs].
-// When A is transposed (ars == 1) the 4 values of one k are one vector load and 4 lane splats.
-inline void block_4x8(const float* a0, Eigen::Index ars, Eigen::Index acs, const float* panel,
-                      Eigen::Index kn, float* c, Eigen::Index ldc, v128_t alpha, bool first) {
-  v128_t c00 = wasm_f32x4_splat(0.0f), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
-         c30 = c00, c31 = c00;
-  for (Eigen::Index k = 0; k < kn; ++k, panel += 8) {
-    const v128_t b0 = wasm_v128_load(panel), b1 = wasm_v128_load(panel + 4);
-    v128_t a0v, a1v, a2v, a3v;
-    if (ars == 1) {
+// R rows (4 or 1) x 4*NV columns (NV = 2 or 1) over kn steps. a(r,k) = a0[r*ars + k*acs];
+// b(k, 4v..4v+3) = b[k*bs + 4v..]. When A is transposed (ars == 1) the 4 values of one k are
+// one vector load and 4 lane splats. bias (or nullptr) points at the block's first column.
+template <int R, int NV>
+inline void block(const float* a0, Eigen::Index ars, Eigen::Index acs, const float* b,
+                  Eigen::Index bs, Eigen::Index kn, float* c, Eigen::Index ldc, v128_t alpha,
+                  bool first, const float* bias) {
+  v128_t acc[R][NV];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v) acc[r][v] = wasm_f32x4_splat(0.0f);
+  for (Eigen::Index k = 0; k < kn; ++k, b += bs) {
+    v128_t bv[NV];
+    for (int v = 0; v < NV; ++v) bv[v] = wasm_v128_load(b + 4 * v);
+    v128_t av[R];
+    if (R == 4 && ars == 1) {
       const v128_t a = wasm_v128_load(a0 + k * acs);
-      a0v = wasm_i32x4_shuffle(a, a, 0, 0, 0, 0);
-      a1v = wasm_i32x4_shuffle(a, a, 1, 1, 1, 1);
-      a2v = wasm_i32x4_shuffle(a, a, 2, 2, 2, 2);
-      a3v = wasm_i32x4_shuffle(a, a, 3, 3, 3, 3);
+      av[0] = wasm_i32x4_shuffle(a, a, 0, 0, 0, 0);
+      av[R > 1 ? 1 : 0] = wasm_i32x4_shuffle(a, a, 1, 1, 1, 1);
+      av[R > 2 ? 2 : 0] = wasm_i32x4_shuffle(a, a, 2, 2, 2, 2);
+      av[R > 3 ? 3 : 0] = wasm_i32x4_shuffle(a, a, 3, 3, 3, 3);
     } else {
       const float* ak = a0 + k * acs;
-      a0v = wasm_f32x4_splat(ak[0]);
-      a1v = wasm_f32x4_splat(ak[ars]);
-      a2v = wasm_f32x4_splat(ak[2 * ars]);
-      a3v = wasm_f32x4_splat(ak[3 * ars]);
+      for (int r = 0; r < R; ++r) av[r] = wasm_f32x4_splat(ak[r * ars]);
     }
-    c00 = madd(c00, a0v, b0);
-    c01 = madd(c01, a0v, b1);
-    c10 = madd(c10, a1v, b0);
-    c11 = madd(c11, a1v, b1);
-    c20 = madd(c20, a2v, b0);
-    c21 = madd(c21, a2v, b1);
-    c30 = madd(c30, a3v, b0);
-    c31 = madd(c31, a3v, b1);
+    for (int r = 0; r < R; ++r)
+      for (int v = 0; v < NV; ++v) acc[r][v] = madd(acc[r][v], av[r], bv[v]);
   }
-  store4(c, c00, alpha, first);
-  store4(c + 4, c01, alpha, first);
-  store4(c + ldc, c10, alpha, first);
-  store4(c + ldc + 4, c11, alpha, first);
-  store4(c + 2 * ldc, c20, alpha, first);
-  store4(c + 2 * ldc + 4, c21, alpha, first);
-  store4(c + 3 * ldc, c30, alpha, first);
-  store4(c + 3 * ldc + 4, c31, alpha, first);
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v)
+      store4(c + r * ldc + 4 * v, acc[r][v], alpha, first, bias ? bias + 4 * v : nullptr);
 }
 
-// One row x 8 columns over kn steps (the rows left over after blocks of 4).
-inline void block_1x8(const float* a0, Eigen::Index acs, const float* panel, Eigen::Index kn,
-                      float* c, v128_t alpha, bool first) {
-  v128_t c0 = wasm_f32x4_splat(0.0f), c1 = c0;
-  for (Eigen::Index k = 0; k < kn; ++k, panel += 8) {
-    const v128_t a = wasm_f32x4_splat(a0[k * acs]);
-    c0 = madd(c0, a, wasm_v128_load(panel));
-    c1 = madd(c1, a, wasm_v128_load(panel + 4));
-  }
-  store4(c, c0, alpha, first);
-  store4(c + 4, c1, alpha, first);
+// Columns [j, j + 4*NV) of C for all M rows, over one K block.
+template <int NV>
+inline void column_block(Eigen::Index M, const float* Ak, Eigen::Index ars, Eigen::Index acs,
+                         const float* b, Eigen::Index bs, Eigen::Index kn, float* c,
+                         Eigen::Index ldc, v128_t alpha, bool first, const float* bias) {
+  Eigen::Index i = 0;
+  for (; i + 4 <= M; i += 4)
+    block<4, NV>(Ak + i * ars, ars, acs, b, bs, kn, c + i * ldc, ldc, alpha, first, bias);
+  for (; i < M; ++i) block<1, NV>(Ak + i * ars, ars, acs, b, bs, kn, c + i * ldc, ldc, alpha, first, bias);
 }
 
 void gemm_simd(Eigen::Index M, Eigen::Index N, Eigen::Index K, const float* A, Eigen::Index ars,
-               Eigen::Index acs, const float* B, Eigen::Index ldb, float* C, Eigen::Index ldc,
-               float alpha) {
+               Eigen::Index acs, const float* B, Eigen::Index brs, Eigen::Index bcs, float* C,
+               Eigen::Index ldc, float alpha, const float* bias = nullptr) {
   alignas(16) static float panel[kKc * 8];
   const v128_t va = wasm_f32x4_splat(alpha);
-  const Eigen::Index N8 = N - N % 8;
+  const bool in_place = bcs == 1 && M < kPackMinRows;
   for (Eigen::Index k0 = 0; k0 < K; k0 += kKc) {
     const Eigen::Index kn = std::min(kKc, K - k0);
     const bool first = k0 == 0;
+    const float* bias_k = k0 + kn == K ? bias : nullptr;
     const float* Ak = A + k0 * acs;
-    const float* Bk = B + k0 * ldb;
-    for (Eigen::Index j = 0; j < N8; j += 8) {
-      for (Eigen::Index k = 0; k < kn; ++k) {  // pack B[k0:k0+kn, j:j+8]
-        wasm_v128_store(panel + 8 * k, wasm_v128_load(Bk + k * ldb + j));
-        wasm_v128_store(panel + 8 * k + 4, wasm_v128_load(Bk + k * ldb + j + 4));
+    const float* Bk = B + k0 * brs;
+    // The panel of columns [j, j + w) over this K block: in place, or packed as (kn, w).
+    auto panel_of = [&](Eigen::Index j, Eigen::Index w, Eigen::Index& bs) -> const float* {
+      if (in_place) {
+        bs = brs;
+        return Bk + j;
       }
-      Eigen::Index i = 0;
-      for (; i + 4 <= M; i += 4)
-        block_4x8(Ak + i * ars, ars, acs, panel, kn, C + i * ldc + j, ldc, va, first);
-      for (; i < M; ++i) block_1x8(Ak + i * ars, acs, panel, kn, C + i * ldc + j, va, first);
+      bs = w;
+      if (bcs == 1) {
+        for (Eigen::Index k = 0; k < kn; ++k)
+          for (Eigen::Index jj = 0; jj < w; jj += 4)
+            wasm_v128_store(panel + w * k + jj, wasm_v128_load(Bk + k * brs + j + jj));
+      } else {
+        for (Eigen::Index jj = 0; jj < w; ++jj) {
+          const float* src = Bk + (j + jj) * bcs;
+          for (Eigen::Index k = 0; k < kn; ++k) panel[w * k + jj] = src[k * brs];
+        }
+      }
+      return panel;
+    };
+    Eigen::Index j = 0, bs = 0;
+    for (; j + 8 <= N; j += 8) {
+      const float* b = panel_of(j, 8, bs);
+      column_block<2>(M, Ak, ars, acs, b, bs, kn, C + j, ldc, va, first, bias_k ? bias_k + j : nullptr);
     }
-    for (Eigen::Index j = N8; j < N; ++j)  // the last N % 8 columns, plain loops
+    if (j + 4 <= N) {
+      const float* b = panel_of(j, 4, bs);
+      column_block<1>(M, Ak, ars, acs, b, bs, kn, C + j, ldc, va, first, bias_k ? bias_k + j : nullptr);
+      j += 4;
+    }
+    for (; j < N; ++j)  // the last N % 4 columns, plain loops
       for (Eigen::Index i = 0; i < M; ++i) {
         const float* a0 = Ak + i * ars;
         float s = 0.0f;
-        for (Eigen::Index k = 0; k < kn; ++k) s += a0[k * acs] * Bk[k * ldb + j];
+        for (Eigen::Index k = 0; k < kn; ++k) s += a0[k * acs] * Bk[k * brs + j * bcs];
         float* cp = C + i * ldc + j;
         *cp = first ? alpha * s : *cp + alpha * s;
+        if (bias_k) *cp += bias_k[j];
       }
   }
   if (K == 0)
     for (Eigen::Index i = 0; i < M; ++i)
-      for (Eigen::Index j = 0; j < N; ++j) C[i * ldc + j] = 0.0f;
-}
-
-// B (N,K) -> its transpose (K,N), contiguous, in a buffer that grows to the largest size seen
-// and is then reused, so steady-state training allocates nothing.
-const float* pack_transposed(ConstMatRef B) {
-  static std::vector<float> buffer;
-  const Eigen::Index N = B.rows(), K = B.cols();
-  if (buffer.size() < static_cast<size_t>(N * K)) buffer.resize(static_cast<size_t>(N * K));
-  Eigen::Map<Mat>(buffer.data(), K, N) = B.transpose();
-  return buffer.data();
+      for (Eigen::Index j = 0; j < N; ++j) C[i * ldc + j] = bias ? bias[j] : 0.0f;
 }
 
 // exp of 4 floats: n = round(x / ln 2), r = x - n ln 2 (in two parts), exp(r) by Cephes'
 // degree-6 polynomial, times 2^n built in the exponent bits. Below ln(FLT_MIN) (and -inf) the
 // result is exactly 0; above the float range, +inf; NaN stays NaN.
+// Lanes below the range are computed as exp(0) and then zeroed: clamping them to lo instead would
+// make the last multiply produce a subnormal, which costs x86 a microcode assist (~100 cycles)
+// per lane, and the masked half of every causal score row goes through here.
 inline v128_t exp4(v128_t x) {
   const v128_t lo = wasm_f32x4_splat(-87.33654475f), hi = wasm_f32x4_splat(88.72283905f);
-  const v128_t xc = wasm_f32x4_min(wasm_f32x4_max(x, lo), hi);
-  const v128_t n = wasm_f32x4_nearest(wasm_f32x4_mul(xc, wasm_f32x4_splat(1.44269504088896341f)));
+  const v128_t under = wasm_f32x4_lt(x, lo);
+  // pmin/pmax are one instruction each (min/max with NaN rules are several); a NaN lane is
+  // restored at the end.
+  const v128_t xc = wasm_v128_andnot(wasm_f32x4_pmin(wasm_f32x4_pmax(x, lo), hi), under);
+  // n = round-to-nearest-even(xc / ln 2) by adding and removing 1.5 * 2^23; the integer n is
+  // then the low bits of the sum, with no float-to-int conversion (|n| <= 128).
+  const v128_t magic = wasm_f32x4_splat(12582912.0f);
+  const v128_t t = wasm_f32x4_add(wasm_f32x4_mul(xc, wasm_f32x4_splat(1.44269504088896341f)), magic);
+  const v128_t n = wasm_f32x4_sub(t, magic);
   v128_t r = wasm_f32x4_sub(xc, wasm_f32x4_mul(n, wasm_f32x4_splat(0.693359375f)));
   r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, wasm_f32x4_splat(-2.12194440e-4f)));
   v128_t y = wasm_f32x4_splat(1.9875691500E-4f);
@@ -154,13 +173,13 @@ inline v128_t exp4(v128_t x) {
   y = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_mul(y, r), r), r);
   y = wasm_f32x4_add(y, wasm_f32x4_splat(1.0f));
   // 2^n for n in [-126, 128): (n + 127) << 23; n = 128 (x near hi) is split as 2^127 * 2.
-  const v128_t ni = wasm_i32x4_trunc_sat_f32x4(n);
+  const v128_t ni = wasm_i32x4_sub(t, magic);
   const v128_t big = wasm_i32x4_gt(ni, wasm_i32x4_splat(127));
   const v128_t e = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_sub(ni, wasm_v128_and(big, wasm_i32x4_splat(1))), wasm_i32x4_splat(127)), 23);
   y = wasm_f32x4_mul(y, e);
   y = wasm_v128_bitselect(wasm_f32x4_mul(y, wasm_f32x4_splat(2.0f)), y, big);
   y = wasm_v128_bitselect(wasm_f32x4_splat(INFINITY), y, wasm_f32x4_gt(x, hi));
-  y = wasm_v128_andnot(y, wasm_f32x4_lt(x, lo));  // exactly 0 below the range
+  y = wasm_v128_andnot(y, under);  // exactly 0 below the range
   return wasm_v128_bitselect(x, y, wasm_f32x4_ne(x, x));  // NaN in, NaN out
 }
 
@@ -258,6 +277,84 @@ void softmax_backward_row(const float* y, const float* dy, float* dx, Eigen::Ind
 #endif
 }
 
+float row_max(const float* x, Eigen::Index n) {
+#ifdef __wasm_simd128__
+  if (x[0] != x[0]) return x[0];
+  const Eigen::Index n4 = n - n % 4;
+  v128_t vmax = wasm_f32x4_splat(x[0]);
+  // pmax(a, b) = a < b ? b : a keeps a when b is NaN.
+  for (Eigen::Index j = 0; j < n4; j += 4) vmax = wasm_f32x4_pmax(vmax, wasm_v128_load(x + j));
+  float mx = std::max(std::max(wasm_f32x4_extract_lane(vmax, 0), wasm_f32x4_extract_lane(vmax, 1)),
+                      std::max(wasm_f32x4_extract_lane(vmax, 2), wasm_f32x4_extract_lane(vmax, 3)));
+  for (Eigen::Index j = n4; j < n; ++j) mx = x[j] > mx ? x[j] : mx;
+  return mx;
+#else
+  return Eigen::Map<const Eigen::ArrayXf>(x, n).maxCoeff();
+#endif
+}
+
+Eigen::Index row_argmax(const float* x, Eigen::Index n) {
+#ifdef __wasm_simd128__
+  const float mx = row_max(x, n);
+  if (mx != mx) return 0;
+  Eigen::Index j = 0;
+  while (j < n - 1 && x[j] != mx) ++j;
+  return j;
+#else
+  Eigen::Index arg = 0;
+  Eigen::Map<const Eigen::ArrayXf>(x, n).maxCoeff(&arg);
+  return arg;
+#endif
+}
+
+float exp_shifted_sum(const float* x, float shift, float* y, Eigen::Index n) {
+#ifdef __wasm_simd128__
+  const float ninf = -std::numeric_limits<float>::infinity();
+  const Eigen::Index n4 = n - n % 4;
+  const v128_t vs = wasm_f32x4_splat(shift);
+  v128_t vsum = wasm_f32x4_splat(0.0f);
+  for (Eigen::Index j = 0; j < n4; j += 4) {
+    const v128_t e = exp4(wasm_f32x4_sub(wasm_v128_load(x + j), vs));
+    if (y) wasm_v128_store(y + j, e);
+    vsum = wasm_f32x4_add(vsum, e);
+  }
+  float sum = hsum(vsum);
+  if (n4 < n) {  // the last n % 4 entries through the same exp, padded with -inf (exp = 0)
+    alignas(16) float tail[4] = {ninf, ninf, ninf, ninf};
+    for (Eigen::Index j = n4; j < n; ++j) tail[j - n4] = x[j] - shift;
+    wasm_v128_store(tail, exp4(wasm_v128_load(tail)));
+    for (Eigen::Index j = n4; j < n; ++j) {
+      if (y) y[j] = tail[j - n4];
+      sum += tail[j - n4];
+    }
+  }
+  return sum;
+#else
+  const Eigen::Map<const Eigen::ArrayXf> xr(x, n);
+  if (!y) return (xr - shift).exp().sum();
+  Eigen::Map<Eigen::ArrayXf> e(y, n);
+  e = (xr - shift).exp();
+  return e.sum();
+#endif
+}
+
+void col_sums(ConstMatRef x, float* out) {
+  const Eigen::Index C = x.cols();
+#ifdef __wasm_simd128__
+  const Eigen::Index R = x.rows();
+  const Eigen::Index C4 = C - C % 4;
+  for (Eigen::Index j = 0; j < C; ++j) out[j] = 0.0f;
+  for (Eigen::Index i = 0; i < R; ++i) {
+    const float* row = x.row(i).data();
+    for (Eigen::Index j = 0; j < C4; j += 4)
+      wasm_v128_store(out + j, wasm_f32x4_add(wasm_v128_load(out + j), wasm_v128_load(row + j)));
+    for (Eigen::Index j = C4; j < C; ++j) out[j] += row[j];
+  }
+#else
+  Eigen::Map<RowVec>(out, C) = x.colwise().sum();
+#endif
+}
+
 void adam_kernel_reference(float* p, const float* g, float* m, float* v, Eigen::Index n,
                            float beta1, float beta2, float one_b1, float one_b2, float eps,
                            float step_size, float bc2_sqrt) {
@@ -301,7 +398,7 @@ void matmul_nn(ConstMatRef A, ConstMatRef B, MatRef C, float alpha) {
   check_product(A.rows(), A.cols(), B.rows(), B.cols(), C, "nn");
 #ifdef __wasm_simd128__
   gemm_simd(A.rows(), B.cols(), A.cols(), A.data(), A.outerStride(), 1, B.data(), B.outerStride(),
-            C.data(), C.outerStride(), alpha);
+            1, C.data(), C.outerStride(), alpha);
 #else
   if (alpha == 1.0f)
     C.noalias() = A * B;
@@ -310,17 +407,17 @@ void matmul_nn(ConstMatRef A, ConstMatRef B, MatRef C, float alpha) {
 #endif
 }
 
-void matmul_nt(ConstMatRef A, ConstMatRef B, MatRef C, float alpha) {
+void matmul_nt(ConstMatRef A, ConstMatRef B, MatRef C, float alpha, const float* bias) {
   check_product(A.rows(), A.cols(), B.cols(), B.rows(), C, "nt");
 #ifdef __wasm_simd128__
-  const float* bt = pack_transposed(B);
-  gemm_simd(A.rows(), B.rows(), A.cols(), A.data(), A.outerStride(), 1, bt, B.rows(), C.data(),
-            C.outerStride(), alpha);
+  gemm_simd(A.rows(), B.rows(), A.cols(), A.data(), A.outerStride(), 1, B.data(), 1,
+            B.outerStride(), C.data(), C.outerStride(), alpha, bias);
 #else
   if (alpha == 1.0f)
     C.noalias() = A * B.transpose();
   else
     C.noalias() = alpha * (A * B.transpose());
+  if (bias) C.rowwise() += Eigen::Map<const RowVec>(bias, C.cols());
 #endif
 }
 
@@ -328,7 +425,7 @@ void matmul_tn(ConstMatRef A, ConstMatRef B, MatRef C, float alpha) {
   check_product(A.cols(), A.rows(), B.rows(), B.cols(), C, "tn");
 #ifdef __wasm_simd128__
   gemm_simd(A.cols(), B.cols(), A.rows(), A.data(), 1, A.outerStride(), B.data(), B.outerStride(),
-            C.data(), C.outerStride(), alpha);
+            1, C.data(), C.outerStride(), alpha);
 #else
   if (alpha == 1.0f)
     C.noalias() = A.transpose() * B;

@@ -10,8 +10,10 @@ namespace attn {
 
 // C (M,N) = alpha * A (M,K) B (K,N)
 void matmul_nn(ConstMatRef A, ConstMatRef B, MatRef C, float alpha = 1.0f);
-// C (M,N) = alpha * A (M,K) B^T, B (N,K)
-void matmul_nt(ConstMatRef A, ConstMatRef B, MatRef C, float alpha = 1.0f);
+// C (M,N) = alpha * A (M,K) B^T, B (N,K); then, given bias (N floats), C += bias on every row
+// (rounded as a separate add: the same numbers as adding it afterwards).
+void matmul_nt(ConstMatRef A, ConstMatRef B, MatRef C, float alpha = 1.0f,
+               const float* bias = nullptr);
 // C (M,N) = alpha * A^T B, A (K,M), B (K,N)
 void matmul_tn(ConstMatRef A, ConstMatRef B, MatRef C, float alpha = 1.0f);
 
@@ -29,6 +31,18 @@ void softmax_row_reference(const float* x, float* y, Eigen::Index n);
 // Backward of y = softmax(x) for one row: dx = y * (dy - sum(dy * y)). dx may alias dy.
 void softmax_backward_row(const float* y, const float* dy, float* dx, Eigen::Index n);
 void softmax_backward_row_reference(const float* y, const float* dy, float* dx, Eigen::Index n);
+
+// Row helpers of the loss and the linear layers (SIMD in the wasm SIMD build, Eigen elsewhere).
+// The largest of x[0..n) (n >= 1). For rows with NaN the result is unspecified (as Eigen's).
+float row_max(const float* x, Eigen::Index n);
+// The index of the first largest entry of x[0..n) (n >= 1), as Eigen's maxCoeff(&index): NaN
+// entries are skipped, and a NaN x[0] gives 0.
+Eigen::Index row_argmax(const float* x, Eigen::Index n);
+// y = exp(x - shift) for n entries (y may be nullptr: the values are only summed); returns their
+// float sum. The SIMD build uses the same f32x4 exp as softmax_row, elsewhere Eigen's exp.
+float exp_shifted_sum(const float* x, float shift, float* y, Eigen::Index n);
+// out (C) = the column sums of x (R,C), each summed over the rows in order.
+void col_sums(ConstMatRef x, float* out);
 
 // One Adam update of n values, in PyTorch's order of operations (see adam.h), given the
 // step's scalars: step_size = lr / (1 - beta1^t), bc2_sqrt = sqrt(1 - beta2^t), and

@@ -21,14 +21,13 @@ Linear::Linear(int in, int out, Rng& rng) : in_features(in), out_features(out) {
 }
 
 void Linear::forward(ConstMatRef x, MatRef y) const {
-  matmul_nt(x, weight, y);
-  y.rowwise() += bias;
+  matmul_nt(x, weight, y, 1.0f, bias.data());
 }
 
 // Forward: y = x W^T + b  =>  dW = dy^T x, db = sum_rows(dy), dx = dy W.
 void Linear::backward(ConstMatRef x, ConstMatRef dy, MatRef dx) {
   matmul_tn(dy, x, dweight);
-  dbias = dy.colwise().sum();
+  col_sums(dy, dbias.data());
   matmul_nn(dy, weight, dx);
 }
 

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "attn/kernels.h"
+
 namespace attn {
 
 namespace {
@@ -28,17 +30,15 @@ float cross_entropy_impl(ConstMatRef logits, const int32_t* targets, MatRef* dlo
     }
     // loss_i = lse - x_t, lse = log(sum_j exp(x_j - max)) + max; stable for finite logits.
     // dx_j = softmax_j - [j == t], then / count for the mean.
-    const Eigen::Map<const Eigen::ArrayXf> x(row, V);
-    const float mx = x.maxCoeff();
+    const float mx = row_max(row, V);
     if (kGrad) {
-      Eigen::Map<Eigen::ArrayXf> e(dlogits->row(i).data(), V);
-      e = (x - mx).exp();  // one exp per entry, reused for the gradient
-      const float sum = e.sum();
+      float* e = dlogits->row(i).data();
+      const float sum = exp_shifted_sum(row, mx, e, V);  // one exp per entry, reused for the gradient
       total += std::log(sum) + (mx - row[targets[i]]);  // (mx - x_t) first: exact for huge logits
-      e *= inv / sum;
+      Eigen::Map<Eigen::ArrayXf>(e, V) *= inv / sum;
       e[targets[i]] -= inv;
     } else {
-      total += std::log((x - mx).exp().sum()) + (mx - row[targets[i]]);
+      total += std::log(exp_shifted_sum(row, mx, nullptr, V)) + (mx - row[targets[i]]);
     }
   }
   return count ? static_cast<float>(total / count) : 0.0f;
@@ -57,10 +57,8 @@ float token_accuracy(ConstMatRef logits, const int32_t* targets) {
   Eigen::Index count = 0, right = 0;
   for (Eigen::Index i = 0; i < logits.rows(); ++i) {
     if (targets[i] == kIgnoreIndex) continue;
-    Eigen::Index arg;
-    logits.row(i).maxCoeff(&arg);
     ++count;
-    right += arg == targets[i];
+    right += row_argmax(logits.row(i).data(), logits.cols()) == targets[i];
   }
   return count ? static_cast<float>(right) / static_cast<float>(count) : std::nanf("");
 }

@@ -153,25 +153,38 @@ TEST_CASE("tasks: token accuracy counts argmax hits over predictable targets onl
   CHECK(std::isnan(attn::token_accuracy(logits, none)));
 }
 
-// Budgets measured with `attn train --task NAME --steps N --seed S` for seeds 1..3 (first step
-// count where eval accuracy >= 0.99 on every seed): repeat 150, shift 250, copy 200, reverse 200
-// (DemoConfig), sort 2000 (DemoConfig with V 16). Each test allows about twice that.
+// Budgets: the first step count (evaluated every 25 steps) at which eval_accuracy(8) >= 0.99,
+// measured for the default seed 42 and seeds 1..8, natively and in both wasm builds (the same
+// counts in all three): repeat 125-175, shift 200-250, copy 175, reverse 150-175 (DemoConfig),
+// sort 625-975 (DemoConfig with V 16). Each test allows about twice the largest. The DemoConfig
+// tasks then stay at 1.0, but sort's eval accuracy keeps oscillating under the constant learning
+// rate: after first reaching 0.99 it dips to 0.90-0.98 for up to about 200 steps now and then,
+// on every seed and build, up to the 6000 steps measured. Its accuracy at a fixed step is
+// therefore a matter of ulps (with the wasm SIMD exp in the loss, seed 42 is at 0.977 at step
+// 3000, natively at 1.0), so the test checks the first step count that reaches 0.99, and stops
+// training there.
 TEST_CASE("tasks: every task trains to token accuracy >= 0.99 within its budget", "[tasks]") {
   struct Case {
     const char* task;
     int vocab, steps;
   };
-  for (const Case& k : {Case{"repeat", 64, 300}, Case{"shift", 64, 500}, Case{"copy", 64, 500},
-                        Case{"reverse", 64, 500}, Case{"sort", 16, 3000}}) {
+  constexpr int kEvery = 25;
+  for (const Case& k : {Case{"repeat", 64, 350}, Case{"shift", 64, 500}, Case{"copy", 64, 500},
+                        Case{"reverse", 64, 500}, Case{"sort", 16, 2000}}) {
     CAPTURE(k.task, k.vocab, k.steps);
     attn::TrainerConfig c;
     c.task = k.task;
     c.vocab_size = k.vocab;
     attn::Trainer t(c);
     const float before = t.eval_accuracy(8);
-    t.step(k.steps);
-    const float after = t.eval_accuracy(8);
-    CAPTURE(before, after);
+    float after = before;
+    int done = 0;
+    while (done < k.steps && after < 0.99f) {
+      t.step(kEvery);
+      done += kEvery;
+      after = t.eval_accuracy(8);
+    }
+    CAPTURE(before, after, done);
     CHECK(before < 0.5f);
     CHECK(after >= 0.99f);
     CHECK(t.eval_accuracy(8) == after);  // the same eval batches every call
