@@ -1,6 +1,10 @@
 #include "attn/trainer.h"
 
 #include <cmath>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <utility>
 
 #include "attn/loss.h"
 
@@ -349,10 +353,21 @@ Trainer::HeadScores Trainer::head_scores() {
       for (int h2 = 0; h2 < H; ++h2)
         out.composition.push_back(k_composition(qk_circuit(model_.layers[size_t(l + 1)], h2), ov));
     }
-  if (composition_baseline_ < 0.0f)
-    composition_baseline_ = k_composition_baseline(D, D / H, kBaselineSamples, 0x5EED);
-  out.composition_baseline = composition_baseline_;
+  out.composition_baseline = L > 1 ? composition_baseline(D, D / H)
+                                   : std::numeric_limits<float>::quiet_NaN();
   return out;
+}
+
+float Trainer::composition_baseline(int D, int Dh) {
+  // It depends on the shapes alone, so it is drawn once per (D, Dh) in the process: the page
+  // builds a new Trainer on every configure and reset, and 200 draws take ~150 ms in wasm.
+  static std::mutex mutex;
+  static std::map<std::pair<int, int>, float> cache;
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache.find({D, Dh});
+  if (it == cache.end())
+    it = cache.emplace(std::make_pair(D, Dh), k_composition_baseline(D, Dh, kBaselineSamples, 0x5EED)).first;
+  return it->second;
 }
 
 int64_t Trainer::phase_change_step() {

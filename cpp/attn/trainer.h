@@ -129,7 +129,8 @@ class Trainer {
   // cannot hold induction rows: seq_len < 4 or vocab_size too small; previous_token then comes
   // from random rows). composition[(l * H + h1) * H + h2] is the K-composition from head h1 of
   // layer l to head h2 of layer l + 1 ((L-1)*H*H entries); composition_baseline is its mean for
-  // random heads of the same shapes (k_composition_baseline, kBaselineSamples draws).
+  // random heads of the same shapes (k_composition_baseline, kBaselineSamples draws; NaN for one
+  // layer, which has no pair of layers to compare).
   struct HeadScores {
     std::vector<float> previous_token, prefix_matching, composition;
     float composition_baseline;
@@ -143,7 +144,8 @@ class Trainer {
 
  private:
   PhaseChangeDetector phase_;
-  float composition_baseline_ = -1.0f;  // computed on the first head_scores()
+  // k_composition_baseline for heads of shape (D, Dh), drawn once per shape in the process.
+  static float composition_baseline(int D, int Dh);
 
  private:
   void record_loss(float loss);

@@ -354,5 +354,9 @@ TEST_CASE("circuits: Trainer::head_scores has one score per head and the model's
   CHECK(std::isnan(few.prefix_matching[0]));
   CHECK(few.previous_token[0] > 0.0f);
   CHECK(few.composition.empty());
+  CHECK(std::isnan(few.composition_baseline));  // one layer: no pair of layers to compare
   CHECK(small.phase_change_step() == -1);
+  // The baseline depends on the shapes alone: another trainer of those shapes reads the same.
+  attn::Trainer other(t.config());
+  CHECK(other.head_scores().composition_baseline == s.composition_baseline);
 }

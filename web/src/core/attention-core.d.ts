@@ -115,7 +115,8 @@ export interface HeadScores {
   /** K-composition ||W_QK W_OV^T||_F / (||W_QK||_F ||W_OV||_F) from head h1 of layer l to head h2
    * of layer l + 1, at (l * nHeads + h1) * nHeads + h2 ((nLayers - 1) * nHeads^2 entries). */
   composition: Float32Array;
-  /** The mean K-composition of random heads of the same shapes. */
+  /** The mean K-composition of random heads of the same shapes; NaN with one layer (no pair of
+   * layers to compare). */
   compositionBaseline: number;
   nLayers: number;
   nHeads: number;

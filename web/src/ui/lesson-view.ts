@@ -136,7 +136,15 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
   let refocus: [number, number] | null = null;
   let request = 0;
 
+  /** The lesson's numbers are computed while its view is shown, and again when it is shown after
+   * a change: a hidden lesson asks the worker for nothing, so the training view's first heatmap
+   * never waits behind it. */
+  let stale = true;
+  const shown = () => store.state.view === 'lesson';
+
   async function refresh(): Promise<void> {
+    stale = !shown();
+    if (stale) return;
     const s = store.state;
     const { tokens, split } = lessonTokens(s);
     const { cells, note } = maskCells(s.lessonMask, tokens.length, s.window, split);
@@ -314,7 +322,7 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
     store.subscribe((s, changed) => {
       sync(s);
       const inputs = ['sentence', 'secondSentence', 'dk', 'dv', 'lessonHeads', 'lessonMask', 'window', 'positions', 'seed'] as const;
-      if (inputs.some((k) => changed.has(k))) void refresh();
+      if (inputs.some((k) => changed.has(k)) || (changed.has('view') && shown() && stale)) void refresh();
       else if (changed.has('stage')) {
         render();
         const cur = stagesEl.lastElementChild as HTMLElement | null;
