@@ -8,18 +8,22 @@ else()
   set(ATTN_WASM_VARIANT scalar)
 endif()
 
-# Size. Code that runs once per request rather than once per training step is optimised for size:
-# the lesson's functions, weights files and JSON, the self-test, the circuit measurements, and
-# the bindings with their conversions. The per-step code (model, attention layers, kernels, loss,
-# Adam, batches) keeps -O3. This keeps the page's download within its budget (README,
-# Benchmarks) at no measured cost to the training speed.
+# Size, in the SIMD build (the one the page downloads). Code that runs once per request rather
+# than once per training step is optimised for size: the lesson's functions, weights files and
+# JSON, the self-test, the circuit measurements, and the bindings with their conversions. The
+# per-step code (model, attention layers, our SIMD kernels, loss, Adam, batches) keeps -O3. This
+# keeps the page's download within its budget (README, Benchmarks) at no measured cost to the
+# training speed. Not in the scalar build: there the products are Eigen's templates, and the
+# linker may keep the copy instantiated in a -Os file for the hot path too (measured: 8x slower).
 set(ATTN_WASM_SIZE_SOURCES
     ${CMAKE_SOURCE_DIR}/cpp/attn/attention.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/bench.cpp
     ${CMAKE_SOURCE_DIR}/cpp/attn/circuits.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/error.cpp
     ${CMAKE_SOURCE_DIR}/cpp/attn/json.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/safetensors.cpp
     ${CMAKE_SOURCE_DIR}/cpp/attn/selftest.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/weights.cpp
     ${CMAKE_CURRENT_LIST_DIR}/bindings.cpp ${CMAKE_CURRENT_LIST_DIR}/convert.cpp)
-set_source_files_properties(${ATTN_WASM_SIZE_SOURCES} PROPERTIES COMPILE_OPTIONS -Os)
+if(ATTN_SIMD)
+  set_source_files_properties(${ATTN_WASM_SIZE_SOURCES} PROPERTIES COMPILE_OPTIONS -Os)
+endif()
 
 # Compiled once, linked into both flavours: the table (bindings.cpp) and its conversions.
 add_library(attention_core_bindings OBJECT ${CMAKE_CURRENT_LIST_DIR}/bindings.cpp
