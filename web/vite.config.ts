@@ -1,6 +1,6 @@
 // Vite config for the playground page: relative asset paths so dist/ works from any sub-path,
 // module workers, and no external requests (everything is bundled, or emitted from the
-// new URL('…', import.meta.url) references of src/assets.ts). Besides index.html it builds
+// new URL('…', import.meta.url) references of src/client/assets.ts). Besides index.html it builds
 // embed.html (the iframe page), copies examples/ verbatim (a mock course page that uses the built
 // files as a lesson author would), and, in a second build, the npm package's modules:
 // dist/attention-playground.js (the custom element) and dist/core.js.

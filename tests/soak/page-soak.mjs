@@ -12,7 +12,7 @@ const MINUTES = Number(process.env.SOAK_MINUTES ?? 10);
 const SAMPLE_S = 30;
 const WARMUP_S = 60;
 const HEAP_SLACK = 8 * 1024 * 1024;
-const TIMELINE_BYTES = 8 * 1024 * 1024; // web/src/timeline.ts
+const TIMELINE_BYTES = 8 * 1024 * 1024; // web/src/model/timeline.ts
 
 const srv = await serve();
 const browser = await launch();

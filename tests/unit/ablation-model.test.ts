@@ -2,11 +2,11 @@
 // and per change of the Store's interventions (sized to the run's heads), a measurement's own
 // snapshot does not start another, and an imported run's interventions are not sent again.
 import { describe, expect, test } from 'vitest';
-import type { Controller } from '../../web/src/controller';
-import type { AblationReport, Snapshot } from '../../web/src/protocol';
-import { DEFAULTS } from '../../web/src/settings';
-import { ablationOf } from '../../web/src/state';
-import { Store } from '../../web/src/store';
+import type { Controller } from '../../web/src/client/controller';
+import type { AblationReport, Snapshot } from '../../web/src/model/protocol';
+import { DEFAULTS } from '../../web/src/settings/settings';
+import { ablationOf } from '../../web/src/settings/state';
+import { Store } from '../../web/src/settings/store';
 import { AblationModel, type AblationViewHooks } from '../../web/src/ui/ablation-model';
 
 const snap = (H: number, step: number, L = 1) => ({ H, L, T: 2, step }) as unknown as Snapshot;

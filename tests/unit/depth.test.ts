@@ -1,14 +1,14 @@
 // Issue 15 on the web side, under node, with small synthetic data whose answers are worked out by
-// hand: heads across layers (layers.ts), the preset link and its attributes (presets.ts), the
+// hand: heads across layers (model/layers.ts), the preset link and its attributes (settings/presets.ts), the
 // composition figure's helpers, the ablation's induction sentence, the phase-change sentence, and
 // the exports and the run JSON of a deeper model.
 import { describe, expect, test } from 'vitest';
 import { stateFromAttributes } from '../../web/src/element/attributes';
-import { argmaxHead, averageLabel, globalHead, headFileName, headLabel, layerWeights, splitHead } from '../../web/src/layers';
-import { INDUCTION_PRESET, presetAttributes, presetHash, presetState } from '../../web/src/presets';
-import type { AblationReport, HeadScores, Snapshot } from '../../web/src/protocol';
-import { DEFAULTS } from '../../web/src/settings';
-import { stateFromHash } from '../../web/src/state';
+import { argmaxHead, averageLabel, globalHead, headFileName, headLabel, layerWeights, splitHead } from '../../web/src/model/layers';
+import { INDUCTION_PRESET, presetAttributes, presetHash, presetState } from '../../web/src/settings/presets';
+import type { AblationReport, HeadScores, Snapshot } from '../../web/src/model/protocol';
+import { DEFAULTS } from '../../web/src/settings/settings';
+import { stateFromHash } from '../../web/src/settings/state';
 import { explainAblation, explainInduction, inductionHead } from '../../web/src/ui/ablation-model';
 import { compositionMatrix, explainScores, strongestPair } from '../../web/src/ui/composition-model';
 import { phaseChangeText } from '../../web/src/ui/depth-view';

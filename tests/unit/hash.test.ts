@@ -1,10 +1,10 @@
-// The URL hash round trip (web/src/state.ts) under node: state -> hash -> state is the identity for
+// The URL hash round trip (web/src/settings/state.ts) under node: state -> hash -> state is the identity for
 // the defaults, for links of today and for random valid states; old key names parse; what a link
 // gets wrong is corrected and said.
 import { describe, expect, test } from 'vitest';
-import { DEFAULTS, SETTING_LIST, SETTINGS, tokenize, type State } from '../../web/src/settings';
-import { mulberry32 as rng } from '../../web/src/seeded';
-import { stateFromHash, stateToHash } from '../../web/src/state';
+import { DEFAULTS, SETTING_LIST, SETTINGS, tokenize, type State } from '../../web/src/settings/settings';
+import { mulberry32 as rng } from '../../web/src/model/seeded';
+import { stateFromHash, stateToHash } from '../../web/src/settings/state';
 import { withAliases } from './aliases';
 
 const WORDS = ['The', 'cat', 'sat', 'on', 'the', 'mat', 'café', 'naïve', "don't", '42', '&', '=', '+', '#', '?', '%', ',', 'Ünïcödé', '日本'];

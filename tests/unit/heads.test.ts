@@ -1,7 +1,7 @@
-// One head's weights and the heads' average (web/src/heads.ts), computed once for the heatmaps and
+// One head's weights and the heads' average (web/src/model/heads.ts), computed once for the heatmaps and
 // the exports.
 import { describe, expect, test } from 'vitest';
-import { headAverage, headOrAverage, headWeights } from '../../web/src/heads';
+import { headAverage, headOrAverage, headWeights } from '../../web/src/model/heads';
 
 describe('heads', () => {
   // H = 2, T = 2: head 0 = [1 0; .5 .5], head 1 = [1 0; .25 .75]; the average = [1 0; .375 .625].

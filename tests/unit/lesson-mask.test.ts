@@ -2,9 +2,9 @@
 // each value gives for T tokens.
 import { describe, expect, test } from 'vitest';
 
-import { checkField } from '../../web/src/settings';
-import { stateFromHash } from '../../web/src/state';
-import { cleanMask, cleanSecondSentence, fullyMaskedRows, maskCells, maskValue, MAX_MASK_TOKENS, presetOf } from '../../web/src/ui/lesson-mask';
+import { checkField } from '../../web/src/settings/settings';
+import { stateFromHash } from '../../web/src/settings/state';
+import { cleanMask, cleanSecondSentence, fullyMaskedRows, maskCells, maskValue, MAX_MASK_TOKENS, presetOf } from '../../web/src/settings/lesson-mask';
 
 const grid = (cells: Uint8Array, T: number) => maskValue(cells, T).split('.');
 

@@ -3,7 +3,7 @@
 import { describe, expect, test } from 'vitest';
 import { relativeLuminance } from '../../web/src/draw/colormap';
 import { DIVERGING_STOPS, divergingColours, divergingRgb, symmetricScale } from '../../web/src/draw/diverging';
-import { cleanLogits, DEFAULT_LOGITS, parseLogits } from '../../web/src/logits';
+import { cleanLogits, DEFAULT_LOGITS, parseLogits } from '../../web/src/settings/logits';
 
 const contrast = (a: number, b: number) => (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
 const lum = (rgb: readonly number[]) => relativeLuminance(rgb[0], rgb[1], rgb[2]);

@@ -1,7 +1,7 @@
 // The predictions panel's arithmetic (worker/predictions.ts, ui/predictions-model.ts) against a
 // plain reference: softmax, the top k with ties, the verdicts and the tally.
 import { describe, expect, test } from 'vitest';
-import type { PredictionsReport } from '../../web/src/protocol';
+import type { PredictionsReport } from '../../web/src/model/protocol';
 import { softmaxTopK } from '../../web/src/worker/predictions';
 import { tally, verdictAt } from '../../web/src/ui/predictions-model';
 import { formatProb } from '../../web/src/ui/predictions-panel';

@@ -1,9 +1,9 @@
-// The key table (web/src/settings.ts) under node: every row complete, every public name unique,
+// The key table (web/src/settings/settings.ts) under node: every row complete, every public name unique,
 // old names resolved; checkField's bounds, clamping and messages; the element's attribute map and
 // the training view's controls derived from it.
 import { describe, expect, test } from 'vitest';
 import { ATTRIBUTES, CONFIG_ATTRIBUTES, ELEMENT_ATTRIBUTES, OBSERVED_ATTRIBUTES, attributeMap, keyOfAttribute, stateFromAttributes, stateFromPatch } from '../../web/src/element/attributes';
-import { ABLATION_KEYS, CONFIG_KEYS, DEFAULTS, SETTING_LIST, SETTINGS, checkField, settingByHash, type Setting, type State } from '../../web/src/settings';
+import { ABLATION_KEYS, CONFIG_KEYS, DEFAULTS, SETTING_LIST, SETTINGS, checkField, settingByHash, type Setting, type State } from '../../web/src/settings/settings';
 import { CONTROLS } from '../../web/src/ui/train-controls';
 import { withAliases } from './aliases';
 

@@ -3,11 +3,11 @@
 // Store's changes into configure and sample requests, and an import writes the Store without a
 // second request. Against a fake worker client, under node.
 import { describe, expect, test } from 'vitest';
-import { Controller } from '../../web/src/controller';
-import type { Ablation, Request, Snapshot } from '../../web/src/protocol';
-import { DEFAULTS, type State } from '../../web/src/settings';
-import { Store, type ChangeSource } from '../../web/src/store';
-import type { WorkerClient } from '../../web/src/worker-client';
+import { Controller } from '../../web/src/client/controller';
+import type { Ablation, Request, Snapshot } from '../../web/src/model/protocol';
+import { DEFAULTS, type State } from '../../web/src/settings/settings';
+import { Store, type ChangeSource } from '../../web/src/settings/store';
+import type { WorkerClient } from '../../web/src/client/worker-client';
 
 /** A request as the controller hands it to the client (without its id). */
 type Sent = { [K in Request['type']]: Omit<Extract<Request, { type: K }>, 'id'> }[Request['type']];

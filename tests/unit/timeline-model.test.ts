@@ -6,9 +6,9 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
-import type { Controller, RunStatus } from '../../web/src/controller';
+import type { Controller, RunStatus } from '../../web/src/client/controller';
 import type { AttentionCore, CreateAttentionCore } from '../../web/src/core/attention-core';
-import type { Snapshot, Timeline } from '../../web/src/protocol';
+import type { Snapshot, Timeline } from '../../web/src/model/protocol';
 import { TimelineModel, type TimelineChange } from '../../web/src/ui/timeline-model';
 import { Session } from '../../web/src/worker/session';
 

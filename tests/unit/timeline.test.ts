@@ -1,4 +1,4 @@
-// The timeline policy (web/src/timeline.ts), pure: the capacity from the byte budget, when a
+// The timeline policy (web/src/model/timeline.ts), pure: the capacity from the byte budget, when a
 // snapshot is due, the doubling of the interval when full, the latest entry always kept, and the
 // page's copy (follow) holding exactly what the worker keeps, however often it asks.
 import { describe, expect, test } from 'vitest';
@@ -16,7 +16,7 @@ import {
   TIMELINE_FIRST_EVERY,
   TIMELINE_MAX_ENTRIES,
   type TimelineState,
-} from '../../web/src/timeline';
+} from '../../web/src/model/timeline';
 
 type E = { step: number };
 /** The step of the snapshot added last (run() adds them in order). */

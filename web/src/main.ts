@@ -1,9 +1,9 @@
 // Entry of index.html: the state comes from the URL hash (validated), is mirrored back to it on
 // every change, and the app is mounted into #app.
 import './style.css';
-import { stateFromHash, stateToHash } from './state';
-import { ASSETS } from './assets';
-import { Store } from './store';
+import { stateFromHash, stateToHash } from './settings/state';
+import { ASSETS } from './client/assets';
+import { Store } from './settings/store';
 import { mountApp } from './ui/app';
 
 const root = document.getElementById('app')!;

@@ -3,7 +3,7 @@
 // be coloured: weights on the heatmaps' viridis, signed values on the diverging ramp.
 import { cssColour, textColourOn } from './colormap';
 import { divergingColours, symmetricScale } from './diverging';
-import type { Matrix } from '../protocol';
+import type { Matrix } from '../model/protocol';
 
 /** How to label and colour a matrix. */
 export interface MatrixTableOptions {

@@ -3,8 +3,8 @@
 // head is which), each a step chart (draw/chart.ts) with a marker at the selected step. Only draws
 // what it is given.
 import type uPlot from 'uplot';
-import { headLabel } from '../layers';
-import type { TimelineEntry } from '../protocol';
+import { headLabel } from '../model/layers';
+import type { TimelineEntry } from '../model/protocol';
 import { stepChart, stepChartHeight, stepMarker } from './chart';
 
 /** One colour per head (up to 16 heads), distinguishable on light and dark backgrounds. */

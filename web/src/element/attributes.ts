@@ -1,9 +1,9 @@
 // The attributes of <attention-playground>: their names (a public contract, see
 // README.md, "Embed it in a course site"), how each maps to the State, and the validation of the element-only ones
 // (hide, height, solved-at, autoplay, theme). The settings' attributes come from the key table
-// (settings.ts), and their values are checked by it, exactly like the URL's.
-import { checkField, DEFAULTS, quote, SETTING_LIST, SETTINGS, type Correction, type Setting, type State } from '../settings';
-import { fixConsistency } from '../state';
+// (settings/settings.ts), and their values are checked by it, exactly like the URL's.
+import { checkField, DEFAULTS, quote, SETTING_LIST, SETTINGS, type Correction, type Setting, type State } from '../settings/settings';
+import { fixConsistency } from '../settings/state';
 
 /** Attribute name -> the State key it sets, for a table: its attributes, and with `old` their old
  * names too. */
@@ -115,7 +115,7 @@ export function stateFromAttributes(
 }
 
 /**
- * A patch of State keys (camelCase, as in state.ts) from script, e.g. `el.state = {seed: 7}`:
+ * A patch of State keys (camelCase, as in settings/settings.ts) from script, e.g. `el.state = {seed: 7}`:
  * unknown keys are reported, values checked like the URL's. Returns the full next state.
  */
 export function stateFromPatch(base: Readonly<State>, patch: unknown): { state: State; problems: AttributeProblem[] } {

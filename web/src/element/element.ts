@@ -8,11 +8,11 @@
 import styleText from '../style.css?inline';
 import uplotText from 'uplot/dist/uPlot.min.css?inline';
 import elementText from './element.css?inline';
-import { ASSETS } from '../assets';
-import type { Controller, Problem } from '../controller';
-import { MAX_STEPS_PER_REQUEST, type Snapshot } from '../protocol';
-import type { State } from '../settings';
-import { Store } from '../store';
+import { ASSETS } from '../client/assets';
+import type { Controller, Problem } from '../client/controller';
+import { MAX_STEPS_PER_REQUEST, type Snapshot } from '../model/protocol';
+import type { State } from '../settings/settings';
+import { Store } from '../settings/store';
 import { mountApp, type App } from '../ui/app';
 import { h } from '../ui/dom';
 import {
@@ -108,12 +108,12 @@ export class AttentionPlaygroundElement extends HTMLElement {
     this.#shadow.append(this.#frame);
   }
 
-  /** The current settings (a copy; keys as in state.ts, e.g. vocabSize, dModel, nHeads, seed). */
+  /** The current settings (a copy; keys as in settings/settings.ts, e.g. vocabSize, dModel, nHeads, seed). */
   get state(): State {
     return { ...this.#store.state };
   }
 
-  /** Merges settings (keys as in state.ts), validated like the URL; bad values fire `error`. */
+  /** Merges settings (keys as in settings/settings.ts), validated like the URL; bad values fire `error`. */
   set state(patch: Partial<State>) {
     const { state, problems } = stateFromPatch(this.state, patch);
     this.#show('state', problems);

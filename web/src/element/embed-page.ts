@@ -3,8 +3,8 @@
 // parent window through postMessage (messages.ts). Only the parent may command it, only from an
 // allowed origin; its events go to the parent with an explicit targetOrigin, never '*'.
 import './embed.css';
-import type { State } from '../settings';
-import { hashParams, paramsByKey } from '../state';
+import type { State } from '../settings/settings';
+import { hashParams, paramsByKey } from '../settings/state';
 import { ELEMENT_ATTRIBUTES } from './attributes';
 import { defineAttentionPlayground } from './element';
 import { EVENT_TYPES, MESSAGE_SOURCE, parseCommand, parseOrigins, type Command } from './messages';

@@ -1,6 +1,6 @@
 // Entry of dist/attention-playground.js, the npm package's main module: defines
 // <attention-playground>, and is also an anywidget front-end module (default export {render}).
-// Everything it loads (worker, wasm, reference files) is found next to it (src/assets.ts), so the
+// Everything it loads (worker, wasm, reference files) is found next to it (client/assets.ts), so the
 // folder can sit on any sub-path, on a CDN, or in a bundler's output.
 import { defineAttentionPlayground } from './element';
 

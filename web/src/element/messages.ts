@@ -1,6 +1,6 @@
 // The postMessage API of embed.html: the commands a parent page may send, their schema check,
 // and the origin allowlist. Pure functions, so the rules are in one place.
-import { MAX_STEPS_PER_REQUEST } from '../protocol';
+import { MAX_STEPS_PER_REQUEST } from '../model/protocol';
 import { OBSERVED_ATTRIBUTES } from './attributes';
 
 /** Tag of every message embed.html posts, and optional tag of the commands it accepts. */

@@ -1,11 +1,11 @@
 // The Ablation panel's model: which interventions are set (the Store's, sized to the run's heads),
 // when the core measures them (a change, a new run, every second or so while training plays; one
 // request in flight, the latest wins), and the sentences that say what the numbers mean.
-import type { Controller } from '../controller';
-import { argmaxHead, headLabel } from '../layers';
-import { noAblation, type Ablation, type AblationReport } from '../protocol';
-import { ABLATION_KEYS, type State } from '../settings';
-import { ablationOf, ablationState } from '../state';
+import type { Controller } from '../client/controller';
+import { argmaxHead, headLabel } from '../model/layers';
+import { noAblation, type Ablation, type AblationReport } from '../model/protocol';
+import { ABLATION_KEYS, type State } from '../settings/settings';
+import { ablationOf, ablationState } from '../settings/state';
 import { LiveRequest } from './live-request';
 
 /** How often the panel re-measures while training plays (ms). */

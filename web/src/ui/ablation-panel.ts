@@ -4,9 +4,9 @@
 // and with the changes: eval loss and accuracy, and per head the entropy, the largest weight and
 // the mass on the answer, with a few sentences that say what the numbers mean. This file is the
 // view; ablation-model.ts holds the state and the requests.
-import type { Controller } from '../controller';
-import { headLabel } from '../layers';
-import type { Ablation, AblationReport, HeadScores, HeadStats, MaskMode } from '../protocol';
+import type { Controller } from '../client/controller';
+import { headLabel } from '../model/layers';
+import type { Ablation, AblationReport, HeadScores, HeadStats, MaskMode } from '../model/protocol';
 import { AblationModel, explainAblation, inductionHead, mean, num, pct, signed } from './ablation-model';
 import { h, scrollBox, uniqueId } from './dom';
 import { fillPanel, type PanelOptions } from './panel';

@@ -1,9 +1,9 @@
 // The page: a header with the two view tabs, a banner for corrected URL values, and both views.
 // Builds into any root element (document body today, a shadow root for the embeddable element).
-import type { Assets } from '../assets';
-import { Controller, RequestError, WorkerClient } from '../controller';
-import type { Correction, State } from '../settings';
-import type { Store } from '../store';
+import type { Assets } from '../client/assets';
+import { Controller, RequestError, WorkerClient } from '../client/controller';
+import type { Correction, State } from '../settings/settings';
+import type { Store } from '../settings/store';
 import { h, uniqueId } from './dom';
 import { mountLessonView } from './lesson-view';
 import { mountTrainView } from './train-view';

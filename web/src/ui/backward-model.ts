@@ -2,8 +2,8 @@
 // positions, the vocabulary), and when the core computes the row again: on a change of the
 // selection, on pause or a step, about twice a second while training plays and the panel is on
 // screen, and once it shows again after a change it skipped. One request in flight; the latest wins.
-import type { Controller } from '../controller';
-import type { RowBackwardReport } from '../protocol';
+import type { Controller } from '../client/controller';
+import type { RowBackwardReport } from '../model/protocol';
 import { LiveRequest } from './live-request';
 
 /** While training plays, at most one refresh per this many ms (~2 per second). */

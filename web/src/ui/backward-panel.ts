@@ -4,11 +4,11 @@
 // out_i, then loss = -log p(target), dOut_i, dWeights, dScores (the softmax Jacobian applied), dQ_i
 // and the row's contributions to dK and dV. Every number comes from the core (rowBackward). This
 // file is the view; backward-model.ts holds the selection's choices and the requests.
-import type { Controller } from '../controller';
+import type { Controller } from '../client/controller';
 import { cssColour, textColourOn } from '../draw/colormap';
 import { formatCell, matrixTable } from '../draw/matrix-table';
-import type { Matrix, RowBackwardReport } from '../protocol';
-import { headLabel } from '../layers';
+import type { Matrix, RowBackwardReport } from '../model/protocol';
+import { headLabel } from '../model/layers';
 import { BackwardModel, type RowChoices } from './backward-model';
 import { h, scrollBox, uniqueId } from './dom';
 import { fillPanel, type PanelOptions } from './panel';

@@ -3,10 +3,10 @@
 // (a new run, a step, a change of the interventions, about once a second while training plays and
 // the panel is on the page; one request in flight, the latest wins), and the pure helpers that turn
 // them into the figure's matrices and sentences. No DOM here; composition-panel.ts draws.
-import type { Controller } from '../controller';
-import { argmaxHead, headLabel } from '../layers';
-import type { HeadScores, HeadScoresReport, Matrix } from '../protocol';
-import { ABLATION_KEYS } from '../settings';
+import type { Controller } from '../client/controller';
+import { argmaxHead, headLabel } from '../model/layers';
+import type { HeadScores, HeadScoresReport, Matrix } from '../model/protocol';
+import { ABLATION_KEYS } from '../settings/settings';
 import { LiveRequest } from './live-request';
 
 /** How often the panel asks again while training plays (ms). */

@@ -3,10 +3,10 @@
 // (layer-l heads down, layer-(l+1) heads across) beside its random baseline, with sentences naming
 // the heads that play each part. Every number comes from the core (headScores()); this file is the
 // view, composition-model.ts holds the requests and the helpers.
-import type { Controller } from '../controller';
+import type { Controller } from '../client/controller';
 import { matrixTable } from '../draw/matrix-table';
-import { headLabel } from '../layers';
-import type { HeadScores, HeadScoresReport } from '../protocol';
+import { headLabel } from '../model/layers';
+import type { HeadScores, HeadScoresReport } from '../model/protocol';
 import { CompositionModel, compositionMatrix, explainScores } from './composition-model';
 import { h, scrollBox } from './dom';
 import { fillPanel, type PanelOptions } from './panel';

@@ -1,10 +1,10 @@
 // The training view's additions for depth (issue 15) that are not panels of their own: the
 // sentence under the loss chart on the phase change (the core's trainer.phaseChange()), and the
-// preset links (presets.ts) under the controls.
-import { PRESETS, presetHash, presetState } from '../presets';
-import type { Snapshot } from '../protocol';
-import type { TaskName } from '../settings';
-import type { Store } from '../store';
+// preset links (settings/presets.ts) under the controls.
+import { PRESETS, presetHash, presetState } from '../settings/presets';
+import type { Snapshot } from '../model/protocol';
+import type { TaskName } from '../settings/settings';
+import type { Store } from '../settings/store';
 import { h } from './dom';
 
 /** The sentence on the phase change for a snapshot (empty: nothing to say for this run). */

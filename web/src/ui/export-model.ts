@@ -2,12 +2,12 @@
 // the attention as CSV, each head's or the average's weights for the pictures), and the files it
 // reads (which file is which, the JSON's checks, the run to import). Every problem with a file is
 // an ImportProblem whose message is the one sentence shown.
-import type { Controller } from '../controller';
-import { headOrAverage } from '../heads';
-import { averageLabel, headFileName, headLabel, layerWeights } from '../layers';
-import { MAX_IMPORT_BYTES, noAblation, type Ablation, type ImportRun, type Snapshot, type TrainerConfigMsg } from '../protocol';
-import { CONFIG_KEYS, checkField, DEFAULTS, SETTINGS } from '../settings';
-import { ablationOf, totalHeads, trainerConfig } from '../state';
+import type { Controller } from '../client/controller';
+import { headOrAverage } from '../model/heads';
+import { averageLabel, headFileName, headLabel, layerWeights } from '../model/layers';
+import { MAX_IMPORT_BYTES, noAblation, type Ablation, type ImportRun, type Snapshot, type TrainerConfigMsg } from '../model/protocol';
+import { CONFIG_KEYS, checkField, DEFAULTS, SETTINGS } from '../settings/settings';
+import { ablationOf, totalHeads, trainerConfig } from '../settings/state';
 
 /** The JSON file's format field. */
 export const EXPORT_FORMAT = 'attention-playground/1';

@@ -4,11 +4,11 @@
 // file is one sentence next to the panel (textContent only); the current run stays as it was.
 // This file is the view; export-model.ts writes and reads the files. An imported run's settings
 // go to the Store (Controller.importRun).
-import type { Controller } from '../controller';
-import { RequestError } from '../controller';
+import type { Controller } from '../client/controller';
+import { RequestError } from '../client/controller';
 import { drawHeatmap } from '../draw/heatmap';
 import { heatmapSvg } from '../draw/heatmap-svg';
-import type { Snapshot } from '../protocol';
+import type { Snapshot } from '../model/protocol';
 import { h } from './dom';
 import { attentionCsv, exportFigures, importRunOf, ImportProblem, runJson, sortFiles } from './export-model';
 

@@ -1,13 +1,13 @@
 // The training view's heatmaps panel: the sample sequence (sample-field.ts), the colour legend, the hovered-
-// cell readout and one heatmap per head plus the heads' average (heads.ts), drawn by draw/heatmap;
-// with several layers, one row per layer ("layer l · head h", layers.ts), each with its average.
+// cell readout and one heatmap per head plus the heads' average (model/heads.ts), drawn by draw/heatmap;
+// with several layers, one row per layer ("layer l · head h", model/layers.ts), each with its average.
 // Hover, or focus a heatmap and use the arrow keys, to read a cell.
-import type { Controller } from '../controller';
+import type { Controller } from '../client/controller';
 import { cellAt, drawHeatmap, drawLegendBar, drawMaskedSwatch, type HeatmapLayout } from '../draw/heatmap';
-import { headAverage, headWeights } from '../heads';
-import { averageLabel, headLabel, layerWeights } from '../layers';
-import type { Snapshot } from '../protocol';
-import type { Store } from '../store';
+import { headAverage, headWeights } from '../model/heads';
+import { averageLabel, headLabel, layerWeights } from '../model/layers';
+import type { Snapshot } from '../model/protocol';
+import type { Store } from '../settings/store';
 import { h } from './dom';
 import { mountSampleField } from './sample-field';
 

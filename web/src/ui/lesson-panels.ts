@@ -3,12 +3,12 @@
 // of the value rows (in "output"). The numbers of the first two come from the core (scalingDemo,
 // softmaxSteps); the blend multiplies the core's weights and V and sets the products beside the
 // core's output row. Also installs the cell links and the colour legend of the stage tables.
-import type { Controller } from '../controller';
+import type { Controller } from '../client/controller';
 import { formatCell, matrixTable } from '../draw/matrix-table';
-import { parseLogits } from '../logits';
-import type { Matrix, ScalingDemo, SoftmaxComparison, SoftmaxSteps } from '../protocol';
-import { checkField, LIMITS, type State } from '../settings';
-import type { Store } from '../store';
+import { parseLogits } from '../settings/logits';
+import type { Matrix, ScalingDemo, SoftmaxComparison, SoftmaxSteps } from '../model/protocol';
+import { checkField, LIMITS, type State } from '../settings/settings';
+import type { Store } from '../settings/store';
 import { linkCells, markLinkable } from './cell-links';
 import { h, scrollBox, uniqueId } from './dom';
 

@@ -2,15 +2,15 @@
 // seeded inputs (embeddings, every head's Wq, Wk, Wv, and Wo) and the core computes every stage;
 // this module only lays them out. Tables carry data-matrix (the matrix's name) and data-head (its
 // head, from 0); each stage's section carries data-stage.
-import type { Controller } from '../controller';
+import type { Controller } from '../client/controller';
 import { formatCell, matrixTable } from '../draw/matrix-table';
-import type { Matrix, SelfAttentionStages } from '../protocol';
-import { checkField, LIMITS, tokenize, type State } from '../settings';
-import type { Store } from '../store';
+import type { Matrix, SelfAttentionStages } from '../model/protocol';
+import { checkField, LIMITS, tokenize, type State } from '../settings/settings';
+import type { Store } from '../settings/store';
 import { checkYourself, LESSON_QUESTIONS } from './check-yourself';
 import { h, scrollBox, uniqueId } from './dom';
 import { maskEditor } from './lesson-mask-editor';
-import { fullyMaskedRows, MASK_PRESETS, maskCells, presetOf } from './lesson-mask';
+import { fullyMaskedRows, MASK_PRESETS, maskCells, presetOf } from '../settings/lesson-mask';
 import { mountLessonPanels } from './lesson-panels';
 
 /** Width of the seeded embeddings in this view. */

@@ -1,5 +1,5 @@
 // What the training view hands each learning panel (ablation, timeline, backward, self-test).
-import type { Store } from '../store';
+import type { Store } from '../settings/store';
 
 export interface PanelOptions {
   /** The page asked for reduced motion: slower live updates, no animation. */

@@ -2,8 +2,8 @@
 // each new snapshot (a step, a reset, a new sample or model), at most twice a second while training
 // plays, and once the panel shows again after a change it skipped. One request in flight; the
 // latest wins (live-request.ts). Also the verdict of each position, for the view.
-import type { Controller } from '../controller';
-import type { PredictionsReport } from '../protocol';
+import type { Controller } from '../client/controller';
+import type { PredictionsReport } from '../model/protocol';
 import { LiveRequest } from './live-request';
 
 /** While training plays, at most one refresh per this many ms (~2 per second). */

@@ -3,8 +3,8 @@
 // worker/predictions.ts), the task's answer there (the core's taskTargets) and whether the most
 // likely token is it. A table with words and marks, never colour alone. predictions-model.ts
 // holds the requests.
-import type { Controller } from '../controller';
-import type { PredictionsReport } from '../protocol';
+import type { Controller } from '../client/controller';
+import type { PredictionsReport } from '../model/protocol';
 import { h, scrollBox } from './dom';
 import { fillPanel, type PanelOptions } from './panel';
 import { PredictionsModel, tally, verdictAt, type Verdict } from './predictions-model';

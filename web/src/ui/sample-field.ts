@@ -3,10 +3,10 @@
 // seed), or token ids the learner types (kept in the Store's sample, and so in the URL). Clearing
 // the box goes back to the generator. The ids shown for a drawn sample are the worker's (the
 // snapshot's), so they are the core's.
-import type { Controller } from '../controller';
-import { CONFIG_KEYS, LIMITS, type State } from '../settings';
-import { generatedSample, sampleOf } from '../state';
-import type { Store } from '../store';
+import type { Controller } from '../client/controller';
+import { CONFIG_KEYS, LIMITS, type State } from '../settings/settings';
+import { generatedSample, sampleOf } from '../settings/state';
+import type { Store } from '../settings/store';
 import { h, uniqueId } from './dom';
 
 /** The next seed of the generator (wrapping at the setting's maximum). */

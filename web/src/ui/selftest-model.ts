@@ -1,7 +1,7 @@
 // The self-test panel's model: one run of the checks at a time, and whether the results shown
 // belong to an earlier model (a new run started since).
-import type { Controller } from '../controller';
-import type { SelfTestReport } from '../protocol';
+import type { Controller } from '../client/controller';
+import type { SelfTestReport } from '../model/protocol';
 
 /** What the view does with the model's news. */
 export interface SelfTestViewHooks {

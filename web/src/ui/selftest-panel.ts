@@ -4,8 +4,8 @@
 // finite-difference gradient check, and the PyTorch reference case shipped with the page). Every
 // number shown (max error, tolerance, time) comes from the core; this module only lays it out
 // (selftest-model.ts runs the checks).
-import type { Controller } from '../controller';
-import type { SelfTestReport, SelfTestResult } from '../protocol';
+import type { Controller } from '../client/controller';
+import type { SelfTestReport, SelfTestResult } from '../model/protocol';
 import { h, scrollBox } from './dom';
 import { fillPanel, type PanelOptions } from './panel';
 import { SelfTestModel } from './selftest-model';

@@ -1,8 +1,8 @@
 // The training view's "Shapes" panel: the multi-head layer's shape contract drawn with the live
 // settings, each tensor a box with its symbolic and its numeric shape, each arrow the operation
 // between them. It follows the Store, so changing d_model or heads redraws it at once.
-import type { State } from '../settings';
-import type { Store } from '../store';
+import type { State } from '../settings/settings';
+import type { Store } from '../settings/store';
 import { h } from './dom';
 
 /** One tensor of the contract: its name, its symbolic shape, and its numbers for a state. */

@@ -1,11 +1,11 @@
 // The timeline panel's model: the snapshots the page holds (a copy of the worker's timeline,
-// src/timeline.ts's follow), the selected one, the play-through, and the requests that keep the
+// model/timeline.ts's follow), the selected one, the play-through, and the requests that keep the
 // copy up to date: one in flight at a time (LiveRequest), at most every `interval` ms while the
 // run plays, promptly after a pause, step or reset, none while the panel is hidden. No DOM here;
 // the view (timeline-panel.ts) renders what onChange names.
-import type { Controller } from '../controller';
-import type { Timeline, TimelineEntry } from '../protocol';
-import { follow } from '../timeline';
+import type { Controller } from '../client/controller';
+import type { Timeline, TimelineEntry } from '../model/protocol';
+import { follow } from '../model/timeline';
 import { LiveRequest } from './live-request';
 
 /** What changed, for the view to render. */

@@ -6,12 +6,12 @@
 // learner can tell which head is which) against the step. Every number comes from the core.
 // This file is the view; the state and the requests are timeline-model.ts's, the plots
 // draw/timeline-charts.ts's.
-import type { Controller } from '../controller';
+import type { Controller } from '../client/controller';
 import { drawHeatmap } from '../draw/heatmap';
 import { fmt3, headColour, TIMELINE_PLOTS, TimelinePlot } from '../draw/timeline-charts';
-import type { TimelineEntry } from '../protocol';
-import { headLabel } from '../layers';
-import { TIMELINE_BYTES } from '../timeline';
+import type { TimelineEntry } from '../model/protocol';
+import { headLabel } from '../model/layers';
+import { TIMELINE_BYTES } from '../model/timeline';
 import { h, uniqueId } from './dom';
 import { fillPanel, type PanelOptions } from './panel';
 import { TimelineModel, type TimelineChange } from './timeline-model';

@@ -2,9 +2,9 @@
 // step/rate/loss readout and the problem box) and the "Model and training" settings, one control
 // per config setting of the key table. A control writes the Store (checked like a link); a core
 // error that names a key shows next to that control.
-import type { Controller, Problem } from '../controller';
-import { CONFIG_KEYS, checkField, settingOf, TASKS, type State } from '../settings';
-import type { Store } from '../store';
+import type { Controller, Problem } from '../client/controller';
+import { CONFIG_KEYS, checkField, settingOf, TASKS, type State } from '../settings/settings';
+import type { Store } from '../settings/store';
 import { fmtLoss, h, uniqueId } from './dom';
 
 /** One control of the "Model and training" box. */

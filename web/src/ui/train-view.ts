@@ -1,10 +1,10 @@
 // View 1, "Multi-head attention, trained": the controls column (train-controls.ts), the live loss
 // chart, the heatmaps (heatmap-grid.ts), the Export / import panel and the learning panels. Binds
 // the Store and the Controller to the DOM; draws at most once per animation frame.
-import type { Controller } from '../controller';
+import type { Controller } from '../client/controller';
 import { DEMO_EPOCH_STEPS, LossChart } from '../draw/loss-chart';
-import type { State } from '../settings';
-import type { Store } from '../store';
+import type { State } from '../settings/settings';
+import type { Store } from '../settings/store';
 import { h, uniqueId } from './dom';
 import { mountExportPanel } from './export-panel';
 import { mountHeatmapGrid } from './heatmap-grid';

@@ -1,7 +1,7 @@
 // The ablation request's measurement: the run's eval loss, accuracy, head statistics and head
 // scores without and with the learner's interventions, on the same fixed eval batches.
 import type { Trainer } from '../core/attention-core';
-import { noAblation, type Ablation, type AblationReport, type HeadStats } from '../protocol';
+import { noAblation, type Ablation, type AblationReport, type HeadStats } from '../model/protocol';
 import { headScoresOf } from './scores';
 
 /** Batches the ablation panel's loss and accuracy are measured on. */

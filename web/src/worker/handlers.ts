@@ -1,8 +1,8 @@
-// The worker's requests as a table, typed over protocol.ts: each request type maps to the Session
+// The worker's requests as a table, typed over model/protocol.ts: each request type maps to the Session
 // call that answers it and the reply it names (ReplyFor), and to the error kind it reports when
 // what failed carries no kind of its own. One wrapper, respond(), turns a handler's result into
 // the reply, or its error into an `error` reply, and transfers the reply's typed arrays.
-import type { ErrorKind, ReplyFor, Request } from '../protocol';
+import type { ErrorKind, ReplyFor, Request } from '../model/protocol';
 import { errorReply, isTrap, send, type Post } from './post';
 import type { Session } from './session';
 

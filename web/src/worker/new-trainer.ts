@@ -3,7 +3,7 @@
 // part throws, the new Trainer is deleted and the error goes on, and the caller's run is untouched.
 // configure and reset build with the interventions only; importRun with all three.
 import type { AttentionCore, Trainer } from '../core/attention-core';
-import type { Ablation, TrainerConfigMsg } from '../protocol';
+import type { Ablation, TrainerConfigMsg } from '../model/protocol';
 
 /** What goes into a new Trainer besides its config. */
 export interface TrainerParts {

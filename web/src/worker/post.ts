@@ -2,7 +2,7 @@
 // what it receives, nothing is shared), and a failure becomes an `error` reply whose kind and key
 // are the error's own `.kind` and `.key` (a CoreError, or a RequestFailure raised here) or else
 // the request's own kind. No message text is ever read.
-import type { ErrorKind, ErrorReply, WorkerMessage } from '../protocol';
+import type { ErrorKind, ErrorReply, WorkerMessage } from '../model/protocol';
 
 /** The shape of DedicatedWorkerGlobalScope.postMessage (a test passes its own). */
 export type Post = (msg: WorkerMessage, transfer: Transferable[]) => void;

@@ -2,7 +2,7 @@
 // tokens with their probabilities (a softmax of the core's logits), and the task's answer there
 // (the core's taskTargets) with the probability the model gives it.
 import type { AttentionCore, Trainer } from '../core/attention-core';
-import type { PredictionsReport, TrainerConfigMsg } from '../protocol';
+import type { PredictionsReport, TrainerConfigMsg } from '../model/protocol';
 
 /** How many tokens the panel lists per position. */
 export const TOP_K = 3;

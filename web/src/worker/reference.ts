@@ -1,7 +1,7 @@
 // The self-test's PyTorch reference case (tests/reference/data/short.*, shipped with the page):
 // fetched once per session and kept; a failed fetch is tried again on the next run.
 import type { ReferenceCase } from '../core/attention-core';
-import type { ReferenceFiles } from '../protocol';
+import type { ReferenceFiles } from '../model/protocol';
 
 /** Reads the bytes at url (the worker: fetch; a test: the file system). */
 export type FetchBytes = (url: string) => Promise<Uint8Array>;

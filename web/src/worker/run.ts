@@ -2,8 +2,8 @@
 // loss, an imported run's past, its timeline). The Session holds one Run at a time, and what
 // outlives runs (the sample, the interventions, the play loop).
 import type { Trainer } from '../core/attention-core';
-import type { ImportRun, MaskMode, Snapshot, TimelineEntry, TrainerConfigMsg } from '../protocol';
-import { addSnapshot, emptyTimeline, isSnapshotStep, stepsToNextSnapshot, type TimelineState } from '../timeline';
+import type { ImportRun, MaskMode, Snapshot, TimelineEntry, TrainerConfigMsg } from '../model/protocol';
+import { addSnapshot, emptyTimeline, isSnapshotStep, stepsToNextSnapshot, type TimelineState } from '../model/timeline';
 import { headScoresOf } from './scores';
 
 /** An imported run's steps and losses before its Trainer (importRun's `past`). */

@@ -2,8 +2,8 @@
 // only makes inputs (embeddings, projections, the mask's cells) and cuts rows out of them; every
 // number derived from them comes from the core (addPositions, multiHeadSelfAttention).
 import type { AttentionCore, MultiHeadStages } from '../core/attention-core';
-import type { Matrix, SelfAttentionRequest, SelfAttentionStages, SentenceAlone } from '../protocol';
-import { seededHead, seededInputs, seededWo } from '../seeded';
+import type { Matrix, SelfAttentionRequest, SelfAttentionStages, SentenceAlone } from '../model/protocol';
+import { seededHead, seededInputs, seededWo } from '../model/seeded';
 
 /** data as a (rows, cols) matrix; throws if the length does not match. */
 function matrix(data: Float32Array, rows: number, cols: number): Matrix {

@@ -1,7 +1,7 @@
 // The self-test request: the core's checks on the live model, with the PyTorch case when it could
 // be fetched; when it could not, the PyTorch row (found by its id) says why.
 import type { ReferenceCase, SelfTestResult, Trainer } from '../core/attention-core';
-import type { SelfTestReport } from '../protocol';
+import type { SelfTestReport } from '../model/protocol';
 
 /** The id of the check that compares with the PyTorch reference case. */
 export const PYTORCH_REFERENCE = 'pytorch_reference';

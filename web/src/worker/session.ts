@@ -2,7 +2,7 @@
 // it. The current Run (run.ts) holds the Trainer with what belongs to it alone (config, losses,
 // loss at init, an imported run's past, timeline); the Session adds what outlives a run (the
 // sample, the interventions, the play loop, the reference-case cache). Each public method answers
-// one request of protocol.ts (handlers.ts maps them). It runs wherever it is given a core and a
+// one request of model/protocol.ts (handlers.ts maps them). It runs wherever it is given a core and a
 // post function: in the worker, and under node in the unit tests. Every number comes from the core.
 import type { AttentionCore, Trainer } from '../core/attention-core';
 import {
@@ -23,8 +23,8 @@ import {
   type Snapshot,
   type Timeline,
   type TrainerConfigMsg,
-} from '../protocol';
-import { entriesAfter, timelineBytes } from '../timeline';
+} from '../model/protocol';
+import { entriesAfter, timelineBytes } from '../model/timeline';
 import { measureAblation } from './ablation';
 import { newTrainer } from './new-trainer';
 import { Pace } from './pace';

@@ -2,7 +2,7 @@
 // hand, written as rows of 0/1 joined by dots ("011.001.000": 1 = query i may not read key j).
 // Pure functions: the key table cleans the value with cleanMask, the view turns it into cells
 // for the core with maskCells and writes a drawn mask back with maskValue.
-import { cleanSentence, quote, TEXT_LIMITS, tokenize } from '../parse';
+import { cleanSentence, quote, TEXT_LIMITS, tokenize } from './parse';
 
 /** The presets, in the order the view offers them. */
 export const MASK_PRESETS = ['none', 'causal', 'window', 'blocks'] as const;

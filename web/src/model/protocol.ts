@@ -52,8 +52,8 @@ import type {
   SelfAttentionStages as CoreStages,
   ScalingDemo,
   SoftmaxSteps,
-} from './core/attention-core';
-import type { CoreFiles } from './core/load-core.js';
+} from '../core/attention-core';
+import type { CoreFiles } from '../core/load-core.js';
 
 /** Trainer config: every key of the core's JS API, resolved. */
 export type TrainerConfigMsg = ResolvedTrainerConfig;
@@ -131,7 +131,7 @@ export interface TimelineEntry {
   prefixMatching: Float32Array;
 }
 
-/** The timeline: which steps are kept, the new entries, and the policy (src/timeline.ts). */
+/** The timeline: which steps are kept, the new entries, and the policy (model/timeline.ts). */
 export interface Timeline {
   /** Every kept step, ascending (entries the page holds for other steps were thinned out). */
   steps: number[];
@@ -201,7 +201,7 @@ export interface SelfAttentionRequest {
   seed: number;
   /** X = token embedding + sinusoidal position encoding (default false). */
   positions?: boolean;
-  /** T*T cells, 1 = masked (see ui/lesson-mask.ts); default: none masked. */
+  /** T*T cells, 1 = masked (see settings/lesson-mask.ts); default: none masked. */
   mask?: Uint8Array;
 }
 

@@ -6,10 +6,10 @@
 // it: the defaults, checkField, the hash round trip (state.ts), the element's attributes
 // (element/attributes.ts), the training view's controls and the import's config checks. The
 // values themselves live in the Store (store.ts), and nowhere else.
-import type { Ablation as CoreAblation, TrainerConfig } from './core/attention-core';
-import type { MaskMode } from './protocol';
+import type { Ablation as CoreAblation, TrainerConfig } from '../core/attention-core';
+import type { MaskMode } from '../model/protocol';
 import { cleanHeads, cleanSample, cleanSentence, DEFAULT_SENTENCE, MAX_HEADS, MAX_LAYERS, quote, TEXT_LIMITS } from './parse';
-import { cleanMask, cleanSecondSentence, MAX_MASK_TOKENS } from './ui/lesson-mask';
+import { cleanMask, cleanSecondSentence, MAX_MASK_TOKENS } from './lesson-mask';
 import { TASKS, type TaskName } from './tasks';
 import { cleanLogits, DEFAULT_LOGITS } from './logits';
 
@@ -35,7 +35,7 @@ export interface State extends Required<TrainerConfig> {
   sentence: string;
   dk: number;
   dv: number;
-  /** View 2's mask (a preset name or drawn rows of 0/1, see ui/lesson-mask.ts), the sliding
+  /** View 2's mask (a preset name or drawn rows of 0/1, see lesson-mask.ts), the sliding
    * window's k, the number of heads, sinusoidal positions added to X, and a second sentence. */
   lessonMask: string;
   window: number;

@@ -1,6 +1,6 @@
 // The training tasks the core knows, each with the attention pattern that solves it (the text
 // under the task control).
-import type { TrainerConfigMsg } from './protocol';
+import type { TrainerConfigMsg } from '../model/protocol';
 
 /** Training tasks the core knows. */
 export type TaskName = TrainerConfigMsg['task'];

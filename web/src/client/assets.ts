@@ -3,13 +3,13 @@
 // import.meta.url) in the built module (Vite's ?url and ?worker&url imports compile to it), which
 // is the one pattern bundlers follow to copy a file, and which makes a copy served from a CDN load
 // everything from the CDN, never relative to the page.
-import workerUrl from './worker.ts?worker&url';
-import referenceWeights from '../../tests/reference/data/short.weights.safetensors?url';
-import referenceInput from '../../tests/reference/data/short.input.safetensors?url';
-import referenceExpected from '../../tests/reference/data/short.expected.safetensors?url';
-import { absolute, CORE_FILES } from './core/core-files';
-import type { CoreFiles } from './core/load-core.js';
-import type { ReferenceFiles } from './protocol';
+import workerUrl from '../worker/worker.ts?worker&url';
+import referenceWeights from '../../../tests/reference/data/short.weights.safetensors?url';
+import referenceInput from '../../../tests/reference/data/short.input.safetensors?url';
+import referenceExpected from '../../../tests/reference/data/short.expected.safetensors?url';
+import { absolute, CORE_FILES } from '../core/core-files';
+import type { CoreFiles } from '../core/load-core.js';
+import type { ReferenceFiles } from '../model/protocol';
 
 /** Absolute URLs of everything the worker loads. */
 export interface Assets {

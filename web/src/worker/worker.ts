@@ -1,13 +1,13 @@
 /// <reference lib="webworker" />
-// The training worker: it loads the wasm core (init), then answers the requests of protocol.ts
+// The training worker: it loads the wasm core (init), then answers the requests of model/protocol.ts
 // with one Session (worker/session.ts), through the handler table (worker/handlers.ts). While
 // playing, the session trains in ~15 ms chunks, one per turn of the event loop, so requests are
 // answered in between. The session is the only state here.
-import type { Request } from './protocol';
-import { detectSimd, instantiateCore } from './core/load-core.js';
-import { handle, respond } from './worker/handlers';
-import { errorReply, rethrowLater, send, type Post } from './worker/post';
-import { Session } from './worker/session';
+import type { Request } from '../model/protocol';
+import { detectSimd, instantiateCore } from '../core/load-core.js';
+import { handle, respond } from './handlers';
+import { errorReply, rethrowLater, send, type Post } from './post';
+import { Session } from './session';
 
 declare const self: DedicatedWorkerGlobalScope;
 

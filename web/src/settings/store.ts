@@ -1,7 +1,7 @@
 // Holds the one State: the only owner of every setting (config, sample, task, ablation, view...),
 // and tells subscribers which keys changed. Knows nothing of the URL: the page mirrors it to the
 // hash (main.ts), the element to its `state` and attributes (element/element.ts). The controller
-// turns changes into worker requests (controller.ts).
+// turns changes into worker requests (client/controller.ts).
 import type { State } from './settings';
 
 /**

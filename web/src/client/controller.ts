@@ -1,5 +1,5 @@
 // The controller: reset, step, play/pause, restart. It talks to the worker only through the
-// worker client (the messages of protocol.ts) and never touches wasm. It keeps no settings: every
+// worker client (the messages of model/protocol.ts) and never touches wasm. It keeps no settings: every
 // request is built from the Store at the moment it is sent, and a change of the Store's config or
 // sample becomes a configure or sample request here. Views subscribe to its snapshots and status.
 import type {
@@ -17,10 +17,10 @@ import type {
   Snapshot,
   WorkerEvent,
   PredictionsReport,
-} from './protocol';
-import { CONFIG_KEYS, keysOf, type State } from './settings';
-import { ablationOf, ablationState, sampleSpec, totalHeads, trainerConfig } from './state';
-import type { ChangeSource, Store } from './store';
+} from '../model/protocol';
+import { CONFIG_KEYS, keysOf, type State } from '../settings/settings';
+import { ablationOf, ablationState, sampleSpec, totalHeads, trainerConfig } from '../settings/state';
+import type { ChangeSource, Store } from '../settings/store';
 import { RequestError, type WorkerClient } from './worker-client';
 
 export { RequestError, WorkerClient } from './worker-client';

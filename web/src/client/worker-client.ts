@@ -1,6 +1,6 @@
 // The worker client: starts the training worker and matches each reply to its request by id
-// (the messages of protocol.ts). Knows nothing of settings or runs; the controller drives it.
-import type { ErrorKind, ErrorReply, ReplyFor, Request, WorkerEvent, WorkerMessage } from './protocol';
+// (the messages of model/protocol.ts). Knows nothing of settings or runs; the controller drives it.
+import type { ErrorKind, ErrorReply, ReplyFor, Request, WorkerEvent, WorkerMessage } from '../model/protocol';
 import type { Assets } from './assets';
 import { explainWorkerFailure, startWorker, watchPolicyViolations, type StartedWorker } from './worker-start';
 

@@ -3,7 +3,7 @@
 // a State (its config, the sample's ids, the ablation). Every name and bound comes from the key
 // table (settings.ts). Values read from a URL are validated and clamped, so a hostile link can
 // neither break the page nor freeze the tab.
-import type { Ablation, SampleSpec } from './protocol';
+import type { Ablation, SampleSpec } from '../model/protocol';
 import {
   ABLATION_KEYS,
   CONFIG_KEYS,
