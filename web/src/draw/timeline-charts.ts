@@ -3,6 +3,7 @@
 // head is which), each a step chart (draw/chart.ts) with a marker at the selected step. Only draws
 // what it is given.
 import type uPlot from 'uplot';
+import { num } from '../model/format';
 import { headLabel } from '../model/layers';
 import type { TimelineEntry } from '../model/protocol';
 import { stepChart, stepChartHeight, stepMarker } from './chart';
@@ -15,9 +16,6 @@ const HEAD_COLOURS = [
 
 /** The colour of head h in the plots (and its swatch beside the heatmaps). */
 export const headColour = (h: number): string => HEAD_COLOURS[h % HEAD_COLOURS.length];
-
-/** A value with three decimals, or a dash. */
-export const fmt3 = (v: number | null | undefined): string => (v == null || !Number.isFinite(v) ? '—' : v.toFixed(3));
 
 const HEIGHT: [number, number] = [140, 200];
 const RATIO = 0.42;
@@ -117,7 +115,7 @@ export class TimelinePlot {
   #build(entries: readonly TimelineEntry[], L: number, H: number): void {
     this.#plot?.destroy();
     const width = this.#width();
-    const series = Array.from({ length: L * H }, (_, g) => ({ label: headLabel(g, H, L), stroke: headColour(g), value: fmt3 }));
+    const series = Array.from({ length: L * H }, (_, g) => ({ label: headLabel(g, H, L), stroke: headColour(g), value: (v: number | null | undefined) => num(v) }));
     const spec = { yLabel: this.spec.axis, series, yRange: this.spec.range, plugins: [stepMarker(this.selectedStep, '#d6336c')] };
     this.#plot = stepChart(this.el, spec, data(this.spec, entries, L, H), width, stepChartHeight(width, HEIGHT, RATIO));
     this.heads = L * H;

@@ -2,6 +2,7 @@
 // when the core measures them (a change, a new run, every second or so while training plays; one
 // request in flight, the latest wins), and the sentences that say what the numbers mean.
 import type { Controller } from '../client/controller';
+import { mean, num, pct, signed } from '../model/format';
 import { argmaxHead, headLabel } from '../model/layers';
 import { noAblation, type Ablation, type AblationReport } from '../model/protocol';
 import { ABLATION_KEYS, type State } from '../settings/settings';
@@ -10,11 +11,6 @@ import { LiveRequest } from './live-request';
 
 /** How often the panel re-measures while training plays (ms). */
 const REMEASURE_MS = 1000;
-
-export const pct = (v: number) => (Number.isFinite(v) ? `${(100 * v).toFixed(1)}%` : '—');
-export const num = (v: number, d = 3) => (Number.isFinite(v) ? v.toFixed(d) : '—');
-export const mean = (a: Float32Array) => (a.length ? a.reduce((s, v) => s + v, 0) / a.length : NaN);
-export const signed = (v: number, d = 3) => (Number.isFinite(v) ? `${v >= 0 ? '+' : '−'}${Math.abs(v).toFixed(d)}` : '—');
 
 const capitalise = (t: string) => `${t.charAt(0).toUpperCase()}${t.slice(1)}`;
 

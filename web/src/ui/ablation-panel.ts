@@ -5,9 +5,10 @@
 // the mass on the answer, with a few sentences that say what the numbers mean. This file is the
 // view; ablation-model.ts holds the state and the requests.
 import type { Controller } from '../client/controller';
+import { mean, num, pct, signed } from '../model/format';
 import { headLabel } from '../model/layers';
 import type { Ablation, AblationReport, HeadScores, HeadStats, MaskMode } from '../model/protocol';
-import { AblationModel, explainAblation, inductionHead, mean, num, pct, signed } from './ablation-model';
+import { AblationModel, explainAblation, inductionHead } from './ablation-model';
 import { h, scrollBox, uniqueId } from './dom';
 import { fillPanel, type PanelOptions } from './panel';
 

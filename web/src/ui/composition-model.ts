@@ -4,6 +4,7 @@
 // the panel is on the page; one request in flight, the latest wins), and the pure helpers that turn
 // them into the figure's matrices and sentences. No DOM here; composition-panel.ts draws.
 import type { Controller } from '../client/controller';
+import { num } from '../model/format';
 import { argmaxHead, headLabel } from '../model/layers';
 import type { HeadScores, HeadScoresReport, Matrix } from '../model/protocol';
 import { ABLATION_KEYS } from '../settings/settings';
@@ -30,7 +31,6 @@ export function strongestPair(s: HeadScores, layer: number): { from: number; to:
   return { from: layer * H + Math.floor(k / H), to: (layer + 1) * H + (k % H), score: m.data[k] };
 }
 
-const f3 = (v: number) => (Number.isFinite(v) ? v.toFixed(3) : '—');
 
 /** The sentences under the figure: which head looks one token back, which matches prefixes, and
  * which pair composes most, against the random baseline. */
@@ -43,8 +43,8 @@ export function explainScores(s: HeadScores): string[] {
   const out: string[] = [];
   const prev = argmaxHead(s.previousToken, H);
   const ind = argmaxHead(s.prefixMatching, H, L > 1 ? 1 : 0);
-  if (prev >= 0) out.push(`Most previous-token-like: ${name(prev)} (score ${f3(s.previousToken[prev])}: the mean weight its queries put one position back).`);
-  if (ind >= 0) out.push(`Most prefix-matching${L > 1 ? ' in a later layer' : ''}: ${name(ind)} (score ${f3(s.prefixMatching[ind])}: at a repeated token, the mean weight on the token after its first occurrence).`);
+  if (prev >= 0) out.push(`Most previous-token-like: ${name(prev)} (score ${num(s.previousToken[prev])}: the mean weight its queries put one position back).`);
+  if (ind >= 0) out.push(`Most prefix-matching${L > 1 ? ' in a later layer' : ''}: ${name(ind)} (score ${num(s.prefixMatching[ind])}: at a repeated token, the mean weight on the token after its first occurrence).`);
   if (L < 2) {
     out.push('With one layer there is nothing to compose: no head can read what another head wrote. Set layers to 2 with the residual stream (the preset does) to see the composition scores.');
     return out;
@@ -53,8 +53,8 @@ export function explainScores(s: HeadScores): string[] {
     const p = strongestPair(s, l);
     const ratio = s.compositionBaseline > 0 ? p.score / s.compositionBaseline : NaN;
     out.push(
-      `Strongest composition from layer ${l + 1} to layer ${l + 2}: ${name(p.from)} → ${name(p.to)}, ${f3(p.score)}` +
-        (Number.isFinite(ratio) ? `, ${ratio.toFixed(1)}× the random baseline ${f3(s.compositionBaseline)}.` : '.'),
+      `Strongest composition from layer ${l + 1} to layer ${l + 2}: ${name(p.from)} → ${name(p.to)}, ${num(p.score)}` +
+        (Number.isFinite(ratio) ? `, ${ratio.toFixed(1)}× the random baseline ${num(s.compositionBaseline)}.` : '.'),
     );
   }
   return out;

@@ -5,13 +5,13 @@
 // view, composition-model.ts holds the requests and the helpers.
 import type { Controller } from '../client/controller';
 import { matrixTable } from '../draw/matrix-table';
+import { num } from '../model/format';
 import { headLabel } from '../model/layers';
 import type { HeadScores, HeadScoresReport } from '../model/protocol';
 import { CompositionModel, compositionMatrix, explainScores } from './composition-model';
 import { h, scrollBox } from './dom';
 import { fillPanel, type PanelOptions } from './panel';
 
-const f3 = (v: number) => (Number.isFinite(v) ? v.toFixed(3) : '—');
 
 /** Fills slot (the panel's section, placed by the training view). Returns the unmount function. */
 export function mountCompositionPanel(slot: HTMLElement, ctl: Controller, opts: PanelOptions): () => void {
@@ -58,8 +58,8 @@ export function mountCompositionPanel(slot: HTMLElement, ctl: Controller, opts: 
           'tr',
           { 'data-head': g, 'data-previous-token': String(s.previousToken[g]), 'data-prefix-matching': String(s.prefixMatching[g]) },
           h('th', { scope: 'row', text: headLabel(g, H, L) }),
-          h('td', { text: f3(s.previousToken[g]) }),
-          h('td', { text: f3(s.prefixMatching[g]) }),
+          h('td', { text: num(s.previousToken[g]) }),
+          h('td', { text: num(s.prefixMatching[g]) }),
         ),
       ),
     );
@@ -82,7 +82,7 @@ export function mountCompositionPanel(slot: HTMLElement, ctl: Controller, opts: 
         h(
           'figure',
           { class: 'matrix-fig composition-fig', 'data-layer': l },
-          h('figcaption', {}, h('strong', { text: title }), h('br'), h('span', { class: 'composition-baseline', text: `random baseline ${f3(s.compositionBaseline)}` })),
+          h('figcaption', {}, h('strong', { text: title }), h('br'), h('span', { class: 'composition-baseline', text: `random baseline ${num(s.compositionBaseline)}` })),
           scrollBox(`${title} (scrolls sideways)`, table),
         ),
       );

@@ -29,8 +29,3 @@ let uid = 0;
 export function uniqueId(prefix: string): string {
   return `${prefix}-${++uid}`;
 }
-
-/** Formats a loss for the readout. */
-export function fmtLoss(v: number): string {
-  return Number.isFinite(v) ? v.toFixed(4) : '—';
-}

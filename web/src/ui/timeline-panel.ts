@@ -8,7 +8,8 @@
 // draw/timeline-charts.ts's.
 import type { Controller } from '../client/controller';
 import { drawHeatmap } from '../draw/heatmap';
-import { fmt3, headColour, TIMELINE_PLOTS, TimelinePlot } from '../draw/timeline-charts';
+import { headColour, TIMELINE_PLOTS, TimelinePlot } from '../draw/timeline-charts';
+import { num } from '../model/format';
 import type { TimelineEntry } from '../model/protocol';
 import { headLabel } from '../model/layers';
 import { TIMELINE_BYTES } from '../model/timeline';
@@ -150,10 +151,10 @@ export function mountTimelinePanel(slot: HTMLElement, ctl: Controller, opts: Pan
     ensureFigures(e.L, e.H);
     e.entropy.forEach((v, hh) => {
       const m = e.answerMass[hh];
-      const parts = [h('span', { text: `${fmt3(v)} nats` })];
-      if (Number.isFinite(m)) parts.push(h('span', { text: `mass ${fmt3(m)}` }));
-      if (Number.isFinite(e.previousToken[hh])) parts.push(h('span', { class: 'timeline-prev', text: `prev ${fmt3(e.previousToken[hh])}` }));
-      if (Number.isFinite(e.prefixMatching[hh])) parts.push(h('span', { class: 'timeline-prefix', text: `prefix ${fmt3(e.prefixMatching[hh])}` }));
+      const parts = [h('span', { text: `${num(v)} nats` })];
+      if (Number.isFinite(m)) parts.push(h('span', { text: `mass ${num(m)}` }));
+      if (Number.isFinite(e.previousToken[hh])) parts.push(h('span', { class: 'timeline-prev', text: `prev ${num(e.previousToken[hh])}` }));
+      if (Number.isFinite(e.prefixMatching[hh])) parts.push(h('span', { class: 'timeline-prefix', text: `prefix ${num(e.prefixMatching[hh])}` }));
       figures[hh].stats.replaceChildren(...parts);
       // Full precision, for tests (the text rounds).
       Object.assign(figures[hh].stats.dataset, { previousToken: String(e.previousToken[hh]), prefixMatching: String(e.prefixMatching[hh]) });

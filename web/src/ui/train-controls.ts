@@ -3,9 +3,10 @@
 // per config setting of the key table. A control writes the Store (checked like a link); a core
 // error that names a key shows next to that control.
 import type { Controller, Problem } from '../client/controller';
+import { num } from '../model/format';
 import { CONFIG_KEYS, checkField, settingOf, TASKS, type State } from '../settings/settings';
 import type { Store } from '../settings/store';
-import { fmtLoss, h, uniqueId } from './dom';
+import { h, uniqueId } from './dom';
 
 /** One control of the "Model and training" box. */
 export interface ControlSpec {
@@ -179,7 +180,7 @@ export function mountTrainControls(store: Store, ctl: Controller): TrainControls
     if (s) {
       stepOut.textContent = String(s.step);
       rateOut.textContent = st === 'playing' ? Math.round(s.stepsPerSec).toLocaleString('en-US') : '0';
-      lossOut.textContent = fmtLoss(s.loss);
+      lossOut.textContent = num(s.loss, 4);
       lossNote.textContent = s.lossAtInit ? ' (at init: first batch, before any update)' : '';
       readout.dataset.step = String(s.step);
       readout.dataset.loss = String(s.loss);
