@@ -44,8 +44,8 @@ target_link_options(attention_core_web PRIVATE ${ATTN_WASM_LINK_OPTIONS} -sEXPOR
 set_target_properties(attention_core_web PROPERTIES
   OUTPUT_NAME attention-core-${ATTN_WASM_VARIANT} SUFFIX .js)
 
-# Node >= 18 cannot load the ES6 glue (TOOLCHAIN.md #6), hence a CommonJS flavour; .cjs because
-# the repository's package.json says "type": "module".
+# Node >= 18 cannot load the ES6 glue (scripts/README.md, Emscripten trap 6), hence a CommonJS
+# flavour; .cjs because the repository's package.json says "type": "module".
 add_executable(attention_core_node $<TARGET_OBJECTS:attention_core_bindings>)
 target_link_libraries(attention_core_node PRIVATE attn)
 target_link_options(attention_core_node PRIVATE ${ATTN_WASM_LINK_OPTIONS} -sENVIRONMENT=node)

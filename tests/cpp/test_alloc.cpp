@@ -1,4 +1,4 @@
-// After its first step, a training step allocates nothing (DESIGN.md). NATIVE ONLY (glibc):
+// After its first step, a training step allocates nothing (cpp/README.md). NATIVE ONLY (glibc):
 // this file replaces the C allocation functions with wrappers that count calls and forward to
 // glibc's own implementations. tests.cmake leaves it out of the wasm and ATTN_SANITIZE builds;
 // the wasm build checks the same property through the heap size in tests/web.

@@ -20,7 +20,8 @@ target_compile_definitions(attn_tests PRIVATE
   ATTN_REFERENCE_DIR="${CMAKE_SOURCE_DIR}/tests/reference/data")
 
 if(EMSCRIPTEN)
-  # Only the catch2/ folder goes on the include path, never /usr/include (TOOLCHAIN.md #3).
+  # Only the catch2/ folder goes on the include path, never /usr/include (scripts/README.md,
+  # Emscripten trap 3).
   find_path(CATCH2_INCLUDE_PARENT catch2/catch.hpp PATHS /usr/include NO_CMAKE_FIND_ROOT_PATH
             REQUIRED)
   set(catch_dir ${CMAKE_BINARY_DIR}/catch2_include)

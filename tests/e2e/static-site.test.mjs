@@ -1,6 +1,6 @@
 // A plain static site: the lesson's markdown renders a placeholder
 // (<div class="lesson-figure" data-figure="attention-playground">), and the few lines of
-// web/examples/lesson-figures.js (given in the README) turn every placeholder into the element,
+// web/examples/lesson-figures.js (given in web/docs/embed.md) turn every placeholder into the element,
 // including one that appears after the page has loaded (client-side navigation).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,7 +17,7 @@ const PAGE = `<!doctype html>
 <div class="lesson-figure" data-figure="attention-playground" id="fig-a" data-seed="4" data-task="shift" data-solved-at="0.5" data-hide="timeline"></div>
 </main></body></html>`;
 
-test('placeholders become elements with their data-* settings, also one added after load; the README gives the same lines', async () => {
+test('placeholders become elements with their data-* settings, also one added after load; web/docs/embed.md gives the same lines', async () => {
   const srv = await serveDistWith({ 'static.html': PAGE });
   const browser = await launch();
   try {
@@ -49,9 +49,9 @@ test('placeholders become elements with their data-* settings, also one added af
     await browser.close();
     await srv.close();
   }
-  // The README's snippet is this file, with the CDN's URL in its import.
+  // web/docs/embed.md's snippet is this file, with the CDN's URL in its import.
   const script = fs.readFileSync(path.join(ROOT, 'web/examples/lesson-figures.js'), 'utf8');
-  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const readme = fs.readFileSync(path.join(ROOT, 'web/docs/embed.md'), 'utf8');
   const body = script.slice(script.indexOf('const PLACEHOLDER')).trim();
-  assert.ok(readme.includes(body), 'README.md gives the lines of web/examples/lesson-figures.js');
+  assert.ok(readme.includes(body), 'web/docs/embed.md gives the lines of web/examples/lesson-figures.js');
 });

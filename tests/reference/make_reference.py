@@ -18,7 +18,7 @@ Run with Debian's python3-torch:  /usr/bin/python3 tests/reference/make_referenc
   load_state_dict(strict=True), runs it on the ids in I, runs `attn forward` on the same files,
   and prints the largest |logit difference| (exit 1 if above 1e-5 abs + rel).
 
-The model is written here from the architecture in ../shared/DESIGN.md, not imported:
+The model is written here from the architecture in cpp/README.md, not imported:
 token embedding + sinusoidal positions -> multi-head causal self-attention with a fused
 qkv projection -> LM head. No layer norm, no dropout (eval). Deeper models (issue 15) stack
 L attention layers in a ModuleList named `layers` (one layer stays `attn`, the curriculum's

@@ -1,4 +1,4 @@
-// The JS API of DESIGN.md: what each call returns, its shapes, and its guarantees.
+// The JS API of cpp/README.md: what each call returns, its shapes, and its guarantees.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 

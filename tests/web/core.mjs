@@ -20,7 +20,8 @@ export function loadCore(variant) {
     const glue = `${dir}attention-core-node.cjs`;
     if (!existsSync(glue)) throw new Error(`${glue} is missing: run scripts/build-wasm ${variant}`);
     const createAttentionCore = require(glue);
-    // Node's fetch() cannot load a file path, so hand the bytes over (TOOLCHAIN.md #5).
+    // Node's fetch() cannot load a file path, so hand the bytes over (scripts/README.md,
+    // Emscripten trap 5).
     loaded.set(variant, createAttentionCore({ wasmBinary: readFileSync(`${dir}attention-core-node.wasm`) }));
   }
   return loaded.get(variant);
