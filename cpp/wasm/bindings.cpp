@@ -1,4 +1,4 @@
-// Embind bindings: the JS API of DESIGN.md, declared in web/src/core/attention-core.d.ts, as one
+// Embind bindings: the JS API of cpp/README.md, declared in web/src/core/attention-core.d.ts, as one
 // table. Each entry reads its arguments with convert.h, calls the core inside js_call (a C++
 // exception reaches JS as an Error with .kind and .key) and converts the result. No math and no
 // validation live here: the core checks values, convert.h checks only what it must to convert.

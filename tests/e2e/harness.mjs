@@ -87,7 +87,7 @@ export function useBrowser(set, { dir = DIST, headers = {} } = {}) {
   });
 }
 
-/** Launches Debian's Chromium headless with the flags TOOLCHAIN.md lists. Never downloads one. */
+/** Launches Debian's Chromium headless with the flags scripts/README.md lists. Never downloads one. */
 export async function launch() {
   return chromium.launch({
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
