@@ -4,6 +4,7 @@
 // (settings/settings.ts), and their values are checked by it, exactly like the URL's.
 import { checkField, DEFAULTS, quote, SETTING_LIST, SETTINGS, type Correction, type Setting, type State } from '../settings/settings';
 import { fixConsistency } from '../settings/state';
+import { PART_GROUPS, type PartGroup } from '../ui/parts';
 
 /** Attribute name -> the State key it sets, for a table: its attributes, and with `old` their old
  * names too. */
@@ -32,34 +33,9 @@ export function keyOfAttribute(name: string): keyof State | undefined {
   return Object.hasOwn(ATTRIBUTE_KEYS, name) ? ATTRIBUTE_KEYS[name] : undefined;
 }
 
-/**
- * Control groups that `hide` removes, with what each one is. The selectors find them in the views
- * (ui/app.ts, ui/train-view.ts, ui/lesson-view.ts).
- */
-export const HIDE_GROUPS = {
-  header: { selector: 'header.top', what: 'the title and the view tabs (the view is then fixed by the view attribute)' },
-  status: { selector: '.loading', what: 'the "Core loaded" line' },
-  run: { selector: 'fieldset.run', what: 'the Run box: Play, Step, Reset, the step/loss readout and its problem box' },
-  model: { selector: 'fieldset.config', what: 'the "Model and training" settings' },
-  loss: { selector: '.loss-panel', what: 'the loss chart' },
-  heatmaps: { selector: '.heat-panel', what: 'the attention heatmaps panel' },
-  sample: { selector: '.sample-field', what: 'the sample-sequence input above the heatmaps' },
-  legend: { selector: '.heat-panel .legend, .heat-panel .cell-readout', what: 'the colour legend and the hovered-cell readout' },
-  'lesson-controls': { selector: '.lesson-controls', what: 'the inputs of the lesson view: the two sentences, heads, dk, dv, the mask preset and its window, the positions toggle' },
-  'stage-nav': { selector: '.stage-nav', what: 'the Prev/Next stage buttons of the lesson view' },
-  shapes: { selector: '.shape-panel', what: 'the shape contract of the training view' },
-  questions: { selector: '.check-yourself', what: 'the "Check yourself" questions of both views' },
-  predictions: { selector: '.predictions-panel', what: 'the predictions on the sample (the top 3 next tokens at each position)' },
-  ablation: { selector: '.ablation-panel', what: 'the Ablation panel (heads off or frozen, the 1/sqrt(dk) toggle, the broken mask)' },
-  timeline: { selector: '.timeline-panel', what: 'the attention timeline (scrubber, entropy and answer-mass plots)' },
-  backward: { selector: '.backward-panel', what: 'the backward pass of one query row' },
-  selftest: { selector: '.selftest-panel', what: 'the self-test panel (the curriculum\'s checks on the live core)' },
-  export: { selector: '.export-panel', what: 'the Export / import panel of the training view' },
-  composition: { selector: '.composition-panel', what: 'the per-head scores and the composition matrices between layers' },
-  presets: { selector: '.presets', what: 'the preset links under the controls ("watch an induction head form")' },
-} as const;
-
-export type HideGroup = keyof typeof HIDE_GROUPS;
+/** The control groups `hide` leaves out, with what each one is (the views place them: ui/parts.ts). */
+export const HIDE_GROUPS = PART_GROUPS;
+export type HideGroup = PartGroup;
 
 /** The solved-at threshold when the attribute is absent. */
 export const DEFAULT_SOLVED_AT = 0.1;

@@ -20,7 +20,6 @@ import {
   ELEMENT_DEFAULTS,
   keyOfAttribute,
   OBSERVED_ATTRIBUTES,
-  HIDE_GROUPS,
   parseAutoplay,
   parseHeight,
   parseHide,
@@ -32,6 +31,10 @@ import {
   type ConfigAttribute,
   type HideGroup,
 } from './attributes';
+import { SolvedWatch, type SolvedDetail } from './solved';
+import { StepEvents } from './step-events';
+
+export { STEP_EVENT_MS } from './step-events';
 
 /** Detail of the `ready` event. */
 export interface ReadyDetail {
@@ -51,9 +54,6 @@ export interface ErrorDetail {
    * could not start: CSP, file://, no CORS), "load" (the core did not load), "webassembly". */
   kind?: string;
 }
-
-/** `step` events come at most this often while training (the last one is never dropped). */
-export const STEP_EVENT_MS = 200;
 
 const WASM_MESSAGE = 'This interactive playground needs WebAssembly, which this browser does not provide (or has turned off). The lesson text still reads fine without it.';
 
@@ -90,13 +90,9 @@ export class AttentionPlaygroundElement extends HTMLElement {
   /** Current problem text per source (attribute name, "run", "load"), shown in the message box. */
   #shown = new Map<string, string>();
   #hidden = new Set<HideGroup>();
-  #placeholders = new Map<Element, Comment>();
-  #solvedAt = parseSolvedAt(null).value;
-  #solvedFired = false;
+  readonly #solved = new SolvedWatch(parseSolvedAt(null).value);
+  readonly #stepEvents = new StepEvents<Snapshot>((s) => this.dispatchEvent(new CustomEvent<StepDetail>('step', { bubbles: true, detail: { step: s.step, loss: s.loss } })));
   #lastSnapshot: Snapshot | null = null;
-  #lastStepSent = -1;
-  #lastStepTime = 0;
-  #stepTimer = 0;
   #teardownQueued = false;
 
   constructor() {
@@ -219,9 +215,10 @@ export class AttentionPlaygroundElement extends HTMLElement {
     const store = this.#store;
     this.#appRoot = h('div', { class: 'ap-app' });
     this.#frame.append(this.#appRoot);
-    const app = mountApp(this.#appRoot, store, { assets: ASSETS });
-    this.#app = app;
+    // The app leaves the hidden groups out from the start.
     this.#applyHide();
+    const app = mountApp(this.#appRoot, store, { assets: ASSETS, hidden: this.#hidden });
+    this.#app = app;
     this.#applyHeight();
     this.#applySolvedAt();
     this.#applyTheme();
@@ -251,15 +248,14 @@ export class AttentionPlaygroundElement extends HTMLElement {
   #teardown(): void {
     for (const f of this.#unsubscribe) f();
     this.#unsubscribe = [];
-    clearTimeout(this.#stepTimer);
+    this.#stepEvents.stop();
     this.#app?.destroy();
     this.#appRoot?.remove();
     this.#app = null;
     this.#appRoot = null;
-    this.#placeholders.clear();
     this.#setReady(false);
     this.#lastSnapshot = null;
-    this.#lastStepSent = -1;
+    this.#solved.forget();
   }
 
   #setReady(ok: boolean): void {
@@ -282,29 +278,13 @@ export class AttentionPlaygroundElement extends HTMLElement {
 
   // ---- Attributes that only the element has
 
+  /** Reads `hide`; the app (once mounted) leaves those groups out and puts the others back. */
   #applyHide(): void {
-    const root = this.#appRoot;
-    if (!root) return;
     const { groups, problem } = parseHide(this.getAttribute('hide'));
     this.#show('hide', problem ? [problem] : []);
     if (problem) this.#errorSoon(problem.message, { attribute: 'hide' });
     this.#hidden = groups;
-    // Put back what is no longer hidden, then take out what is.
-    for (const [el, mark] of [...this.#placeholders]) {
-      mark.replaceWith(el);
-      this.#placeholders.delete(el);
-    }
-    const remove = (el: Element, g: string) => {
-      const mark = document.createComment(`hidden: ${g}`);
-      el.replaceWith(mark);
-      this.#placeholders.set(el, mark);
-    };
-    for (const g of groups) for (const el of root.querySelectorAll(HIDE_GROUPS[g].selector)) remove(el, g);
-    // With both boxes of the controls column gone, the column goes too and the plots take the width.
-    const noControls = groups.has('run') && groups.has('model');
-    const form = root.querySelector('.train-layout > form.controls');
-    if (form && noControls) remove(form, 'run, model');
-    root.querySelector('.train-layout')?.classList.toggle('ap-no-controls', noControls);
+    this.#app?.setHidden(groups);
     this.#frame.dataset.hide = [...groups].join(' ');
     this.#onProblem(this.#lastProblem);
   }
@@ -329,10 +309,8 @@ export class AttentionPlaygroundElement extends HTMLElement {
     const { value, problem } = parseSolvedAt(this.getAttribute('solved-at'));
     this.#show('solved-at', problem ? [problem] : []);
     if (problem) this.#errorSoon(problem.message, { attribute: 'solved-at' });
-    this.#solvedAt = value;
     // A new threshold is a new goal: it may fire again in this run.
-    this.#solvedFired = false;
-    if (this.#lastSnapshot) this.#checkSolved(this.#lastSnapshot);
+    this.#fireSolved(this.#solved.setThreshold(value));
   }
 
   // ---- Events
@@ -340,35 +318,15 @@ export class AttentionPlaygroundElement extends HTMLElement {
   #onController(c: Controller): void {
     const s = c.snapshot;
     if (!s || s === this.#lastSnapshot) return;
-    const prev = this.#lastSnapshot;
     this.#lastSnapshot = s;
-    // A new run (configure or reset): step went back. The solved event may fire again.
-    if (prev && s.step < prev.step) this.#solvedFired = false;
-    this.#checkSolved(s);
+    this.#fireSolved(this.#solved.observe(s));
     // The first model (before `ready`) is the starting point, not a step.
-    if (!this.#ready) this.#lastStepSent = s.step;
-    else if (s.step !== this.#lastStepSent) this.#queueStepEvent();
+    if (!this.#ready) this.#stepEvents.start(s);
+    else this.#stepEvents.push(s);
   }
 
-  #checkSolved(s: Snapshot): void {
-    if (this.#solvedFired || s.lossAtInit || s.step === 0 || !(s.loss < this.#solvedAt)) return;
-    this.#solvedFired = true;
-    this.dispatchEvent(new CustomEvent<StepDetail & { threshold: number }>('solved', { bubbles: true, detail: { step: s.step, loss: s.loss, threshold: this.#solvedAt } }));
-  }
-
-  #queueStepEvent(): void {
-    if (this.#stepTimer) return;
-    const wait = Math.max(0, this.#lastStepTime + STEP_EVENT_MS - performance.now());
-    const fire = () => {
-      this.#stepTimer = 0;
-      const s = this.#lastSnapshot;
-      if (!s || s.step === this.#lastStepSent) return;
-      this.#lastStepSent = s.step;
-      this.#lastStepTime = performance.now();
-      this.dispatchEvent(new CustomEvent<StepDetail>('step', { bubbles: true, detail: { step: s.step, loss: s.loss } }));
-    };
-    if (wait === 0) fire();
-    else this.#stepTimer = window.setTimeout(fire, wait);
+  #fireSolved(detail: SolvedDetail | null): void {
+    if (detail) this.dispatchEvent(new CustomEvent<SolvedDetail>('solved', { bubbles: true, detail }));
   }
 
   #lastProblem: Problem | null = null;

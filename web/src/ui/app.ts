@@ -6,6 +6,7 @@ import type { Correction, State } from '../settings/settings';
 import type { Store } from '../settings/store';
 import { h, uniqueId } from './dom';
 import { mountLessonView } from './lesson-view';
+import { Parts, type PartGroup } from './parts';
 import { mountTrainView } from './train-view';
 
 /** A mounted page. */
@@ -18,6 +19,8 @@ export interface App {
   showCorrections(c: Correction[]): void;
   /** Redraws the canvases with the current colours (after a theme change). */
   restyle(): void;
+  /** Leaves out the parts of these groups (and only these): an embedding's `hide`. */
+  setHidden(groups: Iterable<PartGroup>): void;
   destroy(): void;
 }
 
@@ -26,8 +29,9 @@ const TABS: { view: State['view']; label: string }[] = [
   { view: 'lesson', label: 'Self-attention from scratch' },
 ];
 
-/** Mounts the page into root; assets are the worker's and the core's files. */
-export function mountApp(root: HTMLElement, store: Store, opts: { assets: Assets; forceScalar?: boolean }): App {
+/** Mounts the page into root; assets are the worker's and the core's files; the parts of the
+ * `hidden` groups are left out. */
+export function mountApp(root: HTMLElement, store: Store, opts: { assets: Assets; forceScalar?: boolean; hidden?: Iterable<PartGroup> }): App {
   const reducedMotion = matchMedia('(prefers-reduced-motion: reduce)').matches;
   const client = new WorkerClient(opts.assets, opts.forceScalar);
   const ctl = new Controller(client, store);
@@ -35,6 +39,7 @@ export function mountApp(root: HTMLElement, store: Store, opts: { assets: Assets
   // Start the worker (and so the wasm download and compile) before building the page, so both
   // happen at once.
   const started = ctl.start();
+  const parts = new Parts(opts.hidden);
 
   const bannerList = h('ul');
   const bannerClose = h('button', { type: 'button', class: 'link', text: 'Dismiss' });
@@ -63,9 +68,9 @@ export function mountApp(root: HTMLElement, store: Store, opts: { assets: Assets
 
   const loading = h('p', { class: 'loading', role: 'status', text: 'Loading the attention core…' });
   root.append(
-    h('header', { class: 'top' }, h('h1', { text: 'Attention Playground' }), tablist),
+    parts.place(h('header', { class: 'top' }, h('h1', { text: 'Attention Playground' }), tablist), 'header'),
     banner,
-    loading,
+    parts.place(loading, 'status'),
     ...panels.values(),
   );
 
@@ -79,8 +84,8 @@ export function mountApp(root: HTMLElement, store: Store, opts: { assets: Assets
   const scheme = matchMedia('(prefers-color-scheme: dark)');
   scheme.addEventListener('change', restyle);
 
-  const train = mountTrainView(panels.get('train')!, store, ctl, { reducedMotion, onRestyle });
-  const lesson = mountLessonView(panels.get('lesson')!, store, ctl);
+  const train = mountTrainView(panels.get('train')!, store, ctl, { reducedMotion, onRestyle, parts });
+  const lesson = mountLessonView(panels.get('lesson')!, store, ctl, parts);
 
   function showView(v: State['view']): void {
     for (const [view, panel] of panels) {
@@ -119,6 +124,7 @@ export function mountApp(root: HTMLElement, store: Store, opts: { assets: Assets
       banner.hidden = c.length === 0;
     },
     restyle,
+    setHidden: (groups) => parts.setHidden(groups),
     destroy() {
       unsub();
       scheme.removeEventListener('change', restyle);

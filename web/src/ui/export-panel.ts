@@ -23,8 +23,8 @@ function download(name: string, data: BlobPart, type: string): void {
   setTimeout(() => URL.revokeObjectURL(url), 10000);
 }
 
-/** Mounts the panel into parent (the training view's plots column). Returns the unmount function. */
-export function mountExportPanel(parent: HTMLElement, ctl: Controller): () => void {
+/** Builds the panel (the training view places it); destroy unmounts it. */
+export function mountExportPanel(ctl: Controller): { panel: HTMLElement; destroy(): void } {
   const btn = (action: string, text: string) => h('button', { type: 'button', 'data-export': action, text });
   const weightsBtn = btn('weights', 'Weights (.safetensors)');
   const jsonBtn = btn('json', 'Config + loss (.json)');
@@ -43,7 +43,6 @@ export function mountExportPanel(parent: HTMLElement, ctl: Controller): () => vo
     h('p', { class: 'hint', text: 'Import both files at once (or drop them here) to restore a run; the JSON alone sets the config; weights alone must match the current config.' }),
     message,
   );
-  parent.append(panel);
 
   const say = (text: string, ok = false) => {
     message.textContent = text;
@@ -160,8 +159,11 @@ export function mountExportPanel(parent: HTMLElement, ctl: Controller): () => vo
   };
   const unsubscribe = ctl.subscribe(sync);
   sync();
-  return () => {
-    unsubscribe();
-    panel.remove();
+  return {
+    panel,
+    destroy: () => {
+      unsubscribe();
+      panel.remove();
+    },
   };
 }

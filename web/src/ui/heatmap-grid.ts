@@ -9,6 +9,7 @@ import { averageLabel, headLabel, layerWeights } from '../model/layers';
 import type { Snapshot } from '../model/protocol';
 import type { Store } from '../settings/store';
 import { h } from './dom';
+import type { Parts } from './parts';
 import { mountSampleField } from './sample-field';
 
 const HINT = 'Hover a cell, or focus a heatmap and use the arrow keys.';
@@ -24,7 +25,7 @@ export interface HeatmapGrid {
 }
 
 /** Builds the heatmaps panel; `request` asks the view for a redraw (next animation frame). */
-export function mountHeatmapGrid(store: Store, ctl: Controller, opts: { reducedMotion: boolean; request: () => void }): HeatmapGrid {
+export function mountHeatmapGrid(store: Store, ctl: Controller, opts: { reducedMotion: boolean; request: () => void; parts: Parts }): HeatmapGrid {
   const sample = mountSampleField(store, ctl);
   const legendBar = h('canvas', { class: 'legend-bar', 'aria-hidden': 'true' });
   const legendMasked = h('canvas', { class: 'legend-masked', 'aria-hidden': 'true' });
@@ -43,9 +44,9 @@ export function mountHeatmapGrid(store: Store, ctl: Controller, opts: { reducedM
     'section',
     { class: 'panel heat-panel', 'aria-label': 'Attention heatmaps' },
     h('div', { class: 'panel-head' }, h('h2', { text: 'Attention of every head' })),
-    sample.element,
-    legend,
-    cellReadout,
+    opts.parts.place(sample.element, 'sample'),
+    opts.parts.place(legend, 'legend'),
+    opts.parts.place(cellReadout, 'legend'),
     liveCell,
     grid,
     opts.reducedMotion ? h('p', { class: 'hint', text: 'Reduced motion is on: heatmaps and chart update twice a second while training.' }) : null,

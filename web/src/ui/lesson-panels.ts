@@ -27,8 +27,9 @@ export interface BlendStages {
 
 /** The mounted panels. */
 export interface LessonPanels {
-  /** Places the panels into the stage sections of stagesEl that exist, and redraws the blend. */
-  update(stagesEl: HTMLElement, stages: BlendStages): void;
+  /** Places the panels into the stage sections of stagesEl that exist, and redraws the blend;
+   * the stages keep clear of the sticky stage bar, nav. */
+  update(stagesEl: HTMLElement, stages: BlendStages, nav: HTMLElement): void;
   destroy(): void;
 }
 
@@ -274,7 +275,7 @@ export function mountLessonPanels(store: Store, ctl: Controller): LessonPanels {
   let loaded = false;
   let barObserver: ResizeObserver | null = null;
   return {
-    update(stagesEl, stages) {
+    update(stagesEl, stages, nav) {
       if (!loaded) {
         // The first update comes once the core is up (the stages were computed).
         loaded = true;
@@ -298,7 +299,7 @@ export function mountLessonPanels(store: Store, ctl: Controller): LessonPanels {
         unlink = linkCells(stagesEl);
         linkedRoot = stagesEl;
         barObserver?.disconnect();
-        barObserver = keepClearOfStageBar(stagesEl);
+        barObserver = keepClearOfStageBar(stagesEl, nav);
       }
     },
     destroy() {
@@ -312,10 +313,9 @@ export function mountLessonPanels(store: Store, ctl: Controller): LessonPanels {
 /** The sticky stage bar covers the top of whatever scrolls under it: its height, kept in the
  * view's --stage-nav-h, is the scroll margin of the stages (style.css), so a stage scrolled into
  * view, or a cell focused, lands below the bar. */
-function keepClearOfStageBar(stagesEl: HTMLElement): ResizeObserver | null {
+function keepClearOfStageBar(stagesEl: HTMLElement, nav: HTMLElement): ResizeObserver | null {
   const view = stagesEl.parentElement;
-  const nav = view?.querySelector<HTMLElement>('.stage-nav');
-  if (!view || !nav || typeof ResizeObserver === 'undefined') return null;
+  if (!view || typeof ResizeObserver === 'undefined') return null;
   const set = () => view.style.setProperty('--stage-nav-h', `${Math.ceil(nav.getBoundingClientRect().height)}px`);
   const ro = new ResizeObserver(set);
   ro.observe(nav);

@@ -12,6 +12,7 @@ import { h, scrollBox, uniqueId } from './dom';
 import { maskEditor } from './lesson-mask-editor';
 import { fullyMaskedRows, MASK_PRESETS, maskCells, presetOf } from '../settings/lesson-mask';
 import { mountLessonPanels } from './lesson-panels';
+import type { Parts } from './parts';
 
 /** Width of the seeded embeddings in this view. */
 export const LESSON_D_MODEL = 8;
@@ -48,7 +49,7 @@ export function lessonTokens(s: Readonly<State>): { tokens: string[]; split: num
 }
 
 /** Mounts view 2 into root. */
-export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller): LessonView {
+export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller, parts: Parts): LessonView {
   const cleanups: (() => void)[] = [];
   const panels = mountLessonPanels(store, ctl); // √dk, softmax stability, the blend, cell links
   cleanups.push(() => panels.destroy());
@@ -99,10 +100,9 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
   const stagesEl = h('div', { class: 'stages' });
   const compareEl = h('div', { class: 'compare-slot' });
 
-  root.append(
-    h(
-      'form',
-      { class: 'controls lesson-controls', 'aria-label': 'Self-attention inputs' },
+  const form = h(
+    'form',
+    { class: 'controls lesson-controls', 'aria-label': 'Self-attention inputs' },
       sent.el,
       sent2.el,
       h(
@@ -115,15 +115,18 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
         win.el,
         h('div', { class: 'field' }, h('label', { for: posId, class: 'inline' }, posBox, ' add positions to X')),
       ),
-      h('p', { class: 'hint', text: `X holds one seeded ${LESSON_D_MODEL}-number embedding per lower-cased token (the seed is the training view's), plus its position's sinusoidal code when positions are on. Every other number is computed by the wasm core.` }),
-    ),
-    h('nav', { class: 'stage-nav', 'aria-label': 'Stages' }, prevBtn, stageLabel, nextBtn),
+    h('p', { class: 'hint', text: `X holds one seeded ${LESSON_D_MODEL}-number embedding per lower-cased token (the seed is the training view's), plus its position's sinusoidal code when positions are on. Every other number is computed by the wasm core.` }),
+  );
+  form.addEventListener('submit', (e) => e.preventDefault());
+  const stageNav = h('nav', { class: 'stage-nav', 'aria-label': 'Stages' }, prevBtn, stageLabel, nextBtn);
+  root.append(
+    parts.place(form, 'lesson-controls'),
+    parts.place(stageNav, 'stage-nav'),
     problem,
     stagesEl,
     compareEl,
-    checkYourself(LESSON_QUESTIONS),
+    parts.place(checkYourself(LESSON_QUESTIONS), 'questions'),
   );
-  root.querySelector('form')!.addEventListener('submit', (e) => e.preventDefault());
 
   posBox.addEventListener('change', () => store.set({ positions: posBox.checked }));
   maskSelect.addEventListener('change', () => store.set({ lessonMask: maskSelect.value }));
@@ -288,7 +291,7 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
     );
     stagesEl.replaceChildren(...sections.slice(0, s.stage + 1));
     // The blend takes head 1 apart (each head blends its own value rows the same way).
-    panels.update(stagesEl, { tokens: r.tokens, head: H > 1 ? 0 : null, weights: r.heads[0].weights, V: r.heads[0].V, output: r.heads[0].output });
+    panels.update(stagesEl, { tokens: r.tokens, head: H > 1 ? 0 : null, weights: r.heads[0].weights, V: r.heads[0].V, output: r.heads[0].output }, stageNav);
     stageLabel.textContent = `Stage ${s.stage + 1} of ${STAGES.length}: ${sections[s.stage].querySelector('h3')!.textContent!.replace(/^\d+\. /, '')}`;
     compareEl.replaceChildren(...(r.apart.length === 2 && s.stage >= STAGES.indexOf('weights') ? [compare(r)] : []));
     if (refocus) stagesEl.querySelector<HTMLButtonElement>(`button.mask-cell[data-i="${refocus[0]}"][data-j="${refocus[1]}"]`)?.focus();

@@ -7,6 +7,7 @@ import { num } from '../model/format';
 import { CONFIG_KEYS, checkField, settingOf, TASKS, type State } from '../settings/settings';
 import type { Store } from '../settings/store';
 import { h, uniqueId } from './dom';
+import type { Parts } from './parts';
 
 /** One control of the "Model and training" box. */
 export interface ControlSpec {
@@ -39,7 +40,7 @@ export interface TrainControls {
 }
 
 /** Builds the controls column; the caller places `form`. */
-export function mountTrainControls(store: Store, ctl: Controller): TrainControls {
+export function mountTrainControls(store: Store, ctl: Controller, parts: Parts): TrainControls {
   const cleanups: (() => void)[] = [];
   const inputs = new Map<keyof State, HTMLInputElement | HTMLSelectElement>();
   const messages = new Map<keyof State, HTMLElement>();
@@ -91,8 +92,8 @@ export function mountTrainControls(store: Store, ctl: Controller): TrainControls
   const form = h(
     'form',
     { class: 'controls', 'aria-label': 'Model and training controls' },
-    h('fieldset', { class: 'run' }, h('legend', { text: 'Run' }), h('div', { class: 'buttons' }, playBtn, step1Btn, step10Btn, resetBtn), readout, problem),
-    h('fieldset', { class: 'config' }, h('legend', { text: 'Model and training' }), h('p', { class: 'hint first', text: 'Changing a value builds a new model (step 0).' }), h('div', { class: 'fields' }, ...fields), taskHelp),
+    parts.place(h('fieldset', { class: 'run' }, h('legend', { text: 'Run' }), h('div', { class: 'buttons' }, playBtn, step1Btn, step10Btn, resetBtn), readout, problem), 'run'),
+    parts.place(h('fieldset', { class: 'config' }, h('legend', { text: 'Model and training' }), h('p', { class: 'hint first', text: 'Changing a value builds a new model (step 0).' }), h('div', { class: 'fields' }, ...fields), taskHelp), 'model'),
   );
   form.addEventListener('submit', (e) => e.preventDefault());
 

@@ -9,6 +9,7 @@ import { h, uniqueId } from './dom';
 import { mountExportPanel } from './export-panel';
 import { mountHeatmapGrid } from './heatmap-grid';
 import type { PanelOptions } from './panel';
+import type { Parts } from './parts';
 import { checkYourself, TRAIN_QUESTIONS } from './check-yourself';
 import { mountShapeContract } from './shape-contract';
 import { mountTrainControls } from './train-controls';
@@ -22,10 +23,11 @@ export interface TrainView {
   destroy(): void;
 }
 
-/** Mounts view 1 into root. */
-export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller, opts: Pick<PanelOptions, 'reducedMotion' | 'onRestyle'>): TrainView {
+/** Mounts view 1 into root; its parts go in (or stay out) through parts. */
+export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller, opts: Pick<PanelOptions, 'reducedMotion' | 'onRestyle'> & { parts: Parts }): TrainView {
   const cleanups: (() => void)[] = [];
-  const controls = mountTrainControls(store, ctl);
+  const { parts } = opts;
+  const controls = mountTrainControls(store, ctl, parts);
   cleanups.push(controls.destroy);
 
   // ---- Loss chart
@@ -54,22 +56,27 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
   );
 
   // ---- Heatmaps
-  const heat = mountHeatmapGrid(store, ctl, { reducedMotion: opts.reducedMotion, request: scheduleDraw });
+  const heat = mountHeatmapGrid(store, ctl, { reducedMotion: opts.reducedMotion, request: scheduleDraw, parts });
   cleanups.push(heat.destroy);
 
   // ---- The shape contract, with the live settings
   const shapes = h('section', { class: 'panel shape-panel', 'aria-label': 'Shapes' });
   cleanups.push(mountShapeContract(shapes, store));
 
-  const plots = h('div', { class: 'train-plots' }, chartSection, heat.section, shapes);
-  root.append(h('div', { class: 'train-layout' }, controls.form, plots));
+  const plots = h('div', { class: 'train-plots' }, parts.place(chartSection, 'loss'), parts.place(heat.section, 'heatmaps'), parts.place(shapes, 'shapes'));
+  // With both boxes of the controls column out, the column goes too and the plots take the width.
+  const layout = h('div', { class: 'train-layout' }, parts.place(controls.form, 'run', 'model'), plots);
+  const fitColumns = () => layout.classList.toggle('no-controls', parts.isHidden('run', 'model'));
+  fitColumns();
+  cleanups.push(parts.onChange(fitColumns));
+  root.append(layout);
   // ---- Issue 15: the preset links ("watch an induction head form"), under the controls.
-  controls.form.append(mountPresets(store));
+  controls.form.append(parts.place(mountPresets(store), 'presets'));
   // ---- The learning panels, each computed by the core in the worker. They start once the first
   // heatmap is drawn (or, when the heatmaps are not shown, shortly after the first snapshot), so
   // their requests and renders never delay it.
-  // Their sections are placed now (so the layout and the element's hide groups see them), their
-  // code is loaded and mounted then.
+  // Their sections are placed now (so the layout is stable, and each is in or out by its group),
+  // their code is loaded and mounted then.
   let markStarted = () => {};
   const started = new Promise<void>((r) => (markStarted = r));
   const panelOpts: PanelOptions = { reducedMotion: opts.reducedMotion, store, onRestyle: opts.onRestyle };
@@ -82,7 +89,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
     backward: slot('backward-panel', 'Backward pass for one query row'),
     selftest: slot('selftest-panel', 'Self-test'),
   };
-  plots.append(...Object.values(slots));
+  plots.append(...(Object.keys(slots) as (keyof typeof slots)[]).map((group) => parts.place(slots[group], group)));
   let unmounted = false;
   cleanups.push(() => (unmounted = true));
   void started
@@ -102,8 +109,9 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
       for (const el of Object.values(slots)) el.textContent = `This panel could not be loaded: ${e instanceof Error ? e.message : String(e)}`;
     });
   // ---- Export / import. An imported run's settings go to the Store (Controller.importRun).
-  cleanups.push(mountExportPanel(plots, ctl));
-  plots.append(checkYourself(TRAIN_QUESTIONS));
+  const exporter = mountExportPanel(ctl);
+  cleanups.push(exporter.destroy);
+  plots.append(parts.place(exporter.panel, 'export'), parts.place(checkYourself(TRAIN_QUESTIONS), 'questions'));
 
   // ---- State -> what the chart shows (chance follows the vocabulary of the settings)
   const chartOptions = (s: Readonly<State>) => ({ logY: s.logY, smooth: s.smooth, epochSteps: s.epochMeans ? DEMO_EPOCH_STEPS : 0, chance: Math.log(s.vocabSize) });

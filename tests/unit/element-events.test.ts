@@ -1,0 +1,110 @@
+// The element's event logic, pure (web/src/element/step-events.ts, solved.ts): the `step` events'
+// throttle under fake timers (the clock only moves when the test moves it), and when `solved` fires.
+import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
+import { SolvedWatch, type SolvedSnapshot } from '../../web/src/element/solved';
+import { STEP_EVENT_MS, StepEvents } from '../../web/src/element/step-events';
+
+describe('step events', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** A throttle whose events are collected as the steps they announce. */
+  const open = () => {
+    const sent: number[] = [];
+    const events = new StepEvents<{ step: number }>((s) => sent.push(s.step));
+    return { events, sent, push: (step: number) => events.push({ step }) };
+  };
+
+  test('the starting point is no event; the first step is announced at once', () => {
+    const { events, sent, push } = open();
+    events.start({ step: 0 });
+    push(0);
+    expect(sent).toEqual([]);
+    push(5);
+    expect(sent).toEqual([5]);
+  });
+
+  test('at most one event per interval, each for the latest step, and the last is never dropped', () => {
+    const { sent, push } = open();
+    push(1);
+    for (const step of [2, 3, 4]) push(step);
+    expect(sent).toEqual([1]);
+    vi.advanceTimersByTime(STEP_EVENT_MS - 1);
+    expect(sent).toEqual([1]);
+    vi.advanceTimersByTime(1);
+    expect(sent).toEqual([1, 4]);
+    // A step that comes after a quiet interval goes at once; a burst after it waits again.
+    vi.advanceTimersByTime(5 * STEP_EVENT_MS);
+    push(9);
+    push(10);
+    expect(sent).toEqual([1, 4, 9]);
+    expect(vi.getTimerCount()).toBe(1);
+    vi.runAllTimers();
+    expect(sent).toEqual([1, 4, 9, 10]);
+  });
+
+  test('the same step is never announced twice', () => {
+    const { sent, push } = open();
+    push(3);
+    push(3);
+    vi.runAllTimers();
+    expect(sent).toEqual([3]);
+    // A pending event whose step was already announced is dropped when it comes due.
+    push(4);
+    push(3);
+    vi.advanceTimersByTime(STEP_EVENT_MS);
+    expect(sent).toEqual([3]);
+  });
+
+  test('stop drops the pending event and forgets the run', () => {
+    const { events, sent, push } = open();
+    push(1);
+    push(2);
+    events.stop();
+    expect(vi.getTimerCount()).toBe(0);
+    vi.runAllTimers();
+    expect(sent).toEqual([1]);
+    // Mounted again: a new starting point, then its steps (the interval still holds).
+    events.start({ step: 0 });
+    push(1);
+    vi.runAllTimers();
+    expect(sent).toEqual([1, 1]);
+  });
+});
+
+describe('solved', () => {
+  const snap = (step: number, loss: number, lossAtInit = false): SolvedSnapshot => ({ step, loss, lossAtInit });
+
+  test('fires once per run, the first time the loss is below the threshold, never at step 0 or at init, never for NaN', () => {
+    const w = new SolvedWatch(0.5);
+    expect(w.observe(snap(0, 0.1, true))).toBeNull();
+    expect(w.observe(snap(0, 0.1))).toBeNull();
+    expect(w.observe(snap(3, NaN))).toBeNull();
+    expect(w.observe(snap(10, 0.5))).toBeNull();
+    expect(w.observe(snap(20, 0.4))).toEqual({ step: 20, loss: 0.4, threshold: 0.5 });
+    expect(w.observe(snap(30, 0.3))).toBeNull();
+  });
+
+  test('a step back is a new run (configure, reset): it may fire again', () => {
+    const w = new SolvedWatch(0.5);
+    expect(w.observe(snap(20, 0.4))).not.toBeNull();
+    expect(w.observe(snap(0, 2, true))).toBeNull();
+    expect(w.observe(snap(15, 0.45))).toEqual({ step: 15, loss: 0.45, threshold: 0.5 });
+  });
+
+  test('a new threshold is a new goal: checked against the latest snapshot at once', () => {
+    const w = new SolvedWatch(0.1);
+    expect(w.setThreshold(0.2)).toBeNull(); // no snapshot yet
+    expect(w.observe(snap(20, 0.3))).toBeNull();
+    expect(w.setThreshold(0.35)).toEqual({ step: 20, loss: 0.3, threshold: 0.35 });
+    expect(w.observe(snap(25, 0.25))).toBeNull();
+    expect(w.setThreshold(0.3)).toEqual({ step: 25, loss: 0.25, threshold: 0.3 });
+    // Forgotten (the element left the page): nothing to check a new threshold against.
+    w.forget();
+    expect(w.setThreshold(0.5)).toBeNull();
+  });
+});

@@ -1,0 +1,57 @@
+// When the element fires `solved`: the first time in a run that the training loss falls below the
+// threshold (the solved-at attribute). Pure logic over the snapshots, so it is unit-tested.
+
+/** What solved needs of a snapshot. */
+export interface SolvedSnapshot {
+  step: number;
+  loss: number;
+  /** The loss is the model's at initialisation (no step trained yet). */
+  lossAtInit: boolean;
+}
+
+/** Detail of the `solved` event. */
+export interface SolvedDetail {
+  step: number;
+  loss: number;
+  threshold: number;
+}
+
+/** Watches one element's runs for the loss falling below the threshold: once per run, and once
+ * more after each change of the threshold (a new goal). */
+export class SolvedWatch {
+  #threshold: number;
+  #fired = false;
+  #last: SolvedSnapshot | null = null;
+
+  constructor(threshold: number) {
+    this.#threshold = threshold;
+  }
+
+  /** A new threshold; the detail of the event to fire if the latest snapshot already meets it. */
+  setThreshold(threshold: number): SolvedDetail | null {
+    this.#threshold = threshold;
+    this.#fired = false;
+    return this.#last ? this.#check(this.#last) : null;
+  }
+
+  /** The next snapshot (a step back means a new run: configure or reset); the detail of the event
+   * to fire when it solves the task for the first time in its run. */
+  observe(s: SolvedSnapshot): SolvedDetail | null {
+    const prev = this.#last;
+    this.#last = s;
+    if (prev && s.step < prev.step) this.#fired = false;
+    return this.#check(s);
+  }
+
+  /** Forgets the latest snapshot (the element left the page). */
+  forget(): void {
+    this.#last = null;
+  }
+
+  #check(s: SolvedSnapshot): SolvedDetail | null {
+    // A loss measured at initialisation or at step 0 is no achievement; NaN never solves.
+    if (this.#fired || s.lossAtInit || s.step === 0 || !(s.loss < this.#threshold)) return null;
+    this.#fired = true;
+    return { step: s.step, loss: s.loss, threshold: this.#threshold };
+  }
+}
