@@ -1,4 +1,4 @@
-# libFuzzer targets (clang only), built with -DATTN_FUZZ=ON by scripts/test-fuzz in build/fuzz:
+# libFuzzer targets (clang only), built with -DATTN_FUZZ=ON in build/san (scripts/test-sanitize):
 #   fuzz_safetensors   the safetensors reader (and the JSON reader under it)
 #   fuzz_model_loader  the reader + config inference + load_model / save_model
 #   fuzz_cli_args      attn::cli::Args and trainer_config_from
@@ -9,8 +9,14 @@ if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
   message(FATAL_ERROR "ATTN_FUZZ needs clang (libFuzzer): configure with -DCMAKE_CXX_COMPILER=clang++")
 endif()
 
-set(ATTN_FUZZ_SANITIZERS -fsanitize=address,undefined -fno-sanitize-recover=all
-    -fno-omit-frame-pointer -g)
+# With ATTN_SANITIZE (scripts/test-sanitize's tree, build/san) every target already has these, and
+# the same tree builds the sanitized test suite; on their own, the fuzz targets add them here.
+if(ATTN_SANITIZE)
+  set(ATTN_FUZZ_SANITIZERS)
+else()
+  set(ATTN_FUZZ_SANITIZERS -fsanitize=address,undefined -fno-sanitize-recover=all
+      -fno-omit-frame-pointer -g)
+endif()
 target_compile_options(attn PRIVATE -fsanitize=fuzzer-no-link ${ATTN_FUZZ_SANITIZERS})
 
 add_library(attn_fuzz_cli STATIC cpp/cli/args.cpp cpp/cli/config_flags.cpp)

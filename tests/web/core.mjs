@@ -27,9 +27,9 @@ export function loadCore(variant) {
   return loaded.get(variant);
 }
 
-/** The native `attn` executable: ATTN_CLI, else build/wasm-native-cli/attn (scripts/test-wasm builds it). */
+/** The native `attn` executable: ATTN_CLI, else build/native/attn (scripts/test-wasm builds it). */
 export function cliPath() {
-  const path = process.env.ATTN_CLI ?? `${repoRoot}build/wasm-native-cli/attn`;
+  const path = process.env.ATTN_CLI ?? `${repoRoot}build/native/attn`;
   if (!existsSync(path)) throw new Error(`native CLI ${path} is missing: set ATTN_CLI or run scripts/test-wasm`);
   return path;
 }
