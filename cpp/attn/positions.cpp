@@ -1,0 +1,70 @@
+#include "attn/positions.h"
+
+#include <cmath>
+
+namespace attn {
+
+Rope::Rope(int max_len_, int d_head_, double base) : max_len(max_len_), d_head(d_head_) {
+  require_config(max_len >= 1, "seq_len", "max_context_length (", max_len, ") must be >= 1");
+  require_config(d_head >= 2 && d_head % 2 == 0, "positions", "d_head (", d_head,
+                 ") must be even for rope positions");
+  require_config(std::isfinite(base) && base > 1.0, "", "base (", base, ") must be > 1");
+  const int P = d_head / 2;
+  cos_table.resize(max_len, P);
+  sin_table.resize(max_len, P);
+  // The float32 recipe of the sinusoidal table (see SinusoidalPositionalEmbedding): the exponent
+  // and the denominator rounded to float, the angle a float division, cos/sin rounded once.
+  const float base_f = static_cast<float>(base);
+  for (int i = 0; i < P; ++i) {
+    const float exponent = static_cast<float>(2 * i) / static_cast<float>(d_head);
+    const float denom = static_cast<float>(std::pow(double(base_f), double(exponent)));
+    for (int p = 0; p < max_len; ++p) {
+      const float angle = static_cast<float>(p) / denom;
+      cos_table(p, i) = static_cast<float>(std::cos(double(angle)));
+      sin_table(p, i) = static_cast<float>(std::sin(double(angle)));
+    }
+  }
+}
+
+void Rope::rotate(MatRef x) const {
+  require(x.cols() == d_head, "rope expects rows of d_head (", d_head, "), got ", x.cols());
+  require(x.rows() <= max_len, "rope: sequence length (", x.rows(), ") exceeds the table's ",
+          max_len, " positions");
+  for (Eigen::Index t = 0; t < x.rows(); ++t)
+    for (Eigen::Index i = 0; i < d_head / 2; ++i) {
+      const float a = x(t, 2 * i), b = x(t, 2 * i + 1), c = cos_table(t, i), s = sin_table(t, i);
+      x(t, 2 * i) = a * c - b * s;
+      x(t, 2 * i + 1) = a * s + b * c;
+    }
+}
+
+// y = R x with R = [[c, -s], [s, c]]  =>  dx = R^T dy = [[c, s], [-s, c]] dy.
+void Rope::rotate_backward(MatRef dx) const {
+  require(dx.cols() == d_head, "rope expects rows of d_head (", d_head, "), got ", dx.cols());
+  require(dx.rows() <= max_len, "rope: sequence length (", dx.rows(), ") exceeds the table's ",
+          max_len, " positions");
+  for (Eigen::Index t = 0; t < dx.rows(); ++t)
+    for (Eigen::Index i = 0; i < d_head / 2; ++i) {
+      const float a = dx(t, 2 * i), b = dx(t, 2 * i + 1), c = cos_table(t, i), s = sin_table(t, i);
+      dx(t, 2 * i) = a * c + b * s;
+      dx(t, 2 * i + 1) = b * c - a * s;
+    }
+}
+
+std::vector<float> alibi_slopes(int n_heads) {
+  require_config(n_heads >= 1, "n_heads", "n_heads (", n_heads, ") must be >= 1");
+  std::vector<float> m(static_cast<size_t>(n_heads));
+  for (int h = 0; h < n_heads; ++h)
+    m[size_t(h)] = static_cast<float>(std::exp2(-8.0 * double(h + 1) / double(n_heads)));
+  return m;
+}
+
+void add_alibi_bias(MatRef scores, float slope) {
+  for (Eigen::Index i = 0; i < scores.rows(); ++i)
+    for (Eigen::Index j = 0; j < scores.cols(); ++j) {
+      const float dist = static_cast<float>(i >= j ? i - j : j - i);
+      scores(i, j) += -(slope * dist);
+    }
+}
+
+}  // namespace attn
