@@ -26,6 +26,9 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "attn/ffn.h"
+#include "attn/norm.h"
+#include "attn/positions.h"
 #include "attn/trainer.h"
 
 extern "C" {
@@ -169,6 +172,42 @@ TEST_CASE("alloc: 2 and 3 layers allocate nothing after the first step", "[alloc
   trainer.step(1);
   const int64_t before = allocations();
   trainer.step(10);
+  CHECK(allocations() - before == 0);
+}
+
+TEST_CASE("alloc: the block's layers allocate nothing after their first step",
+          "[alloc][norm][ffn]") {
+  // One forward and backward of each layer sizes its workspaces; the next ones reuse them.
+  const int N = 24, D = 16;
+  attn::Rng rng(1);
+  attn::Mat x(N, D), y(N, D), dy(N, D), dx(N, D);
+  for (Eigen::Index i = 0; i < x.size(); ++i) {
+    x.data()[i] = rng.normal();
+    dy.data()[i] = rng.normal();
+  }
+  attn::Norm ln(attn::NormKind::LayerNorm, D), rms(attn::NormKind::RMSNorm, D);
+  attn::Norm::State sl, sr;
+  attn::FeedForward relu(attn::FfnKind::ReLU, D, 4, rng), gelu(attn::FfnKind::GELU, D, 2, rng),
+      swiglu(attn::FfnKind::SwiGLU, D, 4, rng);
+  attn::FeedForward::State s1, s2, s3;
+  const attn::Rope rope(N, 8);
+  auto step = [&] {
+    ln.forward(x, sl, y);
+    ln.backward(sl, dy, dx);
+    rms.forward(x, sr, y);
+    rms.backward(sr, dy, dx);
+    relu.forward(x, s1, y);
+    relu.backward(s1, dy, dx);
+    gelu.forward(x, s2, y);
+    gelu.backward(s2, dy, dx);
+    swiglu.forward(x, s3, y);
+    swiglu.backward(s3, dy, dx);
+    rope.rotate(y.leftCols(8));
+    rope.rotate_backward(dx.middleCols(8, 8));
+  };
+  step();
+  const int64_t before = allocations();
+  for (int i = 0; i < 5; ++i) step();
   CHECK(allocations() - before == 0);
 }
 
