@@ -1,7 +1,8 @@
 // The Ablation panel's model under node, against a fake controller: it measures once per new run
 // and per change of the Store's interventions (sized to the run's heads), a measurement's own
-// snapshot does not start another, and an imported run's interventions are not sent again.
-import { describe, expect, test } from 'vitest';
+// snapshot does not start another, and an imported run's interventions are not sent again. Under
+// fake timers: each check comes after every round trip the model started has ended (settle()).
+import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import type { Controller } from '../../web/src/client/controller';
 import type { AblationReport, Snapshot } from '../../web/src/model/protocol';
 import { DEFAULTS } from '../../web/src/settings/settings';
@@ -51,10 +52,17 @@ function hooks() {
   return { got, view };
 }
 
-/** Long enough for a few round trips of the fake controller. */
-const settle = () => new Promise((r) => setTimeout(r, 30));
+/** Runs every timer (the fake controller's round trips) and the promises they settle, until none is left. */
+const settle = () => vi.runAllTimersAsync();
 
 describe('AblationModel', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   test('one measurement per new run, none for its own reply', async () => {
     const store = new Store(DEFAULTS);
     const ctl = fakeController(store, 4);

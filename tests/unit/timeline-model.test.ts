@@ -1,14 +1,16 @@
 // The timeline panel's model (web/src/ui/timeline-model.ts) under node, with a real worker Session
 // (the node build of the core) behind a stand-in controller: what the panel holds is what the
 // worker keeps, through thinning and new runs; the selection keeps its step; nothing is fetched
-// while hidden; the play-through walks to the end.
+// while hidden; the play-through walks to the end. Under fake timers: each check comes after every
+// timer and promise the model started has run (settled()), so nothing waits on the real clock.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, test, vi } from 'vitest';
 import type { Controller, RunStatus } from '../../web/src/client/controller';
 import type { AttentionCore, CreateAttentionCore } from '../../web/src/core/attention-core';
 import type { Snapshot, Timeline } from '../../web/src/model/protocol';
+import { snapshotBytes } from '../../web/src/model/timeline';
 import { TimelineModel, type TimelineChange } from '../../web/src/ui/timeline-model';
 import { Session } from '../../web/src/worker/session';
 
@@ -25,7 +27,11 @@ class StandIn {
   status: RunStatus = 'paused';
   snapshot: Snapshot | null = null;
   requests = 0;
-  readonly session = new Session(core, () => {});
+  readonly session: Session;
+
+  constructor(timelineBytes?: number) {
+    this.session = new Session(core, () => {}, { timelineBytes });
+  }
   #listeners = new Set<() => void>();
 
   subscribe(f: () => void): () => void {
@@ -52,7 +58,11 @@ class StandIn {
 }
 
 let opened: { model: TimelineModel; ctl: StandIn }[] = [];
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+});
 afterEach(() => {
+  vi.useRealTimers();
   for (const { model, ctl } of opened) {
     model.destroy();
     ctl.session.dispose();
@@ -60,8 +70,8 @@ afterEach(() => {
   opened = [];
 });
 
-function open(opts: { visible?: () => boolean; frameMs?: number } = {}) {
-  const ctl = new StandIn();
+function open(opts: { visible?: () => boolean; frameMs?: number; timelineBytes?: number } = {}) {
+  const ctl = new StandIn(opts.timelineBytes);
   const changes: TimelineChange[] = [];
   const model = new TimelineModel(ctl as unknown as Controller, {
     interval: 500,
@@ -73,25 +83,26 @@ function open(opts: { visible?: () => boolean; frameMs?: number } = {}) {
   return { ctl, model, changes };
 }
 
-/** Polls until cond() holds. */
-async function until(cond: () => boolean): Promise<void> {
-  for (let i = 0; i < 2000 && !cond(); ++i) await new Promise((r) => setTimeout(r, 1));
-  expect(cond()).toBe(true);
-}
+/** Runs every timer (and the promises they settle) until none is left. */
+const settled = () => vi.runAllTimersAsync();
 
 const heldSteps = (m: TimelineModel) => m.entries.map((e) => e.step);
+/** A budget of 7.5 snapshots of a 2-head, 12-token model: 7 kept, so a few dozen steps thin it
+ * (as the page's budget does for the largest model, whose snapshots cost seconds to take here). */
+const SMALL = { seqLen: 12, nHeads: 2, timelineBytes: 7.5 * snapshotBytes(2, 12) };
 const workerSteps = (ctl: StandIn) => ctl.session.timeline(Infinity).steps;
 
 describe('TimelineModel', () => {
   test('holds exactly what the worker keeps, through thinning', async () => {
-    const { ctl, model } = open();
-    // H 16, T 128: 7 kept, so a few dozen steps thin it.
-    ctl.configure(128, 16);
+    const { ctl, model } = open({ timelineBytes: SMALL.timelineBytes });
+    ctl.configure(SMALL.seqLen, SMALL.nHeads);
     model.start();
-    await until(() => model.entries.length === 1);
+    await settled();
+    expect(model.entries.length).toBe(1);
     for (let i = 0; i < 4; ++i) {
       ctl.step(20);
-      await until(() => model.entries.length > 0 && model.entries[model.entries.length - 1].step === ctl.snapshot!.step);
+      await settled();
+      expect(model.entries.at(-1)?.step).toBe(ctl.snapshot!.step);
       expect(heldSteps(model)).toEqual(workerSteps(ctl));
       expect(model.sel).toBe(model.entries.length - 1);
     }
@@ -100,16 +111,18 @@ describe('TimelineModel', () => {
   });
 
   test('a selection off the end keeps its step, or the last kept one before it once thinned', async () => {
-    const { ctl, model } = open();
-    ctl.configure(128, 16);
+    const { ctl, model } = open({ timelineBytes: SMALL.timelineBytes });
+    ctl.configure(SMALL.seqLen, SMALL.nHeads);
     model.start();
     ctl.step(60);
-    await until(() => model.entries.length === 7);
+    await settled();
+    expect(model.entries.length).toBe(7);
     model.select(3, true); // step 30
     expect(model.selected!.step).toBe(30);
     expect(model.followEnd).toBe(false);
     ctl.step(10); // 8 snapshots: every 20, 30 goes
-    await until(() => model.info!.every === 20);
+    await settled();
+    expect(model.info!.every).toBe(20);
     expect(heldSteps(model)).toEqual([0, 20, 40, 60, 70]);
     expect(model.selected!.step).toBe(20);
     model.select(99, true);
@@ -121,11 +134,13 @@ describe('TimelineModel', () => {
     ctl.configure();
     model.start();
     ctl.step(30);
-    await until(() => model.entries.length === 4);
+    await settled();
+    expect(model.entries.length).toBe(4);
     ctl.configure(6, 2);
     expect(model.entries).toEqual([]);
     expect(changes.at(-1)).toEqual({ meta: true, entries: true });
-    await until(() => model.entries.length === 1);
+    await settled();
+    expect(model.entries.length).toBe(1);
     expect(model.entries[0].H).toBe(2);
   });
 
@@ -135,12 +150,13 @@ describe('TimelineModel', () => {
     ctl.configure();
     model.start();
     ctl.step(20);
-    await new Promise((r) => setTimeout(r, 10));
+    await settled();
     expect(ctl.requests).toBe(0);
     expect(model.stale).toBe(true);
     shown = true;
     model.want();
-    await until(() => model.entries.length === 3);
+    await settled();
+    expect(model.entries.length).toBe(3);
     expect(ctl.requests).toBe(1);
   });
 
@@ -149,11 +165,18 @@ describe('TimelineModel', () => {
     ctl.configure();
     model.start();
     ctl.step(40);
-    await until(() => model.entries.length === 5);
+    await settled();
+    expect(model.entries.length).toBe(5);
     model.togglePlayThrough();
     expect(model.playingThrough).toBe(true);
     expect(model.sel).toBe(0);
-    await until(() => !model.playingThrough);
+    // One snapshot per frame (frameMs 1).
+    await vi.advanceTimersByTimeAsync(1);
+    expect(model.sel).toBe(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(model.sel).toBe(2);
+    await settled();
+    expect(model.playingThrough).toBe(false);
     expect(model.sel).toBe(4);
     expect(model.followEnd).toBe(true);
   });

@@ -2,7 +2,9 @@
 // module, build/wasm-simd/attention-core-node.{cjs,wasm}), with no Worker: each request goes
 // through handle(), and each message leaves through a post that transfers as postMessage does
 // (structuredClone with the transfer list), so an array the session kept and also sent would be
-// detached and break the next request.
+// detached and break the next request. The play loop runs one turn when the test says so, on a
+// clock the test moves (turns()), so "nothing more happened" is a fact after the queued turns
+// ran, never a guess after a sleep.
 // Over 300 lines on purpose: one describe per group of requests, sharing one harness (open()) and
 // one instance of the core; splitting it would only copy the harness.
 import { existsSync, readFileSync } from 'node:fs';
@@ -40,16 +42,19 @@ const readReference = async (name: string) => new Uint8Array(readFileSync(path.j
 
 type Body<K extends SessionRequest['type']> = Omit<Extract<SessionRequest, { type: K }>, 'id'>;
 
-/** A session, what it posted (as the page receives it), and a request helper. */
-function open(fetchBytes = readReference) {
+/** A session, what it posted (as the page receives it), request helpers, and its play loop. */
+function open(fetchBytes = readReference, options: { timelineBytes?: number } = {}) {
   const posted: WorkerMessage[] = [];
+  /** The play loop's queued turns, and the session's clock (ms), which only turns() moves. */
+  const queued: (() => void)[] = [];
+  let clock = 1000;
   /** Every array buffer that went out in a transfer list. */
   const transferred: ArrayBuffer[] = [];
   const post: Post = (msg, transfer) => {
     transferred.push(...(transfer as ArrayBuffer[]));
     posted.push(structuredClone(msg, { transfer }));
   };
-  const session = new Session(core, post, { fetchBytes });
+  const session = new Session(core, post, { fetchBytes, defer: (f) => queued.push(f), now: () => clock, ...options });
   let nextId = 1;
   /** Sends a request and returns its reply (or error reply). */
   async function ask<K extends SessionRequest['type']>(type: K, body: Omit<Body<K>, 'type'>): Promise<ReplyFor[K] | ErrorReply> {
@@ -72,8 +77,18 @@ function open(fetchBytes = readReference) {
     return r;
   }
   const events = () => posted.filter((m) => !('replyTo' in m));
+  /** Runs the play loop's turns, each 20 ms after the last, while one is queued (at most max);
+   * returns how many ran. A loop that stopped queues none. */
+  function turns(max: number): number {
+    let n = 0;
+    for (; n < max && queued.length > 0; ++n) {
+      clock += 20;
+      queued.shift()!();
+    }
+    return n;
+  }
   sessions.push(session);
-  return { session, posted, transferred, ask, ok, fails, events };
+  return { session, posted, transferred, ask, ok, fails, events, turns, queued };
 }
 const sessions: Session[] = [];
 afterEach(() => {
@@ -81,13 +96,6 @@ afterEach(() => {
 });
 
 const configure = (c: TrainerConfigMsg = config(), sample = SAMPLE, ablation?: Ablation) => ({ config: c, sample, ablation });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Waits until cond() holds (polling the event loop), at most `turns` turns. */
-async function until(cond: () => boolean, turns = 2000): Promise<void> {
-  for (let i = 0; i < turns && !cond(); ++i) await sleep(1);
-  expect(cond()).toBe(true);
-}
 
 describe('configure, step, reset, sample', () => {
   test('configure: step 0, the loss at init about ln(vocab), the sample attention (H,T,T)', async () => {
@@ -169,17 +177,20 @@ describe('play and pause', () => {
     await s.ok('configure', configure());
     expect((await s.ok('play', { intervalMs: 16 })).type).toBe('playing');
     expect(s.session.playing).toBe(true);
-    await until(() => s.events().filter((e) => e.type === 'progress').length >= 3);
+    // One chunk per turn, 20 ms apart: each one is past the 16 ms interval, so each posts progress.
+    expect(s.turns(4)).toBe(4);
     const progress = s.events().filter((e) => e.type === 'progress') as { snapshot: Snapshot }[];
     const steps = progress.map((e) => e.snapshot.step);
-    expect([...steps].sort((a, b) => a - b)).toEqual(steps);
-    expect(steps[steps.length - 1]).toBeGreaterThan(0);
+    expect(steps).toHaveLength(4);
+    expect(steps.every((step, i) => step > (i > 0 ? steps[i - 1] : 0))).toBe(true);
     const paused = (await s.ok('pause', {})).snapshot;
     expect(s.session.playing).toBe(false);
-    expect(paused.step).toBeGreaterThanOrEqual(steps[steps.length - 1]);
+    expect(paused.step).toBe(steps[3]);
+    // The turn queued before the pause runs and ends the loop: no event, no next turn.
     const count = s.events().length;
-    await sleep(30);
+    expect(s.turns(10)).toBe(1);
     expect(s.events().length).toBe(count);
+    expect(s.queued).toHaveLength(0);
     expect((await s.ok('pause', {})).snapshot.step).toBe(paused.step);
   });
 
@@ -190,9 +201,12 @@ describe('play and pause', () => {
     await s.ok('play', {});
     await s.ok('pause', {});
     await s.ok('play', {});
-    await until(() => s.events().length >= 1);
+    expect(s.queued).toHaveLength(1);
+    expect(s.turns(3)).toBe(3);
+    expect(s.queued).toHaveLength(1);
     const a = (await s.ok('pause', {})).snapshot.step;
-    await sleep(20);
+    expect(a).toBeGreaterThan(0);
+    expect(s.turns(10)).toBe(1);
     expect((await s.ok('pause', {})).snapshot.step).toBe(a);
   });
 
@@ -202,7 +216,8 @@ describe('play and pause', () => {
     const { bytes } = await s.ok('exportWeights', {});
     await s.ok('importRun', { run: { weights: poisoned(bytes) } });
     await s.ok('play', {});
-    await until(() => s.events().some((e) => e.type === 'stopped'));
+    // The first chunk fails, and the loop ends there.
+    expect(s.turns(10)).toBe(1);
     const stopped = s.events().find((e) => e.type === 'stopped') as Extract<WorkerMessage, { type: 'stopped' }>;
     expect(stopped.kind).toBe('nonFinite');
     expect(stopped.snapshot.step).toBe(0);
@@ -336,11 +351,13 @@ describe('timeline', () => {
     expect(newer.entries[0].entropy.length).toBe(4);
   });
 
-  test('memory capped (H 16, T 128: 7 kept): the interval doubles, and the page\'s copy holds exactly what the worker keeps', async () => {
-    const s = open();
-    const T = 128;
-    const sample = Array.from({ length: T }, (_, i) => (i * 7) % 64);
-    await s.ok('configure', configure(config({ nHeads: 16, dModel: 16, seqLen: T, batchSize: 1 }), sample));
+  test('memory capped (7 kept): the interval doubles, and the page\'s copy holds exactly what the worker keeps', async () => {
+    // A budget of 7.5 snapshots of a small model: the largest model (H 16, T 128) keeps 7 under
+    // the page's budget (timeline.test.ts), and costs seconds a snapshot here (its head scores).
+    const T = 12;
+    const budget = 7.5 * snapshotBytes(2, T);
+    const s = open(readReference, { timelineBytes: budget });
+    await s.ok('configure', configure(config({ nHeads: 2, dModel: 16, seqLen: T, batchSize: 1 })));
     let held: (Stepped & { weights: Float32Array })[] = [];
     let tl = (await s.ok('timeline', { since: -1 })).timeline;
     expect(tl.capacity).toBe(7);
@@ -352,11 +369,11 @@ describe('timeline', () => {
       held = follow(held, tl.steps, tl.entries);
       expect(held.map((e) => e.step)).toEqual(tl.steps);
       expect(held.length).toBeLessThanOrEqual(tl.capacity);
-      expect(tl.bytes).toBe(held.length * snapshotBytes(16, T));
+      expect(tl.bytes).toBe(held.length * snapshotBytes(2, T));
     }
     expect(tl.every).toBe(20);
     expect(tl.steps).toEqual([0, 20, 40, 60, 70]);
-    expect(tl.bytes).toBeLessThanOrEqual(8 * 1024 * 1024);
+    expect(tl.bytes).toBeLessThanOrEqual(budget);
     // What the page holds is what a fresh full read gives.
     const full = (await s.ok('timeline', { since: -1 })).timeline;
     expect(full.entries.map((e) => e.step)).toEqual(held.map((e) => e.step));

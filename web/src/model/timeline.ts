@@ -39,13 +39,13 @@ export function snapshotBytes(H: number, T: number): number {
 }
 
 /** How many snapshots of an (H heads in all, T) model fit the byte budget, within the entry bounds. */
-export function timelineCapacity(H: number, T: number): number {
-  return Math.max(TIMELINE_MIN_ENTRIES, Math.min(TIMELINE_MAX_ENTRIES, Math.floor(TIMELINE_BYTES / snapshotBytes(H, T))));
+export function timelineCapacity(H: number, T: number, budget = TIMELINE_BYTES): number {
+  return Math.max(TIMELINE_MIN_ENTRIES, Math.min(TIMELINE_MAX_ENTRIES, Math.floor(budget / snapshotBytes(H, T))));
 }
 
-/** An empty timeline for an (H, T) model. */
-export function emptyTimeline<E extends Stepped>(H: number, T: number): TimelineState<E> {
-  return { entries: [], every: TIMELINE_FIRST_EVERY, capacity: timelineCapacity(H, T) };
+/** An empty timeline for an (H, T) model, within budget bytes. */
+export function emptyTimeline<E extends Stepped>(H: number, T: number, budget = TIMELINE_BYTES): TimelineState<E> {
+  return { entries: [], every: TIMELINE_FIRST_EVERY, capacity: timelineCapacity(H, T, budget) };
 }
 
 /** Steps from `step` to the next snapshot (a full interval when `step` is on the grid). */

@@ -27,8 +27,10 @@ export class Run {
     /** The loss the fresh model's first step sees (the chart's step 0). */
     readonly initLoss: number,
     readonly past: Past | null,
+    /** The timeline's byte budget. */
+    timelineBytes: number,
   ) {
-    this.timeline = emptyTimeline(config.nLayers * config.nHeads, config.seqLen);
+    this.timeline = emptyTimeline(config.nLayers * config.nHeads, config.seqLen, timelineBytes);
   }
 
   /** The step count the learner sees (an imported run's steps included). */

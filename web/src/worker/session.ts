@@ -24,7 +24,7 @@ import {
   type Timeline,
   type TrainerConfigMsg,
 } from '../model/protocol';
-import { entriesAfter, timelineBytes } from '../model/timeline';
+import { entriesAfter, TIMELINE_BYTES, timelineBytes } from '../model/timeline';
 import { measureAblation } from './ablation';
 import { newTrainer } from './new-trainer';
 import { Pace } from './pace';
@@ -46,6 +46,8 @@ export interface SessionOptions {
   fetchBytes?: FetchBytes;
   /** Called with a wasm trap, which leaves the module unusable (the worker: a crash). */
   crash?: (err: unknown) => void;
+  /** The timeline's byte budget (a test fills a small one with a small, quick model). */
+  timelineBytes?: number;
 }
 
 /** The core and one training run; see the file comment. */
@@ -62,6 +64,7 @@ export class Session {
   readonly #defer: (f: () => void) => void;
   readonly #now: () => number;
   readonly #crash: (err: unknown) => void;
+  readonly #timelineBytes: number;
 
   constructor(
     readonly core: AttentionCore,
@@ -71,6 +74,7 @@ export class Session {
     this.#defer = options.defer ?? ((f) => setTimeout(f, 0));
     this.#now = options.now ?? (() => performance.now());
     this.#crash = options.crash ?? rethrowLater;
+    this.#timelineBytes = options.timelineBytes ?? TIMELINE_BYTES;
     this.#reference = new ReferenceCache(options.fetchBytes ?? fetchBytes);
   }
 
@@ -283,7 +287,7 @@ export class Session {
    * snapshot (none when the sample does not fit this model: configure reports that). */
   #install(trainer: Trainer, config: TrainerConfigMsg, initLoss: number, past: Past | null): void {
     this.#run?.delete();
-    const run = new Run(trainer, config, initLoss, past);
+    const run = new Run(trainer, config, initLoss, past, this.#timelineBytes);
     this.#run = run;
     this.#pace.clearRate();
     try {
