@@ -160,7 +160,7 @@ PositionedInput add_sinusoidal_positions(ConstMatRef E) {
 
 SelfAttention::SelfAttention(int d_model_, int dk_, int dv_, uint64_t seed)
     : d_model(d_model_), dk(dk_), dv(dv_) {
-  require_config(d_model >= 1, "dModel", "d_model (", d_model, ") must be >= 1");
+  require_config(d_model >= 1, "d_model", "d_model (", d_model, ") must be >= 1");
   require_config(dk >= 1, "dk", "dk (", dk, ") must be >= 1");
   require_config(dv >= 1, "dv", "dv (", dv, ") must be >= 1");
   Rng rng(seed);

@@ -5,8 +5,8 @@
 namespace attn {
 
 TokenEmbedding::TokenEmbedding(int V, int D, Rng& rng) : vocab_size(V), d_model(D) {
-  require_config(V >= 1, "vocabSize", "vocab_size (", V, ") must be >= 1");
-  require_config(D >= 1, "dModel", "d_model (", D, ") must be >= 1");
+  require_config(V >= 1, "vocab_size", "vocab_size (", V, ") must be >= 1");
+  require_config(D >= 1, "d_model", "d_model (", D, ") must be >= 1");
   weight.resize(V, D);
   for (Eigen::Index i = 0; i < weight.size(); ++i) weight.data()[i] = 0.02f * rng.normal();
   dweight = Mat::Zero(V, D);
@@ -31,8 +31,8 @@ void TokenEmbedding::backward(const int32_t* ids, ConstMatRef dout) {
 
 SinusoidalPositionalEmbedding::SinusoidalPositionalEmbedding(int C, int D, double base)
     : max_context_length(C), d_model(D) {
-  require_config(C >= 1, "seqLen", "max_context_length (", C, ") must be >= 1");
-  require_config(D >= 2 && D % 2 == 0, "dModel", "d_model (", D,
+  require_config(C >= 1, "seq_len", "max_context_length (", C, ") must be >= 1");
+  require_config(D >= 2 && D % 2 == 0, "d_model", "d_model (", D,
                  ") must be even for sinusoidal positions");
   require_config(std::isfinite(base) && base > 1.0, "", "base (", base, ") must be > 1");
   table.resize(C, D);

@@ -23,8 +23,8 @@ enum class ErrorKind {
 // "config", "input", "nonFinite", "format", "state", "io" or "internal".
 const char* error_kind_name(ErrorKind kind);
 
-// A rejected argument, config value or file. key is the JS config key of the bad value
-// ("dModel", "lr", "task", ...) or "" when there is none.
+// A rejected argument, config value or file. key is the config key of the bad value in the
+// core's spelling ("d_model", "lr", "task", ...; the edges respell it) or "" when there is none.
 class Error : public std::invalid_argument {
  public:
   Error(ErrorKind kind, std::string key, const std::string& message)

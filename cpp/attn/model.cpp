@@ -5,17 +5,17 @@
 namespace attn {
 
 void ModelConfig::validate() const {
-  // The keys are the JS config's; the Trainer's seqLen sets max_context_length.
-  require_config(vocab_size >= 1, "vocabSize", "vocab_size (", vocab_size, ") must be >= 1");
-  require_config(d_model >= 1, "dModel", "d_model (", d_model, ") must be >= 1");
-  require_config(n_heads >= 1, "nHeads", "n_heads (", n_heads, ") must be >= 1");
-  require_config(d_model % n_heads == 0, "dModel", "d_model (", d_model,
+  // The keys are the Trainer config's; its seq_len sets max_context_length.
+  require_config(vocab_size >= 1, "vocab_size", "vocab_size (", vocab_size, ") must be >= 1");
+  require_config(d_model >= 1, "d_model", "d_model (", d_model, ") must be >= 1");
+  require_config(n_heads >= 1, "n_heads", "n_heads (", n_heads, ") must be >= 1");
+  require_config(d_model % n_heads == 0, "d_model", "d_model (", d_model,
                  ") must be divisible by n_heads (", n_heads, ")");
-  require_config(d_model % 2 == 0, "dModel", "d_model (", d_model,
+  require_config(d_model % 2 == 0, "d_model", "d_model (", d_model,
                  ") must be even for sinusoidal positions");
-  require_config(max_context_length >= 1, "seqLen", "max_context_length (", max_context_length,
+  require_config(max_context_length >= 1, "seq_len", "max_context_length (", max_context_length,
                  ") must be >= 1");
-  require_config(n_layers >= 1 && n_layers <= kMaxLayers, "nLayers", "n_layers (", n_layers,
+  require_config(n_layers >= 1 && n_layers <= kMaxLayers, "n_layers", "n_layers (", n_layers,
                  ") must be in [1, ", kMaxLayers, "]");
 }
 

@@ -27,7 +27,7 @@ struct ModelConfig {
   float out_dropout = 0.0f;
   int n_layers = 1;       // L, in [1, kMaxLayers]
   bool residual = false;  // x = x + attn_l(x) (true) or x = attn_l(x) (false)
-  // Throws an Error of kind Config naming the first bad value (key: the JS config key).
+  // Throws an Error of kind Config naming the first bad value (key: the Trainer config key).
   void validate() const;
 };
 

@@ -12,14 +12,14 @@ namespace {
 // Runs before any member is built, so a bad config is reported in the curriculum's words.
 int checked_d_model(int d_model, int n_heads, int max_context_length, float attn_dropout,
                     float out_dropout) {
-  require_config(d_model >= 1, "dModel", "d_model (", d_model, ") must be >= 1");
-  require_config(n_heads >= 1, "nHeads", "n_heads (", n_heads, ") must be >= 1");
-  require_config(d_model % n_heads == 0, "dModel", "d_model (", d_model,
+  require_config(d_model >= 1, "d_model", "d_model (", d_model, ") must be >= 1");
+  require_config(n_heads >= 1, "n_heads", "n_heads (", n_heads, ") must be >= 1");
+  require_config(d_model % n_heads == 0, "d_model", "d_model (", d_model,
                  ") must be divisible by n_heads (", n_heads, ")");
-  require_config(max_context_length >= 1, "seqLen", "max_context_length (", max_context_length,
+  require_config(max_context_length >= 1, "seq_len", "max_context_length (", max_context_length,
                  ") must be >= 1");
-  check_dropout_p("attn_dropout", "attnDropout", attn_dropout);
-  check_dropout_p("out_dropout", "outDropout", out_dropout);
+  check_dropout_p("attn_dropout", attn_dropout);
+  check_dropout_p("out_dropout", out_dropout);
   return d_model;
 }
 

@@ -81,8 +81,8 @@ void dropout_forward(MatRef x, MatRef mask, float p, Rng& rng) {
     }
 }
 
-void check_dropout_p(const char* name, const char* key, float p) {
-  require_config(std::isfinite(p) && p >= 0.0f && p < 1.0f, key, name, " (", p,
+void check_dropout_p(const char* name, float p) {
+  require_config(std::isfinite(p) && p >= 0.0f && p < 1.0f, name, name, " (", p,
                  ") must be in [0, 1)");
 }
 

@@ -49,8 +49,8 @@ void apply_mask(MatRef scores, MaskMode mode);
 // 1/(1-p); writes the multiplier (0 or 1/(1-p)) of each entry to mask. x, mask (R,S).
 void dropout_forward(MatRef x, MatRef mask, float p, Rng& rng);
 
-// The check shared by every dropout layer: p must be in [0, 1). name is for the message, key is
-// the JS config key (both spellings of the same field, e.g. "attn_dropout", "attnDropout").
-void check_dropout_p(const char* name, const char* key, float p);
+// The check shared by every dropout layer: p must be in [0, 1). name is the config key
+// ("attn_dropout"), in the message and as the error's key.
+void check_dropout_p(const char* name, float p);
 
 }  // namespace attn

@@ -93,7 +93,7 @@ Task parse_task(const std::string& name) {
 const char* task_name(Task task) { return kNames[static_cast<size_t>(task)]; }
 
 void check_task(Task task, int V, int T) {
-  require_config(T >= 1 && T < kMaxRow, "seqLen", "sequence length (", T, ") must be in [1, ",
+  require_config(T >= 1 && T < kMaxRow, "seq_len", "sequence length (", T, ") must be in [1, ",
                  kMaxRow - 1, "]");
   const int h = (T + 1) / 2;
   if (task == Task::Shift || task == Task::Future)

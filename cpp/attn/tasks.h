@@ -33,7 +33,7 @@ enum class Task { Repeat, Shift, Copy, Reverse, Sort, Future, Induction };
 Task parse_task(const std::string& name);
 const char* task_name(Task task);
 
-// Throws an Error of kind Config (key "task", or "seqLen" for T outside [1, 4096]) unless the
+// Throws an Error of kind Config (key "task", or "seq_len" for T outside [1, 4096]) unless the
 // task can build sequences of length T over V ids.
 void check_task(Task task, int vocab_size, int T);
 

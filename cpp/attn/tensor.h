@@ -44,7 +44,8 @@ void require(bool cond, const Args&... args) {
   if (!cond) throw Error(ErrorKind::Input, "", str_cat(args...));
 }
 
-// A config value; key is its JS config key ("dModel"), or "" when JS has no such key.
+// A config value; key is its Trainer config key ("d_model", snake_case), or "" for a value that
+// is no config key.
 template <typename... Args>
 void require_config(bool cond, const char* key, const Args&... args) {
   if (!cond) throw Error(ErrorKind::Config, key, str_cat(args...));

@@ -6,39 +6,15 @@
 #include <mutex>
 #include <utility>
 
+#include "attn/config_keys.h"
 #include "attn/loss.h"
 
 namespace attn {
 
 namespace {
 
-enum Field {
-  kVocab, kDModel, kHeads, kSeqLen, kBatch, kLr, kSeed, kAttnDrop, kOutDrop, kTask, kLayers,
-  kFieldCount
-};
-
-const char* key_name(Field f, TrainerConfig::KeyStyle style) {
-  static const char* const names[3][kFieldCount] = {
-      {"vocab_size", "d_model", "n_heads", "seq_len", "batch_size", "lr", "seed", "attn_dropout",
-       "out_dropout", "task", "n_layers"},
-      {"vocabSize", "dModel", "nHeads", "seqLen", "batchSize", "lr", "seed", "attnDropout",
-       "outDropout", "task", "nLayers"},
-      {"--vocab-size", "--d-model", "--heads", "--seq-len", "--batch", "--lr", "--seed",
-       "--attn-dropout", "--out-dropout", "--task", "--layers"},
-  };
-  return names[static_cast<int>(style)][f];
-}
-
-// The error's key: the JS name, whatever style the message uses.
-const char* js_key(Field f) { return key_name(f, TrainerConfig::KeyStyle::Js); }
-
-void check_range(int value, int lo, int hi, Field f, TrainerConfig::KeyStyle style) {
-  require_config(value >= lo && value <= hi, js_key(f), key_name(f, style), " (", value,
-                 ") must be in [", lo, ", ", hi, "]");
-}
-
-const TrainerConfig& validated(const TrainerConfig& c, TrainerConfig::KeyStyle style) {
-  c.validate(style);
+const TrainerConfig& validated(const TrainerConfig& c) {
+  c.validate();
   return c;
 }
 
@@ -53,37 +29,22 @@ int64_t state_elements(const TrainerConfig& c) {
 
 }  // namespace
 
-void TrainerConfig::validate(KeyStyle style) const {
-  check_range(vocab_size, 1, 65536, kVocab, style);
-  check_range(d_model, 2, 4096, kDModel, style);
-  check_range(n_heads, 1, d_model, kHeads, style);
-  require_config(d_model % n_heads == 0, js_key(kDModel), key_name(kDModel, style), " (",
-                 d_model, ") must be divisible by ", key_name(kHeads, style), " (", n_heads, ")");
-  require_config(d_model % 2 == 0, js_key(kDModel), key_name(kDModel, style), " (", d_model,
+void TrainerConfig::validate(KeyNamer namer) const {
+  check_config_keys(*this, namer);
+  const std::string d_model_name = key_name("d_model", namer);
+  require_config(d_model % 2 == 0, "d_model", d_model_name, " (", d_model,
                  ") must be even for sinusoidal positions");
-  check_range(seq_len, 1, 4096, kSeqLen, style);
-  check_range(batch_size, 1, 4096, kBatch, style);
-  check_range(n_layers, 1, kMaxLayers, kLayers, style);
-  require_config(std::isfinite(lr) && lr > 0.0f && lr <= 10.0f, js_key(kLr), key_name(kLr, style),
-                 " (", lr, ") must be in (0, 10]");
-  require_config(std::isfinite(attn_dropout) && attn_dropout >= 0.0f && attn_dropout < 1.0f,
-                 js_key(kAttnDrop), key_name(kAttnDrop, style), " (", attn_dropout,
-                 ") must be in [0, 1)");
-  require_config(std::isfinite(out_dropout) && out_dropout >= 0.0f && out_dropout < 1.0f,
-                 js_key(kOutDrop), key_name(kOutDrop, style), " (", out_dropout,
-                 ") must be in [0, 1)");
   try {
     check_task(parse_task(task), vocab_size, seq_len);
   } catch (const std::invalid_argument& e) {
-    throw Error(ErrorKind::Config, js_key(kTask),
-                str_cat(key_name(kTask, style), ": ", e.what()));
+    throw Error(ErrorKind::Config, "task", str_cat(key_name("task", namer), ": ", e.what()));
   }
   // No single key: any of the four sizes can bring it down.
   const int64_t n = state_elements(*this);
   require_config(n <= kMaxStateElements, "", "this config needs about ", n,
                  " floats of state, more than the ", kMaxStateElements, " allowed; reduce ",
-                 key_name(kVocab, style), ", ", key_name(kDModel, style), ", ",
-                 key_name(kSeqLen, style), " or ", key_name(kBatch, style));
+                 key_name("vocab_size", namer), ", ", d_model_name, ", ",
+                 key_name("seq_len", namer), " or ", key_name("batch_size", namer));
 }
 
 ModelConfig TrainerConfig::model_config() const {
@@ -99,8 +60,8 @@ ModelConfig TrainerConfig::model_config() const {
   return m;
 }
 
-Trainer::Trainer(const TrainerConfig& c, TrainerConfig::KeyStyle style)
-    : config_(validated(c, style)),
+Trainer::Trainer(const TrainerConfig& c)
+    : config_(validated(c)),
       task_(parse_task(c.task)),
       model_(c.model_config(), c.seed),
       adam_(model_.parameters(), AdamConfig{c.lr}),

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attn/adam.h"
@@ -11,6 +12,10 @@
 #include "attn/tasks.h"
 
 namespace attn {
+
+// How an edge spells a config key in its messages, given the key's snake_case name (the core's
+// only spelling); nullptr keeps snake_case. See config_keys.h.
+using KeyNamer = std::string (*)(std::string_view snake_name);
 
 // Defaults are the curriculum's DemoConfig.
 struct TrainerConfig {
@@ -27,14 +32,11 @@ struct TrainerConfig {
   int n_layers = 1;       // L: attention layers, in [1, kMaxLayers]
   bool residual = false;  // each layer adds its output to the residual stream
 
-  // How validate() names a field: vocab_size (C++), vocabSize (JS) or --vocab-size (CLI);
-  // n_layers is nLayers (JS) and --layers (CLI).
-  enum class KeyStyle { Cpp, Js, Cli };
-
-  // Throws an Error of kind Config naming the first bad value in the given style; its key is
-  // the JS name whatever the style ("" for a config too large as a whole). Bounds keep the
+  // Throws an Error of kind Config naming the first bad value; its key is the key's snake_case
+  // name ("" for a config too large as a whole). Messages name keys as namer spells them
+  // (config_keys.h; nullptr: snake_case), so each edge words them its own way. Bounds keep the
   // state under kMaxStateElements floats so a hostile config cannot exhaust memory.
-  void validate(KeyStyle style = KeyStyle::Cpp) const;
+  void validate(KeyNamer namer = nullptr) const;
   ModelConfig model_config() const;
 };
 
@@ -43,9 +45,8 @@ constexpr int64_t kMaxStateElements = 64LL * 1024 * 1024;
 
 class Trainer {
  public:
-  // Validates config first (TrainerConfig::validate), naming keys in the caller's style.
-  explicit Trainer(const TrainerConfig& config,
-                   TrainerConfig::KeyStyle style = TrainerConfig::KeyStyle::Cpp);
+  // Validates config first (TrainerConfig::validate, keys in snake_case).
+  explicit Trainer(const TrainerConfig& config);
 
   // Runs n >= 0 training steps; returns the last loss (the previous one when n = 0, NaN before
   // any step). If a loss or gradient turns non-finite, that step is not applied and a

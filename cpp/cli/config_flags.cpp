@@ -1,48 +1,72 @@
 #include "cli/config_flags.h"
 
+#include <cfloat>
+#include <climits>
 #include <cstdlib>
-
 #include <string>
+#include <string_view>
+
+#include "attn/config_keys.h"
 
 namespace attn::cli {
 
+namespace {
+
+// Flags whose name is not the key's in kebab-case (shorter names, kept from the first CLI).
+struct FlagAlias {
+  const char* key;
+  const char* flag;
+};
+constexpr FlagAlias kFlagNames[] = {{"n_heads", "heads"}, {"batch_size", "batch"},
+                                    {"n_layers", "layers"}};
+// Older flag names still accepted.
+constexpr FlagAlias kOldFlagNames[] = {{"vocab_size", "vocab"}};
+
+// A config key's flag, without the leading "--": vocab_size -> vocab-size.
+std::string flag_of(std::string_view key) {
+  for (const FlagAlias& a : kFlagNames)
+    if (key == a.key) return a.flag;
+  std::string flag(key);
+  for (char& c : flag)
+    if (c == '_') c = '-';
+  return flag;
+}
+
+// How TrainerConfig::validate names a key here: --vocab-size.
+std::string flag_namer(std::string_view key) { return "--" + flag_of(key); }
+
+}  // namespace
+
 std::vector<Flag> trainer_flags() {
   const TrainerConfig d;
-  return {
-      {"vocab-size", "V", std::to_string(d.vocab_size), "vocabulary size", false, "vocab"},
-      {"d-model", "D", std::to_string(d.d_model), "model width (even, divisible by --heads)"},
-      {"heads", "H", std::to_string(d.n_heads), "attention heads"},
-      {"seq-len", "T", std::to_string(d.seq_len), "sequence length (= max context length)"},
-      {"batch", "B", std::to_string(d.batch_size), "sequences per step"},
-      {"lr", "LR", "0.005", "Adam learning rate"},
-      {"seed", "N", std::to_string(d.seed), "seed for weights, batches and dropout"},
-      {"attn-dropout", "P", "0", "dropout on attention weights, in [0, 1)"},
-      {"out-dropout", "P", "0", "dropout on the attention output, in [0, 1)"},
-      {"task", "NAME", d.task, "training task: repeat, shift, copy, reverse, sort, future or induction"},
-      {"layers", "L", std::to_string(d.n_layers), "attention layers, 1 to 4"},
-      {"residual", "", "", "add each layer's output to the residual stream (x = x + attn(x))"},
-  };
+  std::vector<Flag> flags;
+  for (const ConfigKey& k : config_keys()) {
+    Flag f{flag_of(k.name), k.symbol, "", expand_keys(k.doc, &flag_namer)};
+    if (k.type != ConfigType::Bool) f.default_value = value_text(d, k);
+    for (const FlagAlias& a : kOldFlagNames)
+      if (std::string_view(k.name) == a.key) f.alias = a.flag;
+    flags.push_back(std::move(f));
+  }
+  return flags;
 }
 
 TrainerConfig trainer_config_from(const Args& a) {
   TrainerConfig c;
-  // Parse bounds are loose; TrainerConfig::validate gives the precise rule, in flag names.
-  c.vocab_size = a.get_int("vocab-size", 1, 1 << 30);
-  c.d_model = a.get_int("d-model", 1, 1 << 30);
-  c.n_heads = a.get_int("heads", 1, 1 << 30);
-  c.seq_len = a.get_int("seq-len", 1, 1 << 30);
-  c.batch_size = a.get_int("batch", 1, 1 << 30);
-  c.lr = a.get_float("lr", 0.0, 1e30);
-  c.seed = a.get_u64("seed");
-  c.attn_dropout = a.get_float("attn-dropout", 0.0, 1.0);
-  c.out_dropout = a.get_float("out-dropout", 0.0, 1.0);
-  c.task = a.get("task");
-  c.n_layers = a.get_int("layers", -(1 << 30), 1 << 30);  // validate names [1, 4]
-  c.residual = a.has("residual");
-  c.validate(TrainerConfig::KeyStyle::Cli);
+  // Parsing checks only that a value converts (to an int, a float); TrainerConfig::validate
+  // gives each key's rule, in flag names.
+  for (const ConfigKey& k : config_keys()) {
+    const std::string flag = flag_of(k.name);
+    switch (k.type) {
+      case ConfigType::Int: c.*k.int_member = a.get_int(flag, INT_MIN, INT_MAX); break;
+      case ConfigType::UInt64: c.*k.u64_member = a.get_u64(flag); break;
+      case ConfigType::Float: c.*k.float_member = a.get_float(flag, -FLT_MAX, FLT_MAX); break;
+      case ConfigType::Bool: c.*k.bool_member = a.has(flag); break;
+      case ConfigType::String: c.*k.string_member = a.get(flag); break;
+    }
+  }
+  c.validate(&flag_namer);
   return c;
 }
-
 std::vector<Flag> ablation_flags() {
   return {
       {"mask", "MODE", "causal", "causal, none, or inverted (-1e4 on the past: the future leaks)"},

@@ -8,12 +8,12 @@
 
 namespace attn::cli {
 
-// --vocab-size --d-model --heads --seq-len --batch --lr --seed --attn-dropout --out-dropout --task
-// --layers --residual (--vocab is an alias of --vocab-size), with the DemoConfig defaults.
+// One flag per Trainer config key (attn/config_keys.h), in kebab-case (--vocab-size), except
+// --heads, --batch and --layers; --vocab is an alias of --vocab-size. DemoConfig defaults.
 std::vector<Flag> trainer_flags();
 
-// Reads those flags; throws UsageError naming the flag on a value that does not parse and
-// std::invalid_argument (named as the flag) on an invalid combination.
+// Reads those flags; throws UsageError naming the flag on a value that does not parse and an
+// attn::Error of kind Config (the message naming flags) on a value the config refuses.
 TrainerConfig trainer_config_from(const Args& args);
 
 // --mask --no-scale-scores --heads-off --heads-frozen: the Ablation panel's interventions

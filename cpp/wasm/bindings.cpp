@@ -1,7 +1,7 @@
-// Embind bindings: the JS API of cpp/README.md, declared in web/src/core/attention-core.d.ts, as one
-// table. Each entry reads its arguments with convert.h, calls the core inside js_call (a C++
-// exception reaches JS as an Error with .kind and .key) and converts the result. No math and no
-// validation live here: the core checks values, convert.h checks only what it must to convert.
+// Embind bindings: the JS API, declared in web/src/core/attention-core.d.ts, as one table. Each
+// entry reads its arguments with convert.h, calls the core inside js_call (a C++ exception
+// reaches JS as an Error with .kind and .key) and converts the result. No math and no validation
+// live here: the core checks values, convert.h checks only what it must to convert.
 #include <emscripten/bind.h>
 
 #include <malloc.h>
@@ -17,7 +17,6 @@ using emscripten::allow_raw_pointers;
 using emscripten::class_;
 using emscripten::constant;
 using emscripten::function;
-using KeyStyle = TrainerConfig::KeyStyle;
 
 #ifdef __wasm_simd128__
 constexpr bool kSimd = true;
@@ -28,7 +27,11 @@ constexpr bool kSimd = false;
 EMSCRIPTEN_BINDINGS(attention_core) {
   class_<Trainer>("Trainer")
       .constructor(+[](val config) {
-        return js_call([&] { return new Trainer(to_trainer_config(config), KeyStyle::Js); });
+        return js_call([&] {
+          const TrainerConfig c = to_trainer_config(config);
+          validate_js(c);
+          return new Trainer(c);
+        });
       }, allow_raw_pointers())
       .function("step", +[](Trainer& t, val n) {
         return js_call([&] { return t.step(to_int(n, "step count", 0, kIntMax)); });

@@ -2,13 +2,25 @@
 
 #include <emscripten/bind.h>
 
+#include <cctype>
 #include <cmath>
 #include <initializer_list>
-#include <iomanip>
+
+#include "attn/config_keys.h"
 
 namespace attn::js {
 
 using emscripten::typed_memory_view;
+
+std::string js_key(std::string_view snake_name) {
+  std::string out;
+  for (size_t i = 0; i < snake_name.size(); ++i) {
+    const bool cap = snake_name[i] == '_' && i + 1 < snake_name.size();
+    if (cap) ++i;
+    out += cap ? char(std::toupper(static_cast<unsigned char>(snake_name[i]))) : snake_name[i];
+  }
+  return out;
+}
 
 void throw_error(const std::string& message, ErrorKind kind, const std::string& key) {
   val error = val::global("Error").new_(message);
@@ -92,8 +104,8 @@ std::vector<uint8_t> to_head_flags(const val& v, const std::string& name, int L,
 // Throws (with the given kind, no key) naming the first own key of the object js that is not in
 // known ("unknown <what> key 'x'; the keys are a b c").
 // Keys in also_accepted (old names, aliases) pass too, unlisted.
-template <size_t N>
-void check_keys(const val& js, const char* const (&known)[N], const char* what, ErrorKind kind,
+template <typename Known>
+void check_keys(const val& js, const Known& known, const char* what, ErrorKind kind,
                 std::initializer_list<const char*> also_accepted = {}) {
   const val keys = val::global("Object").call<val>("keys", js);
   const int n_keys = keys["length"].as<int>();
@@ -101,9 +113,9 @@ void check_keys(const val& js, const char* const (&known)[N], const char* what, 
     const std::string key = keys[i].as<std::string>();
     bool ok = false;
     std::string list;
-    for (const char* k : known) {
+    for (const auto& k : known) {
       ok = ok || key == k;
-      list += list.empty() ? k : str_cat(" ", k);
+      list += list.empty() ? std::string(k) : str_cat(" ", k);
     }
     for (const char* k : also_accepted) ok = ok || key == k;
     if (!ok)
@@ -157,17 +169,6 @@ val from_mat(const Mat& m) {
   return js;
 }
 
-// The shortest decimal that reads back as f, so config() shows lr 0.005, not 0.004999999888.
-double shortest_decimal(float f) {
-  for (int digits = 6;; ++digits) {
-    const double d = std::stod(str_cat(std::setprecision(digits), f));
-    if (static_cast<float>(d) == f || digits == 9) return d;
-  }
-}
-
-const char* const kConfigKeys[] = {"vocabSize", "dModel",      "nHeads",     "seqLen",
-                                   "batchSize", "lr",          "seed",       "attnDropout",
-                                   "outDropout", "task",       "nLayers",    "residual"};
 const char* const kAblationKeys[] = {"headsOff", "headsFrozen", "scaleScores", "mask"};
 
 // An ablation key that may also come under its old name (issue 13: zeroed is now headsOff,
@@ -185,37 +186,43 @@ val renamed_key(const val& js, const char* key, const char* old_key) {
 
 TrainerConfig to_trainer_config(const val& js) {
   require_config(is_object(js), "", "config must be an object, got ", type_of(js));
-  check_keys(js, kConfigKeys, "config", ErrorKind::Config);
-  auto has = [&](const char* key) { return !js[key].isUndefined(); };
-  // A config key that is an integer (the range only guards the conversion), or a float.
-  auto integer = [&](const char* key) {
-    return static_cast<int>(to_integer(js[key], key, -kIntMax, kIntMax, ErrorKind::Config));
-  };
-  auto number = [&](const char* key) {
-    return static_cast<float>(to_number(js[key], key, ErrorKind::Config));
-  };
+  std::vector<std::string> names;
+  for (const ConfigKey& k : config_keys()) names.push_back(js_key(k.name));
+  check_keys(js, names, "config", ErrorKind::Config);
   TrainerConfig c;
-  if (has("vocabSize")) c.vocab_size = integer("vocabSize");
-  if (has("dModel")) c.d_model = integer("dModel");
-  if (has("nHeads")) c.n_heads = integer("nHeads");
-  if (has("seqLen")) c.seq_len = integer("seqLen");
-  if (has("batchSize")) c.batch_size = integer("batchSize");
-  if (has("lr")) c.lr = number("lr");
-  if (has("seed"))
-    c.seed = static_cast<uint64_t>(to_integer(js["seed"], "seed", 0, kMaxSafeInteger,
-                                              ErrorKind::Config));
-  if (has("attnDropout")) c.attn_dropout = number("attnDropout");
-  if (has("outDropout")) c.out_dropout = number("outDropout");
-  if (has("task")) c.task = to_task_name(js["task"]);
-  if (has("nLayers")) c.n_layers = integer("nLayers");
-  if (has("residual")) {
-    const val r = js["residual"];
-    require_value(r.isTrue() || r.isFalse(), ErrorKind::Config, "residual",
-                  " must be a boolean, got ", type_of(r));
-    c.residual = r.isTrue();
+  for (size_t i = 0; i < names.size(); ++i) {
+    const ConfigKey& k = config_keys()[i];
+    const std::string& name = names[i];
+    const val v = js[name];
+    if (v.isUndefined()) continue;
+    // Integers are checked against int's range (or the seed's, a safe integer) only to convert.
+    switch (k.type) {
+      case ConfigType::Int:
+        c.*k.int_member =
+            static_cast<int>(to_integer(v, name, -kIntMax, kIntMax, ErrorKind::Config));
+        break;
+      case ConfigType::UInt64:
+        c.*k.u64_member =
+            static_cast<uint64_t>(to_integer(v, name, 0, kMaxSafeInteger, ErrorKind::Config));
+        break;
+      case ConfigType::Float:
+        c.*k.float_member = static_cast<float>(to_number(v, name, ErrorKind::Config));
+        break;
+      case ConfigType::Bool:
+        require_value(v.isTrue() || v.isFalse(), ErrorKind::Config, name,
+                      " must be a boolean, got ", type_of(v));
+        c.*k.bool_member = v.isTrue();
+        break;
+      case ConfigType::String:
+        require_value(v.isString(), ErrorKind::Config, name, " must be a string, got ", type_of(v));
+        c.*k.string_member = v.as<std::string>();
+        break;
+    }
   }
   return c;
 }
+
+void validate_js(const TrainerConfig& c) { c.validate(&js_key); }
 
 int to_int(const val& v, const char* name, double lo, double hi) {
   return static_cast<int>(to_integer(v, name, lo, hi));
@@ -328,18 +335,16 @@ Mat to_matrix_arg(const val& js, const char* name) {
 
 val to_js(const TrainerConfig& c) {
   val js = val::object();
-  js.set("vocabSize", c.vocab_size);
-  js.set("dModel", c.d_model);
-  js.set("nHeads", c.n_heads);
-  js.set("seqLen", c.seq_len);
-  js.set("batchSize", c.batch_size);
-  js.set("lr", shortest_decimal(c.lr));
-  js.set("seed", static_cast<double>(c.seed));
-  js.set("attnDropout", shortest_decimal(c.attn_dropout));
-  js.set("outDropout", shortest_decimal(c.out_dropout));
-  js.set("task", c.task);
-  js.set("nLayers", c.n_layers);
-  js.set("residual", c.residual);
+  for (const ConfigKey& k : config_keys()) {
+    const std::string name = js_key(k.name);
+    switch (k.type) {
+      case ConfigType::Int: js.set(name, c.*k.int_member); break;
+      case ConfigType::UInt64: js.set(name, static_cast<double>(c.*k.u64_member)); break;
+      case ConfigType::Float: js.set(name, shortest_decimal(c.*k.float_member)); break;
+      case ConfigType::Bool: js.set(name, c.*k.bool_member); break;
+      case ConfigType::String: js.set(name, c.*k.string_member); break;
+    }
+  }
   return js;
 }
 

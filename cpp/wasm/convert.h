@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <exception>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attn/attention.h"
@@ -27,10 +28,13 @@ using emscripten::val;
 // "format", "state", "io" or "internal") and, when key is not empty, .key (a JS config key).
 [[noreturn]] void throw_error(const std::string& message, ErrorKind kind, const std::string& key);
 
+// A core config key (snake_case) in the JS API's spelling, camelCase: vocab_size -> vocabSize.
+std::string js_key(std::string_view snake_name);
+
 // Runs body and returns its result. A C++ exception becomes a JS Error carrying its message, its
-// kind (internal for an exception that is not an attn::Error or RuntimeError) and its key. The
-// strings are copied out in the catch block and the Error is thrown after it, once the C++
-// exception object is freed.
+// kind (internal for an exception that is not an attn::Error or RuntimeError) and its key in JS
+// spelling. The strings are copied out in the catch block and the Error is thrown after it, once
+// the C++ exception object is freed.
 template <typename Body>
 auto js_call(Body&& body) -> decltype(body()) {
   std::string message, key;
@@ -40,7 +44,7 @@ auto js_call(Body&& body) -> decltype(body()) {
   } catch (const std::exception& e) {
     message = e.what();
     kind = error_kind(e);
-    key = error_key(e);
+    key = js_key(error_key(e));
   }
   throw_error(message, kind, key);
 }
@@ -48,9 +52,12 @@ auto js_call(Body&& body) -> decltype(body()) {
 // ---- JS -> C++. Each reader names the key or argument it reads. A bad value of a Trainer config
 // key throws kind config with that key; any other bad argument throws kind input.
 
-// {vocabSize, ...} -> TrainerConfig. A missing key keeps its DemoConfig default; a key of the
-// wrong type or an unknown key throws. The values' bounds are the Trainer's to check.
+// {vocabSize, ...} -> TrainerConfig, one key per row of attn/config_keys.h in camelCase. A
+// missing key keeps its DemoConfig default; a key of the wrong type or an unknown key throws.
+// The values' bounds are then checked by TrainerConfig::validate, its messages in JS names.
 TrainerConfig to_trainer_config(const val& js);
+// TrainerConfig::validate with the keys in the messages spelled as in JS (js_key).
+void validate_js(const TrainerConfig& c);
 
 // A JS number that is an integer in [lo, hi] (by default the range of int, which only guards the
 // conversion).

@@ -5,6 +5,7 @@
 #include <cfloat>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attn/error.h"
@@ -66,20 +67,23 @@ TEST_CASE("errors: Error is an invalid_argument, RuntimeError a runtime_error, o
   CHECK(keyed.message == "lr is bad");
 }
 
-TEST_CASE("errors: config, keyed by the JS name in every key style", "[errors]") {
+TEST_CASE("errors: config, keyed by the snake_case name however the message spells keys",
+          "[errors]") {
   TrainerConfig c = small_config();
   c.d_model = 10;
   c.n_heads = 3;
-  for (auto style : {TrainerConfig::KeyStyle::Cpp, TrainerConfig::KeyStyle::Js,
-                     TrainerConfig::KeyStyle::Cli}) {
-    const Caught e = caught([&] { c.validate(style); });
+  // A namer as the JS edge's: camelCase.
+  const KeyNamer camel = [](std::string_view k) -> std::string {
+    return k == "d_model" ? "dModel" : k == "n_heads" ? "nHeads" : std::string(k);
+  };
+  for (KeyNamer namer : {KeyNamer(nullptr), camel}) {
+    const Caught e = caught([&] { c.validate(namer); });
     CHECK(e.kind == ErrorKind::Config);
-    CHECK(e.key == "dModel");
+    CHECK(e.key == "d_model");
   }
-  CHECK(caught([&] { c.validate(TrainerConfig::KeyStyle::Js); }).message ==
+  CHECK(caught([&] { c.validate(); }).message == "d_model (10) must be divisible by n_heads (3)");
+  CHECK(caught([&] { c.validate(camel); }).message ==
         "dModel (10) must be divisible by nHeads (3)");
-  CHECK(caught([&] { c.validate(TrainerConfig::KeyStyle::Cli); }).message ==
-        "--d-model (10) must be divisible by --heads (3)");
 
   // One case per key, through the Trainer's constructor.
   struct Case {
@@ -87,18 +91,18 @@ TEST_CASE("errors: config, keyed by the JS name in every key style", "[errors]")
     void (*spoil)(TrainerConfig&);
   };
   const Case cases[] = {
-      {"vocabSize", [](TrainerConfig& t) { t.vocab_size = 0; }},
-      {"dModel", [](TrainerConfig& t) { t.d_model = 7; }},
-      {"nHeads", [](TrainerConfig& t) { t.n_heads = 16; }},
-      {"seqLen", [](TrainerConfig& t) { t.seq_len = 5000; }},
-      {"batchSize", [](TrainerConfig& t) { t.batch_size = 0; }},
+      {"vocab_size", [](TrainerConfig& t) { t.vocab_size = 0; }},
+      {"d_model", [](TrainerConfig& t) { t.d_model = 7; }},
+      {"n_heads", [](TrainerConfig& t) { t.n_heads = 16; }},
+      {"seq_len", [](TrainerConfig& t) { t.seq_len = 5000; }},
+      {"batch_size", [](TrainerConfig& t) { t.batch_size = 0; }},
       {"lr", [](TrainerConfig& t) { t.lr = 1e30f; }},
-      {"attnDropout", [](TrainerConfig& t) { t.attn_dropout = 1.0f; }},
-      {"outDropout", [](TrainerConfig& t) { t.out_dropout = -0.5f; }},
+      {"attn_dropout", [](TrainerConfig& t) { t.attn_dropout = 1.0f; }},
+      {"out_dropout", [](TrainerConfig& t) { t.out_dropout = -0.5f; }},
       {"task", [](TrainerConfig& t) { t.task = "bogus"; }},
       {"task", [](TrainerConfig& t) { t.task = "copy", t.seq_len = 2; }},
-      {"nLayers", [](TrainerConfig& t) { t.n_layers = 0; }},
-      {"nLayers", [](TrainerConfig& t) { t.n_layers = 5; }},
+      {"n_layers", [](TrainerConfig& t) { t.n_layers = 0; }},
+      {"n_layers", [](TrainerConfig& t) { t.n_layers = 5; }},
   };
   for (const Case& k : cases) {
     TrainerConfig bad = small_config();
@@ -121,22 +125,22 @@ TEST_CASE("errors: config, keyed by the JS name in every key style", "[errors]")
 TEST_CASE("errors: config below the Trainer (model, layers, Adam, tasks)", "[errors]") {
   ModelConfig m;
   m.n_heads = 0;
-  CHECK(caught([&] { m.validate(); }).key == "nHeads");
+  CHECK(caught([&] { m.validate(); }).key == "n_heads");
   m = ModelConfig{};
   m.max_context_length = 0;
-  CHECK(caught([&] { TinyAttentionLM model(m, 1); }).key == "seqLen");
+  CHECK(caught([&] { TinyAttentionLM model(m, 1); }).key == "seq_len");
   m = ModelConfig{};
   m.attn_dropout = 1.0f;
   const Caught dropout = caught([&] { TinyAttentionLM model(m, 1); });
   CHECK(dropout.kind == ErrorKind::Config);
-  CHECK(dropout.key == "attnDropout");
+  CHECK(dropout.key == "attn_dropout");
   CHECK(dropout.message == "attn_dropout (1) must be in [0, 1)");
 
   AdamConfig adam;
   adam.beta1 = 1.0;
   const Caught beta = caught([&] { adam.validate(); });
   CHECK(beta.kind == ErrorKind::Config);
-  CHECK(beta.key.empty());  // not a key of the JS config
+  CHECK(beta.key.empty());  // not a key of the Trainer config
 
   const Caught task = caught([] { parse_task("Copy"); });
   CHECK(task.kind == ErrorKind::Config);

@@ -140,7 +140,7 @@ TEST_CASE("tasks: sequences too short, or a vocabulary too small to sort, are re
   attn::TrainerConfig c;
   c.task = "sort";
   c.vocab_size = 4;
-  CHECK_THROWS_WITH(c.validate(attn::TrainerConfig::KeyStyle::Js), Contains("task: the sort task"));
+  CHECK_THROWS_WITH(c.validate(), Contains("task: the sort task"));
 }
 
 TEST_CASE("tasks: token accuracy counts argmax hits over predictable targets only", "[tasks]") {

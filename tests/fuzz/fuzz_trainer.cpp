@@ -6,12 +6,14 @@
 // is finite with rows summing to 1 ((L,H,T,T) weights of a model of any depth).
 #include <fuzzer/FuzzedDataProvider.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attn/trainer.h"
@@ -21,6 +23,13 @@ namespace {
 [[noreturn]] void fail(const char* what) {
   std::fprintf(stderr, "fuzz_trainer: %s\n", what);
   std::abort();
+}
+
+// A key namer unlike the core's own spelling.
+std::string upper_case(std::string_view key) {
+  std::string s(key);
+  for (char& ch : s) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return s;
 }
 
 // Mostly small values near the bounds, sometimes any int.
@@ -55,9 +64,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (in.ConsumeBool()) c.task = in.ConsumeRandomLengthString(16);
   c.n_layers = in.ConsumeBool() ? 1 : pick_int(in, 4);
   c.residual = in.ConsumeBool();
-  const auto style = static_cast<attn::TrainerConfig::KeyStyle>(in.ConsumeIntegralInRange<int>(0, 2));
+  // validate() spells keys in its messages through a namer (the edges'); snake_case or another.
+  const attn::KeyNamer namer = in.ConsumeBool() ? nullptr : &upper_case;
   try {
-    c.validate(style);
+    c.validate(namer);
   } catch (const std::invalid_argument&) {
     try {
       attn::Trainer t(c);  // the constructor must refuse what validate refuses
