@@ -27,12 +27,16 @@ constexpr int kProbeBatch = 2;  // B of the model-based probes; T is the model's
 constexpr double kRowSumTol = 1e-5;
 constexpr double kFutureTol = 1e-6;
 constexpr double kFusedTol = 1e-5;  // of max |fused - sep| / (1 + |sep|)
-// Gradcheck: |a - n| <= abs + rel * m  <=>  |a - n| / (m + abs/rel) <= rel.
+// Gradcheck: |a - n| <= abs + rel * m  <=>  |a - n| / (m + abs/rel) <= rel, which is rel times
+// check_gradient's max_error.
+constexpr Tolerance kGradTolerance{kGradcheckAbsTol, kGradcheckRelTol};
 constexpr double kGradFloor = kGradcheckAbsTol / kGradcheckRelTol;  // 0.05
 constexpr double kGradTol = kGradcheckRelTol;
 constexpr double kGradSignal = 1e-4;  // a gradient that is ~0 everywhere proves nothing
-// Reference: |d| <= abs + rel * |t| with abs == rel  <=>  |d| / (1 + |t|) <= rel.
+// Reference: |d| <= abs + rel * |t| with abs == rel  <=>  |d| / (1 + |t|) <= rel, which is rel
+// times compare_close's max_error.
 static_assert(kReferenceOutAbs == kReferenceOutRel, "the reference metric assumes abs == rel");
+constexpr Tolerance kReferenceTolerance{kReferenceOutAbs, kReferenceOutRel};
 constexpr double kReferenceTol = kReferenceOutRel;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -112,44 +116,6 @@ std::string bts(int B, int T, int H) { return str_cat("B=", B, " T=", T, " H=", 
 
 // How many layers a probe covered, for a detail sentence: "" for the curriculum's one layer.
 std::string layers_of(int L) { return L == 1 ? "" : str_cat(", all ", L, " layers"); }
-
-// Entry-wise comparison of ours against a reference of n values with |d| <= abs + rel*|ref|.
-struct CloseStats {
-  size_t n = 0;                // values compared
-  double max_abs_diff = 0.0;   // largest |ours - ref| (NaN if any difference is NaN)
-  size_t bad = 0;              // entries out of tolerance (a NaN difference counts as bad)
-  std::string first_bad;       // the first few offenders: " [i] ours x torch y;" each
-};
-
-CloseStats compare_close(const float* ours, const float* ref, size_t n, double abs_tol,
-                         double rel_tol, size_t show) {
-  CloseStats st;
-  st.n = n;
-  for (size_t i = 0; i < n; ++i) {
-    const double d = std::fabs(double(ours[i]) - double(ref[i]));
-    st.max_abs_diff = nan_max(st.max_abs_diff, d);
-    if (!(d <= abs_tol + rel_tol * std::fabs(double(ref[i])))) {
-      if (st.bad < show) st.first_bad += str_cat(" [", i, "] ours ", ours[i], " torch ", ref[i], ";");
-      ++st.bad;
-    }
-  }
-  return st;
-}
-
-// The central difference (loss(v + eps) - loss(v - eps)) / step of loss() with respect to
-// *value, where step is the float step actually taken (rounding makes it differ from 2*eps).
-// loss() must recompute the loss from *value; *value is restored exactly afterwards.
-template <typename LossFn>
-double central_difference(float* value, LossFn&& loss) {
-  const float saved = *value;
-  *value = saved + kGradcheckEps;
-  const double up = loss();
-  *value = saved - kGradcheckEps;
-  const double down = loss();
-  *value = saved;
-  const double step = double(saved + kGradcheckEps) - double(saved - kGradcheckEps);
-  return (up - down) / step;
-}
 
 // Runs fn; prefixes the message of an std::invalid_argument with the reference file it is about
 // (kind Format: the file does not hold what a reference case needs).
@@ -412,16 +378,15 @@ SelfTestResult check_gradcheck(int n_layers, bool residual) {
     size_t entries = 0;
     std::string counts;
     for (Probe& p : probes) {
-      for (size_t i = 0; i < p.analytic.size(); ++i) {
-        const double n = central_difference(p.value + i, loss);
-        const double a = p.analytic[i];
-        const double m = std::max(std::fabs(a), std::fabs(n));
-        const double e = std::fabs(a - n) / (m + kGradFloor);
-        max_grad = nan_max(max_grad, m);
-        if (!std::isnan(worst) && (std::isnan(e) || e > worst)) {  // keeps the first NaN
-          worst = e;
-          worst_at = str_cat(p.name, "[", i, "] (analytic ", num(a), ", numeric ", num(n), ")");
-        }
+      const int64_t n = int64_t(p.analytic.size());
+      const GradientCheck g = check_gradient(p.value, p.analytic.data(), n, loss, {},
+                                             kGradTolerance);
+      const double e = kGradcheckRelTol * g.max_error;
+      max_grad = nan_max(max_grad, g.max_grad);
+      if (n > 0 && !std::isnan(worst) && (std::isnan(e) || e > worst)) {  // keeps the first NaN
+        worst = e;
+        worst_at = str_cat(p.name, "[", g.max_error_at, "] (analytic ", num(g.analytic_at),
+                           ", numeric ", num(g.numeric_at), ")");
       }
       entries += p.analytic.size();
       counts += str_cat(counts.empty() ? "" : ", ", p.name, " ", p.analytic.size());
@@ -516,12 +481,9 @@ SelfTestResult check_pytorch_reference(const ReferenceCase* ref) {
     size_t bad = 0, total = 0;
     std::string diffs, offenders;
     for (const Part& p : parts) {
-      const CloseStats st = compare_close(p.ours, p.torch->data(), p.torch->size(),
-                                          kReferenceOutAbs, kReferenceOutRel, 2);
-      for (size_t i = 0; i < p.torch->size(); ++i) {
-        const double t = (*p.torch)[i];
-        metric = nan_max(metric, std::fabs(double(p.ours[i]) - t) / (1.0 + std::fabs(t)));
-      }
+      const Closeness st =
+          compare_close(p.ours, p.torch->data(), p.torch->size(), kReferenceTolerance, 2, "torch");
+      metric = nan_max(metric, kReferenceOutRel * st.max_error);
       bad += st.bad;
       total += st.n;
       diffs += str_cat(diffs.empty() ? "" : ", ", p.name, " ", num(st.max_abs_diff));

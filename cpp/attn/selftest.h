@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "attn/check.h"
 #include "attn/linear.h"
 #include "attn/model.h"
 #include "attn/tensor.h"
@@ -68,11 +69,7 @@ std::vector<SelfTestResult> run_self_tests(TinyAttentionLM& model, const Referen
 constexpr double kReferenceOutAbs = 1e-5;
 constexpr double kReferenceOutRel = 1e-5;
 
-// Finite differences of float32 forwards: the central-difference step, and the tolerance
-// |analytic - numeric| <= abs + rel * max(|analytic|, |numeric|).
-constexpr float kGradcheckEps = 1e-3f;
-constexpr double kGradcheckAbsTol = 1e-3;
-constexpr double kGradcheckRelTol = 2e-2;
+// Finite differences: kGradcheckEps, kGradcheckAbsTol and kGradcheckRelTol in attn/check.h.
 
 // ---- The individual checks, exposed so that tests can show each one failing on a broken input.
 // None of them throws: an exception inside becomes a failing result with the message in detail.

@@ -1,5 +1,6 @@
 // Shared helpers for the Catch2 suite: deterministic test data and a finite-difference gradient
-// check on llm.c's "fakeloss" (loss = sum(out * dout) with a fixed random dout).
+// check on llm.c's "fakeloss" (loss = sum(out * dout) with a fixed random dout). The check itself
+// is the core's (attn/check.h, which the self-test panel runs too); these wrap it in CHECKs.
 //
 // The forward passes run in float32, so the central difference uses a float-sized step and the
 // comparison allows both an absolute and a relative error (named below). On a mismatch the check
@@ -17,19 +18,17 @@
 #include <vector>
 
 #include "attn/rng.h"
-#include "attn/selftest.h"
+#include "attn/check.h"
 #include "attn/tensor.h"
 
 namespace gradcheck {
 
 // Central-difference step for float32 forwards: large enough that the loss change is far above
 // float rounding, small enough that the O(eps^2) truncation error stays below the tolerances.
-// (The self-test panel uses the same step and tolerances: attn/selftest.h.)
+// (The self-test panel uses the same step and tolerances: attn/check.h.)
 constexpr float kFdEps = attn::kGradcheckEps;
 // |analytic - numeric| <= abs + rel * max(|analytic|, |numeric|).
-struct Tolerance {
-  double abs, rel;
-};
+using Tolerance = attn::Tolerance;
 // For fakeloss checks of one layer: the float rounding of the outputs, summed against dout and
 // divided by 2*eps, leaves up to ~3e-4 of noise in a numeric gradient of size ~1.
 constexpr double kFdAbsTol = attn::kGradcheckAbsTol;
@@ -54,24 +53,13 @@ inline attn::Mat random_mat(Eigen::Index rows, Eigen::Index cols, attn::Rng& rng
 inline double fakeloss(const attn::Mat& out, const attn::Mat& dout) {
   REQUIRE(out.rows() == dout.rows());
   REQUIRE(out.cols() == dout.cols());
-  double s = 0.0;
-  for (Eigen::Index i = 0; i < out.size(); ++i) s += double(out.data()[i]) * dout.data()[i];
-  return s;
+  return attn::fakeloss(out, dout);
 }
 
-// The central difference (loss(v + eps) - loss(v - eps)) / step of loss() with respect to
-// *value, where step is the float step actually taken (rounding makes it differ from 2*eps).
-// loss() must recompute the loss from *value; *value is restored exactly afterwards.
+// The central difference of loss() at *value (attn::central_difference).
 template <typename LossFn>
 double central_difference(float* value, LossFn&& loss, float eps = kFdEps) {
-  const float saved = *value;
-  *value = saved + eps;
-  const double up = loss();
-  *value = saved - eps;
-  const double down = loss();
-  *value = saved;
-  const double step = double(saved + eps) - double(saved - eps);
-  return (up - down) / step;
+  return attn::central_difference(value, loss, eps);
 }
 
 // All of [0, n) when n <= max_count, else max_count distinct indices: the first, the last, and
@@ -97,47 +85,26 @@ inline std::vector<int64_t> sample_indices(int64_t n, int64_t max_count, attn::R
 }
 
 // Compares analytic gradient entries with central differences of loss() over the entries of
-// value listed in idx (all when idx is empty). loss() must recompute the loss from value and
-// must not change anything else; value is restored exactly after each probe. analytic is
-// copied first, so loss() may overwrite the layer's gradient buffers.
+// value listed in idx (all when idx is empty), with attn::check_gradient, and CHECKs that none is
+// out of tolerance and that the gradient is not ~0 everywhere. loss() must recompute the loss
+// from value and must not change anything else; analytic is copied first, so loss() may
+// overwrite the layer's gradient buffers.
 template <typename LossFn>
 void check_grad(const std::string& name, float* value, const float* analytic_ptr, int64_t n,
                 LossFn&& loss, std::vector<int64_t> idx = {}, Tolerance tol = kLayerTol) {
-  if (idx.empty())
-    for (int64_t i = 0; i < n; ++i) idx.push_back(i);
-  const std::vector<float> analytic(analytic_ptr, analytic_ptr + n);
-  struct Mismatch {
-    int64_t index;
-    double analytic, numeric;
-  };
-  std::vector<Mismatch> bad;
-  double max_diff = 0.0, max_abs_grad = 0.0;
-  int64_t worst = -1;
-  for (int64_t i : idx) {
-    // Divides by the step actually taken, which float rounding makes differ from 2*eps.
-    const double numeric = central_difference(value + i, loss);
-    const double a = analytic[i];
-    const double diff = std::fabs(a - numeric);
-    max_abs_grad = std::max({max_abs_grad, std::fabs(a), std::fabs(numeric)});
-    if (diff > max_diff) {
-      max_diff = diff;
-      worst = i;
-    }
-    if (!(diff <= tol.abs + tol.rel * std::max(std::fabs(a), std::fabs(numeric))))
-      bad.push_back({i, a, numeric});
-  }
+  const attn::GradientCheck g = attn::check_gradient(value, analytic_ptr, n, loss, idx, tol,
+                                                     size_t(kShowMismatches));
   std::ostringstream report;
-  report << name << ": " << idx.size() << " of " << n << " entries checked, max |diff| "
-         << max_diff << " at [" << worst << "], largest |grad| " << max_abs_grad << ", "
-         << bad.size() << " mismatches (tolerance " << tol.abs << " + " << tol.rel << " rel)";
-  for (size_t k = 0; k < bad.size() && k < size_t(kShowMismatches); ++k)
-    report << "\n  [" << bad[k].index << "] analytic " << bad[k].analytic << " numeric "
-           << bad[k].numeric;
+  report << name << ": " << g.checked << " of " << n << " entries checked, max |diff| "
+         << g.max_abs_diff << " at [" << g.max_abs_diff_at << "], largest |grad| " << g.max_grad
+         << ", " << g.bad << " mismatches (tolerance " << tol.abs << " + " << tol.rel << " rel)";
+  for (const attn::GradientMismatch& m : g.first_bad)
+    report << "\n  [" << m.index << "] analytic " << m.analytic << " numeric " << m.numeric;
   INFO(report.str());
   if (std::getenv("ATTN_GRADCHECK_VERBOSE")) WARN(report.str());  // opt-in summary of every check
-  CHECK(bad.empty());
+  CHECK(g.bad == 0);
   // A check on a gradient that is zero everywhere proves nothing; every caller expects signal.
-  CHECK(max_abs_grad > 1e-4);
+  CHECK(g.max_grad > 1e-4);
 }
 
 // Largest |a - b| over two same-shaped matrices (the shapes are REQUIREd equal).
