@@ -14,7 +14,7 @@ namespace attn::cli {
 int cmd_selftest(const std::vector<std::string>& argv) {
   std::vector<Flag> flags = trainer_flags();
   flags.push_back({"weights", "PATH", "", "check these weights (safetensors) instead of a fresh model"});
-  flags.push_back({"reference", "PREFIX", ATTN_DEFAULT_REFERENCE,
+  flags.push_back({"reference", "PREFIX", default_reference(),
                    "the PyTorch case: PREFIX.{weights,input,expected}.safetensors"});
   const Args args("selftest",
                   "Runs the curriculum's invariants on a model and a PyTorch reference case.",

@@ -16,4 +16,8 @@ int cmd_attend(const std::vector<std::string>& args);   // cmd_io.cpp
 int cmd_bench(const std::vector<std::string>& args);    // cmd_bench.cpp
 int cmd_selftest(const std::vector<std::string>& args); // cmd_selftest.cpp
 
+// attn selftest's default --reference: the committed PyTorch case of this checkout
+// (default_reference.cpp).
+const char* default_reference();
+
 }  // namespace attn::cli

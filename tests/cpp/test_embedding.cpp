@@ -11,6 +11,7 @@
 #include "attn/weights.h"
 #include "compare.h"
 #include "gradcheck.h"
+#include "reference_dir.h"
 
 using attn::Mat;
 using Catch::Matchers::Contains;
@@ -127,7 +128,7 @@ TEST_CASE("sinusoidal positions: the curriculum's float32 PyTorch table at C=128
   constexpr int C = 128, D = 256;
   constexpr double kFloatRounding = 1.0 / (1 << 23);
   const std::vector<uint8_t> bytes =
-      attn::read_file(std::string(ATTN_REFERENCE_DIR) + "/positions.expected.safetensors");
+      attn::read_file(testdata::reference_dir() + "/positions.expected.safetensors");
   const attn::SafetensorsFile file = attn::parse_safetensors(bytes.data(), bytes.size());
   const std::vector<int64_t> shape = {C, D};
   const std::vector<float> torch_pe = file.f32("pe", &shape);

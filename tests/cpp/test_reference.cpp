@@ -16,6 +16,7 @@
 #include "attn/selftest.h"
 #include "attn/weights.h"
 #include "compare.h"
+#include "reference_dir.h"
 
 using namespace attn;
 
@@ -28,7 +29,7 @@ constexpr double kGradAbs = 1e-7, kGradRel = 1e-4;  // gradients (abs floor for 
 constexpr double kAdamAbs = 1e-5, kAdamRel = 1e-5;  // parameters after 3 Adam steps
 
 std::string ref_path(const std::string& file) {
-  return std::string(ATTN_REFERENCE_DIR) + "/" + file;
+  return testdata::reference_dir() + "/" + file;
 }
 
 // A reference file: its bytes (which the views point into) and the parsed layout.

@@ -15,6 +15,7 @@
 #include "attn/trainer.h"
 #include "attn/weights.h"
 #include "gradcheck.h"
+#include "reference_dir.h"
 
 using namespace attn;
 
@@ -24,7 +25,7 @@ const char* const kIds[] = {"rows_and_mask", "future_invariance", "split_merge",
                             "fused_qkv",     "gradcheck",         "pytorch_reference"};
 
 std::string ref_path(const std::string& file) {
-  return std::string(ATTN_REFERENCE_DIR) + "/" + file;
+  return testdata::reference_dir() + "/" + file;
 }
 
 ReferenceCase load_case(const std::string& name) {
