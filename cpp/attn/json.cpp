@@ -4,6 +4,10 @@
 // byte) and words every error as "invalid JSON at byte N: ...". The words and the N are those of
 // the hand-written reader this replaced (a differential fuzz of the two agreed on every input),
 // except that a number too large for a double is now an error instead of infinity.
+//
+// Of nlohmann's errors we read only the documented fields, the exception id and the byte offset,
+// never the message text: where the fault is and what it is come from the text itself, read on
+// from the end of the last token the parser accepted.
 #include "attn/json.h"
 
 #include <nlohmann/json.hpp>
@@ -66,10 +70,6 @@ struct Cursor {
   bool operator!=(const Cursor& o) const { return p != o.p; }
 };
 
-bool is_number_byte(char c) {
-  return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
-}
-
 // nlohmann's SAX handler: builds the Value tree and enforces our rules. Every error throws.
 class Builder {
  public:
@@ -79,12 +79,12 @@ class Builder {
   Value take_root() { return std::move(root_); }
 
   // ---- nlohmann::json_sax interface. Returning false would stop the parse; we throw instead.
-  bool null() { return add_scalar(Value{}, literal_start(4)); }
+  bool null() { return add_scalar(Value{}, token_start(), here()); }
   bool boolean(bool b) {
     Value v;
     v.type = Value::Type::Bool;
     v.boolean = b;
-    return add_scalar(std::move(v), literal_start(b ? 4 : 5));
+    return add_scalar(std::move(v), token_start(), here());
   }
   bool number_integer(int64_t i) {  // nlohmann: a literal with a '-' that fits int64
     Value v;
@@ -92,7 +92,7 @@ class Builder {
     v.is_int = true;
     v.integer = i;
     v.number = static_cast<double>(i);
-    return add_scalar(std::move(v), number_start());
+    return add_number(std::move(v));
   }
   bool number_unsigned(uint64_t u) {  // nlohmann: a literal without '-' that fits uint64
     Value v;
@@ -100,53 +100,45 @@ class Builder {
     v.is_int = u <= uint64_t(INT64_MAX);
     v.integer = v.is_int ? static_cast<int64_t>(u) : 0;
     v.number = static_cast<double>(u);
-    return add_scalar(std::move(v), number_start());
+    return add_number(std::move(v));
   }
   bool number_float(double d, const std::string&) {  // a fraction, an exponent or out of int64
     Value v;
     v.type = Value::Type::Number;
     v.number = d;
-    return add_scalar(std::move(v), number_start());
+    return add_number(std::move(v));
   }
   bool string(std::string& s) {
     Value v;
     v.type = Value::Type::String;
     v.string = std::move(s);
-    return add_scalar(std::move(v), string_start(here()));
+    return add_scalar(std::move(v), token_start(), here());
   }
   bool binary(nlohmann::json::binary_t&) { return false; }  // JSON text has none
   bool start_object(std::size_t) { return open(Value::Type::Object); }
   bool start_array(std::size_t) { return open(Value::Type::Array); }
   bool key(std::string& k) {
+    const size_t start = token_start();
     Frame& f = frames_.back();
-    if (!f.keys.insert(k).second) fail(string_start(here()), "duplicate key ", printable(k));
+    if (!f.keys.insert(k).second) fail(start, "duplicate key ", printable(k));
     key_ = std::move(k);
     key_pending_ = true;
+    accepted(here(), false);
     return true;
   }
   bool end_object() { return close(); }
   bool end_array() { return close(); }
 
-  // nlohmann found an error. position: bytes its lexer has read, the end of input counting as
-  // one more. token: its token string (control bytes spelled <U+XXXX>), which begins at the
-  // token only for strings and numbers. ex: a parse_error whose message is "... while parsing
-  // <context> - <what>", <what> being the lexer's complaint ("invalid string: ...", "invalid
-  // number; ...", "invalid literal") when it rejected the token, else "unexpected <token>".
-  bool parse_error(std::size_t position, const std::string& token,
-                   const nlohmann::json::exception& ex) {
+  // nlohmann found an error. Of ex we read the id (406: a number beyond a double) and, for a
+  // parse_error, the byte offset: how many bytes its lexer had read, the end of input counting
+  // as one more. The fault is at the first token after the last one the parser accepted, past
+  // one separator the grammar allows there; what was wrong with it we read from the text.
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::json::exception& ex) {
+    const auto* pe = dynamic_cast<const nlohmann::json::parse_error*>(&ex);
+    const size_t byte = pe ? pe->byte : position;
     const size_t n = text_.size();
-    const bool eof = position > n;
-    const size_t end = std::min(position, n);  // just past the last byte read
-    const size_t at = eof ? n : position - 1;  // the byte at fault, or n for the end of input
-    const std::string what = ex.what();
-    const size_t dash = what.find(" - ");
-    const std::string complaint = dash == std::string::npos ? what : what.substr(dash + 3);
-    auto complains = [&](const char* s) { return complaint.rfind(s, 0) == 0; };
-    const bool bad_string = complains("invalid string: ");
-    size_t start;  // where the token at fault begins
-    if (bad_string || complains("invalid number; ")) start = spelled_start(token, end);
-    else if (complains("invalid literal")) start = literal_prefix_start(at);
-    else start = eof ? n : valid_token_start(token, end);
+    const size_t at = byte > n ? n : byte - 1;  // where the lexer stopped, or n at the end
+    const size_t start = fault_start();         // where the token at fault begins
 
     if (ex.id == 406) fail(start, "number out of range");  // nlohmann: it overflows a double
     if (start > 0 && start < n && is_digit(text_[start]) && is_digit(text_[start - 1]))
@@ -158,7 +150,8 @@ class Builder {
     const char prev = previous_byte(start);
     const bool after_separator = prev == '\0' || prev == '[' || prev == '{' || prev == ',';
     const bool in_object = !frames_.empty() && frames_.back().value->is_object();
-    if (bad_string && (after_separator || prev == ':')) string_error(complaint, at);
+    if (start < n && text_[start] == '"' && (after_separator || prev == ':'))
+      check_string(start);
     if (in_object && !key_pending_ && after_separator)
       fail(start, "expected a string key, got ", describe(start));
     if (!frames_.empty() && !after_separator && prev != ':') {
@@ -201,115 +194,150 @@ class Builder {
     return '\0';
   }
 
-  // Where a string or number token ending at end begins, given its token string: walks back
-  // over the bytes it spells, a control byte spelled as the 8 characters <U+XXXX>.
-  size_t spelled_start(const std::string& token, size_t end) const {
-    size_t left = token.size(), i = end;
-    while (left > 0 && i > 0) {
-      const size_t width = static_cast<unsigned char>(text_[i - 1]) < 0x20 ? 8 : 1;
-      if (left < width) break;
-      left -= width;
-      --i;
+  static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+  size_t skip_space(size_t i) const {
+    while (i < text_.size() && is_space(text_[i])) ++i;
+    return i;
+  }
+
+  // Where the token the parser has just accepted began: past the end of the one before, the
+  // whitespace and the one separator (',' or ':') the parser took in between.
+  size_t token_start() const {
+    size_t i = skip_space(end_);
+    if (i < text_.size() && (text_[i] == ',' || text_[i] == ':')) i = skip_space(i + 1);
+    return i;
+  }
+
+  // Where the token the parser refused begins: as token_start, but a separator is passed over
+  // only where the grammar allows it (',' after a value inside an array or object, ':' after a
+  // key); any other separator is itself the token at fault.
+  size_t fault_start() const {
+    size_t i = skip_space(end_);
+    if (i >= text_.size()) return text_.size();
+    const bool comma_ok = text_[i] == ',' && after_value_ && !frames_.empty();
+    const bool colon_ok = text_[i] == ':' && key_pending_;
+    return comma_ok || colon_ok ? skip_space(i + 1) : i;
+  }
+
+  // The parser accepted a token that ends just before end; after_value: it completed a value.
+  void accepted(size_t end, bool after_value) {
+    end_ = end;
+    after_value_ = after_value;
+  }
+
+  // The end of the well-formed number at start ('-'? int frac? exp?). The lexer reads one byte
+  // past a number, so here() does not say where it ended.
+  size_t number_end(size_t i) const {
+    const size_t n = text_.size();
+    if (i < n && text_[i] == '-') ++i;
+    if (i < n && text_[i] == '0') {
+      ++i;  // a leading 0 is the whole integer part
+    } else {
+      while (i < n && is_digit(text_[i])) ++i;
+    }
+    if (i + 1 < n && text_[i] == '.' && is_digit(text_[i + 1])) {
+      i += 1;
+      while (i < n && is_digit(text_[i])) ++i;
+    }
+    if (i < n && (text_[i] == 'e' || text_[i] == 'E')) {
+      size_t j = i + 1;
+      if (j < n && (text_[j] == '+' || text_[j] == '-')) ++j;
+      if (j < n && is_digit(text_[j])) {
+        while (j < n && is_digit(text_[j])) ++j;
+        i = j;
+      }
     }
     return i;
   }
 
-  // Where a token that scanned (but came where the grammar does not allow it) begins; it ends
-  // just before end. Strings and numbers are their token string; a literal is true, false or
-  // null; anything else is one byte.
-  size_t valid_token_start(const std::string& token, size_t end) const {
-    const char last = text_[end - 1];
-    size_t length = 1;
-    if (last == '"' || is_digit(last)) length = token.size();
-    else if (last == 'e') length = end >= 5 && text_.compare(end - 5, 5, "false") == 0 ? 5 : 4;
-    else if (last == 'l') length = 4;
-    return end - std::min(length, end);
+  // The four hex digits of a \\u escape at byte i, or -1 when they are not there.
+  long hex4(size_t i) const {
+    if (text_.size() - i < 4) return -1;
+    long v = 0;
+    for (size_t k = i; k < i + 4; ++k) {
+      const char c = text_[k];
+      if (!std::isxdigit(static_cast<unsigned char>(c))) return -1;
+      v = v * 16 + (is_digit(c) ? c - '0' : (c | 0x20) - 'a' + 10);
+    }
+    return v;
   }
 
-  // Where a literal that did not scan begins: the lexer read a prefix of true, false or null and
-  // stopped at byte at. With no such prefix, the byte at is itself the stray token.
-  size_t literal_prefix_start(size_t at) const {
-    for (const char* literal : {"true", "false", "null"})
-      for (size_t k = std::strlen(literal) - 1; k >= 1; --k)
-        if (k <= at && text_.compare(at - k, k, literal, k) == 0) return at - k;
-    return at;
+  // Fails on a \\u escape whose four hex digits, from byte i, are not all there.
+  [[noreturn]] void hex_error(size_t i) const {
+    if (text_.size() - i < 4) fail(i, "\\u escape needs 4 hex digits");
+    size_t k = i;
+    while (std::isxdigit(static_cast<unsigned char>(text_[k]))) ++k;
+    fail(k, "invalid hex digit ", describe(k), " in \\u escape");
   }
 
-  // The opening quote of the string literal that ends just before end: the nearest '"' not
-  // escaped, i.e. not preceded by an odd run of backslashes.
-  size_t string_start(size_t end) const {
-    size_t i = end - 1;  // the closing quote
-    while (i > 0) {
-      --i;
-      if (text_[i] != '"') continue;
-      size_t slashes = 0;
-      while (i > slashes && text_[i - 1 - slashes] == '\\') ++slashes;
-      if (slashes % 2 == 0) return i;
+  // How many bytes the UTF-8 sequence at byte i takes when well-formed (RFC 3629: no overlong
+  // forms, no surrogates, nothing above U+10FFFF), else 0.
+  size_t utf8_length(size_t i) const {
+    auto byte = [&](size_t k) {
+      return k < text_.size() ? static_cast<unsigned char>(text_[k]) : 0u;
+    };
+    auto in = [](unsigned c, unsigned lo, unsigned hi) { return c >= lo && c <= hi; };
+    const unsigned c = byte(i), c1 = byte(i + 1), c2 = byte(i + 2), c3 = byte(i + 3);
+    if (in(c, 0xC2, 0xDF)) return in(c1, 0x80, 0xBF) ? 2 : 0;
+    if (in(c, 0xE0, 0xEF)) {
+      const unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+      return in(c1, lo, hi) && in(c2, 0x80, 0xBF) ? 3 : 0;
+    }
+    if (in(c, 0xF0, 0xF4)) {
+      const unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+      return in(c1, lo, hi) && in(c2, 0x80, 0xBF) && in(c3, 0x80, 0xBF) ? 4 : 0;
     }
     return 0;
   }
 
-  size_t literal_start(size_t length) const { return here() - length; }
-
-  // The lexer read one byte past a number unless the input ended: step back over it.
-  size_t number_start() const {
-    size_t i = here();
-    if (i > 0 && !is_number_byte(text_[i - 1])) --i;
-    while (i > 0 && is_number_byte(text_[i - 1])) --i;
-    return i;
-  }
-
-  // Fails with our words for nlohmann's complaint about a string ("invalid string: missing
-  // closing quote; last read: ..."), at the byte the old hand-written reader named: a \\u escape
-  // after its digits, a UTF-8 sequence at its lead byte. at: the byte nlohmann stopped at.
-  [[noreturn]] void string_error(const std::string& complaint, size_t at) const {
-    const bool eof = at == text_.size();
-    const std::string theirs = complaint.substr(0, complaint.find("; last read"));
-    auto says = [&](const char* s) { return theirs.find(s) != std::string::npos; };
-    if (says("missing closing quote")) fail(at, "unterminated string");
-    if (says("forbidden character after backslash")) {
-      if (eof) fail(at, "unterminated escape");
-      fail(at, "invalid escape ", describe(at));
-    }
-    if (says("4 hex digits")) {
-      size_t digits = at;  // the first digit after "\\u": the lexer read valid ones up to at
-      while (digits > 0 && at - digits < 3 &&
-             std::isxdigit(static_cast<unsigned char>(text_[digits - 1])))
-        --digits;
-      if (text_.size() - digits < 4) fail(digits, "\\u escape needs 4 hex digits");
-      fail(at, "invalid hex digit ", describe(at), " in \\u escape");
-    }
-    if (says("must be followed by U+DC00")) {
-      // It read "\\u" and four digits that are no low surrogate, or stopped at what is not "\\u".
-      if (at >= 5 && text_[at - 5] == '\\' && text_[at - 4] == 'u')
-        fail(at + 1, "high surrogate not followed by a low surrogate");
-      fail(text_[at - 1] == '\\' ? at - 1 : at,
-           "high surrogate not followed by a \\u low surrogate");
-    }
-    if (says("must follow U+D800")) fail(at + 1, "lone low surrogate in \\u escape");
-    if (says("control character"))
-      fail(at, "unescaped control character ", describe(at), " in string");
-    if (says("ill-formed UTF-8")) {
-      const size_t lead = utf8_lead(at);
-      if (lead == text_.size()) fail(lead, "truncated UTF-8 sequence");
-      const unsigned char c = static_cast<unsigned char>(text_[lead]);
-      const size_t length = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
+  // Reads the string literal that opens at byte start and fails at its first fault, at the byte
+  // the old hand-written reader named (a \\u escape after its digits, a UTF-8 sequence at its
+  // lead byte); returns when the literal is well-formed.
+  void check_string(size_t start) const {
+    const size_t n = text_.size();
+    size_t i = start + 1;
+    for (;;) {
+      if (i >= n) fail(n, "unterminated string");
+      const unsigned char c = static_cast<unsigned char>(text_[i]);
+      if (c == '"') return;
+      if (c < 0x20) fail(i, "unescaped control character ", describe(i), " in string");
+      if (c == '\\') {
+        if (i + 1 >= n) fail(n, "unterminated escape");
+        const char e = text_[i + 1];
+        if (e != 'u') {
+          if (e == '\0' || !std::strchr("\"\\/bfnrt", e))
+            fail(i + 1, "invalid escape ", describe(i + 1));
+          i += 2;
+          continue;
+        }
+        const long cp = hex4(i + 2);
+        if (cp < 0) hex_error(i + 2);
+        i += 6;
+        if (cp >= 0xDC00 && cp <= 0xDFFF) fail(i, "lone low surrogate in \\u escape");
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+          if (!(i + 1 < n && text_[i] == '\\' && text_[i + 1] == 'u'))
+            fail(i, "high surrogate not followed by a \\u low surrogate");
+          const long low = hex4(i + 2);
+          if (low < 0) hex_error(i + 2);
+          if (low < 0xDC00 || low > 0xDFFF)
+            fail(i + 6, "high surrogate not followed by a low surrogate");
+          i += 6;
+        }
+        continue;
+      }
+      if (c < 0x80) {
+        ++i;
+        continue;
+      }
+      const size_t length = utf8_length(i);
+      if (length == 0) {
+        const size_t want = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
                             : c >= 0xF0 && c <= 0xF4 ? 4 : 1;
-      if (text_.size() - lead < length) fail(lead, "truncated UTF-8 sequence");
-      fail(lead, "invalid UTF-8 ", describe(lead));
+        if (n - i < want) fail(i, "truncated UTF-8 sequence");
+        fail(i, "invalid UTF-8 ", describe(i));
+      }
+      i += length;
     }
-    fail(at, theirs);  // a case not listed above: nlohmann's own words
-  }
-
-  // The lead byte of the UTF-8 sequence that byte at was meant to continue, or at itself when it
-  // starts one (or stands alone).
-  size_t utf8_lead(size_t at) const {
-    size_t i = at;
-    while (i > 0 && at - i < 3 && (static_cast<unsigned char>(text_[i - 1]) & 0xC0) == 0x80) --i;
-    if (i == 0) return at;
-    const unsigned char lead = static_cast<unsigned char>(text_[i - 1]);
-    const size_t length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
-    return at - (i - 1) < length ? i - 1 : at;
   }
 
   // Where a value was due: a number or literal that did not scan, or no value at all.
@@ -343,27 +371,35 @@ class Builder {
     return parent.object.back().second;
   }
 
-  bool add_scalar(Value&& v, size_t start) {
+  bool add_scalar(Value&& v, size_t start, size_t end) {
     count_value(start);
     place(std::move(v));
     root_done_ = frames_.empty();
+    accepted(end, true);
     return true;
   }
 
+  bool add_number(Value&& v) {
+    const size_t start = token_start();
+    return add_scalar(std::move(v), start, number_end(start));
+  }
+
   bool open(Value::Type type) {
-    const size_t at = here() - 1;  // the bracket
+    const size_t at = token_start();  // the bracket
     count_value(at);
     if (int(frames_.size()) + 1 > max_depth_) fail(at, "nesting deeper than ", max_depth_);
     Value v;
     v.type = type;
     // The parent's vector does not grow while this child is open, so the pointer stays valid.
     frames_.push_back({&place(std::move(v)), {}});
+    accepted(at + 1, false);
     return true;
   }
 
   bool close() {
     frames_.pop_back();
     root_done_ = frames_.empty();
+    accepted(here(), true);
     return true;
   }
 
@@ -377,6 +413,8 @@ class Builder {
   std::vector<Frame> frames_;
   std::string key_;
   bool key_pending_ = false;
+  size_t end_ = 0;           // just past the last token the parser accepted
+  bool after_value_ = false;  // that token completed a value
 };
 
 void append_escaped(std::string& out, std::string_view s) {
