@@ -1,8 +1,9 @@
 // <attention-playground>: the whole page (both views) in a shadow root, configured by attributes,
 // driven by methods, reporting by events. Each instance has its own Store (the only owner of its
 // settings, from its first attribute to its removal), Controller and worker. The views are the
-// page's own (ui/app.ts); this file only maps attributes, methods and events. The parsing of the
-// attributes is in attributes.ts.
+// page's own (ui/app.ts), which leaves out the groups `hide` names; this file only maps attributes,
+// methods and events. The parsing of the attributes is in attributes.ts, when `step` and `solved`
+// fire in step-events.ts and solved.ts.
 // Over 300 lines on purpose: it is one class, the element's whole public contract, and its state
 // lives in ES private fields (#...), which no other module can reach.
 import styleText from '../style.css?inline';
