@@ -1,5 +1,6 @@
 #include "attn/config_keys.h"
 
+#include <algorithm>
 #include <cmath>
 #include <iomanip>
 #include <stdexcept>
@@ -67,7 +68,7 @@ std::vector<ConfigKey> make_keys() {
       int_key("vocab_size", &C::vocab_size, "V", "vocabulary size").in(1, 65536),
       int_key("d_model", &C::d_model, "D", "model width (even, divisible by {n_heads})")
           .in(2, 4096),
-      int_key("n_heads", &C::n_heads, "H", "attention heads").in(1, 0).at_most("d_model")
+      int_key("n_heads", &C::n_heads, "H", "attention heads").in(1, 4096).at_most("d_model")
           .dividing("d_model"),
       int_key("seq_len", &C::seq_len, "T", "sequence length (= max context length)").in(1, 4096),
       int_key("batch_size", &C::batch_size, "B", "sequences per step").in(1, 4096),
@@ -163,7 +164,7 @@ void check_config_keys(const TrainerConfig& c, KeyNamer namer) {
       }
     }
     if (!k.bounded) continue;
-    const double hi = k.hi_key ? number_value(c, key_named(k.hi_key)) : k.hi;
+    const double hi = k.hi_key ? std::min(k.hi, number_value(c, key_named(k.hi_key))) : k.hi;
     if (k.type == ConfigType::Float) {
       const float v = c.*k.float_member;  // printed as the float it is
       const bool ok = std::isfinite(v) && (k.lo_open ? v > k.lo : v >= k.lo) &&

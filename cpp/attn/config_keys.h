@@ -34,7 +34,7 @@ struct ConfigKey {
   bool bounded = false;
   double lo = 0.0, hi = 0.0;
   bool lo_open = false, hi_open = false;
-  const char* hi_key = nullptr;   // a key whose value is the upper bound in place of hi
+  const char* hi_key = nullptr;   // a key whose value bounds this one from above too
   const char* divides = nullptr;  // a key whose value this one must divide
   // A String's own check (the value alone, not how it fits the rest): throws
   // std::invalid_argument with a message that does not name the key.

@@ -508,6 +508,13 @@ layers_flags)
   bad "--layers (5) must be in [1, 4]" "$ATTN" train --layers 5
   bad "--layers (0) must be in [1, 4]" "$ATTN" demo --layers 0
   bad "--layers must be an integer" "$ATTN" train --layers two
+  # Every config flag is bounded by the core's key table (attn/config_keys.h), named as a flag.
+  bad "--vocab-size (0) must be in [1, 65536]" "$ATTN" train --vocab 0
+  bad "--heads (64) must be in [1, 32]" "$ATTN" train --heads 64
+  bad "--batch (5000) must be in [1, 4096]" "$ATTN" train --batch 5000
+  bad "--lr (-1) must be in (0, 10]" "$ATTN" train --lr -1
+  bad "--out-dropout (1) must be in [0, 1)" "$ATTN" train --out-dropout 1
+  bad "--task: unknown task 'x'" "$ATTN" train --task x
   bad "--residual given twice" "$ATTN" train --residual --residual
   bad "unexpected argument 'true'" "$ATTN" train --residual true
   # attn forward builds the model the file's metadata describes: a hostile or inconsistent
