@@ -23,32 +23,55 @@ int checked_d_model(int d_model, int n_heads, int max_context_length, float attn
   return d_model;
 }
 
-// Head h of batch b: its first row in the (N,.) matrices and in the (B*H*T,T) ones, and its
-// q, k, v as (T,Dh) strided views into the fused qkv (N,3D): columns h*Dh, D + h*Dh, 2D + h*Dh.
+// The options with kv_heads resolved, checked before any member is built (so nothing is drawn
+// for a bad config). Runs after checked_d_model, so n_heads >= 1 and d_model % n_heads == 0.
+AttentionOptions checked_options(AttentionOptions o, int d_model, int n_heads) {
+  if (o.kv_heads == 0) o.kv_heads = n_heads;
+  require_config(o.kv_heads >= 1 && n_heads % o.kv_heads == 0, "kv_heads", "kv_heads (",
+                 o.kv_heads, ") must divide n_heads (", n_heads, ")");
+  const int d_head = d_model / n_heads;
+  require_config(!o.rope || d_head % 2 == 0, "positions", "d_head (", d_head,
+                 ") must be even for rope positions");
+  return o;
+}
+
+// Query head h of batch b: its first row in the (N,.) matrices and in the (B*H*T,T) ones, and
+// its q, k, v as (T,Dh) strided views into the fused qkv (N,W) (or into its gradient), at the
+// columns m.q_offset(h), m.k_offset(h), m.v_offset(h): h Dh, D + h Dh, 2D + h Dh ungrouped.
 struct Head {
   Eigen::Index r0, p0;
   Eigen::Block<Mat> q, k, v;
 };
 
-Head head_views(Mat& qkv, int b, int h, int T, int H, int Dh) {
-  const Eigen::Index D = Eigen::Index(H) * Dh, r0 = Eigen::Index(b) * T;
-  return {r0, (Eigen::Index(b) * H + h) * T, qkv.block(r0, h * Dh, T, Dh),
-          qkv.block(r0, D + h * Dh, T, Dh), qkv.block(r0, 2 * D + h * Dh, T, Dh)};
+Head head_views(const MultiHeadSelfAttention& m, Mat& qkv, int b, int h, int T) {
+  const int Dh = m.d_head;
+  const Eigen::Index r0 = Eigen::Index(b) * T;
+  return {r0, (Eigen::Index(b) * m.n_heads + h) * T, qkv.block(r0, m.q_offset(h), T, Dh),
+          qkv.block(r0, m.k_offset(h), T, Dh), qkv.block(r0, m.v_offset(h), T, Dh)};
+}
+
+std::optional<Rope> make_rope(const AttentionOptions& o, int max_context_length, int d_head) {
+  if (!o.rope) return std::nullopt;
+  return Rope(max_context_length, d_head);
 }
 
 }  // namespace
 
 MultiHeadSelfAttention::MultiHeadSelfAttention(int d_model_, int n_heads_, int C, float p_attn,
-                                               float p_out, Rng& rng)
+                                               float p_out, Rng& rng,
+                                               const AttentionOptions& options_)
     : d_model(checked_d_model(d_model_, n_heads_, C, p_attn, p_out)),
       n_heads(n_heads_),
       d_head(d_model_ / n_heads_),
       max_context_length(C),
       attn_dropout(p_attn),
       out_dropout(p_out),
-      qkv_proj(d_model_, 3 * d_model_, rng),
-      out_proj(d_model_, d_model_, rng) {
+      options(checked_options(options_, d_model_, n_heads_)),
+      qkv_proj(d_model_, (n_heads_ + 2 * options.kv_heads) * d_head, rng),
+      out_proj(d_model_, d_model_, rng),
+      rope(make_rope(options, C, d_head)) {
   head_off.assign(n_heads, 0);
+  if (options.alibi) alibi_m = attn::alibi_slopes(n_heads);
 }
 
 float MultiHeadSelfAttention::score_scale() const {
@@ -65,17 +88,17 @@ void MultiHeadSelfAttention::check_input(Eigen::Index rows, Eigen::Index cols, i
   require(rows == Eigen::Index(B) * T, "x has ", rows, " rows but B*T = ", Eigen::Index(B) * T);
 }
 
-// x (B*T,D) -> y (B*T,D); caches x, qkv, probs (B,H,T,T), dropout masks, merged heads, and with
-// s.inspect the masked scores (B,H,T,T).
+// x (B*T,D) -> y (B*T,D); caches x, qkv (N,W) (q and k rotated with RoPE), probs (B,H,T,T),
+// dropout masks, merged heads, and with s.inspect the masked scores (B,H,T,T).
 void MultiHeadSelfAttention::forward(ConstMatRef x, int B, int T, bool training, Rng& rng,
                                      State& s, MatRef y) {
   check_input(x.rows(), x.cols(), B, T);
-  const int D = d_model, H = n_heads, Dh = d_head;
+  const int D = d_model, H = n_heads, Dh = d_head, KV = options.kv_heads;
   const Eigen::Index N = Eigen::Index(B) * T;
   s.B = B;
   s.T = T;
   s.x.resize(N, D);
-  s.qkv.resize(N, 3 * D);
+  s.qkv.resize(N, qkv_proj.out_features);
   s.probs.resize(N * H, T);
   if (s.inspect) s.scores.resize(N * H, T);
   s.merged.resize(N, D);
@@ -91,14 +114,22 @@ void MultiHeadSelfAttention::forward(ConstMatRef x, int B, int T, bool training,
           " heads");
   s.x = x;  // from here on only the copy is read, so y may alias x
   qkv_proj.forward(s.x, s.qkv);
+  if (rope)  // every query head's q and every K/V head's k, each row by its position
+    for (int b = 0; b < B; ++b) {
+      const Eigen::Index r0 = Eigen::Index(b) * T;
+      for (int h = 0; h < H; ++h) rope->rotate(s.qkv.block(r0, Eigen::Index(h) * Dh, T, Dh));
+      for (int g = 0; g < KV; ++g)
+        rope->rotate(s.qkv.block(r0, Eigen::Index(H + g) * Dh, T, Dh));
+    }
   const float scale = score_scale();
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < H; ++h) {
-      Head hd = head_views(s.qkv, b, h, T, H, Dh);
+      Head hd = head_views(*this, s.qkv, b, h, T);
       const Eigen::Index r0 = hd.r0, p0 = hd.p0;
       auto &q = hd.q, &k = hd.k, &v = hd.v;
       auto p = s.probs.block(p0, 0, T, T);
       matmul_nt(q, k, p, scale);  // scores (T,T) = q k^T / sqrt(Dh)
+      if (options.alibi) add_alibi_bias(p, alibi_m[size_t(h)]);
       apply_mask(p, mask);
       if (s.inspect) s.scores.block(p0, 0, T, T) = p;
       softmax_rows(p, p);
@@ -127,12 +158,15 @@ void MultiHeadSelfAttention::forward(ConstMatRef x, int B, int T, bool training,
 
 // Backward of the forward above, in reverse order. Reads the cache; overwrites parameter grads.
 // dy (B*T,D) -> dx (B*T,D); leaves dmerged, dqkv and, per head, dweights and dscores in s.
+// The ALiBi bias is a constant: nothing flows into it.
 void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
-  const int D = d_model, H = n_heads, Dh = d_head, B = s.B, T = s.T;
+  const int D = d_model, H = n_heads, Dh = d_head, B = s.B, T = s.T, KV = options.kv_heads;
+  const int group = H / KV;  // query heads per K/V head
   const Eigen::Index N = Eigen::Index(B) * T;
   require(dy.rows() == N && dy.cols() == D, "dy must be (", N, ",", D, "), got (", dy.rows(),
           ",", dy.cols(), ")");
-  s.dqkv.resize(N, 3 * D);
+  s.dqkv.resize(N, qkv_proj.out_features);
+  if (group > 1) s.dkv_scratch.resize(T, Dh);
   s.dmerged.resize(N, D);
   s.dweights.resize(s.inspect ? N * H : T, T);
   s.dscores.resize(s.inspect ? N * H : T, T);
@@ -148,9 +182,14 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
   const Mat& w = s.weights();
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < H; ++h) {
-      Head hd = head_views(s.qkv, b, h, T, H, Dh);
+      Head hd = head_views(*this, s.qkv, b, h, T);
+      Head dhd = head_views(*this, s.dqkv, b, h, T);
       const Eigen::Index r0 = hd.r0, p0 = hd.p0;
       auto &q = hd.q, &k = hd.k, &v = hd.v;
+      auto &dq = dhd.q, &dk = dhd.k, &dv = dhd.v;
+      // The first query head of a K/V group writes dk and dv, the others add their share.
+      // Ungrouped, every head is the first of its group: the curriculum's code path.
+      const bool first_of_group = h % group == 0;
       auto dout = s.dmerged.block(r0, h * Dh, T, Dh);
       auto dw = s.dweights.block(s.inspect ? p0 : 0, 0, T, T);
       auto ds = s.dscores.block(s.inspect ? p0 : 0, 0, T, T);
@@ -158,12 +197,21 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
         dout.setZero();
         dw.setZero();
         ds.setZero();
-        for (int part = 0; part < 3; ++part) s.dqkv.block(r0, part * D + h * Dh, T, Dh).setZero();
+        dq.setZero();
+        if (first_of_group) {
+          dk.setZero();
+          dv.setZero();
+        }
         continue;
       }
       auto a = w.block(p0, 0, T, T);
       // merged_h = a v  =>  dv = a^T dout, da = dout v^T
-      matmul_tn(a, dout, s.dqkv.block(r0, 2 * D + h * Dh, T, Dh));
+      if (first_of_group) {
+        matmul_tn(a, dout, dv);
+      } else {
+        matmul_tn(a, dout, s.dkv_scratch);
+        dv += s.dkv_scratch;
+      }
       matmul_nt(dout, v, dw);
       // probs = softmax(scores); masked cells have probs 0, so their dscores are 0
       if (s.attn_dropped) {  // a = probs * attn_mask
@@ -172,13 +220,27 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
       } else {
         softmax_rows_backward(s.probs.block(p0, 0, T, T), dw, ds);
       }
-      // scores = q k^T * scale  =>  dq = dscores k * scale, dk = dscores^T q * scale
-      auto dq = s.dqkv.block(r0, h * Dh, T, Dh);
-      auto dk = s.dqkv.block(r0, D + h * Dh, T, Dh);
+      // scores = q k^T * scale (+ bias)  =>  dq = dscores k * scale, dk = dscores^T q * scale
       matmul_nn(ds, k, dq, scale);
-      matmul_tn(ds, q, dk, scale);
+      if (first_of_group) {
+        matmul_tn(ds, q, dk, scale);
+      } else {
+        matmul_tn(ds, q, s.dkv_scratch, scale);
+        dk += s.dkv_scratch;
+      }
     }
-  qkv_proj.backward(s.x, s.dqkv, dx);
+  if (rope) {  // q and k were rotated after the projection: rotate their gradients back
+    s.dqkv_proj.resize(N, qkv_proj.out_features);
+    s.dqkv_proj = s.dqkv;
+    for (int b = 0; b < B; ++b) {
+      const Eigen::Index r0 = Eigen::Index(b) * T;
+      for (int c = 0; c < H + KV; ++c)  // the H q blocks, then the KV k blocks
+        rope->rotate_backward(s.dqkv_proj.block(r0, Eigen::Index(c) * Dh, T, Dh));
+    }
+    qkv_proj.backward(s.x, s.dqkv_proj, dx);
+  } else {
+    qkv_proj.backward(s.x, s.dqkv, dx);
+  }
   s.backward_done = true;
 }
 
@@ -191,21 +253,21 @@ MultiHeadSelfAttention::HeadRow MultiHeadSelfAttention::head_row(const State& s,
   require(b >= 0 && b < s.B, "batch index (", b, ") must be in [0, ", s.B - 1, "]");
   require(h >= 0 && h < H, "head (", h, ") must be in [0, ", H - 1, "]");
   require(i >= 0 && i < T, "query position (", i, ") must be in [0, ", T - 1, "]");
-  const Eigen::Index D = d_model, r0 = Eigen::Index(b) * T, p0 = (Eigen::Index(b) * H + h) * T;
+  const Eigen::Index r0 = Eigen::Index(b) * T, p0 = (Eigen::Index(b) * H + h) * T;
   HeadRow r;
   r.scale = score_scale();
-  r.q = s.qkv.block(r0 + i, h * Dh, 1, Dh);
-  r.k = s.qkv.block(r0, D + h * Dh, T, Dh);
-  r.v = s.qkv.block(r0, 2 * D + h * Dh, T, Dh);
+  r.q = s.qkv.block(r0 + i, q_offset(h), 1, Dh);
+  r.k = s.qkv.block(r0, k_offset(h), T, Dh);
+  r.v = s.qkv.block(r0, v_offset(h), T, Dh);
   r.scores = s.scores.row(p0 + i);
   r.weights = s.probs.row(p0 + i);
   r.out = s.merged.block(r0 + i, h * Dh, 1, Dh);
   r.d_out = s.dmerged.block(r0 + i, h * Dh, 1, Dh);
   r.d_weights = s.dweights.row(p0 + i);
   r.d_scores = s.dscores.row(p0 + i);
-  r.d_q = s.dqkv.block(r0 + i, h * Dh, 1, Dh);
-  r.d_k = s.dqkv.block(r0, D + h * Dh, T, Dh);
-  r.d_v = s.dqkv.block(r0, 2 * D + h * Dh, T, Dh);
+  r.d_q = s.dqkv.block(r0 + i, q_offset(h), 1, Dh);
+  r.d_k = s.dqkv.block(r0, k_offset(h), T, Dh);
+  r.d_v = s.dqkv.block(r0, v_offset(h), T, Dh);
   return r;
 }
 

@@ -1,15 +1,30 @@
-// Multi-head causal self-attention with a fused QKV projection (the curriculum's PyTorch layer).
+// Multi-head causal self-attention with a fused QKV projection (the curriculum's PyTorch layer),
+// optionally with grouped K/V heads, RoPE and ALiBi (the course's later lessons).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "attn/linear.h"
 #include "attn/ops.h"
+#include "attn/positions.h"
 #include "attn/rng.h"
 #include "attn/tensor.h"
 
 namespace attn {
+
+// The layer's variants beyond the curriculum. The defaults are the curriculum's layer exactly:
+// the same draws, the same code path, the same numbers.
+struct AttentionOptions {
+  // K/V heads (KV); 0 means n_heads. Must divide n_heads; query head h reads K/V head
+  // h / (H / KV), so 1 is multi-query attention.
+  int kv_heads = 0;
+  // Rotate each head's q and k by position (Rope, positions.h) before the scores.
+  bool rope = false;
+  // Add ALiBi's bias -m_h |i - j| (positions.h) to head h's scores before the mask.
+  bool alibi = false;
+};
 
 class MultiHeadSelfAttention {
  public:
@@ -21,7 +36,10 @@ class MultiHeadSelfAttention {
     bool inspect = false;
     int B = 0, T = 0;
     Mat x;          // (N,D) input, copied for backward
-    Mat qkv;        // (N,3D) fused projection; q, k, v of head h are strided column blocks
+    // (N,W) fused projection, W = (H + 2 KV) Dh = 3D without grouping: the q of every head, then
+    // the k and the v of every K/V head, as strided column blocks. With RoPE, q and k are
+    // stored rotated (what the scores saw).
+    Mat qkv;
     Mat scores;     // (B*H*T,T) q k^T * scale after the mask, the softmax's input (inspect only)
     Mat probs;      // (B*H*T,T) softmax(QK^T/sqrt(Dh) + mask), pre-dropout
     Mat attn;       // (B*H*T,T) probs after attention dropout (training with p > 0 only)
@@ -32,22 +50,27 @@ class MultiHeadSelfAttention {
     bool backward_done = false;  // backward() ran since the last forward()
     // Backward. dmerged (N,D): dL/d(each head's output), 0 for a head that is off. dweights:
     // dL/d(the weights that multiplied V); dscores: dL/d(scores). Both (T,T) for the head at
-    // hand, or with inspect (B*H*T,T) for all of them.
+    // hand, or with inspect (B*H*T,T) for all of them. dqkv (N,W): dL/d(qkv), i.e. with RoPE
+    // with respect to the rotated q and k; a K/V head's block sums its query heads' shares.
     Mat dqkv, dmerged, dweights, dscores, dx_scratch;
+    Mat dqkv_proj;   // (N,W) RoPE only: dqkv rotated back, dL/d(qkv_proj's output)
+    Mat dkv_scratch; // (T,Dh) grouped K/V only: one query head's share of dk or dv
     // The attention weights that multiplied V: (B*H*T,T), i.e. (B,H,T,T) row-major.
     const Mat& weights() const { return attn_dropped ? attn : probs; }
   };
 
-  // Validates as the curriculum's class does and initialises qkv_proj then out_proj.
+  // Validates as the curriculum's class does (and the options: kv_heads divides n_heads, RoPE
+  // needs an even d_head) and initialises qkv_proj then out_proj; RoPE and ALiBi draw nothing.
   MultiHeadSelfAttention(int d_model, int n_heads, int max_context_length, float attn_dropout,
-                         float out_dropout, Rng& rng);
+                         float out_dropout, Rng& rng, const AttentionOptions& options = {});
 
   // x (B*T,D) -> y (B*T,D). Caches in state what backward needs (x among it); weights in
   // state.weights(). y may be x itself (a stack of layers without residual does that). Dropout
   // (inverted) applies only when training; rng is read only then.
   void forward(ConstMatRef x, int B, int T, bool training, Rng& rng, State& s, MatRef y);
 
-  // dy (B*T,D) -> dx (B*T,D); overwrites the gradients of qkv_proj and out_proj.
+  // dy (B*T,D) -> dx (B*T,D); overwrites the gradients of qkv_proj and out_proj. dx may not
+  // alias dy.
   void backward(State& s, ConstMatRef dy, MatRef dx);
 
   // Throws std::invalid_argument unless 1 <= T <= C and x is (B*T, D).
@@ -56,12 +79,13 @@ class MultiHeadSelfAttention {
   // One query row i of one head h in batch b, read from the caches of an eval-mode forward()
   // and the backward() after it, run with State::inspect. Computes nothing: every number is the
   // layer's own. With a loss that depends on row i only (dy zero elsewhere), d_k and d_v are
-  // exactly row i's contributions to dK and dV.
+  // exactly row i's contributions to dK and dV (with grouped K/V heads, summed over the query
+  // heads that share head h's K/V). With RoPE, q, k, d_q and d_k are the rotated ones.
   struct HeadRow {
     float scale;       // the score scale: 1/sqrt(Dh), or 1 with scale_scores off
     RowVec q;          // (Dh) the query
     Mat k, v;          // (T,Dh) keys and values of the head
-    RowVec scores;     // (T) q k^T * scale after the mask (what the softmax saw)
+    RowVec scores;     // (T) q k^T * scale (+ the ALiBi bias) after the mask: the softmax's input
     RowVec weights;    // (T) softmax(scores)
     RowVec out;        // (Dh) weights v (zero if the head is switched off)
     RowVec d_out;      // (Dh) dL/d(out) (zero if the head is switched off)
@@ -79,10 +103,23 @@ class MultiHeadSelfAttention {
   MaskMode mask = MaskMode::Causal;
   float score_scale() const;
 
+  // The K/V head query head h reads: h / (H / KV).
+  int kv_head(int h) const { return h / (n_heads / options.kv_heads); }
+  // First row of query head h's q, and of the k and v it reads, in qkv_proj's output (and
+  // weight rows): h Dh, (H + kv_head(h)) Dh, (H + KV + kv_head(h)) Dh.
+  Eigen::Index q_offset(int h) const { return Eigen::Index(h) * d_head; }
+  Eigen::Index k_offset(int h) const { return Eigen::Index(n_heads + kv_head(h)) * d_head; }
+  Eigen::Index v_offset(int h) const {
+    return Eigen::Index(n_heads + options.kv_heads + kv_head(h)) * d_head;
+  }
+
   int d_model, n_heads, d_head, max_context_length;
   float attn_dropout, out_dropout;
-  Linear qkv_proj;  // weight (3D,D), bias (3D)
+  AttentionOptions options;  // as given, with kv_heads resolved (never 0)
+  Linear qkv_proj;  // weight ((H + 2 KV) Dh, D), bias ((H + 2 KV) Dh): rows q, k, v
   Linear out_proj;  // weight (D,D), bias (D)
+  std::optional<Rope> rope;  // tables for max_context_length positions, with options.rope
+  std::vector<float> alibi_m;  // (H) ALiBi's slopes m_h with options.alibi, else empty
 };
 
 // (B*T,D) -> (B*H*T,Dh): head h of batch b becomes rows [(b*H+h)*T, +T). Copies; for tests and

@@ -27,6 +27,7 @@
 #include <cstdint>
 
 #include "attn/ffn.h"
+#include "attn/multihead.h"
 #include "attn/norm.h"
 #include "attn/positions.h"
 #include "attn/trainer.h"
@@ -208,6 +209,31 @@ TEST_CASE("alloc: the block's layers allocate nothing after their first step",
   step();
   const int64_t before = allocations();
   for (int i = 0; i < 5; ++i) step();
+  CHECK(allocations() - before == 0);
+}
+
+TEST_CASE("alloc: attention with grouped K/V, RoPE and ALiBi allocates nothing after a step",
+          "[alloc][gqa]") {
+  const int B = 2, T = 8, D = 16, H = 4;
+  attn::Rng rng(2);
+  attn::Mat x(B * T, D), y(B * T, D), dy(B * T, D), dx(B * T, D);
+  for (Eigen::Index i = 0; i < x.size(); ++i) {
+    x.data()[i] = rng.normal();
+    dy.data()[i] = rng.normal();
+  }
+  attn::AttentionOptions o;
+  o.kv_heads = 2;
+  o.rope = true;
+  o.alibi = true;
+  attn::MultiHeadSelfAttention m(D, H, T, 0.1f, 0.1f, rng, o);
+  attn::MultiHeadSelfAttention::State s;
+  m.forward(x, B, T, true, rng, s, y);
+  m.backward(s, dy, dx);
+  const int64_t before = allocations();
+  for (int i = 0; i < 5; ++i) {
+    m.forward(x, B, T, true, rng, s, y);
+    m.backward(s, dy, dx);
+  }
   CHECK(allocations() - before == 0);
 }
 
