@@ -330,11 +330,12 @@ float exp_shifted_sum(const float* x, float shift, float* y, Eigen::Index n) {
   }
   return sum;
 #else
+  // The sum is always reduced from x's expression, never from y: Eigen peels a reduction by the
+  // address's alignment, so summing y would give another rounding whenever x and y are aligned
+  // differently (and the result would depend on where the heap put y).
   const Eigen::Map<const Eigen::ArrayXf> xr(x, n);
-  if (!y) return (xr - shift).exp().sum();
-  Eigen::Map<Eigen::ArrayXf> e(y, n);
-  e = (xr - shift).exp();
-  return e.sum();
+  if (y) Eigen::Map<Eigen::ArrayXf>(y, n) = (xr - shift).exp();
+  return (xr - shift).exp().sum();
 #endif
 }
 

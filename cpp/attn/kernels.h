@@ -39,7 +39,9 @@ float row_max(const float* x, Eigen::Index n);
 // entries are skipped, and a NaN x[0] gives 0.
 Eigen::Index row_argmax(const float* x, Eigen::Index n);
 // y = exp(x - shift) for n entries (y may be nullptr: the values are only summed); returns their
-// float sum. The SIMD build uses the same f32x4 exp as softmax_row, elsewhere Eigen's exp.
+// float sum, the same with or without y. The SIMD build uses the same f32x4 exp as softmax_row,
+// elsewhere Eigen's exp (evaluated twice when y is given, so the sum's rounding cannot depend on
+// y's alignment).
 float exp_shifted_sum(const float* x, float shift, float* y, Eigen::Index n);
 // out (C) = the column sums of x (R,C), each summed over the rows in order.
 void col_sums(ConstMatRef x, float* out);

@@ -33,7 +33,7 @@ float cross_entropy_impl(ConstMatRef logits, const int32_t* targets, MatRef* dlo
     const float mx = row_max(row, V);
     if (kGrad) {
       float* e = dlogits->row(i).data();
-      const float sum = exp_shifted_sum(row, mx, e, V);  // one exp per entry, reused for the gradient
+      const float sum = exp_shifted_sum(row, mx, e, V);  // the exps, reused for the gradient
       total += std::log(sum) + (mx - row[targets[i]]);  // (mx - x_t) first: exact for huge logits
       Eigen::Map<Eigen::ArrayXf>(e, V) *= inv / sum;
       e[targets[i]] -= inv;
