@@ -5,8 +5,7 @@
 // head, the query or the target changes what is shown; the controls work from the keyboard.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import { openPage, waitReady, useBrowser } from './harness.mjs';
+import { downloadBytes, openPage, useBrowser, waitReady } from './harness.mjs';
 
 /** How long a wait may take before the test calls it a hang (a guard, not a verdict: CI's other
  * core may be busy). */
@@ -54,7 +53,7 @@ function shown(page) {
 async function download(page, selector) {
   await page.focus(selector);
   const [d] = await Promise.all([page.waitForEvent('download'), page.keyboard.press('Enter')]);
-  return fs.readFileSync(await d.path());
+  return downloadBytes(d);
 }
 
 /** -log softmax(logits of position i)[target] for each target, by the core loaded in the page

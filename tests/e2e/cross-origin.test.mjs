@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CDN, DIST, launch, lessonPage, openRecorded, routeCdn, screenshot, serve, serveSite } from './harness.mjs';
+import { CDN, DIST, downloadBytes, launch, lessonPage, openRecorded, routeCdn, screenshot, serve, serveSite } from './harness.mjs';
 
 const MODULE = `${CDN}attention-playground.js`;
 /** A lesson site's CSP for a playground from a CDN, as the README gives it. */
@@ -74,7 +74,7 @@ for (const [name, file] of [['no CSP', 'lesson.html'], ['a strict CSP that allow
     // Export the weights, then import them into a fresh model: the trained loss comes back (a fresh
     // model's is about ln 64 = 4.2).
     const [download] = await Promise.all([page.waitForEvent('download'), page.evaluate(() => __root().querySelector('[data-export=weights]').click())]);
-    const bytes = fs.readFileSync(await download.path());
+    const bytes = await downloadBytes(download);
     assert.ok(bytes.length > 1000, `weights file: ${bytes.length} bytes`);
     await page.evaluate(() => document.getElementById('pg').reset());
     await page.waitForFunction(() => window.__events.at(-1)?.type === 'step' && window.__events.at(-1).step === 0);

@@ -2,8 +2,7 @@
 // run into a fresh page, and every kind of bad file.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import { openPage, waitReady, readout, useBrowser, screenshot } from './harness.mjs';
+import { downloadBytes, openPage, readout, screenshot, useBrowser, waitReady } from './harness.mjs';
 
 /** How long a wait may take before the test calls it a hang (a guard, not a verdict: CI's other
  * core may be busy). */
@@ -38,7 +37,7 @@ async function downloads(page, selector, n) {
   });
   await page.click(selector);
   await done;
-  return Promise.all(got.map(async (d) => ({ name: d.suggestedFilename(), bytes: fs.readFileSync(await d.path()) })));
+  return Promise.all(got.map(async (d) => ({ name: d.suggestedFilename(), bytes: await downloadBytes(d) })));
 }
 const one = async (page, what) => (await downloads(page, `[data-export=${what}]`, 1))[0];
 
@@ -281,7 +280,7 @@ test('the JSON alone sets the config; weights alone (dropped) load into a matchi
   const csv = await one(a.page, 'csv');
   // Keyboard: focus the CSV button and press Enter.
   const [viaKey] = await Promise.all([a.page.waitForEvent('download'), a.page.focus('[data-export=csv]').then(() => a.page.keyboard.press('Enter'))]);
-  assert.equal(fs.readFileSync(await viaKey.path()).toString(), csv.bytes.toString());
+  assert.equal((await downloadBytes(viaKey)).toString(), csv.bytes.toString());
   assert.ok((await a.page.getAttribute('[data-import=button]', 'type')) === 'button');
   await a.context.close();
 

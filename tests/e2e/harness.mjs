@@ -1,5 +1,6 @@
 // Shared e2e helpers: a tiny static server for web/dist (mounted under a sub-path, as a course
-// site would), and headless Chromium through playwright-core with the system browser.
+// site would), and headless Chromium through playwright-core with the system browser (the suite's
+// shared one when run by tests/e2e/run.mjs, see chromium.mjs).
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -7,7 +8,9 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { before, after } from 'node:test';
 import { createRequire } from 'node:module';
-import { chromium } from 'playwright-core';
+import { launch } from './chromium.mjs';
+
+export { launch };
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 /** The built page: web/dist, or ATTN_DIST (to test a build made elsewhere). */
@@ -70,8 +73,8 @@ export function serve(dir = DIST, { headers = {}, host = '127.0.0.1', headersFor
 }
 
 /**
- * For the tests of one file: before() serves web/dist and launches Chromium, then hands both to
- * set(srv, browser); after() closes them.
+ * For the tests of one file: before() serves web/dist and gets a Chromium (launch()), then hands
+ * both to set(srv, browser); after() closes them.
  */
 export function useBrowser(set, { dir = DIST, headers = {} } = {}) {
   let srv;
@@ -84,23 +87,6 @@ export function useBrowser(set, { dir = DIST, headers = {} } = {}) {
   after(async () => {
     await browser?.close();
     await srv?.close();
-  });
-}
-
-/** Launches Debian's Chromium headless with the flags scripts/README.md lists. Never downloads one. */
-export async function launch() {
-  return chromium.launch({
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
   });
 }
 
@@ -234,9 +220,10 @@ export async function openRecorded(browser, url, contextOptions = {}, init = [RE
   return { context, page, errors };
 }
 
-/** Waits (a guard of 10 s) until the page has exactly n live workers, then asserts it. */
+/** Waits (a guard of 60 s: the other test file may load the machine) until the page has exactly n
+ * live workers, then asserts it. */
 export async function expectWorkers(page, n) {
-  for (let i = 0; i < 400 && page.workers().length !== n; ++i) await page.waitForTimeout(25);
+  for (let i = 0; i < 2400 && page.workers().length !== n; ++i) await page.waitForTimeout(25);
   if (page.workers().length !== n) throw new Error(`expected ${n} live workers, found: ${page.workers().map((w) => w.url())}`);
 }
 
@@ -274,4 +261,69 @@ export async function audit(page) {
   await page.addScriptTag({ content: axeSource });
   const violations = await page.evaluate((tags) => window.axe.run(document, { runOnly: { type: 'tag', values: tags } }).then((r) => r.violations), AXE_TAGS);
   return violations.map((v) => `${v.id} (${v.nodes.length}): ${v.help} — ${v.nodes.slice(0, 3).map((n) => JSON.stringify(n.target)).join(', ')}`);
+}
+
+/** The bytes of a finished download. (Download.path() is not available over the shared browser's
+ * connection; the stream is.) */
+export async function downloadBytes(download) {
+  const chunks = [];
+  for await (const chunk of await download.createReadStream()) chunks.push(chunk);
+  return Buffer.concat(chunks);
+}
+
+/**
+ * What the canvases of locator hold, one entry per canvas: {width, height, inked (pixels that are
+ * not transparent), colours (distinct colours among them)}. A heatmap that drew its cells has
+ * most of its pixels inked, in several colours.
+ */
+export function canvasInk(locator) {
+  return locator.evaluateAll((canvases) =>
+    canvases.map((c) => {
+      const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
+      const colours = new Set();
+      let inked = 0;
+      for (let i = 0; i < data.length; i += 4) {
+        if (data[i + 3] === 0) continue;
+        ++inked;
+        colours.add((data[i] << 16) | (data[i + 1] << 8) | data[i + 2]);
+      }
+      return { width: c.width, height: c.height, inked, colours: colours.size };
+    }),
+  );
+}
+
+/**
+ * The lines a uPlot chart (locator: its container) drew: for each series in its legend (after x),
+ * {label, columns}, the number of pixel columns of the plot's canvas with a pixel of the series'
+ * colour; and width, the canvas' width. A line through n points spread over the x range inks most
+ * columns; a chart with its axes but no line inks none.
+ */
+export function chartInk(locator) {
+  return locator.evaluate((el) => {
+    const canvas = el.querySelector('canvas');
+    const rgb = (css) => css.match(/[\d.]+/g).slice(0, 3).map(Number);
+    const series = [...el.querySelectorAll('.u-legend .u-series')].slice(1).map((row) => ({
+      label: row.querySelector('.u-label')?.textContent ?? '',
+      colour: rgb(getComputedStyle(row.querySelector('.u-marker')).borderTopColor),
+    }));
+    const { width, height } = canvas;
+    const { data } = canvas.getContext('2d').getImageData(0, 0, width, height);
+    return {
+      width,
+      series: series.map(({ label, colour }) => {
+        let columns = 0;
+        for (let x = 0; x < width; ++x) {
+          for (let y = 0; y < height; ++y) {
+            const i = 4 * (y * width + x);
+            // On the transparent canvas an antialiased edge keeps the line's colour at a lower alpha.
+            if (data[i + 3] > 64 && Math.hypot(data[i] - colour[0], data[i + 1] - colour[1], data[i + 2] - colour[2]) < 24) {
+              ++columns;
+              break;
+            }
+          }
+        }
+        return { label, columns };
+      }),
+    };
+  });
 }

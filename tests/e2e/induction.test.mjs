@@ -7,8 +7,7 @@
 // Waits have timeouts as guards only (CI's other core may be busy); no duration is asserted.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import { audit, lessonPage, openPage, openRecorded, serveDistWith, useBrowser, waitReady } from './harness.mjs';
+import { audit, downloadBytes, lessonPage, openPage, openRecorded, serveDistWith, useBrowser, waitReady } from './harness.mjs';
 
 const GUARD_MS = 180000;
 /** The preset, as presets.ts writes it (the unit tests pin the same string). */
@@ -181,7 +180,7 @@ test('trained from the preset until the phase change: the chart marks it, the sc
   // The CSV export has every head of both layers (global index), with the core's weights.
   await page.focus('[data-export=csv]');
   const [csvDownload] = await Promise.all([page.waitForEvent('download'), page.keyboard.press('Enter')]);
-  const csv = (await fs.promises.readFile(await csvDownload.path(), 'utf8')).trim().split('\n');
+  const csv = (await downloadBytes(csvDownload)).toString('utf8').trim().split('\n');
   assert.equal(csv.length, 1 + 4 * T * T);
   assert.equal(csv[1 + (ind * T + 14) * T + 4], `${ind},14,4,12,20,${w}`);
 
@@ -276,7 +275,7 @@ test('export and import at two layers: the layers.<l> state dict, the JSON with 
   const save = async (what) => {
     await page.focus(`[data-export=${what}]`);
     const [d] = await Promise.all([page.waitForEvent('download'), page.keyboard.press('Enter')]);
-    return { name: d.suggestedFilename(), buffer: await fs.promises.readFile(await d.path()) };
+    return { name: d.suggestedFilename(), buffer: await downloadBytes(d) };
   };
   const weights = await save('weights');
   const json = await save('json');

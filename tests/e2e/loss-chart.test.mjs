@@ -3,8 +3,7 @@
 // exported JSON has every step's loss), as the curriculum's demo prints them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import { openPage, useBrowser, waitReady } from './harness.mjs';
+import { downloadBytes, openPage, useBrowser, waitReady } from './harness.mjs';
 
 let srv;
 let browser;
@@ -38,7 +37,7 @@ test('chance is ln V; the epoch means are the means of each 120 steps of the run
 
   // Every step's loss, from the exported run.
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('[data-export=json]')]);
-  const run = JSON.parse(fs.readFileSync(await download.path(), 'utf8'));
+  const run = JSON.parse((await downloadBytes(download)).toString('utf8'));
   assert.equal(run.historyStride, 1);
   assert.equal(run.lossHistory.length, 300);
   const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;

@@ -1,7 +1,8 @@
-// The npm package as a course site's build uses it: `npm pack` makes the tarball, a fresh Vite app
-// in a temp folder installs it, imports `attention-playground` (and `attention-playground/core`),
-// puts <attention-playground> in its page and runs `vite build`; the built app is served and the
-// element must reach `solved`, in Chromium and in Firefox. The package's types check in the app.
+// The npm package as a course site's build uses it: `npm pack --json` makes the tarball (its prepack
+// builds web/dist, and the JSON it prints parses), a fresh Vite app in a temp folder installs it,
+// imports `attention-playground` (and `attention-playground/core`), puts <attention-playground> in
+// its page and runs `vite build`; the built app is served and the element must reach `solved`, in
+// Chromium and in Firefox. The package's types check in the app.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -14,22 +15,60 @@ import { launchFirefox, openFirefoxPage, waitFor } from './firefox.mjs';
 const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'ap-pkg-'));
 const app = path.join(work, 'lesson-app');
+let packed;
 let tarball;
 let srv;
 
 const npm = (args, cwd) => execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_fund: 'false', npm_config_audit: 'false', npm_config_update_notifier: 'false' } });
 
+/**
+ * A copy of the working tree (the files git tracks or would track, and the built web/wasm) in dir,
+ * with node_modules linked: `npm pack` runs its prepack there, so the build does not rewrite the
+ * web/dist that the other test files are serving meanwhile. web/wasm is touched: the prepack packs
+ * the wasm as built and never starts a wasm build.
+ */
+function copyTree(dir) {
+  const listed = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, encoding: 'utf8' }).split('\0').filter(Boolean);
+  for (const rel of listed) {
+    const from = path.join(ROOT, rel);
+    if (!fs.existsSync(from)) continue; // deleted in the working tree, not yet in the index
+    fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+    fs.cpSync(from, path.join(dir, rel), { preserveTimestamps: true });
+  }
+  const wasm = path.join(ROOT, 'web/wasm');
+  if (!fs.existsSync(path.join(wasm, 'attention-core-simd.wasm'))) throw new Error('web/wasm is not built; run scripts/build-web');
+  fs.cpSync(wasm, path.join(dir, 'web/wasm'), { recursive: true });
+  const now = new Date();
+  for (const f of fs.readdirSync(path.join(dir, 'web/wasm'))) fs.utimesSync(path.join(dir, 'web/wasm', f), now, now);
+  fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
+}
+
 test.before(() => {
-  // web/dist was just built by scripts/test-e2e; --ignore-scripts skips prepack's second build.
-  const out = JSON.parse(npm(['pack', '--json', '--ignore-scripts', '--pack-destination', work], ROOT));
-  tarball = path.join(work, out[0].filename);
+  const tree = path.join(work, 'tree');
+  copyTree(tree);
+  // As a release tool runs it: prepack builds web/dist; stdout must be npm's JSON alone.
+  packed = npm(['pack', '--json', '--pack-destination', work], tree);
 });
 test.after(async () => {
   await srv?.close();
 });
 
+test('npm pack --json prints only JSON (the prepack build logs to stderr), naming the tarball it wrote', () => {
+  let out;
+  assert.doesNotThrow(() => {
+    out = JSON.parse(packed);
+  }, `npm pack --json printed more than JSON: ${packed.slice(0, 300)}`);
+  assert.equal(out.length, 1);
+  assert.equal(out[0].name, pkg.name);
+  assert.equal(out[0].version, pkg.version);
+  assert.equal(out[0].filename, `attention-playground-${pkg.version}.tgz`);
+  assert.ok(out[0].files.some((f) => f.path === 'web/dist/attention-playground.js'), 'the JSON lists the built files');
+  tarball = path.join(work, out[0].filename);
+  assert.ok(fs.statSync(tarball).size > 0, `${tarball} was written`);
+});
+
 test('npm pack: attention-playground-<version>.tgz with exports, types, files, sideEffects and a README', () => {
-  assert.equal(path.basename(tarball), `attention-playground-${pkg.version}.tgz`);
+  assert.ok(tarball, 'npm pack --json named the tarball');
   const listing = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).split('\n').filter(Boolean);
   for (const f of ['package.json', 'README.md', 'web/dist/attention-playground.js', 'web/dist/core.js', 'web/dist/embed.html', 'web/dist/wasm/attention-core-simd.wasm', 'web/dist/wasm/attention-core-scalar.wasm', 'web/dist/reference/short.weights.safetensors', 'web/dist/types/element/index.d.ts', 'web/dist/types/element/element.d.ts', 'web/dist/types/core/index.d.ts', 'web/dist/types/core/attention-core.d.ts', 'web/dist/types/core/load-core.d.ts']) {
     assert.ok(listing.includes(`package/${f}`), `${f} is in the tarball`);
@@ -95,15 +134,19 @@ async function serveApp() {
 test('the built app in Chromium: the element reaches solved, the core loads, no error', async () => {
   const url = await serveApp();
   const browser = await launch();
-  const { page, errors } = await openRecorded(browser, url);
-  await page.waitForFunction(() => window.__events.some((e) => e.type === 'ready'), null, { timeout: 30000 });
-  await page.evaluate(() => document.getElementById('pg').play());
-  await page.waitForFunction(() => window.__events.some((e) => e.type === 'solved'), null, { timeout: 60000 });
-  assert.match(await page.title(), /^solved at step \d+ \(loss 0\.0\d\d\)$/);
-  assert.match(await page.textContent('#core-check'), /^core: loss at init \d\.\d{4}$/);
-  assert.ok(page.workers().every((w) => !w.url().startsWith('blob:')), 'same origin: no blob: bootstrap');
-  assert.deepEqual(errors, []);
-  await browser.close();
+  // Closed on failure too: an open browser (or connection) would keep this file's process alive.
+  try {
+    const { page, errors } = await openRecorded(browser, url);
+    await page.waitForFunction(() => window.__events.some((e) => e.type === 'ready'), null, { timeout: 30000 });
+    await page.evaluate(() => document.getElementById('pg').play());
+    await page.waitForFunction(() => window.__events.some((e) => e.type === 'solved'), null, { timeout: 60000 });
+    assert.match(await page.title(), /^solved at step \d+ \(loss 0\.0\d\d\)$/);
+    assert.match(await page.textContent('#core-check'), /^core: loss at init \d\.\d{4}$/);
+    assert.ok(page.workers().every((w) => !w.url().startsWith('blob:')), 'same origin: no blob: bootstrap');
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+  }
 });
 
 test('the built app in Firefox ESR (WebDriver BiDi): the element reaches solved, the core loads, no error', async () => {

@@ -6,8 +6,7 @@
 // the URL; a hostile one gets one clear sentence. Works at 360 px, the table reachable by keyboard.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import { openPage, waitReady, useBrowser } from './harness.mjs';
+import { downloadBytes, openPage, useBrowser, waitReady } from './harness.mjs';
 
 /** How long a wait may take before the test calls it a hang (a guard, not a verdict). */
 const GUARD_MS = 60000;
@@ -55,7 +54,7 @@ function shown(page) {
 async function download(page, selector) {
   await page.focus(selector);
   const [d] = await Promise.all([page.waitForEvent('download'), page.keyboard.press('Enter')]);
-  return fs.readFileSync(await d.path());
+  return downloadBytes(d);
 }
 
 /** Loads the core in the page (once) as window.__core. */

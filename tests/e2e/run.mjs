@@ -1,0 +1,72 @@
+// Runs the end-to-end files with node:test, two at a time, against ONE Chromium: a browser server
+// started here, whose endpoint each file gets in ATTN_CHROMIUM_WS (chromium.mjs) and connects to
+// with its own browser contexts. Each file still serves web/dist itself on a free port; the
+// Firefox tests launch their own Firefox.
+//   node tests/e2e/run.mjs            every tests/e2e/*.test.mjs
+//   node tests/e2e/run.mjs --smoke    the smoke set below (npm run test:quick)
+//   node tests/e2e/run.mjs FILE...    the named files
+// Exits with node:test's status; a missing Chromium is a failure.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ENDPOINT_ENV, launchChromiumServer } from './chromium.mjs';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+
+/** The smoke set: [file, test name]. The page loads and trains (the loss falls, the heatmaps and
+ * the loss chart are drawn), the lesson view shows the core's numbers, the element on a host page,
+ * and a hostile URL corrected with a banner. */
+export const SMOKE = [
+  ['train.test.mjs', 'the page loads with no console errors and no external requests'],
+  ['train.test.mjs', 'Play trains the repeat task to loss < 0.1'],
+  ['lesson.test.mjs', 'view 2 shows, for the default sentence, exactly the numbers of the core'],
+  ['element.test.mjs', 'the course page loads all three instances'],
+  ['hostile-url.test.mjs', 'hostile hash: huge numbers'],
+];
+
+const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+function plan(argv) {
+  if (argv[0] === '--smoke') {
+    if (argv.length > 1) throw new Error('--smoke takes no file names');
+    const files = [...new Set(SMOKE.map(([f]) => path.join(HERE, f)))];
+    return { files, args: SMOKE.map(([, name]) => `--test-name-pattern=^${escape(name)}`) };
+  }
+  const unknown = argv.find((a) => a.startsWith('-'));
+  if (unknown) throw new Error(`unknown option ${unknown} (expected --smoke or test file names)`);
+  const files = argv.length ? argv.map((f) => path.resolve(f)) : fs.readdirSync(HERE).filter((f) => f.endsWith('.test.mjs')).sort().map((f) => path.join(HERE, f));
+  const missing = files.find((f) => !fs.existsSync(f));
+  if (missing) throw new Error(`${missing} does not exist`);
+  return { files, args: [] };
+}
+
+async function main() {
+  let p;
+  try {
+    p = plan(process.argv.slice(2));
+  } catch (e) {
+    console.error(`tests/e2e/run.mjs: ${e.message}`);
+    return 2;
+  }
+  const server = await launchChromiumServer();
+  try {
+    const child = spawn(process.execPath, ['--test', '--test-concurrency=2', '--test-reporter=spec', ...p.args, ...p.files], {
+      stdio: 'inherit',
+      env: { ...process.env, [ENDPOINT_ENV]: server.wsEndpoint() },
+    });
+    const stop = (signal) => child.kill(signal);
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+    return await new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
+  } finally {
+    await server.close();
+  }
+}
+
+try {
+  process.exitCode = await main();
+} catch (e) {
+  console.error(`tests/e2e/run.mjs: ${e.message}`);
+  process.exitCode = 1;
+}
