@@ -11,9 +11,40 @@ import { openPage, useBrowser } from './harness.mjs';
  * core may be busy). */
 const GUARD_MS = 60000;
 
-/** Waits until f() holds for what node has received (console messages), polling; a guard. */
-async function until(page, f) {
-  for (let waited = 0; !f() && waited < GUARD_MS; waited += 50) await page.waitForTimeout(50);
+/** Records the page's console warnings (frames included) as they reach node: {lines, until(f)}, where
+ * until(f) resolves once f(lines) holds (a guard of GUARD_MS: it throws on a hang). */
+function warningsOf(page) {
+  const lines = [];
+  const waiting = new Set();
+  page.on('console', (m) => {
+    if (m.type() !== 'warning') return;
+    lines.push(m.text());
+    for (const w of waiting) w();
+  });
+  const until = (f) =>
+    new Promise((resolve, reject) => {
+      const check = () => {
+        if (!f(lines)) return;
+        waiting.delete(check);
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        waiting.delete(check);
+        reject(new Error(`no such console warnings after ${GUARD_MS / 1000} s: ${JSON.stringify(lines)}`));
+      }, GUARD_MS);
+      waiting.add(check);
+      check();
+    });
+  return { lines, until };
+}
+
+/** A barrier: each frame logs a sentinel warning; once node has them all, it has every warning
+ * those frames logged before (a frame's console messages arrive in order). */
+async function flushWarnings(frames, warnings) {
+  const tag = `e2e sentinel ${Math.random()}`;
+  for (const [i, f] of frames.entries()) await f.evaluate((t) => console.warn(t), `${tag} ${i}`);
+  await warnings.until((lines) => frames.every((_, i) => lines.includes(`${tag} ${i}`)));
 }
 
 let srv;
@@ -74,8 +105,7 @@ test('the course page drives the iframe with postMessage; its events reach the p
 
 test('malformed messages are ignored and logged once, with console.warn', async () => {
   const { page, context, errors } = await openPage(browser, `${srv.url}examples/course-page.html`);
-  const warnings = [];
-  page.on('console', (m) => m.type() === 'warning' && warnings.push(m.text()));
+  const warnings = warningsOf(page);
   await page.waitForSelector('#frame-log [data-type=ready]', { timeout: GUARD_MS });
   const frame = page.frame({ url: /embed\.html/ });
   await page.evaluate(() => {
@@ -90,10 +120,10 @@ test('malformed messages are ignored and logged once, with console.warn', async 
     w.postMessage({ source: 'attention-playground', type: 'step', n: 3 }, location.origin);
   });
   await frame.waitForFunction(() => document.querySelector('attention-playground').shadowRoot.querySelector('.readout').dataset.step === '3');
-  await until(page, () => warnings.some((w) => /malformed/.test(w)));
-  await page.waitForTimeout(200); // room for a second warning, which must not come
-  const malformed = warnings.filter((w) => /malformed/.test(w));
-  assert.equal(malformed.length, 1, `warned once: ${JSON.stringify(warnings)}`);
+  // The frame handled every bad message before the valid one; the sentinel brings their warnings.
+  await flushWarnings([frame], warnings);
+  const malformed = warnings.lines.filter((w) => /malformed/.test(w));
+  assert.equal(malformed.length, 1, `warned once: ${JSON.stringify(warnings.lines)}`);
   assert.match(malformed[0], /^attention-playground embed: ignored a malformed message \(.+\) \(logged once/);
   const st = await frameState(frame);
   assert.equal(st.seed, 3, 'no configure got through');
@@ -125,11 +155,8 @@ test('a message from a wrong origin, or from a window other than the parent, is 
   const context = await browser.newContext({ viewport: { width: 1280, height: 1200 } });
   const page = await context.newPage();
   const errors = [];
-  const warnings = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error') errors.push(m.text());
-    if (m.type() === 'warning') warnings.push(m.text());
-  });
+  const warnings = warningsOf(page);
+  page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
   page.on('pageerror', (e) => errors.push(e.message));
   const url = `${parentOrigin}/lesson.html`;
   await page.goto(url);
@@ -147,19 +174,21 @@ test('a message from a wrong origin, or from a window other than the parent, is 
   await page.waitForFunction(() => window.got.some((m) => m.id === 'open' && m.type === 'step' && m.detail.step === 5));
   // A sibling frame (same origin as the frames, but not their parent) commands the open one.
   await closed.evaluate(() => parent.frames[1].postMessage({ type: 'step', n: 7 }, '*'));
-  // Ignored, each with its warning: wait for those rather than for a fixed time.
-  await until(page, () => warnings.some((w) => /did not come from the parent window/.test(w)) && warnings.some((w) => /not in the allowed origins/.test(w)));
+  // Ignored, each with its warning; then a sentinel from each frame, after which a second warning
+  // of either kind would have arrived.
+  await warnings.until((lines) => lines.some((w) => /did not come from the parent window/.test(w)) && lines.some((w) => /not in the allowed origins/.test(w)));
+  await flushWarnings([closed, open], warnings);
   assert.equal((await frameState(closed)).step, 0, 'the frame without origin= ignored the other origin');
   assert.equal((await frameState(open)).step, 5, 'the open frame ignored its sibling');
   const got = await page.evaluate(() => window.got);
   assert.ok(got.every((m) => m.id === 'open' && m.origin === new URL(m.origin).origin), `only the open frame reached the parent: ${JSON.stringify(got)}`);
   assert.ok(!got.some((m) => m.id === 'closed'), 'the closed frame posts only to its own origin, so the parent hears nothing');
-  const warn = (re) => warnings.filter((w) => re.test(w));
-  assert.equal(warn(/not in the allowed origins/).length, 1, JSON.stringify(warnings));
+  const warn = (re) => warnings.lines.filter((w) => re.test(w));
+  assert.equal(warn(/not in the allowed origins/).length, 1, JSON.stringify(warnings.lines));
   assert.match(warn(/not in the allowed origins/)[0], new RegExp(`ignored a message from "${parentOrigin}"`));
-  assert.equal(warn(/did not come from the parent window/).length, 1, JSON.stringify(warnings));
-  assert.equal(warn(new RegExp(`not sending events: the parent page's origin "${parentOrigin}" is not among the allowed origins`)).length, 1, JSON.stringify(warnings));
-  assert.equal(warn(/origin= entries that are not http\(s\) origins were dropped: "javascript:alert\(1\)"/).length, 1, JSON.stringify(warnings));
+  assert.equal(warn(/did not come from the parent window/).length, 1, JSON.stringify(warnings.lines));
+  assert.equal(warn(new RegExp(`not sending events: the parent page's origin "${parentOrigin}" is not among the allowed origins`)).length, 1, JSON.stringify(warnings.lines));
+  assert.equal(warn(/origin= entries that are not http\(s\) origins were dropped: "javascript:alert\(1\)"/).length, 1, JSON.stringify(warnings.lines));
   assert.deepEqual(errors, []);
   await context.close();
   await new Promise((r) => other.close(r));

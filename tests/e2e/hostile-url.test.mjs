@@ -283,8 +283,20 @@ function bannerAfterHashchange(page, hash) {
 }
 
 async function checkClean(page, errors, what) {
-  // Give late handlers (image errors, deferred scripts) a moment to fire.
-  await page.waitForTimeout(150);
+  // A barrier for late handlers (an injected image's error, a frame's script): a sentinel image
+  // request to the same server, after everything the page asked for so far, and its reply; then a
+  // frame and a task, in which an error handler queued before would have run.
+  const sentinel = await page.evaluate(
+    () =>
+      new Promise((resolve) => {
+        const img = new Image();
+        const after = (what) => () => requestAnimationFrame(() => setTimeout(() => resolve(what)));
+        img.onload = after('load');
+        img.onerror = after('error');
+        img.src = `favicon.svg?sentinel=${Math.random()}`;
+      }),
+  );
+  assert.equal(sentinel, 'load', 'the sentinel image loaded');
   const flags = await page.evaluate(() => Object.keys(window).filter((k) => /^__pwned/.test(k)));
   assert.deepEqual(flags, [], `${what}: an injected handler ran`);
   assert.deepEqual(await page.evaluate(() => window.__suspicious), [], `${what}: an element that can run script appeared`);

@@ -319,7 +319,8 @@ for (const width of [1280, 360]) {
       await page.focus('[data-action=next]');
       await page.keyboard.press('Enter');
       await page.waitForFunction((n) => document.querySelectorAll('.stage').length === n, i + 1);
-      await page.waitForTimeout(50); // guard: let a scroll settle (reduced motion: instant)
+      // Reduced motion: the page scrolled when it rendered the stage; a frame later the layout is drawn.
+      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r())));
       const boxes = await page.evaluate(() => {
         const nav = document.querySelector('.stage-nav').getBoundingClientRect();
         const cur = document.querySelector('.stage[aria-current=step]');

@@ -33,7 +33,8 @@ for (const size of SIZES) {
     await page.keyboard.press('ArrowDown');
     await page.keyboard.press('ArrowDown');
     await page.keyboard.press('ArrowRight');
-    await page.waitForTimeout(100);
+    // The cell readout names the focused cell (query 2, key 1) before the window is measured.
+    await page.waitForFunction(() => /query 2 \(\d+\) → key 1 \(\d+\)/.test(document.querySelector('.cell-readout').textContent));
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 0, `train view is ${overflow} px wider than the window`);
     await screenshot(page, `train-${size.name}.png`);

@@ -40,9 +40,12 @@ test('placeholders become elements with their data-* settings, also one added af
     await page.waitForFunction(() => document.querySelector('#fig-b attention-playground')?.ready === true, null, { timeout: 30000 });
     assert.deepEqual(await page.evaluate(() => document.querySelector('#fig-b attention-playground').state.view), 'lesson');
     assert.equal(await page.evaluate(() => document.querySelectorAll('attention-playground').length), 2);
-    // A placeholder of another figure is left alone.
-    await page.evaluate(() => document.getElementById('content').insertAdjacentHTML('beforeend', '<div class="lesson-figure" data-figure="other" id="fig-c"></div>'));
-    await page.waitForTimeout(200);
+    // A placeholder of another figure is left alone. The playground's placeholder after it is the
+    // barrier: once the script has turned that one, it has looked at fig-c.
+    await page.evaluate(() =>
+      document.getElementById('content').insertAdjacentHTML('beforeend', '<div class="lesson-figure" data-figure="other" id="fig-c"></div><div class="lesson-figure" data-figure="attention-playground" id="fig-d" data-seed="2"></div>'),
+    );
+    await page.waitForFunction(() => document.querySelector('#fig-d attention-playground') !== null, null, { timeout: 30000 });
     assert.equal(await page.evaluate(() => document.getElementById('fig-c').children.length), 0);
     assert.deepEqual(errors, []);
   } finally {

@@ -3,7 +3,7 @@
 // Reset or a new head count, and the worker's memory cap.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openPage, waitReady, readout, useBrowser } from './harness.mjs';
+import { canvasInk, chartInk, openPage, readout, useBrowser, waitReady } from './harness.mjs';
 
 /** How long a wait may take before the test calls it a hang (a guard, not a verdict: CI's other
  * core may be busy). */
@@ -86,6 +86,9 @@ test('the timeline scrubs: scrubber, heatmaps per head, Play-through, charts per
   assert.equal(await page.locator(`${PANEL} .timeline-heatmaps canvas`).count(), 4, 'one heatmap per head');
   assert.deepEqual(await page.$$eval(`${PANEL} .timeline-heatmaps .timeline-head-title`, (els) => els.map((e) => e.textContent)), ['Head 1', 'Head 2', 'Head 3', 'Head 4']);
   const atLast = await timelinePixels(page);
+  for (const [i, c] of (await canvasInk(page.locator(`${PANEL} .timeline-heatmaps canvas`))).entries()) {
+    assert.ok(c.inked >= 0.5 * c.width * c.height && c.colours >= 4, `timeline heatmap ${i} drew its cells: ${JSON.stringify(c)}`);
+  }
 
   // Keyboard on the focused range: Home goes to step 0, whose matrices differ from the last ones.
   await page.focus(SCRUB);
@@ -110,7 +113,11 @@ test('the timeline scrubs: scrubber, heatmaps per head, Play-through, charts per
     const sel = `${PANEL} [data-chart=${chart}]`;
     assert.equal(await page.getAttribute(sel, 'data-series'), '4', `${chart}: 4 series`);
     assert.equal(await page.locator(`${sel} .u-legend .u-series`).count(), 5, `${chart}: step + 4 heads in the legend`);
-    assert.ok((await page.locator(`${sel} canvas`).count()) > 0, `${chart}: drawn`);
+    // Drawn: lines through the snapshots' points span the x range. (Heads with equal values share
+    // one line, the last head's colour on top, so not every head's colour need show.)
+    const ink = await chartInk(page.locator(sel));
+    assert.equal(ink.series.length, 4, `${chart}: ${JSON.stringify(ink)}`);
+    assert.ok(Math.max(...ink.series.map((x) => x.columns)) >= 0.3 * ink.width, `${chart}: the lines cover too few columns: ${JSON.stringify(ink)}`);
   }
 
   // Play-through from the start reaches the last snapshot, then the button reads Play-through again.

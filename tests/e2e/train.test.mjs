@@ -4,7 +4,7 @@
 // because CI's other core may be busy (GUARD_MS). The timings live in `npm run bench:browser`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RECORD_WORKER, openPage, openRecorded, waitReady, readout, useBrowser } from './harness.mjs';
+import { RECORD_WORKER, canvasInk, chartInk, openPage, openRecorded, waitReady, readout, useBrowser } from './harness.mjs';
 
 let srv;
 let browser;
@@ -34,11 +34,33 @@ async function settle(page) {
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
 }
 
+/** Asserts that every heatmap canvas drew its cells: most pixels inked, in several colours (the
+ * weights of a row differ, and masked cells have their own). */
+async function assertHeatmapsDrawn(page) {
+  const ink = await canvasInk(page.locator('.heatmaps canvas'));
+  for (const [i, c] of ink.entries()) {
+    assert.ok(c.inked >= 0.5 * c.width * c.height, `heatmap ${i}: ${c.inked} of ${c.width}x${c.height} pixels drawn`);
+    assert.ok(c.colours >= 4, `heatmap ${i}: ${c.colours} colours`);
+  }
+}
+
+/** Asserts that the loss chart drew the loss as a line across its x range (after training: many
+ * points); returns the columns it covers. */
+async function assertLossLine(page) {
+  const ink = await chartInk(page.locator('.loss-panel .chart'));
+  const loss = ink.series.find((x) => x.label === 'loss');
+  assert.ok(loss, `a loss series: ${JSON.stringify(ink)}`);
+  assert.ok(loss.columns >= 0.3 * ink.width, `the loss line covers ${loss.columns} of ${ink.width} pixel columns`);
+  return loss.columns;
+}
+
 test('the page loads with no console errors and no external requests', async () => {
   const { page, context, errors, external } = await openPage(browser, `${srv.url}#view=train`);
   await waitReady(page);
   assert.match(await page.textContent('.loading'), /Core loaded \(WebAssembly SIMD build\)/);
   assert.equal(await page.locator('.heatmaps canvas').count(), 5, '4 heads + the average');
+  await settle(page);
+  await assertHeatmapsDrawn(page);
   await page.click('[data-action=step10]');
   await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '10');
   await page.click('[data-view=lesson]');
@@ -56,6 +78,9 @@ test(`Play trains the repeat task to loss < 0.1 within ${STEP_BUDGET} steps, and
   await settle(page);
   const before0 = await heatmapPixels(page);
   assert.equal((await readout(page)).step, 0);
+  // Step 0 is a single point: no line across the chart yet.
+  const ink0 = await chartInk(page.locator('.loss-panel .chart'));
+  assert.ok(ink0.series.some((x) => x.label === 'loss' && x.columns < 0.3 * ink0.width), `before training: ${JSON.stringify(ink0)}`);
   await page.click('[data-action=play]');
   await page.waitForFunction(() => Number(document.querySelector('.readout').dataset.loss) < 0.1 && document.querySelector('.readout').dataset.step !== '0', null, { timeout: GUARD_MS });
   await page.click('[data-action=play]'); // pause
@@ -70,8 +95,9 @@ test(`Play trains the repeat task to loss < 0.1 within ${STEP_BUDGET} steps, and
   assert.equal(after0.length, before0.length);
   const changed = after0.filter((p, i) => p !== before0[i]).length;
   assert.equal(changed, after0.length, `every heatmap changed (${changed}/${after0.length})`);
-  // The chart got the history: uPlot drew a series path.
-  assert.ok((await page.locator('.chart canvas').count()) > 0);
+  await assertHeatmapsDrawn(page);
+  // The chart got the history: uPlot drew the loss as a line through its points.
+  await assertLossLine(page);
   assert.deepEqual(errors, []);
   await context.close();
 });
