@@ -8,6 +8,7 @@
 // Exits with node:test's status; a missing Chromium is a failure.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ENDPOINT_ENV, launchChromiumServer } from './chromium.mjs';
@@ -49,16 +50,29 @@ async function main() {
     console.error(`tests/e2e/run.mjs: ${e.message}`);
     return 2;
   }
+  // A name pattern that matches nothing would pass quietly, so the smoke run counts its passes from
+  // a second (TAP) report and fails unless every smoke test ran and passed.
+  const tap = p.args.length ? path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'e2e-smoke-')), 'report.tap') : null;
+  const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout'];
+  if (tap) reporters.push('--test-reporter=tap', `--test-reporter-destination=${tap}`);
   const server = await launchChromiumServer();
   try {
-    const child = spawn(process.execPath, ['--test', '--test-concurrency=2', '--test-reporter=spec', ...p.args, ...p.files], {
+    const child = spawn(process.execPath, ['--test', '--test-concurrency=2', ...reporters, ...p.args, ...p.files], {
       stdio: 'inherit',
       env: { ...process.env, [ENDPOINT_ENV]: server.wsEndpoint() },
     });
     const stop = (signal) => child.kill(signal);
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
-    return await new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
+    const status = await new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
+    if (tap && status === 0) {
+      const passed = Number(/^# pass (\d+)$/m.exec(fs.readFileSync(tap, 'utf8'))?.[1] ?? 0);
+      if (passed !== SMOKE.length) {
+        console.error(`tests/e2e/run.mjs: ${passed} of the ${SMOKE.length} smoke tests passed; a name in SMOKE no longer matches its test`);
+        return 1;
+      }
+    }
+    return status;
   } finally {
     await server.close();
   }
