@@ -26,30 +26,24 @@ Rope::Rope(int max_len_, int d_head_, double base) : max_len(max_len_), d_head(d
   }
 }
 
-void Rope::rotate(MatRef x) const {
+// Rotates every pair of x (T,Dh) in place by +angle (sign 1) or -angle (sign -1): with
+// R = [[c, -s], [s, c]], the forward is y = R x and its backward dx = R^T dy, the rotation by -angle.
+void Rope::rotate_pairs(MatRef x, float sign) const {
   require(x.cols() == d_head, "rope expects rows of d_head (", d_head, "), got ", x.cols());
   require(x.rows() <= max_len, "rope: sequence length (", x.rows(), ") exceeds the table's ",
           max_len, " positions");
   for (Eigen::Index t = 0; t < x.rows(); ++t)
     for (Eigen::Index i = 0; i < d_head / 2; ++i) {
-      const float a = x(t, 2 * i), b = x(t, 2 * i + 1), c = cos_table(t, i), s = sin_table(t, i);
+      const float a = x(t, 2 * i), b = x(t, 2 * i + 1), c = cos_table(t, i),
+                  s = sign * sin_table(t, i);
       x(t, 2 * i) = a * c - b * s;
       x(t, 2 * i + 1) = a * s + b * c;
     }
 }
 
-// y = R x with R = [[c, -s], [s, c]]  =>  dx = R^T dy = [[c, s], [-s, c]] dy.
-void Rope::rotate_backward(MatRef dx) const {
-  require(dx.cols() == d_head, "rope expects rows of d_head (", d_head, "), got ", dx.cols());
-  require(dx.rows() <= max_len, "rope: sequence length (", dx.rows(), ") exceeds the table's ",
-          max_len, " positions");
-  for (Eigen::Index t = 0; t < dx.rows(); ++t)
-    for (Eigen::Index i = 0; i < d_head / 2; ++i) {
-      const float a = dx(t, 2 * i), b = dx(t, 2 * i + 1), c = cos_table(t, i), s = sin_table(t, i);
-      dx(t, 2 * i) = a * c + b * s;
-      dx(t, 2 * i + 1) = b * c - a * s;
-    }
-}
+void Rope::rotate(MatRef x) const { rotate_pairs(x, 1.0f); }
+
+void Rope::rotate_backward(MatRef dx) const { rotate_pairs(dx, -1.0f); }
 
 std::vector<float> alibi_slopes(int n_heads) {
   require_config(n_heads >= 1, "n_heads", "n_heads (", n_heads, ") must be >= 1");

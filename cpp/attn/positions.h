@@ -31,6 +31,9 @@ class Rope {
 
   int max_len, d_head;
   Mat cos_table, sin_table;  // (max_len, Dh/2): cos and sin of the angle of position p, pair i
+
+ private:
+  void rotate_pairs(MatRef x, float sign) const;
 };
 
 // ALiBi's head slopes m_h = 2^(-8 (h+1) / H) for h in [0, H), computed in double and rounded to

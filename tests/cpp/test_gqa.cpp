@@ -11,6 +11,7 @@
 #include "attn/positions.h"
 #include "expect_error.h"
 #include "gradcheck.h"
+#include "mhsa_run.h"
 
 using attn::AttentionOptions;
 using attn::Mat;
@@ -33,13 +34,7 @@ AttentionOptions opts(int kv_heads, bool rope = false, bool alibi = false) {
   return o;
 }
 
-Mat run(MultiHeadSelfAttention& m, const Mat& x, int B, int T, MultiHeadSelfAttention::State& s,
-        bool training = false, uint64_t dropout_seed = 0) {
-  attn::Rng rng(dropout_seed);
-  Mat y(x.rows(), m.d_model);
-  m.forward(x, B, T, training, rng, s, y);
-  return y;
-}
+using mhsa_test::run;
 
 // The layer recomputed from its weights with the course's recipe: project, (rotate), then per
 // query head h naive attention on q_h and the k, v of K/V head h / (H / KV), with the ALiBi bias

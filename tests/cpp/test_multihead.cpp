@@ -7,6 +7,7 @@
 #include "attn/attention.h"
 #include "attn/multihead.h"
 #include "gradcheck.h"
+#include "mhsa_run.h"
 
 using attn::Mat;
 using attn::MultiHeadSelfAttention;
@@ -22,14 +23,7 @@ MultiHeadSelfAttention make_mhsa(int D, int H, int C, float p_attn = 0.0f, float
   return MultiHeadSelfAttention(D, H, C, p_attn, p_out, rng);
 }
 
-// Eval-mode forward: x (B*T,D) -> y (B*T,D), weights left in s.
-Mat run(MultiHeadSelfAttention& m, const Mat& x, int B, int T, MultiHeadSelfAttention::State& s,
-        bool training = false, uint64_t dropout_seed = 0) {
-  attn::Rng rng(dropout_seed);
-  Mat y(x.rows(), m.d_model);
-  m.forward(x, B, T, training, rng, s, y);
-  return y;
-}
+using mhsa_test::run;
 
 }  // namespace
 
