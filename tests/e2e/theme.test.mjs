@@ -51,7 +51,9 @@ for (const scheme of ['light', 'dark']) {
     await screenshot(page, `theme-${other}-on-${scheme}.png`);
     // The same weights give the same heatmap colour in both themes (one perceptual palette), and it
     // is a viridis colour, not the background.
-    assert.deepEqual(fixed.pixel, auto.pixel);
+    // Within 8 per channel: the sampled pixel can sit on a cell's anti-aliased edge, which blends
+    // with the theme's background; another palette would be far more than that away.
+    for (let c = 0; c < 3; c++) assert.ok(Math.abs(fixed.pixel[c] - auto.pixel[c]) <= 8, `heatmap pixel ${fixed.pixel} vs ${auto.pixel}`);
     assert.notDeepEqual(`rgb(${auto.pixel.join(', ')})`, auto.bg);
 
     await page.evaluate(() => document.getElementById('pg').setAttribute('theme', 'auto'));
