@@ -7,10 +7,14 @@ namespace attn {
 double train_step_flops(const TrainerConfig& c) {
   const double N = double(c.batch_size) * c.seq_len, D = c.d_model, V = c.vocab_size;
   const double T = c.seq_len, BH = double(c.batch_size) * c.n_heads, Dh = D / c.n_heads;
-  const double layer = 2 * N * D * 3 * D      // qkv_proj
-                      + 2 * BH * T * T * Dh  // Q K^T
-                      + 2 * BH * T * T * Dh  // weights V
-                      + 2 * N * D * D;       // out_proj
+  const double KV = c.kv_heads > 0 ? c.kv_heads : c.n_heads;
+  const double F = c.ffn == "none" ? 0.0 : double(c.ffn_mult) * D;  // FFN hidden width
+  const double ffn_mats = c.ffn == "swiglu" ? 3 : 2;                 // gate, up, down
+  const double layer = 2 * N * D * (D + 2 * KV * Dh)  // qkv_proj
+                      + 2 * BH * T * T * Dh            // Q K^T
+                      + 2 * BH * T * T * Dh            // weights V
+                      + 2 * N * D * D                  // out_proj
+                      + ffn_mats * 2 * N * D * F;      // the FFN
   const double forward = c.n_layers * layer + 2 * N * D * V;  // + lm_head
   return 3 * forward;
 }

@@ -52,16 +52,16 @@ void add_prefix_matching(ConstMatRef weights, const int32_t* ids, int B, int H, 
 
 Mat qk_circuit(const MultiHeadSelfAttention& layer, int h) {
   check_head(layer, h);
-  const int D = layer.d_model, Dh = layer.d_head;
-  const auto wq = layer.qkv_proj.weight.middleRows(h * Dh, Dh);      // (W_Q^h)^T (Dh,D)
-  const auto wk = layer.qkv_proj.weight.middleRows(D + h * Dh, Dh);  // (W_K^h)^T (Dh,D)
+  const int Dh = layer.d_head;
+  const auto wq = layer.qkv_proj.weight.middleRows(layer.q_offset(h), Dh);  // (W_Q^h)^T (Dh,D)
+  const auto wk = layer.qkv_proj.weight.middleRows(layer.k_offset(h), Dh);  // (W_K^h)^T (Dh,D)
   return wq.transpose() * wk;
 }
 
 Mat ov_circuit(const MultiHeadSelfAttention& layer, int h) {
   check_head(layer, h);
-  const int D = layer.d_model, Dh = layer.d_head;
-  const auto wv = layer.qkv_proj.weight.middleRows(2 * D + h * Dh, Dh);  // (W_V^h)^T (Dh,D)
+  const int Dh = layer.d_head;
+  const auto wv = layer.qkv_proj.weight.middleRows(layer.v_offset(h), Dh);  // (W_V^h)^T (Dh,D)
   const auto wo = layer.out_proj.weight.middleCols(h * Dh, Dh);          // (W_O^h)^T (D,Dh)
   return wv.transpose() * wo.transpose();
 }

@@ -85,6 +85,25 @@ std::vector<ConfigKey> make_keys() {
       int_key("n_layers", &C::n_layers, "L", "attention layers, 1 to 4").in(1, kMaxLayers),
       bool_key("residual", &C::residual,
                "add each layer's output to the residual stream (x = x + attn(x))"),
+      int_key("kv_heads", &C::kv_heads, "KV",
+              "key/value heads, dividing {n_heads} (1 = multi-query); 0 = {n_heads}")
+          .in(0, 4096).at_most("n_heads"),
+      string_key("positions", &C::positions, "KIND",
+                 "position method: sinusoidal, learned, rope, alibi or none",
+                 [](const std::string& s) { parse_position_kind(s); }),
+      int_key("max_seq_len", &C::max_seq_len, "C",
+              "longest sequence the model accepts (rows of a learned table), >= {seq_len}; "
+              "0 = {seq_len}")
+          .in(0, 4096),
+      string_key("norm", &C::norm, "KIND", "norm in each block: none, layernorm or rmsnorm",
+                 [](const std::string& s) { parse_norm_kind(s); }),
+      string_key("norm_position", &C::norm_position, "WHERE",
+                 "norm before each sublayer (pre) or after each sum (post)",
+                 [](const std::string& s) { parse_norm_position(s); }),
+      string_key("ffn", &C::ffn, "KIND", "feed-forward network: none, relu, gelu or swiglu",
+                 [](const std::string& s) { parse_ffn_kind(s); }),
+      int_key("ffn_mult", &C::ffn_mult, "M", "FFN hidden width in multiples of {d_model}, 1 to 8")
+          .in(1, FeedForward::kMaxFfnMult),
   };
   return std::vector<ConfigKey>(std::begin(rows), std::end(rows));
 }

@@ -1,5 +1,8 @@
 #include "attn/model.h"
 
+#include <stdexcept>
+
+#include "attn/error.h"
 #include "attn/loss.h"
 
 namespace attn {
@@ -17,6 +20,58 @@ void ModelConfig::validate() const {
                  ") must be >= 1");
   require_config(n_layers >= 1 && n_layers <= kMaxLayers, "n_layers", "n_layers (", n_layers,
                  ") must be in [1, ", kMaxLayers, "]");
+  require_config(kv_heads >= 0 && kv_heads <= n_heads && (kv_heads == 0 || n_heads % kv_heads == 0),
+                 "kv_heads", "kv_heads (", kv_heads, ") must divide n_heads (", n_heads, ")");
+  require_config(positions != PositionKind::Rope || (d_model / n_heads) % 2 == 0, "positions",
+                 "positions rope needs an even head width, but d_model / n_heads is ",
+                 d_model / n_heads);
+  require_config(ffn_mult >= 1 && ffn_mult <= FeedForward::kMaxFfnMult, "ffn_mult", "ffn_mult (",
+                 ffn_mult, ") must be in [1, ", FeedForward::kMaxFfnMult, "]");
+  // Norms and FFNs sit on the residual stream; without it there is nothing to add them to.
+  require_config(norm == NormKind::None || residual, "norm", "norm (", norm_kind_name(norm),
+                 ") needs residual (true): a norm only works on the residual stream");
+  require_config(ffn == FfnKind::None || residual, "ffn", "ffn (", ffn_kind_name(ffn),
+                 ") needs residual (true): the FFN adds its output to the residual stream");
+}
+
+bool ModelConfig::legacy() const {
+  return kv_heads_resolved() == n_heads && positions == PositionKind::Sinusoidal &&
+         norm == NormKind::None && norm_position == NormPosition::Pre && ffn == FfnKind::None &&
+         ffn_mult == 4;
+}
+
+namespace {
+constexpr PositionKind kPositionKinds[] = {PositionKind::Sinusoidal, PositionKind::Learned,
+                                           PositionKind::Rope, PositionKind::Alibi,
+                                           PositionKind::None};
+}  // namespace
+
+const char* position_kind_name(PositionKind kind) {
+  switch (kind) {
+    case PositionKind::Sinusoidal: return "sinusoidal";
+    case PositionKind::Learned: return "learned";
+    case PositionKind::Rope: return "rope";
+    case PositionKind::Alibi: return "alibi";
+    case PositionKind::None: return "none";
+  }
+  return "";
+}
+
+PositionKind parse_position_kind(const std::string& name) {
+  for (PositionKind k : kPositionKinds)
+    if (name == position_kind_name(k)) return k;
+  throw Error(ErrorKind::Config, "positions",
+              str_cat("unknown positions '", name,
+                      "' (expected sinusoidal, learned, rope, alibi or none)"));
+}
+
+const char* norm_position_name(NormPosition p) { return p == NormPosition::Pre ? "pre" : "post"; }
+
+NormPosition parse_norm_position(const std::string& name) {
+  if (name == "pre") return NormPosition::Pre;
+  if (name == "post") return NormPosition::Post;
+  throw Error(ErrorKind::Config, "norm_position",
+              str_cat("unknown position '", name, "' (expected pre or post)"));
 }
 
 namespace {
@@ -30,14 +85,46 @@ TinyAttentionLM::TinyAttentionLM(const ModelConfig& c, uint64_t seed)
     : TinyAttentionLM(validated(c), Rng(seed)) {}
 
 namespace {
-// L layers from one generator, in order: layer 0's qkv_proj and out_proj, then layer 1's, ...
-std::vector<MultiHeadSelfAttention> make_layers(const ModelConfig& c, Rng& rng) {
+// L layers from one generator, in order: layer 0's qkv_proj, out_proj and FFN (into ffns), then
+// layer 1's, ...
+std::vector<MultiHeadSelfAttention> make_layers(const ModelConfig& c, Rng& rng,
+                                                std::vector<FeedForward>& ffns) {
+  AttentionOptions options;
+  options.kv_heads = c.kv_heads;
+  options.rope = c.positions == PositionKind::Rope;
+  options.alibi = c.positions == PositionKind::Alibi;
   std::vector<MultiHeadSelfAttention> layers;
   layers.reserve(size_t(c.n_layers));
-  for (int l = 0; l < c.n_layers; ++l)
+  if (c.ffn != FfnKind::None) ffns.reserve(size_t(c.n_layers));
+  for (int l = 0; l < c.n_layers; ++l) {
     layers.emplace_back(c.d_model, c.n_heads, c.max_context_length, c.attn_dropout, c.out_dropout,
-                        rng);
+                        rng, options);
+    if (c.ffn != FfnKind::None) ffns.emplace_back(c.ffn, c.d_model, c.ffn_mult, rng);
+  }
   return layers;
+}
+
+std::optional<TokenEmbedding> make_learned_positions(const ModelConfig& c, Rng& rng) {
+  if (c.positions != PositionKind::Learned) return std::nullopt;
+  return TokenEmbedding(c.max_context_length, c.d_model, rng);  // N(0, 0.02), as token_emb
+}
+
+// norm1 of every layer (ffn_side false), or norm2 of every layer with an FFN (true).
+std::vector<Norm> make_norms(const ModelConfig& c, bool ffn_side) {
+  std::vector<Norm> norms;
+  if (c.norm == NormKind::None || (ffn_side && c.ffn == FfnKind::None)) return norms;
+  for (int l = 0; l < c.n_layers; ++l) norms.emplace_back(c.norm, c.d_model);
+  return norms;
+}
+
+std::optional<Norm> make_final_norm(const ModelConfig& c) {
+  if (c.norm == NormKind::None || c.norm_position != NormPosition::Pre) return std::nullopt;
+  return Norm(c.norm, c.d_model);
+}
+
+// A block model with more than attention in its layers.
+bool has_sublayers(const ModelConfig& c) {
+  return c.norm != NormKind::None || c.ffn != FfnKind::None;
 }
 
 // One layer state, with room for kMaxLayers, so that attn (layers[0]) stays put when forward()
@@ -64,8 +151,12 @@ TinyAttentionLM::TinyAttentionLM(const ModelConfig& c, Rng&& rng)
     : config(c),
       token_emb(c.vocab_size, c.d_model, rng),
       pos_emb(c.max_context_length, c.d_model),
-      layers(make_layers(c, rng)),
+      learned_pos(make_learned_positions(c, rng)),
+      layers(make_layers(c, rng, ffns)),
       attn(layers.front()),
+      attn_norms(make_norms(c, false)),
+      ffn_norms(make_norms(c, true)),
+      final_norm(make_final_norm(c)),
       lm_head(c.d_model, c.vocab_size, rng) {}
 
 // ids (B,T) -> x = emb + pe (N,D) -> per layer l: a = a + attn_l(a) with residual, else
@@ -86,21 +177,64 @@ void TinyAttentionLM::forward(const int32_t* ids, int B, int T, bool training, R
   s.layers.resize(size_t(L));  // within the reserved capacity: attn stays valid
   if (config.residual) s.y.resize(N, D);
   token_emb.forward(ids, N, s.x);
-  const ConstMatMap pe = pos_emb.forward(T);
-  for (int b = 0; b < B; ++b) s.x.middleRows(Eigen::Index(b) * T, T) += pe;
-  for (int l = 0; l < L; ++l) {
-    MultiHeadSelfAttention::State& st = s.layers[size_t(l)];
-    if (s.inspect) st.inspect = true;
-    const Mat& in = l == 0 ? s.x : s.a;
-    if (config.residual) {
-      layers[size_t(l)].forward(in, B, T, training, rng, st, s.y);
-      if (l == 0) s.a = s.x + s.y;  // x_1 = x_0 + attn_0(x_0)
-      else s.a += s.y;              // x_{l+1} = x_l + attn_l(x_l)
-    } else {
-      // x_{l+1} = attn_l(x_l); for l > 0 the layer reads a and overwrites it, which forward()
-      // allows (it copies its input first).
-      layers[size_t(l)].forward(in, B, T, training, rng, st, s.a);
+  if (config.positions == PositionKind::Sinusoidal) {
+    const ConstMatMap pe = pos_emb.forward(T);
+    for (int b = 0; b < B; ++b) s.x.middleRows(Eigen::Index(b) * T, T) += pe;
+  } else if (learned_pos) {
+    for (int b = 0; b < B; ++b)
+      s.x.middleRows(Eigen::Index(b) * T, T) += learned_pos->weight.topRows(T);
+  }
+  if (!has_sublayers(config)) {
+    for (int l = 0; l < L; ++l) {
+      MultiHeadSelfAttention::State& st = s.layers[size_t(l)];
+      if (s.inspect) st.inspect = true;
+      const Mat& in = l == 0 ? s.x : s.a;
+      if (config.residual) {
+        layers[size_t(l)].forward(in, B, T, training, rng, st, s.y);
+        if (l == 0) s.a = s.x + s.y;  // x_1 = x_0 + attn_0(x_0)
+        else s.a += s.y;              // x_{l+1} = x_l + attn_l(x_l)
+      } else {
+        // x_{l+1} = attn_l(x_l); for l > 0 the layer reads a and overwrites it, which forward()
+        // allows (it copies its input first).
+        layers[size_t(l)].forward(in, B, T, training, rng, st, s.a);
+      }
     }
+  } else {
+    // The block (residual is guaranteed by validate): norms and FFN around each attention.
+    s.blocks.resize(size_t(L));
+    const bool norm = config.norm != NormKind::None, ffn = config.ffn != FfnKind::None;
+    s.a = s.x;
+    for (int l = 0; l < L; ++l) {
+      MultiHeadSelfAttention::State& st = s.layers[size_t(l)];
+      State::Block& bk = s.blocks[size_t(l)];
+      if (s.inspect) st.inspect = true;
+      if (norm && config.norm_position == NormPosition::Pre) {
+        bk.attn_in.resize(N, D);
+        if (ffn) bk.ffn_in.resize(N, D);
+      }
+      if (config.norm_position == NormPosition::Pre) {
+        // x = x + attn(norm1(x)); x = x + ffn(norm2(x))
+        if (norm) attn_norms[size_t(l)].forward(s.a, bk.norm1, bk.attn_in);
+        layers[size_t(l)].forward(norm ? bk.attn_in : s.a, B, T, training, rng, st, s.y);
+        s.a += s.y;
+        if (ffn) {
+          if (norm) ffn_norms[size_t(l)].forward(s.a, bk.norm2, bk.ffn_in);
+          ffns[size_t(l)].forward(norm ? bk.ffn_in : s.a, bk.ffn, s.y);
+          s.a += s.y;
+        }
+      } else {
+        // x = norm1(x + attn(x)); x = norm2(x + ffn(x))
+        layers[size_t(l)].forward(s.a, B, T, training, rng, st, s.y);
+        s.a += s.y;
+        if (norm) attn_norms[size_t(l)].forward(s.a, bk.norm1, s.a);
+        if (ffn) {
+          ffns[size_t(l)].forward(s.a, bk.ffn, s.y);
+          s.a += s.y;
+          if (norm) ffn_norms[size_t(l)].forward(s.a, bk.norm2, s.a);
+        }
+      }
+    }
+    if (final_norm) final_norm->forward(s.a, s.final_norm, s.a);
   }
   lm_head.forward(s.a, s.logits);
 }
@@ -120,10 +254,46 @@ void TinyAttentionLM::backward(const int32_t* ids, State& s) {
   s.dstream.resize(N, config.d_model);
   lm_head.backward(s.a, s.dlogits, s.da);
   s.dx = s.da;
-  for (int l = config.n_layers - 1; l >= 0; --l) {
-    layers[size_t(l)].backward(s.layers[size_t(l)], s.dx, s.dstream);
-    if (config.residual) s.dx += s.dstream;
-    else s.dx.swap(s.dstream);  // same size: swaps buffers, allocates nothing
+  if (!has_sublayers(config)) {
+    for (int l = config.n_layers - 1; l >= 0; --l) {
+      layers[size_t(l)].backward(s.layers[size_t(l)], s.dx, s.dstream);
+      if (config.residual) s.dx += s.dstream;
+      else s.dx.swap(s.dstream);  // same size: swaps buffers, allocates nothing
+    }
+  } else {
+    require(s.blocks.size() == size_t(config.n_layers), "the State holds no block caches; run "
+            "forward() first");
+    const bool norm = config.norm != NormKind::None, ffn = config.ffn != FfnKind::None;
+    if (final_norm) final_norm->backward(s.final_norm, s.dx, s.dx);
+    for (int l = config.n_layers - 1; l >= 0; --l) {
+      MultiHeadSelfAttention::State& st = s.layers[size_t(l)];
+      State::Block& bk = s.blocks[size_t(l)];
+      if (config.norm_position == NormPosition::Pre) {
+        if (ffn) {
+          ffns[size_t(l)].backward(bk.ffn, s.dx, s.dstream);
+          if (norm) ffn_norms[size_t(l)].backward(bk.norm2, s.dstream, s.dstream);
+          s.dx += s.dstream;
+        }
+        layers[size_t(l)].backward(st, s.dx, s.dstream);
+        if (norm) attn_norms[size_t(l)].backward(bk.norm1, s.dstream, s.dstream);
+        s.dx += s.dstream;
+      } else {
+        if (ffn) {
+          if (norm) ffn_norms[size_t(l)].backward(bk.norm2, s.dx, s.dx);
+          ffns[size_t(l)].backward(bk.ffn, s.dx, s.dstream);
+          s.dx += s.dstream;
+        }
+        if (norm) attn_norms[size_t(l)].backward(bk.norm1, s.dx, s.dx);
+        layers[size_t(l)].backward(st, s.dx, s.dstream);
+        s.dx += s.dstream;
+      }
+    }
+  }
+  if (learned_pos) {
+    // Every sequence adds the same rows [0, T), so their gradients sum.
+    learned_pos->dweight.setZero();
+    for (int b = 0; b < s.B; ++b)
+      learned_pos->dweight.topRows(s.T) += s.dx.middleRows(Eigen::Index(b) * s.T, s.T);
   }
   token_emb.backward(ids, s.dx);
 }
@@ -143,41 +313,78 @@ float TinyAttentionLM::position_loss_backward(const int32_t* ids, int T, int que
 }
 
 std::string layer_prefix(const ModelConfig& c, int layer) {
-  return c.n_layers == 1 ? std::string("attn.") : "layers." + std::to_string(layer) + ".";
+  return c.n_layers == 1 && c.legacy() ? std::string("attn.")
+                                       : "layers." + std::to_string(layer) + ".";
 }
 
+namespace {
+void norm_specs(const ModelConfig& c, const std::string& prefix, std::vector<ParamSpec>& specs) {
+  specs.push_back({prefix + "weight", {c.d_model}});
+  if (c.norm == NormKind::LayerNorm) specs.push_back({prefix + "bias", {c.d_model}});
+}
+}  // namespace
+
 std::vector<ParamSpec> state_dict_specs(const ModelConfig& c) {
-  const int64_t V = c.vocab_size, D = c.d_model;
+  const int64_t V = c.vocab_size, D = c.d_model, Dh = D / c.n_heads;
+  const int64_t W = (c.n_heads + 2 * int64_t(c.kv_heads_resolved())) * Dh;  // 3D without GQA
+  const int64_t F = int64_t(c.ffn_mult) * D;
+  const bool norm = c.norm != NormKind::None;
   std::vector<ParamSpec> specs = {{"token_emb.embedding.weight", {V, D}}};
+  if (c.positions == PositionKind::Learned)
+    specs.push_back({"pos_emb.weight", {c.max_context_length, D}});
   for (int l = 0; l < c.n_layers; ++l) {
     const std::string p = layer_prefix(c, l);
-    specs.push_back({p + "qkv_proj.weight", {3 * D, D}});
-    specs.push_back({p + "qkv_proj.bias", {3 * D}});
+    if (norm) norm_specs(c, p + "attn_norm.", specs);
+    specs.push_back({p + "qkv_proj.weight", {W, D}});
+    specs.push_back({p + "qkv_proj.bias", {W}});
     specs.push_back({p + "out_proj.weight", {D, D}});
     specs.push_back({p + "out_proj.bias", {D}});
+    if (c.ffn == FfnKind::None) continue;
+    if (norm) norm_specs(c, p + "ffn_norm.", specs);
+    if (c.ffn == FfnKind::SwiGLU) {
+      specs.push_back({p + "ffn.gate.weight", {F, D}});
+      specs.push_back({p + "ffn.up.weight", {F, D}});
+      specs.push_back({p + "ffn.down.weight", {D, F}});
+    } else {
+      specs.push_back({p + "ffn.up.weight", {F, D}});
+      specs.push_back({p + "ffn.up.bias", {F}});
+      specs.push_back({p + "ffn.down.weight", {D, F}});
+      specs.push_back({p + "ffn.down.bias", {D}});
+    }
   }
+  if (norm && c.norm_position == NormPosition::Pre) norm_specs(c, "final_norm.", specs);
   specs.push_back({"lm_head.weight", {V, D}});
   specs.push_back({"lm_head.bias", {V}});
   return specs;
 }
 
 std::vector<ParamRef> TinyAttentionLM::parameters() {
-  // Value and gradient of each parameter, in the order of state_dict_specs.
-  std::vector<std::pair<float*, float*>> data = {
-      {token_emb.weight.data(), token_emb.dweight.data()}};
-  for (MultiHeadSelfAttention& m : layers) {
-    data.push_back({m.qkv_proj.weight.data(), m.qkv_proj.dweight.data()});
-    data.push_back({m.qkv_proj.bias.data(), m.qkv_proj.dbias.data()});
-    data.push_back({m.out_proj.weight.data(), m.out_proj.dweight.data()});
-    data.push_back({m.out_proj.bias.data(), m.out_proj.dbias.data()});
+  // Value and gradient of each parameter, in the order of state_dict_specs, which names them.
+  std::vector<ParamRef> refs;
+  const auto add = [&refs](float* value, float* grad) { refs.push_back({"", {}, value, grad}); };
+  add(token_emb.weight.data(), token_emb.dweight.data());
+  if (learned_pos) add(learned_pos->weight.data(), learned_pos->dweight.data());
+  for (size_t l = 0; l < layers.size(); ++l) {
+    if (!attn_norms.empty()) attn_norms[l].append_params("", refs);
+    MultiHeadSelfAttention& m = layers[l];
+    add(m.qkv_proj.weight.data(), m.qkv_proj.dweight.data());
+    add(m.qkv_proj.bias.data(), m.qkv_proj.dbias.data());
+    add(m.out_proj.weight.data(), m.out_proj.dweight.data());
+    add(m.out_proj.bias.data(), m.out_proj.dbias.data());
+    if (!ffn_norms.empty()) ffn_norms[l].append_params("", refs);
+    if (!ffns.empty()) ffns[l].append_params("", refs);
   }
-  data.push_back({lm_head.weight.data(), lm_head.dweight.data()});
-  data.push_back({lm_head.bias.data(), lm_head.dbias.data()});
+  if (final_norm) final_norm->append_params("", refs);
+  add(lm_head.weight.data(), lm_head.dweight.data());
+  add(lm_head.bias.data(), lm_head.dbias.data());
   const std::vector<ParamSpec> specs = state_dict_specs(config);
-  std::vector<ParamRef> params;
-  for (size_t i = 0; i < specs.size(); ++i)
-    params.push_back({specs[i].name, specs[i].shape, data[i].first, data[i].second});
-  return params;
+  if (specs.size() != refs.size())
+    throw std::logic_error("parameters() and state_dict_specs() disagree");
+  for (size_t i = 0; i < specs.size(); ++i) {
+    refs[i].name = specs[i].name;
+    refs[i].shape = specs[i].shape;
+  }
+  return refs;
 }
 
 }  // namespace attn

@@ -4,12 +4,15 @@
 // The model knows nothing of training, I/O or UI.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "attn/embedding.h"
+#include "attn/ffn.h"
 #include "attn/linear.h"
 #include "attn/multihead.h"
+#include "attn/norm.h"
 #include "attn/rng.h"
 #include "attn/tensor.h"
 
@@ -17,6 +20,20 @@ namespace attn {
 
 // The largest n_layers a model may have.
 constexpr int kMaxLayers = 4;
+
+// How the model knows positions: a fixed table added to the embedding (sinusoidal), a trained one
+// (learned), a rotation of q and k (rope), a bias on the scores (alibi), or nothing (none).
+enum class PositionKind { Sinusoidal, Learned, Rope, Alibi, None };
+// "sinusoidal", "learned", "rope", "alibi" or "none"; anything else throws an Error of kind Config
+// on key "positions".
+PositionKind parse_position_kind(const std::string& name);
+const char* position_kind_name(PositionKind kind);
+
+// Where the block's norms sit: before each sublayer (pre, with a final norm) or after each sum.
+enum class NormPosition { Pre, Post };
+// "pre" or "post"; anything else throws an Error of kind Config on key "norm_position".
+NormPosition parse_norm_position(const std::string& name);
+const char* norm_position_name(NormPosition p);
 
 struct ModelConfig {
   int vocab_size = 64;          // V
@@ -27,6 +44,17 @@ struct ModelConfig {
   float out_dropout = 0.0f;
   int n_layers = 1;       // L, in [1, kMaxLayers]
   bool residual = false;  // x = x + attn_l(x) (true) or x = attn_l(x) (false)
+  // The block (issue 21); every default keeps the curriculum's model. kv_heads 0 means n_heads.
+  int kv_heads = 0;
+  PositionKind positions = PositionKind::Sinusoidal;
+  NormKind norm = NormKind::None;
+  NormPosition norm_position = NormPosition::Pre;
+  FfnKind ffn = FfnKind::None;
+  int ffn_mult = 4;  // the FFN's hidden width is ffn_mult * D
+  // K/V heads with the default resolved.
+  int kv_heads_resolved() const { return kv_heads > 0 ? kv_heads : n_heads; }
+  // Every block key at its default: today's names, file and metadata.
+  bool legacy() const;
   // Throws an Error of kind Config naming the first bad value (key: the Trainer config key).
   void validate() const;
 };
@@ -37,10 +65,11 @@ struct ParamSpec {
   std::vector<int64_t> shape;  // (out, in) for a weight, (out) for a bias
 };
 
-// The state dict of a model with config c (the shapes depend on V, D and L only), in the PyTorch
-// module's order. The one list of parameter names: parameters() and the weights file use it.
-// Layer l's attention is "attn." with one layer (the curriculum's names) and "layers.<l>." with
-// more (a torch.nn.ModuleList named layers): layer_prefix(c, l).
+// The state dict of a model with config c, in the PyTorch module's order (= init order = file
+// order): token_emb, pos_emb (learned), per layer attn_norm, qkv_proj, out_proj, ffn_norm, ffn,
+// then final_norm and lm_head. The one list of parameter names: parameters() and the weights file
+// use it. Layer l is "attn." for the curriculum's one-layer model and "layers.<l>." otherwise
+// (a torch.nn.ModuleList named layers; always for a block model): layer_prefix(c, l).
 std::vector<ParamSpec> state_dict_specs(const ModelConfig& c);
 std::string layer_prefix(const ModelConfig& c, int layer);
 
@@ -64,6 +93,15 @@ class TinyAttentionLM {
     Mat da;         // (N,D) dL/da
     Mat dx;         // (N,D) dL/dx, the gradient that reaches the embeddings
     Mat dstream;    // (N,D) backward workspace: one layer's dL/d(its input) through attention
+    // The block's caches, per layer (sized L when the model has norms or an FFN): the norms' and
+    // the FFN's states, and the pre-norm inputs of attention and of the FFN.
+    struct Block {
+      Norm::State norm1, norm2;
+      FeedForward::State ffn;
+      Mat attn_in, ffn_in;
+    };
+    std::vector<Block> blocks;
+    Norm::State final_norm;
     // Layer l's forward cache and backward workspace; size L after a forward. Layer l's input is
     // layers[l].x, its weights layers[l].weights() (B,H,T,T).
     std::vector<MultiHeadSelfAttention::State> layers;
@@ -73,8 +111,8 @@ class TinyAttentionLM {
     void stacked_weights(Mat& out) const;
   };
 
-  // Init order as the PyTorch module: token_emb, then per layer qkv_proj and out_proj, then
-  // lm_head. Not copyable (attn refers into layers).
+  // Init order as the PyTorch module: token_emb, pos_emb (learned), then per layer qkv_proj,
+  // out_proj and the FFN, then lm_head (norms draw nothing). Not copyable (attn refers into layers).
   TinyAttentionLM(const ModelConfig& config, uint64_t seed);
   TinyAttentionLM(const TinyAttentionLM&) = delete;
   TinyAttentionLM& operator=(const TinyAttentionLM&) = delete;
@@ -101,9 +139,17 @@ class TinyAttentionLM {
   ModelConfig config;
   TokenEmbedding token_emb;               // token_emb.embedding.weight (V,D)
   SinusoidalPositionalEmbedding pos_emb;  // buffer (C,D), not a parameter
+  // Learned positions only: pos_emb.weight (C,D), drawn right after token_emb.
+  std::optional<TokenEmbedding> learned_pos;
+  // Per layer with ffn != none: layers.<l>.ffn.*. Declared before layers, whose construction
+  // fills it: each layer's FFN draws right after its attention.
+  std::vector<FeedForward> ffns;
   // L layers: layer_prefix(config, l) + qkv_proj.*, out_proj.*. Never resized after construction.
   std::vector<MultiHeadSelfAttention> layers;
   MultiHeadSelfAttention& attn;           // layers[0], the one layer of the curriculum's model
+  // Per layer with norm != none: attn_norm (norm1), and ffn_norm (norm2) when there is an FFN.
+  std::vector<Norm> attn_norms, ffn_norms;
+  std::optional<Norm> final_norm;         // pre-norm with a norm: final_norm.*
   Linear lm_head;                         // lm_head.weight (V,D), lm_head.bias (V)
 
   // Global head index g = l * H + h (layer-major), as the ablation and the readouts use it.

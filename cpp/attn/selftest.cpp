@@ -259,33 +259,46 @@ SelfTestResult check_split_merge(const ModelConfig& c, HeadsFn split, HeadsFn me
 // ---- 4. fused_qkv
 
 SelfTestResult check_fused_qkv(ConstMatRef x, ConstMatRef fused, ConstMatRef weight,
-                               ConstMatRef bias) {
+                               ConstMatRef bias, const Rope* rope, int B) {
   return guarded(kFusedQkv, [&] {
-    const Eigen::Index N = x.rows(), D = x.cols();
-    require(weight.rows() == 3 * D && weight.cols() == D, "qkv weight has shape ",
-            shape2(weight.rows(), weight.cols()), ", expected ", shape2(3 * D, D));
-    require(bias.size() == 3 * D, "qkv bias has ", bias.size(), " values, expected ", 3 * D);
-    require(fused.rows() == N && fused.cols() == 3 * D, "fused projection has shape ",
-            shape2(fused.rows(), fused.cols()), ", expected ", shape2(N, 3 * D));
+    // Rows: q (D), then k and v (KV Dh each; KV Dh = D without grouped K/V heads).
+    const Eigen::Index N = x.rows(), D = x.cols(), W = weight.rows(), KVD = (W - D) / 2;
+    require(W > D && (W - D) % 2 == 0 && weight.cols() == D, "qkv weight has shape ",
+            shape2(weight.rows(), weight.cols()), ", expected (D + 2 KV Dh, D) with D = ", D);
+    require(bias.size() == W, "qkv bias has ", bias.size(), " values, expected ", W);
+    require(fused.rows() == N && fused.cols() == W, "fused projection has shape ",
+            shape2(fused.rows(), fused.cols()), ", expected ", shape2(N, W));
     const Eigen::MatrixXd xd = x.cast<double>();
     const Mat b = bias;  // contiguous, whichever way the vector is laid out
     const Eigen::RowVectorXd bd =
         Eigen::Map<const Eigen::RowVectorXf>(b.data(), b.size()).cast<double>();
+    const Eigen::Index start[3] = {0, D, D + KVD}, width[3] = {D, KVD, KVD};
     double err[3];
     for (int part = 0; part < 3; ++part) {
-      // Plain Eigen in double: x W[part*D:(part+1)*D]^T + b[part*D:(part+1)*D].
-      Eigen::MatrixXd sep = xd * weight.middleRows(part * D, D).cast<double>().transpose();
-      sep.rowwise() += bd.segment(part * D, D);
-      const Eigen::MatrixXd got = fused.middleCols(part * D, D).cast<double>();
+      // Plain Eigen in double: x W[block]^T + b[block].
+      Eigen::MatrixXd sep =
+          xd * weight.middleRows(start[part], width[part]).cast<double>().transpose();
+      sep.rowwise() += bd.segment(start[part], width[part]);
+      if (rope && part < 2) {
+        // The layer keeps q and k rotated: rotate the separate ones the same way, per sequence
+        // and per head (a float rotation, as the layer's).
+        Mat rotated = sep.cast<float>();
+        const Eigen::Index Dh = rope->d_head, T = N / B;
+        for (Eigen::Index r = 0; r < N; r += T)
+          for (Eigen::Index c = 0; c < width[part]; c += Dh)
+            rope->rotate(rotated.block(r, c, T, Dh));
+        sep = rotated.cast<double>();
+      }
+      const Eigen::MatrixXd got = fused.middleCols(start[part], width[part]).cast<double>();
       err[part] = 0.0;
       for (Eigen::Index i = 0; i < N; ++i)
-        for (Eigen::Index j = 0; j < D; ++j)
+        for (Eigen::Index j = 0; j < width[part]; ++j)
           err[part] = nan_max(err[part], std::fabs(got(i, j) - sep(i, j)) / (1.0 + std::fabs(sep(i, j))));
     }
     return make(kFusedQkv, nan_max(err[0], nan_max(err[1], err[2])), true,
-                str_cat("x ", shape2(N, D), ", weight row blocks [0,", D, "), [", D, ",", 2 * D,
-                        "), [", 2 * D, ",", 3 * D,
-                        ") and bias slices in double; max |fused - separate| / (1 + |separate|): "
+                str_cat("x ", shape2(N, D), ", weight row blocks [0,", D, "), [", D, ",", D + KVD,
+                        "), [", D + KVD, ",", W, ")", rope ? " (q and k rotated by RoPE)" : "",
+                        " and bias slices in double; max |fused - separate| / (1 + |separate|): "
                         "q ", num(err[0]), ", k ", num(err[1]), ", v ", num(err[2])));
   });
 }
@@ -301,7 +314,8 @@ SelfTestResult check_fused_qkv(TinyAttentionLM& model) {
     model.forward(ids.data(), B, T, /*training=*/false, unused, s);
     if (L == 1) {
       SelfTestResult r =
-          check_fused_qkv(s.x, s.attn.qkv, model.attn.qkv_proj.weight, model.attn.qkv_proj.bias);
+          check_fused_qkv(s.attn.x, s.attn.qkv, model.attn.qkv_proj.weight,
+                          model.attn.qkv_proj.bias, model.attn.rope ? &*model.attn.rope : nullptr, B);
       if (r.detail.rfind("error: ", 0) != 0)  // an error message stays as it is
         r.detail =
             str_cat(bts(B, T, c.n_heads), ", the model's embeddings + positions as ", r.detail);
@@ -314,7 +328,8 @@ SelfTestResult check_fused_qkv(TinyAttentionLM& model) {
     for (int l = 0; l < L; ++l) {
       const MultiHeadSelfAttention& m = model.layers[size_t(l)];
       const MultiHeadSelfAttention::State& st = s.layers[size_t(l)];
-      SelfTestResult r = check_fused_qkv(st.x, st.qkv, m.qkv_proj.weight, m.qkv_proj.bias);
+      SelfTestResult r = check_fused_qkv(st.x, st.qkv, m.qkv_proj.weight, m.qkv_proj.bias,
+                                         m.rope ? &*m.rope : nullptr, B);
       if (r.detail.rfind("error: ", 0) == 0) return r;
       if (l == 0 || !(r.max_error <= worst.max_error)) worst = r;  // keeps a NaN
       details += str_cat(l == 0 ? "" : "; ", "layer ", l, ": ", r.detail);

@@ -87,10 +87,11 @@ SelfTestResult check_future_invariance(const SelfTestForward& forward, const Mod
 using HeadsFn = Mat (*)(ConstMatRef x, int B, int T, int H);
 SelfTestResult check_split_merge(const ModelConfig& config, HeadsFn split, HeadsFn merge);
 
-// x (N,D) the projection's input, fused (N,3D) the layer's fused projection of x, weight (3D,D)
-// and bias (3D) the parameters the separate projections use.
+// x (N,D) the projection's input, fused (N,W) the layer's fused projection of x, weight (W,D)
+// and bias (W) the parameters the separate projections use, W = D + 2 KV Dh (3D without grouped
+// K/V heads). With rope, the layer's q and k are rotated, B sequences of N/B positions each.
 SelfTestResult check_fused_qkv(ConstMatRef x, ConstMatRef fused, ConstMatRef weight,
-                               ConstMatRef bias);
+                               ConstMatRef bias, const Rope* rope = nullptr, int B = 1);
 // The same on the live model, for every layer: x = the layer's input in an eval forward of B=2,
 // T=C random ids (embeddings + positions for layer 0), fused = the qkv the layer computed from it.
 // The result is the worst layer's.

@@ -31,6 +31,14 @@ struct TrainerConfig {
   std::string task = "repeat";
   int n_layers = 1;       // L: attention layers, in [1, kMaxLayers]
   bool residual = false;  // each layer adds its output to the residual stream
+  // The transformer block (issue 21); the defaults keep the curriculum's model.
+  int kv_heads = 0;                   // K/V heads, dividing n_heads; 0 means n_heads
+  std::string positions = "sinusoidal";  // sinusoidal, learned, rope, alibi or none
+  int max_seq_len = 0;                // the model's C (>= seq_len); 0 means seq_len
+  std::string norm = "none";          // none, layernorm or rmsnorm
+  std::string norm_position = "pre";  // pre or post
+  std::string ffn = "none";           // none, relu, gelu or swiglu
+  int ffn_mult = 4;                   // the FFN's hidden width is ffn_mult * d_model
 
   // Throws an Error of kind Config naming the first bad value; its key is the key's snake_case
   // name ("" for a config too large as a whole). Messages name keys as namer spells them

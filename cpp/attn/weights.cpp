@@ -52,6 +52,37 @@ bool metadata_residual(const SafetensorsFile& file) {
   return it->second == "true";
 }
 
+// A string setting of the block from the metadata, through its parser (an unknown value is a
+// format error); absent: fallback.
+template <typename Kind>
+Kind metadata_kind(const SafetensorsFile& file, const std::string& key, Kind (*parse)(const std::string&),
+                   Kind fallback) {
+  const auto it = file.metadata.find(key);
+  if (it == file.metadata.end()) return fallback;
+  try {
+    return parse(it->second);
+  } catch (const std::invalid_argument& e) {
+    throw Error(ErrorKind::Format, "", str_cat(kWhat, ": __metadata__ ", key, ": ", e.what()));
+  }
+}
+
+// The block's settings (issue 21) from the metadata into c, which already has n_heads and
+// max_context_length; an absent key keeps today's model.
+void metadata_block(const SafetensorsFile& file, ModelConfig& c) {
+  c.kv_heads = file.metadata.count("kv_heads") ? metadata_int(file, "kv_heads", kMaxFileDModel) : 0;
+  c.positions = metadata_kind(file, "positions", &parse_position_kind, PositionKind::Sinusoidal);
+  c.norm = metadata_kind(file, "norm", &parse_norm_kind, NormKind::None);
+  c.norm_position = metadata_kind(file, "norm_position", &parse_norm_position, NormPosition::Pre);
+  c.ffn = metadata_kind(file, "ffn", &parse_ffn_kind, FfnKind::None);
+  c.ffn_mult =
+      file.metadata.count("ffn_mult") ? metadata_int(file, "ffn_mult", FeedForward::kMaxFfnMult) : 4;
+  if (file.metadata.count("max_seq_len")) {
+    const int m = metadata_int(file, "max_seq_len", kMaxFileContext);
+    require_format(m == c.max_context_length, kWhat, ": __metadata__ max_seq_len ", m,
+                   " disagrees with max_context_length ", c.max_context_length);
+  }
+}
+
 // A file that cannot be opened, read or written.
 template <typename... Args>
 [[noreturn]] void throw_io(const Args&... args) {
@@ -70,9 +101,19 @@ std::vector<uint8_t> save_model(TinyAttentionLM& model) {
       {"max_context_length", std::to_string(model.config.max_context_length)},
   };
   // The curriculum's model (1 layer, no residual) keeps the curriculum's file, byte for byte.
-  if (model.config.n_layers != 1 || model.config.residual) {
-    metadata["n_layers"] = std::to_string(model.config.n_layers);
-    metadata["residual"] = model.config.residual ? "true" : "false";
+  const ModelConfig& c = model.config;
+  if (c.n_layers != 1 || c.residual || !c.legacy()) {
+    metadata["n_layers"] = std::to_string(c.n_layers);
+    metadata["residual"] = c.residual ? "true" : "false";
+  }
+  if (!c.legacy()) {
+    metadata["kv_heads"] = std::to_string(c.kv_heads_resolved());
+    metadata["positions"] = position_kind_name(c.positions);
+    metadata["max_seq_len"] = std::to_string(c.max_context_length);
+    metadata["norm"] = norm_kind_name(c.norm);
+    metadata["norm_position"] = norm_position_name(c.norm_position);
+    metadata["ffn"] = ffn_kind_name(c.ffn);
+    metadata["ffn_mult"] = std::to_string(c.ffn_mult);
   }
   return write_safetensors(std::move(tensors), metadata);
 }
@@ -92,6 +133,14 @@ ModelConfig infer_config(const SafetensorsFile& file) {
   c.d_model = static_cast<int>(D);
   c.n_layers = metadata_layers(file);  // before the names: they depend on it
   c.residual = metadata_residual(file);
+  c.n_heads = metadata_int(file, "n_heads", kMaxFileDModel);
+  c.max_context_length = metadata_int(file, "max_context_length", kMaxFileContext);
+  metadata_block(file, c);  // before the shapes: they depend on it
+  try {
+    c.validate();
+  } catch (const std::invalid_argument& e) {
+    throw Error(ErrorKind::Format, "", str_cat(kWhat, ": ", e.what()));
+  }
   const std::vector<ParamSpec> expected = state_dict_specs(c);
   for (const ParamSpec& e : expected) {
     const TensorView& t = file.get(e.name, kWhat);
@@ -99,20 +148,12 @@ ModelConfig infer_config(const SafetensorsFile& file) {
                    t.dtype, ", expected F32");
     require_format(t.shape == e.shape, kWhat, ": tensor ", printable(e.name), " has shape ",
                    shape_str(t.shape), " but token_emb.embedding.weight ", shape_str(emb.shape),
-                   " implies ", shape_str(e.shape));
+                   c.legacy() ? " implies " : " and __metadata__ imply ", shape_str(e.shape));
   }
   for (const TensorView& t : file.tensors) {
     bool known = false;
     for (const ParamSpec& e : expected) known = known || e.name == t.name;
     require_format(known, kWhat, ": unexpected tensor ", printable(t.name));
-  }
-
-  c.n_heads = metadata_int(file, "n_heads", kMaxFileDModel);
-  c.max_context_length = metadata_int(file, "max_context_length", kMaxFileContext);
-  try {
-    c.validate();
-  } catch (const std::invalid_argument& e) {
-    throw Error(ErrorKind::Format, "", str_cat(kWhat, ": ", e.what()));
   }
   return c;
 }
@@ -149,6 +190,19 @@ void load_weights(TinyAttentionLM& model, const SafetensorsFile& file) {
     require_format(got == value, kWhat, ": __metadata__ ", key, " is ", got,
                    " but the model has ", value);
   }
+  // The block's settings, absent ones meaning today's model.
+  ModelConfig f = c;
+  metadata_block(file, f);
+  const auto differ = [&](const char* key, const std::string& got, const std::string& want) {
+    require_format(got == want, kWhat, ": the file has ", key, " ", got, " but the model has ",
+                   want);
+  };
+  differ("kv_heads", std::to_string(f.kv_heads_resolved()), std::to_string(c.kv_heads_resolved()));
+  differ("positions", position_kind_name(f.positions), position_kind_name(c.positions));
+  differ("norm", norm_kind_name(f.norm), norm_kind_name(c.norm));
+  differ("norm_position", norm_position_name(f.norm_position), norm_position_name(c.norm_position));
+  differ("ffn", ffn_kind_name(f.ffn), ffn_kind_name(c.ffn));
+  differ("ffn_mult", std::to_string(f.ffn_mult), std::to_string(c.ffn_mult));
   const std::vector<ParamRef> params = model.parameters();
   // Stage everything first, so an error anywhere leaves the model untouched.
   std::vector<std::vector<float>> staged;

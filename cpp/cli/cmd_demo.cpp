@@ -47,6 +47,7 @@ Verdict shape_contract(TinyAttentionLM& model, const std::vector<int32_t>& ids, 
                        TinyAttentionLM::State& s) {
   const ModelConfig& c = model.config;
   const Eigen::Index D = c.d_model, H = c.n_heads, Dh = D / H, V = c.vocab_size;
+  const Eigen::Index KV = c.kv_heads_resolved();
   Rng unused(0);  // eval mode: no dropout
   model.forward(ids.data(), B, T, /*training=*/false, unused, s);
   std::printf("1. Shape contract: B=%d T=%d D=%lld H=%lld Dh=%lld V=%lld, one eval forward of a "
@@ -64,7 +65,8 @@ Verdict shape_contract(TinyAttentionLM& model, const std::vector<int32_t>& ids, 
       {"ids", "(B,T)", {B, T}, B, T},
       {"pos_emb[:T]", "(T,D)", {T, D}, pe.rows(), pe.cols()},
       {"x = token_emb(ids) + pos_emb[:T]", "(B,T,D)", {B, T, D}, s.x.rows(), s.x.cols()},
-      {"qkv = qkv_proj(x)", "(B,T,3D)", {B, T, 3 * D}, s.attn.qkv.rows(), s.attn.qkv.cols()},
+      {"qkv = qkv_proj(x)", KV == H ? "(B,T,3D)" : "(B,T,(H+2KV)Dh)", {B, T, (H + 2 * KV) * Dh}, s.attn.qkv.rows(),
+       s.attn.qkv.cols()},
       {"q, k, v split into heads", "(B,H,T,Dh)", {B, H, T, Dh}, q_heads.rows(), q_heads.cols()},
       {"weights = softmax(q k^T/sqrt(Dh))", "(B,H,T,T)", {B, H, T, T}, s.attn.probs.rows(),
        s.attn.probs.cols()},

@@ -237,4 +237,34 @@ TEST_CASE("alloc: attention with grouped K/V, RoPE and ALiBi allocates nothing a
   CHECK(allocations() - before == 0);
 }
 
+TEST_CASE("alloc: training steps of the transformer block allocate nothing after the first",
+          "[alloc][block]") {
+  struct Case {
+    const char* positions;
+    const char* norm;
+    const char* where;
+    const char* ffn;
+    int kv_heads, layers;
+  };
+  const Case cases[] = {
+      {"rope", "rmsnorm", "pre", "swiglu", 2, 2},   {"learned", "layernorm", "post", "relu", 1, 3},
+      {"alibi", "none", "pre", "gelu", 4, 1},       {"none", "layernorm", "pre", "none", 4, 2},
+      {"sinusoidal", "rmsnorm", "post", "none", 1, 1},
+  };
+  for (const Case& k : cases) {
+    CAPTURE(k.positions, k.norm, k.where, k.ffn, k.kv_heads, k.layers);
+    attn::TrainerConfig c;
+    c.residual = true;
+    c.positions = k.positions;
+    c.norm = k.norm;
+    c.norm_position = k.where;
+    c.ffn = k.ffn;
+    c.kv_heads = k.kv_heads;
+    c.n_layers = k.layers;
+    c.max_seq_len = 16;
+    c.attn_dropout = 0.1f;
+    CHECK(allocations_in_ten_steps(c) == 0);
+  }
+}
+
 #endif  // ATTN_UNDER_SANITIZER

@@ -38,6 +38,9 @@ TEST_CASE("config keys: one row per TrainerConfig field, in its order, with its 
       {"seq_len", "12"},    {"batch_size", "16"},   {"lr", "0.005"},
       {"seed", "42"},       {"attn_dropout", "0"},  {"out_dropout", "0"},
       {"task", "repeat"},   {"n_layers", "1"},      {"residual", "false"},
+      {"kv_heads", "0"},    {"positions", "sinusoidal"}, {"max_seq_len", "0"},
+      {"norm", "none"},     {"norm_position", "pre"},    {"ffn", "none"},
+      {"ffn_mult", "4"},
   };
   const std::vector<ConfigKey>& keys = config_keys();
   REQUIRE(keys.size() == expected.size());
