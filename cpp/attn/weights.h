@@ -2,7 +2,9 @@
 // into the curriculum's model with load_state_dict(strict=True) and back.
 // __metadata__: {"format": "pt", "n_heads": "H", "max_context_length": "C"} (strings), and for
 // any model but the curriculum's (1 layer, no residual) also "n_layers": "L" and
-// "residual": "true" | "false". A file without them describes 1 layer without residual.
+// "residual": "true" | "false". A file without them describes 1 layer without residual. A
+// transformer-block model (ModelConfig::legacy() false) also has "kv_heads", "positions",
+// "max_seq_len", "norm", "norm_position", "ffn" and "ffn_mult"; absent, they are today's model.
 #pragma once
 
 #include <cstdint>
@@ -25,8 +27,9 @@ constexpr int kMaxFileContext = 4096;
 // without spaces, padded with spaces to a multiple of 8 bytes), F32, with the metadata above.
 std::vector<uint8_t> save_model(TinyAttentionLM& model);
 
-// The config a weights file describes: V and D from the shapes, H and C from the metadata, L and
-// residual from the metadata when there (else 1 and false); L decides the tensor names.
+// The config a weights file describes: V and D from the shapes, H and C from the metadata, L,
+// residual and the block's settings from the metadata when there (else today's model); they
+// decide the tensor names and shapes, and a tensor that disagrees is named in the error.
 // Missing, extra, non-F32 or inconsistently shaped tensors, missing or malformed metadata, or a
 // config the model rejects: std::invalid_argument (an Error of kind Format) naming the problem.
 ModelConfig infer_config(const uint8_t* data, size_t size);

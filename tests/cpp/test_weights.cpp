@@ -489,3 +489,127 @@ TEST_CASE("weights hostile: n_layers and residual metadata", "[depth]") {
   CHECK_THAT(invalid_message([&] { infer_config(b0.data(), b0.size()); }),
              Contains("attn.qkv_proj.weight"));
 }
+
+// ---- The transformer block (issue 21)
+
+namespace {
+
+// A block config: V 11, D 8, H 4, C 6, the residual stream and the given settings.
+ModelConfig block_config(void (*edit)(ModelConfig&)) {
+  ModelConfig c{11, 8, 4, 6};
+  c.residual = true;
+  c.ffn_mult = 2;
+  edit(c);
+  return c;
+}
+
+// The file a block model saves, with one tensor replaced (or removed when shape is empty) or
+// one added.
+Bytes edited_file(TinyAttentionLM& m, const std::string& name, std::vector<int64_t> shape,
+                  const std::vector<float>& data) {
+  std::vector<TensorOut> tensors = tensors_of(m);
+  const SafetensorsFile original = parse_safetensors(save_model(m).data(), save_model(m).size());
+  bool replaced = false;
+  for (TensorOut& t : tensors)
+    if (t.name == name) {
+      t.shape = shape;
+      t.data = data.data();
+      replaced = true;
+    }
+  if (!replaced) tensors.push_back({name, "F32", shape, data.data()});
+  return write_safetensors(std::move(tensors), original.metadata);
+}
+
+// The message of loading a whole file (the config inferred from it).
+std::string block_load_error(const Bytes& bytes) {
+  return invalid_message([&] { load_model(bytes.data(), bytes.size()); });
+}
+
+}  // namespace
+
+TEST_CASE("weights: block models round-trip with their settings in __metadata__",
+          "[weights][block]") {
+  const std::vector<void (*)(ModelConfig&)> edits = {
+      [](ModelConfig& c) { c.positions = PositionKind::Learned; },
+      [](ModelConfig& c) { c.positions = PositionKind::Rope, c.kv_heads = 2; },
+      [](ModelConfig& c) {
+        c.positions = PositionKind::Alibi, c.norm = NormKind::LayerNorm, c.ffn = FfnKind::GELU;
+      },
+      [](ModelConfig& c) {
+        c.norm = NormKind::RMSNorm, c.norm_position = NormPosition::Post, c.ffn = FfnKind::SwiGLU,
+        c.kv_heads = 1, c.n_layers = 3, c.positions = PositionKind::None;
+      },
+  };
+  for (size_t i = 0; i < edits.size(); ++i) {
+    CAPTURE(i);
+    const ModelConfig c = block_config(edits[i]);
+    TinyAttentionLM model(c, 3 + i);
+    const Bytes bytes = save_model(model);
+    const SafetensorsFile file = parse_safetensors(bytes.data(), bytes.size());
+    CHECK(file.metadata.at("positions") == position_kind_name(c.positions));
+    CHECK(file.metadata.at("kv_heads") == std::to_string(c.kv_heads_resolved()));
+    CHECK(file.metadata.at("max_seq_len") == "6");
+    CHECK(file.metadata.at("norm") == norm_kind_name(c.norm));
+    CHECK(file.metadata.at("norm_position") == norm_position_name(c.norm_position));
+    CHECK(file.metadata.at("ffn") == ffn_kind_name(c.ffn));
+    CHECK(file.metadata.at("ffn_mult") == "2");
+    CHECK(file.metadata.at("n_layers") == std::to_string(c.n_layers));
+    CHECK(file.metadata.at("residual") == "true");
+    const ModelConfig inferred = infer_config(bytes.data(), bytes.size());
+    CHECK(inferred.kv_heads_resolved() == c.kv_heads_resolved());
+    CHECK(inferred.positions == c.positions);
+    CHECK(inferred.norm == c.norm);
+    CHECK(inferred.norm_position == c.norm_position);
+    CHECK(inferred.ffn == c.ffn);
+    CHECK(inferred.ffn_mult == c.ffn_mult);
+    CHECK(inferred.n_layers == c.n_layers);
+    const std::unique_ptr<TinyAttentionLM> back = load_model(bytes.data(), bytes.size());
+    CHECK(values_of(*back) == values_of(model));
+    CHECK(save_model(*back) == bytes);
+    // A model of another block config refuses the file, naming the setting.
+    ModelConfig other = c;
+    other.ffn_mult = 3;
+    TinyAttentionLM wrong(other, 1);
+    CHECK_THAT(invalid_message([&] { load_weights(wrong, bytes.data(), bytes.size()); }),
+               Contains("ffn_mult"));
+  }
+}
+
+TEST_CASE("weights hostile: a block file whose shapes disagree with its metadata names the tensor",
+          "[weights][block]") {
+  {
+    TinyAttentionLM m(block_config([](ModelConfig& c) { c.norm = NormKind::RMSNorm; }), 1);
+    const std::vector<float> v(9, 1.0f);
+    const Bytes b = edited_file(m, "layers.0.attn_norm.weight", {9}, v);
+    const std::string msg = block_load_error(b);
+    CHECK_THAT(msg, Contains("\"layers.0.attn_norm.weight\" has shape (9)"));
+  }
+  {
+    TinyAttentionLM m(block_config([](ModelConfig& c) { c.ffn = FfnKind::SwiGLU; }), 1);
+    const std::vector<float> v(16, 0.0f);
+    const Bytes b = edited_file(m, "layers.0.ffn.up.bias", {16}, v);
+    CHECK_THAT(block_load_error(b), Contains("unexpected tensor \"layers.0.ffn.up.bias\""));
+  }
+  {
+    // qkv_proj of 3D rows in a file that says kv_heads 2 ((4 + 2*2) * 2 = 16 rows).
+    TinyAttentionLM m(block_config([](ModelConfig& c) { c.kv_heads = 2; }), 1);
+    const std::vector<float> v(24 * 8, 0.0f);
+    const Bytes b = edited_file(m, "layers.0.qkv_proj.weight", {24, 8}, v);
+    CHECK_THAT(block_load_error(b), Contains("\"layers.0.qkv_proj.weight\" has shape (24,8)") &&
+                                  Contains("imply (16,8)"));
+  }
+  {
+    // A norm without residual in the metadata: the file contradicts itself.
+    TinyAttentionLM m(block_config([](ModelConfig& c) { c.norm = NormKind::LayerNorm; }), 1);
+    std::vector<TensorOut> tensors = tensors_of(m);
+    const Bytes good = save_model(m);
+    std::map<std::string, std::string> meta = parse_safetensors(good.data(), good.size()).metadata;
+    meta["residual"] = "false";
+    const Bytes b = write_safetensors(std::move(tensors), meta);
+    CHECK_THAT(block_load_error(b), Contains("norm (layernorm) needs residual"));
+    meta["residual"] = "true";
+    meta["positions"] = "absolute";
+    const Bytes c = write_safetensors(tensors_of(m), meta);
+    CHECK_THAT(block_load_error(c), Contains("positions") && Contains("'absolute'"));
+  }
+}
