@@ -354,7 +354,7 @@ double position_loss(const Mat& logits, int query, int target) {
 }
 }  // namespace
 
-SelfTestResult check_gradcheck(int n_layers, bool residual) {
+SelfTestResult check_gradcheck(int n_layers, bool residual, const ModelConfig* block) {
   return guarded(kGradcheck, [&] {
     ModelConfig c;
     c.vocab_size = 8;
@@ -363,6 +363,15 @@ SelfTestResult check_gradcheck(int n_layers, bool residual) {
     c.max_context_length = 4;
     c.n_layers = n_layers;
     c.residual = residual;
+    if (block) {
+      // The block's settings at this small size: grouped K/V heads become multi-query.
+      c.kv_heads = block->kv_heads_resolved() < block->n_heads ? 1 : 0;
+      c.positions = block->positions;
+      c.norm = block->norm;
+      c.norm_position = block->norm_position;
+      c.ffn = block->ffn;
+      c.ffn_mult = block->ffn_mult;
+    }
     const int T = c.max_context_length, query = T - 1;
     TinyAttentionLM model(c, kGradSeed);
     Rng rng(kGradSeed);
@@ -414,6 +423,12 @@ SelfTestResult check_gradcheck(int n_layers, bool residual) {
                             ? std::string()
                             : str_cat(" L=", c.n_layers, residual ? " with" : " without",
                                       " residual"),
+                        c.legacy() ? std::string()
+                                   : str_cat(" KV=", c.kv_heads_resolved(), " positions ",
+                                             position_kind_name(c.positions), " norm ",
+                                             norm_kind_name(c.norm), " (",
+                                             norm_position_name(c.norm_position), ") ffn ",
+                                             ffn_kind_name(c.ffn), " x", c.ffn_mult),
                         ", ", T,
                         " random ids; loss = cross-entropy at position ", query,
                         " alone (the Backward panel's loss), in double; the model's backward "
@@ -528,7 +543,7 @@ std::vector<SelfTestResult> run_self_tests(TinyAttentionLM& model, const Referen
   out.push_back(check_future_invariance(forward, model.config));
   out.push_back(check_split_merge(model.config, &split_heads, &merge_heads));
   out.push_back(check_fused_qkv(model));
-  out.push_back(check_gradcheck(model.config.n_layers, model.config.residual));
+  out.push_back(check_gradcheck(model.config.n_layers, model.config.residual, &model.config));
   out.push_back(check_pytorch_reference(reference));
   return out;
 }

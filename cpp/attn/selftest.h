@@ -98,7 +98,9 @@ SelfTestResult check_fused_qkv(ConstMatRef x, ConstMatRef fused, ConstMatRef wei
 SelfTestResult check_fused_qkv(TinyAttentionLM& model);
 
 // On a fresh small model of n_layers layers, with or without residual.
-SelfTestResult check_gradcheck(int n_layers = 1, bool residual = false);
+// block: take the transformer block's settings (positions, norm, FFN, grouped K/V) from it.
+SelfTestResult check_gradcheck(int n_layers = 1, bool residual = false,
+                               const ModelConfig* block = nullptr);
 SelfTestResult check_pytorch_reference(const ReferenceCase* reference);
 
 }  // namespace attn

@@ -7,6 +7,7 @@
 #include "attn/bench.h"
 #include "cli/commands.h"
 #include "cli/args.h"
+#include "cli/config_flags.h"
 
 namespace attn::cli {
 
@@ -29,7 +30,7 @@ struct Named {
   TrainerConfig config;
 };
 
-std::vector<Named> bench_configs(const std::string& which) {
+std::vector<Named> bench_configs(const std::string& which, const Args& args) {
   const TrainerConfig large{256, 256, 8, 256, 8};  // V, D, H, T, B; the rest DemoConfig's
   // The induction preset (README.md, "Induction heads"): V 32, D 32, H 2, T 32, B 32, 2 layers, residual.
   TrainerConfig induction{32, 32, 2, 32, 32};
@@ -41,8 +42,19 @@ std::vector<Named> bench_configs(const std::string& which) {
   if (which == "demo" || which == "all") out.push_back({"demo", TrainerConfig{}});
   if (which == "large" || which == "all") out.push_back({"large", large});
   if (which == "induction" || which == "all") out.push_back({"induction", induction});
+  // The block preset of issue 21: pre-norm, RMSNorm, SwiGLU, RoPE, 2 layers, on the demo sizes.
+  TrainerConfig block;
+  block.n_layers = 2;
+  block.residual = true;
+  block.norm = "rmsnorm";
+  block.ffn = "swiglu";
+  block.positions = "rope";
+  if (which == "block") out.push_back({"block", block});
+  // custom: the model and training flags, as attn train reads them.
+  if (which == "custom") out.push_back({"custom", trainer_config_from(args)});
   if (out.empty())
-    throw UsageError("--config must be demo, large, induction or all, got '" + which + "'");
+    throw UsageError("--config must be demo, large, induction, all, block or custom, got '" +
+                     which + "'");
   return out;
 }
 
@@ -85,23 +97,31 @@ double gemm_peak(int blocks, double block_seconds, std::string& detail) {
   return best;
 }
 
+std::vector<Flag> bench_flags() {
+  std::vector<Flag> flags = {
+      {"config", "NAME", "all",
+       "demo, large, induction, all (those three), block (pre-norm RMSNorm SwiGLU RoPE, 2 layers) "
+       "or custom (the model flags below)"},
+      {"blocks", "N", "5", "timed blocks (the median is reported)"},
+      {"block-seconds", "S", "1", "approximate length of one block"}};
+  for (Flag& f : trainer_flags()) flags.push_back(f);
+  return flags;
+}
+
 }  // namespace
 
 int cmd_bench(const std::vector<std::string>& argv) {
   const Args args("bench",
                   "Measures training steps/s and GFLOP/s (median of timed blocks after a warm-up) "
                   "and the best single-thread GEMM GFLOP/s, and prints JSON.",
-                  {{"config", "NAME", "all", "demo, large, induction or all"},
-                   {"blocks", "N", "5", "timed blocks (the median is reported)"},
-                   {"block-seconds", "S", "1", "approximate length of one block"}},
-                  argv);
+                  bench_flags(), argv);
   if (args.help()) {
     std::fputs(args.usage().c_str(), stdout);
     return 0;
   }
   const int blocks = args.get_int("blocks", 1, 1000);
   const double block_seconds = args.get_float("block-seconds", 0.01, 600);
-  const std::vector<Named> configs = bench_configs(args.get("config"));
+  const std::vector<Named> configs = bench_configs(args.get("config"), args);
 
   std::printf("{\n  \"engine\": \"native\",\n  \"configs\": {\n");
   for (size_t i = 0; i < configs.size(); ++i) {

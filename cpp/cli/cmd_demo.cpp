@@ -239,13 +239,21 @@ int cmd_demo(const std::vector<std::string>& argv) {
 
   Trainer trainer(config);
   trainer.set_ablation(ablation);
-  std::printf("# attn demo: V=%d D=%d H=%d T=%d B=%d lr=%g seed=%llu task=%s%s\n", V,
+  const ModelConfig mc = config.model_config();
+  std::printf("# attn demo: V=%d D=%d H=%d T=%d B=%d lr=%g seed=%llu task=%s%s%s\n", V,
               config.d_model, H, T, B, config.lr, static_cast<unsigned long long>(config.seed),
               config.task.c_str(),
               config.n_layers == 1 && !config.residual
                   ? ""
                   : str_cat(" layers=", config.n_layers, config.residual ? " residual" : "")
-                        .c_str());
+                        .c_str(),
+              mc.legacy() ? ""
+                          : str_cat(" kv_heads=", mc.kv_heads_resolved(), " positions=",
+                                    config.positions, " max_seq_len=", mc.max_context_length,
+                                    " norm=", config.norm, " norm_position=",
+                                    config.norm_position, " ffn=", config.ffn,
+                                    " ffn_mult=", config.ffn_mult)
+                                .c_str());
   if (args.has("mask") || args.has("no-scale-scores") || args.has("heads-off") || args.has("heads-frozen"))
     std::printf("# ablation: mask %s, scaling %s, heads off [%s], frozen [%s]\n",
                 mask_mode_name(ablation.mask), ablation.scale_scores ? "on" : "off",

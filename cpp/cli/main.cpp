@@ -18,6 +18,7 @@ const Command kCommands[] = {
     {"demo", attn::cli::cmd_demo, "the PyTorch lesson's run with its checks; demo self-attention: the NumPy lesson"},
     {"train", attn::cli::cmd_train, "train the tiny LM on a task; optionally --save the weights"},
     {"forward", attn::cli::cmd_forward, "run saved weights on ids from a safetensors file"},
+    {"eval", attn::cli::cmd_eval, "evaluate saved weights on a task at any length (JSON)"},
     {"attend", attn::cli::cmd_attend, "single-head attention on X, Wq, Wk, Wv from a file"},
     {"bench", attn::cli::cmd_bench, "measure training steps/s and GEMM GFLOP/s (JSON)"},
     {"selftest", attn::cli::cmd_selftest, "run the curriculum's checks on a model and a PyTorch case"},

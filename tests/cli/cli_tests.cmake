@@ -47,6 +47,9 @@ set(ATTN_CLI_CASES
   # issue 15: depth
   layers_flags
   demo_layers
+  # issue 21: the transformer block
+  block_flags
+  block_eval
 )
 foreach(case IN LISTS ATTN_CLI_CASES)
   add_test(NAME cli.${case}

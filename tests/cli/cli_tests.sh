@@ -545,6 +545,58 @@ demo_layers)
   grep -q '^attn demo: causal check: ' "$S/stderr" || fail "stderr: $(cat "$S/stderr")"
   ;;
 
+block_flags)
+  # The block's flags (issue 21) reach the model, its weights file, demo, selftest and bench.
+  ok "$ATTN" train --residual --layers 2 --positions learned --norm layernorm --ffn swiglu \
+    --kv-heads 2 --ffn-mult 2 --max-seq-len 16 --steps 3 --log-every 3 --save "$S/b.st"
+  "$CMP" --list "$S/b.st" > "$S/list"
+  for p in pos_emb.weight layers.1.attn_norm.bias layers.1.ffn.gate.weight final_norm.weight; do
+    grep -q "^$p F32 " "$S/list" || fail "no $p in $(tr '\n' ' ' < "$S/list")"
+  done
+  grep -q '^layers\.0\.qkv_proj\.weight F32 (64,32)$' "$S/list" || fail "GQA qkv shape: $(grep qkv "$S/list")"
+  grep -q '^pos_emb\.weight F32 (16,32)$' "$S/list" || fail "learned table: $(grep pos_emb "$S/list")"
+  grep -q 'ffn\.up\.bias' "$S/list" && fail "a swiglu file has biases"
+  for kv in '"ffn":"swiglu"' '"ffn_mult":"2"' '"kv_heads":"2"' '"max_seq_len":"16"' \
+            '"norm":"layernorm"' '"norm_position":"pre"' '"positions":"learned"'; do
+    header "$S/b.st" | grep -qF "$kv" || fail "metadata lacks $kv: $(header "$S/b.st")"
+  done
+  ok "$ATTN" selftest --weights "$S/b.st"
+  grep -q '^FAIL' "$S/stdout" && fail "selftest of a block: $(grep FAIL "$S/stdout")"
+  grep -q '^PASS gradcheck .*positions learned norm layernorm (pre) ffn swiglu' "$S/stdout" ||
+    fail "gradcheck ignores the block: $(grep gradcheck "$S/stdout")"
+  ok "$ATTN" selftest --residual --positions rope --norm rmsnorm --norm-position post --ffn relu --kv-heads 1
+  grep -q '^FAIL' "$S/stdout" && fail "selftest of a rope block: $(grep FAIL "$S/stdout")"
+  ok "$ATTN" demo --residual --positions alibi --ffn gelu --epochs 1 --steps-per-epoch 20
+  grep -q '^# attn demo: .* positions=alibi .* ffn=gelu' "$S/stdout" || fail "demo header: $(head -1 "$S/stdout")"
+  grep -q '(B,T,3D)' "$S/stdout" || fail "demo shape line"
+  ok "$ATTN" bench --config custom --residual --norm rmsnorm --blocks 1 --block-seconds 0.02
+  grep -q '"custom": {"steps_per_s": ' "$S/stdout" || fail "bench custom: $(cat "$S/stdout")"
+  # Bad values: one sentence, kind config, naming the flags.
+  bad "--norm (rmsnorm) needs --residual" "$ATTN" train --norm rmsnorm --steps 1
+  bad "--ffn (relu) needs --residual" "$ATTN" train --ffn relu --steps 1
+  bad "--heads (4) must be divisible by --kv-heads (3)" "$ATTN" train --kv-heads 3 --steps 1
+  bad "--max-seq-len (8) must be 0 or >= --seq-len (12)" "$ATTN" train --max-seq-len 8 --steps 1
+  bad "unknown positions 'absolute'" "$ATTN" train --positions absolute --steps 1
+  bad "--ffn-mult (9) must be in [1, 8]" "$ATTN" demo --ffn-mult 9
+  ;;
+
+block_eval)
+  # attn eval: loss, accuracy and accuracy per position at another length.
+  ok "$ATTN" train --residual --positions rope --task shift --steps 5 --log-every 5 --save "$S/r.st"
+  ok "$ATTN" eval --weights "$S/r.st" --task shift --seq-len 24 --batches 2
+  grep -q '^{"task":"shift","seq_len":24,"max_seq_len":12,"positions":"rope",.*"loss":[0-9.e-]*,"accuracy":[0-9.e-]*,"accuracy_per_position":\[null,' "$S/stdout" ||
+    fail "eval JSON: $(cat "$S/stdout")"
+  [[ $(grep -o '"accuracy_per_position":\[[^]]*\]' "$S/stdout" | tr ',' '\n' | wc -l) -eq 24 ]] ||
+    fail "not 24 positions: $(cat "$S/stdout")"
+  ok "$ATTN" eval --weights "$S/r.st" --task shift --seq-len 12 --batches 2
+  grep -q '"seq_len":12' "$S/stdout" || fail "eval at the trained length: $(cat "$S/stdout")"
+  ok "$ATTN" train --residual --positions learned --task shift --steps 1 --save "$S/l.st"
+  bad "longer than the learned position table (max_seq_len 12)" \
+    "$ATTN" eval --weights "$S/l.st" --task shift --seq-len 13
+  bad "--seq-len" "$ATTN" eval --weights "$S/l.st" --task shift --seq-len 0
+  bad "unknown task" "$ATTN" eval --weights "$S/l.st" --task nope --seq-len 8
+  ;;
+
 demo_self_attention)
   ok "$ATTN" demo self-attention
   o=$S/stdout
