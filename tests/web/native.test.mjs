@@ -1,6 +1,7 @@
 // wasm against the native build of the same core (the `attn` CLI): bit-identical initial weights,
 // loss histories within 1e-4 relative, weights files that round-trip, and the same eval forward;
-// at 1 layer and at 2 and 3 layers (with and without the residual stream).
+// at 1 layer and at 2 and 3 layers (with and without the residual stream), and for the
+// transformer block's options.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,12 +21,23 @@ const CONFIGS = {
   // Depth (issue 15): 2 layers with the residual stream, and 3 layers without it.
   layers2residual: { vocabSize: 32, dModel: 32, nHeads: 2, seqLen: 16, batchSize: 8, seed: 5, nLayers: 2, residual: true },
   layers3: { vocabSize: 20, dModel: 16, nHeads: 2, seqLen: 10, batchSize: 8, seed: 11, nLayers: 3 },
+  // The transformer block (issue 21): every option at least once.
+  blockPre: {
+    vocabSize: 24, dModel: 16, nHeads: 4, seqLen: 8, batchSize: 8, seed: 3, nLayers: 2, residual: true,
+    kvHeads: 2, positions: 'rope', norm: 'rmsnorm', ffn: 'swiglu', ffnMult: 2,
+  },
+  blockPost: {
+    vocabSize: 24, dModel: 16, nHeads: 2, seqLen: 8, batchSize: 8, seed: 4, residual: true,
+    kvHeads: 1, positions: 'learned', maxSeqLen: 12, norm: 'layernorm', normPosition: 'post', ffn: 'gelu',
+  },
+  blockAlibi: { vocabSize: 24, dModel: 16, nHeads: 2, seqLen: 8, batchSize: 8, seed: 6, nLayers: 3, residual: true, positions: 'alibi', ffn: 'relu' },
 };
 
 const FLAGS = {
   vocabSize: '--vocab-size', dModel: '--d-model', nHeads: '--heads', seqLen: '--seq-len', batchSize: '--batch',
   lr: '--lr', seed: '--seed', attnDropout: '--attn-dropout', outDropout: '--out-dropout', task: '--task',
-  nLayers: '--layers', residual: '--residual',
+  nLayers: '--layers', residual: '--residual', kvHeads: '--kv-heads', positions: '--positions',
+  maxSeqLen: '--max-seq-len', norm: '--norm', normPosition: '--norm-position', ffn: '--ffn', ffnMult: '--ffn-mult',
 };
 // A boolean key is a switch: given when true, left out when false.
 const cliFlags = (config) => Object.entries(config).flatMap(([k, v]) =>
