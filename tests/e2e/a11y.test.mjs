@@ -41,7 +41,7 @@ test('the page: the trained view after training, then the lesson view at its las
 test('the lesson view with two heads, a drawn mask with a fully masked row, positions and two sentences: no axe violations', async () => {
   // 6 + 3 tokens; query 1 may read no key.
   const mask = Array.from({ length: 9 }, (_, i) => (i === 1 ? '1' : '0').repeat(9)).join('.');
-  const hash = `view=lesson&stage=9&lesson-heads=2&positions=1&second-sentence=a+dog+ran&lesson-mask=${mask}`;
+  const hash = `view=lesson&stage=9&lesson-heads=2&lesson-positions=1&second-sentence=a+dog+ran&lesson-mask=${mask}`;
   const { context, page } = await openRecorded(browser, `${srv.url}index.html#${hash}`, { bypassCSP: true });
   await page.waitForSelector('[data-compare=sentences] table[data-sentence="2"]');
   await page.waitForSelector('.lesson-empty-rows');

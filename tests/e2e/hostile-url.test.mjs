@@ -87,12 +87,12 @@ const CASES = [
   },
   {
     name: 'lesson keys: a mask that is no mask, a drawn mask too large or not square, k, heads, positions, second sentence',
-    hash: `lesson-mask=%3Cscript%3E&window=999&lesson-heads=9&positions=2&second-sentence=%00%01`,
+    hash: `lesson-mask=%3Cscript%3E&window=999&lesson-heads=9&lesson-positions=2&second-sentence=%00%01`,
     messages: [
       /^lesson mask: "<script>" is not none, causal, window, blocks or rows of 0 and 1 such as 011\.001\.000; using none$/,
       /^window k: 999 is above the maximum 32; using 32$/,
       /^lesson heads: 9 is above the maximum 4; using 4$/,
-      /^positions: "2" is not 0 or 1; using 0$/,
+      /^lesson positions: "2" is not 0 or 1; using 0$/,
       /^second sentence: "\\u0000\\u0001" has no words; left empty$/,
     ],
     controls: {},
@@ -327,7 +327,7 @@ for (const c of CASES) {
       // The hash written back is canonical: only known keys, short, and it reloads without corrections.
       const written = await page.evaluate(() => location.hash);
       assert.ok(written.length < 2000, `written hash is ${written.length} chars`);
-      assert.match(written, /^#view=(train|lesson)&vocab-size=\d+&d-model=\d+&heads=\d+&seq-len=\d+&batch=\d+&lr=[\d.e-]+&seed=\d+&attn-dropout=[\d.e-]+&out-dropout=[\d.e-]+&task=repeat&layers=[1-4]&residual=[01]&sample=[\d+]*&sample-seed=\d+&logy=[01]&smooth=[01]&epochs=[01]&sentence=[^&]*&dk=\d+&dv=\d+&lesson-mask=[a-z01.]+&window=\d+&lesson-heads=\d&positions=[01]&second-sentence=[^&]*&stage=\d&scale-dk=\d+&logits=[-\d.+e]+&blend-row=\d+&mask=(causal|none|inverted)&scale-scores=[01]&heads-off=[\d%C,]*&heads-frozen=[\d%C,]*$/);
+      assert.match(written, /^#view=(train|lesson)&vocab-size=\d+&d-model=\d+&heads=\d+&seq-len=\d+&batch=\d+&lr=[\d.e-]+&seed=\d+&attn-dropout=[\d.e-]+&out-dropout=[\d.e-]+&task=repeat&layers=[1-4]&residual=[01]&kv-heads=\d+&positions=(sinusoidal|learned|rope|alibi|none)&max-seq-len=\d+&norm=(none|layernorm|rmsnorm)&norm-position=(pre|post)&ffn=(none|relu|gelu|swiglu)&ffn-mult=[1-8]&sample=[\d+]*&sample-seed=\d+&logy=[01]&smooth=[01]&epochs=[01]&sentence=[^&]*&dk=\d+&dv=\d+&lesson-mask=[a-z01.]+&window=\d+&lesson-heads=\d&lesson-positions=[01]&second-sentence=[^&]*&stage=\d&scale-dk=\d+&logits=[-\d.+e]+&blend-row=\d+&mask=(causal|none|inverted)&scale-scores=[01]&heads-off=[\d%C,]*&heads-frozen=[\d%C,]*$/);
       assert.ok(!/pwned|script|onerror/i.test(decodeURIComponent(written.replace(/^#/, '').split('&').filter((kv) => !/^(sentence|second-sentence)=/.test(kv)).join('&'))), 'no payload outside the sentence');
       const again = await open(`${srv.url}${written}`);
       await waitReady(again.page);

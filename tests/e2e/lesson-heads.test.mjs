@@ -131,7 +131,7 @@ test('positions: X = E + P with P from the core\'s sinusoidal table; a repeated 
   let shown = await shownMatrices(page);
   const row = (x, i) => x.values.slice(i * 8, i * 8 + 8);
   assert.deepEqual(row(shown.X, 0), row(shown.X, 3), 'positions off: "the" and "The" share a row');
-  await page.check('[name=positions]');
+  await page.check('[name=lessonPositions]');
   await page.waitForSelector('table[data-matrix=P]');
   shown = await shownMatrices(page);
   assert.deepEqual(row(shown.E, 0), row(shown.E, 3), 'E: one row per lower-cased word');
@@ -147,7 +147,7 @@ test('positions: X = E + P with P from the core\'s sinusoidal table; a repeated 
   const core = await page.evaluate((E) => window.__plain(window.__core.addPositions({ data: Float32Array.from(E.values), rows: E.rows, cols: E.cols })), shown.E);
   assert.deepEqual(shown.P.values, core.positions.data);
   assert.deepEqual(shown.P.texts, core.positions.data.map(fmt));
-  assert.match(await page.evaluate(() => location.hash), /positions=1/);
+  assert.match(await page.evaluate(() => location.hash), /lesson-positions=1/);
   assert.deepEqual(errors, []);
   await context.close();
 });
@@ -174,8 +174,8 @@ test('two sentences through the same weights: side by side, and with blocks (pos
   assert.notDeepEqual(shown['weights@0#s1'].values.slice(4, 8), shown['weights@0#s2'].values.slice(8, 12));
 
   // With positions on, each sentence alone counts its positions from 0: the core on its own rows of E.
-  await page.check('[name=positions]');
-  await page.waitForFunction(() => /positions=1/.test(location.hash));
+  await page.check('[name=lessonPositions]');
+  await page.waitForFunction(() => /lesson-positions=1/.test(location.hash));
   await page.waitForSelector('table[data-matrix=P]');
   shown = await shownMatrices(page);
   await loadCoreInPage(page);
@@ -192,7 +192,7 @@ test('two sentences through the same weights: side by side, and with blocks (pos
 });
 
 test('at 360 px the lesson with two heads, a drawn mask and two sentences fits, and the mask is reachable', async () => {
-  const url = `${srv.url}#view=lesson&stage=9&lesson-heads=2&second-sentence=a+b&positions=1&lesson-mask=causal`;
+  const url = `${srv.url}#view=lesson&stage=9&lesson-heads=2&second-sentence=a+b&lesson-positions=1&lesson-mask=causal`;
   const { page, context, errors } = await openPage(browser, url, { width: 360, height: 740 });
   await page.waitForSelector('table[data-matrix=projected]');
   assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 360), 'no sideways scroll of the page');

@@ -1,5 +1,6 @@
-// The run JSON's "ablation" (web/src/ui/export-model.ts): written with the new keys headsOff and
-// headsFrozen; files written before issue 13 (zeroed, frozen) still import.
+// The run JSON (web/src/ui/export-model.ts): its "ablation", written with the new keys headsOff and
+// headsFrozen (files written before issue 13, with zeroed and frozen, still import), and the
+// block's config keys (files written before issue 21, without them, import as the legacy model).
 import { describe, expect, test } from 'vitest';
 import { EXPORT_FORMAT, parseRunJson } from '../../web/src/ui/export-model';
 
@@ -26,5 +27,22 @@ describe('the run JSON ablation', () => {
     expect(() => parseRunJson(run({ ...want, zeroed: [false, true] }))).toThrow(/both "headsOff" and "zeroed"/);
     expect(() => parseRunJson(run({ headsOff: [false, true], frozen: [true], scaleScores: true, mask: 'causal' }))).toThrow(/"ablation\.frozen" is not a list of 2/);
     expect(() => parseRunJson(run({ headsFrozen: [false, true], scaleScores: true, mask: 'causal' }))).toThrow(/"ablation\.headsOff" is not a list of 2/);
+  });
+});
+
+describe('the run JSON config: the block (issue 21)', () => {
+  const base = { vocabSize: 16, dModel: 8, nHeads: 2, seqLen: 4, batchSize: 2, lr: 0.005, seed: 1, attnDropout: 0, outDropout: 0, task: 'repeat', nLayers: 1, residual: true };
+  const json = (config: object) => JSON.stringify({ format: EXPORT_FORMAT, config, step: 0, historyStride: 1, lossHistory: [], sample: [1, 2], ablation: undefined });
+  const block = { kvHeads: 1, positions: 'alibi', maxSeqLen: 8, norm: 'layernorm', normPosition: 'post', ffn: 'gelu', ffnMult: 3 };
+
+  test('the seven keys are read; a file from before them is the legacy model', () => {
+    expect(parseRunJson(json({ ...base, ...block })).config).toMatchObject(block);
+    expect(parseRunJson(json(base)).config).toMatchObject({ kvHeads: 0, positions: 'sinusoidal', maxSeqLen: 0, norm: 'none', normPosition: 'pre', ffn: 'none', ffnMult: 4 });
+  });
+
+  test('a bad value is refused naming the key', () => {
+    expect(() => parseRunJson(json({ ...base, ...block, positions: 'sine' }))).toThrow(/positions "sine" is not one of sinusoidal, learned, rope, alibi, none/);
+    expect(() => parseRunJson(json({ ...base, ...block, ffnMult: 9 }))).toThrow(/FFN width \(× d_model\): 9 is above the maximum 8/);
+    expect(() => parseRunJson(json({ ...base, ...block, kvHeads: '1' }))).toThrow(/kvHeads is "1", not a number/);
   });
 });

@@ -49,8 +49,8 @@ describe('the hash round trip', () => {
   /** The state both links below describe, in today's names and in the old ones. */
   const LINKED = {
     view: 'train', vocabSize: 32, dModel: 16, nHeads: 2, seqLen: 8, batchSize: 8, lr: 0.01, seed: 7, attnDropout: 0.1, outDropout: 0, task: 'repeat',
-    nLayers: 1, residual: false,
-    sample: '1 2 3 4', sampleSeed: 1, logY: false, smooth: false, epochMeans: false, sentence: 'Attention is all you need', dk: 3, dv: 5, lessonMask: 'causal', window: 2, lessonHeads: 1, positions: false, secondSentence: '', stage: 4,
+    nLayers: 1, residual: false, kvHeads: 0, positions: 'sinusoidal', maxSeqLen: 0, norm: 'none', normPosition: 'pre', ffn: 'none', ffnMult: 4,
+    sample: '1 2 3 4', sampleSeed: 1, logY: false, smooth: false, epochMeans: false, sentence: 'Attention is all you need', dk: 3, dv: 5, lessonMask: 'causal', window: 2, lessonHeads: 1, lessonPositions: false, secondSentence: '', stage: 4,
     scaleDk: 40, logits: '-3 0.5 88.8', blendRow: 2,
     mask: 'none', scaleScores: false, headsOff: '2', headsFrozen: '1',
   };
@@ -58,7 +58,8 @@ describe('the hash round trip', () => {
   test('a link of today reads as it did, and is written back as it was', () => {
     const link =
       'view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat&layers=1&residual=0' +
-      '&sample=1+2+3+4&logy=0&smooth=0&epochs=0&sentence=Attention+is+all+you+need&dk=3&dv=5&lesson-mask=causal&window=2&lesson-heads=1&positions=0&second-sentence=&stage=4' +
+      '&kv-heads=0&positions=sinusoidal&max-seq-len=0&norm=none&norm-position=pre&ffn=none&ffn-mult=4' +
+      '&sample=1+2+3+4&logy=0&smooth=0&epochs=0&sentence=Attention+is+all+you+need&dk=3&dv=5&lesson-mask=causal&window=2&lesson-heads=1&lesson-positions=0&second-sentence=&stage=4' +
       '&scale-dk=40&logits=-3+0.5+88.8&blend-row=2' +
       '&mask=none&scale-scores=0&heads-off=2&heads-frozen=1';
     const { state, corrections } = stateFromHash(`#${link}`);
@@ -80,7 +81,8 @@ describe('the hash round trip', () => {
     // Settings added since are written back with their defaults, in table order; every key in its new name.
     expect(stateToHash(state)).toBe(
       'view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat&layers=1&residual=0' +
-        '&sample=1+2+3+4&sample-seed=1&logy=0&smooth=0&epochs=0&sentence=Attention+is+all+you+need&dk=3&dv=5&lesson-mask=causal&window=2&lesson-heads=1&positions=0&second-sentence=&stage=4' +
+        '&kv-heads=0&positions=sinusoidal&max-seq-len=0&norm=none&norm-position=pre&ffn=none&ffn-mult=4' +
+        '&sample=1+2+3+4&sample-seed=1&logy=0&smooth=0&epochs=0&sentence=Attention+is+all+you+need&dk=3&dv=5&lesson-mask=causal&window=2&lesson-heads=1&lesson-positions=0&second-sentence=&stage=4' +
         '&scale-dk=40&logits=-3+0.5+88.8&blend-row=2' +
         '&mask=none&scale-scores=0&heads-off=2&heads-frozen=1',
     );
@@ -100,7 +102,7 @@ describe('the hash round trip', () => {
     const { state, corrections } = stateFromHash('#view=train&task=future&mask=none');
     expect(corrections).toEqual([]);
     expect(state).toEqual({ ...DEFAULTS, task: 'future', mask: 'none' });
-    expect(stateToHash(state)).toMatch(/^view=train&vocab-size=64&d-model=32&heads=4&seq-len=12&batch=16&lr=0.005&seed=42&attn-dropout=0&out-dropout=0&task=future&layers=1&residual=0&sample=&sample-seed=1&/);
+    expect(stateToHash(state)).toMatch(/^view=train&vocab-size=64&d-model=32&heads=4&seq-len=12&batch=16&lr=0.005&seed=42&attn-dropout=0&out-dropout=0&task=future&layers=1&residual=0&kv-heads=0&positions=sinusoidal&max-seq-len=0&norm=none&norm-position=pre&ffn=none&ffn-mult=4&sample=&sample-seed=1&/);
     expect([...new URLSearchParams(stateToHash(state)).keys()]).toEqual(SETTING_LIST.map((s) => s.hash));
   });
 
@@ -167,6 +169,32 @@ describe('the hash round trip', () => {
     expect(state).toMatchObject({ nLayers: 4, residual: false, headsOff: '1' });
     expect(stateFromHash('#layers=0').state.nLayers).toBe(1);
     expect(stateFromHash('#layers=1.5').corrections).toEqual([{ key: 'nLayers', message: 'layers: 1.5 is not a whole number; using 2' }]);
+  });
+
+  test('the block (issue 21): its seven settings round-trip, bounded and checked', () => {
+    const link = '#layers=2&residual=1&heads=4&kv-heads=2&positions=rope&max-seq-len=48&norm=rmsnorm&norm-position=post&ffn=swiglu&ffn-mult=2';
+    const block = { nLayers: 2, residual: true, nHeads: 4, kvHeads: 2, positions: 'rope', maxSeqLen: 48, norm: 'rmsnorm', normPosition: 'post', ffn: 'swiglu', ffnMult: 2 };
+    expect(stateFromHash(link)).toEqual({ state: { ...DEFAULTS, ...block }, corrections: [] });
+    expect(stateFromHash(`#${stateToHash({ ...DEFAULTS, ...block } as State)}`)).toEqual({ state: { ...DEFAULTS, ...block }, corrections: [] });
+    const { state, corrections } = stateFromHash('#kv-heads=-1&positions=sine&max-seq-len=9999&norm=batchnorm&norm-position=middle&ffn=mlp&ffn-mult=0');
+    expect(corrections.map((c) => c.message)).toEqual([
+      'K/V heads (0 = heads): -1 is below the minimum 0; using 0',
+      'positions: "sine" is not one of sinusoidal, learned, rope, alibi, none; using sinusoidal',
+      'max_seq_len (0 = seq_len): 9999 is above the maximum 512; using 512',
+      'norm: "batchnorm" is not one of none, layernorm, rmsnorm; using none',
+      'norm position: "middle" is not one of pre, post; using pre',
+      'FFN: "mlp" is not one of none, relu, gelu, swiglu; using none',
+      'FFN width (× d_model): 0 is below the minimum 1; using 1',
+    ]);
+    expect(state).toMatchObject({ kvHeads: 0, positions: 'sinusoidal', maxSeqLen: 512, norm: 'none', normPosition: 'pre', ffn: 'none', ffnMult: 1 });
+  });
+
+  test('the lesson view\'s positions switch is lesson-positions; an old positions=0|1 link reaches the position method and is corrected there', () => {
+    expect(stateFromHash('#view=lesson&lesson-positions=1')).toEqual({ state: { ...DEFAULTS, view: 'lesson', lessonPositions: true }, corrections: [] });
+    expect(stateFromHash('#view=lesson&positions=1')).toEqual({
+      state: { ...DEFAULTS, view: 'lesson' },
+      corrections: [{ key: 'positions', message: 'positions: "1" is not one of sinusoidal, learned, rope, alibi, none; using sinusoidal' }],
+    });
   });
 
   test('a huge hash is read only so far', () => {

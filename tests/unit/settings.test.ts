@@ -46,8 +46,10 @@ describe('the key table', () => {
   test('the defaults of today, exactly (a link or a page that leaves a setting out gets these)', () => {
     expect(DEFAULTS).toEqual({
       view: 'train', vocabSize: 64, dModel: 32, nHeads: 4, seqLen: 12, batchSize: 16, lr: 0.005, seed: 42, attnDropout: 0, outDropout: 0,
-      task: 'repeat', nLayers: 1, residual: false, sample: '', sampleSeed: 1, logY: true, smooth: false, epochMeans: false,
-      sentence: 'The cat sat on the mat', dk: 4, dv: 4, lessonMask: 'none', window: 2, lessonHeads: 1, positions: false, secondSentence: '', stage: 0,
+      task: 'repeat', nLayers: 1, residual: false,
+      kvHeads: 0, positions: 'sinusoidal', maxSeqLen: 0, norm: 'none', normPosition: 'pre', ffn: 'none', ffnMult: 4,
+      sample: '', sampleSeed: 1, logY: true, smooth: false, epochMeans: false,
+      sentence: 'The cat sat on the mat', dk: 4, dv: 4, lessonMask: 'none', window: 2, lessonHeads: 1, lessonPositions: false, secondSentence: '', stage: 0,
       scaleDk: 16, logits: '100 200 300', blendRow: 0, mask: 'causal', scaleScores: true, headsOff: '', headsFrozen: '',
     });
   });
@@ -87,6 +89,13 @@ describe('the key table', () => {
       task: ['task', 'task', '--task', 'task', 'task'],
       nLayers: ['layers', 'layers', '--layers', 'nLayers', 'n_layers'],
       residual: ['residual', 'residual', '--residual', 'residual', 'residual'],
+      kvHeads: ['kv-heads', 'kv-heads', '--kv-heads', 'kvHeads', 'kv_heads'],
+      positions: ['positions', 'positions', '--positions', 'positions', 'positions'],
+      maxSeqLen: ['max-seq-len', 'max-seq-len', '--max-seq-len', 'maxSeqLen', 'max_seq_len'],
+      norm: ['norm', 'norm', '--norm', 'norm', 'norm'],
+      normPosition: ['norm-position', 'norm-position', '--norm-position', 'normPosition', 'norm_position'],
+      ffn: ['ffn', 'ffn', '--ffn', 'ffn', 'ffn'],
+      ffnMult: ['ffn-mult', 'ffn-mult', '--ffn-mult', 'ffnMult', 'ffn_mult'],
       sample: ['sample', 'sample', null, null, null],
       sampleSeed: ['sample-seed', null, null, null, null],
       logY: ['logy', null, null, null, null],
@@ -98,7 +107,7 @@ describe('the key table', () => {
       lessonMask: ['lesson-mask', null, null, null, null],
       window: ['window', null, null, null, null],
       lessonHeads: ['lesson-heads', null, null, null, null],
-      positions: ['positions', null, null, null, null],
+      lessonPositions: ['lesson-positions', null, null, null, null],
       secondSentence: ['second-sentence', null, null, null, null],
       stage: ['stage', null, null, null, null],
       scaleDk: ['scale-dk', null, null, null, null],
@@ -145,7 +154,9 @@ describe('the key table', () => {
   });
 
   test('the config keys are the core\'s JS config keys; the ablation keys the core\'s Ablation', () => {
-    expect(CONFIG_KEYS).toEqual(['vocabSize', 'dModel', 'nHeads', 'seqLen', 'batchSize', 'lr', 'seed', 'attnDropout', 'outDropout', 'task', 'nLayers', 'residual']);
+    expect(CONFIG_KEYS).toEqual(['vocabSize', 'dModel', 'nHeads', 'seqLen', 'batchSize', 'lr', 'seed', 'attnDropout', 'outDropout', 'task', 'nLayers', 'residual',
+      'kvHeads', 'positions', 'maxSeqLen', 'norm', 'normPosition', 'ffn', 'ffnMult',
+    ]);
     for (const k of CONFIG_KEYS) expect(SETTINGS[k].core).toBe(k);
     expect(ABLATION_KEYS.map((k) => SETTINGS[k].core).sort()).toEqual(['headsFrozen', 'headsOff', 'mask', 'scaleScores']);
   });
@@ -227,11 +238,19 @@ describe('derived from the table', () => {
   test('the element\'s attributes: the settings\' own, then the element-only ones', () => {
     expect(CONFIG_ATTRIBUTES).toEqual({
       view: 'view', 'vocab-size': 'vocabSize', 'd-model': 'dModel', heads: 'nHeads', 'seq-len': 'seqLen', batch: 'batchSize', lr: 'lr', seed: 'seed', task: 'task',
-      layers: 'nLayers', residual: 'residual', sample: 'sample',
+      layers: 'nLayers', residual: 'residual',
+      'kv-heads': 'kvHeads', positions: 'positions', 'max-seq-len': 'maxSeqLen', norm: 'norm', 'norm-position': 'normPosition', ffn: 'ffn', 'ffn-mult': 'ffnMult',
+      sample: 'sample',
     });
-    expect([...ATTRIBUTES].sort()).toEqual(['autoplay', 'batch', 'd-model', 'heads', 'height', 'hide', 'layers', 'lr', 'residual', 'sample', 'seed', 'seq-len', 'solved-at', 'task', 'theme', 'view', 'vocab-size']);
+    expect([...ATTRIBUTES].sort()).toEqual([
+      'autoplay', 'batch', 'd-model', 'ffn', 'ffn-mult', 'heads', 'height', 'hide', 'kv-heads', 'layers', 'lr', 'max-seq-len', 'norm', 'norm-position', 'positions',
+      'residual', 'sample', 'seed', 'seq-len', 'solved-at', 'task', 'theme', 'view', 'vocab-size',
+    ]);
     // The shipped table has no old attribute names, so the element watches exactly these.
-    expect([...OBSERVED_ATTRIBUTES].sort()).toEqual(['autoplay', 'batch', 'd-model', 'heads', 'height', 'hide', 'layers', 'lr', 'residual', 'sample', 'seed', 'seq-len', 'solved-at', 'task', 'theme', 'view', 'vocab-size']);
+    expect([...OBSERVED_ATTRIBUTES].sort()).toEqual([
+      'autoplay', 'batch', 'd-model', 'ffn', 'ffn-mult', 'heads', 'height', 'hide', 'kv-heads', 'layers', 'lr', 'max-seq-len', 'norm', 'norm-position', 'positions',
+      'residual', 'sample', 'seed', 'seq-len', 'solved-at', 'task', 'theme', 'view', 'vocab-size',
+    ]);
     expect(keyOfAttribute('vocab-size')).toBe('vocabSize');
     expect(keyOfAttribute('hide')).toBeUndefined();
   });
@@ -251,7 +270,14 @@ describe('derived from the table', () => {
       task: ['task', 'task', null, null, null, ['repeat', 'shift', 'copy', 'reverse', 'sort', 'future', 'induction'], false],
       nLayers: ['layers', 'nLayers', 1, 4, '1', null, false],
       residual: ['residual stream', 'residual', null, null, null, null, true],
+      kvHeads: ['K/V heads (0 = heads)', 'kvHeads', 0, 16, '1', null, false],
+      positions: ['positions', 'positions', null, null, null, ['sinusoidal', 'learned', 'rope', 'alibi', 'none'], false],
+      maxSeqLen: ['max_seq_len (0 = seq_len)', 'maxSeqLen', 0, 512, '1', null, false],
+      norm: ['norm', 'norm', null, null, null, ['none', 'layernorm', 'rmsnorm'], false],
+      normPosition: ['norm position', 'normPosition', null, null, null, ['pre', 'post'], false],
+      ffn: ['FFN', 'ffn', null, null, null, ['none', 'relu', 'gelu', 'swiglu'], false],
+      ffnMult: ['FFN width (× d_model)', 'ffnMult', 1, 8, '1', null, false],
     });
-    expect(CONTROLS.map((c) => c.key)).toEqual(['vocabSize', 'dModel', 'nHeads', 'seqLen', 'batchSize', 'lr', 'seed', 'attnDropout', 'outDropout', 'task', 'nLayers', 'residual']);
+    expect(CONTROLS.map((c) => c.key)).toEqual(['vocabSize', 'dModel', 'nHeads', 'seqLen', 'batchSize', 'lr', 'seed', 'attnDropout', 'outDropout', 'task', 'nLayers', 'residual', 'kvHeads', 'positions', 'maxSeqLen', 'norm', 'normPosition', 'ffn', 'ffnMult']);
   });
 });

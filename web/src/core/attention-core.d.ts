@@ -63,9 +63,35 @@ export interface TrainerConfig {
   nLayers?: number;
   /** Each layer adds its output to the residual stream (x = x + attn_l(x)); default false. */
   residual?: boolean;
+  /** K/V heads shared by groups of query heads (grouped-query attention; 1 = multi-query):
+   * integer in [0, nHeads] dividing nHeads; 0 (the default) = nHeads. */
+  kvHeads?: number;
+  /** How the model knows positions: "sinusoidal" (default, the table added to the embedding),
+   * "learned" (a trained (maxSeqLen, D) table), "rope", "alibi" or "none". */
+  positions?: PositionKind;
+  /** The longest sequence the model accepts, the rows of a learned table: integer in [0, 4096],
+   * 0 or >= seqLen; 0 (the default) = seqLen. */
+  maxSeqLen?: number;
+  /** The norm in each block: "none" (default), "layernorm" or "rmsnorm"; needs residual. */
+  norm?: NormKind;
+  /** "pre" (default: norm before each sublayer, and a final norm) or "post" (after each sum). */
+  normPosition?: NormPosition;
+  /** The feed-forward network after each attention: "none" (default), "relu", "gelu" or
+   * "swiglu"; needs residual. */
+  ffn?: FfnKind;
+  /** The FFN's hidden width in multiples of dModel: integer in [1, 8]; default 4. */
+  ffnMult?: number;
 }
 
 export type TaskName = 'repeat' | 'shift' | 'copy' | 'reverse' | 'sort' | 'future' | 'induction';
+/** The block's position methods. */
+export type PositionKind = 'sinusoidal' | 'learned' | 'rope' | 'alibi' | 'none';
+/** The block's norms. */
+export type NormKind = 'none' | 'layernorm' | 'rmsnorm';
+/** Where the block's norms go. */
+export type NormPosition = 'pre' | 'post';
+/** The block's feed-forward networks. */
+export type FfnKind = 'none' | 'relu' | 'gelu' | 'swiglu';
 
 /** How the attention scores are masked: the causal mask, none, or the classic bug that fills
  * -1e4 at the wrong cells (the past) and leaves the future visible. */

@@ -6,7 +6,7 @@
 // it: the defaults, checkField, the hash round trip (state.ts), the element's attributes
 // (element/attributes.ts), the training view's controls and the import's config checks. The
 // values themselves live in the Store (store.ts), and nowhere else.
-import type { Ablation as CoreAblation, TrainerConfig } from '../core/attention-core';
+import type { Ablation as CoreAblation, FfnKind, NormKind, NormPosition, PositionKind, TrainerConfig } from '../core/attention-core';
 import type { MaskMode } from '../model/protocol';
 import { cleanHeads, cleanSample, cleanSentence, DEFAULT_SENTENCE, MAX_HEADS, MAX_LAYERS, quote, TEXT_LIMITS } from './parse';
 import { cleanMask, cleanSecondSentence, MAX_MASK_TOKENS } from './lesson-mask';
@@ -15,6 +15,14 @@ import { cleanLogits, DEFAULT_LOGITS } from './logits';
 
 export { parseHeads, parseSample, quote, TEXT_LIMITS, tokenize } from './parse';
 export { TASKS, type TaskName };
+
+/** The page's longest training sequence. */
+const MAX_SEQ_LEN = 128;
+/** The core's choices for the block's position method, norm, norm placement and FFN. */
+const POSITION_KINDS = ['sinusoidal', 'learned', 'rope', 'alibi', 'none'] as const satisfies readonly PositionKind[];
+const NORM_KINDS = ['none', 'layernorm', 'rmsnorm'] as const satisfies readonly NormKind[];
+const NORM_POSITIONS = ['pre', 'post'] as const satisfies readonly NormPosition[];
+const FFN_KINDS = ['none', 'relu', 'gelu', 'swiglu'] as const satisfies readonly FfnKind[];
 
 /** View 1 trains the tiny LM; view 2 takes one head apart ("lesson"). */
 export type View = 'train' | 'lesson';
@@ -40,7 +48,7 @@ export interface State extends Required<TrainerConfig> {
   lessonMask: string;
   window: number;
   lessonHeads: number;
-  positions: boolean;
+  lessonPositions: boolean;
   secondSentence: string;
   stage: number;
   /** View 2's panels: dk of the sqrt(dk) panel, the stability panel's logits, the blend's row. */
@@ -125,7 +133,7 @@ export const SETTINGS: { readonly [K in keyof State]: Omit<Setting<K>, 'key'> } 
   },
   seqLen: {
     group: 'config', core: 'seqLen', cpp: 'seq_len', hash: 'seq-len', attribute: 'seq-len', cli: { flag: '--seq-len', value: 'T' },
-    label: 'seq_len', type: 'int', default: 12, ...numeric([1, 128], '1'), aliases: { hash: ['seqlen'], attribute: [] },
+    label: 'seq_len', type: 'int', default: 12, ...numeric([1, MAX_SEQ_LEN], '1'), aliases: { hash: ['seqlen'], attribute: [] },
   },
   batchSize: {
     group: 'config', core: 'batchSize', cpp: 'batch_size', hash: 'batch', attribute: 'batch', cli: { flag: '--batch', value: 'B' },
@@ -159,6 +167,38 @@ export const SETTINGS: { readonly [K in keyof State]: Omit<Setting<K>, 'key'> } 
   residual: {
     group: 'config', core: 'residual', cpp: 'residual', hash: 'residual', attribute: 'residual', cli: { flag: '--residual', sets: true },
     label: 'residual stream', type: 'bool', default: false, ...onOff, aliases: none,
+  },
+  // ---- The transformer block (issue 21). kvHeads and maxSeqLen keep the core's 0 for "the same as
+  // heads" and "the same as seq_len": a default cannot follow another setting, and config() reports
+  // the 0 it was given. The page caps maxSeqLen at 4 times its longest seq_len, so a learned table
+  // covers the "Longer than trained" panel's 4x.
+  kvHeads: {
+    group: 'config', core: 'kvHeads', cpp: 'kv_heads', hash: 'kv-heads', attribute: 'kv-heads', cli: { flag: '--kv-heads', value: 'KV' },
+    label: 'K/V heads (0 = heads)', type: 'int', default: 0, ...numeric([0, MAX_HEADS], '1'), aliases: none,
+  },
+  positions: {
+    group: 'config', core: 'positions', cpp: 'positions', hash: 'positions', attribute: 'positions', cli: { flag: '--positions', value: 'KIND' },
+    label: 'positions', type: 'enum', default: 'sinusoidal', ...oneOf(POSITION_KINDS), aliases: none,
+  },
+  maxSeqLen: {
+    group: 'config', core: 'maxSeqLen', cpp: 'max_seq_len', hash: 'max-seq-len', attribute: 'max-seq-len', cli: { flag: '--max-seq-len', value: 'C' },
+    label: 'max_seq_len (0 = seq_len)', type: 'int', default: 0, ...numeric([0, 4 * MAX_SEQ_LEN], '1'), aliases: none,
+  },
+  norm: {
+    group: 'config', core: 'norm', cpp: 'norm', hash: 'norm', attribute: 'norm', cli: { flag: '--norm', value: 'KIND' },
+    label: 'norm', type: 'enum', default: 'none', ...oneOf(NORM_KINDS), aliases: none,
+  },
+  normPosition: {
+    group: 'config', core: 'normPosition', cpp: 'norm_position', hash: 'norm-position', attribute: 'norm-position', cli: { flag: '--norm-position', value: 'WHERE' },
+    label: 'norm position', type: 'enum', default: 'pre', ...oneOf(NORM_POSITIONS), aliases: none,
+  },
+  ffn: {
+    group: 'config', core: 'ffn', cpp: 'ffn', hash: 'ffn', attribute: 'ffn', cli: { flag: '--ffn', value: 'KIND' },
+    label: 'FFN', type: 'enum', default: 'none', ...oneOf(FFN_KINDS), aliases: none,
+  },
+  ffnMult: {
+    group: 'config', core: 'ffnMult', cpp: 'ffn_mult', hash: 'ffn-mult', attribute: 'ffn-mult', cli: { flag: '--ffn-mult', value: 'M' },
+    label: 'FFN width (× d_model)', type: 'int', default: 4, ...numeric([1, 8], '1'), aliases: none,
   },
   sample: {
     group: 'sample', core: null, cpp: null, hash: 'sample', attribute: 'sample', cli: null,
@@ -206,9 +246,11 @@ export const SETTINGS: { readonly [K in keyof State]: Omit<Setting<K>, 'key'> } 
     group: 'lesson', core: null, cpp: null, hash: 'lesson-heads', attribute: null, cli: null,
     label: 'lesson heads', type: 'int', default: 1, ...numeric([1, 4], '1'), aliases: none,
   },
-  positions: {
-    group: 'lesson', core: null, cpp: null, hash: 'positions', attribute: null, cli: null,
-    label: 'positions', type: 'bool', default: false, ...onOff, aliases: none,
+  // `positions` is the model's position method (issue 21); an old `positions=0|1` link reaches
+  // that enum and is corrected there.
+  lessonPositions: {
+    group: 'lesson', core: null, cpp: null, hash: 'lesson-positions', attribute: null, cli: null,
+    label: 'lesson positions', type: 'bool', default: false, ...onOff, aliases: none,
   },
   secondSentence: {
     group: 'lesson', core: null, cpp: null, hash: 'second-sentence', attribute: null, cli: null,

@@ -101,8 +101,9 @@ function parseAblation(v: unknown, H: number): Ablation {
   return { headsOff: heads('headsOff', 'zeroed'), headsFrozen: heads('headsFrozen', 'frozen'), scaleScores: a.scaleScores, mask: a.mask };
 }
 
-/** Config keys a file written before them may lack: they take the default (the one-layer model). */
-const ADDED_LATER: readonly string[] = ['nLayers', 'residual'];
+/** Config keys a file written before them may lack: they take the default (the one-layer model
+ * of issue 15, the block's settings of issue 21). */
+const ADDED_LATER: readonly string[] = ['nLayers', 'residual', 'kvHeads', 'positions', 'maxSeqLen', 'norm', 'normPosition', 'ffn', 'ffnMult'];
 
 /** The JSON's config: every config key of the table, typed and within the page's bounds. */
 function parseConfig(c: unknown): TrainerConfigMsg {

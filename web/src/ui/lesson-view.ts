@@ -84,8 +84,8 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
   const dv = num('dv', 'dv (value width per head)');
   const heads = num('lessonHeads', 'heads');
   const win = num('window', 'window k');
-  const posId = uniqueId('positions');
-  const posBox = h('input', { id: posId, type: 'checkbox', name: 'positions' });
+  const posId = uniqueId('lesson-positions');
+  const posBox = h('input', { id: posId, type: 'checkbox', name: 'lessonPositions' });
   const maskId = uniqueId('mask');
   const maskSelect = h(
     'select',
@@ -128,7 +128,7 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
     parts.place(checkYourself(LESSON_QUESTIONS), 'questions'),
   );
 
-  posBox.addEventListener('change', () => store.set({ positions: posBox.checked }));
+  posBox.addEventListener('change', () => store.set({ lessonPositions: posBox.checked }));
   maskSelect.addEventListener('change', () => store.set({ lessonMask: maskSelect.value }));
   prevBtn.addEventListener('click', () => store.set({ stage: Math.max(0, store.state.stage - 1) }));
   nextBtn.addEventListener('click', () => store.set({ stage: Math.min(STAGES.length - 1, store.state.stage + 1) }));
@@ -153,7 +153,7 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
     const { cells, note } = maskCells(s.lessonMask, tokens.length, s.window, split);
     const mine = ++request;
     try {
-      const r = await ctl.selfAttention({ tokens, split, dModel: LESSON_D_MODEL, dk: s.dk, dv: s.dv, heads: s.lessonHeads, seed: s.seed, positions: s.positions, mask: cells });
+      const r = await ctl.selfAttention({ tokens, split, dModel: LESSON_D_MODEL, dk: s.dk, dv: s.dv, heads: s.lessonHeads, seed: s.seed, positions: s.lessonPositions, mask: cells });
       if (mine !== request) return;
       result = r;
       maskNote = note ?? '';
@@ -170,7 +170,7 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
     if (sent.input.value !== s.sentence) sent.input.value = s.sentence;
     if (sent2.input.value !== s.secondSentence) sent2.input.value = s.secondSentence;
     for (const [f, v] of [[dk, s.dk], [dv, s.dv], [heads, s.lessonHeads], [win, s.window]] as const) if (f.input.value !== String(v)) f.input.value = String(v);
-    posBox.checked = s.positions;
+    posBox.checked = s.lessonPositions;
     maskSelect.value = presetOf(s.lessonMask);
     win.input.disabled = presetOf(s.lessonMask) !== 'window';
     prevBtn.disabled = s.stage === 0;
@@ -324,7 +324,7 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
   cleanups.push(
     store.subscribe((s, changed) => {
       sync(s);
-      const inputs = ['sentence', 'secondSentence', 'dk', 'dv', 'lessonHeads', 'lessonMask', 'window', 'positions', 'seed'] as const;
+      const inputs = ['sentence', 'secondSentence', 'dk', 'dv', 'lessonHeads', 'lessonMask', 'window', 'lessonPositions', 'seed'] as const;
       if (inputs.some((k) => changed.has(k)) || (changed.has('view') && shown() && stale)) void refresh();
       else if (changed.has('stage')) {
         render();
