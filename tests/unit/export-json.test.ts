@@ -44,5 +44,9 @@ describe('the run JSON config: the block (issue 21)', () => {
     expect(() => parseRunJson(json({ ...base, ...block, positions: 'sine' }))).toThrow(/positions "sine" is not one of sinusoidal, learned, rope, alibi, none/);
     expect(() => parseRunJson(json({ ...base, ...block, ffnMult: 9 }))).toThrow(/FFN width \(× d_model\): 9 is above the maximum 8/);
     expect(() => parseRunJson(json({ ...base, ...block, kvHeads: '1' }))).toThrow(/kvHeads is "1", not a number/);
+    // The rules across keys, as the core's.
+    expect(() => parseRunJson(json({ ...base, ...block, kvHeads: 3, nHeads: 2 }))).toThrow(/kvHeads \(3\) does not divide nHeads \(2\)/);
+    expect(() => parseRunJson(json({ ...base, ...block, maxSeqLen: 3 }))).toThrow(/maxSeqLen \(3\) is under seqLen \(4\)/);
+    expect(() => parseRunJson(json({ ...base, ...block, residual: false }))).toThrow(/norm \(layernorm\) and ffn \(gelu\) need residual true/);
   });
 });

@@ -25,6 +25,9 @@ function randomState(r: () => number): State {
   st.dModel = 2 * int(1, 128);
   const divisors = Array.from({ length: 16 }, (_, i) => i + 1).filter((h) => st.dModel % h === 0);
   st.nHeads = pick(divisors);
+  st.kvHeads = pick([0, ...divisors.filter((kv) => st.nHeads % kv === 0)]);
+  st.maxSeqLen = r() < 0.5 ? 0 : int(st.seqLen, SETTINGS.maxSeqLen.range![1]);
+  if (st.norm !== 'none' || st.ffn !== 'none') st.residual = true;
   // Typed ids, or empty: the task generator's sequence for sampleSeed.
   st.sample = r() < 0.2 ? '' : Array.from({ length: int(1, st.seqLen) }, () => int(0, st.vocabSize - 1)).join(' ');
   const heads = () => Array.from({ length: st.nLayers * st.nHeads }, (_, i) => i + 1).filter(() => r() < 0.3).join(',');
@@ -187,6 +190,20 @@ describe('the hash round trip', () => {
       'FFN width (× d_model): 0 is below the minimum 1; using 1',
     ]);
     expect(state).toMatchObject({ kvHeads: 0, positions: 'sinusoidal', maxSeqLen: 512, norm: 'none', normPosition: 'pre', ffn: 'none', ffnMult: 1 });
+  });
+
+  test('the block across settings: K/V heads divide heads, max_seq_len is at least seq_len, a norm or an FFN turns the residual stream on', () => {
+    const { state, corrections } = stateFromHash('#heads=4&kv-heads=3&seq-len=16&max-seq-len=8&norm=layernorm&ffn=relu');
+    expect(corrections).toEqual([
+      { key: 'kvHeads', message: 'K/V heads (0 = heads): 3 does not divide heads 4; using 2' },
+      { key: 'maxSeqLen', message: 'max_seq_len (0 = seq_len): 8 is under seq_len 16; using 16' },
+      { key: 'residual', message: 'residual stream: norm layernorm and FFN relu need it; turning it on' },
+    ]);
+    expect(state).toMatchObject({ nHeads: 4, kvHeads: 2, seqLen: 16, maxSeqLen: 16, residual: true, norm: 'layernorm', ffn: 'relu' });
+    expect(stateFromHash('#ffn=swiglu').corrections).toEqual([{ key: 'residual', message: 'residual stream: FFN swiglu needs it; turning it on' }]);
+    // 0 means "the same as heads" and "the same as seq_len": nothing to correct.
+    expect(stateFromHash('#heads=2&kv-heads=0&max-seq-len=0&seq-len=20').corrections).toEqual([]);
+    expect(stateFromHash('#heads=2&kv-heads=8').state.kvHeads).toBe(2);
   });
 
   test('the lesson view\'s positions switch is lesson-positions; an old positions=0|1 link reaches the position method and is corrected there', () => {

@@ -1,5 +1,6 @@
-// The State as a whole: the rules across settings (d_model even, heads dividing it, the sample and
-// head lists within vocab, seq_len and heads), the URL hash round trip, and what the core gets from
+// The State as a whole: the rules across settings (d_model even, heads dividing it, K/V heads
+// dividing heads, max_seq_len at least seq_len, a norm or an FFN only with the residual stream, the
+// sample and head lists within vocab, seq_len and heads), the URL hash round trip, and what the core gets from
 // a State (its config, the sample's ids, the ablation). Every name and bound comes from the key
 // table (settings.ts). Values read from a URL are validated and clamped, so a hostile link can
 // neither break the page nor freeze the tab.
@@ -39,8 +40,9 @@ export function largestDivisorAtMost(d: number, h: number): number {
 
 /**
  * Makes a state consistent across fields, as a URL must be before it reaches the core:
- * d_model even, heads divide d_model, the head lists within the heads of every layer, the sample made of
- * ids < vocab and at most seq_len long.
+ * d_model even, heads divide d_model, K/V heads (unless 0) divide heads, max_seq_len (unless 0) at
+ * least seq_len, the residual stream on under a norm or an FFN, the head lists within the heads of
+ * every layer, the sample made of ids < vocab and at most seq_len long.
  */
 export function fixConsistency(state: State, corrections: Correction[]): void {
   if (state.dModel % 2 !== 0) {
@@ -52,6 +54,22 @@ export function fixConsistency(state: State, corrections: Correction[]): void {
     const h = largestDivisorAtMost(state.dModel, state.nHeads);
     corrections.push({ key: 'nHeads', message: `${SETTINGS.nHeads.label}: ${state.nHeads} does not divide ${SETTINGS.dModel.label} ${state.dModel}; using ${h}` });
     state.nHeads = h;
+  }
+  if (state.kvHeads !== 0 && state.nHeads % state.kvHeads !== 0) {
+    const kv = largestDivisorAtMost(state.nHeads, state.kvHeads);
+    corrections.push({ key: 'kvHeads', message: `${SETTINGS.kvHeads.label}: ${state.kvHeads} does not divide ${SETTINGS.nHeads.label} ${state.nHeads}; using ${kv}` });
+    state.kvHeads = kv;
+  }
+  if (state.maxSeqLen !== 0 && state.maxSeqLen < state.seqLen) {
+    corrections.push({ key: 'maxSeqLen', message: `${SETTINGS.maxSeqLen.label}: ${state.maxSeqLen} is under ${SETTINGS.seqLen.label} ${state.seqLen}; using ${state.seqLen}` });
+    state.maxSeqLen = state.seqLen;
+  }
+  // The core refuses a norm or an FFN without the residual stream; a link that asks for one most
+  // likely wants the block, so the stream is turned on rather than the layer dropped.
+  if (!state.residual && (state.norm !== 'none' || state.ffn !== 'none')) {
+    const needs = [state.norm !== 'none' ? `norm ${state.norm}` : '', state.ffn !== 'none' ? `FFN ${state.ffn}` : ''].filter((x) => x !== '').join(' and ');
+    corrections.push({ key: 'residual', message: `${SETTINGS.residual.label}: ${needs} need${needs.includes(' and ') ? '' : 's'} it; turning it on` });
+    state.residual = true;
   }
   const total = totalHeads(state);
   for (const key of ['headsOff', 'headsFrozen'] as const) {

@@ -130,6 +130,9 @@ function parseConfig(c: unknown): TrainerConfigMsg {
   }
   const config = out as unknown as TrainerConfigMsg;
   if (config.dModel % config.nHeads !== 0) throw new ImportProblem(`The JSON config's nHeads (${config.nHeads}) does not divide dModel (${config.dModel}).`);
+  if (config.kvHeads !== 0 && config.nHeads % config.kvHeads !== 0) throw new ImportProblem(`The JSON config's kvHeads (${config.kvHeads}) does not divide nHeads (${config.nHeads}).`);
+  if (config.maxSeqLen !== 0 && config.maxSeqLen < config.seqLen) throw new ImportProblem(`The JSON config's maxSeqLen (${config.maxSeqLen}) is under seqLen (${config.seqLen}).`);
+  if (!config.residual && (config.norm !== 'none' || config.ffn !== 'none')) throw new ImportProblem(`The JSON config's norm (${config.norm}) and ffn (${config.ffn}) need residual true.`);
   return config;
 }
 
