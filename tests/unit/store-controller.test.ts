@@ -66,7 +66,8 @@ describe('the Store owns the settings; the controller derives its requests', () 
     expect(sent).toEqual([
       {
         type: 'configure',
-        config: { vocabSize: 16, dModel: 8, nHeads: 2, seqLen: 12, batchSize: 16, lr: 0.005, seed: 42, attnDropout: 0, outDropout: 0, task: 'repeat', nLayers: 1, residual: false },
+        config: { vocabSize: 16, dModel: 8, nHeads: 2, seqLen: 12, batchSize: 16, lr: 0.005, seed: 42, attnDropout: 0, outDropout: 0, task: 'repeat', nLayers: 1, residual: false,
+          kvHeads: 0, positions: 'sinusoidal', maxSeqLen: 0, norm: 'none', normPosition: 'pre', ffn: 'none', ffnMult: 4 },
         sample: [1, 2],
         ablation: { headsOff: [false, true], headsFrozen: [false, false], scaleScores: true, mask: 'none' },
       },
@@ -133,7 +134,8 @@ describe('the Store owns the settings; the controller derives its requests', () 
     const seen: [ReadonlySet<keyof State>, ChangeSource][] = [];
     store.subscribe((_s, changed, source) => seen.push([changed, source]));
     const ablation: Ablation = { headsOff: [true, false], headsFrozen: [false, true], scaleScores: true, mask: 'inverted' };
-    const config = { vocabSize: 8, dModel: 4, nHeads: 2, seqLen: 4, batchSize: 2, lr: 0.01, seed: 3, attnDropout: 0, outDropout: 0, task: 'shift' as const, nLayers: 1, residual: false };
+    const config = { vocabSize: 8, dModel: 4, nHeads: 2, seqLen: 4, batchSize: 2, lr: 0.01, seed: 3, attnDropout: 0, outDropout: 0, task: 'shift' as const, nLayers: 1, residual: true,
+      kvHeads: 1, positions: 'rope' as const, maxSeqLen: 8, norm: 'rmsnorm' as const, normPosition: 'post' as const, ffn: 'swiglu' as const, ffnMult: 2 };
     const runId = ctl.runId;
     await ctl.importRun({ config, sample: [1, 2, 3], ablation });
     await tick();
