@@ -91,7 +91,10 @@ test('export after training, import into a fresh page: same attention, step and 
   // The JSON: the documented fields.
   const run = JSON.parse(json.bytes.toString('utf8'));
   assert.equal(run.format, 'attention-playground/1');
-  assert.deepEqual(Object.keys(run.config).sort(), ['attnDropout', 'batchSize', 'dModel', 'lr', 'nHeads', 'nLayers', 'outDropout', 'residual', 'seed', 'seqLen', 'task', 'vocabSize']);
+  assert.deepEqual(Object.keys(run.config).sort(), [
+    'attnDropout', 'batchSize', 'dModel', 'ffn', 'ffnMult', 'kvHeads', 'lr', 'maxSeqLen', 'nHeads', 'nLayers', 'norm', 'normPosition', 'outDropout', 'positions', 'residual', 'seed',
+    'seqLen', 'task', 'vocabSize',
+  ]);
   assert.equal(run.config.task, 'copy');
   assert.equal(run.config.seed, 7);
   assert.equal(run.step, 31);
