@@ -50,6 +50,7 @@ r.torch_demo_2t = torch('demo', 2, blas);
 r.torch_large_1t = torch('large', 1, blas);
 r.torch_large_2t = torch('large', 2, blas);
 r.torch_induction_1t = torch('induction', 1, blas);
+r.torch_block_1t = torch('block', 1, blas);
 const tfjs = (backend, config, embedding = 'gather') =>
   run(`tfjs ${backend} ${config} (${embedding} embedding)`, 'node',
     ['bench/tfjs_baseline.mjs', '--backend', backend, '--config', config, '--embedding', embedding, ...timing]);
@@ -80,6 +81,11 @@ const sps = {
   wasm_simd_induction: r.wasm_simd.configs.induction.steps_per_s,
   wasm_scalar_induction: r.wasm_scalar.configs.induction.steps_per_s,
   torch_induction_1t: r.torch_induction_1t.steps_per_s,
+  // The block preset (issue 21): 2 pre-norm blocks, RMSNorm, SwiGLU, RoPE, on the demo sizes.
+  native_block: r.native.configs.block.steps_per_s,
+  wasm_simd_block: r.wasm_simd.configs.block.steps_per_s,
+  wasm_scalar_block: r.wasm_scalar.configs.block.steps_per_s,
+  torch_block_1t: r.torch_block_1t.steps_per_s,
 };
 // The TF.js baseline is the faster of its two formulations, measured in this run.
 const tfjsBest = {
@@ -138,6 +144,11 @@ console.log('\n| engine | induction preset (V32 D32 H2 T32 B32, 2 layers, residu
 console.log('|---|---|');
 for (const [name, v] of [['attn native (Eigen)', sps.native_induction], ['attn wasm SIMD (node)', sps.wasm_simd_induction],
   ['attn wasm scalar (node)', sps.wasm_scalar_induction], [`PyTorch eager, ${blas}, 1 thread`, sps.torch_induction_1t]])
+  console.log(`| ${name} | ${f(v)} |`);
+console.log('\n| engine | block preset (V64 D32 H4 T12 B16, 2 pre-norm blocks, RMSNorm, SwiGLU, RoPE) |');
+console.log('|---|---|');
+for (const [name, v] of [['attn native (Eigen)', sps.native_block], ['attn wasm SIMD (node)', sps.wasm_simd_block],
+  ['attn wasm scalar (node)', sps.wasm_scalar_block], [`PyTorch eager, ${blas}, 1 thread`, sps.torch_block_1t]])
   console.log(`| ${name} | ${f(v)} |`);
 console.log('\n| ratio | measured | target | met |');
 console.log('|---|---|---|---|');

@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 """PyTorch baseline: the reference TinyAttentionLM (tests/reference/make_reference.py) trained
-eagerly on the repeat task (demo, large) or, for the induction preset (2 layers with the residual
+eagerly on the repeat task (demo, large; block: the transformer block of tests/reference/block.py)
+or, for the induction preset (2 layers with the residual
 stream), on rows of the same shape whose loss counts only a few positions per row, timed like
 `attn bench` (warm-up, then the median of timed blocks). Prints one JSON line.
 
-  /usr/bin/python3 bench/torch_baseline.py --config demo|large|induction [--threads 1] [--blocks 5]
+  /usr/bin/python3 bench/torch_baseline.py --config demo|large|induction|block [--threads 1] [--blocks 5]
       [--block-seconds 1] [--keep-openblas-env] [--no-flush-denormal] [--default-malloc]
 
 The BLAS is whatever libblas.so.3 the loader finds; bench/run points it at OpenBLAS when
@@ -31,7 +32,11 @@ import time
 CONFIGS = {
     "demo": dict(V=64, D=32, H=4, T=12, B=16, lr=5e-3),
     "large": dict(V=256, D=256, H=8, T=256, B=8, lr=5e-3),
-    "induction": dict(V=32, D=32, H=2, T=32, B=32, lr=5e-3, L=2, residual=True),
+    "induction": dict(V=32, D=32, H=2, T=32, B=32, lr=5e-3, L=2, residual=True, task="induction"),
+    # The block preset of issue 21 (attn bench --config block): the demo's sizes, 2 pre-norm
+    # blocks with RMSNorm, SwiGLU and RoPE, on the repeat task.
+    "block": dict(V=64, D=32, H=4, T=12, B=16, lr=5e-3, L=2, residual=True,
+                  block=dict(norm="rmsnorm", norm_position="pre", ffn="swiglu", positions="rope")),
 }
 OPENBLAS_OVERRIDES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
@@ -99,17 +104,25 @@ def main():
 
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "reference"))
     from make_reference import TinyAttentionLM  # (the same model the parity tests use)
+    import block as block_ref
+    import functools
+    # The RoPE tables depend only on T and Dh: computed once, as the C++ model keeps them.
+    block_ref.rope_tables = functools.lru_cache(maxsize=None)(block_ref.rope_tables)
 
     torch.set_num_threads(a.threads)
     torch.set_num_interop_threads(1)
     flush = False if a.no_flush_denormal else torch.set_flush_denormal(True)
     torch.manual_seed(0)
     c = CONFIGS[a.config]
-    model = TinyAttentionLM(c["V"], c["D"], c["H"], c["T"], c.get("L", 1), c.get("residual", False))
+    if "block" in c:
+        model = block_ref.BlockLM(block_ref.BlockConfig(V=c["V"], D=c["D"], H=c["H"], C=c["T"], L=c["L"],
+                                                        residual=True, **c["block"]))
+    else:
+        model = TinyAttentionLM(c["V"], c["D"], c["H"], c["T"], c.get("L", 1), c.get("residual", False))
     opt = torch.optim.Adam(model.parameters(), lr=c["lr"], betas=(0.9, 0.999), eps=1e-8)
 
     def batch():
-        if "L" not in c:
+        if c.get("task", "repeat") == "repeat":
             ids = torch.randint(0, c["V"], (c["B"], 1)).expand(c["B"], c["T"])  # repeat task
             return ids, ids
         # Induction-shaped rows: random ids, 6 counted positions per row (the work of a step does

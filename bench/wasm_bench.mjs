@@ -1,7 +1,7 @@
 // The wasm core under node, timed like `attn bench`: training steps/s (median of timed blocks
 // after a warm-up) for each config, and the best GEMM GFLOP/s of the same build. Prints JSON.
-//   node bench/wasm_bench.mjs --variant simd|scalar [--config demo|large|induction|all] [--blocks 5]
-//        [--block-seconds 1]
+//   node bench/wasm_bench.mjs --variant simd|scalar [--config demo|large|induction|block|all] [--blocks 5]
+//        [--block-seconds 1] [--dir BUILD_DIR (default build/wasm-<variant>)]
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -14,24 +14,29 @@ const CONFIGS = {
   large: { vocabSize: 256, dModel: 256, nHeads: 8, seqLen: 256, batchSize: 8, lr: 5e-3, seed: 42 },
   // The induction preset (README.md, "The preset"), as `attn bench --config induction`.
   induction: { vocabSize: 32, dModel: 32, nHeads: 2, seqLen: 32, batchSize: 32, lr: 5e-3, seed: 0, task: 'induction', nLayers: 2, residual: true },
+  // The block preset of issue 21, as `attn bench --config block`: the demo's sizes, 2 pre-norm blocks.
+  block: { vocabSize: 64, dModel: 32, nHeads: 4, seqLen: 12, batchSize: 16, lr: 5e-3, seed: 42, nLayers: 2, residual: true, norm: 'rmsnorm', ffn: 'swiglu', positions: 'rope' },
 };
 
 // Matmul FLOPs of one training step; the same count as attn::train_step_flops.
-export function trainStepFlops({ vocabSize: V, dModel: D, nHeads: H, seqLen: T, batchSize: B, nLayers: L = 1 }) {
+export function trainStepFlops({ vocabSize: V, dModel: D, nHeads: H, seqLen: T, batchSize: B, nLayers: L = 1, kvHeads = 0, ffn = 'none', ffnMult = 4 }) {
   const N = B * T;
-  const forward = L * (2 * N * D * 3 * D + 4 * B * H * T * T * (D / H) + 2 * N * D * D) + 2 * N * D * V;
-  return 3 * forward;
+  const Dh = D / H;
+  const KV = kvHeads || H;
+  const F = ffn === 'none' ? 0 : ffnMult * D;
+  const layer = 2 * N * D * (D + 2 * KV * Dh) + 4 * B * H * T * T * Dh + 2 * N * D * D + (ffn === 'swiglu' ? 3 : 2) * 2 * N * D * F;
+  return 3 * (L * layer + 2 * N * D * V);
 }
 
 function parseArgs(argv) {
-  const out = parseFlags(argv, { variant: 'simd', config: 'all', blocks: 5, blockSeconds: 1 });
+  const out = parseFlags(argv, { variant: 'simd', config: 'all', blocks: 5, blockSeconds: 1, dir: '' });
   if (!['simd', 'scalar'].includes(out.variant)) throw new Error(`--variant must be simd or scalar`);
   return out;
 }
 
 async function main() {
   const args = parseArgs(process.argv.slice(2));
-  const dir = path.join(root, 'build', `wasm-${args.variant}`);
+  const dir = args.dir || path.join(root, 'build', `wasm-${args.variant}`);
   const require = createRequire(import.meta.url);
   const createAttentionCore = require(path.join(dir, 'attention-core-node.cjs'));
   const core = await createAttentionCore({
@@ -41,7 +46,7 @@ async function main() {
   const configs = {};
   for (const name of names) {
     const cfg = CONFIGS[name];
-    if (!cfg) throw new Error(`--config must be demo, large, induction or all, got ${name}`);
+    if (!cfg) throw new Error(`--config must be demo, large, induction, block or all, got ${name}`);
     const t = new core.Trainer(cfg);
     let perBlock = 0;
     const t0 = performance.now();

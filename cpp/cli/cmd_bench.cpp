@@ -49,7 +49,7 @@ std::vector<Named> bench_configs(const std::string& which, const Args& args) {
   block.norm = "rmsnorm";
   block.ffn = "swiglu";
   block.positions = "rope";
-  if (which == "block") out.push_back({"block", block});
+  if (which == "block" || which == "all") out.push_back({"block", block});
   // custom: the model and training flags, as attn train reads them.
   if (which == "custom") out.push_back({"custom", trainer_config_from(args)});
   if (out.empty())
@@ -100,7 +100,7 @@ double gemm_peak(int blocks, double block_seconds, std::string& detail) {
 std::vector<Flag> bench_flags() {
   std::vector<Flag> flags = {
       {"config", "NAME", "all",
-       "demo, large, induction, all (those three), block (pre-norm RMSNorm SwiGLU RoPE, 2 layers) "
+       "demo, large, induction, block (pre-norm RMSNorm SwiGLU RoPE, 2 layers), all (those four) "
        "or custom (the model flags below)"},
       {"blocks", "N", "5", "timed blocks (the median is reported)"},
       {"block-seconds", "S", "1", "approximate length of one block"}};

@@ -17,7 +17,7 @@ test.after(async () => {
 
 test('the page: the trained view after training, then the lesson view at its last stage, have no axe violations', async () => {
   // The page's CSP forbids inline scripts; the audit script is the test's, so it goes past it.
-  const { context, page } = await openRecorded(browser, `${srv.url}index.html#seed=3`, { bypassCSP: true });
+  const { context, page } = await openRecorded(browser, `${srv.url}index.html#seed=3&panel=all`, { bypassCSP: true });
   await waitReady(page);
   await page.click('[data-action=step10]');
   await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '10');

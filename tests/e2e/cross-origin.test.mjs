@@ -19,8 +19,8 @@ let site;
 test.before(async () => {
   browser = await launch();
   site = await serveSite({
-    'lesson.html': lessonPage(MODULE, { attrs: 'seed="3" solved-at="0.1"' }),
-    'strict.html': lessonPage(MODULE, { attrs: 'seed="3" solved-at="0.1"', csp: GOOD_CSP }),
+    'lesson.html': lessonPage(MODULE, { attrs: 'seed="3" solved-at="0.1" panel="all"' }),
+    'strict.html': lessonPage(MODULE, { attrs: 'seed="3" solved-at="0.1" panel="all"', csp: GOOD_CSP }),
     'no-blob.html': lessonPage(MODULE, { csp: GOOD_CSP.replace('worker-src \'self\' blob: https://cdn.example.test', 'worker-src \'self\' https://cdn.example.test') }),
     'worker-src-self.html': lessonPage(MODULE, { csp: GOOD_CSP.replace('worker-src \'self\' blob: https://cdn.example.test', 'worker-src \'self\' blob:') }),
   });

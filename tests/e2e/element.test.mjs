@@ -192,7 +192,7 @@ test('hidden control groups are absent, and hide can change at run time', async 
   for (const sel of ['.loss-panel', '.heat-panel', '.heatmaps canvas']) assert.equal(await present('trainer', sel), true, `trainer: ${sel} is there`);
   // lesson: hide="header,status"
   assert.equal(await present('lesson', 'header.top'), false);
-  assert.equal(await present('lesson', '[role=tab]'), false);
+  assert.equal(await present('lesson', '.tabs [role=tab]'), false);
   assert.equal(await present('lesson', '.lesson-controls'), true);
   assert.equal(await present('lesson', '.stage-nav'), true);
   // iframe: hide=header,status,model,loss,legend,ablation,timeline,backward,selftest,export

@@ -58,7 +58,7 @@ function reference(page, steps, headsOff = null) {
 const readout = (page) => page.$eval('.readout', (el) => ({ step: Number(el.dataset.step), status: el.dataset.status }));
 
 test('the preset link sets two layers with the residual stream on the induction task; the heatmaps are a layer × head grid', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train`);
+  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&panel=all`);
   await waitReady(page);
   const link = page.locator('a[data-preset=induction]');
   assert.equal(await link.textContent(), 'Watch an induction head form');
@@ -90,7 +90,7 @@ test('the preset link sets two layers with the residual stream on the induction 
 });
 
 test('trained from the preset until the phase change: the chart marks it, the scores shown are the core\'s, and knocking out the previous-token head breaks the induction head', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#${PRESET}`, { bypassCSP: true });
+  const { page, context, errors } = await openPage(browser, `${srv.url}#${PRESET}&panel=all`, { bypassCSP: true });
   await waitReady(page);
   await page.click('[data-action=play]');
   // Train past the phase change, far enough for the induction head to do its job.
@@ -236,7 +236,7 @@ test('trained from the preset until the phase change: the chart marks it, the sc
 });
 
 test('one layer on the induction task: the chart says why no phase change will come; at 360 px the grid and the composition panel fit', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#${PRESET.replace('layers=2', 'layers=1')}`, { width: 360, height: 800 });
+  const { page, context, errors } = await openPage(browser, `${srv.url}#${PRESET.replace('layers=2', 'layers=1')}&panel=all`, { width: 360, height: 800 });
   await waitReady(page);
   await page.click('[data-action=step10]');
   await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '10');
@@ -268,7 +268,7 @@ test('the element takes the preset as attributes (residual as a boolean attribut
 });
 
 test('export and import at two layers: the layers.<l> state dict, the JSON with nLayers and residual, the run restored in a one-layer page', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#${PRESET}`);
+  const { page, context, errors } = await openPage(browser, `${srv.url}#${PRESET}&panel=all`);
   await waitReady(page);
   await page.click('[data-action=step10]');
   await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '10');
@@ -291,7 +291,7 @@ test('export and import at two layers: the layers.<l> state dict, the JSON with 
   const pixels = await page.$$eval('.heatmaps canvas', (cs) => cs.map((c) => c.toDataURL()));
 
   // A page of the default one-layer model takes the run: its settings, its step, the same heatmaps.
-  const fresh = await openPage(browser, `${srv.url}#view=train`);
+  const fresh = await openPage(browser, `${srv.url}#view=train&panel=all`);
   await waitReady(fresh.page);
   await fresh.page.setInputFiles('[data-import=file]', [
     { name: 'attention-playground.safetensors', mimeType: 'application/octet-stream', buffer: weights.buffer },

@@ -66,7 +66,7 @@ function assertAllPass(rows) {
 const summary = (page) => page.textContent(`${PANEL} .selftest-status`);
 
 test('self-test: all six checks pass on the live SIMD build, before and after training', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train`);
+  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&panel=selftest`);
   await waitReady(page);
   assert.equal(await page.getAttribute(`${PANEL}`, 'aria-label'), 'Self-test');
   assert.equal(await page.textContent(`${PANEL} h2`), "Self-test: the curriculum's checks, run here");
@@ -107,7 +107,7 @@ test('self-test: all six checks pass on the live SIMD build, before and after tr
 });
 
 test('self-test: the scalar build (?core=scalar) passes every check too', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}?core=scalar#view=train&task=copy&heads=2`);
+  const { page, context, errors } = await openPage(browser, `${srv.url}?core=scalar#view=train&panel=selftest&task=copy&heads=2`);
   await waitReady(page);
   await page.click('[data-action=step10]');
   await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '10');
@@ -124,7 +124,7 @@ test('self-test: without the reference files, only the PyTorch check fails, and 
   const page = await context.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
-  await page.goto(`${srv.url}#view=train`);
+  await page.goto(`${srv.url}#view=train&panel=selftest`);
   await waitReady(page);
   await runChecks(page);
   const rows = await shownResults(page);

@@ -4,7 +4,7 @@
 // the exports and the run JSON of a deeper model.
 import { describe, expect, test } from 'vitest';
 import { stateFromAttributes } from '../../web/src/element/attributes';
-import { argmaxHead, averageLabel, globalHead, headFileName, headLabel, layerWeights, splitHead } from '../../web/src/model/layers';
+import { argmaxHead, averageLabel, globalHead, headFileName, headLabel, kvGroupLabel, layerWeights, splitHead } from '../../web/src/model/layers';
 import { INDUCTION_PRESET, presetAttributes, presetHash, presetState } from '../../web/src/settings/presets';
 import type { AblationReport, HeadScores, Snapshot } from '../../web/src/model/protocol';
 import { DEFAULTS } from '../../web/src/settings/settings';
@@ -32,6 +32,22 @@ describe('heads across layers', () => {
     expect(headFileName(2, 4, 1)).toBe('head-3');
     expect(averageLabel(1, 2)).toBe("Average of layer 2's heads");
     expect(averageLabel(0, 1)).toBe('Average of heads');
+  });
+
+  test('grouped-query attention: head h shares K/V head floor(h / (H / kvHeads)), in every layer', () => {
+    // H 4, 2 K/V heads: heads 1-2 share K/V 1, heads 3-4 share K/V 2; layer 2 (g 4..7) the same.
+    expect([0, 1, 2, 3, 4, 7].map((g) => kvGroupLabel(g, 4, 2))).toEqual([
+      'K/V 1, shared by heads 1–2',
+      'K/V 1, shared by heads 1–2',
+      'K/V 2, shared by heads 3–4',
+      'K/V 2, shared by heads 3–4',
+      'K/V 1, shared by heads 1–2',
+      'K/V 2, shared by heads 3–4',
+    ]);
+    expect(kvGroupLabel(2, 4, 1)).toBe('K/V shared by all 4 heads');
+    // Without grouping (kvHeads H, or 0 for "= H") there is nothing to say.
+    expect(kvGroupLabel(1, 4, 4)).toBe('');
+    expect(kvGroupLabel(1, 4, 0)).toBe('');
   });
 
   test("a layer's block of (L,H,T,T) weights, and shapes that do not fit are refused", () => {

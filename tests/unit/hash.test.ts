@@ -53,7 +53,7 @@ describe('the hash round trip', () => {
   const LINKED = {
     view: 'train', vocabSize: 32, dModel: 16, nHeads: 2, seqLen: 8, batchSize: 8, lr: 0.01, seed: 7, attnDropout: 0.1, outDropout: 0, task: 'repeat',
     nLayers: 1, residual: false, kvHeads: 0, positions: 'sinusoidal', maxSeqLen: 0, norm: 'none', normPosition: 'pre', ffn: 'none', ffnMult: 4,
-    sample: '1 2 3 4', sampleSeed: 1, logY: false, smooth: false, epochMeans: false, sentence: 'Attention is all you need', dk: 3, dv: 5, lessonMask: 'causal', window: 2, lessonHeads: 1, lessonPositions: false, secondSentence: '', stage: 4,
+    sample: '1 2 3 4', sampleSeed: 1, logY: false, smooth: false, epochMeans: false, panel: 'predictions', sentence: 'Attention is all you need', dk: 3, dv: 5, lessonMask: 'causal', window: 2, lessonHeads: 1, lessonPositions: false, secondSentence: '', stage: 4,
     scaleDk: 40, logits: '-3 0.5 88.8', blendRow: 2,
     mask: 'none', scaleScores: false, headsOff: '2', headsFrozen: '1',
   };
@@ -62,7 +62,7 @@ describe('the hash round trip', () => {
     const link =
       'view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat&layers=1&residual=0' +
       '&kv-heads=0&positions=sinusoidal&max-seq-len=0&norm=none&norm-position=pre&ffn=none&ffn-mult=4' +
-      '&sample=1+2+3+4&logy=0&smooth=0&epochs=0&sentence=Attention+is+all+you+need&dk=3&dv=5&lesson-mask=causal&window=2&lesson-heads=1&lesson-positions=0&second-sentence=&stage=4' +
+      '&sample=1+2+3+4&logy=0&smooth=0&epochs=0&panel=predictions&sentence=Attention+is+all+you+need&dk=3&dv=5&lesson-mask=causal&window=2&lesson-heads=1&lesson-positions=0&second-sentence=&stage=4' +
       '&scale-dk=40&logits=-3+0.5+88.8&blend-row=2' +
       '&mask=none&scale-scores=0&heads-off=2&heads-frozen=1';
     const { state, corrections } = stateFromHash(`#${link}`);
@@ -85,7 +85,7 @@ describe('the hash round trip', () => {
     expect(stateToHash(state)).toBe(
       'view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat&layers=1&residual=0' +
         '&kv-heads=0&positions=sinusoidal&max-seq-len=0&norm=none&norm-position=pre&ffn=none&ffn-mult=4' +
-        '&sample=1+2+3+4&sample-seed=1&logy=0&smooth=0&epochs=0&sentence=Attention+is+all+you+need&dk=3&dv=5&lesson-mask=causal&window=2&lesson-heads=1&lesson-positions=0&second-sentence=&stage=4' +
+        '&sample=1+2+3+4&sample-seed=1&logy=0&smooth=0&epochs=0&panel=predictions&sentence=Attention+is+all+you+need&dk=3&dv=5&lesson-mask=causal&window=2&lesson-heads=1&lesson-positions=0&second-sentence=&stage=4' +
         '&scale-dk=40&logits=-3+0.5+88.8&blend-row=2' +
         '&mask=none&scale-scores=0&heads-off=2&heads-frozen=1',
     );

@@ -48,7 +48,7 @@ describe('the key table', () => {
       view: 'train', vocabSize: 64, dModel: 32, nHeads: 4, seqLen: 12, batchSize: 16, lr: 0.005, seed: 42, attnDropout: 0, outDropout: 0,
       task: 'repeat', nLayers: 1, residual: false,
       kvHeads: 0, positions: 'sinusoidal', maxSeqLen: 0, norm: 'none', normPosition: 'pre', ffn: 'none', ffnMult: 4,
-      sample: '', sampleSeed: 1, logY: true, smooth: false, epochMeans: false,
+      sample: '', sampleSeed: 1, logY: true, smooth: false, epochMeans: false, panel: 'predictions',
       sentence: 'The cat sat on the mat', dk: 4, dv: 4, lessonMask: 'none', window: 2, lessonHeads: 1, lessonPositions: false, secondSentence: '', stage: 0,
       scaleDk: 16, logits: '100 200 300', blendRow: 0, mask: 'causal', scaleScores: true, headsOff: '', headsFrozen: '',
     });
@@ -101,6 +101,7 @@ describe('the key table', () => {
       logY: ['logy', null, null, null, null],
       smooth: ['smooth', null, null, null, null],
       epochMeans: ['epochs', null, null, null, null],
+      panel: ['panel', 'panel', null, null, null],
       sentence: ['sentence', null, null, null, null],
       dk: ['dk', null, null, null, null],
       dv: ['dv', null, null, null, null],
@@ -237,18 +238,18 @@ describe('validation', () => {
 describe('derived from the table', () => {
   test('the element\'s attributes: the settings\' own, then the element-only ones', () => {
     expect(CONFIG_ATTRIBUTES).toEqual({
-      view: 'view', 'vocab-size': 'vocabSize', 'd-model': 'dModel', heads: 'nHeads', 'seq-len': 'seqLen', batch: 'batchSize', lr: 'lr', seed: 'seed', task: 'task',
+      view: 'view', panel: 'panel', 'vocab-size': 'vocabSize', 'd-model': 'dModel', heads: 'nHeads', 'seq-len': 'seqLen', batch: 'batchSize', lr: 'lr', seed: 'seed', task: 'task',
       layers: 'nLayers', residual: 'residual',
       'kv-heads': 'kvHeads', positions: 'positions', 'max-seq-len': 'maxSeqLen', norm: 'norm', 'norm-position': 'normPosition', ffn: 'ffn', 'ffn-mult': 'ffnMult',
       sample: 'sample',
     });
     expect([...ATTRIBUTES].sort()).toEqual([
-      'autoplay', 'batch', 'd-model', 'ffn', 'ffn-mult', 'heads', 'height', 'hide', 'kv-heads', 'layers', 'lr', 'max-seq-len', 'norm', 'norm-position', 'positions',
+      'autoplay', 'batch', 'd-model', 'ffn', 'ffn-mult', 'heads', 'height', 'hide', 'kv-heads', 'layers', 'lr', 'max-seq-len', 'norm', 'norm-position', 'panel', 'positions',
       'residual', 'sample', 'seed', 'seq-len', 'solved-at', 'task', 'theme', 'view', 'vocab-size',
     ]);
     // The shipped table has no old attribute names, so the element watches exactly these.
     expect([...OBSERVED_ATTRIBUTES].sort()).toEqual([
-      'autoplay', 'batch', 'd-model', 'ffn', 'ffn-mult', 'heads', 'height', 'hide', 'kv-heads', 'layers', 'lr', 'max-seq-len', 'norm', 'norm-position', 'positions',
+      'autoplay', 'batch', 'd-model', 'ffn', 'ffn-mult', 'heads', 'height', 'hide', 'kv-heads', 'layers', 'lr', 'max-seq-len', 'norm', 'norm-position', 'panel', 'positions',
       'residual', 'sample', 'seed', 'seq-len', 'solved-at', 'task', 'theme', 'view', 'vocab-size',
     ]);
     expect(keyOfAttribute('vocab-size')).toBe('vocabSize');

@@ -286,6 +286,11 @@ export class Controller {
     this.emit();
   }
 
+  /** Tells every subscriber to look at the current state again (a panel that was hidden is shown). */
+  refresh(): void {
+    this.emit();
+  }
+
   private emit(): void {
     for (const f of this.listeners) f(this);
   }

@@ -19,6 +19,17 @@ export function headLabel(g: number, H: number, L: number): string {
   return L > 1 ? `layer ${layer + 1} · head ${head + 1}` : `Head ${head + 1}`;
 }
 
+/** Under grouped-query attention (kvHeads < H; 0 means H), what head g shares: its K/V head
+ * floor(h / (H / kvHeads)) and the query heads of its group, 1-based ("K/V 1, shared by heads 1-2"),
+ * or '' when every head has its own keys and values. */
+export function kvGroupLabel(g: number, H: number, kvHeads: number): string {
+  const G = kvHeads || H;
+  if (G >= H) return '';
+  const size = H / G;
+  const kv = Math.floor(splitHead(g, H).head / size);
+  return G === 1 ? `K/V shared by all ${H} heads` : `K/V ${kv + 1}, shared by heads ${kv * size + 1}–${(kv + 1) * size}`;
+}
+
 /** The same as a file-name part: "layer-2-head-1", or "head-1" when L is 1. */
 export function headFileName(g: number, H: number, L: number): string {
   const { layer, head } = splitHead(g, H);

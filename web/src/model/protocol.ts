@@ -80,6 +80,8 @@ export interface Snapshot {
   H: number;
   L: number;
   T: number;
+  /** K/V heads per layer (= H without grouped-query attention). */
+  kvHeads: number;
   /** The mask the weights were computed under (heatmaps hatch only what it really masks). */
   mask: MaskMode;
   /** The step of the phase change (the core's phaseChange(), counted as `step` is), -1: none yet. */

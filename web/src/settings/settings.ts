@@ -27,6 +27,11 @@ const FFN_KINDS = ['none', 'relu', 'gelu', 'swiglu'] as const satisfies readonly
 /** View 1 trains the tiny LM; view 2 takes one head apart ("lesson"). */
 export type View = 'train' | 'lesson';
 
+/** The training view's panel picker: the panel shown under the loss and the heatmaps, or all of
+ * them one after another. */
+export const PANELS = ['predictions', 'shapes', 'ablation', 'timeline', 'circuits', 'backward', 'selftest', 'export', 'all'] as const;
+export type PanelName = (typeof PANELS)[number];
+
 /** Every setting of the page. Model/training keys are the core's JS config keys. */
 export interface State extends Required<TrainerConfig> {
   view: View;
@@ -39,6 +44,8 @@ export interface State extends Required<TrainerConfig> {
   logY: boolean;
   smooth: boolean;
   epochMeans: boolean;
+  /** The training view's panel picker. */
+  panel: PanelName;
   /** View 2 ("from scratch"): the sentence, projection sizes, current stage. */
   sentence: string;
   dk: number;
@@ -219,6 +226,10 @@ export const SETTINGS: { readonly [K in keyof State]: Omit<Setting<K>, 'key'> } 
   epochMeans: {
     group: 'page', core: null, cpp: null, hash: 'epochs', attribute: null, cli: null,
     label: 'epoch means', type: 'bool', default: false, ...onOff, aliases: none,
+  },
+  panel: {
+    group: 'page', core: null, cpp: null, hash: 'panel', attribute: 'panel', cli: null,
+    label: 'panel', type: 'enum', default: 'predictions', ...oneOf(PANELS), aliases: none,
   },
   sentence: {
     group: 'lesson', core: null, cpp: null, hash: 'sentence', attribute: null, cli: null,

@@ -5,7 +5,7 @@
 import type { Controller } from '../client/controller';
 import { cellAt, drawHeatmap, drawLegendBar, drawMaskedSwatch, type HeatmapLayout } from '../draw/heatmap';
 import { headAverage, headWeights } from '../model/heads';
-import { averageLabel, headLabel, layerWeights } from '../model/layers';
+import { averageLabel, headLabel, kvGroupLabel, layerWeights } from '../model/layers';
 import type { Snapshot } from '../model/protocol';
 import type { Store } from '../settings/store';
 import { h } from './dom';
@@ -40,6 +40,7 @@ export function mountHeatmapGrid(store: Store, ctl: Controller, opts: { reducedM
   const cellReadout = h('p', { class: 'cell-readout', text: HINT });
   const liveCell = h('p', { class: 'visually-hidden', 'aria-live': 'polite' });
   const grid = h('div', { class: 'heatmaps', 'data-frames': '0' });
+  const gqaNote = h('p', { class: 'hint gqa-note', hidden: true });
   const section = h(
     'section',
     { class: 'panel heat-panel', 'aria-label': 'Attention heatmaps' },
@@ -48,6 +49,7 @@ export function mountHeatmapGrid(store: Store, ctl: Controller, opts: { reducedM
     opts.parts.place(legend, 'legend'),
     opts.parts.place(cellReadout, 'legend'),
     liveCell,
+    gqaNote,
     grid,
     opts.reducedMotion ? h('p', { class: 'hint', text: 'Reduced motion is on: heatmaps and chart update twice a second while training.' }) : null,
   );
@@ -64,14 +66,20 @@ export function mountHeatmapGrid(store: Store, ctl: Controller, opts: { reducedM
 
   /** The figures of L layers of H heads: per layer its heads, then (H > 1) their average; with
    * several layers, each layer starts a row under its title. */
-  function ensureFigures(L: number, H: number): void {
-    if (shape === `${L}x${H}`) return;
-    shape = `${L}x${H}`;
+  function ensureFigures(L: number, H: number, G: number): void {
+    if (shape === `${L}x${H}x${G}`) return;
+    shape = `${L}x${H}x${G}`;
     grid.replaceChildren();
     grid.dataset.layers = String(L);
     grid.dataset.heads = String(H);
     figures.length = 0;
     figureWidth = 0;
+    gqaNote.hidden = G >= H;
+    gqaNote.textContent =
+      G >= H
+        ? ''
+        : `Grouped-query attention: ${H} query heads read ${G === 1 ? 'one shared set' : `${G} sets`} of keys and values (K/V heads), ${H / G} heads per set. ` +
+          'Heads that share K/V can still look at different places, because each has its own queries; what they share is what the keys offer and what the values carry.';
     focus = hover = null;
     for (let l = 0; l < L; ++l) {
       if (L > 1) grid.append(h('h3', { class: 'heat-layer', text: `Layer ${l + 1}` }));
@@ -85,7 +93,10 @@ export function mountHeatmapGrid(store: Store, ctl: Controller, opts: { reducedM
           'data-head': g >= 0 ? g : 'avg',
           'data-layer': l,
         });
-        grid.append(h('figure', { class: g >= 0 ? 'head' : 'head avg' }, h('figcaption', { text: title }), canvas));
+        // Grouped-query attention: the heads of one group share keys and values (the caption says which).
+        const kv = g >= 0 ? kvGroupLabel(g, H, G) : '';
+        const caption = h('figcaption', { text: title }, ...(kv ? [h('span', { class: 'kv-group', 'data-kv-group': Math.floor(k / (H / G)), text: kv })] : []));
+        grid.append(h('figure', { class: g >= 0 ? 'head' : 'head avg' }, caption, canvas));
         figures.push({ canvas, title, layer: l, head: g, layout: null, values: null });
         bindCanvas(canvas, figures.length - 1);
       }
@@ -156,7 +167,7 @@ export function mountHeatmapGrid(store: Store, ctl: Controller, opts: { reducedM
     // Hidden (the other view is shown): draw when it shows again (the ResizeObserver calls back).
     if (grid.offsetParent === null) return false;
     const { H, L, T } = s;
-    ensureFigures(L, H);
+    ensureFigures(L, H, s.kvHeads);
     const labels = Array.from(s.ids, String);
     const avgs = H > 1 ? Array.from({ length: L }, (_, l) => headAverage(layerWeights(s.weights, L, H, T, l), H, T)) : [];
     if (figureWidth === 0) figureWidth = figures[0].canvas.parentElement?.clientWidth ?? 160;

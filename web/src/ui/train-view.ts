@@ -1,5 +1,6 @@
 // View 1, "Multi-head attention, trained": the controls column (train-controls.ts), the live loss
-// chart, the heatmaps (heatmap-grid.ts), the Export / import panel and the learning panels. Binds
+// chart, the heatmaps (heatmap-grid.ts), then the panel picker (panel-picker.ts) over the learning
+// panels, the shapes and the Export / import panel. Binds
 // the Store and the Controller to the DOM; draws at most once per animation frame.
 import type { Controller } from '../client/controller';
 import { DEMO_EPOCH_STEPS, LossChart } from '../draw/loss-chart';
@@ -11,6 +12,7 @@ import { mountHeatmapGrid } from './heatmap-grid';
 import type { PanelOptions } from './panel';
 import type { Parts } from './parts';
 import { checkYourself, TRAIN_QUESTIONS } from './check-yourself';
+import { mountPanelPicker, type PickerEntry } from './panel-picker';
 import { mountShapeContract } from './shape-contract';
 import { mountTrainControls } from './train-controls';
 import { mountPresets, phaseChangeNote } from './depth-view';
@@ -63,7 +65,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
   const shapes = h('section', { class: 'panel shape-panel', 'aria-label': 'Shapes' });
   cleanups.push(mountShapeContract(shapes, store));
 
-  const plots = h('div', { class: 'train-plots' }, parts.place(chartSection, 'loss'), parts.place(heat.section, 'heatmaps'), parts.place(shapes, 'shapes'));
+  const plots = h('div', { class: 'train-plots' }, parts.place(chartSection, 'loss'), parts.place(heat.section, 'heatmaps'));
   // With both boxes of the controls column out, the column goes too and the plots take the width.
   const layout = h('div', { class: 'train-layout' }, parts.place(controls.form, 'run', 'model'), plots);
   const fitColumns = () => layout.classList.toggle('no-controls', parts.isHidden('run', 'model'));
@@ -89,7 +91,23 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
     backward: slot('backward-panel', 'Backward pass for one query row'),
     selftest: slot('selftest-panel', 'Self-test'),
   };
-  plots.append(...(Object.keys(slots) as (keyof typeof slots)[]).map((group) => parts.place(slots[group], group)));
+  // ---- Export / import. An imported run's settings go to the Store (Controller.importRun).
+  const exporter = mountExportPanel(ctl);
+  cleanups.push(exporter.destroy);
+  // ---- The panel picker: one panel at a time under the loss and the heatmaps (panel-picker.ts).
+  const entries: PickerEntry[] = [
+    { name: 'predictions', label: 'Predictions', section: slots.predictions, group: 'predictions' },
+    { name: 'shapes', label: 'Shapes', section: shapes, group: 'shapes' },
+    { name: 'ablation', label: 'Ablation', section: slots.ablation, group: 'ablation' },
+    { name: 'timeline', label: 'Timeline', section: slots.timeline, group: 'timeline' },
+    { name: 'circuits', label: 'Circuits', section: slots.composition, group: 'composition' },
+    { name: 'backward', label: 'Backward pass', section: slots.backward, group: 'backward' },
+    { name: 'selftest', label: 'Self-test', section: slots.selftest, group: 'selftest' },
+    { name: 'export', label: 'Export / import', section: exporter.panel, group: 'export' },
+  ];
+  const picker = mountPanelPicker(store, parts, entries, () => ctl.refresh());
+  cleanups.push(picker.destroy);
+  plots.append(picker.element, ...entries.map((e) => parts.place(e.section, e.group)), parts.place(checkYourself(TRAIN_QUESTIONS), 'questions'));
   let unmounted = false;
   cleanups.push(() => (unmounted = true));
   void started
@@ -108,10 +126,6 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
     .catch((e: unknown) => {
       for (const el of Object.values(slots)) el.textContent = `This panel could not be loaded: ${e instanceof Error ? e.message : String(e)}`;
     });
-  // ---- Export / import. An imported run's settings go to the Store (Controller.importRun).
-  const exporter = mountExportPanel(ctl);
-  cleanups.push(exporter.destroy);
-  plots.append(parts.place(exporter.panel, 'export'), parts.place(checkYourself(TRAIN_QUESTIONS), 'questions'));
 
   // ---- State -> what the chart shows (chance follows the vocabulary of the settings)
   const chartOptions = (s: Readonly<State>) => ({ logY: s.logY, smooth: s.smooth, epochSteps: s.epochMeans ? DEMO_EPOCH_STEPS : 0, chance: Math.log(s.vocabSize) });

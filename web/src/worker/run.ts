@@ -99,6 +99,7 @@ export class Run {
       H: att.nHeads,
       L: att.nLayers,
       T: view.sample.length,
+      kvHeads: this.config.kvHeads || att.nHeads,
       mask: view.mask,
       phaseChange: this.phaseChange,
     };

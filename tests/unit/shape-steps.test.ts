@@ -1,0 +1,46 @@
+// The shapes panel's tensors for the curriculum's model and for the block's settings.
+import { describe, expect, test } from 'vitest';
+import { shapeSteps } from '../../web/src/ui/shape-steps';
+
+const base = {
+  batchSize: 8, seqLen: 8, dModel: 16, nHeads: 4, vocabSize: 32, residual: false,
+  kvHeads: 0, positions: 'sinusoidal', norm: 'none', normPosition: 'pre', ffn: 'none', ffnMult: 4,
+} as const;
+const shapes = (s: Parameters<typeof shapeSteps>[0]) => Object.fromEntries(shapeSteps(s).map(([b]) => [b.id, b.shape.join(',')]));
+
+describe('shapeSteps', () => {
+  test("the curriculum's model: the six tensors it always had, an operation between each pair", () => {
+    const steps = shapeSteps(base);
+    expect(shapes(base)).toEqual({ x: '8,8,16', qkv: '8,8,48', heads: '8,4,8,4', scores: '8,4,8,8', merged: '8,8,16', logits: '8,8,32' });
+    expect(steps.map(([, op]) => op !== '')).toEqual([true, true, true, true, true, false]);
+    expect(steps[0][1]).toBe('qkv_proj: one fused Linear, D → 3D');
+  });
+
+  test('GQA: the fused projection is (H + 2G)·Dh wide and k, v have G heads', () => {
+    const s = { ...base, kvHeads: 2 };
+    expect(shapes(s)).toMatchObject({ qkv: '8,8,32', heads: '8,4,8,4', kv: '8,2,8,4', scores: '8,4,8,8' });
+    expect(shapeSteps(s).find(([b]) => b.id === 'kv')![0].name).toMatch(/each read by 2 query heads/);
+  });
+
+  test('pre-norm block with SwiGLU: attn_norm, the sum, the FFN hidden at ffnMult·D, the sum, final_norm', () => {
+    const s = { ...base, residual: true, norm: 'rmsnorm', ffn: 'swiglu', ffnMult: 2, positions: 'rope' } as const;
+    const steps = shapeSteps(s);
+    expect(steps.map(([b]) => b.id)).toEqual(['x', 'attn_in', 'qkv', 'heads', 'scores', 'merged', 'attn_sum', 'hidden', 'ffn_sum', 'logits']);
+    expect(shapes(s).hidden).toBe('8,8,32');
+    const ops = steps.map(([, op]) => op).join('\n');
+    expect(ops).toMatch(/attn_norm: RMSNorm/);
+    expect(ops).toMatch(/RoPE rotates each pair/);
+    expect(ops).toMatch(/ffn_norm: RMSNorm, then gate and up/);
+    expect(ops).toMatch(/final_norm: RMSNorm, then lm_head/);
+  });
+
+  test('post-norm: each sum is normed after it, no final norm; ALiBi changes the scores step', () => {
+    const s = { ...base, residual: true, norm: 'layernorm', normPosition: 'post', ffn: 'relu', positions: 'alibi' } as const;
+    const steps = shapeSteps(s);
+    expect(steps.map(([b]) => b.id)).toEqual(['x', 'qkv', 'heads', 'scores', 'merged', 'attn_sum', 'attn_normed', 'hidden', 'ffn_sum', 'ffn_normed', 'logits']);
+    const ops = steps.map(([, op]) => op).join('\n');
+    expect(ops).toMatch(/ALiBi/);
+    expect(ops).not.toMatch(/final_norm/);
+    expect(steps[steps.length - 2][1]).toBe('lm_head: Linear D → V');
+  });
+});
