@@ -15,7 +15,7 @@ useBrowser((s, b) => {
 /** The panels shown (not hidden) under the picker, by their class. */
 const shownPanels = (page) =>
   page.$$eval('.train-plots > section.panel', (els) =>
-    els.filter((e) => !e.hidden && !e.classList.contains('loss-panel') && !e.classList.contains('heat-panel')).map((e) => e.className.replace('panel ', '')),
+    els.filter((e) => !e.hidden && !['loss-panel', 'heat-panel', 'check-yourself'].some((c) => e.classList.contains(c))).map((e) => e.className.replace('panel ', '')),
   );
 
 test('one panel at a time under the loss and the heatmaps; the choice is in the link; all stacks them', async () => {
