@@ -139,6 +139,15 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       return to_js(softmax_steps(to_logits(logits), subtract_max.isTrue()));
     });
   });
+  // Decoding (issue 22): the distribution the sampler draws the next token from.
+  function("nextTokenDistribution", +[](val logits, val options) {
+    return js_call([&] {
+      const std::vector<float> l = to_next_logits(logits);
+      std::vector<float> p(l.size());
+      next_token_distribution(l.data(), int(l.size()), to_sampling_options(options), p.data());
+      return float32_array(p);
+    });
+  });
   // One sequence from the task's generator (the page's default sample; seed + 1: a new one).
   function("taskSample", +[](val task, val vocab_size, val seq_len, val seed) {
     return js_call([&] {

@@ -501,4 +501,23 @@ val to_js(const ScalingDemo& d) {
   return js;
 }
 
+std::vector<float> to_next_logits(const val& v) {
+  std::vector<float> x = copy_in<float>(v, "Float32Array", "logits", 65536);
+  require(!x.empty(), "logits must hold at least one value");
+  return x;
+}
+
+SamplingOptions to_sampling_options(const val& v) {
+  SamplingOptions o;
+  if (v.isUndefined()) return o;
+  require(v.isObject() && !v.isArray(), "the sampling options must be an object, got ", type_of(v));
+  check_keys(v, std::initializer_list<const char*>{"temperature", "topK", "topP", "minP"},
+             "sampling option", ErrorKind::Input);
+  if (!v["temperature"].isUndefined()) o.temperature = float(to_number(v["temperature"], "temperature"));
+  if (!v["topK"].isUndefined()) o.top_k = int(to_integer(v["topK"], "topK", 0, 65536));
+  if (!v["topP"].isUndefined()) o.top_p = float(to_number(v["topP"], "topP"));
+  if (!v["minP"].isUndefined()) o.min_p = float(to_number(v["minP"], "minP"));
+  return o;
+}
+
 }  // namespace attn::js

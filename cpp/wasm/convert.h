@@ -15,6 +15,7 @@
 
 #include "attn/attention.h"
 #include "attn/ops.h"
+#include "attn/sampling.h"
 #include "attn/selftest.h"
 #include "attn/trainer.h"
 
@@ -128,5 +129,12 @@ uint64_t to_seed(const val& v);
 RowVec to_logits(const val& v);
 val to_js(const SoftmaxSteps& s);  // SoftmaxSteps
 val to_js(const ScalingDemo& d);   // ScalingDemo
+
+// ---- Decoding (issue 22): nextTokenDistribution's arguments.
+
+// Logits of one next token: a Float32Array of 1 to 65536 values (finiteness is the core's check).
+std::vector<float> to_next_logits(const val& v);
+// {temperature, topK, topP, minP}, each optional (the core's defaults); unknown keys refused.
+SamplingOptions to_sampling_options(const val& v);
 
 }  // namespace attn::js

@@ -337,6 +337,18 @@ export interface PositionedInput {
 }
 
 /** One row's softmax taken apart in float32 (the stability lesson). */
+/** Decoding strategies for nextTokenDistribution, applied in this order; each optional. */
+export interface SamplingOptions {
+  /** Divides the logits before the softmax, in [0, 100]; 0 means greedy. Default 1. */
+  temperature?: number;
+  /** Keeps the k largest logits (ties: the lower id), in [0, V]; 0 keeps all. Default 0. */
+  topK?: number;
+  /** Nucleus: keeps tokens in descending order until their mass reaches p, in (0, 1]. Default 1. */
+  topP?: number;
+  /** Keeps tokens with at least minP times the largest probability, in [0, 1]. Default 0. */
+  minP?: number;
+}
+
 export interface SoftmaxSteps {
   /** The max that was subtracted (0 when subtractMax is false). */
   max: number;
@@ -385,6 +397,12 @@ export interface AttentionCore {
   /** One row's softmax step by step: logits 1 to 64 finite values; subtractMax false is the
    * textbook exp(x) / sum(exp(x)) that overflows, true the stable recipe. */
   softmaxSteps(logits: Float32Array, subtractMax: boolean): SoftmaxSteps;
+  /** The distribution the next token is drawn from (the GPT lesson's decoding): temperature
+   * divides the logits (0: greedy), then top-k keeps the k largest, top-p the most likely tokens up
+   * to and including the one where the cumulative probability reaches p, and min-p every token with
+   * at least minP times the largest probability; each stage renormalises. A probability for every
+   * token, 0 for the excluded ones. logits: 1 to 65536 finite values. */
+  nextTokenDistribution(logits: Float32Array, options?: SamplingOptions): Float32Array;
   /** One sequence of seqLen ids from the task's generator: row 0 of a training batch drawn with
    * this seed (an integer in [0, 2^31 - 1]). The page's default sample; seed + 1 gives another. */
   taskSample(task: TaskName, vocabSize: number, seqLen: number, seed: number): Int32Array;

@@ -1,0 +1,12 @@
+import { serve, launch } from './harness.mjs';
+const srv = await serve();
+const browser = await launch();
+const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+const hash = process.argv[2] || 'view=train';
+await page.goto(`${srv.url}#${hash}`);
+await page.waitForSelector('.loading.done', { timeout: 60000 });
+await page.waitForTimeout(3000);
+const h = await page.evaluate(() => [document.documentElement.scrollHeight, document.querySelector('form.controls')?.scrollHeight]);
+console.log('page height, controls height', h);
+await page.screenshot({ path: process.argv[3] || '/tmp/shot.png', fullPage: true });
+await browser.close(); await srv.close();
