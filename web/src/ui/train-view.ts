@@ -88,6 +88,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
     composition: slot('composition-panel', 'Composition between layers'),
     backward: slot('backward-panel', 'Backward pass for one query row'),
     selftest: slot('selftest-panel', 'Self-test'),
+    longer: slot('longer-panel', 'Longer than trained'),
   };
   plots.append(...(Object.keys(slots) as (keyof typeof slots)[]).map((group) => parts.place(slots[group], group)));
   let unmounted = false;
@@ -103,6 +104,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
         m.mountBackwardPanel(slots.backward, ctl, panelOpts),
         m.mountSelfTestPanel(slots.selftest, ctl, panelOpts),
         m.mountCompositionPanel(slots.composition, ctl, panelOpts),
+        m.mountLongerPanel(slots.longer, ctl, panelOpts),
       );
     })
     .catch((e: unknown) => {
