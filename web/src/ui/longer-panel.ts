@@ -46,7 +46,7 @@ export function mountLongerPanel(slot: HTMLElement, ctl: Controller, opts: Panel
     h('thead', {}, h('tr', {}, ...['length', '', 'accuracy', 'loss'].map((t) => h('th', { scope: 'col', text: t })))),
     body,
   );
-  const chartEl = h('div', { class: 'chart longer-chart' });
+  const chartEl = h('div', { class: 'longer-chart' });
   const measured = h('p', { class: 'hint longer-measured' });
   const explain = h('div', { class: 'longer-explain', 'aria-live': 'polite' });
   const problem = h('p', { class: 'problem', role: 'alert', hidden: true });
