@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "attn/config_keys.h"
+#include "attn/length_eval.h"
 #include "attn/loss.h"
 
 namespace attn {
@@ -135,7 +136,8 @@ float Trainer::step(int n) {
 
 namespace {
 // The eval generator: the same batches on every call, apart from the training stream.
-Rng eval_rng(const TrainerConfig& c) { return Rng(c.seed ^ 0x2545F4914F6CDD1DULL); }
+uint64_t eval_seed(const TrainerConfig& c) { return c.seed ^ 0x2545F4914F6CDD1DULL; }
+Rng eval_rng(const TrainerConfig& c) { return Rng(eval_seed(c)); }
 }  // namespace
 
 float Trainer::eval_accuracy(int n_batches) { return evaluate(n_batches).accuracy; }
@@ -159,6 +161,11 @@ Trainer::Evaluation Trainer::evaluate(int n_batches) {
   }
   if (count == 0) return {std::nanf(""), std::nanf("")};
   return {static_cast<float>(loss / count), static_cast<float>(right / count)};
+}
+
+LengthEvaluation Trainer::evaluate_at(int seq_len, int n_batches, KeyNamer namer) {
+  return evaluate_at_length(model_, task_, seq_len, n_batches, config_.batch_size,
+                            eval_seed(config_), namer);
 }
 
 void Trainer::set_ablation(const Ablation& a) {

@@ -17,6 +17,14 @@ namespace attn {
 // only spelling); nullptr keeps snake_case. See config_keys.h.
 using KeyNamer = std::string (*)(std::string_view snake_name);
 
+// A model on its task at some length N (length_eval.h): mean cross-entropy and token accuracy over
+// the predictable positions, and the accuracy at each of the N positions (NaN where the task
+// never sets a target; loss and accuracy are NaN when no position is predictable).
+struct LengthEvaluation {
+  double loss, accuracy;
+  std::vector<double> accuracy_per_position;
+};
+
 // Defaults are the curriculum's DemoConfig.
 struct TrainerConfig {
   int vocab_size = 64;  // V
@@ -89,6 +97,13 @@ class Trainer {
     float loss, accuracy;
   };
   Evaluation evaluate(int n_batches);
+
+  // The live model (its weights and interventions) on its task at another length seq_len, over
+  // n_batches batches of batch_size sequences from the same seed as evaluate(), so
+  // evaluate_at(seq_len, n) measures what evaluate(n) does. Past max_seq_len with learned
+  // positions: an Error of kind Config naming max_seq_len (evaluate_at_length, length_eval.h;
+  // namer spells the key in the message). Changes no state.
+  LengthEvaluation evaluate_at(int seq_len, int n_batches, KeyNamer namer = nullptr);
 
   // Teaching interventions on the attention layers, applied to training and to every readout.
   // Heads are indexed globally, g = l*H + h (layer-major). heads_off[g]: head h of layer l has a

@@ -173,21 +173,11 @@ std::unique_ptr<TinyAttentionLM> load_model(const uint8_t* data, size_t size) {
 std::unique_ptr<TinyAttentionLM> load_model_for_length(const uint8_t* data, size_t size,
                                                        int length) {
   std::unique_ptr<TinyAttentionLM> model = load_model(data, size);
-  ModelConfig c = model->config;
-  require_config(length >= 1 && length <= std::max(kMaxEvalLength, c.max_context_length),
-                 "seq_len", "the evaluation length (", length, ") must be in [1, ",
-                 std::max(kMaxEvalLength, c.max_context_length), "]");
-  if (length <= c.max_context_length) return model;
-  require_config(c.positions != PositionKind::Learned, "max_seq_len", "the evaluation length (",
-                 length, ") is longer than the learned position table (max_seq_len ",
-                 c.max_context_length, ")");
-  c.max_context_length = length;  // no parameter depends on it without learned positions
-  auto longer = std::make_unique<TinyAttentionLM>(c, 0);
-  std::vector<ParamRef> to = longer->parameters();
-  const std::vector<ParamRef> from = model->parameters();
-  for (size_t i = 0; i < to.size(); ++i)
-    std::memcpy(to[i].value, from[i].value, size_t(from[i].numel()) * sizeof(float));
-  return longer;
+  const int C = model->config.max_context_length;
+  require_config(length >= 1 && length <= std::max(kMaxEvalLength, C), "seq_len",
+                 "the evaluation length (", length, ") must be in [1, ",
+                 std::max(kMaxEvalLength, C), "]");
+  return length <= C ? std::move(model) : model_for_length(*model, length);
 }
 
 void load_weights(TinyAttentionLM& model, const SafetensorsFile& file) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "attn/length_eval.h"
 #include "attn/model.h"
 #include "attn/safetensors.h"
 
@@ -38,15 +39,12 @@ ModelConfig infer_config(const SafetensorsFile& file);
 // A new model with the inferred config and the file's weights.
 std::unique_ptr<TinyAttentionLM> load_model(const uint8_t* data, size_t size);
 
-// The longest sequence a model may be evaluated at past its max_seq_len (position methods other
-// than learned extrapolate; the cap bounds the work).
-constexpr int kMaxEvalLength = 1024;
-
 // A new model with the file's weights that accepts sequences of up to length positions: the
 // file's own config when length <= its max_context_length, else the same weights with a longer
 // context (sinusoidal table computed for length rows; RoPE tables likewise; ALiBi and none need
-// nothing). With learned positions, a length past max_seq_len is an Error of kind Config naming
-// max_seq_len; length outside [1, kMaxEvalLength] is one naming seq_len.
+// nothing; model_for_length, length_eval.h). With learned positions, a length past max_seq_len
+// is an Error of kind Config naming max_seq_len; length outside [1, kMaxEvalLength] is one naming
+// seq_len.
 std::unique_ptr<TinyAttentionLM> load_model_for_length(const uint8_t* data, size_t size,
                                                        int length);
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "attn/json.h"
-#include "attn/loss.h"
+#include "attn/length_eval.h"
 #include "attn/tasks.h"
 #include "attn/weights.h"
 #include "cli/args.h"
@@ -57,54 +57,29 @@ int cmd_eval(const std::vector<std::string>& argv) {
   const std::vector<uint8_t> bytes = read_file(path);
   std::unique_ptr<TinyAttentionLM> model;
   try {
-    model = load_model_for_length(bytes.data(), bytes.size(), N);
+    model = load_model(bytes.data(), bytes.size());
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::Format) throw;
     throw Error(ErrorKind::Format, e.key(), str_cat(path, ": ", e.what()));
   }
-  const ModelConfig& c = model->config;
-  try {
-    check_task(task, c.vocab_size, N);
-  } catch (const std::invalid_argument& e) {
-    throw Error(ErrorKind::Config, "task", str_cat("--task: ", e.what()));
-  }
-
-  Rng rng(seed);
-  Batch batch;
-  TinyAttentionLM::State s;
-  std::vector<double> right(size_t(N), 0.0), count(size_t(N), 0.0);
-  double loss_sum = 0.0, total = 0.0;
-  for (int i = 0; i < n_batches; ++i) {
-    make_batch(task, c.vocab_size, B, N, rng, batch);
-    model->forward(batch.inputs.data(), B, N, /*training=*/false, rng, s);
-    const int32_t* targets = batch.targets.data();
-    int predictable = 0;
-    for (Eigen::Index r = 0; r < s.logits.rows(); ++r) {
-      if (targets[r] == kIgnoreIndex) continue;
-      Eigen::Index best = 0;
-      s.logits.row(r).maxCoeff(&best);
-      const size_t t = size_t(r % N);
-      right[t] += best == targets[r];
-      count[t] += 1;
-      ++predictable;
+  const int C = model->config.max_context_length;
+  const LengthEvaluation r = [&] {
+    try {
+      return evaluate_at_length(*model, task, N, n_batches, B, seed);
+    } catch (const Error& e) {
+      if (e.key() != "task") throw;
+      throw Error(ErrorKind::Config, "task", str_cat("--", e.what()));
     }
-    if (predictable == 0) continue;
-    loss_sum += double(cross_entropy_loss(s.logits, targets)) * predictable;
-    total += predictable;
-  }
-  double correct = 0.0;
+  }();
   std::string per_position;
-  for (size_t t = 0; t < size_t(N); ++t) {
-    correct += right[t];
-    per_position += str_cat(t ? "," : "", json_number(count[t] > 0 ? right[t] / count[t] : NAN));
-  }
+  for (size_t t = 0; t < r.accuracy_per_position.size(); ++t)
+    per_position += str_cat(t ? "," : "", json_number(r.accuracy_per_position[t]));
   std::printf(
       "{\"task\":%s,\"seq_len\":%d,\"max_seq_len\":%d,\"positions\":\"%s\",\"batches\":%d,"
       "\"batch\":%d,\"loss\":%s,\"accuracy\":%s,\"accuracy_per_position\":[%s]}\n",
-      json::quote(task_name(task)).c_str(), N, infer_config(bytes.data(), bytes.size()).max_context_length,
-      position_kind_name(c.positions), n_batches, B,
-      json_number(total > 0 ? loss_sum / total : NAN).c_str(),
-      json_number(total > 0 ? correct / total : NAN).c_str(), per_position.c_str());
+      json::quote(task_name(task)).c_str(), N, C, position_kind_name(model->config.positions),
+      n_batches, B, json_number(r.loss).c_str(), json_number(r.accuracy).c_str(),
+      per_position.c_str());
   return 0;
 }
 

@@ -62,6 +62,12 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       .function("evaluate", +[](Trainer& t, val n) {
         return js_call([&] { return to_js(t.evaluate(to_int(n, "evaluate batches", 1, 1000))); });
       })
+      .function("evaluateAt", +[](Trainer& t, val seq_len, val n) {
+        return js_call([&] {
+          return to_js(t.evaluate_at(to_int(seq_len, "evaluateAt seqLen"),
+                                     to_int(n, "evaluateAt batches", 1, 1000), &js_key));
+        });
+      })
       .function("setAblation", +[](Trainer& t, val ablation) {
         js_call([&] { t.set_ablation(to_ablation(ablation, t.config())); });
       })

@@ -355,6 +355,15 @@ val to_js(const Trainer::Evaluation& e) {
   return js;
 }
 
+val to_js(const LengthEvaluation& e) {
+  val js = val::object();
+  js.set("loss", e.loss);
+  js.set("accuracy", e.accuracy);
+  const std::vector<float> per(e.accuracy_per_position.begin(), e.accuracy_per_position.end());
+  js.set("accuracyPerPosition", float32_array(per));
+  return js;
+}
+
 val to_js(const Trainer::Ablation& a, const TrainerConfig& c) {
   val off = val::array(), frozen = val::array();
   const int n_heads = c.n_layers * c.n_heads;  // global, layer-major

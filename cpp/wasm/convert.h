@@ -107,6 +107,7 @@ Mat to_matrix_arg(const val& js, const char* name);
 
 val to_js(const TrainerConfig& c);                  // ResolvedTrainerConfig
 val to_js(const Trainer::Evaluation& e);            // Evaluation
+val to_js(const LengthEvaluation& e);               // LengthEvaluation
 val to_js(const Trainer::Ablation& a, const TrainerConfig& c);  // Required<Ablation>, L*H heads
 val to_js(const Trainer::HeadStats& s);             // AttentionStats
 val to_js(const Trainer::RowBackward& r);               // RowBackward

@@ -602,3 +602,49 @@ describe('the sample from the task, and the predictions on it', () => {
     expect((await open().fails('predictions', {})).kind).toBe('state');
   });
 });
+
+describe('length extrapolation (issue 21)', () => {
+  test('lengths: the live model at 1x, 2x, 4x; a learned table too short is that row\'s problem', async () => {
+    const s = open();
+    await s.ok('configure', configure(config({ task: 'shift', residual: true, positions: 'rope' })));
+    await s.ok('step', { n: 20 });
+    const { report } = await s.ok('lengths', { lengths: [12, 24, 48], batches: 2 });
+    expect([report.step, report.config.positions]).toEqual([20, 'rope']);
+    expect(report.rows.map((r) => [r.length, r.evaluation?.accuracyPerPosition.length, r.problem])).toEqual([[12, 12, null], [24, 24, null], [48, 48, null]]);
+    for (const r of report.rows) expect(Number.isFinite(r.evaluation!.loss)).toBe(true);
+    await s.ok('configure', configure(config({ task: 'shift', residual: true, positions: 'learned' })));
+    const learned = (await s.ok('lengths', { lengths: [12, 24], batches: 1 })).report.rows;
+    expect(learned[0].evaluation).not.toBeNull();
+    expect(learned[1].evaluation).toBeNull();
+    expect(learned[1].problem).toMatchObject({ kind: 'config', key: 'maxSeqLen' });
+    expect((await s.fails('lengths', { lengths: [], batches: 1 })).kind).toBe('input');
+    expect((await s.fails('lengths', { lengths: [0], batches: 1 })).key).toBe('seqLen');
+  });
+
+  test('the comparison trainer: apart from the run, stepped, measured, freed', async () => {
+    const s = open();
+    await s.ok('configure', configure());
+    expect((await s.fails('comparisonStep', { n: 1 })).kind).toBe('state');
+    await s.ok('comparisonStart', { config: config({ task: 'shift', residual: true, positions: 'alibi', seqLen: 16 }) });
+    expect(await s.ok('comparisonStep', { n: 30 })).toMatchObject({ step: 30 });
+    const r = await s.ok('comparisonLengths', { lengths: [16, 32, 64], batches: 1 });
+    expect([r.report.step, r.report.config.positions, r.report.rows.map((x) => x.evaluation?.accuracyPerPosition.length)]).toEqual([30, 'alibi', [16, 32, 64]]);
+    // The run is untouched.
+    expect((await s.ok('step', { n: 1 })).snapshot.step).toBe(1);
+    expect((await s.fails('comparisonStart', { config: config({ nHeads: 3 }) })).kind).toBe('config');
+    await s.ok('comparisonEnd', {});
+    expect((await s.fails('comparisonLengths', { lengths: [16], batches: 1 })).kind).toBe('state');
+  });
+});
+
+describe('length extrapolation: memory', () => {
+  test('a length whose attention would not fit the page\'s budget is that row\'s problem, not measured', async () => {
+    const s = open();
+    await s.ok('configure', configure(config({ seqLen: 128, batchSize: 64, nHeads: 4 }), [1, 2, 3]));
+    const rows = (await s.ok('lengths', { lengths: [128, 512], batches: 1 })).report.rows;
+    expect(rows[0].evaluation).not.toBeNull();
+    expect(rows[1].evaluation).toBeNull();
+    expect(rows[1].problem).toMatchObject({ kind: 'input' });
+    expect(rows[1].problem!.message).toMatch(/lower batch or seq_len/);
+  });
+});

@@ -6,6 +6,7 @@ import createAttentionCore, {
   type AttentionStats,
   type Evaluation,
   type HeadScores,
+  type LengthEvaluation,
   type ReferenceCase,
   type RowBackward,
   type SelfTestResult,
@@ -59,6 +60,8 @@ export async function train(): Promise<number[]> {
     // @ts-expect-error no such mask mode
     trainer.setAblation({ mask: 'triu' });
     const ev: Evaluation = trainer.evaluate(2);
+    const longer: LengthEvaluation = trainer.evaluateAt(48, 2);
+    const perPosition: Float32Array = longer.accuracyPerPosition;
     const stats: AttentionStats = trainer.attentionStats();
     const scores: HeadScores = trainer.headScores();
     const composition: Float32Array = scores.composition;
@@ -72,7 +75,7 @@ export async function train(): Promise<number[]> {
     trainer.selfTest(ref);
     const targets: Int32Array = core.taskTargets('future', ids);
     const drawn: Int32Array = core.taskSample('copy', 16, 9, 1);
-    const extra = [ev.loss, stats.entropy[0] ?? NaN, row.dScores[0] ?? NaN, dK.rows, checks.length, targets[0] ?? NaN, drawn[0] ?? NaN, Number(ablation.scaleScores), composition[0] ?? NaN, phase, baseline.length];
+    const extra = [ev.loss, longer.loss, perPosition[0] ?? NaN, stats.entropy[0] ?? NaN, row.dScores[0] ?? NaN, dK.rows, checks.length, targets[0] ?? NaN, drawn[0] ?? NaN, Number(ablation.scaleScores), composition[0] ?? NaN, phase, baseline.length];
     return [loss, history[0] ?? NaN, head0[0] ?? NaN, logits[0] ?? NaN, vocab + depth, strided, atInit, accuracy, ...extra];
   } finally {
     trainer.delete();

@@ -17,6 +17,8 @@ import type {
   Snapshot,
   WorkerEvent,
   PredictionsReport,
+  LengthsReport,
+  TrainerConfigMsg,
 } from '../model/protocol';
 import { CONFIG_KEYS, keysOf, type State } from '../settings/settings';
 import { ablationOf, ablationState, sampleSpec, totalHeads, trainerConfig } from '../settings/state';
@@ -234,6 +236,30 @@ export class Controller {
     this.requireRun();
     return (await this.client.request('predictions', { type: 'predictions' })).report;
   }
+
+  /** The live model on its task at each of lengths (a row per length; a learned table too short
+   * for one is that row's problem). */
+  async lengths(lengths: number[], batches: number): Promise<LengthsReport> {
+    this.requireRun();
+    return (await this.client.request('lengths', { type: 'lengths', lengths, batches })).report;
+  }
+
+  /** The comparison's Trainer in the worker, apart from the run: start it for config, train it n
+   * steps (its step count and last loss), measure it at lengths, free it. */
+  readonly comparison = {
+    start: async (config: TrainerConfigMsg): Promise<void> => {
+      await this.client.request('comparisonStart', { type: 'comparisonStart', config });
+    },
+    step: async (n: number): Promise<{ step: number; loss: number }> => {
+      const r = await this.client.request('comparisonStep', { type: 'comparisonStep', n });
+      return { step: r.step, loss: r.loss };
+    },
+    lengths: async (lengths: number[], batches: number): Promise<LengthsReport> =>
+      (await this.client.request('comparisonLengths', { type: 'comparisonLengths', lengths, batches })).report,
+    end: async (): Promise<void> => {
+      await this.client.request('comparisonEnd', { type: 'comparisonEnd' });
+    },
+  };
 
   private requireRun(): void {
     if (!this.snapshot || this.status === 'loading' || this.status === 'crashed') throw new RequestError('state', 'the core is not ready');

@@ -121,6 +121,15 @@ export interface Evaluation {
   accuracy: number;
 }
 
+/** The model on its task at another sequence length (evaluateAt): loss and token accuracy over
+ * the predictable positions, and the accuracy at each position (seqLen entries, NaN where the
+ * task sets no target). */
+export interface LengthEvaluation {
+  loss: number;
+  accuracy: number;
+  accuracyPerPosition: Float32Array;
+}
+
 /** Per head of every layer (nLayers * nHeads entries, global index l * nHeads + h), over a fixed
  * eval batch: mean attention entropy (nats), mean largest weight of a row
  * (saturation), and mean weight on the keys that hold the target token (over predictable rows). */
@@ -237,6 +246,12 @@ export interface Trainer {
   stepsDone(): number;
   /** Loss and accuracy in eval mode over n in [1, 1000] fixed batches, under the ablation. */
   evaluate(n: number): Evaluation;
+  /** The live model (weights and ablation) on its task at length seqLen in [1, 1024], over
+   * batches in [1, 1000] batches of batchSize sequences from the same seed as evaluate(), so
+   * evaluateAt(seqLen, n) measures what evaluate(n) does. Longer than maxSeqLen with learned
+   * positions: a `config` error with key maxSeqLen (there is no row of the table to add); a task
+   * that cannot fit seqLen: key task. Changes nothing. */
+  evaluateAt(seqLen: number, batches: number): LengthEvaluation;
   /** Sets every intervention at once (missing keys: the defaults). Throws naming a bad key. */
   setAblation(ablation: Ablation): void;
   ablation(): Required<Ablation>;

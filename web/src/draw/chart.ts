@@ -1,4 +1,4 @@
-// The one uPlot set-up of the page: a line chart of values against the training step, with the
+// The one uPlot set-up of the page: a line chart of values against the training step (or another x), with the
 // hovered step's values in a live legend and axes in the container's text colour (so they follow
 // the theme). The loss chart and the timeline's plots are built on it. Only draws.
 import uPlot from 'uplot';
@@ -30,6 +30,8 @@ export interface StepSeries {
 export interface StepChartSpec {
   /** The y axis label. */
   yLabel: string;
+  /** The x axis label and the legend's name for x (default 'step'). */
+  xLabel?: string;
   series: StepSeries[];
   /** Log scale on y (base 10). */
   logY?: boolean;
@@ -56,11 +58,11 @@ export function stepChart(el: HTMLElement, spec: StepChartSpec, data: uPlot.Alig
     legend: { live: true },
     scales: { x: { time: false }, y: spec.logY ? { distr: 3 } : { range: spec.yRange } },
     axes: [
-      { ...axis, label: 'step', labelSize: 18, size: 32 },
+      { ...axis, label: spec.xLabel ?? 'step', labelSize: 18, size: 32 },
       { ...axis, label: spec.yLabel, labelSize: 18, size: 46, ...(spec.yTick ? { values: (_u: uPlot, splits: number[]) => splits.map((v) => (v == null ? '' : spec.yTick!(v))) } : {}) },
     ],
     series: [
-      { label: 'step', value: (_u, v) => (v == null ? '—' : String(v)) },
+      { label: spec.xLabel ?? 'step', value: (_u, v) => (v == null ? '—' : String(v)) },
       ...spec.series.map((s) => ({
         label: s.label,
         stroke: s.stroke,

@@ -34,6 +34,13 @@
 //                                          K-composition scores (the core's headScores())
 //   predictions        predictionsDone    the model's top 3 next tokens at each position of the
 //                                          sample, and the task's answers
+//   lengths            lengthsDone        the live model on its task at other lengths (evaluateAt):
+//                                          loss, accuracy and accuracy per position per length
+//   comparisonStart    comparisonStarted  a second Trainer, apart from the run (the "compare the
+//                                          position methods" preset); replaces the previous one
+//   comparisonStep     comparisonStepped  n steps (n <= 1000) of that Trainer
+//   comparisonLengths  comparisonLengthsDone  that Trainer at other lengths, as `lengths`
+//   comparisonEnd      comparisonEnded    frees that Trainer (done or cancelled)
 //
 //   event              when
 //   progress           while playing, at most every `intervalMs` (default 50 ms)
@@ -43,6 +50,7 @@
 import type {
   Ablation as CoreAblation,
   Evaluation,
+  LengthEvaluation,
   HeadScores,
   MaskMode,
   RowBackward,
@@ -88,7 +96,24 @@ export interface Snapshot {
   phaseChange: number;
 }
 
-export type { Evaluation, HeadScores, MaskMode, RowBackward, SelfTestResult };
+export type { Evaluation, HeadScores, LengthEvaluation, MaskMode, RowBackward, SelfTestResult };
+
+/** A model at one sequence length: the core's evaluation, or why it cannot be evaluated there
+ * (a learned position table shorter than the length: kind `config`, key maxSeqLen). */
+export interface LengthRow {
+  length: number;
+  evaluation: LengthEvaluation | null;
+  problem: { kind: ErrorKind; message: string; key?: string } | null;
+}
+
+/** A model at several lengths (the "Longer than trained" panel). */
+export interface LengthsReport {
+  /** Steps the model was trained for. */
+  step: number;
+  config: TrainerConfigMsg;
+  /** One row per length asked for, in that order. */
+  rows: LengthRow[];
+}
 
 /** Every intervention, resolved (one flag per head of every layer, global index l * H + h). */
 export type Ablation = Required<CoreAblation>;
@@ -285,7 +310,12 @@ export type Request =
   | { type: 'rowBackward'; id: number; head: number; query: number; target?: number }
   | { type: 'selfTest'; id: number; reference: ReferenceFiles }
   | { type: 'headScores'; id: number }
-  | { type: 'predictions'; id: number };
+  | { type: 'predictions'; id: number }
+  | { type: 'lengths'; id: number; lengths: number[]; batches: number }
+  | { type: 'comparisonStart'; id: number; config: TrainerConfigMsg }
+  | { type: 'comparisonStep'; id: number; n: number }
+  | { type: 'comparisonLengths'; id: number; lengths: number[]; batches: number }
+  | { type: 'comparisonEnd'; id: number };
 
 /**
  * A run to restore (export/import panel). Without config: the current config (weights must fit
@@ -321,6 +351,11 @@ export interface ReplyFor {
   selfTest: { type: 'selfTestDone'; replyTo: number; report: SelfTestReport };
   headScores: { type: 'headScoresDone'; replyTo: number; report: HeadScoresReport };
   predictions: { type: 'predictionsDone'; replyTo: number; report: PredictionsReport };
+  lengths: { type: 'lengthsDone'; replyTo: number; report: LengthsReport };
+  comparisonStart: { type: 'comparisonStarted'; replyTo: number };
+  comparisonStep: { type: 'comparisonStepped'; replyTo: number; step: number; loss: number };
+  comparisonLengths: { type: 'comparisonLengthsDone'; replyTo: number; report: LengthsReport };
+  comparisonEnd: { type: 'comparisonEnded'; replyTo: number };
 }
 
 /**

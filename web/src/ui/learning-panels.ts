@@ -1,4 +1,4 @@
-// The training view's learning panels (composition: issue 15), loaded after the first heatmap is drawn (a separate
+// The training view's learning panels (composition: issue 15; longer: issue 21), loaded after the first heatmap is drawn (a separate
 // chunk, so their code is not on the page's critical path).
 export { mountAblationPanel } from './ablation-panel';
 export { mountBackwardPanel } from './backward-panel';
@@ -6,3 +6,4 @@ export { mountPredictionsPanel } from './predictions-panel';
 export { mountSelfTestPanel } from './selftest-panel';
 export { mountTimelinePanel } from './timeline-panel';
 export { mountCompositionPanel } from './composition-panel';
+export { mountLongerPanel } from './longer-panel';

@@ -90,6 +90,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
     composition: slot('composition-panel', 'Composition between layers'),
     backward: slot('backward-panel', 'Backward pass for one query row'),
     selftest: slot('selftest-panel', 'Self-test'),
+    longer: slot('longer-panel', 'Longer than trained'),
   };
   // ---- Export / import. An imported run's settings go to the Store (Controller.importRun).
   const exporter = mountExportPanel(ctl);
@@ -121,6 +122,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
         m.mountBackwardPanel(slots.backward, ctl, panelOpts),
         m.mountSelfTestPanel(slots.selftest, ctl, panelOpts),
         m.mountCompositionPanel(slots.composition, ctl, panelOpts),
+        m.mountLongerPanel(slots.longer, ctl, panelOpts),
       );
     })
     .catch((e: unknown) => {

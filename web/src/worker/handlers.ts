@@ -35,6 +35,17 @@ export const handlers: { [K in SessionRequest['type']]: Handler<K> } = {
   selfTest: async (s, r) => ({ type: 'selfTestDone', replyTo: r.id, report: await s.selfTest(r.reference) }),
   headScores: (s, r) => ({ type: 'headScoresDone', replyTo: r.id, report: s.headScores() }),
   predictions: (s, r) => ({ type: 'predictionsDone', replyTo: r.id, report: s.predictions() }),
+  lengths: (s, r) => ({ type: 'lengthsDone', replyTo: r.id, report: s.lengths(r.lengths, r.batches) }),
+  comparisonStart: (s, r) => {
+    s.comparisonStart(r.config);
+    return { type: 'comparisonStarted', replyTo: r.id };
+  },
+  comparisonStep: (s, r) => ({ type: 'comparisonStepped', replyTo: r.id, ...s.comparisonStep(r.n) }),
+  comparisonLengths: (s, r) => ({ type: 'comparisonLengthsDone', replyTo: r.id, report: s.comparisonLengths(r.lengths, r.batches) }),
+  comparisonEnd: (s, r) => {
+    s.comparisonEnd();
+    return { type: 'comparisonEnded', replyTo: r.id };
+  },
 };
 
 /** The kind of an error that carries none (not from the core, not a RequestFailure), per request. */
@@ -57,6 +68,11 @@ export const fallbackKind: { [K in Request['type']]: ErrorKind } = {
   selfTest: 'internal',
   headScores: 'internal',
   predictions: 'internal',
+  lengths: 'input',
+  comparisonStart: 'config',
+  comparisonStep: 'internal',
+  comparisonLengths: 'input',
+  comparisonEnd: 'internal',
 };
 
 /**

@@ -11,6 +11,7 @@ import {
   type AblationReport,
   type HeadScoresReport,
   type ImportRun,
+  type LengthsReport,
   type PredictionsReport,
   type ReferenceFiles,
   type RowBackwardReport,
@@ -26,6 +27,7 @@ import {
 } from '../model/protocol';
 import { entriesAfter, TIMELINE_BYTES, timelineBytes } from '../model/timeline';
 import { measureAblation } from './ablation';
+import { measureLengths } from './lengths';
 import { newTrainer } from './new-trainer';
 import { Pace } from './pace';
 import { predictions } from './predictions';
@@ -59,6 +61,8 @@ export class Session {
   #ablation: Ablation | null = null;
   #playing = false;
   #loopScheduled = false;
+  /** The comparison's Trainer (comparisonStart), apart from the run; null: none. */
+  #comparison: { trainer: Trainer; config: TrainerConfigMsg } | null = null;
   readonly #pace = new Pace();
   readonly #reference: ReferenceCache;
   readonly #defer: (f: () => void) => void;
@@ -237,6 +241,41 @@ export class Session {
     return predictions(this.core, run.trainer, run.config, this.#sample, run.step);
   }
 
+  /** The live model on its task at each of lengths (a row per length; see measureLengths). */
+  lengths(lengths: number[], batches: number): LengthsReport {
+    const run = this.#require();
+    return { step: run.step, config: run.config, rows: measureLengths(run.trainer, lengths, batches) };
+  }
+
+  /** A new Trainer for the comparison, apart from the run (which plays on); the previous one is
+   * freed once the new one exists. */
+  comparisonStart(config: TrainerConfigMsg): void {
+    const trainer = new this.core.Trainer(config);
+    this.comparisonEnd();
+    this.#comparison = { trainer, config };
+  }
+
+  /** n steps (1..MAX_STEPS_PER_REQUEST) of the comparison's Trainer: its step count and last loss. */
+  comparisonStep(n: number): { step: number; loss: number } {
+    const c = this.#requireComparison();
+    const k = Math.floor(n);
+    if (!(k >= 1 && k <= MAX_STEPS_PER_REQUEST)) throw new RequestFailure('input', `step count (${n}) must be in [1, ${MAX_STEPS_PER_REQUEST}]`);
+    const loss = c.trainer.step(k);
+    return { step: c.trainer.stepsDone(), loss };
+  }
+
+  /** The comparison's Trainer at each of lengths, as lengths() measures the run. */
+  comparisonLengths(lengths: number[], batches: number): LengthsReport {
+    const c = this.#requireComparison();
+    return { step: c.trainer.stepsDone(), config: c.config, rows: measureLengths(c.trainer, lengths, batches) };
+  }
+
+  /** Frees the comparison's Trainer (if any). */
+  comparisonEnd(): void {
+    this.#comparison?.trainer.delete();
+    this.#comparison = null;
+  }
+
   /** View 2: every stage of one head (needs no Trainer). */
   selfAttention(input: SelfAttentionRequest): SelfAttentionStages {
     return selfAttentionStages(this.core, input);
@@ -260,6 +299,7 @@ export class Session {
 
   /** Frees the Trainer and stops the play loop. */
   dispose(): void {
+    this.comparisonEnd();
     this.#playing = false;
     this.#run?.delete();
     this.#run = null;
@@ -271,6 +311,11 @@ export class Session {
   #sampleIds(sample: SampleSpec, config: TrainerConfigMsg): Int32Array<ArrayBuffer> {
     if (Array.isArray(sample)) return Int32Array.from(sample);
     return Int32Array.from(this.core.taskSample(config.task, config.vocabSize, config.seqLen, sample.seed));
+  }
+
+  #requireComparison(): { trainer: Trainer; config: TrainerConfigMsg } {
+    if (!this.#comparison) throw new RequestFailure('state', 'no comparison trainer: send comparisonStart first');
+    return this.#comparison;
   }
 
   #require(): Run {
