@@ -104,6 +104,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
     { name: 'circuits', label: 'Circuits', section: slots.composition, group: 'composition' },
     { name: 'backward', label: 'Backward pass', section: slots.backward, group: 'backward' },
     { name: 'selftest', label: 'Self-test', section: slots.selftest, group: 'selftest' },
+    { name: 'longer', label: 'Longer than trained', section: slots.longer, group: 'longer' },
     { name: 'export', label: 'Export / import', section: exporter.panel, group: 'export' },
   ];
   const picker = mountPanelPicker(store, parts, entries, () => ctl.refresh());
