@@ -60,7 +60,7 @@ test('the block view draws every stage with the live shapes; pre/post, rope and 
   assert.match(page.url(), /norm-position=post/);
 
   // RoPE: the rotation of one pair, a plot per position for q and k.
-  await page.selectOption('.block-controls select[name=positions]', 'rope');
+  await page.selectOption('.block-controls select[name=block-positions]', 'rope');
   await page.waitForSelector('figure[data-figure=rope] svg');
   assert.equal(await page.locator('figure[data-figure=rope] .rope-pos[data-vector=q]').count(), T);
   assert.equal(await page.locator('figure[data-figure=rope] .rope-pos[data-vector=k]').count(), T);
@@ -69,15 +69,15 @@ test('the block view draws every stage with the live shapes; pre/post, rope and 
   assert.ok(await page.isVisible('.block-controls [name=ropePair]'));
 
   // ALiBi: one bias matrix per head, and no rotation figure.
-  await page.selectOption('.block-controls select[name=positions]', 'alibi');
+  await page.selectOption('.block-controls select[name=block-positions]', 'alibi');
   await page.waitForSelector('figure[data-figure=alibi]');
   const bias = await page.$$eval('figure[data-figure=alibi] figure[data-matrix=alibi] svg', (svgs) => svgs.map((v) => [Number(v.dataset.rows), Number(v.dataset.cols)]));
   assert.deepEqual(bias, Array(4).fill([T, T]));
   assert.equal(await page.locator('figure[data-figure=rope]').count(), 0);
 
   // No norm and no FFN: those stages stay in place, marked as skipped.
-  await page.selectOption('.block-controls select[name=norm]', 'none');
-  await page.selectOption('.block-controls select[name=ffn]', 'none');
+  await page.selectOption('.block-controls select[name=block-norm]', 'none');
+  await page.selectOption('.block-controls select[name=block-ffn]', 'none');
   await page.waitForFunction(() => document.querySelectorAll('.view-block .block-stage[data-skipped]').length === 4);
   s = await shown(page);
   assert.deepEqual(s.skipped, ['norm1', 'ffn', 'add2', 'norm2']);

@@ -71,14 +71,15 @@ export function mountBlockView(root: HTMLElement, store: Store, ctl: Controller,
   );
   const fields = BLOCK_CONTROL_KEYS.map((key) => {
     const c = CONTROLS.find((x) => x.key === key)!;
+    // Named block-<key>: the training view's control of the same setting is named <key>.
     const id = uniqueId(`block-${key}`);
     const msg = h('p', { class: 'field-msg', id: `${id}-msg`, role: 'status' });
     messages.set(key, msg);
     let input: HTMLInputElement | HTMLSelectElement;
     if (c.options) {
-      input = h('select', { id, name: key, 'aria-describedby': `${id}-msg` }, ...c.options.map((o) => h('option', { value: o, text: o })));
+      input = h('select', { id, name: `block-${key}`, 'aria-describedby': `${id}-msg` }, ...c.options.map((o) => h('option', { value: o, text: o })));
     } else {
-      input = h('input', { id, name: key, type: 'number', min: c.min, max: c.max, step: c.step, 'aria-describedby': `${id}-msg` });
+      input = h('input', { id, name: `block-${key}`, type: 'number', min: c.min, max: c.max, step: c.step, 'aria-describedby': `${id}-msg` });
     }
     input.addEventListener('change', () => onControl(key, input.value));
     inputs.set(key, input);
