@@ -14,16 +14,19 @@ Rope::Rope(int max_len_, int d_head_, double base) : max_len(max_len_), d_head(d
   sin_table.resize(max_len, P);
   // The float32 recipe of the sinusoidal table (see SinusoidalPositionalEmbedding): the exponent
   // and the denominator rounded to float, the angle a float division, cos/sin rounded once.
-  const float base_f = static_cast<float>(base);
-  for (int i = 0; i < P; ++i) {
-    const float exponent = static_cast<float>(2 * i) / static_cast<float>(d_head);
-    const float denom = static_cast<float>(std::pow(double(base_f), double(exponent)));
+  for (int i = 0; i < P; ++i)
     for (int p = 0; p < max_len; ++p) {
-      const float angle = static_cast<float>(p) / denom;
-      cos_table(p, i) = static_cast<float>(std::cos(double(angle)));
-      sin_table(p, i) = static_cast<float>(std::sin(double(angle)));
+      const float a = angle(p, i, d_head, base);
+      cos_table(p, i) = static_cast<float>(std::cos(double(a)));
+      sin_table(p, i) = static_cast<float>(std::sin(double(a)));
     }
-  }
+}
+
+float Rope::angle(int p, int i, int d_head, double base) {
+  const float base_f = static_cast<float>(base);
+  const float exponent = static_cast<float>(2 * i) / static_cast<float>(d_head);
+  const float denom = static_cast<float>(std::pow(double(base_f), double(exponent)));
+  return static_cast<float>(p) / denom;
 }
 
 // Rotates every pair of x (T,Dh) in place by +angle (sign 1) or -angle (sign -1): with

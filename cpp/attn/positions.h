@@ -29,6 +29,10 @@ class Rope {
   // Jacobian of a rotation is the rotation and its transpose is its inverse.
   void rotate_backward(MatRef dx) const;
 
+  // The angle of pair i at position p, pos / base^(2i/Dh), in the float32 recipe above: the
+  // one formula the tables are built from (and the block view draws).
+  static float angle(int p, int i, int d_head, double base = 10000.0);
+
   int max_len, d_head;
   Mat cos_table, sin_table;  // (max_len, Dh/2): cos and sin of the angle of position p, pair i
 

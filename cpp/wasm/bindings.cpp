@@ -121,6 +121,10 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       return to_js(multi_head_self_attention(a.X, a.Wq, a.Wk, a.Wv, a.Wo, a.mask));
     });
   });
+  // The block view: one transformer block of the config's model, every stage.
+  function("transformerBlock", +[](val args) {
+    return js_call([&] { return to_js(transformer_block_stages(to_block_input(args), &js_key)); });
+  });
   function("addPositions", +[](val E) {
     return js_call([&] { return to_js(add_sinusoidal_positions(to_matrix_arg(E, "E"))); });
   });

@@ -327,6 +327,23 @@ MultiHeadArgs to_multi_head_args(const val& js) {
   return a;
 }
 
+const char* const kBlockKeys[] = {"config", "ids", "x", "ropePair", "ropeHead"};
+
+BlockStagesInput to_block_input(const val& js) {
+  require(is_object(js), "transformerBlock expects {config, ids | x, ropePair, ropeHead}, got ",
+          type_of(js));
+  check_keys(js, kBlockKeys, "transformerBlock", ErrorKind::Input);
+  BlockStagesInput in;
+  in.config = to_trainer_config(js["config"].isUndefined() ? val::object() : js["config"]);
+  const val ids = js["ids"], x = js["x"];
+  require(ids.isUndefined() != x.isUndefined(), "give ids or x, one of them");
+  if (!x.isUndefined()) in.x = to_mat(x, "x", kMaxSelfAttentionT, kMaxSelfAttentionWidth);
+  else in.ids = copy_in<int32_t>(ids, "Int32Array", "ids", kMaxSelfAttentionT);
+  if (!js["ropePair"].isUndefined()) in.rope_pair = to_integer(js["ropePair"], "ropePair", 0, kIntMax);
+  if (!js["ropeHead"].isUndefined()) in.rope_head = to_integer(js["ropeHead"], "ropeHead", 0, kIntMax);
+  return in;
+}
+
 Mat to_matrix_arg(const val& js, const char* name) {
   return to_mat(js, name, kMaxSelfAttentionT, kMaxSelfAttentionWidth);
 }
@@ -449,6 +466,54 @@ val to_js(const PositionedInput& p) {
   val js = val::object();
   js.set("positions", from_mat(p.positions));
   js.set("X", from_mat(p.X));
+  return js;
+}
+
+// A stage the config leaves out (an empty matrix) is null.
+val from_stage(const Mat& m) { return m.size() == 0 ? val::null() : from_mat(m); }
+
+val to_js(const BlockStages& b) {
+  val js = val::object();
+  const ModelConfig& c = b.config;
+  js.set("seqLen", b.T);
+  js.set("dModel", c.d_model);
+  js.set("nHeads", c.n_heads);
+  js.set("kvHeads", c.kv_heads);
+  js.set("dHead", b.d_head);
+  js.set("ffnWidth", c.ffn == FfnKind::None ? 0 : c.ffn_mult * c.d_model);
+  js.set("positions", std::string(position_kind_name(c.positions)));
+  js.set("norm", std::string(norm_kind_name(c.norm)));
+  js.set("normPosition", std::string(norm_position_name(c.norm_position)));
+  js.set("ffn", std::string(ffn_kind_name(c.ffn)));
+  const std::pair<const char*, const Mat*> stages[] = {
+      {"x", &b.x},         {"norm1", &b.norm1},     {"q", &b.q},           {"k", &b.k},
+      {"v", &b.v},         {"weights", &b.weights}, {"attnOut", &b.attn_out}, {"sum1", &b.sum1},
+      {"norm2", &b.norm2}, {"ffnGate", &b.ffn_gate}, {"ffnUp", &b.ffn_up},
+      {"ffnHidden", &b.ffn_hidden}, {"ffnOut", &b.ffn_out}, {"sum2", &b.sum2}, {"out", &b.out},
+      {"finalOut", &b.final_out}};
+  for (const auto& [name, m] : stages) js.set(name, from_stage(*m));
+  if (b.rope) {
+    val r = val::object();
+    r.set("head", b.rope->head);
+    r.set("kvHead", b.rope->kv_head);
+    r.set("pair", b.rope->pair);
+    r.set("angles", float32_array(b.rope->angles));
+    r.set("qBefore", from_mat(b.rope->q_before));
+    r.set("qAfter", from_mat(b.rope->q_after));
+    r.set("kBefore", from_mat(b.rope->k_before));
+    r.set("kAfter", from_mat(b.rope->k_after));
+    js.set("rope", r);
+  } else {
+    js.set("rope", val::null());
+  }
+  if (!b.alibi_slopes.empty()) {
+    val a = val::object();
+    a.set("slopes", float32_array(b.alibi_slopes));
+    a.set("bias", from_mat(b.alibi_bias));
+    js.set("alibi", a);
+  } else {
+    js.set("alibi", val::null());
+  }
   return js;
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "attn/attention.h"
+#include "attn/block_stages.h"
 #include "attn/ops.h"
 #include "attn/sampling.h"
 #include "attn/selftest.h"
@@ -100,6 +101,10 @@ struct MultiHeadArgs {
   CellMask mask;
 };
 MultiHeadArgs to_multi_head_args(const val& js);
+// transformerBlock's argument {config, ids | x, ropePair, ropeHead}: config a Trainer config
+// (to_trainer_config; only the block's keys matter), ids an Int32Array of token ids or x a
+// matrix (T, dModel) (one of them), ropePair and ropeHead integers (default 0).
+BlockStagesInput to_block_input(const val& js);
 // addPositions' argument: one matrix E.
 Mat to_matrix_arg(const val& js, const char* name);
 
@@ -115,6 +120,7 @@ val to_js(const std::vector<SelfTestResult>& results);  // SelfTestResult[]
 val to_js(const AttentionStages& s);                    // SelfAttentionStages
 val to_js(const MultiHeadStages& m);                    // MultiHeadStages
 val to_js(const PositionedInput& p);                    // PositionedInput
+val to_js(const BlockStages& b);                        // TransformerBlockStages
 // AttentionResult of one sequence of T tokens: weights (L*H*T,T) layer-major, logits (T,V).
 val attention_to_js(const Mat& weights, const Mat& logits, const TrainerConfig& c, int T);
 

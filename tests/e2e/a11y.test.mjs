@@ -1,5 +1,6 @@
 // An accessibility audit with axe-core (WCAG 2.0/2.1, levels A and AA) in Chromium: the page's
-// two views after training, and the element on a lesson page. Zero violations are allowed.
+// three views (the trained view after training), and the element on a lesson page. Zero
+// violations are allowed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { audit, launch, lessonPage, openRecorded, serveDistWith, waitReady } from './harness.mjs';
@@ -45,6 +46,14 @@ test('the lesson view with two heads, a drawn mask with a fully masked row, posi
   const { context, page } = await openRecorded(browser, `${srv.url}index.html#${hash}`, { bypassCSP: true });
   await page.waitForSelector('[data-compare=sentences] table[data-sentence="2"]');
   await page.waitForSelector('.lesson-empty-rows');
+  assert.deepEqual(await audit(page), []);
+  await context.close();
+});
+
+test('the block view with RoPE, GQA, a norm and SwiGLU: no axe violations', async () => {
+  const hash = 'view=block&positions=rope&kv-heads=2&norm=rmsnorm&ffn=swiglu';
+  const { context, page } = await openRecorded(browser, `${srv.url}index.html#${hash}`, { bypassCSP: true });
+  await page.waitForSelector('.view-block figure[data-figure=rope]');
   assert.deepEqual(await audit(page), []);
   await context.close();
 });

@@ -292,7 +292,7 @@ test('attribute values are validated like the URL: error events, a visible messa
   assert.deepEqual([st.dModel, st.nHeads, st.seqLen, st.lr, st.view, st.vocabSize], [34, 2, 128, 0.005, 'train', 512]);
   const msgs = (await page.evaluate(() => window.__bad.filter((e) => e.message).map((e) => e.message))).join('\n');
   for (const re of [/^d-model: 33 must be even/m, /^heads: "abc" is not a number; using 4/m, /^heads: 4 does not divide d_model 34; using 2/m, /^seq-len: 999 is above the maximum 128; using 128/m,
-    /^lr: -1 is not in \(0, 10\]/m, /^view: "<img src=x onerror=alert…" is not one of train, lesson; using train/m, /^height: "tall" is not a number of CSS pixels/m,
+    /^lr: -1 is not in \(0, 10\]/m, /^view: "<img src=x onerror=alert…" is not one of train, lesson, block; using train/m, /^height: "tall" is not a number of CSS pixels/m,
     /^solved-at: "x" is not a loss >= 0; using 0.1/m, /^autoplay: "maybe" is not true or false/m, /^vocab-size: 1000000000 is above the maximum 512/m]) {
     assert.match(msgs, re);
   }

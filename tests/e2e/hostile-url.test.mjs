@@ -131,7 +131,7 @@ const CASES = [
       /^seed: 4\.7 is not a whole number; using 5$/,
       /^stage: 3\.5 is not a whole number; using 4$/,
       /^heads: "  " is not a number; using 4$/,
-      /^view: "TRAIN" is not one of train, lesson; using train$/,
+      /^view: "TRAIN" is not one of train, lesson, block; using train$/,
       /^task: "bogus" is not one of repeat, shift, copy, reverse, sort, future, induction; using repeat$/,
       /^dk: "1,5" is not a number; using 4$/,
     ],
@@ -168,7 +168,7 @@ const CASES = [
       `sentence=${enc(XSS[0] + XSS[6])}&sample=${enc(XSS[1])}&view=${enc(XSS[2])}&task=${enc(XSS[3])}` +
       `&lr=${enc(XSS[4])}&logy=${enc(XSS[5])}&vocab=${enc(XSS[7])}&${enc(XSS[1])}=1`,
     messages: [
-      /^view: "<svg\/onload=window\.__pw\w*…" is not one of train, lesson; using train$/,
+      /^view: "<svg\/onload=window\.__pw\w*…" is not one of train, lesson, block; using train$/,
       /^task: "\\"><img src=x onerror=win…" is not one of repeat, shift, copy, reverse, sort, future, induction; using repeat$/,
       /^learning rate: "javascript:window\.__pwne…" is not a number; using 0\.005$/,
       /^log scale: "'-alert\(window\.__pwned6=…" is not 0 or 1; using 1$/,
@@ -186,7 +186,7 @@ const CASES = [
     messages: [
       /^vocab: "１２８" is not a number; using 64$/,
       /^seed: "٣" is not a number; using 42$/,
-      /^view: "tráin" is not one of train, lesson; using train$/,
+      /^view: "tráin" is not one of train, lesson, block; using train$/,
       /^task: "repeat\\u0000" is not one of repeat, shift, copy, reverse, sort, future, induction; using repeat$/,
       /^batch: "\uFFFD+" is not a number; using 16$/,
       /^heads: "４" is not a number; using 4$/,

@@ -122,7 +122,7 @@ test('bad and hostile URL values are corrected with a visible message, never inj
     /^batch: 0 is below the minimum 1; using 1$/,
     /^learning rate: -1 is not in \(0, 10\]; using 0\.005$/,
     /^attention dropout: 2 is above the maximum 0\.9; using 0\.9$/,
-    /^view: "evil" is not one of train, lesson; using train$/,
+    /^view: "evil" is not one of train, lesson, block; using train$/,
     /^log scale: "maybe" is not 0 or 1; using 1$/,
     /^dk: 1000000000 is above the maximum 16; using 16$/,
     /^d_model: 31 must be even \(sinusoidal positions\); using 32$/,
@@ -169,7 +169,7 @@ test('a hash edited by hand is validated too', async () => {
 test('every control has a label and is reachable from the keyboard', async () => {
   const { page, context } = await openPage(browser, `${srv.url}#view=train`);
   await waitReady(page);
-  for (const view of ['train', 'lesson']) {
+  for (const view of ['train', 'lesson', 'block']) {
     await page.click(`[data-view=${view}]`);
     await page.waitForSelector(`.view-${view}:not([hidden])`);
     const unlabelled = await page.$$eval(`.view-${view} :is(input, select, button)`, (els) =>

@@ -202,10 +202,10 @@ describe('validation', () => {
     expect(checkField('logY', 'true')).toEqual({ value: true });
     expect(checkField('logY', '0')).toEqual({ value: false });
     expect(checkField('logY', 'maybe')).toEqual({ value: true, correction: { key: 'logY', message: 'log scale: "maybe" is not 0 or 1; using 1' } });
-    expect(checkField('view', 'evil')).toEqual({ value: 'train', correction: { key: 'view', message: 'view: "evil" is not one of train, lesson; using train' } });
+    expect(checkField('view', 'evil')).toEqual({ value: 'train', correction: { key: 'view', message: 'view: "evil" is not one of train, lesson, block; using train' } });
     expect(checkField('task', 'sort')).toEqual({ value: 'sort' });
     expect(checkField('mask', 'inverted')).toEqual({ value: 'inverted' });
-    expect(checkField('view', '<img src=x onerror=alert(1)>').correction!.message).toBe('view: "<img src=x onerror=alert…" is not one of train, lesson; using train');
+    expect(checkField('view', '<img src=x onerror=alert(1)>').correction!.message).toBe('view: "<img src=x onerror=alert…" is not one of train, lesson, block; using train');
   });
 
   test('text: sentence, sample, head lists', () => {

@@ -59,6 +59,8 @@ for (const variant of variants) {
       const s = core.selfAttention({ X: m, Wq: m, Wk: m, Wv: m });
       assert.deepEqual(Object.keys(s).sort(), declaredMembers('SelfAttentionStages'));
       assert.deepEqual(Object.keys(s.Q).sort(), declaredMembers('Matrix'));
+      const b = core.transformerBlock({ config: { vocabSize: 4, dModel: 4, nHeads: 2, seqLen: 2 }, ids: Int32Array.from([1]) });
+      assert.deepEqual(Object.keys(b).sort(), declaredMembers('TransformerBlockStages'));
     });
   });
 }

@@ -17,6 +17,7 @@ import createAttentionCore, {
   type Matrix,
   type ResolvedTrainerConfig,
   type SelfAttentionStages,
+  type TransformerBlockStages,
   type Trainer,
   type TrainerConfig,
 } from '../../web/src/core/attention-core';
@@ -90,6 +91,11 @@ export function stages(core: AttentionCore): Matrix {
   core.selfAttention({ X: m(3, 4), Wq: m(4, 2), Wk: m(4, 2) });
   // @ts-expect-error data is a Float32Array
   core.selfAttention({ X: { data: [0], rows: 1, cols: 1 }, Wq: m(1, 1), Wk: m(1, 1), Wv: m(1, 1) });
+  const block: TransformerBlockStages = core.transformerBlock({ config: { dModel: 8, nHeads: 2, norm: 'rmsnorm' }, ids: Int32Array.from([1, 2]) });
+  const hidden: Matrix | null = block.ffnHidden;
+  // @ts-expect-error ids is an Int32Array
+  core.transformerBlock({ ids: [1, 2] });
+  if (hidden) return block.out;
   const bytes: number = core.heapBytesInUse();
   const simd: boolean = core.simd;
   const defaults: ResolvedTrainerConfig = core.defaultConfig();

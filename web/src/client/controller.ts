@@ -12,6 +12,7 @@ import type {
   ImportRun,
   SelfAttentionRequest,
   SelfAttentionStages,
+  BlockStages,
   ScalingDemo,
   SoftmaxComparison,
   Snapshot,
@@ -269,6 +270,14 @@ export class Controller {
   async selfAttention(input: SelfAttentionRequest): Promise<SelfAttentionStages> {
     const r = await this.client.request('selfAttention', { type: 'selfAttention', input });
     return r.stages;
+  }
+
+  /** View 3: one block of the Store's model (config and sample as the training view's), every
+   * stage computed by the core in the worker. */
+  async transformerBlock(opts: { ropePair?: number; ropeHead?: number } = {}): Promise<BlockStages> {
+    const s = this.store.state;
+    const input = { config: trainerConfig(s), sample: sampleSpec(s), ...opts };
+    return (await this.client.request('transformerBlock', { type: 'transformerBlock', input })).stages;
   }
 
   /** View 2's sqrt(dk) panel: one seeded query row of width dk against `keys` keys. */

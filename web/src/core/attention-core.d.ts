@@ -351,6 +351,66 @@ export interface PositionedInput {
   X: Matrix;
 }
 
+/** Input of transformerBlock: one block of the config's model (nLayers taken as 1, residual as
+ * true; the other keys as for a Trainer), run in eval mode on ids (token ids, embedded as the
+ * model does, with its sinusoidal or learned table) or on x (T, dModel) as it is; one of the two.
+ * ropePair in [0, dHead/2) and ropeHead in [0, nHeads) pick the RoPE pair drawn (default 0). */
+export interface TransformerBlockInput {
+  config?: TrainerConfig;
+  ids?: Int32Array;
+  x?: Matrix;
+  ropePair?: number;
+  ropeHead?: number;
+}
+
+/** One transformer block, every stage (T, dModel) unless said otherwise; null where the config
+ * has no such stage.
+ * pre:  norm1 = N1(x); attnOut = attn(norm1 or x); sum1 = x + attnOut; norm2 = N2(sum1);
+ *       ffnOut = ffn(norm2 or sum1); sum2 = sum1 + ffnOut; out = sum2 (sum1 without an FFN).
+ * post: attnOut = attn(x); sum1 = x + attnOut; norm1 = N1(sum1); ffnOut = ffn(norm1 or sum1);
+ *       sum2 = (norm1 or sum1) + ffnOut; norm2 = N2(sum2); out = norm2 or sum2. */
+export interface TransformerBlockStages {
+  seqLen: number;
+  dModel: number;
+  nHeads: number;
+  /** K/V heads, resolved (never 0). */
+  kvHeads: number;
+  dHead: number;
+  /** The FFN's hidden width ffnMult * dModel (0 without an FFN). */
+  ffnWidth: number;
+  positions: PositionKind;
+  norm: NormKind;
+  normPosition: NormPosition;
+  ffn: FfnKind;
+  x: Matrix;
+  norm1: Matrix | null;
+  /** (T, H dHead) and (T, KV dHead) as the scores saw them (after RoPE); v (T, KV dHead). */
+  q: Matrix;
+  k: Matrix;
+  v: Matrix;
+  /** (H T, T): head h's softmax rows at [h T, h T + T). */
+  weights: Matrix;
+  attnOut: Matrix;
+  sum1: Matrix;
+  norm2: Matrix | null;
+  /** (T, ffnWidth): swiglu's gate(x); null otherwise. */
+  ffnGate: Matrix | null;
+  /** (T, ffnWidth): up(x), the activation's input (relu, gelu) or swiglu's linear half. */
+  ffnUp: Matrix | null;
+  /** (T, ffnWidth): act(up) or silu(gate) * up, the input of down. */
+  ffnHidden: Matrix | null;
+  ffnOut: Matrix | null;
+  sum2: Matrix | null;
+  out: Matrix;
+  /** Pre-norm with a norm: the model's final norm of out (lm_head's input, after the block). */
+  finalOut: Matrix | null;
+  /** RoPE: one pair of query head `head` (and of K/V head kvHead) at every position, (T, 2)
+   * before and after its rotation by angles[p] = p / 10000^(2 pair / dHead). */
+  rope: { head: number; kvHead: number; pair: number; angles: Float32Array; qBefore: Matrix; qAfter: Matrix; kBefore: Matrix; kAfter: Matrix } | null;
+  /** ALiBi: the slopes m_h = 2^(-8(h+1)/H) and each head's bias -m_h |i - j|, (H T, T). */
+  alibi: { slopes: Float32Array; bias: Matrix } | null;
+}
+
 /** One row's softmax taken apart in float32 (the stability lesson). */
 /** Decoding strategies for nextTokenDistribution, applied in this order; each optional. */
 export interface SamplingOptions {
@@ -403,6 +463,8 @@ export interface AttentionCore {
   selfAttention(input: SelfAttentionInput): SelfAttentionStages;
   /** The lesson's multi-head attention with a drawn or causal mask. */
   multiHeadSelfAttention(input: MultiHeadInput): MultiHeadStages;
+  /** One transformer block of the config's model taken apart, stage by stage. */
+  transformerBlock(input: TransformerBlockInput): TransformerBlockStages;
   /** E (T,D), D even -> E plus the sinusoidal position encoding. */
   addPositions(E: Matrix): PositionedInput;
   /** The targets the task's rule gives ids (-100 where it gives none). */

@@ -16,6 +16,8 @@
 //   sample             sampled            change the sequence the heatmaps show (ids, or a seed
 //                                          of the task's generator)
 //   selfAttention      selfAttentionDone  every head, every stage (view 2)
+//   transformerBlock   transformerBlockDone  one block of the config's model at its seeded
+//                                          init on the sample, every stage (view 3)
 //   scalingDemo        scalingDemoDone    view 2's sqrt(dk) panel: one seeded query row at width dk
 //   softmaxSteps       softmaxStepsDone   view 2's stability panel: a row's softmax without and
 //                                          with the max subtracted, every intermediate
@@ -58,6 +60,7 @@ import type {
   Matrix as CoreMatrix,
   ResolvedTrainerConfig,
   SelfAttentionStages as CoreStages,
+  TransformerBlockStages,
   ScalingDemo,
   SoftmaxSteps,
 } from '../core/attention-core';
@@ -273,6 +276,20 @@ export interface SelfAttentionStages {
 
 export type { ScalingDemo, SoftmaxSteps };
 
+/** Inputs of view 3: the config's model (one layer of it, at its seeded init) run on the sample
+ * (ids, or a draw of the task's generator); ropePair and ropeHead pick the RoPE pair drawn. */
+export interface BlockRequest {
+  config: TrainerConfigMsg;
+  sample: SampleSpec;
+  ropePair?: number;
+  ropeHead?: number;
+}
+
+/** Every stage of the block (the core's transformerBlock) and the token ids it ran on. */
+export interface BlockStages extends TransformerBlockStages {
+  ids: Int32Array;
+}
+
 /** View 2's stability panel: the same logits through the textbook and the stable softmax. */
 export interface SoftmaxComparison {
   logits: Float32Array;
@@ -301,6 +318,7 @@ export type Request =
   | { type: 'pause'; id: number }
   | { type: 'sample'; id: number; sample: SampleSpec }
   | { type: 'selfAttention'; id: number; input: SelfAttentionRequest }
+  | { type: 'transformerBlock'; id: number; input: BlockRequest }
   | { type: 'scalingDemo'; id: number; dk: number; keys: number; seed: number }
   | { type: 'softmaxSteps'; id: number; logits: number[] }
   | { type: 'exportWeights'; id: number }
@@ -341,6 +359,7 @@ export interface ReplyFor {
   pause: { type: 'paused'; replyTo: number; snapshot: Snapshot };
   sample: { type: 'sampled'; replyTo: number; snapshot: Snapshot };
   selfAttention: { type: 'selfAttentionDone'; replyTo: number; stages: SelfAttentionStages };
+  transformerBlock: { type: 'transformerBlockDone'; replyTo: number; stages: BlockStages };
   scalingDemo: { type: 'scalingDemoDone'; replyTo: number; demo: ScalingDemo };
   softmaxSteps: { type: 'softmaxStepsDone'; replyTo: number; comparison: SoftmaxComparison };
   exportWeights: { type: 'exported'; replyTo: number; bytes: Uint8Array; snapshot: Snapshot };

@@ -24,8 +24,8 @@ const NORM_KINDS = ['none', 'layernorm', 'rmsnorm'] as const satisfies readonly 
 const NORM_POSITIONS = ['pre', 'post'] as const satisfies readonly NormPosition[];
 const FFN_KINDS = ['none', 'relu', 'gelu', 'swiglu'] as const satisfies readonly FfnKind[];
 
-/** View 1 trains the tiny LM; view 2 takes one head apart ("lesson"). */
-export type View = 'train' | 'lesson';
+/** View 1 trains the tiny LM; view 2 takes one head apart ("lesson"); view 3 one transformer block ("block"). */
+export type View = 'train' | 'lesson' | 'block';
 
 /** The training view's panel picker: the panel shown under the loss and the heatmaps, or all of
  * them one after another. */
@@ -124,7 +124,7 @@ const textual = (clean: (raw: string) => { value: string; why?: string }) => ({ 
 export const SETTINGS: { readonly [K in keyof State]: Omit<Setting<K>, 'key'> } = {
   view: {
     group: 'page', core: null, cpp: null, hash: 'view', attribute: 'view', cli: null,
-    label: 'view', type: 'enum', default: 'train', ...oneOf(['train', 'lesson']), aliases: none,
+    label: 'view', type: 'enum', default: 'train', ...oneOf(['train', 'lesson', 'block']), aliases: none,
   },
   vocabSize: {
     group: 'config', core: 'vocabSize', cpp: 'vocab_size', hash: 'vocab-size', attribute: 'vocab-size', cli: { flag: '--vocab-size', value: 'V', alias: '--vocab' },

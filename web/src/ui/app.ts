@@ -1,9 +1,10 @@
-// The page: a header with the two view tabs, a banner for corrected URL values, and both views.
+// The page: a header with the three view tabs, a banner for corrected URL values, and both views.
 // Builds into any root element (document body today, a shadow root for the embeddable element).
 import type { Assets } from '../client/assets';
 import { Controller, RequestError, WorkerClient } from '../client/controller';
 import type { Correction, State } from '../settings/settings';
 import type { Store } from '../settings/store';
+import { mountBlockView } from './block-view';
 import { h, uniqueId } from './dom';
 import { mountLessonView } from './lesson-view';
 import { Parts, type PartGroup } from './parts';
@@ -27,6 +28,7 @@ export interface App {
 const TABS: { view: State['view']; label: string }[] = [
   { view: 'train', label: 'Multi-head attention, trained' },
   { view: 'lesson', label: 'Self-attention from scratch' },
+  { view: 'block', label: 'The transformer block, step by step' },
 ];
 
 /** Mounts the page into root; assets are the worker's and the core's files; the parts of the
@@ -86,6 +88,7 @@ export function mountApp(root: HTMLElement, store: Store, opts: { assets: Assets
 
   const train = mountTrainView(panels.get('train')!, store, ctl, { reducedMotion, onRestyle, parts });
   const lesson = mountLessonView(panels.get('lesson')!, store, ctl, parts);
+  const block = mountBlockView(panels.get('block')!, store, ctl, parts);
 
   function showView(v: State['view']): void {
     for (const [view, panel] of panels) {
@@ -105,7 +108,7 @@ export function mountApp(root: HTMLElement, store: Store, opts: { assets: Assets
       await started;
       loading.textContent = `Core loaded (${ctl.simd ? 'WebAssembly SIMD' : 'scalar WebAssembly'} build).`;
       loading.classList.add('done');
-      await Promise.all([ctl.configure(), lesson.refresh()]);
+      await Promise.all([ctl.configure(), lesson.refresh(), block.refresh()]);
       return { ok: true as const, simd: ctl.simd };
     } catch (e) {
       const worker = e instanceof RequestError && e.kind === 'worker';
@@ -130,6 +133,7 @@ export function mountApp(root: HTMLElement, store: Store, opts: { assets: Assets
       scheme.removeEventListener('change', restyle);
       train.destroy();
       lesson.destroy();
+      block.destroy();
       ctl.destroy();
       client.stop();
       root.replaceChildren();

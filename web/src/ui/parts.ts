@@ -14,6 +14,7 @@ export const PART_GROUPS = {
   sample: { what: 'the sample-sequence input above the heatmaps' },
   legend: { what: 'the colour legend and the hovered-cell readout' },
   'lesson-controls': { what: 'the inputs of the lesson view: the two sentences, heads, dk, dv, the mask preset and its window, the positions toggle' },
+  'block-controls': { what: 'the inputs of the transformer block view: pre/post, norm, FFN, positions, heads, K/V heads, seed and the RoPE pair drawn' },
   'stage-nav': { what: 'the Prev/Next stage buttons of the lesson view' },
   shapes: { what: 'the shape contract of the training view' },
   questions: { what: 'the "Check yourself" questions of both views' },

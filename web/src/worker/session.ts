@@ -17,6 +17,8 @@ import {
   type RowBackwardReport,
   type SampleSpec,
   type SelfAttentionRequest,
+  type BlockRequest,
+  type BlockStages,
   type SelfAttentionStages,
   type ScalingDemo,
   type SoftmaxComparison,
@@ -279,6 +281,14 @@ export class Session {
   /** View 2: every stage of one head (needs no Trainer). */
   selfAttention(input: SelfAttentionRequest): SelfAttentionStages {
     return selfAttentionStages(this.core, input);
+  }
+
+  /** View 3: one block of the config's model at its seeded init, on the sample, every stage
+   * from the core (needs no Trainer; the run is untouched). */
+  transformerBlock(input: BlockRequest): BlockStages {
+    const ids = withKind('input', () => this.#sampleIds(input.sample, input.config));
+    const stages = this.core.transformerBlock({ config: input.config, ids, ropePair: input.ropePair, ropeHead: input.ropeHead });
+    return { ...stages, ids };
   }
 
   /** View 2's sqrt(dk) panel (needs no Trainer). */

@@ -1,0 +1,95 @@
+// View 3 end to end: "The transformer block, step by step" opened from a link draws every stage
+// with the shapes of the settings, in the order of the norm position; the pre/post switch
+// reorders them; rope draws the rotation of one pair, alibi one bias matrix per head; a bad
+// value in the link gets the banner.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { openPage, useBrowser } from './harness.mjs';
+
+let srv;
+let browser;
+useBrowser((s, b) => {
+  srv = s;
+  browser = b;
+});
+
+/** The stages' ids in page order, and the (rows, cols) of each grid by name. */
+async function shown(page) {
+  return page.$eval('.view-block .block-stages', (el) => ({
+    order: [...el.querySelectorAll('.block-stage')].map((s) => s.dataset.stage),
+    skipped: [...el.querySelectorAll('.block-stage[data-skipped]')].map((s) => s.dataset.stage),
+    grids: [...el.querySelectorAll('figure[data-matrix] > svg')].map((svg) => [svg.parentElement.dataset.matrix, Number(svg.dataset.rows), Number(svg.dataset.cols)]),
+  }));
+}
+
+/** Waits for the stages drawn for normPosition (their container says it). */
+const drawn = (page, order) => page.waitForSelector(`.view-block .block-stages[data-order=${order}] .block-stage`);
+
+test('the block view draws every stage with the live shapes; pre/post, rope and alibi', async () => {
+  const hash = '#view=block&d-model=16&heads=4&kv-heads=2&seq-len=6&norm=rmsnorm&ffn=swiglu&ffn-mult=2&residual=1';
+  const { page, errors } = await openPage(browser, `${srv.url}${hash}`);
+  assert.equal(await page.locator('[role=tab][data-view=block]').textContent(), 'The transformer block, step by step');
+  assert.equal(await page.locator('[role=tab][data-view=block]').getAttribute('aria-selected'), 'true');
+  await drawn(page, 'pre');
+  let s = await shown(page);
+  assert.deepEqual(s.order, ['x', 'norm1', 'attention', 'add1', 'norm2', 'ffn', 'add2']);
+  assert.deepEqual(s.skipped, []);
+  const T = 6, D = 16, F = 32;
+  const shape = Object.fromEntries(s.grids.filter(([n]) => n !== 'weights').map(([n, r, c]) => [n, [r, c]]));
+  assert.deepEqual(shape, {
+    x: [T, D], norm1: [T, D], q: [T, 16], k: [T, 8], attnOut: [T, D], sum1: [T, D], norm2: [T, D],
+    ffnGate: [T, F], ffnUp: [T, F], ffnHidden: [T, F], ffnOut: [T, D], sum2: [T, D], finalOut: [T, D],
+  });
+  assert.deepEqual(s.grids.filter(([n]) => n === 'weights').map(([, r, c]) => [r, c]), Array(4).fill([T, T]));
+  // Each stage has its formula, its shape and its sentences.
+  for (const id of s.order) {
+    const sec = page.locator(`.block-stage[data-stage=${id}]`);
+    assert.ok((await sec.locator('.formula code').textContent()).length > 0, `${id}: formula`);
+    assert.match(await sec.locator('.shape').textContent(), /\d/, `${id}: shape with numbers`);
+    assert.ok((await sec.locator('.stage-text').first().textContent()).length > 60, `${id}: its sentences`);
+  }
+  assert.match(await page.locator('.block-stage[data-stage=attention] .shape').textContent(), /\(6, 16\).*\(6, 8\)/);
+  // GQA: the heads say which K/V head they read.
+  assert.match(await page.locator('figure[data-matrix=weights][data-head="3"] figcaption').textContent(), /head 4 · K\/V 2/);
+
+  // Post-norm: the switch reorders the stages.
+  await page.check('.block-controls input[type=radio][value=post]');
+  await drawn(page, 'post');
+  s = await shown(page);
+  assert.deepEqual(s.order, ['x', 'attention', 'add1', 'norm1', 'ffn', 'add2', 'norm2']);
+  assert.match(page.url(), /norm-position=post/);
+
+  // RoPE: the rotation of one pair, a plot per position for q and k.
+  await page.selectOption('.block-controls select[name=block-positions]', 'rope');
+  await page.waitForSelector('figure[data-figure=rope] svg');
+  assert.equal(await page.locator('figure[data-figure=rope] .rope-pos[data-vector=q]').count(), T);
+  assert.equal(await page.locator('figure[data-figure=rope] .rope-pos[data-vector=k]').count(), T);
+  const angles = await page.$$eval('figure[data-figure=rope] .rope-pos[data-vector=q]', (gs) => gs.map((g) => Number(g.dataset.angle)));
+  assert.deepEqual(angles, [0, 1, 2, 3, 4, 5]); // pair 0: pos / 10000^0
+  assert.ok(await page.isVisible('.block-controls [name=ropePair]'));
+
+  // ALiBi: one bias matrix per head, and no rotation figure.
+  await page.selectOption('.block-controls select[name=block-positions]', 'alibi');
+  await page.waitForSelector('figure[data-figure=alibi]');
+  const bias = await page.$$eval('figure[data-figure=alibi] figure[data-matrix=alibi] svg', (svgs) => svgs.map((v) => [Number(v.dataset.rows), Number(v.dataset.cols)]));
+  assert.deepEqual(bias, Array(4).fill([T, T]));
+  assert.equal(await page.locator('figure[data-figure=rope]').count(), 0);
+
+  // No norm and no FFN: those stages stay in place, marked as skipped.
+  await page.selectOption('.block-controls select[name=block-norm]', 'none');
+  await page.selectOption('.block-controls select[name=block-ffn]', 'none');
+  await page.waitForFunction(() => document.querySelectorAll('.view-block .block-stage[data-skipped]').length === 4);
+  s = await shown(page);
+  assert.deepEqual(s.skipped, ['norm1', 'ffn', 'add2', 'norm2']);
+  assert.deepEqual(errors, []);
+});
+
+test('a bad value in a block link gets the banner, and the view still draws', async () => {
+  const { page, errors } = await openPage(browser, `${srv.url}#view=block&norm=batchnorm&ffn=relu&seq-len=5`);
+  await page.waitForSelector('.banner:not([hidden])');
+  assert.match(await page.locator('.banner').textContent(), /norm/);
+  await drawn(page, 'pre');
+  const s = await shown(page);
+  assert.deepEqual(s.grids.find(([n]) => n === 'x').slice(1), [5, 32]);
+  assert.deepEqual(errors, []);
+});

@@ -1,0 +1,275 @@
+// View 3, "The transformer block, step by step": one block of the model the settings describe
+// (the training view's config, at its seeded init, on the training view's sample), taken apart
+// stage by stage: norm -> attention -> add -> norm -> FFN -> add (pre-norm) or attention -> add
+// -> norm -> FFN -> add -> norm (post-norm). The core computes every stage in the worker
+// (transformerBlock); this module only lays them out. Each stage's section carries data-stage,
+// each grid data-matrix (its name) and data-rows/data-cols (its shape).
+import type { Controller } from '../client/controller';
+import { matrixSvg } from '../draw/matrix-svg';
+import type { BlockStages, Matrix } from '../model/protocol';
+import { checkField, CONFIG_KEYS, keysOf, type Correction, type State } from '../settings/settings';
+import { fixConsistency } from '../settings/state';
+import type { Store } from '../settings/store';
+import { alibiFigure, ropeFigure } from './block-panels';
+import { h, uniqueId } from './dom';
+import type { Parts } from './parts';
+import { CONTROLS } from './train-controls';
+
+/** The stages of each placement, in order. */
+export const BLOCK_STAGES = {
+  pre: ['x', 'norm1', 'attention', 'add1', 'norm2', 'ffn', 'add2'],
+  post: ['x', 'attention', 'add1', 'norm1', 'ffn', 'add2', 'norm2'],
+} as const;
+type StageId = (typeof BLOCK_STAGES)['pre'][number];
+
+/** The settings the view's controls set (the model's own keys, shared with the training view). */
+const BLOCK_CONTROL_KEYS = ['nHeads', 'kvHeads', 'positions', 'norm', 'ffn', 'seed'] as const satisfies readonly (keyof State)[];
+
+/** A mounted view 3. */
+export interface BlockView {
+  refresh(): Promise<void>;
+  destroy(): void;
+}
+
+/** Mounts view 3 into root. */
+export function mountBlockView(root: HTMLElement, store: Store, ctl: Controller, parts: Parts): BlockView {
+  const cleanups: (() => void)[] = [];
+  const inputs = new Map<keyof State, HTMLInputElement | HTMLSelectElement>();
+  const messages = new Map<keyof State, HTMLElement>();
+
+  /** A control's value: checked like a link, then made consistent with the other settings (the
+   * rules a URL goes through), each correction said under the control. */
+  function onControl(key: keyof State, raw: string): void {
+    const { value, correction } = checkField(key, raw);
+    const next = { ...store.state, [key]: value } as State;
+    const corrections: Correction[] = correction ? [correction] : [];
+    fixConsistency(next, corrections);
+    for (const m of messages.values()) m.textContent = '';
+    messages.get(key)!.textContent = corrections.map((c) => c.message).join(' ');
+    const patch: Partial<State> = {};
+    for (const k of Object.keys(next) as (keyof State)[]) if (next[k] !== store.state[k]) (patch as Record<string, unknown>)[k] = next[k];
+    store.set(patch);
+    sync(store.state);
+  }
+
+  // Pre/post: a switch of two radio buttons.
+  const placeName = uniqueId('block-norm-position');
+  const placeMsg = h('p', { class: 'field-msg', role: 'status' });
+  messages.set('normPosition', placeMsg);
+  const radios = (['pre', 'post'] as const).map((v) => {
+    const r = h('input', { type: 'radio', name: placeName, value: v, 'data-key': 'normPosition' });
+    r.addEventListener('change', () => r.checked && onControl('normPosition', v));
+    return r;
+  });
+  const placeField = h(
+    'fieldset',
+    { class: 'field block-switch', 'data-key': 'normPosition' },
+    h('legend', { text: 'norm position' }),
+    h('label', { class: 'inline' }, radios[0], ' pre-norm'),
+    h('label', { class: 'inline' }, radios[1], ' post-norm'),
+    placeMsg,
+  );
+  const fields = BLOCK_CONTROL_KEYS.map((key) => {
+    const c = CONTROLS.find((x) => x.key === key)!;
+    // Named block-<key>: the training view's control of the same setting is named <key>.
+    const id = uniqueId(`block-${key}`);
+    const msg = h('p', { class: 'field-msg', id: `${id}-msg`, role: 'status' });
+    messages.set(key, msg);
+    let input: HTMLInputElement | HTMLSelectElement;
+    if (c.options) {
+      input = h('select', { id, name: `block-${key}`, 'aria-describedby': `${id}-msg` }, ...c.options.map((o) => h('option', { value: o, text: o })));
+    } else {
+      input = h('input', { id, name: `block-${key}`, type: 'number', min: c.min, max: c.max, step: c.step, 'aria-describedby': `${id}-msg` });
+    }
+    input.addEventListener('change', () => onControl(key, input.value));
+    inputs.set(key, input);
+    return h('div', { class: 'field', 'data-key': key }, h('label', { for: id, text: c.label }), input, msg);
+  });
+  const pairId = uniqueId('block-rope-pair');
+  const pairSelect = h('select', { id: pairId, name: 'ropePair' });
+  const pairField = h('div', { class: 'field', 'data-key': 'ropePair' }, h('label', { for: pairId, text: 'RoPE pair drawn' }), pairSelect);
+  pairSelect.addEventListener('change', () => void refresh());
+
+  const form = h(
+    'form',
+    { class: 'controls block-controls', 'aria-label': 'Transformer block settings' },
+    h('div', { class: 'fields' }, placeField, ...fields, pairField),
+    h('p', {
+      class: 'hint',
+      text: 'One block of the model the training view builds (its d_model, seq_len and the rest are the same settings), with the weights it starts from for this seed, run on the training view\'s sample. Changing a value here changes that model too. Every number is computed by the wasm core.',
+    }),
+  );
+  form.addEventListener('submit', (e) => e.preventDefault());
+  const problem = h('p', { class: 'problem', role: 'alert', hidden: true });
+  const stagesEl = h('div', { class: 'stages block-stages' });
+  root.append(parts.place(form, 'block-controls'), problem, stagesEl);
+
+  function sync(s: Readonly<State>): void {
+    for (const r of radios) r.checked = r.value === s.normPosition;
+    for (const [key, el] of inputs) if (el.value !== String(s[key])) el.value = String(s[key]);
+    pairField.hidden = s.positions !== 'rope';
+  }
+
+  let request = 0;
+  let stale = true;
+  const shown = () => store.state.view === 'block';
+
+  async function refresh(): Promise<void> {
+    stale = !shown();
+    if (stale) return;
+    const mine = ++request;
+    try {
+      const r = await ctl.transformerBlock({ ropePair: Number(pairSelect.value || 0) });
+      if (mine !== request) return;
+      problem.hidden = true;
+      render(r);
+    } catch (e) {
+      if (mine !== request) return;
+      problem.textContent = `The block could not be built: ${e instanceof Error ? e.message : String(e)}`;
+      problem.hidden = false;
+    }
+  }
+
+  function render(r: BlockStages): void {
+    const T = r.seqLen, D = r.dModel, H = r.nHeads, KV = r.kvHeads, Dh = r.dHead, F = r.ffnWidth;
+    const tokens = Array.from(r.ids, String);
+    const pre = r.normPosition === 'pre';
+    const normName = r.norm === 'rmsnorm' ? 'RMSNorm' : 'LayerNorm';
+    const normFormula = r.norm === 'rmsnorm' ? 'x / √(mean(x²) + 1e-6) · w' : '(x − mean) / √(var + 1e-5) · w + b';
+    // The pair select follows dHead.
+    const pairs = Math.floor(Dh / 2);
+    if (pairSelect.options.length !== pairs) {
+      const keep = Math.min(Number(pairSelect.value || 0), pairs - 1);
+      pairSelect.replaceChildren(...Array.from({ length: pairs }, (_, i) => h('option', { value: i, text: `${i} (dims ${2 * i}, ${2 * i + 1})` })));
+      pairSelect.value = String(Math.max(0, keep));
+    }
+    const grid = (name: string, m: Matrix, opts: { colour?: 'signed' | 'weights'; title?: string; causal?: boolean; head?: number; width?: number } = {}) =>
+      h(
+        'figure',
+        { class: 'matrix-fig', 'data-matrix': name, 'data-head': opts.head },
+        h('figcaption', {}, h('strong', { text: opts.title ?? name }), ` (${m.rows}, ${m.cols})`),
+        matrixSvg(m, { label: opts.title ?? name, colour: opts.colour ?? 'signed', width: opts.width, masked: opts.causal ? (i, j) => j > i : undefined }),
+      );
+    const headWeights = (hd: number): Matrix => ({ rows: T, cols: T, data: r.weights.data.slice(hd * T * T, (hd + 1) * T * T) });
+    const kvNote = (hd: number) => (KV < H ? ` · K/V ${Math.floor(hd / (H / KV)) + 1}` : '');
+    const shapeTD = `(T, d_model) = (${T}, ${D})`;
+    const normStage = (which: 1 | 2, input: string, m: Matrix | null, text: string): HTMLElement =>
+      m
+        ? section(`norm${which}`, `${normName} ${which}`, `norm${which}(${input}) = ${normFormula}`, shapeTD, text, grid(`norm${which}`, m))
+        : section(`norm${which}`, `Norm ${which}: none`, `${input} passes through`, shapeTD, r.norm === 'none' ? 'With norm set to none there is no norm here: the next step reads the stream as it is. Pick layernorm or rmsnorm to see each row rescaled.' : 'Without an FFN there is no second sublayer, and so no second norm.', null, true);
+
+    const sections: HTMLElement[] = [];
+    const section = (id: StageId, title: string, formula: string, shape: string, text: string, body: Node | null, skipped = false): HTMLElement =>
+      h(
+        'section',
+        { class: `stage block-stage${skipped ? ' skipped' : ''}`, 'data-stage': id, 'data-skipped': skipped ? 'true' : undefined },
+        h('h3', { text: title }),
+        h('p', { class: 'formula' }, h('code', { text: formula }), h('span', { class: 'shape', text: shape })),
+        h('p', { class: 'stage-text', text }),
+        body,
+      );
+
+    const posText: Record<BlockStages['positions'], string> = {
+      sinusoidal: 'x = token_emb[ids] + P   (P: the fixed sinusoidal table)',
+      learned: 'x = token_emb[ids] + pos_emb[0..T)   (a trained table)',
+      rope: 'x = token_emb[ids]   (RoPE turns q and k inside attention)',
+      alibi: 'x = token_emb[ids]   (ALiBi biases the scores inside attention)',
+      none: 'x = token_emb[ids]   (no position information at all)',
+    };
+    const stage = (id: StageId): HTMLElement => {
+      switch (id) {
+        case 'x':
+          return section(
+            'x',
+            'Input x',
+            posText[r.positions],
+            shapeTD,
+            `One row per token of the sample (ids ${tokens.join(' ')}), d_model numbers each: the residual stream as it enters the block. Blue is negative, orange positive, white near 0; every grid is scaled to its own largest value.${new Set(tokens).size === 1 && T > 1 ? ' Every token of this sample is the same id, so rows can differ only through positions: type other ids in the training view\'s sample box to see more.' : ''}`,
+            grid('x', r.x),
+          );
+        case 'norm1':
+          return pre
+            ? normStage(1, 'x', r.norm1, `Pre-norm rescales each row of x before attention reads it, so attention always sees rows of the same size. The stream itself, x, is left as it is and goes round the sublayer to the add.`)
+            : normStage(1, 'x + attn(x)', r.norm1, `Post-norm rescales each row after the add, so the stream itself is normalised. Every row now has ${r.norm === 'rmsnorm' ? 'mean square 1' : 'mean 0 and variance 1'} (the weights start at 1), whatever size the sum had.`);
+        case 'attention': {
+          const input = pre && r.norm1 ? 'norm1(x)' : 'x';
+          const figs = h(
+            'div',
+            { class: 'matrix-row' },
+            grid('q', r.q, { title: r.positions === 'rope' ? 'q (after RoPE)' : 'q' }),
+            grid('k', r.k, { title: r.positions === 'rope' ? 'k (after RoPE)' : 'k' }),
+            ...Array.from({ length: H }, (_, hd) => grid('weights', headWeights(hd), { colour: 'weights', causal: true, head: hd, width: 150, title: `weights, head ${hd + 1}${kvNote(hd)}` })),
+            grid('attnOut', r.attnOut, { title: 'attn out' }),
+          );
+          const extra = r.rope ? ropeFigure(r.rope, tokens) : r.alibi ? alibiFigure(r.alibi, T) : null;
+          return section(
+            'attention',
+            'Attention',
+            `attn(${input}) = out_proj(concat_h softmax(q_h k_hᵀ / √${Dh}${r.alibi ? ' + bias_h' : ''} + mask) v_h)`,
+            `q: (T, H·d_head) = (${T}, ${H * Dh});  k, v: (T, KV·d_head) = (${T}, ${KV * Dh});  weights: ${H} × (${T}, ${T});  out: (${T}, ${D})`,
+            `Each head compares its queries with the keys of earlier tokens and blends their values with the resulting weights (yellow: most of the row, dark: little; grey: the future, masked). ${KV < H ? `With ${KV} K/V head${KV > 1 ? 's' : ''} for ${H} query heads, heads that share a K/V head read the same keys and values and differ only in their queries.` : 'Every head has its own keys and values.'}`,
+            h('div', {}, figs, extra),
+          );
+        }
+        case 'add1':
+          return section('add1', 'Add (residual)', 'x + attn(…)', shapeTD, 'The attention output is added to the stream, not put in its place: whatever attention did not change reaches the next step untouched. This shortcut is also the path the gradient takes straight back to the embedding.', grid('sum1', r.sum1, { title: 'x + attn' }));
+        case 'norm2':
+          return pre
+            ? normStage(2, 'h', r.norm2, 'The second pre-norm rescales the rows of the stream h = x + attn before the FFN reads them; the stream goes round the FFN unchanged to the second add.')
+            : normStage(2, 'h + ffn(h)', r.norm2, 'The second post-norm rescales the stream after the FFN\'s add: this is what the next block (or lm_head) receives.');
+        case 'ffn': {
+          const input = pre ? (r.norm2 ? 'norm2(h)' : 'h') : r.norm1 ? 'norm1(x + attn)' : 'x + attn';
+          if (!r.ffnOut) return section('ffn', 'FFN: none', 'no feed-forward network', shapeTD, 'With FFN set to none the block is attention alone. Pick relu, gelu or swiglu to add the position-wise network that works on each token by itself.', null, true);
+          const hidden = `(T, F) = (${T}, ${F})`;
+          const figs = h(
+            'div',
+            { class: 'matrix-row' },
+            r.ffnGate ? grid('ffnGate', r.ffnGate, { title: 'gate(x)' }) : null,
+            r.ffnUp ? grid('ffnUp', r.ffnUp, { title: 'up(x)' }) : null,
+            r.ffnHidden ? grid('ffnHidden', r.ffnHidden, { title: r.ffn === 'swiglu' ? 'silu(gate) · up' : `${r.ffn}(up)` }) : null,
+            grid('ffnOut', r.ffnOut, { title: 'ffn out' }),
+          );
+          const formula = r.ffn === 'swiglu' ? `ffn(${input}) = down(silu(gate(·)) ⊙ up(·))` : `ffn(${input}) = down(${r.ffn}(up(·)))`;
+          const text =
+            r.ffn === 'swiglu'
+              ? `Each token is widened to F = ${F} numbers twice: the gate, squashed by SiLU, decides how much of the up branch gets through, cell by cell. down brings the product back to d_model. No token looks at another here.`
+              : `Each token is widened to F = ${F} numbers, passed through ${r.ffn === 'relu' ? 'ReLU, which zeroes every negative cell (white in relu(up))' : 'GELU, which keeps positive cells and shrinks negative ones towards 0'}, and brought back to d_model by down. No token looks at another here.`;
+          return section('ffn', `FFN (${r.ffn})`, formula, `hidden: ${hidden};  out: ${shapeTD}`, text, figs);
+        }
+        case 'add2':
+          if (!r.sum2) return section('add2', 'Add: none', 'no FFN, nothing to add', shapeTD, 'Without an FFN there is no second add: the stream after attention is the block\'s output.', null, true);
+          return section(
+            'add2',
+            'Add (residual)',
+            `${pre ? 'h' : r.norm1 ? 'norm1(…)' : 'h'} + ffn(…)`,
+            shapeTD,
+            `The FFN's output joins the stream the same way attention's did. ${pre ? 'This sum is the block\'s output' : 'In post-norm it still has to go through norm 2'}${pre && r.finalOut ? '; with pre-norm the model also applies one final norm after its last block, before lm_head.' : '.'}`,
+            h('div', { class: 'matrix-row' }, grid('sum2', r.sum2, { title: 'h + ffn' }), pre && r.finalOut ? grid('finalOut', r.finalOut, { title: 'final_norm (after the block)' }) : null),
+          );
+      }
+    };
+    for (const id of BLOCK_STAGES[r.normPosition]) sections.push(stage(id));
+    sections.forEach((s, i) => {
+      const h3 = s.querySelector('h3')!;
+      h3.textContent = `${i + 1}. ${h3.textContent}`;
+    });
+    stagesEl.dataset.order = r.normPosition;
+    stagesEl.replaceChildren(...sections);
+  }
+
+  const inputKeys: readonly (keyof State)[] = [...CONFIG_KEYS, ...keysOf('sample')];
+  cleanups.push(
+    store.subscribe((s, changed) => {
+      sync(s);
+      if (inputKeys.some((k) => changed.has(k)) || (changed.has('view') && shown() && stale)) void refresh();
+    }),
+  );
+  sync(store.state);
+  return {
+    refresh,
+    destroy: () => {
+      for (const f of cleanups) f();
+      root.replaceChildren();
+    },
+  };
+}
