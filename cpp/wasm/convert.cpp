@@ -584,7 +584,7 @@ std::vector<float> to_next_logits(const val& v) {
 SamplingOptions to_sampling_options(const val& v) {
   SamplingOptions o;
   if (v.isUndefined()) return o;
-  require(v.isObject() && !v.isArray(), "the sampling options must be an object, got ", type_of(v));
+  require(is_object(v), "the sampling options must be an object, got ", type_of(v));
   check_keys(v, std::initializer_list<const char*>{"temperature", "topK", "topP", "minP"},
              "sampling option", ErrorKind::Input);
   if (!v["temperature"].isUndefined()) o.temperature = float(to_number(v["temperature"], "temperature"));

@@ -18,7 +18,7 @@ for (const variant of variants) {
     const core = await loadCore(variant);
 
     test('each strategy, and their chain temperature -> top-k -> top-p -> min-p', () => {
-      near(core.nextTokenDistribution(L), [0.5, 0.25, 0.125, 0.125], 'defaults');
+      near(core.nextTokenDistribution(L, {}), [0.5, 0.25, 0.125, 0.125], 'defaults');
       near(core.nextTokenDistribution(L, { temperature: 0.5 }), [16 / 22, 4 / 22, 1 / 22, 1 / 22], 'temperature 0.5');
       near(core.nextTokenDistribution(L, { temperature: 0 }), [1, 0, 0, 0], 'greedy');
       near(core.nextTokenDistribution(L, { topK: 2 }), [2 / 3, 1 / 3, 0, 0], 'top-k 2');
@@ -39,9 +39,9 @@ for (const variant of variants) {
         [() => core.nextTokenDistribution(L, { minP: 2 }), /min_p \(2\)/],
         [() => core.nextTokenDistribution(L, { top_k: 2 }), /unknown sampling option key 'top_k'/],
         [() => core.nextTokenDistribution(L, { temperature: 'hot' }), /temperature must be a number/],
-        [() => core.nextTokenDistribution(Float32Array.of(1, NaN)), /logit 1/],
-        [() => core.nextTokenDistribution(Float32Array.of()), /at least one/],
-        [() => core.nextTokenDistribution([1, 2]), /Float32Array/],
+        [() => core.nextTokenDistribution(Float32Array.of(1, NaN), {}), /logit 1/],
+        [() => core.nextTokenDistribution(Float32Array.of(), {}), /at least one/],
+        [() => core.nextTokenDistribution([1, 2], {}), /Float32Array/],
       ];
       for (const [call, message] of bad) {
         assert.throws(call, (e) => e instanceof Error && e.kind === 'input' && message.test(e.message), String(message));

@@ -478,8 +478,8 @@ export interface AttentionCore {
    * divides the logits (0: greedy), then top-k keeps the k largest, top-p the most likely tokens up
    * to and including the one where the cumulative probability reaches p, and min-p every token with
    * at least minP times the largest probability; each stage renormalises. A probability for every
-   * token, 0 for the excluded ones. logits: 1 to 65536 finite values. */
-  nextTokenDistribution(logits: Float32Array, options?: SamplingOptions): Float32Array;
+   * token, 0 for the excluded ones. logits: 1 to 65536 finite values; options: {} for the defaults. */
+  nextTokenDistribution(logits: Float32Array, options: SamplingOptions): Float32Array;
   /** One sequence of seqLen ids from the task's generator: row 0 of a training batch drawn with
    * this seed (an integer in [0, 2^31 - 1]). The page's default sample; seed + 1 gives another. */
   taskSample(task: TaskName, vocabSize: number, seqLen: number, seed: number): Int32Array;
