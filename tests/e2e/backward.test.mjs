@@ -145,7 +145,7 @@ function assertConsistent({ m, data }, query) {
 }
 
 test('backward panel: after training, one row of head 2 is consistent, and the loss is the model\'s', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&panel=backward`, { bypassCSP: true });
+  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&panel=all`, { bypassCSP: true });
   await waitReady(page);
   assert.equal(await page.getAttribute(PANEL, 'aria-label'), 'Backward pass for one query row');
   assert.equal(await page.textContent(`${PANEL} h2`), 'Backward pass of one query row');

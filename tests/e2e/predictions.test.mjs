@@ -131,7 +131,7 @@ async function exported(page) {
 }
 
 test('predictions: the top 3 and their probabilities are a softmax of the core\'s logits, the marks the task\'s answers', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&task=copy&seed=5`, { bypassCSP: true });
+  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&panel=all&task=copy&seed=5`, { bypassCSP: true });
   await waitReady(page);
   for (let k = 1; k <= 3; ++k) {
     await page.click('[data-action=step10]');
@@ -154,7 +154,7 @@ test('predictions: the top 3 and their probabilities are a softmax of the core\'
 });
 
 test('after training repeat, every position is marked right', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train`, { bypassCSP: true });
+  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&panel=all`, { bypassCSP: true });
   await waitReady(page);
   await page.click('[data-action=play]');
   await page.waitForFunction(() => Number(document.querySelector('.readout').dataset.step) >= 400, null, { timeout: GUARD_MS * 2 });
@@ -209,7 +209,7 @@ test('"New sample" shows the generator\'s next sequence for every task; the seed
 });
 
 test('a typed sample still works and stays in the URL; emptying the box goes back to the task; a hostile one is named', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&task=shift`, { bypassCSP: true });
+  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&panel=all&task=shift`, { bypassCSP: true });
   await waitReady(page);
   await page.fill('[name=sample]', '5 6 7 8 9');
   await page.press('[name=sample]', 'Enter');
@@ -221,7 +221,7 @@ test('a typed sample still works and stays in the URL; emptying the box goes bac
   assertMatches(rows, [5, 6, 7, 8, 9], await reference(page, await exported(page)));
 
   // An old link's typed sample reads as before.
-  const old = await openPage(browser, `${srv.url}#view=train&sample=3%2014%2015%209`);
+  const old = await openPage(browser, `${srv.url}#view=train&panel=all&sample=3%2014%2015%209`);
   await waitReady(old.page);
   assert.equal(await old.page.inputValue('[name=sample]'), '3 14 15 9');
   await old.page.waitForFunction((sel) => document.querySelector(sel)?.dataset.ids === '3 14 15 9', PANEL, { timeout: GUARD_MS });
@@ -264,7 +264,8 @@ test('at 360 px the table scrolls in a box the keyboard reaches, and the page do
   await page.focus(box);
   await page.keyboard.press('ArrowRight');
   await page.keyboard.press('ArrowRight');
-  assert.ok((await page.$eval(box, (el) => el.scrollLeft)) > 0, 'the arrow keys scroll it');
+  // The arrow keys scroll it (the browser may animate the scroll: wait for it, as a guard).
+  await page.waitForFunction((sel) => document.querySelector(sel).scrollLeft > 0, box, { timeout: GUARD_MS });
   assert.equal((await shown(page)).length, 16);
   // The New sample button is reachable and works from the keyboard.
   await page.focus('[data-action=new-sample]');

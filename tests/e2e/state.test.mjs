@@ -176,10 +176,14 @@ test('every control has a label and is reachable from the keyboard', async () =>
       els.filter((e) => !(e.labels?.length || e.getAttribute('aria-label') || e.textContent.trim())).map((e) => e.outerHTML),
     );
     assert.deepEqual(unlabelled, [], `${view}: controls without a label`);
-    const untabbable = await page.$$eval(`.view-${view} :is(input, select, button, canvas[tabindex])`, (els) =>
+    // Tabs keep a roving tabindex: the selected one is in the tab order, the arrow keys reach the
+    // others (panels.test.mjs presses them); so each tab list has exactly one tab at 0.
+    const untabbable = await page.$$eval(`.view-${view} :is(input, select, button, canvas[tabindex]):not([role=tab])`, (els) =>
       els.filter((e) => e.tabIndex < 0 && !e.disabled).map((e) => e.outerHTML),
     );
     assert.deepEqual(untabbable, [], `${view}: controls out of the tab order`);
+    const tabStops = await page.$$eval(`.view-${view} [role=tablist]`, (lists) => lists.map((l) => [...l.querySelectorAll('[role=tab]')].filter((t) => !t.hidden && t.tabIndex === 0).length));
+    assert.ok(tabStops.every((n) => n === 1), `${view}: one tab stop per tab list, got ${tabStops}`);
   }
   // Play/Pause works from the keyboard.
   await page.click('[data-view=train]');
