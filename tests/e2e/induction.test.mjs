@@ -27,11 +27,12 @@ useBrowser((s, b) => {
 /**
  * The second path, in the page's main thread: a Trainer of CONFIG trained to each of `steps`
  * (ascending); at each, its phase change, head scores, eval loss/accuracy (4 batches, as the
- * Ablation panel) and the sample's attention; and at the last, the same under `headsOff`.
+ * Ablation panel) and the sample's attention; and at the last, the same under each of
+ * `ablations` (lists of heads off), so one training serves every knock-out the test reads.
  */
-function reference(page, steps, headsOff = null) {
+function reference(page, steps, ablations = []) {
   return page.evaluate(
-    async ({ config, steps, sample, headsOff }) => {
+    async ({ config, steps, sample, ablations }) => {
       const core = await (await import(new URL('wasm/attention-core-simd.js', document.baseURI).href)).default();
       const t = new core.Trainer(config);
       const plain = (s) => ({ previousToken: Array.from(s.previousToken), prefixMatching: Array.from(s.prefixMatching), composition: Array.from(s.composition), baseline: s.compositionBaseline });
@@ -41,17 +42,16 @@ function reference(page, steps, headsOff = null) {
           while (t.stepsDone() < step) t.step(Math.min(1000, step - t.stepsDone()));
           at.push({ step, phaseChange: t.phaseChange(), scores: plain(t.headScores()), evaluation: t.evaluate(4), weights: Array.from(t.attention(Int32Array.from(sample)).weights) });
         }
-        let ablated = null;
-        if (headsOff) {
+        const ablated = ablations.map((headsOff) => {
           t.setAblation({ headsOff });
-          ablated = { scores: plain(t.headScores()), evaluation: t.evaluate(4) };
-        }
+          return { scores: plain(t.headScores()), evaluation: t.evaluate(4) };
+        });
         return { at, ablated };
       } finally {
         t.delete();
       }
     },
-    { config: CONFIG, steps, sample: SAMPLE, headsOff },
+    { config: CONFIG, steps, sample: SAMPLE, ablations },
   );
 }
 
@@ -123,7 +123,9 @@ test('trained from the preset until the phase change: the chart marks it, the sc
   const timelineStep = Number(await page.getAttribute('.timeline-panel', 'data-step'));
   assert.ok(timelineStep > phase && timelineStep <= step, `the latest snapshot ${timelineStep} is after the phase change ${phase}`);
 
-  const ref = await reference(page, [timelineStep, step]);
+  // Both layer-1 heads knocked out in turn: the test knocks out whichever is the previous-token head.
+  const layer1Off = [0, 1].map((h) => [0, 1, 2, 3].map((g) => g === h));
+  const ref = await reference(page, [timelineStep, step], layer1Off);
   const [atSnapshot, now] = ref.at;
   // The phase change is the core's.
   assert.equal(phase, now.phaseChange);
@@ -195,15 +197,14 @@ test('trained from the preset until the phase change: the chart marks it, the sc
     prefixRow: [...p.querySelectorAll('.ablation-effect tr[data-metric=prefix-matching] :is(th, td)')].map((c) => c.textContent),
     headNames: [...p.querySelectorAll('.ablation-heads tbody th')].map((th) => th.textContent),
   }));
-  const headsOff = [0, 1, 2, 3].map((g) => g === prev);
-  const knocked = await reference(page, [step], headsOff);
+  const knocked = ref.ablated[prev];
   assert.equal(Number(shown.inductionHead), ind);
-  assert.equal(Number(shown.intactAccuracy), knocked.at[0].evaluation.accuracy);
-  assert.equal(Number(shown.ablatedAccuracy), knocked.ablated.evaluation.accuracy);
-  assert.equal(Number(shown.intactLoss), knocked.at[0].evaluation.loss);
-  assert.equal(Number(shown.ablatedLoss), knocked.ablated.evaluation.loss);
-  assert.equal(Number(shown.intactPrefix), knocked.at[0].scores.prefixMatching[ind]);
-  assert.equal(Number(shown.ablatedPrefix), knocked.ablated.scores.prefixMatching[ind]);
+  assert.equal(Number(shown.intactAccuracy), now.evaluation.accuracy);
+  assert.equal(Number(shown.ablatedAccuracy), knocked.evaluation.accuracy);
+  assert.equal(Number(shown.intactLoss), now.evaluation.loss);
+  assert.equal(Number(shown.ablatedLoss), knocked.evaluation.loss);
+  assert.equal(Number(shown.intactPrefix), now.scores.prefixMatching[ind]);
+  assert.equal(Number(shown.ablatedPrefix), knocked.scores.prefixMatching[ind]);
   // Collapsing: the induction head loses its target, and the accuracy falls with it.
   assert.ok(Number(shown.ablatedPrefix) < Number(shown.intactPrefix) / 2, `prefix-matching ${shown.intactPrefix} -> ${shown.ablatedPrefix}`);
   assert.ok(Number(shown.ablatedAccuracy) < Number(shown.intactAccuracy) / 2, `accuracy ${shown.intactAccuracy} -> ${shown.ablatedAccuracy}`);
