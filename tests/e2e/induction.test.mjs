@@ -90,7 +90,9 @@ test('the preset link sets two layers with the residual stream on the induction 
 });
 
 test('trained from the preset until the phase change: the chart marks it, the scores shown are the core\'s, and knocking out the previous-token head breaks the induction head', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#${PRESET}&panel=all`, { bypassCSP: true });
+  // Trained with the Circuits panel open (the scores a learner watches while the head forms), then
+  // every panel opened at the pause, as a learner looks at them.
+  const { page, context, errors } = await openPage(browser, `${srv.url}#${PRESET}&panel=circuits`, { bypassCSP: true });
   await waitReady(page);
   await page.click('[data-action=play]');
   // Train past the phase change, far enough for the induction head to do its job.
@@ -105,6 +107,7 @@ test('trained from the preset until the phase change: the chart marks it, the sc
   await page.click('[data-action=play]');
   await page.waitForFunction(() => document.querySelector('.readout').dataset.status === 'paused');
   const { step } = await readout(page);
+  await page.click('.panel-picker [data-panel=all]');
   const phase = Number(await page.getAttribute('.chart', 'data-phase-change'));
   assert.match(await page.textContent('.phase-note'), new RegExp(`^Phase change at step ${phase} \\(the dashed line\\)`));
 
