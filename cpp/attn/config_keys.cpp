@@ -104,6 +104,9 @@ std::vector<ConfigKey> make_keys() {
                  [](const std::string& s) { parse_ffn_kind(s); }),
       int_key("ffn_mult", &C::ffn_mult, "M", "FFN hidden width in multiples of {d_model}, 1 to 8")
           .in(1, FeedForward::kMaxFfnMult),
+      float_key("emb_init_std", &C::emb_init_std, "S",
+                "std of the token embedding's initial values (0.02 in the curriculum)")
+          .in(0, 10, true, false),
   };
   return std::vector<ConfigKey>(std::begin(rows), std::end(rows));
 }

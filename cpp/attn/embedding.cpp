@@ -4,11 +4,12 @@
 
 namespace attn {
 
-TokenEmbedding::TokenEmbedding(int V, int D, Rng& rng) : vocab_size(V), d_model(D) {
+TokenEmbedding::TokenEmbedding(int V, int D, Rng& rng, float init_std)
+    : vocab_size(V), d_model(D) {
   require_config(V >= 1, "vocab_size", "vocab_size (", V, ") must be >= 1");
   require_config(D >= 1, "d_model", "d_model (", D, ") must be >= 1");
   weight.resize(V, D);
-  for (Eigen::Index i = 0; i < weight.size(); ++i) weight.data()[i] = 0.02f * rng.normal();
+  for (Eigen::Index i = 0; i < weight.size(); ++i) weight.data()[i] = init_std * rng.normal();
   dweight = Mat::Zero(V, D);
 }
 

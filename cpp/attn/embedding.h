@@ -6,10 +6,11 @@
 
 namespace attn {
 
-// Lookup table (V,D), init N(0, 0.02). Ids outside [0, V) are an error.
+// Lookup table (V,D), init N(0, init_std^2): the curriculum's 0.02 by default. Ids outside [0, V)
+// are an error.
 class TokenEmbedding {
  public:
-  TokenEmbedding(int vocab_size, int d_model, Rng& rng);
+  TokenEmbedding(int vocab_size, int d_model, Rng& rng, float init_std = 0.02f);
 
   // ids (N) -> out (N,D): out[n] = weight[ids[n]]. Throws on an id outside [0, V).
   void forward(const int32_t* ids, Eigen::Index n, MatRef out) const;

@@ -27,6 +27,8 @@ void ModelConfig::validate() const {
                  d_model / n_heads);
   require_config(ffn_mult >= 1 && ffn_mult <= FeedForward::kMaxFfnMult, "ffn_mult", "ffn_mult (",
                  ffn_mult, ") must be in [1, ", FeedForward::kMaxFfnMult, "]");
+  require_config(emb_init_std > 0 && emb_init_std <= 10, "emb_init_std", "emb_init_std (",
+                 emb_init_std, ") must be in (0, 10]");
   // Norms and FFNs sit on the residual stream; without it there is nothing to add them to.
   require_config(norm == NormKind::None || residual, "norm", "norm (", norm_kind_name(norm),
                  ") needs residual (true): a norm only works on the residual stream");
@@ -149,7 +151,7 @@ void TinyAttentionLM::State::stacked_weights(Mat& out) const {
 // One generator, consumed by the members in declaration order.
 TinyAttentionLM::TinyAttentionLM(const ModelConfig& c, Rng&& rng)
     : config(c),
-      token_emb(c.vocab_size, c.d_model, rng),
+      token_emb(c.vocab_size, c.d_model, rng, c.emb_init_std),
       pos_emb(c.max_context_length, c.d_model),
       learned_pos(make_learned_positions(c, rng)),
       layers(make_layers(c, rng, ffns)),

@@ -51,6 +51,8 @@ struct ModelConfig {
   NormPosition norm_position = NormPosition::Pre;
   FfnKind ffn = FfnKind::None;
   int ffn_mult = 4;  // the FFN's hidden width is ffn_mult * D
+  // The token embedding's init: N(0, emb_init_std^2). Only the init; not in a weights file.
+  float emb_init_std = 0.02f;
   // K/V heads with the default resolved.
   int kv_heads_resolved() const { return kv_heads > 0 ? kv_heads : n_heads; }
   // Every block key at its default: today's names, file and metadata.

@@ -81,6 +81,7 @@ ModelConfig TrainerConfig::model_config() const {
   m.norm_position = parse_norm_position(norm_position);
   m.ffn = parse_ffn_kind(ffn);
   m.ffn_mult = ffn_mult;
+  m.emb_init_std = emb_init_std;
   return m;
 }
 

@@ -47,6 +47,9 @@ struct TrainerConfig {
   std::string norm_position = "pre";  // pre or post
   std::string ffn = "none";           // none, relu, gelu or swiglu
   int ffn_mult = 4;                   // the FFN's hidden width is ffn_mult * d_model
+  // The token embedding's init std (issue 23): the curriculum's 0.02; a larger one makes the
+  // induction preset form its head sooner (cpp/README.md, induction heads).
+  float emb_init_std = 0.02f;
 
   // Throws an Error of kind Config naming the first bad value; its key is the key's snake_case
   // name ("" for a config too large as a whole). Messages name keys as namer spells them

@@ -40,7 +40,7 @@ TEST_CASE("config keys: one row per TrainerConfig field, in its order, with its 
       {"task", "repeat"},   {"n_layers", "1"},      {"residual", "false"},
       {"kv_heads", "0"},    {"positions", "sinusoidal"}, {"max_seq_len", "0"},
       {"norm", "none"},     {"norm_position", "pre"},    {"ffn", "none"},
-      {"ffn_mult", "4"},
+      {"ffn_mult", "4"},    {"emb_init_std", "0.02"},
   };
   const std::vector<ConfigKey>& keys = config_keys();
   REQUIRE(keys.size() == expected.size());

@@ -11,12 +11,13 @@
 
 namespace {
 
-// Measured on seeds 0-3 (README.md, "Induction heads"): accuracy >= 0.9 by step 2000, 4000, 1300, 1400;
-// phase change at 1931, 3948, 1194, 1339. The budget covers the slowest seed with margin.
-constexpr int kBudget = 5000;
+// Measured with the preset's emb_init_std 0.5 on seeds 0-7 (cpp/README.md, "Induction heads"): the
+// phase change at 442-572 steps, training accuracy >= 0.9 first seen by step 650. The budget covers
+// the slowest seed more than twice. (With the curriculum's 0.02 the same seeds need 1,200 to 4,000.)
+constexpr int kBudget = 1500;
 constexpr uint64_t kTestSeeds[] = {0, 2};
 
-// The preset of README.md, "Induction heads" ("watch an induction head form").
+// The preset of cpp/README.md, "Induction heads" ("watch an induction head form").
 attn::TrainerConfig induction_preset(uint64_t seed, int layers) {
   attn::TrainerConfig c;
   c.vocab_size = 32;
@@ -29,6 +30,7 @@ attn::TrainerConfig induction_preset(uint64_t seed, int layers) {
   c.task = "induction";
   c.n_layers = layers;
   c.residual = true;
+  c.emb_init_std = 0.5f;
   return c;
 }
 
@@ -66,17 +68,24 @@ TEST_CASE("induction: 2 layers with residual reach 0.9 within the budget, 1 laye
     CHECK(s.previous_token[size_t(prev)] > 0.5f);
     CHECK(s.prefix_matching[size_t(H + ind)] > 0.5f);
     CHECK(s.composition[size_t(prev * H + ind)] > 1.5f * s.composition_baseline);
-    // Knocking out the previous-token head breaks the circuit: the induction head's
-    // prefix-matching score and the accuracy collapse (issue 15, the Ablation panel's claim).
+    // Knocking out the previous-token head breaks the circuit (issue 15, the Ablation panel's
+    // claim): the induction head's prefix-matching score falls below half and the accuracy well
+    // down. Where the other layer-1 head carries some of the previous-token signal too (seed 2:
+    // previous-token scores 0.67 and 0.52), the copy half survives (accuracy 0.60, from 0.99);
+    // without both layer-1 heads it is gone.
     attn::Trainer::Ablation off;
     off.heads_off.assign(size_t(2 * H), 0);
     off.heads_off[size_t(prev)] = 1;
     two.set_ablation(off);
     const attn::Trainer::HeadScores knocked = two.head_scores();
     const float knocked_acc = two.eval_accuracy(8);
-    CAPTURE(knocked.prefix_matching, knocked_acc);
+    off.heads_off[size_t(1 - prev)] = 1;
+    two.set_ablation(off);
+    const float layer1_off_acc = two.eval_accuracy(8);
+    CAPTURE(knocked.prefix_matching, knocked_acc, layer1_off_acc);
     CHECK(knocked.prefix_matching[size_t(H + ind)] < 0.5f * s.prefix_matching[size_t(H + ind)]);
-    CHECK(knocked_acc < 0.5f);
+    CHECK(knocked_acc < 0.7f);
+    CHECK(layer1_off_acc < 0.3f);
   }
   attn::Trainer one(induction_preset(kTestSeeds[0], 1));
   one.step(kBudget);

@@ -47,7 +47,11 @@ if(EMSCRIPTEN)
   target_include_directories(attn_tests PRIVATE ${catch_dir})
   target_compile_definitions(attn_tests PRIVATE CATCH_CONFIG_NO_POSIX_SIGNALS)
   target_link_options(attn_tests PRIVATE -sENVIRONMENT=node -sNODERAWFS=1 -sEXIT_RUNTIME=1
-                      -sALLOW_MEMORY_GROWTH=1 -sTOTAL_STACK=8MB -sSINGLE_FILE=1)
+                      -sALLOW_MEMORY_GROWTH=1 -sTOTAL_STACK=8MB -sSINGLE_FILE=1
+                      # binaryen's link-time passes at -O1, not the build type's -O3: the objects
+                      # are the -O3 code the page ships; -O3 here only re-optimised the test
+                      # runner, at ~40 s of CPU per link (scripts/README.md, the suite's time).
+                      -O1)
   if(ATTN_SIMD)
     set(variant simd)
   else()

@@ -92,7 +92,7 @@ test('export after training, import into a fresh page: same attention, step and 
   const run = JSON.parse(json.bytes.toString('utf8'));
   assert.equal(run.format, 'attention-playground/1');
   assert.deepEqual(Object.keys(run.config).sort(), [
-    'attnDropout', 'batchSize', 'dModel', 'ffn', 'ffnMult', 'kvHeads', 'lr', 'maxSeqLen', 'nHeads', 'nLayers', 'norm', 'normPosition', 'outDropout', 'positions', 'residual', 'seed',
+    'attnDropout', 'batchSize', 'dModel', 'embInitStd', 'ffn', 'ffnMult', 'kvHeads', 'lr', 'maxSeqLen', 'nHeads', 'nLayers', 'norm', 'normPosition', 'outDropout', 'positions', 'residual', 'seed',
     'seqLen', 'task', 'vocabSize',
   ]);
   assert.equal(run.config.task, 'copy');

@@ -12,9 +12,9 @@ import { audit, downloadBytes, lessonPage, openPage, openRecorded, serveDistWith
 const GUARD_MS = 180000;
 /** The preset, as presets.ts writes it (the unit tests pin the same string). */
 const PRESET =
-  'view=train&vocab-size=32&d-model=32&heads=2&seq-len=32&batch=32&lr=0.005&seed=0&task=induction&layers=2&residual=1' +
+  'view=train&vocab-size=32&d-model=32&heads=2&seq-len=32&batch=32&lr=0.005&seed=0&task=induction&layers=2&residual=1&emb-init-std=0.5' +
   '&sample=3+17+5+12+20+8+29+16+22+1+26+10+14+5+12+20+8+29+16+31+9';
-const CONFIG = { vocabSize: 32, dModel: 32, nHeads: 2, seqLen: 32, batchSize: 32, lr: 0.005, seed: 0, attnDropout: 0, outDropout: 0, task: 'induction', nLayers: 2, residual: true };
+const CONFIG = { vocabSize: 32, dModel: 32, nHeads: 2, seqLen: 32, batchSize: 32, lr: 0.005, seed: 0, attnDropout: 0, outDropout: 0, task: 'induction', nLayers: 2, residual: true, embInitStd: 0.5 };
 const SAMPLE = PRESET.split('sample=')[1].split('+').map(Number);
 
 let srv;

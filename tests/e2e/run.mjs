@@ -62,7 +62,7 @@ async function main() {
   // A name pattern that matches nothing would pass quietly, so the smoke run counts its passes from
   // a second (TAP) report and fails unless every smoke test ran and passed.
   const tap = p.args.length ? path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'e2e-smoke-')), 'report.tap') : null;
-  const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout'];
+  const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout', `--test-reporter=${path.join(HERE, 'file-times.mjs')}`, '--test-reporter-destination=stdout'];
   if (tap) reporters.push('--test-reporter=tap', `--test-reporter-destination=${tap}`);
   const server = await launchChromiumServer();
   try {

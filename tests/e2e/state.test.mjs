@@ -16,7 +16,7 @@ const controlValues = (page) =>
 test('the URL hash round-trips: a copied link reproduces view, config and seed', async () => {
   const hash =
     'view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat&layers=1&residual=0' +
-    '&kv-heads=0&positions=sinusoidal&max-seq-len=0&norm=none&norm-position=pre&ffn=none&ffn-mult=4' +
+    '&kv-heads=0&positions=sinusoidal&max-seq-len=0&norm=none&norm-position=pre&ffn=none&ffn-mult=4&emb-init-std=0.02' +
     '&sample=1+2+3+4&sample-seed=1&logy=0&smooth=1&epochs=1&panel=ablation&sentence=Attention+is+all+you+need&dk=3&dv=5&lesson-mask=causal&window=2&lesson-heads=1&lesson-positions=0&second-sentence=&stage=4' +
     '&scale-dk=16&logits=100+200+300&blend-row=0' +
     '&mask=none&scale-scores=0&heads-off=2&heads-frozen=1';
@@ -26,7 +26,7 @@ test('the URL hash round-trips: a copied link reproduces view, config and seed',
   assert.deepEqual(await controlValues(page), {
     vocabSize: '32', dModel: '16', nHeads: '2', seqLen: '8', batchSize: '8', lr: '0.01', seed: '7',
     attnDropout: '0.1', outDropout: '0', task: 'repeat', nLayers: '1', residual: 'false',
-    kvHeads: '0', positions: 'sinusoidal', maxSeqLen: '0', norm: 'none', normPosition: 'pre', ffn: 'none', ffnMult: '4',
+    kvHeads: '0', positions: 'sinusoidal', maxSeqLen: '0', norm: 'none', normPosition: 'pre', ffn: 'none', ffnMult: '4', embInitStd: '0.02',
   });
   assert.equal(await page.inputValue('[name=sample]'), '1 2 3 4');
   assert.equal(await page.isChecked('[name=logY]'), false);
@@ -77,7 +77,7 @@ test('a link from before issue 13 (old key names) opens the same, and is written
   assert.equal(
     await page.evaluate(() => location.hash),
     '#view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat&layers=1&residual=0' +
-      '&kv-heads=0&positions=sinusoidal&max-seq-len=0&norm=none&norm-position=pre&ffn=none&ffn-mult=4' +
+      '&kv-heads=0&positions=sinusoidal&max-seq-len=0&norm=none&norm-position=pre&ffn=none&ffn-mult=4&emb-init-std=0.02' +
       '&sample=1+2+3+4&sample-seed=1&logy=0&smooth=1&epochs=1&panel=predictions&sentence=Attention+is+all+you+need&dk=3&dv=5&lesson-mask=causal&window=2&lesson-heads=1&lesson-positions=0&second-sentence=&stage=4' +
       '&scale-dk=16&logits=100+200+300&blend-row=0' +
       '&mask=none&scale-scores=0&heads-off=2&heads-frozen=1',
@@ -86,7 +86,7 @@ test('a link from before issue 13 (old key names) opens the same, and is written
   assert.deepEqual(await controlValues(page), {
     vocabSize: '32', dModel: '16', nHeads: '2', seqLen: '8', batchSize: '8', lr: '0.01', seed: '7',
     attnDropout: '0.1', outDropout: '0', task: 'repeat', nLayers: '1', residual: 'false',
-    kvHeads: '0', positions: 'sinusoidal', maxSeqLen: '0', norm: 'none', normPosition: 'pre', ffn: 'none', ffnMult: '4',
+    kvHeads: '0', positions: 'sinusoidal', maxSeqLen: '0', norm: 'none', normPosition: 'pre', ffn: 'none', ffnMult: '4', embInitStd: '0.02',
   });
   assert.equal(await page.isHidden('.banner'), true, 'nothing to correct');
   // The old link opens the default panel: the Ablation panel is built, though not shown.
@@ -134,7 +134,7 @@ test('bad and hostile URL values are corrected with a visible message, never inj
   assert.deepEqual(await controlValues(page), {
     vocabSize: '512', dModel: '32', nHeads: '4', seqLen: '12', batchSize: '1', lr: '0.005', seed: '42',
     attnDropout: '0.9', outDropout: '0', task: 'repeat', nLayers: '1', residual: 'false',
-    kvHeads: '0', positions: 'sinusoidal', maxSeqLen: '0', norm: 'none', normPosition: 'pre', ffn: 'none', ffnMult: '4',
+    kvHeads: '0', positions: 'sinusoidal', maxSeqLen: '0', norm: 'none', normPosition: 'pre', ffn: 'none', ffnMult: '4', embInitStd: '0.02',
   });
   // Nothing from the URL became markup.
   assert.equal(await page.locator('main img, main script').count(), 0);

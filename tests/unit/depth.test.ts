@@ -69,7 +69,7 @@ describe('heads across layers', () => {
 describe('the preset "watch an induction head form"', () => {
   test('its link opens exactly its settings, with nothing to correct, the rest the defaults', () => {
     expect(presetHash(INDUCTION_PRESET)).toBe(
-      'view=train&vocab-size=32&d-model=32&heads=2&seq-len=32&batch=32&lr=0.005&seed=0&task=induction&layers=2&residual=1' +
+      'view=train&vocab-size=32&d-model=32&heads=2&seq-len=32&batch=32&lr=0.005&seed=0&task=induction&layers=2&residual=1&emb-init-std=0.5' +
         '&sample=3+17+5+12+20+8+29+16+22+1+26+10+14+5+12+20+8+29+16+31+9',
     );
     const { state, corrections } = stateFromHash(`#${presetHash(INDUCTION_PRESET)}`);
@@ -80,7 +80,7 @@ describe('the preset "watch an induction head form"', () => {
 
   test('its attributes give the element the same state', () => {
     const attrs = presetAttributes(INDUCTION_PRESET);
-    expect(attrs).toMatchObject({ layers: '2', residual: '1', task: 'induction', heads: '2', 'vocab-size': '32' });
+    expect(attrs).toMatchObject({ layers: '2', residual: '1', task: 'induction', heads: '2', 'vocab-size': '32', 'emb-init-std': '0.5' });
     const { state, problems } = stateFromAttributes(DEFAULTS, (name) => attrs[name] ?? null);
     expect(problems).toEqual([]);
     expect(state).toEqual(presetState(INDUCTION_PRESET));

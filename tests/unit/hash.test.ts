@@ -52,7 +52,7 @@ describe('the hash round trip', () => {
   /** The state both links below describe, in today's names and in the old ones. */
   const LINKED = {
     view: 'train', vocabSize: 32, dModel: 16, nHeads: 2, seqLen: 8, batchSize: 8, lr: 0.01, seed: 7, attnDropout: 0.1, outDropout: 0, task: 'repeat',
-    nLayers: 1, residual: false, kvHeads: 0, positions: 'sinusoidal', maxSeqLen: 0, norm: 'none', normPosition: 'pre', ffn: 'none', ffnMult: 4,
+    nLayers: 1, residual: false, kvHeads: 0, positions: 'sinusoidal', maxSeqLen: 0, norm: 'none', normPosition: 'pre', ffn: 'none', ffnMult: 4, embInitStd: 0.02,
     sample: '1 2 3 4', sampleSeed: 1, logY: false, smooth: false, epochMeans: false, panel: 'predictions', sentence: 'Attention is all you need', dk: 3, dv: 5, lessonMask: 'causal', window: 2, lessonHeads: 1, lessonPositions: false, secondSentence: '', stage: 4,
     scaleDk: 40, logits: '-3 0.5 88.8', blendRow: 2,
     mask: 'none', scaleScores: false, headsOff: '2', headsFrozen: '1',
@@ -61,7 +61,7 @@ describe('the hash round trip', () => {
   test('a link of today reads as it did, and is written back as it was', () => {
     const link =
       'view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat&layers=1&residual=0' +
-      '&kv-heads=0&positions=sinusoidal&max-seq-len=0&norm=none&norm-position=pre&ffn=none&ffn-mult=4' +
+      '&kv-heads=0&positions=sinusoidal&max-seq-len=0&norm=none&norm-position=pre&ffn=none&ffn-mult=4&emb-init-std=0.02' +
       '&sample=1+2+3+4&logy=0&smooth=0&epochs=0&panel=predictions&sentence=Attention+is+all+you+need&dk=3&dv=5&lesson-mask=causal&window=2&lesson-heads=1&lesson-positions=0&second-sentence=&stage=4' +
       '&scale-dk=40&logits=-3+0.5+88.8&blend-row=2' +
       '&mask=none&scale-scores=0&heads-off=2&heads-frozen=1';
@@ -84,7 +84,7 @@ describe('the hash round trip', () => {
     // Settings added since are written back with their defaults, in table order; every key in its new name.
     expect(stateToHash(state)).toBe(
       'view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat&layers=1&residual=0' +
-        '&kv-heads=0&positions=sinusoidal&max-seq-len=0&norm=none&norm-position=pre&ffn=none&ffn-mult=4' +
+        '&kv-heads=0&positions=sinusoidal&max-seq-len=0&norm=none&norm-position=pre&ffn=none&ffn-mult=4&emb-init-std=0.02' +
         '&sample=1+2+3+4&sample-seed=1&logy=0&smooth=0&epochs=0&panel=predictions&sentence=Attention+is+all+you+need&dk=3&dv=5&lesson-mask=causal&window=2&lesson-heads=1&lesson-positions=0&second-sentence=&stage=4' +
         '&scale-dk=40&logits=-3+0.5+88.8&blend-row=2' +
         '&mask=none&scale-scores=0&heads-off=2&heads-frozen=1',
@@ -105,7 +105,7 @@ describe('the hash round trip', () => {
     const { state, corrections } = stateFromHash('#view=train&task=future&mask=none');
     expect(corrections).toEqual([]);
     expect(state).toEqual({ ...DEFAULTS, task: 'future', mask: 'none' });
-    expect(stateToHash(state)).toMatch(/^view=train&vocab-size=64&d-model=32&heads=4&seq-len=12&batch=16&lr=0.005&seed=42&attn-dropout=0&out-dropout=0&task=future&layers=1&residual=0&kv-heads=0&positions=sinusoidal&max-seq-len=0&norm=none&norm-position=pre&ffn=none&ffn-mult=4&sample=&sample-seed=1&/);
+    expect(stateToHash(state)).toMatch(/^view=train&vocab-size=64&d-model=32&heads=4&seq-len=12&batch=16&lr=0.005&seed=42&attn-dropout=0&out-dropout=0&task=future&layers=1&residual=0&kv-heads=0&positions=sinusoidal&max-seq-len=0&norm=none&norm-position=pre&ffn=none&ffn-mult=4&emb-init-std=0.02&sample=&sample-seed=1&/);
     expect([...new URLSearchParams(stateToHash(state)).keys()]).toEqual(SETTING_LIST.map((s) => s.hash));
   });
 

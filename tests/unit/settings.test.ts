@@ -47,7 +47,7 @@ describe('the key table', () => {
     expect(DEFAULTS).toEqual({
       view: 'train', vocabSize: 64, dModel: 32, nHeads: 4, seqLen: 12, batchSize: 16, lr: 0.005, seed: 42, attnDropout: 0, outDropout: 0,
       task: 'repeat', nLayers: 1, residual: false,
-      kvHeads: 0, positions: 'sinusoidal', maxSeqLen: 0, norm: 'none', normPosition: 'pre', ffn: 'none', ffnMult: 4,
+      kvHeads: 0, positions: 'sinusoidal', maxSeqLen: 0, norm: 'none', normPosition: 'pre', ffn: 'none', ffnMult: 4, embInitStd: 0.02,
       sample: '', sampleSeed: 1, logY: true, smooth: false, epochMeans: false, panel: 'predictions',
       sentence: 'The cat sat on the mat', dk: 4, dv: 4, lessonMask: 'none', window: 2, lessonHeads: 1, lessonPositions: false, secondSentence: '', stage: 0,
       scaleDk: 16, logits: '100 200 300', blendRow: 0, mask: 'causal', scaleScores: true, headsOff: '', headsFrozen: '',
@@ -96,6 +96,7 @@ describe('the key table', () => {
       normPosition: ['norm-position', 'norm-position', '--norm-position', 'normPosition', 'norm_position'],
       ffn: ['ffn', 'ffn', '--ffn', 'ffn', 'ffn'],
       ffnMult: ['ffn-mult', 'ffn-mult', '--ffn-mult', 'ffnMult', 'ffn_mult'],
+      embInitStd: ['emb-init-std', 'emb-init-std', '--emb-init-std', 'embInitStd', 'emb_init_std'],
       sample: ['sample', 'sample', null, null, null],
       sampleSeed: ['sample-seed', null, null, null, null],
       logY: ['logy', null, null, null, null],
@@ -156,7 +157,7 @@ describe('the key table', () => {
 
   test('the config keys are the core\'s JS config keys; the ablation keys the core\'s Ablation', () => {
     expect(CONFIG_KEYS).toEqual(['vocabSize', 'dModel', 'nHeads', 'seqLen', 'batchSize', 'lr', 'seed', 'attnDropout', 'outDropout', 'task', 'nLayers', 'residual',
-      'kvHeads', 'positions', 'maxSeqLen', 'norm', 'normPosition', 'ffn', 'ffnMult',
+      'kvHeads', 'positions', 'maxSeqLen', 'norm', 'normPosition', 'ffn', 'ffnMult', 'embInitStd',
     ]);
     for (const k of CONFIG_KEYS) expect(SETTINGS[k].core).toBe(k);
     expect(ABLATION_KEYS.map((k) => SETTINGS[k].core).sort()).toEqual(['headsFrozen', 'headsOff', 'mask', 'scaleScores']);
@@ -240,16 +241,16 @@ describe('derived from the table', () => {
     expect(CONFIG_ATTRIBUTES).toEqual({
       view: 'view', panel: 'panel', 'vocab-size': 'vocabSize', 'd-model': 'dModel', heads: 'nHeads', 'seq-len': 'seqLen', batch: 'batchSize', lr: 'lr', seed: 'seed', task: 'task',
       layers: 'nLayers', residual: 'residual',
-      'kv-heads': 'kvHeads', positions: 'positions', 'max-seq-len': 'maxSeqLen', norm: 'norm', 'norm-position': 'normPosition', ffn: 'ffn', 'ffn-mult': 'ffnMult',
+      'kv-heads': 'kvHeads', positions: 'positions', 'max-seq-len': 'maxSeqLen', norm: 'norm', 'norm-position': 'normPosition', ffn: 'ffn', 'ffn-mult': 'ffnMult', 'emb-init-std': 'embInitStd',
       sample: 'sample',
     });
     expect([...ATTRIBUTES].sort()).toEqual([
-      'autoplay', 'batch', 'd-model', 'ffn', 'ffn-mult', 'heads', 'height', 'hide', 'kv-heads', 'layers', 'lr', 'max-seq-len', 'norm', 'norm-position', 'panel', 'positions',
+      'autoplay', 'batch', 'd-model', 'emb-init-std', 'ffn', 'ffn-mult', 'heads', 'height', 'hide', 'kv-heads', 'layers', 'lr', 'max-seq-len', 'norm', 'norm-position', 'panel', 'positions',
       'residual', 'sample', 'seed', 'seq-len', 'solved-at', 'task', 'theme', 'view', 'vocab-size',
     ]);
     // The shipped table has no old attribute names, so the element watches exactly these.
     expect([...OBSERVED_ATTRIBUTES].sort()).toEqual([
-      'autoplay', 'batch', 'd-model', 'ffn', 'ffn-mult', 'heads', 'height', 'hide', 'kv-heads', 'layers', 'lr', 'max-seq-len', 'norm', 'norm-position', 'panel', 'positions',
+      'autoplay', 'batch', 'd-model', 'emb-init-std', 'ffn', 'ffn-mult', 'heads', 'height', 'hide', 'kv-heads', 'layers', 'lr', 'max-seq-len', 'norm', 'norm-position', 'panel', 'positions',
       'residual', 'sample', 'seed', 'seq-len', 'solved-at', 'task', 'theme', 'view', 'vocab-size',
     ]);
     expect(keyOfAttribute('vocab-size')).toBe('vocabSize');
@@ -278,7 +279,8 @@ describe('derived from the table', () => {
       normPosition: ['norm position', 'normPosition', null, null, null, ['pre', 'post'], false],
       ffn: ['FFN', 'ffn', null, null, null, ['none', 'relu', 'gelu', 'swiglu'], false],
       ffnMult: ['FFN width (× d_model)', 'ffnMult', 1, 8, '1', null, false],
+      embInitStd: ['embedding init std', 'embInitStd', 0, 10, 'any', null, false],
     });
-    expect(CONTROLS.map((c) => c.key)).toEqual(['vocabSize', 'dModel', 'nHeads', 'seqLen', 'batchSize', 'lr', 'seed', 'attnDropout', 'outDropout', 'task', 'nLayers', 'residual', 'kvHeads', 'positions', 'maxSeqLen', 'norm', 'normPosition', 'ffn', 'ffnMult']);
+    expect(CONTROLS.map((c) => c.key)).toEqual(['vocabSize', 'dModel', 'nHeads', 'seqLen', 'batchSize', 'lr', 'seed', 'attnDropout', 'outDropout', 'task', 'nLayers', 'residual', 'kvHeads', 'positions', 'maxSeqLen', 'norm', 'normPosition', 'ffn', 'ffnMult', 'embInitStd']);
   });
 });

@@ -67,7 +67,7 @@ describe('the Store owns the settings; the controller derives its requests', () 
       {
         type: 'configure',
         config: { vocabSize: 16, dModel: 8, nHeads: 2, seqLen: 12, batchSize: 16, lr: 0.005, seed: 42, attnDropout: 0, outDropout: 0, task: 'repeat', nLayers: 1, residual: false,
-          kvHeads: 0, positions: 'sinusoidal', maxSeqLen: 0, norm: 'none', normPosition: 'pre', ffn: 'none', ffnMult: 4 },
+          kvHeads: 0, positions: 'sinusoidal', maxSeqLen: 0, norm: 'none', normPosition: 'pre', ffn: 'none', ffnMult: 4, embInitStd: 0.02 },
         sample: [1, 2],
         ablation: { headsOff: [false, true], headsFrozen: [false, false], scaleScores: true, mask: 'none' },
       },

@@ -18,14 +18,14 @@ for (const variant of variants) {
         vocabSize: 64, dModel: 32, nHeads: 4, seqLen: 12, batchSize: 16, lr: 0.005, seed: 42,
         attnDropout: 0, outDropout: 0, task: 'repeat', nLayers: 1, residual: false,
         kvHeads: 0, positions: 'sinusoidal', maxSeqLen: 0, norm: 'none', normPosition: 'pre',
-        ffn: 'none', ffnMult: 4,
+        ffn: 'none', ffnMult: 4, embInitStd: 0.02,
       });
     });
 
     test('config() returns what was set, and feeds a Trainer with the same weights', () => {
       const config = {
         ...SMALL, lr: 0.003, seed: 2 ** 53 - 1, attnDropout: 0.25, outDropout: 0.1, task: 'repeat', nLayers: 2, residual: true,
-        kvHeads: 1, positions: 'rope', maxSeqLen: 0, norm: 'rmsnorm', normPosition: 'post', ffn: 'swiglu', ffnMult: 2,
+        kvHeads: 1, positions: 'rope', maxSeqLen: 0, norm: 'rmsnorm', normPosition: 'post', ffn: 'swiglu', ffnMult: 2, embInitStd: 0.5,
       };
       const a = new core.Trainer(config);
       const b = new core.Trainer(a.config());

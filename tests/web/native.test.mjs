@@ -31,13 +31,15 @@ const CONFIGS = {
     kvHeads: 1, positions: 'learned', maxSeqLen: 12, norm: 'layernorm', normPosition: 'post', ffn: 'gelu',
   },
   blockAlibi: { vocabSize: 24, dModel: 16, nHeads: 2, seqLen: 8, batchSize: 8, seed: 6, nLayers: 3, residual: true, positions: 'alibi', ffn: 'relu' },
+  // Look inside (issue 23): the embedding's init scale.
+  embInit: { vocabSize: 16, dModel: 16, nHeads: 2, seqLen: 8, batchSize: 8, seed: 8, embInitStd: 1 },
 };
 
 const FLAGS = {
   vocabSize: '--vocab-size', dModel: '--d-model', nHeads: '--heads', seqLen: '--seq-len', batchSize: '--batch',
   lr: '--lr', seed: '--seed', attnDropout: '--attn-dropout', outDropout: '--out-dropout', task: '--task',
   nLayers: '--layers', residual: '--residual', kvHeads: '--kv-heads', positions: '--positions',
-  maxSeqLen: '--max-seq-len', norm: '--norm', normPosition: '--norm-position', ffn: '--ffn', ffnMult: '--ffn-mult',
+  maxSeqLen: '--max-seq-len', norm: '--norm', normPosition: '--norm-position', ffn: '--ffn', ffnMult: '--ffn-mult', embInitStd: '--emb-init-std',
 };
 // A boolean key is a switch: given when true, left out when false.
 const cliFlags = (config) => Object.entries(config).flatMap(([k, v]) =>

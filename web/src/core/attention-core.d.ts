@@ -81,6 +81,9 @@ export interface TrainerConfig {
   ffn?: FfnKind;
   /** The FFN's hidden width in multiples of dModel: integer in [1, 8]; default 4. */
   ffnMult?: number;
+  /** The std of the token embedding's initial values: in (0, 10]; default 0.02 (the
+   * curriculum's). Only the init: a weights file does not carry it. */
+  embInitStd?: number;
 }
 
 export type TaskName = 'repeat' | 'shift' | 'copy' | 'reverse' | 'sort' | 'future' | 'induction';

@@ -207,6 +207,12 @@ export const SETTINGS: { readonly [K in keyof State]: Omit<Setting<K>, 'key'> } 
     group: 'config', core: 'ffnMult', cpp: 'ffn_mult', hash: 'ffn-mult', attribute: 'ffn-mult', cli: { flag: '--ffn-mult', value: 'M' },
     label: 'FFN width (× d_model)', type: 'int', default: 4, ...numeric([1, 8], '1'), aliases: none,
   },
+  // ---- Look inside (issue 23): the token embedding's init std. The curriculum's 0.02 is the default;
+  // the induction preset's larger value forms its head sooner.
+  embInitStd: {
+    group: 'config', core: 'embInitStd', cpp: 'emb_init_std', hash: 'emb-init-std', attribute: 'emb-init-std', cli: { flag: '--emb-init-std', value: 'S' },
+    label: 'embedding init std', type: 'float', default: 0.02, ...numeric([0, 10], 'any'), exclusiveMin: true, aliases: none,
+  },
   sample: {
     group: 'sample', core: null, cpp: null, hash: 'sample', attribute: 'sample', cli: null,
     label: 'sample sequence', type: 'text', default: '', ...textual(cleanSample), aliases: none,

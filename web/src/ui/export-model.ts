@@ -102,8 +102,8 @@ function parseAblation(v: unknown, H: number): Ablation {
 }
 
 /** Config keys a file written before them may lack: they take the default (the one-layer model
- * of issue 15, the block's settings of issue 21). */
-const ADDED_LATER: readonly string[] = ['nLayers', 'residual', 'kvHeads', 'positions', 'maxSeqLen', 'norm', 'normPosition', 'ffn', 'ffnMult'];
+ * of issue 15, the block's settings of issue 21, the embedding's init std of issue 23). */
+const ADDED_LATER: readonly string[] = ['nLayers', 'residual', 'kvHeads', 'positions', 'maxSeqLen', 'norm', 'normPosition', 'ffn', 'ffnMult', 'embInitStd'];
 
 /** The JSON's config: every config key of the table, typed and within the page's bounds. */
 function parseConfig(c: unknown): TrainerConfigMsg {
