@@ -133,7 +133,7 @@ std::optional<std::u32string> read_vocab(const SafetensorsFile& file) {
   const int V = infer_config(file).vocab_size;
   std::u32string vocab;
   try {
-    const json::Value value = json::parse(it->second, 1, 1);
+    const json::Value value = json::parse(it->second);
     require_format(value.is_string(), "the value is a JSON ", json::type_name(value.type),
                    ", not a string");
     vocab = vocab_from_utf8(value.string);
