@@ -50,6 +50,9 @@ set(ATTN_CLI_CASES
   # issue 21: the transformer block
   block_flags
   block_eval
+  # issue 22: the text task
+  text_train
+  text_bad_input
 )
 foreach(case IN LISTS ATTN_CLI_CASES)
   add_test(NAME cli.${case}
