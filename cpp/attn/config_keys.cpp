@@ -80,7 +80,8 @@ std::vector<ConfigKey> make_keys() {
                 "dropout on the attention output, in [0, 1)")
           .in(0, 1, false, true),
       string_key("task", &C::task, "NAME",
-                 "training task: repeat, shift, copy, reverse, sort, future or induction",
+                 "training task: repeat, shift, copy, reverse, sort, future, induction or text "
+                 "(the characters of a corpus)",
                  [](const std::string& s) { parse_task(s); }),
       int_key("n_layers", &C::n_layers, "L", "attention layers, 1 to 4").in(1, kMaxLayers),
       bool_key("residual", &C::residual,

@@ -7,6 +7,7 @@
 
 #include "attn/config_keys.h"
 #include "attn/loss.h"
+#include "attn/text.h"
 
 namespace attn {
 
@@ -35,7 +36,8 @@ std::unique_ptr<TinyAttentionLM> model_for_length(TinyAttentionLM& model, int le
 }
 
 LengthEvaluation evaluate_at_length(TinyAttentionLM& model, Task task, int N, int n_batches,
-                                    int batch, uint64_t seed, KeyNamer namer) {
+                                    int batch, uint64_t seed, KeyNamer namer,
+                                    const std::vector<int32_t>* text) {
   const int cap = std::max(kMaxEvalLength, model.config.max_context_length);
   require_config(N >= 1 && N <= cap, "seq_len", "the evaluation length (", N,
                  ") must be in [1, ", cap, "]");
@@ -56,7 +58,10 @@ LengthEvaluation evaluate_at_length(TinyAttentionLM& model, Task task, int N, in
   std::vector<double> right(size_t(N), 0.0), count(size_t(N), 0.0);
   double loss_sum = 0.0, total = 0.0;
   for (int i = 0; i < n_batches; ++i) {
-    make_batch(task, m.config.vocab_size, batch, N, rng, b);
+    if (task == Task::Text && text)
+      make_text_batch(*text, batch, N, rng, b);
+    else
+      make_batch(task, m.config.vocab_size, batch, N, rng, b);
     m.forward(b.inputs.data(), batch, N, /*training=*/false, rng, s);
     const int32_t* targets = b.targets.data();
     int predictable = 0;

@@ -31,8 +31,10 @@ std::unique_ptr<TinyAttentionLM> model_for_length(TinyAttentionLM& model, int le
 // mode; the batches come from Rng(seed). Evaluates model at length N, through model_for_length when N is past its max_seq_len (the
 // errors above; N outside [1, max(kMaxEvalLength, C)] names seq_len). The task must then fit N
 // (check_task: an Error of kind Config naming task).
-// n_batches in [1, 1000], batch in [1, 4096].
+// n_batches in [1, 1000], batch in [1, 4096]. For the text task the windows of N+1 characters
+// come from text (a split of a corpus, make_text_batch); without one it is an Error of kind Input.
 LengthEvaluation evaluate_at_length(TinyAttentionLM& model, Task task, int N, int n_batches,
-                                    int batch, uint64_t seed, KeyNamer namer = nullptr);
+                                    int batch, uint64_t seed, KeyNamer namer = nullptr,
+                                    const std::vector<int32_t>* text = nullptr);
 
 }  // namespace attn

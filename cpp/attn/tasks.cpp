@@ -9,8 +9,8 @@ namespace attn {
 
 namespace {
 
-constexpr std::array<const char*, 7> kNames = {"repeat", "shift",  "copy",     "reverse",
-                                               "sort",   "future", "induction"};
+constexpr std::array<const char*, 8> kNames = {"repeat", "shift",  "copy",      "reverse",
+                                               "sort",   "future", "induction", "text"};
 
 // Largest T + 1 a row can have; keeps the per-row scratch on the stack.
 constexpr int kMaxRow = 4097;
@@ -87,7 +87,7 @@ Task parse_task(const std::string& name) {
     if (name == kNames[i]) return static_cast<Task>(i);
   throw Error(ErrorKind::Config, "task",
               str_cat("unknown task '", name,
-                      "' (expected repeat, shift, copy, reverse, sort, future or induction)"));
+                      "' (expected repeat, shift, copy, reverse, sort, future, induction or text)"));
 }
 
 const char* task_name(Task task) { return kNames[static_cast<size_t>(task)]; }
@@ -146,6 +146,8 @@ Repeat find_repeat(const int32_t* x, int T) {
 void make_batch(Task task, int V, int B, int T, Rng& rng, Batch& batch) {
   require(V >= 1 && B >= 1 && T >= 1, "make_batch needs V, B, T >= 1, got ", V, ", ", B, ", ", T);
   check_task(task, V, T);
+  require(task != Task::Text,
+          "the text task draws its windows from a corpus, not from the task generator");
   batch.inputs.resize(B, T);
   batch.targets.resize(B, T);
   const int h = (T + 1) / 2;  // length of the first half of z (T+1 ids)
@@ -187,6 +189,7 @@ void make_batch(Task task, int V, int B, int T, Rng& rng, Batch& batch) {
       case Task::Induction:
         draw_induction_row(V, T, rng, z);  // z[T] is never read
         break;
+      case Task::Text: break;  // refused above
     }
     std::copy(z, z + T, &batch.inputs(b, 0));
     task_targets(task, &batch.inputs(b, 0), T, &batch.targets(b, 0));
@@ -216,7 +219,8 @@ void task_targets(Task task, const int32_t* x, int T, int32_t* targets) {
     switch (task) {
       case Task::Repeat: y = x[t]; break;
       case Task::Shift: if (t > 0) y = x[t - 1]; break;
-      case Task::Future: if (t + 1 < T) y = x[t + 1]; break;
+      case Task::Future:
+      case Task::Text: if (t + 1 < T) y = x[t + 1]; break;
       case Task::Copy: if (t >= h - 1) y = x[t + 1 - h]; break;
       case Task::Reverse: if (second_half) y = x[2 * h - 2 - t]; break;
       case Task::Sort: if (second_half) y = sorted[t + 1 - h]; break;

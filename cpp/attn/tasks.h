@@ -25,10 +25,15 @@ namespace attn {
 //          drawn from the ids not in the segment. Only the positions inside the second
 //          occurrence whose next id is the segment's next id count: the first occurrence
 //          determines them (find_repeat says where the segment is).
+// text:    windows of a corpus of characters (text.h): the target at t is the next character
+//          x[t+1]. Its rows come from the corpus (make_text_batch), never from make_batch or
+//          task_sample, which throw an Error of kind Input for it; task_targets gives the next
+//          input and ignores the last position, whose next character is not among the inputs.
 // For copy, reverse and sort only the targets inside the second half are predictable.
-enum class Task { Repeat, Shift, Copy, Reverse, Sort, Future, Induction };
+enum class Task { Repeat, Shift, Copy, Reverse, Sort, Future, Induction, Text };
 
-// "repeat", "shift", "copy", "reverse", "sort", "future" or "induction"; anything else throws an
+// "repeat", "shift", "copy", "reverse", "sort", "future", "induction" or "text"; anything else
+// throws an
 // Error of kind Config, key "task", naming the value and the choices.
 Task parse_task(const std::string& name);
 const char* task_name(Task task);
@@ -42,7 +47,7 @@ struct Batch {
   IntMat targets;  // (B,T), kIgnoreIndex where a position is not predictable
 };
 
-// Fills batch for the task, reusing its storage when (B,T) is unchanged.
+// Fills batch for the task, reusing its storage when (B,T) is unchanged. Not for text (above).
 void make_batch(Task task, int vocab_size, int B, int T, Rng& rng, Batch& batch);
 
 // The targets the task's rule gives the inputs x (T): what make_batch writes for a row it drew,

@@ -15,7 +15,24 @@ namespace attn {
 
 namespace {
 
-const TrainerConfig& validated(const TrainerConfig& c) {
+// The corpus the text task trains on (nullptr for other tasks), after the config's own checks.
+std::shared_ptr<const TextCorpus> corpus_for(const TrainerConfig& c,
+                                             std::shared_ptr<const TextCorpus> corpus) {
+  c.validate();
+  if (parse_task(c.task) != Task::Text) return nullptr;
+  if (!corpus) {
+    // Built once in the process: the page builds a new Trainer on every configure and reset.
+    static const std::shared_ptr<const TextCorpus> fallback =
+        std::make_shared<const TextCorpus>(make_corpus(default_corpus(), 1));
+    corpus = fallback;
+  }
+  check_corpus_fits(*corpus, c.seq_len);
+  return corpus;
+}
+
+// c with the corpus's vocabulary size, validated again (the state bound depends on it).
+TrainerConfig with_corpus(TrainerConfig c, const TextCorpus* corpus) {
+  if (corpus) c.vocab_size = corpus->vocab_size();
   c.validate();
   return c;
 }
@@ -85,10 +102,13 @@ ModelConfig TrainerConfig::model_config() const {
   return m;
 }
 
-Trainer::Trainer(const TrainerConfig& c)
-    : config_(validated(c)),
+Trainer::Trainer(const TrainerConfig& c) : Trainer(c, nullptr) {}
+
+Trainer::Trainer(const TrainerConfig& c, std::shared_ptr<const TextCorpus> corpus)
+    : corpus_(corpus_for(c, std::move(corpus))),
+      config_(with_corpus(c, corpus_.get())),
       task_(parse_task(c.task)),
-      model_(c.model_config(), c.seed),
+      model_(config_.model_config(), c.seed),
       adam_(model_.parameters(), AdamConfig{c.lr}),
       data_rng_(c.seed ^ 0xD1B54A32D192ED03ULL),
       dropout_rng_(c.seed ^ 0x9E6C63D0676A9A99ULL),
@@ -102,7 +122,7 @@ float Trainer::step(int n) {
   const int B = config_.batch_size, T = config_.seq_len;
   TinyAttentionLM::State& s = train_state_;
   for (int i = 0; i < n; ++i) {
-    make_batch(task_, config_.vocab_size, B, T, data_rng_, batch_);
+    draw_batch(data_rng_, batch_, /*validation=*/false);
     model_.forward(batch_.inputs.data(), B, T, /*training=*/true, dropout_rng_, s);
     s.dlogits.resize(s.logits.rows(), s.logits.cols());
     const float loss = cross_entropy(s.logits, batch_.targets.data(), s.dlogits);
@@ -149,7 +169,7 @@ Trainer::Evaluation Trainer::evaluate(int n_batches) {
   Rng rng = eval_rng(config_);
   double right = 0.0, loss = 0.0, count = 0.0;
   for (int i = 0; i < n_batches; ++i) {
-    make_batch(task_, config_.vocab_size, B, T, rng, eval_batch_);
+    draw_batch(rng, eval_batch_, /*validation=*/true);
     model_.forward(eval_batch_.inputs.data(), B, T, /*training=*/false, rng, eval_state_);
     const float acc = token_accuracy(eval_state_.logits, eval_batch_.targets.data());
     if (std::isnan(acc)) continue;
@@ -166,7 +186,28 @@ Trainer::Evaluation Trainer::evaluate(int n_batches) {
 
 LengthEvaluation Trainer::evaluate_at(int seq_len, int n_batches, KeyNamer namer) {
   return evaluate_at_length(model_, task_, seq_len, n_batches, config_.batch_size,
-                            eval_seed(config_), namer);
+                            eval_seed(config_), namer, corpus_ ? &corpus_->val : nullptr);
+}
+
+Trainer::TextEvaluation Trainer::evaluate_text(int n_batches) {
+  require_state(corpus_ != nullptr, "the validation loss in bits per character needs the text "
+                "task, but the task is ", config_.task);
+  const Evaluation e = evaluate(n_batches);
+  const double ln2 = std::log(2.0), unigram = corpus_->unigram_entropy_nats();
+  return {e.loss, e.loss / ln2, e.accuracy, unigram, unigram / ln2};
+}
+
+std::vector<int32_t> Trainer::sample_sequence(uint64_t seed) const {
+  if (corpus_) return text_sample(*corpus_, config_.seq_len);
+  return task_sample(task_, config_.vocab_size, config_.seq_len, seed);
+}
+
+void Trainer::draw_batch(Rng& rng, Batch& batch, bool validation) {
+  const int B = config_.batch_size, T = config_.seq_len;
+  if (corpus_)
+    make_text_batch(validation ? corpus_->val : corpus_->train, B, T, rng, batch);
+  else
+    make_batch(task_, config_.vocab_size, B, T, rng, batch);
 }
 
 void Trainer::set_ablation(const Ablation& a) {
@@ -231,7 +272,7 @@ Trainer::HeadStats Trainer::attention_stats() {
   const int B = config_.batch_size, T = config_.seq_len, H = config_.n_heads;
   const int L = config_.n_layers;
   Rng rng = eval_rng(config_);
-  make_batch(task_, config_.vocab_size, B, T, rng, eval_batch_);
+  draw_batch(rng, eval_batch_, /*validation=*/true);
   model_.forward(eval_batch_.inputs.data(), B, T, /*training=*/false, rng, eval_state_);
   HeadStats st;
   st.entropy.assign(size_t(L) * H, 0.0f);
@@ -285,7 +326,7 @@ float Trainer::peek_loss() {
   // Rewound below: the batch and the dropout masks are step()'s.
   const Rng saved_data = data_rng_, saved_dropout = dropout_rng_;
   const int B = config_.batch_size, T = config_.seq_len;
-  make_batch(task_, config_.vocab_size, B, T, data_rng_, batch_);
+  draw_batch(data_rng_, batch_, /*validation=*/false);
   model_.forward(batch_.inputs.data(), B, T, /*training=*/true, dropout_rng_, train_state_);
   const float loss = cross_entropy_loss(train_state_.logits, batch_.targets.data());
   data_rng_ = saved_data;

@@ -10,6 +10,7 @@
 #include "attn/circuits.h"
 #include "attn/model.h"
 #include "attn/tasks.h"
+#include "attn/text.h"
 
 namespace attn {
 
@@ -66,6 +67,11 @@ class Trainer {
  public:
   // Validates config first (TrainerConfig::validate, keys in snake_case).
   explicit Trainer(const TrainerConfig& config);
+  // The text task trains on corpus (nullptr: make_corpus(default_corpus())), and the model's
+  // vocab_size is the corpus's (config().vocab_size reports it; the config's own is ignored).
+  // A corpus whose splits cannot hold a window of seq_len + 1 characters is an Error of kind
+  // Input (check_corpus_fits). Any other task ignores corpus.
+  Trainer(const TrainerConfig& config, std::shared_ptr<const TextCorpus> corpus);
 
   // Runs n >= 0 training steps; returns the last loss (the previous one when n = 0, NaN before
   // any step). If a loss or gradient turns non-finite, that step is not applied and a
@@ -90,7 +96,8 @@ class Trainer {
 
   // Token accuracy in eval mode over n_batches fresh batches of the task. The batches come from
   // their own generator, seeded the same way on every call, so two calls see the same data and
-  // training is not disturbed.
+  // training is not disturbed. For text they are windows of the validation split (training
+  // batches come from the training split only).
   float eval_accuracy(int n_batches);
   int64_t history_stride() const { return history_stride_; }
 
@@ -100,6 +107,22 @@ class Trainer {
     float loss, accuracy;
   };
   Evaluation evaluate(int n_batches);
+
+  // The text task's readout: the validation loss (nats per character, over evaluate(n_batches)'s
+  // windows), the same in bits per character (loss / ln 2), the token accuracy, and the unigram
+  // entropy of the training split in nats and bits (the loss of a model that only counts
+  // characters: the line a model that uses its context goes below). Another task: an Error of
+  // kind State.
+  struct TextEvaluation {
+    double val_loss, val_bits_per_char, accuracy, unigram_nats, unigram_bits;
+  };
+  TextEvaluation evaluate_text(int n_batches);
+  // The text task's corpus (vocab, splits); nullptr for the other tasks.
+  const TextCorpus* corpus() const { return corpus_.get(); }
+
+  // The task's sample sequence (T ids) for seed: task_sample(task, V, T, seed), and for text the
+  // first T characters of the validation split whatever the seed.
+  std::vector<int32_t> sample_sequence(uint64_t seed) const;
 
   // The live model (its weights and interventions) on its task at another length seq_len, over
   // n_batches batches of batch_size sequences from the same seed as evaluate(), so
@@ -176,7 +199,10 @@ class Trainer {
 
  private:
   void record_loss(float loss);
+  // A batch of the task from rng: for text, windows of the validation or the training split.
+  void draw_batch(Rng& rng, Batch& batch, bool validation);
 
+  std::shared_ptr<const TextCorpus> corpus_;  // text task only; before config_, which reads it
   TrainerConfig config_;
   Task task_;
   TinyAttentionLM model_;

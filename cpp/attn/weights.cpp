@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "attn/json.h"
+#include "attn/text.h"
 
 namespace attn {
 
@@ -93,6 +94,12 @@ template <typename... Args>
 }  // namespace
 
 std::vector<uint8_t> save_model(TinyAttentionLM& model) {
+  return save_model(model, std::u32string());
+}
+
+std::vector<uint8_t> save_model(TinyAttentionLM& model, const std::u32string& vocab) {
+  require(vocab.empty() || vocab.size() == size_t(model.config.vocab_size), "the vocabulary has ",
+          vocab.size(), " characters but the model has vocab_size ", model.config.vocab_size);
   std::vector<TensorOut> tensors;
   for (const ParamRef& p : model.parameters())
     tensors.push_back({p.name, "F32", p.shape, p.value});
@@ -116,7 +123,30 @@ std::vector<uint8_t> save_model(TinyAttentionLM& model) {
     metadata["ffn"] = ffn_kind_name(c.ffn);
     metadata["ffn_mult"] = std::to_string(c.ffn_mult);
   }
+  if (!vocab.empty()) metadata["vocab"] = json::quote(vocab_to_utf8(vocab));
   return write_safetensors(std::move(tensors), metadata);
+}
+
+std::optional<std::u32string> read_vocab(const SafetensorsFile& file) {
+  const auto it = file.metadata.find("vocab");
+  if (it == file.metadata.end()) return std::nullopt;
+  const int V = infer_config(file).vocab_size;
+  std::u32string vocab;
+  try {
+    const json::Value value = json::parse(it->second);
+    require_format(value.is_string(), "the value is a JSON ", json::type_name(value.type),
+                   ", not a string");
+    vocab = vocab_from_utf8(value.string);
+  } catch (const std::invalid_argument& e) {
+    throw Error(ErrorKind::Format, "", str_cat(kWhat, ": __metadata__ vocab: ", e.what()));
+  }
+  require_format(vocab.size() == size_t(V), kWhat, ": __metadata__ vocab has ", vocab.size(),
+                 " characters but the model has vocab_size ", V);
+  return vocab;
+}
+
+std::optional<std::u32string> read_vocab(const uint8_t* data, size_t size) {
+  return read_vocab(parse_safetensors(data, size));
 }
 
 ModelConfig infer_config(const SafetensorsFile& file) {

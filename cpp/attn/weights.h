@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,17 @@ constexpr int kMaxFileContext = 4096;
 // The model's parameters as safetensors bytes: deterministic (tensors sorted by name, header
 // without spaces, padded with spaces to a multiple of 8 bytes), F32, with the metadata above.
 std::vector<uint8_t> save_model(TinyAttentionLM& model);
+// A text model's file (text.h): the same plus __metadata__ "vocab", the characters in token
+// order as a JSON string literal (so the value is e.g. "\"\\n !,.abc\""). vocab must hold one
+// character per token (size vocab_size), else an Error of kind Input.
+std::vector<uint8_t> save_model(TinyAttentionLM& model, const std::u32string& vocab);
+
+// The vocabulary a weights file carries in __metadata__ "vocab", or nullopt when it has none.
+// A value that is not one JSON string, not a vocabulary (vocab_from_utf8: valid text, at most 256
+// characters, strictly ascending) or not one character per row of token_emb.embedding.weight:
+// an Error of kind Format naming the problem.
+std::optional<std::u32string> read_vocab(const SafetensorsFile& file);
+std::optional<std::u32string> read_vocab(const uint8_t* data, size_t size);
 
 // The config a weights file describes: V and D from the shapes, H and C from the metadata, L,
 // residual and the block's settings from the metadata when there (else today's model); they

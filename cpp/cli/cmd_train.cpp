@@ -2,6 +2,8 @@
 #include <chrono>
 #include <cstdio>
 
+#include "attn/json.h"
+#include "attn/text.h"
 #include "attn/weights.h"
 #include "cli/commands.h"
 #include "cli/config_flags.h"
@@ -9,6 +11,9 @@
 namespace attn::cli {
 
 namespace {
+
+// Validation batches behind each report's val_loss (fixed windows: the same on every report).
+constexpr int kTextEvalBatches = 8;
 
 // Per-head scores, the phase change and, with 2+ layers, the K-composition matrix (issue 15).
 void print_circuits(Trainer& trainer) {
@@ -37,6 +42,25 @@ void print_circuits(Trainer& trainer) {
     }
 }
 
+// The text task's corpus: --text FILE, or nullptr (the default corpus) without it. A bad text is an Error of
+// kind Input naming the file.
+std::shared_ptr<const TextCorpus> corpus_from(const Args& args, const TrainerConfig& config) {
+  if (config.task != "text") {
+    if (args.has("text"))
+      throw UsageError(str_cat("--text needs --task text (the task is ", config.task, ")"));
+    return nullptr;
+  }
+  if (!args.has("text")) return nullptr;  // the Trainer's default corpus
+  const std::string path = args.get("text");
+  const std::vector<uint8_t> bytes = read_file(path);
+  try {
+    return std::make_shared<const TextCorpus>(
+        make_corpus(std::string(bytes.begin(), bytes.end()), config.seq_len));
+  } catch (const Error& e) {
+    throw Error(e.kind(), e.key(), str_cat(path, ": ", e.what()));
+  }
+}
+
 }  // namespace
 
 int cmd_train(const std::vector<std::string>& argv) {
@@ -44,8 +68,16 @@ int cmd_train(const std::vector<std::string>& argv) {
   for (Flag& f : ablation_flags()) flags.push_back(f);
   flags.push_back({"steps", "N", "360", "training steps (0 saves the initial weights)"});
   flags.push_back({"log-every", "N", "20", "print the loss every N steps (and the last)"});
-  flags.push_back({"save", "PATH", "", "write the trained weights as safetensors"});
-  const Args args("train", "Trains TinyAttentionLM with Adam and prints the loss.", flags, argv);
+  flags.push_back({"save", "PATH", "",
+                   "write the trained weights as safetensors (with --task text, and the vocab)"});
+  flags.push_back({"text", "FILE", "",
+                   "the corpus of --task text: UTF-8 text, at most 2 MB and 256 distinct "
+                   "characters (default: the built-in corpus of simple English sentences)"});
+  const Args args("train",
+                  "Trains TinyAttentionLM with Adam and prints the loss. With --task text the "
+                  "tokens are the characters of a corpus: 90% trains, 10% validates, and each "
+                  "report adds the validation loss in bits per character.",
+                  flags, argv);
   if (args.help()) {
     std::fputs(args.usage().c_str(), stdout);
     return 0;
@@ -55,11 +87,21 @@ int cmd_train(const std::vector<std::string>& argv) {
   const int log_every = args.get_int("log-every", 1, 100000000);
 
   const Trainer::Ablation ablation = ablation_from(args, config);
-  Trainer trainer(config);
+  Trainer trainer(config, corpus_from(args, config));
   trainer.set_ablation(ablation);
-  std::printf("# V=%d D=%d H=%d T=%d B=%d lr=%g seed=%llu task=%s\n", config.vocab_size,
-              config.d_model, config.n_heads, config.seq_len, config.batch_size, config.lr,
-              static_cast<unsigned long long>(config.seed), config.task.c_str());
+  std::printf("# V=%d D=%d H=%d T=%d B=%d lr=%g seed=%llu task=%s\n",
+              trainer.config().vocab_size, config.d_model, config.n_heads, config.seq_len,
+              config.batch_size, config.lr, static_cast<unsigned long long>(config.seed),
+              config.task.c_str());
+  const TextCorpus* corpus = trainer.corpus();
+  if (corpus) {
+    std::printf("# text: %zu characters (%zu train, %zu validation), vocab %s\n",
+                corpus->train.size() + corpus->val.size(), corpus->train.size(),
+                corpus->val.size(), json::quote(vocab_to_utf8(corpus->vocab)).c_str());
+    std::printf("# unigram entropy %.4f bits per char (%.4f nats): the loss of a model that only "
+                "counts characters\n",
+                corpus->unigram_entropy_bits(), corpus->unigram_entropy_nats());
+  }
   const bool ablated = args.has("mask") || args.has("no-scale-scores") || args.has("heads-off") ||
                        args.has("heads-frozen");
   if (ablated)
@@ -71,9 +113,14 @@ int cmd_train(const std::vector<std::string>& argv) {
     const int chunk = std::min(log_every - done % log_every, steps - done);
     const float loss = trainer.step(chunk);
     done += chunk;
-    if (done % log_every == 0 || done == steps)
-      std::printf("step %d loss %.9g accuracy %.4f\n", done, static_cast<double>(loss),
-                  static_cast<double>(trainer.last_accuracy()));
+    if (done % log_every != 0 && done != steps) continue;
+    std::printf("step %d loss %.9g accuracy %.4f", done, static_cast<double>(loss),
+                static_cast<double>(trainer.last_accuracy()));
+    if (corpus) {
+      const Trainer::TextEvaluation v = trainer.evaluate_text(kTextEvalBatches);
+      std::printf(" val_loss %.6f val_bits_per_char %.4f", v.val_loss, v.val_bits_per_char);
+    }
+    std::printf("\n");
   }
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -92,7 +139,8 @@ int cmd_train(const std::vector<std::string>& argv) {
   }
   if (steps > 0) print_circuits(trainer);
   if (args.has("save")) {
-    write_file_atomic(args.get("save"), save_model(trainer.model()));
+    write_file_atomic(args.get("save"), corpus ? save_model(trainer.model(), corpus->vocab)
+                                               : save_model(trainer.model()));
     std::printf("# saved %s\n", args.get("save").c_str());
   }
   return 0;

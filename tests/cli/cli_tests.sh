@@ -597,6 +597,52 @@ block_eval)
   bad "unknown task" "$ATTN" eval --weights "$S/l.st" --task nope --seq-len 8
   ;;
 
+text_train)
+  # attn train --task text (issue 22): a corpus file or the default corpus, the validation loss
+  # in bits per character on every report, the unigram entropy once, the vocab in the weights.
+  for i in $(seq 1 40); do printf 'the cat sat on the mat. a dog ran.\n'; done > "$S/corpus.txt"
+  ok "$ATTN" train --task text --text "$S/corpus.txt" --seq-len 16 --steps 40 --log-every 20 \
+    --save "$S/t.st"
+  o=$S/stdout
+  grep -q '^# V=15 .* T=16 .* task=text$' "$o" || fail "header: $(head -1 "$o")"
+  grep -q '^# text: 1400 characters (1260 train, 140 validation), vocab "\\n .acdeghmnorst"$' "$o" ||
+    fail "text line: $(grep '^# text' "$o")"
+  [[ $(grep -c '^# unigram entropy [0-9.]* bits per char ([0-9.]* nats)' "$o") -eq 1 ]] ||
+    fail "no single unigram entropy line: $(cat "$o")"
+  [[ $(grep -c '^step [0-9]* loss [0-9.e-]* accuracy [0-9.]* val_loss [0-9.]* val_bits_per_char [0-9.]*$' "$o") -eq 2 ]] ||
+    fail "report lines: $(grep '^step' "$o")"
+  header "$S/t.st" | grep -qF '"vocab":"\"\\n .acdeghmnorst\""' || fail "vocab metadata: $(header "$S/t.st")"
+  # Without --text: the default corpus.
+  ok "$ATTN" train --task text --steps 2 --log-every 2 --save "$S/d.st"
+  grep -q '^# text: [0-9]* characters' "$o" || fail "default corpus: $(cat "$o")"
+  header "$S/d.st" | grep -qF '"vocab":"\"\\n ,.?' || fail "default vocab metadata"
+  # Another task writes no vocab.
+  ok "$ATTN" train --steps 1 --save "$S/r.st"
+  header "$S/r.st" | grep -qF '"vocab"' && fail "a repeat model has a vocab"
+  ok "$ATTN" train --help
+  grep -q -- '--text FILE' "$o" || fail "train --help lacks --text"
+  ;;
+
+text_bad_input)
+  # Each bad corpus: one line naming the problem, exit 2, no weights written.
+  : > "$S/empty.txt"
+  printf 'too short\n' > "$S/short.txt"
+  printf 'text\0with a NUL byte and more text after it to be long enough, really quite long.' > "$S/bin.txt"
+  { for i in $(seq 1 20); do printf 'caf\xe9 au lait '; done; } > "$S/latin1.txt"
+  head -c 2097153 /dev/zero | tr '\0' 'a' > "$S/big.txt"
+  for cp in $(seq 256 512); do printf "\\x%02x\\x%02x" $((0xC0 | cp >> 6)) $((0x80 | (cp & 63))); done |
+    xargs -0 printf > "$S/wide.txt"
+  t="$ATTN train --task text --steps 1 --save $OUT --text"
+  bad "empty.txt: the text is empty" $t "$S/empty.txt"
+  bad "short.txt: the text has 10 characters, too few for seq_len 12" $t "$S/short.txt"
+  bad "bin.txt: the text looks like a binary file" $t "$S/bin.txt"
+  bad "latin1.txt: the text is not valid UTF-8 (byte 3" $t "$S/latin1.txt"
+  bad "big.txt: the text is 2097153 bytes, more than the 2097152-byte (2 MB) limit" $t "$S/big.txt"
+  bad "wide.txt: the text has 257 distinct characters" $t "$S/wide.txt"
+  bad "cannot open" $t "$S/missing.txt"
+  bad "--text needs --task text" "$ATTN" train --steps 1 --text "$S/short.txt"
+  ;;
+
 demo_self_attention)
   ok "$ATTN" demo self-attention
   o=$S/stdout

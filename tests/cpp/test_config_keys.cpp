@@ -97,7 +97,7 @@ TEST_CASE("config keys: validate() refuses a value just outside each row's bound
       {"out_dropout", [](TrainerConfig& c) { c.out_dropout = -0.0001f; },
        "out_dropout (-0.0001) must be in [0, 1)"},
       {"task", [](TrainerConfig& c) { c.task = ""; },
-       "task: unknown task '' (expected repeat, shift, copy, reverse, sort, future or induction)"},
+       "task: unknown task '' (expected repeat, shift, copy, reverse, sort, future, induction or text)"},
       {"n_layers", [](TrainerConfig& c) { c.n_layers = kMaxLayers + 1; },
        "n_layers (5) must be in [1, 4]"},
   };

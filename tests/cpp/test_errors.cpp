@@ -146,7 +146,7 @@ TEST_CASE("errors: config below the Trainer (model, layers, Adam, tasks)", "[err
   CHECK(task.kind == ErrorKind::Config);
   CHECK(task.key == "task");
   CHECK(task.message ==
-        "unknown task 'Copy' (expected repeat, shift, copy, reverse, sort, future or induction)");
+        "unknown task 'Copy' (expected repeat, shift, copy, reverse, sort, future, induction or text)");
   CHECK(caught([] { check_task(Task::Sort, 2, 9); }).key == "task");
 }
 
