@@ -8,13 +8,22 @@ bool relative_positions(PositionKind p) {
 }
 }  // namespace
 
-Decoder::Decoder(TinyAttentionLM& model, bool use_cache)
+namespace {
+int checked_window(const ModelConfig& c, int window) {
+  require(window >= 0 && window <= c.max_context_length, "the window (", window,
+          ") must be in [1, ", c.max_context_length, "], or 0 for the model's max context length");
+  return window > 0 ? window : c.max_context_length;
+}
+}  // namespace
+
+Decoder::Decoder(TinyAttentionLM& model, bool use_cache, int window)
     : model_(model),
       use_cache_(use_cache),
+      window_(checked_window(model.config, window)),
       keeps_cache_when_sliding_(model.config.n_layers == 1 &&
                                 relative_positions(model.config.positions)) {
   const ModelConfig& c = model.config;
-  context_.reserve(size_t(c.max_context_length) + 1);
+  context_.reserve(size_t(window_) + 1);
   logits_.resize(c.vocab_size);
   attention_.resize(model.n_heads_total(), c.max_context_length);
   caches_.resize(size_t(c.n_layers));
@@ -39,9 +48,9 @@ ConstMatMap Decoder::attention() const {
 }
 
 const RowVec& Decoder::push(int32_t token) {
-  const int C = model_.config.max_context_length, V = model_.config.vocab_size;
+  const int V = model_.config.vocab_size;
   require(token >= 0 && token < V, "token ", token, " is outside the vocabulary [0, ", V, ")");
-  const bool slides = context_length() == C;
+  const bool slides = context_length() == window_;
   if (slides) context_.erase(context_.begin());
   context_.push_back(token);
   if (!cached_ || (slides && !keeps_cache_when_sliding_)) {
@@ -86,13 +95,14 @@ void Decoder::run_step() {
 }
 
 std::vector<int32_t> generate(TinyAttentionLM& model, const std::vector<int32_t>& prompt,
-                              int n_tokens, const SamplingOptions& options, uint64_t seed) {
+                              int n_tokens, const SamplingOptions& options, uint64_t seed,
+                              int window) {
   const int V = model.config.vocab_size;
   require(!prompt.empty(), "the prompt is empty: generation needs at least one token");
   require(n_tokens >= 0 && n_tokens <= kMaxGenerateTokens, "the number of tokens (", n_tokens,
           ") must be in [0, ", kMaxGenerateTokens, "]");
   options.validate(V);
-  Decoder decoder(model);
+  Decoder decoder(model, true, window);
   Rng rng(seed);
   std::vector<float> probs(static_cast<size_t>(V));
   std::vector<int32_t> out;

@@ -54,9 +54,11 @@ float max_abs_diff(ConstMatRef a, ConstMatRef b) {
 }
 
 // Pushes n tokens into a cached and an uncached decoder and compares every step.
-void check_cached_matches_reference(TinyAttentionLM& model, int n = 20) {
+void check_cached_matches_reference(TinyAttentionLM& model, int n = 20, int window = 0) {
   const ModelConfig& c = model.config;
-  Decoder cached(model), reference(model, /*use_cache=*/false);
+  Decoder cached(model, true, window), reference(model, /*use_cache=*/false, window);
+  const int W = window > 0 ? window : c.max_context_length;
+  REQUIRE(cached.window() == W);
   REQUIRE(cached.cached());
   REQUIRE_FALSE(reference.cached());
   const std::vector<int32_t> tokens = random_tokens(n, c.vocab_size, 5);
@@ -64,7 +66,7 @@ void check_cached_matches_reference(TinyAttentionLM& model, int n = 20) {
     INFO("push " << i);
     const RowVec got = cached.push(tokens[size_t(i)]);
     const RowVec& want = reference.push(tokens[size_t(i)]);
-    const int len = std::min(i + 1, c.max_context_length);
+    const int len = std::min(i + 1, W);
     REQUIRE(cached.context_length() == len);
     REQUIRE(reference.context_length() == len);
     CHECK(cached.context() == reference.context());
@@ -166,6 +168,21 @@ TEST_CASE("decoder: a window of one token, and the curriculum's default model") 
   check_cached_matches_reference(legacy, 30);
 }
 
+TEST_CASE("decoder: a window shorter than the model's context slides at its own length") {
+  for (PositionKind pos : {PositionKind::Learned, PositionKind::Rope, PositionKind::Alibi})
+    for (int layers : {1, 2}) {
+      ModelConfig c = small_config();
+      c.residual = true;
+      c.positions = pos;
+      c.n_layers = layers;
+      c.norm = NormKind::LayerNorm;
+      CAPTURE(position_kind_name(pos), layers);
+      TinyAttentionLM model(c, 25);
+      scramble(model, 26);
+      check_cached_matches_reference(model, 15, 5);
+    }
+}
+
 TEST_CASE("decoder: switched-off heads and unscaled scores are cached as the forward runs them") {
   ModelConfig c = small_config();
   c.n_layers = 2;
@@ -249,6 +266,8 @@ TEST_CASE("decoder and generate: bad input is an error of kind input") {
   check_error([&] { d.push(13); }, ErrorKind::Input, "", "token 13");
   check_error([&] { d.push(-1); }, ErrorKind::Input, "", "token -1");
   CHECK(d.context_length() == 0);  // nothing was pushed
+  check_error([&] { Decoder(model, true, 9); }, ErrorKind::Input, "", "window (9)");
+  check_error([&] { Decoder(model, true, -1); }, ErrorKind::Input, "", "window (-1)");
   const SamplingOptions o;
   check_error([&] { generate(model, {}, 5, o, 0); }, ErrorKind::Input, "", "prompt is empty");
   check_error([&] { generate(model, {1}, -1, o, 0); }, ErrorKind::Input, "", "(-1)");
