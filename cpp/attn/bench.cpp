@@ -1,5 +1,6 @@
 #include "attn/bench.h"
 
+#include "attn/decoder.h"
 #include "attn/kernels.h"
 
 namespace attn {
@@ -30,6 +31,31 @@ float gemm_probe(int n, int reps) {
   for (int r = 0; r < reps; ++r) {
     matmul_nn(A, B, C);
     checksum += C(r % n, (r * 7) % n);
+  }
+  return checksum;
+}
+
+ModelConfig generation_bench_config() {
+  ModelConfig c{60, 64, 4, 64};  // V, D, H, C
+  c.n_layers = 2;
+  c.residual = true;
+  c.positions = PositionKind::Rope;
+  c.norm = NormKind::LayerNorm;
+  c.norm_position = NormPosition::Pre;
+  c.ffn = FfnKind::GELU;
+  return c;
+}
+
+int64_t generation_probe(TinyAttentionLM& model, int n_tokens, bool use_cache) {
+  require(n_tokens >= 1 && n_tokens <= kMaxGenerateTokens, "generation tokens (", n_tokens,
+          ") must be in [1, ", kMaxGenerateTokens, "]");
+  Decoder decoder(model, use_cache);
+  int32_t token = 0;
+  int64_t checksum = 0;
+  for (int i = 0; i < n_tokens; ++i) {
+    const RowVec& logits = decoder.push(token);
+    token = int32_t(row_argmax(logits.data(), logits.size()));
+    checksum += token;
   }
   return checksum;
 }

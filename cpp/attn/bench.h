@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "attn/model.h"
 #include "attn/trainer.h"
 
 namespace attn {
@@ -15,5 +16,15 @@ double train_step_flops(const TrainerConfig& config);
 // Runs `reps` products C = A B (matmul_nn: the kernel our layers use) of (n,n) matrices and
 // returns a checksum so the work cannot be optimised away. FLOPs = reps * 2 n^3.
 float gemm_probe(int n, int reps);
+
+// The generation benchmark (issue 22): a GPT-like model, 2 pre-norm layers (LayerNorm), D 64,
+// H 4, C 64, RoPE, a GELU FFN, V 60.
+ModelConfig generation_bench_config();
+
+// Greedy decoding from the one-token prompt {0}: n_tokens next-token predictions (n_tokens
+// pushes into a Decoder with the KV cache, or into the uncached reference), each taking the
+// argmax. Returns the sum of the tokens so the work cannot be optimised away. Tokens/s =
+// n_tokens / the time it takes.
+int64_t generation_probe(TinyAttentionLM& model, int n_tokens, bool use_cache);
 
 }  // namespace attn

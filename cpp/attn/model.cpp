@@ -186,58 +186,17 @@ void TinyAttentionLM::forward(const int32_t* ids, int B, int T, bool training, R
     for (int b = 0; b < B; ++b)
       s.x.middleRows(Eigen::Index(b) * T, T) += learned_pos->weight.topRows(T);
   }
-  if (!has_sublayers(config)) {
-    for (int l = 0; l < L; ++l) {
-      MultiHeadSelfAttention::State& st = s.layers[size_t(l)];
-      if (s.inspect) st.inspect = true;
-      const Mat& in = l == 0 ? s.x : s.a;
-      if (config.residual) {
-        layers[size_t(l)].forward(in, B, T, training, rng, st, s.y);
-        if (l == 0) s.a = s.x + s.y;  // x_1 = x_0 + attn_0(x_0)
-        else s.a += s.y;              // x_{l+1} = x_l + attn_l(x_l)
-      } else {
-        // x_{l+1} = attn_l(x_l); for l > 0 the layer reads a and overwrites it, which forward()
-        // allows (it copies its input first).
-        layers[size_t(l)].forward(in, B, T, training, rng, st, s.a);
-      }
-    }
-  } else {
-    // The block (residual is guaranteed by validate): norms and FFN around each attention.
-    s.blocks.resize(size_t(L));
-    const bool norm = config.norm != NormKind::None, ffn = config.ffn != FfnKind::None;
-    s.a = s.x;
-    for (int l = 0; l < L; ++l) {
-      MultiHeadSelfAttention::State& st = s.layers[size_t(l)];
-      State::Block& bk = s.blocks[size_t(l)];
-      if (s.inspect) st.inspect = true;
-      if (norm && config.norm_position == NormPosition::Pre) {
-        bk.attn_in.resize(N, D);
-        if (ffn) bk.ffn_in.resize(N, D);
-      }
-      if (config.norm_position == NormPosition::Pre) {
-        // x = x + attn(norm1(x)); x = x + ffn(norm2(x))
-        if (norm) attn_norms[size_t(l)].forward(s.a, bk.norm1, bk.attn_in);
-        layers[size_t(l)].forward(norm ? bk.attn_in : s.a, B, T, training, rng, st, s.y);
-        s.a += s.y;
-        if (ffn) {
-          if (norm) ffn_norms[size_t(l)].forward(s.a, bk.norm2, bk.ffn_in);
-          ffns[size_t(l)].forward(norm ? bk.ffn_in : s.a, bk.ffn, s.y);
-          s.a += s.y;
-        }
-      } else {
-        // x = norm1(x + attn(x)); x = norm2(x + ffn(x))
-        layers[size_t(l)].forward(s.a, B, T, training, rng, st, s.y);
-        s.a += s.y;
-        if (norm) attn_norms[size_t(l)].forward(s.a, bk.norm1, s.a);
-        if (ffn) {
-          ffns[size_t(l)].forward(s.a, bk.ffn, s.y);
-          s.a += s.y;
-          if (norm) ffn_norms[size_t(l)].forward(s.a, bk.norm2, s.a);
-        }
-      }
-    }
-    if (final_norm) final_norm->forward(s.a, s.final_norm, s.a);
+  // x_0 = x; x_{l+1} = layer_l(x_l) (layer_forward: attention, and the block's norms and FFN).
+  s.blocks.resize(size_t(L));
+  s.a = s.x;
+  for (int l = 0; l < L; ++l) {
+    MultiHeadSelfAttention::State& st = s.layers[size_t(l)];
+    if (s.inspect) st.inspect = true;
+    layer_forward(l, s.a, s.y, s.blocks[size_t(l)], [&](const Mat& in, Mat& out) {
+      layers[size_t(l)].forward(in, B, T, training, rng, st, out);
+    });
   }
+  if (final_norm) final_norm->forward(s.a, s.final_norm, s.a);
   lm_head.forward(s.a, s.logits);
 }
 

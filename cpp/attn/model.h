@@ -95,8 +95,8 @@ class TinyAttentionLM {
     Mat da;         // (N,D) dL/da
     Mat dx;         // (N,D) dL/dx, the gradient that reaches the embeddings
     Mat dstream;    // (N,D) backward workspace: one layer's dL/d(its input) through attention
-    // The block's caches, per layer (sized L when the model has norms or an FFN): the norms' and
-    // the FFN's states, and the pre-norm inputs of attention and of the FFN.
+    // The block's caches, per layer (sized L by forward; empty parts when the model has no norm
+    // or FFN): the norms' and the FFN's states, and the pre-norm inputs of attention and FFN.
     struct Block {
       Norm::State norm1, norm2;
       FeedForward::State ffn;
@@ -157,8 +157,58 @@ class TinyAttentionLM {
   // Global head index g = l * H + h (layer-major), as the ablation and the readouts use it.
   int n_heads_total() const { return config.n_layers * config.n_heads; }
 
+  // Layer l on the residual stream a (N,D), in place, with its attention given as
+  // attend(in, out), (N,D) -> (N,D), out possibly aliasing in. The one definition of a layer,
+  // run by forward() over (B,T) and by the Decoder (decoder.h) on one new row:
+  //   no residual: a = attn(a); residual without norms or FFN: a = a + attn(a);
+  //   pre:  a = a + attn(norm1(a)); a = a + ffn(norm2(a))
+  //   post: a = norm1(a + attn(a)); a = norm2(a + ffn(a))
+  // y (N,D) is scratch (it ends holding the last sublayer's output); bk keeps the norms' and the
+  // FFN's caches and the pre-norm inputs. The final norm and lm_head are not part of it.
+  template <typename Attend>
+  void layer_forward(int l, Mat& a, Mat& y, State::Block& bk, Attend&& attend) const;
+
  private:
   TinyAttentionLM(const ModelConfig& config, Rng&& rng);
 };
+
+template <typename Attend>
+void TinyAttentionLM::layer_forward(int l, Mat& a, Mat& y, State::Block& bk,
+                                    Attend&& attend) const {
+  const size_t i = size_t(l);
+  if (!config.residual) {  // a = attn(a): the layer copies its input first
+    attend(a, a);
+    return;
+  }
+  const bool norm = config.norm != NormKind::None, ffn = config.ffn != FfnKind::None;
+  const Eigen::Index N = a.rows(), D = a.cols();
+  if (config.norm_position == NormPosition::Pre) {
+    // a = a + attn(norm1(a)); a = a + ffn(norm2(a))
+    if (norm) {
+      bk.attn_in.resize(N, D);
+      attn_norms[i].forward(a, bk.norm1, bk.attn_in);
+    }
+    attend(norm ? bk.attn_in : a, y);
+    a += y;
+    if (ffn) {
+      if (norm) {
+        bk.ffn_in.resize(N, D);
+        ffn_norms[i].forward(a, bk.norm2, bk.ffn_in);
+      }
+      ffns[i].forward(norm ? bk.ffn_in : a, bk.ffn, y);
+      a += y;
+    }
+  } else {
+    // a = norm1(a + attn(a)); a = norm2(a + ffn(a))
+    attend(a, y);
+    a += y;
+    if (norm) attn_norms[i].forward(a, bk.norm1, a);
+    if (ffn) {
+      ffns[i].forward(a, bk.ffn, y);
+      a += y;
+      if (norm) ffn_norms[i].forward(a, bk.norm2, a);
+    }
+  }
+}
 
 }  // namespace attn

@@ -1,6 +1,7 @@
 #include "attn/multihead.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "attn/kernels.h"
 #include "attn/ops.h"
@@ -269,6 +270,77 @@ MultiHeadSelfAttention::HeadRow MultiHeadSelfAttention::head_row(const State& s,
   r.d_k = s.dqkv.block(r0, k_offset(h), T, Dh);
   r.d_v = s.dqkv.block(r0, v_offset(h), T, Dh);
   return r;
+}
+
+void MultiHeadSelfAttention::reset_cache(KVCache& c) const {
+  const Eigen::Index C = max_context_length, KVDh = Eigen::Index(options.kv_heads) * d_head;
+  c.length = 0;
+  c.k.resize(C, KVDh);
+  c.v.resize(C, KVDh);
+  if (rope) c.k_raw.resize(C, KVDh);
+  c.qkv.resize(1, qkv_proj.out_features);
+  c.merged.resize(1, d_model);
+}
+
+// The last row of forward() for T = p + 1, computed from the cache: qkv = x W^T + b (1,W); q and
+// k rotated by p; k, v appended as row p; per head w = softmax(q K^T * scale + bias) over rows
+// [0, p] and merged_h = w V; y = out_proj(merged).
+void MultiHeadSelfAttention::forward_step(ConstMatRef x, KVCache& c, MatRef weights,
+                                          MatRef y) const {
+  const int H = n_heads, Dh = d_head, KV = options.kv_heads, p = c.length, n = p + 1;
+  const Eigen::Index KVDh = Eigen::Index(KV) * Dh;
+  require_state(c.k.rows() == max_context_length && c.merged.cols() == d_model,
+                "forward_step needs a cache sized by reset_cache");
+  require_state(p < max_context_length, "the KV cache is full (", max_context_length,
+                " positions); drop a position first");
+  require(x.rows() == 1 && x.cols() == d_model, "forward_step expects one row of ", d_model,
+          " features, got (", x.rows(), ",", x.cols(), ")");
+  require(weights.rows() == H && weights.cols() == n, "forward_step's weights must be (", H, ",",
+          n, "), got (", weights.rows(), ",", weights.cols(), ")");
+  require(head_off.size() == size_t(H), "head_off has ", head_off.size(), " entries for ", H,
+          " heads");
+  qkv_proj.forward(x, c.qkv);  // x is not read again, so y may alias it
+  const Eigen::Index k0 = Eigen::Index(H) * Dh, v0 = k0 + KVDh;
+  if (rope) {
+    c.k_raw.row(p) = c.qkv.block(0, k0, 1, KVDh);
+    for (int h = 0; h < H; ++h) rope->rotate(c.qkv.block(0, Eigen::Index(h) * Dh, 1, Dh), p);
+    for (int g = 0; g < KV; ++g) rope->rotate(c.qkv.block(0, k0 + Eigen::Index(g) * Dh, 1, Dh), p);
+  }
+  c.k.row(p) = c.qkv.block(0, k0, 1, KVDh);
+  c.v.row(p) = c.qkv.block(0, v0, 1, KVDh);
+  c.length = n;
+  const float scale = score_scale();
+  for (int h = 0; h < H; ++h) {
+    const Eigen::Index g0 = Eigen::Index(kv_head(h)) * Dh;
+    auto w = weights.row(h);
+    matmul_nt(c.qkv.block(0, q_offset(h), 1, Dh), c.k.block(0, g0, n, Dh), w, scale);
+    if (options.alibi) add_alibi_bias(w, alibi_m[size_t(h)], p);
+    softmax_rows(w, w);
+    auto out = c.merged.block(0, Eigen::Index(h) * Dh, 1, Dh);
+    if (head_off[size_t(h)]) out.setZero();
+    else matmul_nn(w, c.v.block(0, g0, n, Dh), out);
+  }
+  out_proj.forward(c.merged, y);
+}
+
+void MultiHeadSelfAttention::drop_first(KVCache& c) const {
+  if (c.length == 0) return;
+  const int n = c.length - 1;
+  const Eigen::Index KVDh = c.k.cols();
+  // Rows are contiguous (row-major): move rows [1, length) up by one.
+  const auto shift = [&](Mat& m) {
+    std::memmove(m.data(), m.data() + KVDh, sizeof(float) * size_t(n) * size_t(KVDh));
+  };
+  shift(c.v);
+  if (rope) {
+    shift(c.k_raw);
+    c.k.topRows(n) = c.k_raw.topRows(n);
+    for (int g = 0; g < options.kv_heads && n > 0; ++g)
+      rope->rotate(c.k.block(0, Eigen::Index(g) * d_head, n, d_head), 0);
+  } else {
+    shift(c.k);
+  }
+  c.length = n;
 }
 
 Mat split_heads(ConstMatRef x, int B, int T, int H) {

@@ -73,6 +73,32 @@ class MultiHeadSelfAttention {
   // alias dy.
   void backward(State& s, ConstMatRef dy, MatRef dx);
 
+  // Incremental decoding (decoder.h): the keys and values of the positions decoded so far, so
+  // that a new position projects only its own row. Sized by reset_cache for C positions;
+  // appending and dropping positions allocates nothing.
+  struct KVCache {
+    int length = 0;  // positions held, rows [0, length) of k and v
+    // (C, KV Dh): row p is position p's k (rotated by p with RoPE) and v; K/V head g at columns
+    // [g Dh, g Dh + Dh).
+    Mat k, v;
+    Mat k_raw;       // RoPE only: (C, KV Dh) the keys before their rotation
+    Mat qkv;         // (1, W) scratch: the new position's projection
+    Mat merged;      // (1, D) scratch: the heads' outputs
+  };
+  // Empties cache and sizes it for this layer.
+  void reset_cache(KVCache& cache) const;
+  // Causal attention of one new position p = cache.length over positions [0, p], in eval mode:
+  // projects x (1,D) and appends its k and v to cache (rotated to position p with RoPE), then
+  // writes head h's weights over the p + 1 positions to weights.row(h) ((H, p + 1), the last row
+  // of forward()'s (T,T) for that head, ALiBi bias included) and the output to y (1,D), which may
+  // alias x. Honours head_off and scale_scores; the mask is taken to be causal (the Decoder
+  // checks). Throws an Error of kind State when the cache already holds C positions.
+  void forward_step(ConstMatRef x, KVCache& cache, MatRef weights, MatRef y) const;
+  // Drops the oldest position: position p + 1 becomes p. With RoPE the kept keys are rotated
+  // again from k_raw to their new positions. Only for layers whose keys and values do not depend
+  // on the other positions (the first, with positions that are not added to x): decoder.h.
+  void drop_first(KVCache& cache) const;
+
   // Throws std::invalid_argument unless 1 <= T <= C and x is (B*T, D).
   void check_input(Eigen::Index rows, Eigen::Index cols, int B, int T) const;
 

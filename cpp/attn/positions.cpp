@@ -31,22 +31,24 @@ float Rope::angle(int p, int i, int d_head, double base) {
 
 // Rotates every pair of x (T,Dh) in place by +angle (sign 1) or -angle (sign -1): with
 // R = [[c, -s], [s, c]], the forward is y = R x and its backward dx = R^T dy, the rotation by -angle.
-void Rope::rotate_pairs(MatRef x, float sign) const {
+void Rope::rotate_pairs(MatRef x, float sign, int first_position) const {
   require(x.cols() == d_head, "rope expects rows of d_head (", d_head, "), got ", x.cols());
-  require(x.rows() <= max_len, "rope: sequence length (", x.rows(), ") exceeds the table's ",
-          max_len, " positions");
+  require(first_position >= 0 && first_position + x.rows() <= max_len, "rope: sequence length (",
+          x.rows(), ") from position ", first_position, " exceeds the table's ", max_len,
+          " positions");
   for (Eigen::Index t = 0; t < x.rows(); ++t)
     for (Eigen::Index i = 0; i < d_head / 2; ++i) {
-      const float a = x(t, 2 * i), b = x(t, 2 * i + 1), c = cos_table(t, i),
-                  s = sign * sin_table(t, i);
+      const Eigen::Index p = first_position + t;
+      const float a = x(t, 2 * i), b = x(t, 2 * i + 1), c = cos_table(p, i),
+                  s = sign * sin_table(p, i);
       x(t, 2 * i) = a * c - b * s;
       x(t, 2 * i + 1) = a * s + b * c;
     }
 }
 
-void Rope::rotate(MatRef x) const { rotate_pairs(x, 1.0f); }
+void Rope::rotate(MatRef x, int first_position) const { rotate_pairs(x, 1.0f, first_position); }
 
-void Rope::rotate_backward(MatRef dx) const { rotate_pairs(dx, -1.0f); }
+void Rope::rotate_backward(MatRef dx) const { rotate_pairs(dx, -1.0f, 0); }
 
 std::vector<float> alibi_slopes(int n_heads) {
   require_config(n_heads >= 1, "n_heads", "n_heads (", n_heads, ") must be >= 1");
@@ -56,11 +58,12 @@ std::vector<float> alibi_slopes(int n_heads) {
   return m;
 }
 
-void add_alibi_bias(MatRef scores, float slope) {
-  for (Eigen::Index i = 0; i < scores.rows(); ++i)
+void add_alibi_bias(MatRef scores, float slope, int first_row) {
+  for (Eigen::Index r = 0; r < scores.rows(); ++r)
     for (Eigen::Index j = 0; j < scores.cols(); ++j) {
+      const Eigen::Index i = first_row + r;
       const float dist = static_cast<float>(i >= j ? i - j : j - i);
-      scores(i, j) += -(slope * dist);
+      scores(r, j) += -(slope * dist);
     }
 }
 

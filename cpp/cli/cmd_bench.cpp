@@ -52,9 +52,9 @@ std::vector<Named> bench_configs(const std::string& which, const Args& args) {
   if (which == "block" || which == "all") out.push_back({"block", block});
   // custom: the model and training flags, as attn train reads them.
   if (which == "custom") out.push_back({"custom", trainer_config_from(args)});
-  if (out.empty())
-    throw UsageError("--config must be demo, large, induction, all, block or custom, got '" +
-                     which + "'");
+  if (out.empty() && which != "generate")
+    throw UsageError("--config must be demo, large, induction, block, generate, all or custom, "
+                     "got '" + which + "'");
   return out;
 }
 
@@ -97,11 +97,43 @@ double gemm_peak(int blocks, double block_seconds, std::string& detail) {
   return best;
 }
 
+// Tokens/s of greedy generation (generation_probe, 64 tokens from a 1-token prompt) in each
+// timed block, after a warm-up of about one block, with the KV cache or without.
+std::vector<double> time_generation(bool use_cache, int blocks, double block_seconds) {
+  constexpr int kTokens = 64;
+  TinyAttentionLM model(generation_bench_config(), 1);
+  auto t0 = Clock::now();
+  int runs_per_block = 0;
+  volatile int64_t sink = 0;
+  while (seconds_since(t0) < block_seconds) {
+    sink = sink + generation_probe(model, kTokens, use_cache);
+    ++runs_per_block;
+  }
+  std::vector<double> rates;
+  for (int b = 0; b < blocks; ++b) {
+    t0 = Clock::now();
+    for (int r = 0; r < runs_per_block; ++r) sink = sink + generation_probe(model, kTokens, use_cache);
+    rates.push_back(double(runs_per_block) * kTokens / seconds_since(t0));
+  }
+  return rates;
+}
+
+// "generation": tokens/s with and without the KV cache (medians) and their ratio.
+void print_generation(int blocks, double block_seconds) {
+  const double cached = median(time_generation(true, blocks, block_seconds));
+  const double uncached = median(time_generation(false, blocks, block_seconds));
+  std::printf("  \"generation\": {\"config\": \"V60 D64 H4 C64, 2 pre-norm layers, LayerNorm, "
+              "RoPE, GELU; 64 greedy tokens from a 1-token prompt\", \"cached_tokens_per_s\": "
+              "%.1f, \"uncached_tokens_per_s\": %.1f, \"speedup\": %.2f}",
+              cached, uncached, cached / uncached);
+}
+
 std::vector<Flag> bench_flags() {
   std::vector<Flag> flags = {
       {"config", "NAME", "all",
-       "demo, large, induction, block (pre-norm RMSNorm SwiGLU RoPE, 2 layers), all (those four) "
-       "or custom (the model flags below)"},
+       "demo, large, induction, block (pre-norm RMSNorm SwiGLU RoPE, 2 layers), generate "
+       "(tokens/s of generation with and without the KV cache), all (those five) or custom (the "
+       "model flags below)"},
       {"blocks", "N", "5", "timed blocks (the median is reported)"},
       {"block-seconds", "S", "1", "approximate length of one block"}};
   for (Flag& f : trainer_flags()) flags.push_back(f);
@@ -121,9 +153,16 @@ int cmd_bench(const std::vector<std::string>& argv) {
   }
   const int blocks = args.get_int("blocks", 1, 1000);
   const double block_seconds = args.get_float("block-seconds", 0.01, 600);
-  const std::vector<Named> configs = bench_configs(args.get("config"), args);
+  const std::string which = args.get("config");
+  const std::vector<Named> configs = bench_configs(which, args);
 
-  std::printf("{\n  \"engine\": \"native\",\n  \"configs\": {\n");
+  std::printf("{\n  \"engine\": \"native\",\n");
+  if (which == "generate") {  // generation alone
+    print_generation(blocks, block_seconds);
+    std::printf("\n}\n");
+    return 0;
+  }
+  std::printf("  \"configs\": {\n");
   for (size_t i = 0; i < configs.size(); ++i) {
     const std::vector<double> rates = time_training(configs[i].config, blocks, block_seconds);
     const double sps = median(rates);
@@ -133,9 +172,14 @@ int cmd_bench(const std::vector<std::string>& argv) {
     std::printf("]}%s\n", i + 1 < configs.size() ? "," : "");
     std::fflush(stdout);
   }
+  std::printf("  },\n");
+  if (which == "all") {
+    print_generation(blocks, block_seconds);
+    std::printf(",\n");
+  }
   std::string detail;
   const double peak = gemm_peak(blocks, block_seconds, detail);
-  std::printf("  },\n  \"gemm_peak_gflops\": %.3f,\n  \"gemm_gflops_by_n\": {%s}\n}\n", peak,
+  std::printf("  \"gemm_peak_gflops\": %.3f,\n  \"gemm_gflops_by_n\": {%s}\n}\n", peak,
               detail.c_str());
   return 0;
 }

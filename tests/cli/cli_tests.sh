@@ -571,6 +571,10 @@ block_flags)
   grep -q '(B,T,3D)' "$S/stdout" || fail "demo shape line"
   ok "$ATTN" bench --config custom --residual --norm rmsnorm --blocks 1 --block-seconds 0.02
   grep -q '"custom": {"steps_per_s": ' "$S/stdout" || fail "bench custom: $(cat "$S/stdout")"
+  # Generation's tokens/s with and without the KV cache (issue 22); the numbers are not asserted.
+  ok "$ATTN" bench --config generate --blocks 1 --block-seconds 0.02
+  grep -q '"cached_tokens_per_s": .*"uncached_tokens_per_s": .*"speedup": ' "$S/stdout" ||
+    fail "bench generate: $(cat "$S/stdout")"
   # Bad values: one sentence, kind config, naming the flags.
   bad "--norm (rmsnorm) needs --residual" "$ATTN" train --norm rmsnorm --steps 1
   bad "--ffn (relu) needs --residual" "$ATTN" train --ffn relu --steps 1

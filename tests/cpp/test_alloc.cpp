@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "attn/decoder.h"
 #include "attn/ffn.h"
 #include "attn/multihead.h"
 #include "attn/norm.h"
@@ -265,6 +266,43 @@ TEST_CASE("alloc: training steps of the transformer block allocate nothing after
     c.attn_dropout = 0.1f;
     CHECK(allocations_in_ten_steps(c) == 0);
   }
+}
+
+TEST_CASE("alloc: decoding allocates nothing after the first push and the first slide",
+          "[alloc][decoder]") {
+  struct Case {
+    attn::PositionKind positions;
+    attn::NormKind norm;
+    attn::FfnKind ffn;
+    int layers;
+  };
+  const Case cases[] = {
+      {attn::PositionKind::Rope, attn::NormKind::RMSNorm, attn::FfnKind::SwiGLU, 2},
+      {attn::PositionKind::Alibi, attn::NormKind::LayerNorm, attn::FfnKind::GELU, 1},
+      {attn::PositionKind::Learned, attn::NormKind::None, attn::FfnKind::None, 3},
+  };
+  for (const Case& k : cases)
+    for (bool use_cache : {true, false}) {
+      CAPTURE(int(k.positions), k.layers, use_cache);
+      attn::ModelConfig c{20, 16, 4, 8};
+      c.residual = true;
+      c.positions = k.positions;
+      c.norm = k.norm;
+      c.ffn = k.ffn;
+      c.n_layers = k.layers;
+      c.kv_heads = 2;
+      attn::TinyAttentionLM model(c, 1);
+      attn::Decoder d(model, use_cache);
+      d.push(1);
+      int64_t before = allocations();
+      // While the context grows the reference's forward resizes its State at every length.
+      for (int i = 1; i < 8; ++i) d.push(i);
+      if (use_cache) CHECK(allocations() - before == 0);
+      d.push(9);  // the first slide: the re-encoding reference sizes its State for T = C
+      before = allocations();
+      for (int i = 0; i < 10; ++i) d.push(i);
+      CHECK(allocations() - before == 0);
+    }
 }
 
 #endif  // ATTN_UNDER_SANITIZER
