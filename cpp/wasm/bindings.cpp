@@ -7,7 +7,9 @@
 #include <malloc.h>
 
 #include "attn/bench.h"
+#include "attn/decoder.h"
 #include "attn/tasks.h"
+#include "attn/text.h"
 #include "attn/weights.h"
 #include "wasm/convert.h"
 
@@ -33,6 +35,17 @@ EMSCRIPTEN_BINDINGS(attention_core) {
           return new Trainer(c);
         });
       }, allow_raw_pointers())
+      // The text task's corpus (issue 22): a string or the bytes of a file; other tasks ignore it.
+      .constructor(+[](val config, val corpus) {
+        return js_call([&] {
+          const TrainerConfig c = to_trainer_config(config);
+          validate_js(c);
+          std::shared_ptr<const TextCorpus> text;
+          if (c.task == "text" && !corpus.isUndefined() && !corpus.isNull())
+            text = std::make_shared<const TextCorpus>(make_corpus(to_text(corpus, "corpus"), c.seq_len));
+          return new Trainer(c, std::move(text));
+        });
+      }, allow_raw_pointers())
       .function("step", +[](Trainer& t, val n) {
         return js_call([&] { return t.step(to_int(n, "step count", 0, kIntMax)); });
       })
@@ -51,7 +64,9 @@ EMSCRIPTEN_BINDINGS(attention_core) {
         });
       })
       .function("exportWeights", +[](Trainer& t) {
-        return js_call([&] { return uint8_array(save_model(t.model())); });
+        return js_call([&] {
+          return uint8_array(t.corpus() ? save_model(t.model(), t.corpus()->vocab) : save_model(t.model()));
+        });
       })
       .function("importWeights", +[](Trainer& t, val bytes) {
         js_call([&] {
@@ -61,6 +76,13 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       })
       .function("evaluate", +[](Trainer& t, val n) {
         return js_call([&] { return to_js(t.evaluate(to_int(n, "evaluate batches", 1, 1000))); });
+      })
+      .function("evaluateText", +[](Trainer& t, val n) {
+        return js_call([&] { return to_js(t.evaluate_text(to_int(n, "evaluateText batches", 1, 1000))); });
+      })
+      .function("corpus", +[](Trainer& t) { return t.corpus() ? to_js(*t.corpus()) : val::null(); })
+      .function("sampleSequence", +[](Trainer& t, val seed) {
+        return js_call([&] { return int32_array(t.sample_sequence(to_seed(seed))); });
       })
       .function("evaluateAt", +[](Trainer& t, val seq_len, val n) {
         return js_call([&] {
@@ -108,6 +130,31 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       .function("stepsDone", +[](Trainer& t) { return double(t.steps_done()); })
       .function("historyStride", +[](Trainer& t) { return double(t.history_stride()); });
 
+  // Generation (issue 22): incremental decoding of a Trainer's model, with or without the KV
+  // cache. It reads the live model: delete it before the Trainer, and reset() after the weights or
+  // the ablation change.
+  class_<Decoder>("Decoder")
+      .constructor(+[](Trainer& t, val options) {
+        return js_call([&] {
+          const DecoderOptions o = to_decoder_options(options);
+          return new Decoder(t.model(), o.use_cache, o.window);
+        });
+      }, allow_raw_pointers())
+      .function("reset", &Decoder::reset)
+      .function("push", +[](Decoder& d, val token) {
+        return js_call([&] { return row_to_js(d.push(to_int(token, "token"))); });
+      })
+      .function("attention", +[](Decoder& d) {
+        return js_call([&] {
+          if (d.context_length() == 0)
+            throw Error(ErrorKind::State, "", "attention() needs a push() first");
+          return matrix_to_js(d.attention());
+        });
+      })
+      .function("context", +[](Decoder& d) { return int32_array(d.context()); })
+      .function("contextLength", &Decoder::context_length)
+      .function("cached", &Decoder::cached)
+      .function("window", &Decoder::window);
   function("selfAttention", +[](val args) {
     return js_call([&] {
       const SelfAttentionArgs a = to_self_attention_args(args);
@@ -164,6 +211,22 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       const Task k = parse_task(to_task_name(task));
       return int32_array(task_sample(k, to_int(vocab_size, "vocabSize", 1), to_int(seq_len, "seqLen", 1),
                                      uint64_t(to_int(seed, "seed", 0))));
+    });
+  });
+  // The text task (issue 22): a corpus checked as a Trainer would take it, without one.
+  function("textCorpus", +[](val text, val seq_len) {
+    return js_call([&] { return to_js(make_corpus(to_text(text, "text"), to_int(seq_len, "seqLen", 1))); });
+  });
+  function("defaultCorpus", +[]() { return val(default_corpus()); });
+  function("encodeText", +[](val vocab, val text) {
+    return js_call([&] {
+      return int32_array(encode(vocab_from_utf8(to_text(vocab, "vocab")), to_text(text, "text")));
+    });
+  });
+  function("decodeText", +[](val vocab, val ids) {
+    return js_call([&] {
+      const std::vector<int32_t> x = to_ids(ids, kMaxCorpusBytes);
+      return val(decode(vocab_from_utf8(to_text(vocab, "vocab")), x));
     });
   });
   function("defaultConfig", +[]() { return to_js(TrainerConfig{}); });

@@ -267,6 +267,48 @@ std::string to_task_name(const val& task) {
   return task.as<std::string>();
 }
 
+std::string to_text(const val& text, const char* name) {
+  if (text.isString()) return text.as<std::string>();
+  require(text.instanceof(val::global("Uint8Array")), name, " must be a string or a Uint8Array, got ",
+          type_of(text));
+  const std::vector<uint8_t> b = copy_in<uint8_t>(text, "Uint8Array", name, kMaxFileBytes);
+  return std::string(b.begin(), b.end());
+}
+
+val to_js(const Trainer::TextEvaluation& e) {
+  val js = val::object();
+  js.set("valLoss", e.val_loss);
+  js.set("valBitsPerChar", e.val_bits_per_char);
+  js.set("accuracy", e.accuracy);
+  js.set("unigramNats", e.unigram_nats);
+  js.set("unigramBits", e.unigram_bits);
+  return js;
+}
+
+DecoderOptions to_decoder_options(const val& js) {
+  require(is_object(js), "Decoder options must be an object, got ", type_of(js));
+  check_keys(js, std::initializer_list<const char*>{"useCache", "window"}, "Decoder options",
+             ErrorKind::Input);
+  DecoderOptions o;
+  o.use_cache = to_bool(js["useCache"], "useCache", true);
+  if (!js["window"].isUndefined()) o.window = to_integer(js["window"], "window", 0, kIntMax);
+  return o;
+}
+
+val row_to_js(const RowVec& v) { return float32_row(v); }
+val matrix_to_js(ConstMatRef m) { return from_mat(Mat(m)); }
+
+val to_js(const TextCorpus& c) {
+  val js = val::object();
+  js.set("vocab", vocab_to_utf8(c.vocab));
+  js.set("vocabSize", c.vocab_size());
+  js.set("trainChars", double(c.train.size()));
+  js.set("valChars", double(c.val.size()));
+  js.set("unigramNats", c.unigram_entropy_nats());
+  js.set("unigramBits", c.unigram_entropy_bits());
+  return js;
+}
+
 std::vector<int32_t> to_task_ids(const val& ids) {
   std::vector<int32_t> x = to_ids(ids, kMaxTaskIds);
   require(!x.empty(), "ids must not be empty");

@@ -18,6 +18,7 @@
 #include "attn/ops.h"
 #include "attn/sampling.h"
 #include "attn/selftest.h"
+#include "attn/text.h"
 #include "attn/trainer.h"
 
 namespace attn::js {
@@ -84,6 +85,20 @@ bool to_reference(const val& js, ReferenceCase& out);
 
 // A task name, for taskTargets (kind config, key task, as for a Trainer config).
 std::string to_task_name(const val& task);
+
+// A text as UTF-8 bytes: a JS string (Embind encodes it) or a Uint8Array of the file's bytes (so a
+// file that is not valid UTF-8 reaches the core's check as it is).
+std::string to_text(const val& text, const char* name);
+val to_js(const Trainer::TextEvaluation& e);  // TextEvaluation
+val to_js(const TextCorpus& c);               // CorpusInfo
+// new Decoder(trainer, {useCache, window}): the options checked (unknown keys, types).
+struct DecoderOptions {
+  bool use_cache = true;
+  int window = 0;
+};
+DecoderOptions to_decoder_options(const val& js);
+val row_to_js(const RowVec& v);     // Float32Array
+val matrix_to_js(ConstMatRef m);    // {data: Float32Array, rows, cols}
 
 // selfAttention's argument {X, Wq, Wk, Wv, causal}, each matrix {data: Float32Array, rows, cols}.
 struct SelfAttentionArgs {
