@@ -163,7 +163,7 @@ TinyAttentionLM::TinyAttentionLM(const ModelConfig& c, Rng&& rng)
 // a = attn_l(a), starting from a = x -> logits = a W^T + b (N,V). Caches x, a, and each layer's
 // own cache (its input among them) in s.layers[l].
 void TinyAttentionLM::forward(const int32_t* ids, int B, int T, bool training, Rng& rng,
-                              State& s) {
+                              State& s, ForwardHooks* hooks) {
   attn.check_input(Eigen::Index(B) * T, config.d_model, B, T);
   const Eigen::Index N = Eigen::Index(B) * T;
   const int D = config.d_model, V = config.vocab_size, L = config.n_layers;
@@ -188,17 +188,21 @@ void TinyAttentionLM::forward(const int32_t* ids, int B, int T, bool training, R
     for (int l = 0; l < L; ++l) {
       MultiHeadSelfAttention::State& st = s.layers[size_t(l)];
       if (s.inspect) st.inspect = true;
-      const Mat& in = l == 0 ? s.x : s.a;
+      Mat& in = l == 0 ? s.x : s.a;
+      if (hooks) hooks->stream(l, in);
       if (config.residual) {
         layers[size_t(l)].forward(in, B, T, training, rng, st, s.y);
+        if (hooks) hooks->attention(l, st, s.y);
         if (l == 0) s.a = s.x + s.y;  // x_1 = x_0 + attn_0(x_0)
         else s.a += s.y;              // x_{l+1} = x_l + attn_l(x_l)
       } else {
         // x_{l+1} = attn_l(x_l); for l > 0 the layer reads a and overwrites it, which forward()
         // allows (it copies its input first).
         layers[size_t(l)].forward(in, B, T, training, rng, st, s.a);
+        if (hooks) hooks->attention(l, st, s.a);
       }
     }
+    if (hooks) hooks->stream(L, s.a);
   } else {
     // The block (residual is guaranteed by validate): norms and FFN around each attention.
     s.blocks.resize(size_t(L));
@@ -208,6 +212,7 @@ void TinyAttentionLM::forward(const int32_t* ids, int B, int T, bool training, R
       MultiHeadSelfAttention::State& st = s.layers[size_t(l)];
       State::Block& bk = s.blocks[size_t(l)];
       if (s.inspect) st.inspect = true;
+      if (hooks) hooks->stream(l, s.a);
       if (norm && config.norm_position == NormPosition::Pre) {
         bk.attn_in.resize(N, D);
         if (ffn) bk.ffn_in.resize(N, D);
@@ -216,24 +221,29 @@ void TinyAttentionLM::forward(const int32_t* ids, int B, int T, bool training, R
         // x = x + attn(norm1(x)); x = x + ffn(norm2(x))
         if (norm) attn_norms[size_t(l)].forward(s.a, bk.norm1, bk.attn_in);
         layers[size_t(l)].forward(norm ? bk.attn_in : s.a, B, T, training, rng, st, s.y);
+        if (hooks) hooks->attention(l, st, s.y);
         s.a += s.y;
         if (ffn) {
           if (norm) ffn_norms[size_t(l)].forward(s.a, bk.norm2, bk.ffn_in);
           ffns[size_t(l)].forward(norm ? bk.ffn_in : s.a, bk.ffn, s.y);
+          if (hooks) hooks->ffn(l, s.y);
           s.a += s.y;
         }
       } else {
         // x = norm1(x + attn(x)); x = norm2(x + ffn(x))
         layers[size_t(l)].forward(s.a, B, T, training, rng, st, s.y);
+        if (hooks) hooks->attention(l, st, s.y);
         s.a += s.y;
         if (norm) attn_norms[size_t(l)].forward(s.a, bk.norm1, s.a);
         if (ffn) {
           ffns[size_t(l)].forward(s.a, bk.ffn, s.y);
+          if (hooks) hooks->ffn(l, s.y);
           s.a += s.y;
           if (norm) ffn_norms[size_t(l)].forward(s.a, bk.norm2, s.a);
         }
       }
     }
+    if (hooks) hooks->stream(L, s.a);
     if (final_norm) final_norm->forward(s.a, s.final_norm, s.a);
   }
   lm_head.forward(s.a, s.logits);
