@@ -36,6 +36,10 @@ const std::vector<Flag> kInspectFlags = {
     {"position", "P", "",
      "patching's answer position (default: the last position with an answer; with the default "
      "corruption, the last query of the second occurrence)"},
+    {"corrupted-answer", "TOKEN", "",
+     "the corrupted run's answer at the position, for the metric logit[answer] - "
+     "logit[corrupted answer] (default: the replacement token of the default corruption, else "
+     "the corrupted run's top token)"},
     {"output", "PATH", "",
      "written: lens.*, attribution.*, patching.*, circuits.* (see cpp/README.md, Look inside)",
      true},
@@ -81,6 +85,8 @@ int cmd_inspect(const std::vector<std::string>& argv) {
   if (args.has("answers")) r.answers = parse_ids("answers", args.get("answers"));
   if (args.has("corrupted")) r.corrupted = parse_ids("corrupted", args.get("corrupted"));
   if (args.has("position")) r.patching.position = args.get_int("position", 0, kMaxIds - 1);
+  if (args.has("corrupted-answer"))
+    r.patching.answer_corrupt = args.get_int("corrupted-answer", 0, INT32_MAX);
 
   const std::string path = args.get("weights");
   std::unique_ptr<TinyAttentionLM> model;
@@ -108,7 +114,7 @@ int cmd_inspect(const std::vector<std::string>& argv) {
       if (!args.has("position")) {  // the corruption's own answers, unless --answers says
         r.patching.position = cor.position;
         if (r.answers.empty()) r.patching.answer_clean = cor.answer_clean;
-        r.patching.answer_corrupt = cor.answer_corrupt;
+        if (!args.has("corrupted-answer")) r.patching.answer_corrupt = cor.answer_corrupt;
       }
       corruption = str_cat("induction: token ", cor.changed, " changed from ", cor.answer_clean,
                            " to ", cor.answer_corrupt);

@@ -17,6 +17,8 @@ Per case, on one sequence ids (T) holding a repeated segment:
                  run once per site with one activation replaced by a hook returning the clean
                  one; metric logit[answer_clean] - logit[answer_corrupt] at the answer position,
                  normalised 0 = corrupted, 1 = clean;
+  input.*, patching.answer: the inputs, as `attn inspect` writes them (cases.json's "cli" has
+                 the flags that give them, for tests/cli's inspect_reference);
   circuits.*     E W_Q^h W_K^h^T E^T and E W_V^h W_O^h diag(w) W_U^T per head; the copying score
                  sum(max(Re eig, 0)) / sum(|eig|) with torch.linalg.eigvals.
 Expected values are float64 from the float32 weights; a case is kept only if PyTorch's float32
@@ -300,6 +302,9 @@ def write_case(name, cfg):
             break
     else:
         raise CheckFailed(f"{name}: no seed in {SEED_TRIES} gives a well-conditioned case")
+    # What `attn inspect` writes besides: its inputs and patching's answer (position, tokens).
+    expected.update({"input.ids": ids.int(), "input.answers": answers.int(),
+                     "input.corrupted": corrupted.int(), "patching.answer": patch})
     os.makedirs(DATA, exist_ok=True)
     path = lambda kind: os.path.join(DATA, f"{name}.{kind}.safetensors")  # noqa: E731
     write_safetensors(path("weights"), dict(model32.state_dict()), c.metadata())
@@ -309,12 +314,16 @@ def write_case(name, cfg):
     # The files load back into the same model and numbers.
     state, meta = read_safetensors(path("weights"))
     again, _ = everything(load_block_model(state, meta).double(), ids, corrupted, answers, patch)
-    for k, v in expected.items():
-        expect(torch.equal(again[k], v) if v.dtype == torch.int32
-               else bool(((again[k] - v).abs() <= 1e-12 * (1 + v.abs())).all()),
+    for k, v in again.items():
+        expect(torch.equal(expected[k], v) if v.dtype == torch.int32
+               else bool(((expected[k] - v).abs() <= 1e-12 * (1 + v.abs())).all()),
                f"{name}: {k} of the reloaded model differs")
     print(f"{name}: seed {seed}, span {span:.3f}, copying {expected['circuits.copying'].tolist()}")
-    return {"name": name, "T": T, "seed": seed, "attribution": "attribution.total" in expected}
+    text = lambda t: ",".join(str(int(v)) for v in t)  # noqa: E731
+    cli = (f"--input {text(ids)} --answers {text(answers)} --corrupted {text(corrupted)} "
+           f"--position {int(patch[0])} --corrupted-answer {int(patch[2])}")
+    return {"name": name, "T": T, "seed": seed, "attribution": "attribution.total" in expected,
+            "cli": cli}
 
 
 def main():
