@@ -214,9 +214,9 @@ TEST_CASE("inspect: patching nothing gives 0, the clean activation at the end gi
 
 TEST_CASE("inspect: patching every head of a one-layer residual model restores what they add",
           "[inspect]") {
-  // One layer, no norm: the clean run's logits at p minus the corrupted run's are the heads'
-  // outputs (linear through lm_head) plus the embedding; patching all heads at once leaves only
-  // the embedding's part, so each head_all share adds up with resid(0, changed) to 1.
+  // One layer, no norm: at p = 9 the two inputs share the token, so the clean run's logits minus
+  // the corrupted run's are the sum of the heads' output differences, linear through lm_head:
+  // the heads_all shares add up to 1.
   auto m = perturbed(config(1, NormKind::None, FfnKind::None), 11);
   const std::vector<int32_t> ids = induction_ids();
   const Corruption cor = induction_corruption(ids.data(), 10, 11);
@@ -228,7 +228,7 @@ TEST_CASE("inspect: patching every head of a one-layer residual model restores w
   for (int h = 0; h < 4; ++h) heads += p.heads_all[h];
   // resid(0, p) patches the embedding at p only, which is the same in both runs.
   CHECK_THAT(p.resid(0, 9), WithinAbs(0.0, 1e-4));
-  CHECK_THAT(heads + 0.0, WithinAbs(1.0, 1e-4));
+  CHECK_THAT(heads, WithinAbs(1.0, 1e-4));
 }
 
 TEST_CASE("inspect: the answers and metric defaults", "[inspect]") {
