@@ -165,7 +165,7 @@ TinyAttentionLM::TinyAttentionLM(const ModelConfig& c, Rng&& rng)
 // a = attn_l(a), starting from a = x -> logits = a W^T + b (N,V). Caches x, a, and each layer's
 // own cache (its input among them) in s.layers[l].
 void TinyAttentionLM::forward(const int32_t* ids, int B, int T, bool training, Rng& rng,
-                              State& s) {
+                              State& s, ForwardHooks* hooks) {
   attn.check_input(Eigen::Index(B) * T, config.d_model, B, T);
   const Eigen::Index N = Eigen::Index(B) * T;
   const int D = config.d_model, V = config.vocab_size, L = config.n_layers;
@@ -187,15 +187,20 @@ void TinyAttentionLM::forward(const int32_t* ids, int B, int T, bool training, R
       s.x.middleRows(Eigen::Index(b) * T, T) += learned_pos->weight.topRows(T);
   }
   // x_0 = x; x_{l+1} = layer_l(x_l) (layer_forward: attention, and the block's norms and FFN).
+  // The hooks (inspect.h) see, and may replace, the stream before each layer and at the end, each
+  // attention's output and each FFN's.
   s.blocks.resize(size_t(L));
   s.a = s.x;
   for (int l = 0; l < L; ++l) {
     MultiHeadSelfAttention::State& st = s.layers[size_t(l)];
     if (s.inspect) st.inspect = true;
+    if (hooks) hooks->stream(l, s.a);
     layer_forward(l, s.a, s.y, s.blocks[size_t(l)], [&](const Mat& in, Mat& out) {
       layers[size_t(l)].forward(in, B, T, training, rng, st, out);
-    });
+      if (hooks) hooks->attention(l, st, out);
+    }, hooks);
   }
+  if (hooks) hooks->stream(L, s.a);
   if (final_norm) final_norm->forward(s.a, s.final_norm, s.a);
   lm_head.forward(s.a, s.logits);
 }

@@ -75,6 +75,22 @@ struct ParamSpec {
 std::vector<ParamSpec> state_dict_specs(const ModelConfig& c);
 std::string layer_prefix(const ModelConfig& c, int layer);
 
+// Hooks into TinyAttentionLM::forward, as PyTorch's forward hooks: each sees (and may change) one
+// activation of the batch, (N,D) row-major, before the model goes on with it. inspect.h reads the
+// residual stream and the heads' outputs through them, and patches them. The defaults do nothing.
+struct ForwardHooks {
+  virtual ~ForwardHooks() = default;
+  // The residual stream a as it enters layer l (for l = L: after the last layer, before the final
+  // norm and lm_head). Without the residual stream, a is layer l's input (l = L: lm_head's).
+  virtual void stream(int /*l*/, Mat& /*a*/) {}
+  // Layer l's attention output y = out_proj(merged) before it joins the stream; st holds the
+  // layer's cache, every head's output in st.merged (N,D), head h at columns [h Dh, (h+1) Dh).
+  // A hook that changes st.merged must recompute y (the layer's out_proj.forward(st.merged, y)).
+  virtual void attention(int /*l*/, MultiHeadSelfAttention::State& /*st*/, MatRef /*y*/) {}
+  // Layer l's FFN output (with its down bias) before it joins the stream (models with an FFN).
+  virtual void ffn(int /*l*/, MatRef /*y*/) {}
+};
+
 class TinyAttentionLM {
  public:
   // Activations and gradients for one (B,T); reusing it for the same (B,T) and model depth
@@ -121,8 +137,10 @@ class TinyAttentionLM {
 
   // ids (B,T) row-major -> s.logits (B*T,V); layer l's attention weights in
   // s.layers[l].weights() (B,H,T,T).
-  // Throws on ids outside [0, V) or T outside [1, C]. Dropout only when training.
-  void forward(const int32_t* ids, int B, int T, bool training, Rng& rng, State& s);
+  // Throws on ids outside [0, V) or T outside [1, C]. Dropout only when training. hooks, when
+  // given, are called as ForwardHooks describes.
+  void forward(const int32_t* ids, int B, int T, bool training, Rng& rng, State& s,
+               ForwardHooks* hooks = nullptr);
 
   // Reads s.dlogits (B*T,V); overwrites every parameter gradient.
   void backward(const int32_t* ids, State& s);
@@ -166,15 +184,16 @@ class TinyAttentionLM {
   // y (N,D) is scratch (it ends holding the last sublayer's output); bk keeps the norms' and the
   // FFN's caches and the pre-norm inputs. The final norm and lm_head are not part of it.
   template <typename Attend>
-  void layer_forward(int l, Mat& a, Mat& y, State::Block& bk, Attend&& attend) const;
+  void layer_forward(int l, Mat& a, Mat& y, State::Block& bk, Attend&& attend,
+                     ForwardHooks* hooks = nullptr) const;
 
  private:
   TinyAttentionLM(const ModelConfig& config, Rng&& rng);
 };
 
 template <typename Attend>
-void TinyAttentionLM::layer_forward(int l, Mat& a, Mat& y, State::Block& bk,
-                                    Attend&& attend) const {
+void TinyAttentionLM::layer_forward(int l, Mat& a, Mat& y, State::Block& bk, Attend&& attend,
+                                    ForwardHooks* hooks) const {
   const size_t i = size_t(l);
   if (!config.residual) {  // a = attn(a): the layer copies its input first
     attend(a, a);
@@ -196,6 +215,7 @@ void TinyAttentionLM::layer_forward(int l, Mat& a, Mat& y, State::Block& bk,
         ffn_norms[i].forward(a, bk.norm2, bk.ffn_in);
       }
       ffns[i].forward(norm ? bk.ffn_in : a, bk.ffn, y);
+      if (hooks) hooks->ffn(l, y);
       a += y;
     }
   } else {
@@ -205,6 +225,7 @@ void TinyAttentionLM::layer_forward(int l, Mat& a, Mat& y, State::Block& bk,
     if (norm) attn_norms[i].forward(a, bk.norm1, a);
     if (ffn) {
       ffns[i].forward(a, bk.ffn, y);
+      if (hooks) hooks->ffn(l, y);
       a += y;
       if (norm) ffn_norms[i].forward(a, bk.norm2, a);
     }

@@ -16,6 +16,7 @@ int cmd_attend(const std::vector<std::string>& args);   // cmd_io.cpp
 int cmd_bench(const std::vector<std::string>& args);    // cmd_bench.cpp
 int cmd_selftest(const std::vector<std::string>& args); // cmd_selftest.cpp
 int cmd_eval(const std::vector<std::string>& args);     // cmd_eval.cpp
+int cmd_inspect(const std::vector<std::string>& args);  // cmd_inspect.cpp
 
 // attn selftest's default --reference: the committed PyTorch case of this checkout
 // (default_reference.cpp).

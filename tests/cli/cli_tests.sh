@@ -683,6 +683,65 @@ demo_self_attention)
   bad "unexpected argument 'extra'" "$ATTN" demo self-attention extra
   ;;
 
+inspect_reference)
+  # attn inspect against PyTorch hooks (tests/reference/make_inspect_reference.py): every tensor,
+  # ids and top tokens exactly; cases.json's "cli" holds each case's flags.
+  I=$REF/inspect
+  n=0
+  while read -r name; do
+    flags=$(grep -A6 "\"name\": \"$name\"" "$I/cases.json" | sed -n 's/.*"cli": "\(.*\)".*/\1/p')
+    [[ -n $flags ]] || { fail "$name: no cli flags in cases.json"; continue; }
+    # shellcheck disable=SC2086
+    ok "$ATTN" inspect --weights "$I/$name.weights.safetensors" $flags --output "$OUT"
+    grep -q "^wrote $OUT: lens yes, attribution .*, patching at position 7 " "$S/stdout" ||
+      fail "$name: stdout $(cat "$S/stdout")"
+    "$CMP" "$OUT" "$I/$name.expected.safetensors" > "$S/cmp" || fail "$name: $(grep -v '^ok' "$S/cmp")"
+    n=$((n + 1))
+  done < <(sed -n 's/.*"name": "\([^"]*\)".*/\1/p' "$I/cases.json")
+  [[ $n -ge 4 ]] || fail "only $n cases"
+  # Without --corrupted and --position: the induction corruption of the repeated segment, the
+  # same runs (the file's input.corrupted is the reference's).
+  name=l2_rope_rmsnorm_pre_gelu
+  flags=$(grep -A6 "\"name\": \"$name\"" "$I/cases.json" | sed -n 's/.*"cli": "\(--input [^ ]* --answers [^ ]*\) .*/\1/p')
+  # shellcheck disable=SC2086
+  ok "$ATTN" inspect --weights "$I/$name.weights.safetensors" $flags --output "$OUT"
+  "$CMP" "$OUT" "$I/$name.expected.safetensors" > "$S/cmp" || fail "default corruption: $(grep -v '^ok' "$S/cmp")"
+  ;;
+
+inspect_bad)
+  # attn inspect: what does not apply is said in the file; bad input is one line, no file.
+  ok "$ATTN" inspect --weights "$W" --input 1,2,3,4,5,9,1,2,3,4,5 --output "$OUT"
+  grep -q "lens no, attribution no, patching at position 9 (answer 5 vs 0), circuits (1,4,64,64)" \
+    "$S/stdout" || fail "no residual stream: $(cat "$S/stdout")"
+  "$CMP" --list "$OUT" > "$S/list"
+  grep -q '^lens' "$S/list" && fail "lens tensors without the residual stream"
+  grep -q '^circuits.ov F32 (1,4,64,64)$' "$S/list" || fail "circuits.ov: $(cat "$S/list")"
+  grep -q '^patching.heads F32 (1,4,11)$' "$S/list" || fail "patching.heads: $(cat "$S/list")"
+  grep -q 'residual stream' "$OUT" || fail "the lens's reason is not in the metadata"
+  ok "$ATTN" inspect --weights "$W" --input 1,2,3 --output "$OUT"
+  grep -q "patching no" "$S/stdout" || fail "no repeat, no patching: $(cat "$S/stdout")"
+  bad "the corrupted input has 2 tokens but the clean input has 3" \
+    "$ATTN" inspect --weights "$W" --input 1,2,3 --corrupted 1,2 --output "$OUT"
+  bad "token 64 at position 1 of the input is outside the vocabulary [0, 64)" \
+    "$ATTN" inspect --weights "$W" --input 1,64,3 --output "$OUT"
+  bad "token -1 at position 0 of the corrupted input is outside the vocabulary" \
+    "$ATTN" inspect --weights "$W" --input 1,2,3 --corrupted -1,2,3 --output "$OUT"
+  bad "answer 70 at position 2 is outside the vocabulary [0, 64)" \
+    "$ATTN" inspect --weights "$W" --input 1,2,3 --answers 1,2,70 --output "$OUT"
+  bad "the answer position (3) must be in [0, 2]" \
+    "$ATTN" inspect --weights "$W" --input 1,2,3 --corrupted 1,2,4 --position 3 --output "$OUT"
+  bad "the input has 13 tokens, but the model reads 1 to 12" \
+    "$ATTN" inspect --weights "$W" --input 1,2,3,4,5,6,7,8,9,10,11,12,13 --output "$OUT"
+  bad "--input: '2x' is not a token id" "$ATTN" inspect --weights "$W" --input 1,2x --output "$OUT"
+  bad "--answers: '' is not a token id" \
+    "$ATTN" inspect --weights "$W" --input 1,2 --answers 1, --output "$OUT"
+  bad "--input is required" "$ATTN" inspect --weights "$W" --output "$OUT"
+  bad "unknown flag --layer" "$ATTN" inspect --weights "$W" --input 1 --layer 2 --output "$OUT"
+  bad "--position" "$ATTN" inspect --weights "$W" --input 1 --position x --output "$OUT"
+  bad "the answer token (64) is outside the vocabulary [0, 64)" \
+    "$ATTN" inspect --weights "$W" --input 1,2 --corrupted 2,2 --corrupted-answer 64 --output "$OUT"
+  ;;
+
 *)
   echo "unknown case $CASE"
   exit 1

@@ -1,7 +1,7 @@
 // attn_st_compare ACTUAL EXPECTED [ATOL RTOL]: test helper for tests/cli/cli_tests.sh.
 // attn_st_compare --list FILE: prints "name dtype (shape)" per tensor, sorted by name.
-// Both safetensors files must hold the same tensor names with the same shapes and F32 data, and
-// every value must satisfy |actual - expected| <= ATOL + RTOL * |expected| (defaults 1e-5, 1e-5).
+// Both safetensors files must hold the same tensor names with the same shapes and F32 data (or
+// I32/I64 ids, which must be equal), and every value must satisfy |actual - expected| <= ATOL + RTOL * |expected| (defaults 1e-5, 1e-5).
 // Prints the largest difference per tensor; exits 0 when all agree, 1 otherwise, 2 on bad files.
 #include <algorithm>
 #include <cmath>
@@ -48,6 +48,13 @@ int main(int argc, char** argv) {
       if (!at || at->shape != et.shape) {
         std::printf("%s: %s\n", et.name.c_str(), at ? "shape differs" : "missing in actual");
         ok = false;
+        continue;
+      }
+      if (et.dtype == "I32" || et.dtype == "I64") {  // token ids: equal, whatever the width
+        const bool same = a.ids(et.name) == e.ids(et.name);
+        std::printf("%s %s: %s\n", same ? "ok  " : "FAIL", et.name.c_str(),
+                    same ? "equal" : "ids differ");
+        ok = ok && same;
         continue;
       }
       const std::vector<float> av = a.f32(et.name), ev = e.f32(et.name);
