@@ -269,7 +269,7 @@ describe('derived from the table', () => {
       seed: ['seed', 'seed', 0, 2 ** 32 - 1, '1', null, false],
       attnDropout: ['attention dropout', 'attnDropout', 0, 0.9, '0.05', null, false],
       outDropout: ['output dropout', 'outDropout', 0, 0.9, '0.05', null, false],
-      task: ['task', 'task', null, null, null, ['repeat', 'shift', 'copy', 'reverse', 'sort', 'future', 'induction'], false],
+      task: ['task', 'task', null, null, null, ['repeat', 'shift', 'copy', 'reverse', 'sort', 'future', 'induction', 'text'], false],
       nLayers: ['layers', 'nLayers', 1, 4, '1', null, false],
       residual: ['residual stream', 'residual', null, null, null, null, true],
       kvHeads: ['K/V heads (0 = heads)', 'kvHeads', 0, 16, '1', null, false],

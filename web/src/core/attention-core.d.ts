@@ -86,7 +86,7 @@ export interface TrainerConfig {
   embInitStd?: number;
 }
 
-export type TaskName = 'repeat' | 'shift' | 'copy' | 'reverse' | 'sort' | 'future' | 'induction';
+export type TaskName = 'repeat' | 'shift' | 'copy' | 'reverse' | 'sort' | 'future' | 'induction' | 'text';
 /** The block's position methods. */
 export type PositionKind = 'sinusoidal' | 'learned' | 'rope' | 'alibi' | 'none';
 /** The block's norms. */

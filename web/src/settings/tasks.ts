@@ -24,4 +24,7 @@ export const TASKS: Record<TaskName, string> = {
     'To find it, a query must look for the key whose previous token equals its own token. One layer cannot do that: each key holds only its own token and position, never its neighbour. ' +
     'Two layers with the residual stream can: a head in layer 1 attends one position back and writes "the token before me was X" into each position, and a head in layer 2 uses that as its key (an induction head). ' +
     'Watch the loss sit on a plateau, then drop within a few hundred steps (the phase change), the timeline\'s previous-token and prefix-matching scores split the heads into the two roles, and the composition scores between them rise above the random baseline.',
+  text:
+    'A small GPT on real text: every character is a token, and each position predicts the next character from the ones before it. The vocabulary is the text\'s own characters, so the vocab setting follows the text. ' +
+    'The first 90% of the text trains and the last 10% validates. A model that only counted characters would score the dashed unigram line; going below it means the heads use the context.',
 };
