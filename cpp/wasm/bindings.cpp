@@ -84,6 +84,13 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       .function("sampleSequence", +[](Trainer& t, val seed) {
         return js_call([&] { return int32_array(t.sample_sequence(to_seed(seed))); });
       })
+      // Look inside (issue 23): lens, attribution, patching and circuits in one call.
+      .function("inspect", +[](Trainer& t, val request) {
+        return js_call([&] {
+          const InspectRequest r = to_inspect_request(request, t.config().seq_len);
+          return to_js(inspect(t.model(), r));
+        });
+      })
       .function("evaluateAt", +[](Trainer& t, val seq_len, val n) {
         return js_call([&] {
           return to_js(t.evaluate_at(to_int(seq_len, "evaluateAt seqLen"),
@@ -227,6 +234,12 @@ EMSCRIPTEN_BINDINGS(attention_core) {
     return js_call([&] {
       const std::vector<int32_t> x = to_ids(ids, kMaxCorpusBytes);
       return val(decode(vocab_from_utf8(to_text(vocab, "vocab")), x));
+    });
+  });
+  function("inductionCorruption", +[](val ids, val vocab_size) {
+    return js_call([&] {
+      const std::vector<int32_t> x = to_task_ids(ids);
+      return to_js(induction_corruption(x.data(), int(x.size()), to_int(vocab_size, "vocabSize", 1)));
     });
   });
   function("defaultConfig", +[]() { return to_js(TrainerConfig{}); });

@@ -295,6 +295,96 @@ DecoderOptions to_decoder_options(const val& js) {
   return o;
 }
 
+InspectRequest to_inspect_request(const val& js, int max_length) {
+  require(is_object(js), "inspect's argument must be an object, got ", type_of(js));
+  check_keys(js, std::initializer_list<const char*>{"ids", "answers", "corrupted", "position",
+                                                    "answerClean", "answerCorrupt"},
+             "inspect", ErrorKind::Input);
+  InspectRequest r;
+  r.ids = to_ids(js["ids"], size_t(max_length));
+  // Answers may hold -100 (kIgnoreIndex: no answer there); the core checks the rest.
+  if (!js["answers"].isUndefined()) r.answers = to_ids(js["answers"], size_t(max_length));
+  if (!js["corrupted"].isUndefined()) r.corrupted = to_ids(js["corrupted"], size_t(max_length));
+  const auto opt = [&](const char* key, int& out) {
+    if (!js[key].isUndefined()) out = int(to_integer(js[key], key, -1, kIntMax));
+  };
+  opt("position", r.patching.position);
+  opt("answerClean", r.patching.answer_clean);
+  opt("answerCorrupt", r.patching.answer_corrupt);
+  return r;
+}
+
+namespace {
+val int_matrix_to_js(const IntMat& m) {
+  val js = val::object();
+  js.set("data", copy_out("Int32Array", m.data(), size_t(m.size())));
+  js.set("rows", static_cast<int>(m.rows()));
+  js.set("cols", static_cast<int>(m.cols()));
+  return js;
+}
+}  // namespace
+
+val to_js(const Inspection& r) {
+  val js = val::object();
+  js.set("answers", int32_array(r.answers));
+  val lens = val::object();
+  lens.set("applies", r.lens.applies);
+  lens.set("reason", r.lens.reason);
+  if (r.lens.applies) {
+    lens.set("topToken", int_matrix_to_js(r.lens.top_token));
+    lens.set("topProb", from_mat(r.lens.top_prob));
+    lens.set("answerProb", from_mat(r.lens.answer_prob));
+  }
+  js.set("lens", lens);
+  val at = val::object();
+  at.set("applies", r.attribution.applies);
+  at.set("reason", r.attribution.reason);
+  if (r.attribution.applies) {
+    at.set("heads", from_mat(r.attribution.heads));
+    at.set("embed", float32_row(r.attribution.embed));
+    at.set("ffn", from_mat(r.attribution.ffn));
+    at.set("bias", float32_row(r.attribution.bias));
+    at.set("total", float32_row(r.attribution.total));
+  }
+  js.set("attribution", at);
+  if (r.patched) {
+    const Patching& p = r.patching;
+    val pj = val::object();
+    pj.set("position", p.position);
+    pj.set("answerClean", p.answer_clean);
+    pj.set("answerCorrupt", p.answer_corrupt);
+    pj.set("logitDiff", p.logit_diff);
+    pj.set("metricClean", p.metric_clean);
+    pj.set("metricCorrupt", p.metric_corrupt);
+    pj.set("resid", from_mat(p.resid));
+    pj.set("heads", from_mat(p.heads));
+    pj.set("headsAll", float32_row(p.heads_all));
+    js.set("patching", pj);
+  } else {
+    js.set("patching", val::null());
+  }
+  val circuits = val::array();
+  for (const HeadCircuit& c : r.circuits) {
+    val cj = val::object();
+    cj.set("qk", from_mat(c.qk));
+    cj.set("ov", from_mat(c.ov));
+    cj.set("copying", c.copying);
+    circuits.call<void>("push", cj);
+  }
+  js.set("circuits", circuits);
+  return js;
+}
+
+val to_js(const Corruption& c) {
+  val js = val::object();
+  js.set("ids", int32_array(c.ids));
+  js.set("changed", c.changed);
+  js.set("position", c.position);
+  js.set("answerClean", c.answer_clean);
+  js.set("answerCorrupt", c.answer_corrupt);
+  return js;
+}
+
 val row_to_js(const RowVec& v) { return float32_row(v); }
 val matrix_to_js(ConstMatRef m) { return from_mat(Mat(m)); }
 

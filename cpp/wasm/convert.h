@@ -18,6 +18,7 @@
 #include "attn/ops.h"
 #include "attn/sampling.h"
 #include "attn/selftest.h"
+#include "attn/inspect.h"
 #include "attn/text.h"
 #include "attn/trainer.h"
 
@@ -97,6 +98,10 @@ struct DecoderOptions {
   int window = 0;
 };
 DecoderOptions to_decoder_options(const val& js);
+// trainer.inspect({ids, answers?, corrupted?, position?, answerClean?, answerCorrupt?}) (issue 23).
+InspectRequest to_inspect_request(const val& js, int max_length);
+val to_js(const Inspection& r);      // Inspection
+val to_js(const Corruption& c);      // Corruption
 val row_to_js(const RowVec& v);     // Float32Array
 val matrix_to_js(ConstMatRef m);    // {data: Float32Array, rows, cols}
 

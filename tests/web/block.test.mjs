@@ -4,20 +4,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { loadCore, variants } from './core.mjs';
+import { loadCore, throwsKind, variants } from './core.mjs';
 
 const CONFIG = { vocabSize: 10, dModel: 16, nHeads: 4, kvHeads: 2, seqLen: 6, seed: 3, norm: 'rmsnorm', ffn: 'swiglu', ffnMult: 2 };
 const IDS = Int32Array.from([1, 4, 2, 9, 0, 4]);
-
-/** Throws unless fn throws an Error of this kind (and key). */
-function throwsKind(fn, kind, key, text) {
-  assert.throws(fn, (e) => {
-    assert.equal(e.kind, kind, e.message);
-    assert.equal(e.key, key, e.message);
-    if (text) assert.match(e.message, text);
-    return true;
-  });
-}
 
 const maxDiff = (a, b) => a.reduce((m, v, i) => Math.max(m, Math.abs(v - b[i])), 0);
 

@@ -1,5 +1,6 @@
 // Loads the Node flavour of the wasm module (build/wasm-<variant>/attention-core-node.cjs) and
 // runs the native CLI, for the tests in this folder. Build both with scripts/build-wasm.
+import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -42,6 +43,17 @@ export function runCli(args) {
 /** The wasm memory in bytes: grows, never shrinks. */
 export function heapSize(core) {
   return core.HEAP8.buffer.byteLength;
+}
+
+/** Throws unless fn throws an Error of this kind (and key: '' when the error has none), whose
+ * message matches text when given. */
+export function throwsKind(fn, kind, key = undefined, text = undefined) {
+  assert.throws(fn, (e) => {
+    assert.equal(e.kind, kind, e.message);
+    assert.equal(e.key, key, e.message);
+    if (text) assert.match(e.message, text);
+    return true;
+  });
 }
 
 /** Calls f, which must throw a JS Error; returns its message. */

@@ -255,6 +255,9 @@ export interface Trainer {
    * positions: a `config` error with key maxSeqLen (there is no row of the table to add); a task
    * that cannot fit seqLen: key task. Changes nothing. */
   evaluateAt(seqLen: number, batches: number): LengthEvaluation;
+  /** Look inside the live model on one sequence (issue 23): logit lens, direct attribution,
+   * activation patching and QK/OV circuits, all from the core. */
+  inspect(request: InspectRequest): Inspection;
   /** Sets every intervention at once (missing keys: the defaults). Throws naming a bad key. */
   setAblation(ablation: Ablation): void;
   ablation(): Required<Ablation>;
@@ -460,6 +463,48 @@ export interface ScalingDemo {
   entropyScaled: number;
 }
 
+/** Look inside (issue 23; cpp/attn/inspect.h has the math): the request. Answers hold -100 where
+ * a position has none; without answers, the clean run's top tokens. Without corrupted, no
+ * patching. position / answerClean / answerCorrupt: -1 (default) picks them as the core says. */
+export interface InspectRequest {
+  ids: Int32Array;
+  answers?: Int32Array;
+  corrupted?: Int32Array;
+  position?: number;
+  answerClean?: number;
+  answerCorrupt?: number;
+}
+export interface IntMatrix {
+  data: Int32Array;
+  rows: number;
+  cols: number;
+}
+/** Everything trainer.inspect computes in one call. A tool that does not apply to the model has
+ * applies false, a one-sentence reason, and no numbers. */
+export interface Inspection {
+  answers: Int32Array;
+  /** The residual stream after the embedding (row 0) and after each layer, decoded: (L+1, T). */
+  lens: { applies: boolean; reason: string; topToken?: IntMatrix; topProb?: Matrix; answerProb?: Matrix };
+  /** Each part's push on logit[answer] - mean logit: heads (L*H, T), embed (T), ffn (L or 0, T),
+   * bias (T); they add up to total (T). */
+  attribution: { applies: boolean; reason: string; heads?: Matrix; embed?: Float32Array; ffn?: Matrix; bias?: Float32Array; total?: Float32Array };
+  /** Normalised patched metric (0 = corrupted, 1 = clean): resid (L+1, T), heads (L*H, T), headsAll (L*H). */
+  patching: null | {
+    position: number; answerClean: number; answerCorrupt: number; logitDiff: boolean;
+    metricClean: number; metricCorrupt: number; resid: Matrix; heads: Matrix; headsAll: Float32Array;
+  };
+  /** Per head g = l*H + h: QK and OV (V, V) and OV's copying score. */
+  circuits: { qk: Matrix; ov: Matrix; copying: number }[];
+}
+/** The induction task's default corrupted input (one token of the first occurrence changed). */
+export interface Corruption {
+  ids: Int32Array;
+  changed: number;
+  position: number;
+  answerClean: number;
+  answerCorrupt: number;
+}
+
 /** The module createAttentionCore resolves to. */
 export interface AttentionCore {
   Trainer: TrainerConstructor;
@@ -486,6 +531,8 @@ export interface AttentionCore {
   /** One sequence of seqLen ids from the task's generator: row 0 of a training batch drawn with
    * this seed (an integer in [0, 2^31 - 1]). The page's default sample; seed + 1 gives another. */
   taskSample(task: TaskName, vocabSize: number, seqLen: number, seed: number): Int32Array;
+  /** The induction task's default corrupted input for ids (an Error of kind input without a repeat). */
+  inductionCorruption(ids: Int32Array, vocabSize: number): Corruption;
   /** The DemoConfig: every key with its default. */
   defaultConfig(): ResolvedTrainerConfig;
   /** Bytes currently allocated on the wasm heap (for leak checks). */
