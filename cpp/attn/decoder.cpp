@@ -99,6 +99,8 @@ std::vector<int32_t> generate(TinyAttentionLM& model, const std::vector<int32_t>
                               int window) {
   const int V = model.config.vocab_size;
   require(!prompt.empty(), "the prompt is empty: generation needs at least one token");
+  require(prompt.size() <= size_t(kMaxPromptTokens), "the prompt has ", prompt.size(),
+          " tokens, more than the ", kMaxPromptTokens, " allowed");
   require(n_tokens >= 0 && n_tokens <= kMaxGenerateTokens, "the number of tokens (", n_tokens,
           ") must be in [0, ", kMaxGenerateTokens, "]");
   options.validate(V);

@@ -89,13 +89,16 @@ class Decoder {
 
 // The largest number of tokens generate() makes in one call.
 constexpr int kMaxGenerateTokens = 10000;
+// The longest prompt generate() accepts, in tokens (characters of a text model).
+constexpr int kMaxPromptTokens = 10000;
 
 // Pushes prompt through a Decoder (with the cache) and then samples n_tokens tokens one at a
 // time: next_token_distribution(logits, options), then sample_token with one Rng(seed). Returns
 // the n_tokens new tokens (without the prompt). The same model, prompt, options and seed give
 // the same tokens; temperature 0 is greedy (the argmax of each step's logits). Errors of kind
-// Input: an empty prompt, a prompt token outside [0, V), n_tokens outside
-// [0, kMaxGenerateTokens], a bad option (SamplingOptions::validate), a bad window (Decoder).
+// Input: an empty prompt, a prompt longer than kMaxPromptTokens, a prompt token outside [0, V),
+// n_tokens outside [0, kMaxGenerateTokens], a bad option (SamplingOptions::validate), a bad
+// window (Decoder).
 std::vector<int32_t> generate(TinyAttentionLM& model, const std::vector<int32_t>& prompt,
                               int n_tokens, const SamplingOptions& options, uint64_t seed,
                               int window = 0);

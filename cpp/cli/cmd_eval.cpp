@@ -9,6 +9,7 @@
 #include "attn/json.h"
 #include "attn/length_eval.h"
 #include "attn/tasks.h"
+#include "attn/text.h"
 #include "attn/weights.h"
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -19,13 +20,35 @@ namespace {
 
 const std::vector<Flag> kEvalFlags = {
     {"weights", "PATH", "", "model weights (safetensors, as written by attn train --save)", true},
-    {"task", "NAME", "", "task: repeat, shift, copy, reverse, sort, future or induction", true},
+    {"task", "NAME", "", "task: repeat, shift, copy, reverse, sort, future, induction or text",
+     true},
     {"seq-len", "N", "", "sequence length to evaluate at (past max_seq_len: not with learned "
                          "positions)", true},
     {"batches", "N", "8", "batches of fresh sequences to average over"},
     {"batch", "B", "16", "sequences per batch"},
     {"seed", "N", "1", "seed of the evaluation sequences"},
+    {"text", "FILE", "", "with --task text: the corpus whose validation split (its last 10%) is "
+                         "evaluated (default: the built-in corpus)"},
 };
+
+// --task text: the validation split of --text FILE (or of the default corpus) as ids of the
+// model's vocabulary; a character the model lacks is an Error of kind Input naming it.
+std::vector<int32_t> text_split(const Args& args, const std::string& weights_path,
+                                const std::vector<uint8_t>& weights, int N) {
+  const std::u32string vocab = text_vocab(weights_path, weights);
+  std::string path = "the default corpus", text;
+  if (args.has("text")) {
+    path = args.get("text");
+    const std::vector<uint8_t> bytes = read_file(path);
+    text.assign(bytes.begin(), bytes.end());
+  }
+  try {
+    const TextCorpus corpus = make_corpus(args.has("text") ? text : default_corpus(), N);
+    return encode(vocab, decode(corpus.vocab, corpus.val));
+  } catch (const Error& e) {
+    throw Error(e.kind(), e.key(), str_cat(path, ": ", e.what()));
+  }
+}
 
 // A number for JSON: NaN (no predictable position) is null.
 std::string json_number(double v) { return std::isfinite(v) ? str_cat(v) : "null"; }
@@ -62,10 +85,15 @@ int cmd_eval(const std::vector<std::string>& argv) {
     if (e.kind() != ErrorKind::Format) throw;
     throw Error(ErrorKind::Format, e.key(), str_cat(path, ": ", e.what()));
   }
+  if (task != Task::Text && args.has("text"))
+    throw UsageError(str_cat("--text needs --task text (the task is ", task_name(task), ")"));
+  const std::vector<int32_t> text =
+      task == Task::Text ? text_split(args, path, bytes, N) : std::vector<int32_t>{};
   const int C = model->config.max_context_length;
   const LengthEvaluation r = [&] {
     try {
-      return evaluate_at_length(*model, task, N, n_batches, B, seed);
+      return evaluate_at_length(*model, task, N, n_batches, B, seed, nullptr,
+                                task == Task::Text ? &text : nullptr);
     } catch (const Error& e) {
       if (e.key() != "task") throw;
       throw Error(ErrorKind::Config, "task", str_cat("--", e.what()));

@@ -3,6 +3,7 @@
 // main turns them into one line on stderr and exit code 2.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,11 @@ int cmd_bench(const std::vector<std::string>& args);    // cmd_bench.cpp
 int cmd_selftest(const std::vector<std::string>& args); // cmd_selftest.cpp
 int cmd_eval(const std::vector<std::string>& args);     // cmd_eval.cpp
 int cmd_inspect(const std::vector<std::string>& args);  // cmd_inspect.cpp
+int cmd_sample(const std::vector<std::string>& args);   // cmd_sample.cpp
+
+// The vocabulary a text model's weights file (bytes, read from path) carries; a file without
+// one is an Error of kind Format saying the model was not trained on text (cmd_sample.cpp).
+std::u32string text_vocab(const std::string& path, const std::vector<uint8_t>& bytes);
 
 // attn selftest's default --reference: the committed PyTorch case of this checkout
 // (default_reference.cpp).

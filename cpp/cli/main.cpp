@@ -19,6 +19,7 @@ const Command kCommands[] = {
     {"train", attn::cli::cmd_train, "train the tiny LM on a task; optionally --save the weights"},
     {"forward", attn::cli::cmd_forward, "run saved weights on ids from a safetensors file"},
     {"eval", attn::cli::cmd_eval, "evaluate saved weights on a task at any length (JSON)"},
+    {"sample", attn::cli::cmd_sample, "continue a prompt with a text model (attn train --task text --save)"},
     {"inspect", attn::cli::cmd_inspect, "logit lens, attribution, patching and circuits of saved weights on ids"},
     {"attend", attn::cli::cmd_attend, "single-head attention on X, Wq, Wk, Wv from a file"},
     {"bench", attn::cli::cmd_bench, "measure training steps/s and GEMM GFLOP/s (JSON)"},

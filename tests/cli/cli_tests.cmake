@@ -1,5 +1,5 @@
 # Command-line tests of `attn forward`, `attn attend`, `attn selftest`, the ablation flags and
-# the text task of `attn train`, `attn inspect`, and `attn demo` / `attn demo self-attention`
+# the text task of `attn train` / `attn sample` / `attn eval`, `attn inspect`, and `attn demo` / `attn demo self-attention`
 # (native only): each case runs
 # tests/cli/cli_tests.sh in its own scratch directory and checks the exit code, the stderr line,
 # that no output file is left behind on failure, and on success compares the output with the
@@ -54,6 +54,9 @@ set(ATTN_CLI_CASES
   # issue 22: the text task
   text_train
   text_bad_input
+  text_sample
+  text_sample_bad
+  text_eval
   # issue 23: looking inside
   inspect_reference
   inspect_bad

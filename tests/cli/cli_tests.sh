@@ -647,6 +647,82 @@ text_bad_input)
   bad "--text needs --task text" "$ATTN" train --steps 1 --text "$S/short.txt"
   ;;
 
+text_sample)
+  # attn sample (issue 22): the prompt, then exactly --tokens characters, then a newline; greedy
+  # and seeded draws are deterministic.
+  ok "$ATTN" train --task text --residual --layers 2 --positions rope --norm layernorm --ffn gelu \
+    --seq-len 16 --steps 30 --log-every 30 --save "$S/t.st"
+  smp="$ATTN sample --weights $S/t.st --prompt"
+  ok $smp "the " --tokens 40 --temperature 0
+  cp "$S/stdout" "$S/greedy1"
+  ok $smp "the " --tokens 40 --temperature 0 --seed 9
+  cmp -s "$S/stdout" "$S/greedy1" || fail "greedy differs between runs: $(cat "$S/stdout") vs $(cat "$S/greedy1")"
+  [[ $(head -c 4 "$S/greedy1") == "the " ]] || fail "output does not start with the prompt: $(cat "$S/greedy1")"
+  [[ $(wc -c < "$S/greedy1") -eq $((4 + 40 + 1)) ]] || fail "not 40 characters: $(cat "$S/greedy1")"
+  [[ $(tail -c 1 "$S/greedy1" | od -An -c | tr -d ' ') == '\n' ]] || fail "no final newline"
+  for seed in 1 2; do
+    ok $smp "a" --tokens 80 --seed $seed
+    cp "$S/stdout" "$S/seed$seed.a"
+    ok $smp "a" --tokens 80 --seed $seed
+    cmp -s "$S/stdout" "$S/seed$seed.a" || fail "seed $seed: two runs differ"
+    [[ $(wc -c < "$S/stdout") -eq $((1 + 80 + 1)) ]] || fail "seed $seed: not 80 characters"
+  done
+  cmp -s "$S/seed1.a" "$S/seed2.a" && fail "seeds 1 and 2 give the same sample: $(cat "$S/seed1.a")"
+  # Each strategy runs; top-k 1 and min-p 1 keep only the largest logit: greedy.
+  ok $smp "the " --tokens 40 --top-k 1 --seed 5
+  cmp -s "$S/stdout" "$S/greedy1" || fail "top-k 1 is not greedy: $(cat "$S/stdout")"
+  ok $smp "the " --tokens 40 --min-p 1 --seed 5
+  cmp -s "$S/stdout" "$S/greedy1" || fail "min-p 1 is not greedy: $(cat "$S/stdout")"
+  ok $smp "the " --tokens 40 --top-p 0.5 --temperature 0.8 --window 8
+  [[ $(wc -c < "$S/stdout") -eq 45 ]] || fail "--window 8: $(cat "$S/stdout")"
+  ok $smp "the" --tokens 0
+  [[ $(cat "$S/stdout") == "the" ]] || fail "--tokens 0: $(cat "$S/stdout")"
+  ok "$ATTN" sample --help
+  grep -q -- '--min-p M' "$S/stdout" || fail "sample --help lacks --min-p"
+  ;;
+
+text_sample_bad)
+  # Each bad input of attn sample: one line naming it, exit 2.
+  ok "$ATTN" train --task text --steps 1 --save "$S/t.st"
+  smp="$ATTN sample --weights $S/t.st --prompt"
+  bad "--prompt: the character 'Q' (U+0051) is not in the model's vocabulary" $smp "the Queen"
+  bad "--prompt: the character U+0009 is not in the model's vocabulary" $smp "$(printf 'a\tb')"
+  bad "--prompt: it is empty" $smp ""
+  bad "--prompt: it has 10001 characters, more than the 10000 allowed" $smp "$(head -c 10001 /dev/zero | tr '\0' 'a')"
+  bad "--prompt: the text is not valid UTF-8" $smp "$(printf 'a\xff')"
+  bad "the model was not trained on text" "$ATTN" sample --weights "$W" --prompt "a"
+  bad "--top-p (0) must be in (0, 1]" $smp "a" --top-p 0
+  bad "--temperature (-1) must be in [0, 100]" $smp "a" --temperature -1
+  bad "--min-p (2) must be in [0, 1]" $smp "a" --min-p 2
+  bad "--top-k (999) must be in [0, " $smp "a" --top-k 999
+  bad "--tokens (10001) must be in [0, 10000]" $smp "a" --tokens 10001
+  bad "--window (13) must be in [0, 12]" $smp "a" --window 13
+  bad "--seed must be a non-negative integer" $smp "a" --seed -1
+  bad "cannot open" "$ATTN" sample --weights "$S/missing.st" --prompt a
+  bad "--prompt" "$ATTN" sample --weights "$S/t.st"
+  ;;
+
+text_eval)
+  # attn eval --task text: the validation split of --text FILE, or of the default corpus.
+  for i in $(seq 1 40); do printf 'the cat sat on the mat. a dog ran.\n'; done > "$S/corpus.txt"
+  ok "$ATTN" train --task text --text "$S/corpus.txt" --seq-len 16 --steps 20 --log-every 20 --save "$S/c.st"
+  ok "$ATTN" eval --weights "$S/c.st" --task text --text "$S/corpus.txt" --seq-len 16 --batches 2
+  grep -q '^{"task":"text","seq_len":16,"max_seq_len":16,.*"loss":[0-9.e-]*,"accuracy":[0-9.e-]*,"accuracy_per_position":\[' "$S/stdout" ||
+    fail "eval JSON: $(cat "$S/stdout")"
+  ok "$ATTN" train --task text --positions rope --residual --steps 2 --log-every 2 --save "$S/d.st"
+  ok "$ATTN" eval --weights "$S/d.st" --task text --seq-len 24 --batches 1
+  grep -q '^{"task":"text","seq_len":24,"max_seq_len":12,"positions":"rope"' "$S/stdout" ||
+    fail "default corpus at a longer length: $(cat "$S/stdout")"
+  # The default corpus has characters the cat corpus's model lacks.
+  bad "the default corpus: the character 'i' (U+0069) is not in the model's vocabulary" \
+    "$ATTN" eval --weights "$S/c.st" --task text --seq-len 16
+  bad "the model was not trained on text" "$ATTN" eval --weights "$W" --task text --seq-len 8
+  printf 'too short\n' > "$S/short.txt"
+  bad "short.txt: the text has 10 characters, too few for seq_len 16" \
+    "$ATTN" eval --weights "$S/c.st" --task text --text "$S/short.txt" --seq-len 16
+  bad "--text needs --task text" "$ATTN" eval --weights "$W" --task shift --seq-len 8 --text "$S/short.txt"
+  ;;
+
 demo_self_attention)
   ok "$ATTN" demo self-attention
   o=$S/stdout

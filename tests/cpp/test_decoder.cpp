@@ -270,6 +270,8 @@ TEST_CASE("decoder and generate: bad input is an error of kind input") {
   check_error([&] { Decoder(model, true, -1); }, ErrorKind::Input, "", "window (-1)");
   const SamplingOptions o;
   check_error([&] { generate(model, {}, 5, o, 0); }, ErrorKind::Input, "", "prompt is empty");
+  check_error([&] { generate(model, std::vector<int32_t>(size_t(kMaxPromptTokens) + 1, 1), 5, o, 0); },
+              ErrorKind::Input, "", "the prompt has 10001 tokens, more than the 10000 allowed");
   check_error([&] { generate(model, {1}, -1, o, 0); }, ErrorKind::Input, "", "(-1)");
   check_error([&] { generate(model, {1}, 10001, o, 0); }, ErrorKind::Input, "", "(10001)");
   check_error([&] { generate(model, {1, 20}, 5, o, 0); }, ErrorKind::Input, "", "token 20");

@@ -48,7 +48,10 @@ TEST_CASE("decode_utf8 names the byte of each malformed sequence", "[text]") {
       {"\xF4\x90\x80\x80", "(byte 0, 0xF4"},      // past U+10FFFF
       {"\xFF", "(byte 0, 0xFF"},
   };
-  for (const auto& [bytes, where] : cases) {
+  for (const auto& c : cases) {
+    // Not a structured binding: C++17 lambdas cannot capture those (clang, the wasm build).
+    const auto& bytes = c.first;
+    const auto& where = c.second;
     INFO("where " << where);
     check_error([&] { decode_utf8(bytes); }, ErrorKind::Input, "",
                 "the text is not valid UTF-8 " + where);
