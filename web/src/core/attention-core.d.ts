@@ -274,6 +274,9 @@ export interface Trainer {
   historyStride(): number;
   /** Task text: the corpus it trains on (vocab: its characters, id = index); else null. */
   corpus(): TextCorpusInfo | null;
+  /** One sequence of seqLen ids as the task draws them (task text: a window of the corpus) for
+   * seed, an integer in [0, 2^32 - 1]. */
+  sampleSequence(seed: number): Int32Array;
   /** Frees the C++ object. Using the Trainer afterwards throws. */
   delete(): void;
 }

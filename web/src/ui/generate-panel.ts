@@ -119,7 +119,7 @@ export function mountGeneratePanel(slot: HTMLElement, ctl: Controller, _opts: Pa
     }),
     speed,
     h('h3', { text: 'Samples over training' }),
-    h('p', { class: 'hint', text: `${STRIP_CHARS} characters from the prompt (temperature ${STRIP_OPTIONS.temperature}, the seed above) at steps 0, 100, 200, 500, 1000 and every 1000 after: watch letters turn into words as the loss falls.` }),
+    h('p', { class: 'hint', text: `${STRIP_CHARS} characters from the last prompt generated from ("${DEFAULT_PROMPT}" until then; temperature ${STRIP_OPTIONS.temperature}, the seed above) at steps 0, 100, 200, 500, 1000 and every 1000 after: watch letters turn into words as the loss falls.` }),
     strip,
     stripStatus,
   );
@@ -270,6 +270,7 @@ export function mountGeneratePanel(slot: HTMLElement, ctl: Controller, _opts: Pa
       return showProblem(`Nothing was generated: ${e instanceof Error ? e.message : String(e)}`);
     }
     showProblem(null);
+    stripPrompt = parsed.spec.prompt;
     // The new text replaces the old only once its prompt was taken.
     started = s;
     vocab = Array.from(s.vocab);
@@ -321,6 +322,8 @@ export function mountGeneratePanel(slot: HTMLElement, ctl: Controller, _opts: Pa
   });
 
   // ---- The strip of samples over training, and the task
+  /** The strip's prompt: the last one a generation took (the first: the default). */
+  let stripPrompt = DEFAULT_PROMPT;
   let lines: { step: number; text: string }[] = [];
   let nextStrip = 0;
   let stripBusy = false;
@@ -337,7 +340,7 @@ export function mountGeneratePanel(slot: HTMLElement, ctl: Controller, _opts: Pa
     const form = readForm();
     const seed = Number(form.seed);
     try {
-      const sample = await ctl.textSample({ prompt: form.prompt || DEFAULT_PROMPT, tokens: STRIP_CHARS, options: STRIP_OPTIONS, seed: Number.isInteger(seed) && seed >= 0 ? seed : 0 });
+      const sample = await ctl.textSample({ prompt: stripPrompt, tokens: STRIP_CHARS, options: STRIP_OPTIONS, seed: Number.isInteger(seed) && seed >= 0 ? seed : 0 });
       if (ctl.runId === runId) {
         lines = pushLine(lines, sample);
         nextStrip = nextStripStep(sample.step);

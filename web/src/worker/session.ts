@@ -114,7 +114,7 @@ export class Session {
     const next = newTrainer(this.core, config, { ablation: wanted });
     let ids: Int32Array<ArrayBuffer>;
     try {
-      ids = withKind('input', () => this.#sampleIds(sample, config));
+      ids = withKind('input', () => this.#sampleIds(sample, config, next.trainer));
     } catch (e) {
       next.trainer.delete();
       throw e;
@@ -164,7 +164,7 @@ export class Session {
   setSample(sample: SampleSpec): Snapshot {
     const run = this.#require();
     const prev = this.#sample;
-    this.#sample = withKind('input', () => this.#sampleIds(sample, run.config));
+    this.#sample = withKind('input', () => this.#sampleIds(sample, run.config, run.trainer));
     try {
       return this.snapshot();
     } catch (e) {
@@ -368,9 +368,11 @@ export class Session {
 
   // ---- The run
 
-  /** The ids of a sample request: the ids given, or the task generator's sequence for the seed. */
-  #sampleIds(sample: SampleSpec, config: TrainerConfigMsg): Int32Array<ArrayBuffer> {
+  /** The ids of a sample request: the ids given, or the task generator's sequence for the seed
+   * (task text: a window of the trainer's corpus, which only the trainer has). */
+  #sampleIds(sample: SampleSpec, config: TrainerConfigMsg, trainer?: Trainer): Int32Array<ArrayBuffer> {
     if (Array.isArray(sample)) return Int32Array.from(sample);
+    if (config.task === 'text' && trainer) return Int32Array.from(trainer.sampleSequence(sample.seed));
     return Int32Array.from(this.core.taskSample(config.task, config.vocabSize, config.seqLen, sample.seed));
   }
 
