@@ -6,7 +6,7 @@
 // sentence on a task that is not text. Waits have timeouts as guards only; no duration is asserted.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openPage, useBrowser, waitReady } from './harness.mjs';
+import { audit, openPage, useBrowser, waitReady } from './harness.mjs';
 
 const GUARD_MS = 60000;
 const HASH = 'view=train&panel=generate&task=text&d-model=32&heads=2&seq-len=16&batch=8&lr=0.01&seed=3&layers=2&residual=1';
@@ -65,7 +65,7 @@ function reference(page) {
 }
 
 test('Generate: greedy text, alternatives and attention are the core\'s; the cache speed-up; samples while playing; a bad prompt', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#${HASH}`);
+  const { page, context, errors } = await openPage(browser, `${srv.url}#${HASH}`, { bypassCSP: true });
   await waitReady(page);
   const panel = '.generate-panel';
   await page.waitForSelector(`${panel} .gen-body:not([hidden])`, { timeout: GUARD_MS });
@@ -97,12 +97,16 @@ test('Generate: greedy text, alternatives and attention are the core\'s; the cac
   assert.deepEqual(attn.map((a) => a[0]), ['layer 1 · head 1', 'layer 1 · head 2', 'layer 2 · head 1', 'layer 2 · head 2']);
   assert.deepEqual(attn[0][1], ref.detail.row0);
   assert.equal(await page.$$eval(`${panel} .gen-attn-row:first-child .key.strong`, (k) => k.length), 3);
+  // The arrow keys move to the next character.
+  await page.keyboard.press('ArrowRight');
+  await page.waitForFunction((i) => document.querySelector('.generate-panel').dataset.selected === String(i), AT + 1);
 
   // The KV cache's speed-up: two tokens/s and their ratio.
   await page.waitForSelector(`${panel} .gen-speed[data-ratio]`, { timeout: GUARD_MS });
   const speed = await page.$eval(`${panel} .gen-speed`, (el) => ({ ...el.dataset, text: el.textContent }));
   for (const k of ['cached', 'uncached', 'ratio']) assert.ok(Number(speed[k]) > 0, `${k}: ${speed[k]}`);
   assert.match(speed.text, /With the KV cache: \d+ tokens\/s; without: \d+ tokens\/s, so [\d.]+× faster/);
+  assert.deepEqual(await audit(page), [], 'axe: the Generate panel with a character open');
 
   // A character outside the corpus: one sentence from the core, the text stays.
   await page.fill('[name=gen-prompt]', 'The ☃');
