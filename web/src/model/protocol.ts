@@ -378,6 +378,9 @@ export interface CacheSpeed {
   ratio: number;
   /** Whether both produced the same characters (they should: the same logits within 1e-5). */
   same: boolean;
+  /** The decoders' window, and the prompt's length in tokens. */
+  window: number;
+  promptTokens: number;
 }
 
 /** Requests, page -> worker. */

@@ -247,7 +247,10 @@ export function mountGeneratePanel(slot: HTMLElement, ctl: Controller, _opts: Pa
     speed.dataset.ratio = String(s.ratio);
     speed.textContent =
       `With the KV cache: ${num(s.cached.tokensPerSec, 0)} tokens/s; without: ${num(s.uncached.tokensPerSec, 0)} tokens/s, so ${num(s.ratio, 1)}× faster ` +
-      `(${s.tokens} greedy characters at step ${s.step}; ${s.same ? 'both gave the same characters' : 'the two gave different characters'}). The gain grows with the context: the uncached model redoes all of it for every character.`;
+      `(${s.tokens} greedy characters at step ${s.step}; ${s.same ? 'both gave the same characters' : 'the two gave different characters'}). ` +
+      (s.promptTokens + s.tokens > s.window
+        ? `Past the window of ${s.window} characters the context slides, and a model with learned or sinusoidal positions, or with two layers or more, must re-encode the whole window at each step, so there the cache saves little; a prompt and a count within the window show its full gain.`
+        : 'The gain grows with the context: the uncached model redoes all of it for every character.');
   }
 
   async function measureSpeed(prompt: string, n: number): Promise<void> {

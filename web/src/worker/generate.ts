@@ -119,7 +119,7 @@ export function textSample(core: AttentionCore, trainer: Trainer, spec: Generate
 
 /** Greedy decoding of `tokens` characters after prompt with one decoder: the tokens and the time
  * the loop took (the prompt's pushes not counted). */
-function timedGreedy(core: AttentionCore, trainer: Trainer, ids: Int32Array, tokens: number, useCache: boolean, now: () => number): { out: Int32Array; ms: number } {
+function timedGreedy(core: AttentionCore, trainer: Trainer, ids: Int32Array, tokens: number, useCache: boolean, now: () => number): { out: Int32Array; ms: number; window: number } {
   const decoder = new core.Decoder(trainer, { useCache });
   const sampler = new core.Sampler(0);
   try {
@@ -131,7 +131,7 @@ function timedGreedy(core: AttentionCore, trainer: Trainer, ids: Int32Array, tok
       out[i] = sampler.draw(core.nextTokenDistribution(logits, { temperature: 0 }));
       if (i + 1 < tokens) logits = decoder.push(out[i]);
     }
-    return { out, ms: now() - t0 };
+    return { out, ms: now() - t0, window: decoder.window() };
   } finally {
     decoder.delete();
     sampler.delete();
@@ -155,5 +155,7 @@ export function cacheSpeed(core: AttentionCore, trainer: Trainer, prompt: string
     uncached,
     ratio: cached.tokensPerSec / uncached.tokensPerSec,
     same: withCache.out.every((t, i) => t === without.out[i]),
+    window: withCache.window,
+    promptTokens: ids.length,
   };
 }
