@@ -274,11 +274,23 @@ export interface Trainer {
   historyStride(): number;
   /** Task text: the corpus it trains on (vocab: its characters, id = index); else null. */
   corpus(): TextCorpusInfo | null;
+  /** Task text: the validation split's loss over n in [1, 1000] batches, in nats and bits per
+   * character, with the corpus's unigram entropy beside it. */
+  evaluateText(n: number): TextEvaluation;
   /** One sequence of seqLen ids as the task draws them (task text: a window of the corpus) for
    * seed, an integer in [0, 2^32 - 1]. */
   sampleSequence(seed: number): Int32Array;
   /** Frees the C++ object. Using the Trainer afterwards throws. */
   delete(): void;
+}
+
+/** evaluateText(): the validation loss of a text model next to the unigram entropy. */
+export interface TextEvaluation {
+  valLoss: number;
+  valBitsPerChar: number;
+  accuracy: number;
+  unigramNats: number;
+  unigramBits: number;
 }
 
 /** A text task's corpus, as the core split and counted it. */
