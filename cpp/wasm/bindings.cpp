@@ -162,6 +162,17 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       .function("contextLength", &Decoder::context_length)
       .function("cached", &Decoder::cached)
       .function("window", &Decoder::window);
+  // The draw (issue 22): the run's seeded generator (attn::Rng) and the inverse CDF
+  // (sample_token), as generate() and attn sample draw: the same seed gives the same tokens.
+  class_<Rng>("Sampler")
+      .constructor(+[](val seed) { return js_call([&] { return new Rng(to_seed(seed)); }); },
+                   allow_raw_pointers())
+      .function("draw", +[](Rng& rng, val probs) {
+        return js_call([&] {
+          const std::vector<float> p = to_probs(probs);
+          return sample_token(p.data(), int(p.size()), rng);
+        });
+      });
   function("selfAttention", +[](val args) {
     return js_call([&] {
       const SelfAttentionArgs a = to_self_attention_args(args);

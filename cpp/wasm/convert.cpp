@@ -713,6 +713,12 @@ std::vector<float> to_next_logits(const val& v) {
   return x;
 }
 
+std::vector<float> to_probs(const val& v) {
+  std::vector<float> x = copy_in<float>(v, "Float32Array", "probs", 65536);
+  require(!x.empty(), "probs must hold at least one value");
+  return x;
+}
+
 SamplingOptions to_sampling_options(const val& v) {
   SamplingOptions o;
   if (v.isUndefined()) return o;

@@ -163,5 +163,7 @@ val to_js(const ScalingDemo& d);   // ScalingDemo
 std::vector<float> to_next_logits(const val& v);
 // {temperature, topK, topP, minP}, each optional (the core's defaults); unknown keys refused.
 SamplingOptions to_sampling_options(const val& v);
+// Sampler.draw's probabilities: a Float32Array of 1 to 65536 values (the core checks them).
+std::vector<float> to_probs(const val& v);
 
 }  // namespace attn::js

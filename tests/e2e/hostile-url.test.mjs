@@ -132,7 +132,7 @@ const CASES = [
       /^stage: 3\.5 is not a whole number; using 4$/,
       /^heads: "  " is not a number; using 4$/,
       /^view: "TRAIN" is not one of train, lesson, block; using train$/,
-      /^task: "bogus" is not one of repeat, shift, copy, reverse, sort, future, induction; using repeat$/,
+      /^task: "bogus" is not one of repeat, shift, copy, reverse, sort, future, induction, text; using repeat$/,
       /^dk: "1,5" is not a number; using 4$/,
     ],
     controls: { vocabSize: '64', seqLen: '12', batchSize: '16', lr: '0.005', seed: '5', nHeads: '4' },
@@ -169,7 +169,7 @@ const CASES = [
       `&lr=${enc(XSS[4])}&logy=${enc(XSS[5])}&vocab=${enc(XSS[7])}&${enc(XSS[1])}=1`,
     messages: [
       /^view: "<svg\/onload=window\.__pw\w*…" is not one of train, lesson, block; using train$/,
-      /^task: "\\"><img src=x onerror=win…" is not one of repeat, shift, copy, reverse, sort, future, induction; using repeat$/,
+      /^task: "\\"><img src=x onerror=win…" is not one of repeat, shift, copy, reverse, sort, future, induction, text; using repeat$/,
       /^learning rate: "javascript:window\.__pwne…" is not a number; using 0\.005$/,
       /^log scale: "'-alert\(window\.__pwned6=…" is not 0 or 1; using 1$/,
       /^vocab: "\{\{constructor\.constructo…" is not a number; using 64$/,
@@ -187,7 +187,7 @@ const CASES = [
       /^vocab: "１２８" is not a number; using 64$/,
       /^seed: "٣" is not a number; using 42$/,
       /^view: "tráin" is not one of train, lesson, block; using train$/,
-      /^task: "repeat\\u0000" is not one of repeat, shift, copy, reverse, sort, future, induction; using repeat$/,
+      /^task: "repeat\\u0000" is not one of repeat, shift, copy, reverse, sort, future, induction, text; using repeat$/,
       /^batch: "\uFFFD+" is not a number; using 16$/,
       /^heads: "４" is not a number; using 4$/,
     ],
@@ -327,7 +327,7 @@ for (const c of CASES) {
       // The hash written back is canonical: only known keys, short, and it reloads without corrections.
       const written = await page.evaluate(() => location.hash);
       assert.ok(written.length < 2000, `written hash is ${written.length} chars`);
-      assert.match(written, /^#view=(train|lesson)&vocab-size=\d+&d-model=\d+&heads=\d+&seq-len=\d+&batch=\d+&lr=[\d.e-]+&seed=\d+&attn-dropout=[\d.e-]+&out-dropout=[\d.e-]+&task=repeat&layers=[1-4]&residual=[01]&kv-heads=\d+&positions=(sinusoidal|learned|rope|alibi|none)&max-seq-len=\d+&norm=(none|layernorm|rmsnorm)&norm-position=(pre|post)&ffn=(none|relu|gelu|swiglu)&ffn-mult=[1-8]&emb-init-std=[\d.e-]+&sample=[\d+]*&sample-seed=\d+&logy=[01]&smooth=[01]&epochs=[01]&panel=(predictions|shapes|ablation|timeline|circuits|backward|selftest|longer|export|all)&sentence=[^&]*&dk=\d+&dv=\d+&lesson-mask=[a-z01.]+&window=\d+&lesson-heads=\d&lesson-positions=[01]&second-sentence=[^&]*&stage=\d&scale-dk=\d+&logits=[-\d.+e]+&blend-row=\d+&mask=(causal|none|inverted)&scale-scores=[01]&heads-off=[\d%C,]*&heads-frozen=[\d%C,]*$/);
+      assert.match(written, /^#view=(train|lesson)&vocab-size=\d+&d-model=\d+&heads=\d+&seq-len=\d+&batch=\d+&lr=[\d.e-]+&seed=\d+&attn-dropout=[\d.e-]+&out-dropout=[\d.e-]+&task=repeat&layers=[1-4]&residual=[01]&kv-heads=\d+&positions=(sinusoidal|learned|rope|alibi|none)&max-seq-len=\d+&norm=(none|layernorm|rmsnorm)&norm-position=(pre|post)&ffn=(none|relu|gelu|swiglu)&ffn-mult=[1-8]&emb-init-std=[\d.e-]+&sample=[\d+]*&sample-seed=\d+&logy=[01]&smooth=[01]&epochs=[01]&panel=(predictions|shapes|ablation|timeline|circuits|backward|selftest|longer|generate|export|all)&sentence=[^&]*&dk=\d+&dv=\d+&lesson-mask=[a-z01.]+&window=\d+&lesson-heads=\d&lesson-positions=[01]&second-sentence=[^&]*&stage=\d&scale-dk=\d+&logits=[-\d.+e]+&blend-row=\d+&mask=(causal|none|inverted)&scale-scores=[01]&heads-off=[\d%C,]*&heads-frozen=[\d%C,]*$/);
       assert.ok(!/pwned|script|onerror/i.test(decodeURIComponent(written.replace(/^#/, '').split('&').filter((kv) => !/^(sentence|second-sentence)=/.test(kv)).join('&'))), 'no payload outside the sentence');
       const again = await open(`${srv.url}${written}`);
       await waitReady(again.page);

@@ -1,6 +1,7 @@
 // nextTokenDistribution through the JS API, both builds: the same hand-computed cases as the
 // Catch2 suite (tests/cpp/test_sampling.cpp), the options' names and defaults, and bad arguments
-// as errors of kind input that name the value.
+// as errors of kind input that name the value. And the draw, Sampler(seed).draw(probs): the core's
+// seeded generator and the inverse CDF.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
@@ -45,6 +46,37 @@ for (const variant of variants) {
       ];
       for (const [call, message] of bad) {
         assert.throws(call, (e) => e instanceof Error && e.kind === 'input' && message.test(e.message), String(message));
+      }
+    });
+
+    test('Sampler: the same seed draws the same tokens, never one of probability 0; bad probs are input errors', () => {
+      const p = core.nextTokenDistribution(L, { topK: 3 });
+      const draws = (seed) => {
+        const s = new core.Sampler(seed);
+        try {
+          return Array.from({ length: 200 }, () => s.draw(p));
+        } finally {
+          s.delete();
+        }
+      };
+      const a = draws(7);
+      assert.deepEqual(draws(7), a);
+      assert.notDeepEqual(draws(8), a);
+      assert.ok(a.every((t) => t >= 0 && t < 3), 'token 3 is cut');
+      assert.deepEqual(new Set(a), new Set([0, 1, 2]));
+      const s = new core.Sampler(1);
+      try {
+        assert.equal(s.draw(core.nextTokenDistribution(L, { temperature: 0 })), 0, 'greedy: the one token left');
+        for (const [call, message] of [
+          [() => s.draw(Float32Array.of(0, 0)), /no token with a positive probability/],
+          [() => s.draw(Float32Array.of()), /at least one/],
+          [() => s.draw([1]), /Float32Array/],
+          [() => new core.Sampler(-1), /seed/],
+        ]) {
+          assert.throws(call, (e) => e instanceof Error && e.kind === 'input' && message.test(e.message), String(message));
+        }
+      } finally {
+        s.delete();
       }
     });
   });

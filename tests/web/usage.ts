@@ -130,5 +130,8 @@ export function lessonPanels(core: AttentionCore): number {
 /** Decoding: the next token's distribution under every strategy. */
 export function decoding(core: AttentionCore): number {
   const p = core.nextTokenDistribution(Float32Array.of(1, 2, 3), { temperature: 0.8, topK: 2, topP: 0.9, minP: 0.1 });
-  return p[0] + core.nextTokenDistribution(Float32Array.of(0, 1), {})[1];
+  const sampler = new core.Sampler(3);
+  const token: number = sampler.draw(p);
+  sampler.delete();
+  return p[0] + core.nextTokenDistribution(Float32Array.of(0, 1), {})[1] + token;
 }

@@ -20,6 +20,11 @@ import type {
   PredictionsReport,
   LengthsReport,
   TrainerConfigMsg,
+  CacheSpeed,
+  GenerateChunk,
+  GenerateSpec,
+  GenerateStarted,
+  TextSample,
 } from '../model/protocol';
 import { CONFIG_KEYS, keysOf, type State } from '../settings/settings';
 import { ablationOf, ablationState, sampleSpec, totalHeads, trainerConfig } from '../settings/state';
@@ -261,6 +266,31 @@ export class Controller {
       await this.client.request('comparisonEnd', { type: 'comparisonEnd' });
     },
   };
+
+  /** The Generate panel's generation in the worker (task text): start it (the prompt pushed),
+   * take the next n characters, free it. */
+  readonly generation = {
+    start: async (spec: GenerateSpec): Promise<GenerateStarted> => {
+      this.requireRun();
+      return (await this.client.request('generateStart', { type: 'generateStart', spec })).started;
+    },
+    next: async (n: number): Promise<GenerateChunk> => (await this.client.request('generateNext', { type: 'generateNext', n })).chunk,
+    end: async (): Promise<void> => {
+      await this.client.request('generateEnd', { type: 'generateEnd' });
+    },
+  };
+
+  /** A short sample of the live model (the strip of samples over training). */
+  async textSample(spec: GenerateSpec): Promise<TextSample> {
+    this.requireRun();
+    return (await this.client.request('textSample', { type: 'textSample', spec })).sample;
+  }
+
+  /** The same greedy characters with and without the KV cache: tokens/s of each. */
+  async cacheSpeed(prompt: string, tokens: number): Promise<CacheSpeed> {
+    this.requireRun();
+    return (await this.client.request('cacheSpeed', { type: 'cacheSpeed', prompt, tokens })).speed;
+  }
 
   private requireRun(): void {
     if (!this.snapshot || this.status === 'loading' || this.status === 'crashed') throw new RequestError('state', 'the core is not ready');

@@ -275,8 +275,74 @@ export interface Trainer {
   selfTest(reference: ReferenceCase | null): SelfTestResult[];
   /** lossHistory()[i] is the loss of step i * historyStride() + 1. */
   historyStride(): number;
+  /** Task text: the corpus it trains on (vocab: its characters, id = index); else null. */
+  corpus(): TextCorpusInfo | null;
+  /** Task text: the validation split's loss over n in [1, 1000] batches, in nats and bits per
+   * character, with the corpus's unigram entropy beside it. */
+  evaluateText(n: number): TextEvaluation;
+  /** One sequence of seqLen ids as the task draws them (task text: a window of the corpus) for
+   * seed, an integer in [0, 2^32 - 1]. */
+  sampleSequence(seed: number): Int32Array;
   /** Frees the C++ object. Using the Trainer afterwards throws. */
   delete(): void;
+}
+
+/** evaluateText(): the validation loss of a text model next to the unigram entropy. */
+export interface TextEvaluation {
+  valLoss: number;
+  valBitsPerChar: number;
+  accuracy: number;
+  unigramNats: number;
+  unigramBits: number;
+}
+
+/** A text task's corpus, as the core split and counted it. */
+export interface TextCorpusInfo {
+  /** The distinct characters, sorted; token id = index. */
+  vocab: string;
+  vocabSize: number;
+  trainChars: number;
+  valChars: number;
+  /** The unigram entropy: the loss of a model that only counts characters. */
+  unigramNats: number;
+  unigramBits: number;
+}
+
+/** Incremental decoding of a Trainer's live model (issue 22), with or without the KV cache. */
+export interface Decoder {
+  /** Empties the context and the caches (needed after any training step or ablation change). */
+  reset(): void;
+  /** Appends token (in [0, V), else kind `input`); returns the logits (V) of the next token. */
+  push(token: number): Float32Array;
+  /** The last pushed position's attention over its context: rows L*H (row l*H + h), cols
+   * contextLength(); kind `state` before the first push. */
+  attention(): Matrix;
+  /** The window's tokens, oldest first. */
+  context(): Int32Array;
+  contextLength(): number;
+  /** Whether pushes use the KV cache. */
+  cached(): boolean;
+  /** The most tokens attended over: the context slides past it. */
+  window(): number;
+  /** Frees the C++ object; call it before deleting the Trainer. */
+  delete(): void;
+}
+
+export interface DecoderConstructor {
+  /** useCache default true; window in [1, C], default (0) the model's max context length. */
+  new (trainer: Trainer, options: { useCache?: boolean; window?: number }): Decoder;
+}
+
+/** The draw of generation: the seeded generator of the core (attn::Rng) and the inverse CDF. */
+export interface Sampler {
+  /** A token drawn from probs (V, a nextTokenDistribution); never one of probability 0. */
+  draw(probs: Float32Array): number;
+  delete(): void;
+}
+
+export interface SamplerConstructor {
+  /** seed: an integer in [0, 2^32 - 1]; the same seed draws the same tokens as attn sample. */
+  new (seed: number): Sampler;
 }
 
 export interface TrainerConstructor {
@@ -508,6 +574,13 @@ export interface Corruption {
 /** The module createAttentionCore resolves to. */
 export interface AttentionCore {
   Trainer: TrainerConstructor;
+  Decoder: DecoderConstructor;
+  Sampler: SamplerConstructor;
+  /** A text's token ids in vocab (a corpus's vocab string); an unknown character: kind `input`
+   * naming it. */
+  encodeText(vocab: string, text: string): Int32Array;
+  /** The characters of ids in vocab. */
+  decodeText(vocab: string, ids: Int32Array): string;
   selfAttention(input: SelfAttentionInput): SelfAttentionStages;
   /** The lesson's multi-head attention with a drawn or causal mask. */
   multiHeadSelfAttention(input: MultiHeadInput): MultiHeadStages;

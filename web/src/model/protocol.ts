@@ -43,6 +43,15 @@
 //   comparisonStep     comparisonStepped  n steps (n <= 1000) of that Trainer
 //   comparisonLengths  comparisonLengthsDone  that Trainer at other lengths, as `lengths`
 //   comparisonEnd      comparisonEnded    frees that Trainer (done or cancelled)
+//   generateStart      generateStarted    task text: a Decoder (KV cache) and a Sampler(seed) on the
+//                                          live model, the prompt pushed; replaces the previous one
+//   generateNext       generateChunk      the next n (<= 64) characters, each with its distributions
+//                                          before and after the strategy and its attention; a
+//                                          `state` error once the model trained on since the start
+//   generateEnd        generateEnded      frees that generation (done or stopped)
+//   textSample         textSampled        one short sample of the live model (the samples strip)
+//   cacheSpeed         cacheSpeedDone     the same greedy characters with and without the KV
+//                                          cache: tokens/s of each
 //
 //   event              when
 //   progress           while playing, at most every `intervalMs` (default 50 ms)
@@ -63,6 +72,7 @@ import type {
   TransformerBlockStages,
   ScalingDemo,
   SoftmaxSteps,
+  SamplingOptions,
 } from '../core/attention-core';
 import type { CoreFiles } from '../core/load-core.js';
 
@@ -308,6 +318,71 @@ export interface ReferenceFiles {
  * with this seed (the core's taskSample). */
 export type SampleSpec = number[] | { seed: number };
 
+/** What the Generate panel asks for (task text): the prompt, how many characters, the strategy
+ * (the core's nextTokenDistribution options) and the seed of the draw. */
+export interface GenerateSpec {
+  prompt: string;
+  tokens: number;
+  options: SamplingOptions;
+  seed: number;
+}
+
+/** A generation once its prompt is pushed. */
+export interface GenerateStarted {
+  /** The corpus's characters: token id = index. */
+  vocab: string;
+  /** The training step of the model it reads. */
+  step: number;
+  promptTokens: number;
+  /** The decoder's window (the context slides past it) and whether it uses the KV cache. */
+  window: number;
+  cached: boolean;
+  nLayers: number;
+  nHeads: number;
+}
+
+/** One generated character and why it was picked. */
+export interface GeneratedStep {
+  token: number;
+  /** The core's nextTokenDistribution of the logits with the defaults (softmax at temperature 1). */
+  before: Float32Array;
+  /** The same with the strategy: what the token was drawn from. */
+  after: Float32Array;
+  /** (L*H, context) the attention of the position that predicted it (row l*H + h). */
+  attention: Matrix;
+  /** The context's ids, oldest first (attention's columns). */
+  context: Int32Array;
+}
+
+export interface GenerateChunk {
+  steps: GeneratedStep[];
+  /** The characters of steps. */
+  text: string;
+  /** No characters left (the generation is freed). */
+  done: boolean;
+}
+
+/** One sample of the strip of samples over training. */
+export interface TextSample {
+  step: number;
+  text: string;
+}
+
+/** The KV cache's speed-up: the same greedy characters from the same prompt, twice. */
+export interface CacheSpeed {
+  step: number;
+  tokens: number;
+  cached: { ms: number; tokensPerSec: number };
+  uncached: { ms: number; tokensPerSec: number };
+  /** cached tokens/s over uncached tokens/s. */
+  ratio: number;
+  /** Whether both produced the same characters (they should: the same logits within 1e-5). */
+  same: boolean;
+  /** The decoders' window, and the prompt's length in tokens. */
+  window: number;
+  promptTokens: number;
+}
+
 /** Requests, page -> worker. */
 export type Request =
   | { type: 'init'; id: number; core: { simd: CoreFiles; scalar: CoreFiles }; forceScalar?: boolean }
@@ -333,7 +408,12 @@ export type Request =
   | { type: 'comparisonStart'; id: number; config: TrainerConfigMsg }
   | { type: 'comparisonStep'; id: number; n: number }
   | { type: 'comparisonLengths'; id: number; lengths: number[]; batches: number }
-  | { type: 'comparisonEnd'; id: number };
+  | { type: 'comparisonEnd'; id: number }
+  | { type: 'generateStart'; id: number; spec: GenerateSpec }
+  | { type: 'generateNext'; id: number; n: number }
+  | { type: 'generateEnd'; id: number }
+  | { type: 'textSample'; id: number; spec: GenerateSpec }
+  | { type: 'cacheSpeed'; id: number; prompt: string; tokens: number };
 
 /**
  * A run to restore (export/import panel). Without config: the current config (weights must fit
@@ -375,6 +455,11 @@ export interface ReplyFor {
   comparisonStep: { type: 'comparisonStepped'; replyTo: number; step: number; loss: number };
   comparisonLengths: { type: 'comparisonLengthsDone'; replyTo: number; report: LengthsReport };
   comparisonEnd: { type: 'comparisonEnded'; replyTo: number };
+  generateStart: { type: 'generateStarted'; replyTo: number; started: GenerateStarted };
+  generateNext: { type: 'generateChunk'; replyTo: number; chunk: GenerateChunk };
+  generateEnd: { type: 'generateEnded'; replyTo: number };
+  textSample: { type: 'textSampled'; replyTo: number; sample: TextSample };
+  cacheSpeed: { type: 'cacheSpeedDone'; replyTo: number; speed: CacheSpeed };
 }
 
 /**

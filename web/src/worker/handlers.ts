@@ -47,6 +47,14 @@ export const handlers: { [K in SessionRequest['type']]: Handler<K> } = {
     s.comparisonEnd();
     return { type: 'comparisonEnded', replyTo: r.id };
   },
+  generateStart: (s, r) => ({ type: 'generateStarted', replyTo: r.id, started: s.generateStart(r.spec) }),
+  generateNext: (s, r) => ({ type: 'generateChunk', replyTo: r.id, chunk: s.generateNext(r.n) }),
+  generateEnd: (s, r) => {
+    s.generateEnd();
+    return { type: 'generateEnded', replyTo: r.id };
+  },
+  textSample: (s, r) => ({ type: 'textSampled', replyTo: r.id, sample: s.textSample(r.spec) }),
+  cacheSpeed: (s, r) => ({ type: 'cacheSpeedDone', replyTo: r.id, speed: s.cacheSpeed(r.prompt, r.tokens) }),
 };
 
 /** The kind of an error that carries none (not from the core, not a RequestFailure), per request. */
@@ -75,6 +83,11 @@ export const fallbackKind: { [K in Request['type']]: ErrorKind } = {
   comparisonStep: 'internal',
   comparisonLengths: 'input',
   comparisonEnd: 'internal',
+  generateStart: 'input',
+  generateNext: 'input',
+  generateEnd: 'internal',
+  textSample: 'input',
+  cacheSpeed: 'input',
 };
 
 /**

@@ -9,6 +9,11 @@ import {
   MAX_STEPS_PER_REQUEST,
   type Ablation,
   type AblationReport,
+  type CacheSpeed,
+  type GenerateChunk,
+  type GenerateSpec,
+  type GenerateStarted,
+  type TextSample,
   type HeadScoresReport,
   type ImportRun,
   type LengthsReport,
@@ -29,6 +34,7 @@ import {
 } from '../model/protocol';
 import { entriesAfter, TIMELINE_BYTES, timelineBytes } from '../model/timeline';
 import { measureAblation } from './ablation';
+import { cacheSpeed, Generation, textSample } from './generate';
 import { measureLengths } from './lengths';
 import { newTrainer } from './new-trainer';
 import { Pace } from './pace';
@@ -63,6 +69,8 @@ export class Session {
   #ablation: Ablation | null = null;
   #playing = false;
   #loopScheduled = false;
+  /** The Generate panel's generation on the run's model (generateStart); null: none. */
+  #generation: Generation | null = null;
   /** The comparison's Trainer (comparisonStart), apart from the run; null: none. */
   #comparison: { trainer: Trainer; config: TrainerConfigMsg } | null = null;
   readonly #pace = new Pace();
@@ -106,7 +114,7 @@ export class Session {
     const next = newTrainer(this.core, config, { ablation: wanted });
     let ids: Int32Array<ArrayBuffer>;
     try {
-      ids = withKind('input', () => this.#sampleIds(sample, config));
+      ids = withKind('input', () => this.#sampleIds(sample, config, next.trainer));
     } catch (e) {
       next.trainer.delete();
       throw e;
@@ -156,7 +164,7 @@ export class Session {
   setSample(sample: SampleSpec): Snapshot {
     const run = this.#require();
     const prev = this.#sample;
-    this.#sample = withKind('input', () => this.#sampleIds(sample, run.config));
+    this.#sample = withKind('input', () => this.#sampleIds(sample, run.config, run.trainer));
     try {
       return this.snapshot();
     } catch (e) {
@@ -188,6 +196,7 @@ export class Session {
   /** Sets the interventions and measures the run without and with them. */
   ablate(wanted: Ablation): { report: AblationReport; snapshot: Snapshot } {
     const run = this.#require();
+    this.generateEnd(); // its cache was made under the old interventions
     const measured = measureAblation(run.trainer, run.config.nLayers, run.config.nHeads, wanted, this.#ablation);
     this.#ablation = measured.ablation;
     const report: AblationReport = { ...measured, step: run.step, task: run.config.task };
@@ -278,6 +287,47 @@ export class Session {
     this.#comparison = null;
   }
 
+  /** A generation on the live model (task text), its prompt pushed; replaces the previous one. */
+  generateStart(spec: GenerateSpec): GenerateStarted {
+    const run = this.#require();
+    const g = new Generation(this.core, run.trainer, spec);
+    this.generateEnd();
+    this.#generation = g;
+    return g.started;
+  }
+
+  /** The generation's next n characters; it is freed once done or failed. */
+  generateNext(n: number): GenerateChunk {
+    const g = this.#generation;
+    if (!g) throw new RequestFailure('state', 'No generation is running: press Generate.');
+    try {
+      const chunk = g.next(n);
+      if (chunk.done) this.generateEnd();
+      return chunk;
+    } catch (e) {
+      this.generateEnd();
+      throw e;
+    }
+  }
+
+  /** Frees the generation (if any). */
+  generateEnd(): void {
+    this.#generation?.delete();
+    this.#generation = null;
+  }
+
+  /** A short sample of the live model (the strip of samples over training). */
+  textSample(spec: GenerateSpec): TextSample {
+    const run = this.#require();
+    return { step: run.step, text: textSample(this.core, run.trainer, spec) };
+  }
+
+  /** The KV cache's speed-up on the live model. */
+  cacheSpeed(prompt: string, tokens: number): CacheSpeed {
+    const run = this.#require();
+    return { ...cacheSpeed(this.core, run.trainer, prompt, tokens, this.#now), step: run.step };
+  }
+
   /** View 2: every stage of one head (needs no Trainer). */
   selfAttention(input: SelfAttentionRequest): SelfAttentionStages {
     return selfAttentionStages(this.core, input);
@@ -309,6 +359,7 @@ export class Session {
 
   /** Frees the Trainer and stops the play loop. */
   dispose(): void {
+    this.generateEnd();
     this.comparisonEnd();
     this.#playing = false;
     this.#run?.delete();
@@ -317,9 +368,11 @@ export class Session {
 
   // ---- The run
 
-  /** The ids of a sample request: the ids given, or the task generator's sequence for the seed. */
-  #sampleIds(sample: SampleSpec, config: TrainerConfigMsg): Int32Array<ArrayBuffer> {
+  /** The ids of a sample request: the ids given, or the task generator's sequence for the seed
+   * (task text: a window of the trainer's corpus, which only the trainer has). */
+  #sampleIds(sample: SampleSpec, config: TrainerConfigMsg, trainer?: Trainer): Int32Array<ArrayBuffer> {
     if (Array.isArray(sample)) return Int32Array.from(sample);
+    if (config.task === 'text' && trainer) return Int32Array.from(trainer.sampleSequence(sample.seed));
     return Int32Array.from(this.core.taskSample(config.task, config.vocabSize, config.seqLen, sample.seed));
   }
 
@@ -341,6 +394,7 @@ export class Session {
   /** Makes trainer the current one (the old one is freed), with a new timeline and its first
    * snapshot (none when the sample does not fit this model: configure reports that). */
   #install(trainer: Trainer, config: TrainerConfigMsg, initLoss: number, past: Past | null): void {
+    this.generateEnd(); // its decoder reads the old Trainer
     this.#run?.delete();
     const run = new Run(trainer, config, initLoss, past, this.#timelineBytes);
     this.#run = run;

@@ -1,0 +1,137 @@
+// Issue 22 in the page: the Generate panel. A small text model trained 100 steps generates 40 greedy
+// characters; the text, a character's alternatives before and after the strategy and its attention
+// rows are checked against a second path: the core loaded in the page's main thread, trained with
+// the same config for the same steps (the core is deterministic), decoded with its own Decoder and
+// Sampler. Then the KV cache's speed-up, the strip of samples while playing, a bad prompt, and the
+// sentence on a task that is not text. Waits have timeouts as guards only; no duration is asserted.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { audit, openPage, useBrowser, waitReady } from './harness.mjs';
+
+const GUARD_MS = 60000;
+const HASH = 'view=train&panel=generate&task=text&d-model=32&heads=2&seq-len=16&batch=8&lr=0.01&seed=3&layers=2&residual=1';
+/** The page's config for HASH: every config key, the page's defaults for the ones HASH leaves out. */
+const CONFIG = {
+  vocabSize: 64, dModel: 32, nHeads: 2, seqLen: 16, batchSize: 8, lr: 0.01, seed: 3, attnDropout: 0, outDropout: 0, task: 'text', nLayers: 2, residual: true,
+  kvHeads: 0, positions: 'sinusoidal', maxSeqLen: 0, norm: 'none', normPosition: 'pre', ffn: 'none', ffnMult: 4, embInitStd: 0.02,
+};
+const STEPS = 100;
+const PROMPT = 'The ';
+const CHARS = 40;
+/** The selected character. */
+const AT = 5;
+
+let srv;
+let browser;
+useBrowser((s, b) => {
+  srv = s;
+  browser = b;
+});
+
+/** The second path: a Trainer of CONFIG trained STEPS steps, CHARS greedy characters from PROMPT
+ * with a Decoder and a Sampler(1), and the distributions and attention of character AT. */
+function reference(page) {
+  return page.evaluate(
+    async ({ config, steps, prompt, chars, at }) => {
+      const core = await (await import(new URL('wasm/attention-core-simd.js', document.baseURI).href)).default();
+      const t = new core.Trainer(config);
+      const d = new core.Decoder(t, { useCache: true });
+      const sampler = new core.Sampler(1);
+      try {
+        t.step(steps);
+        const vocab = t.corpus().vocab;
+        let logits;
+        for (const id of core.encodeText(vocab, prompt)) logits = d.push(id);
+        const out = [];
+        let detail = null;
+        for (let i = 0; i < chars; ++i) {
+          const after = core.nextTokenDistribution(logits, { temperature: 0 });
+          out.push(sampler.draw(after));
+          if (i === at) {
+            const a = d.attention();
+            detail = { before: Array.from(core.nextTokenDistribution(logits, {})), after: Array.from(after), rows: a.rows, cols: a.cols, row0: Array.from(a.data.subarray(0, a.cols)) };
+          }
+          if (i + 1 < chars) logits = d.push(out[i]);
+        }
+        return { text: core.decodeText(vocab, Int32Array.from(out)), detail };
+      } finally {
+        sampler.delete();
+        d.delete();
+        t.delete();
+      }
+    },
+    { config: CONFIG, steps: STEPS, prompt: PROMPT, chars: CHARS, at: AT },
+  );
+}
+
+test('Generate: greedy text, alternatives and attention are the core\'s; the cache speed-up; samples while playing; a bad prompt', async () => {
+  const { page, context, errors } = await openPage(browser, `${srv.url}#${HASH}`, { bypassCSP: true });
+  await waitReady(page);
+  const panel = '.generate-panel';
+  await page.waitForSelector(`${panel} .gen-body:not([hidden])`, { timeout: GUARD_MS });
+  // The strip's first sample, at step 0.
+  await page.waitForSelector(`${panel} .gen-strip li[data-step="0"]`, { timeout: GUARD_MS });
+  for (let i = 0; i < STEPS / 10; ++i) {
+    await page.click('[data-action=step10]');
+    await page.waitForFunction((s) => document.querySelector('.readout').dataset.step === String(s), (i + 1) * 10, { timeout: GUARD_MS });
+  }
+  await page.fill('[name=gen-chars]', String(CHARS));
+  await page.selectOption('[name=gen-strategy]', 'greedy');
+  await page.fill('[name=gen-seed]', '1');
+  await page.click('[data-action=generate]');
+  await page.waitForSelector(`${panel}[data-state=done]`, { timeout: GUARD_MS });
+  const text = await page.$$eval(`${panel} .gen-char`, (els) => els.map((e) => e.textContent).join(''));
+  const ref = await reference(page);
+  assert.equal(text, ref.text);
+  assert.equal([...text].length, CHARS);
+
+  // A character: its alternatives before and after the strategy, and one attention row per head.
+  await page.click(`${panel} .gen-char[data-index="${AT}"]`);
+  await page.waitForSelector(`${panel} .gen-detail:not([hidden])`);
+  const rows = await page.$$eval(`${panel} .gen-alternatives tbody tr`, (trs) => trs.map((tr) => [Number(tr.dataset.token), Number(tr.dataset.before), Number(tr.dataset.after)]));
+  const order = ref.detail.before.map((p, i) => [p, i]).sort((a, b) => b[0] - a[0] || a[1] - b[1]).slice(0, 5).map((x) => x[1]);
+  assert.deepEqual(rows.slice(0, 5), order.map((i) => [i, ref.detail.before[i], ref.detail.after[i]]));
+  const attn = await page.$$eval(`${panel} .gen-attn-row`, (rs) => rs.map((r) => [r.querySelector('.gen-attn-label').textContent, Array.from(r.querySelectorAll('.key'), (k) => Number(k.dataset.weight))]));
+  assert.equal(attn.length, ref.detail.rows);
+  assert.equal(attn.length, 4, 'L*H = 2 layers x 2 heads');
+  assert.deepEqual(attn.map((a) => a[0]), ['layer 1 · head 1', 'layer 1 · head 2', 'layer 2 · head 1', 'layer 2 · head 2']);
+  assert.deepEqual(attn[0][1], ref.detail.row0);
+  assert.equal(await page.$$eval(`${panel} .gen-attn-row:first-child .key.strong`, (k) => k.length), 3);
+  // The arrow keys move to the next character.
+  await page.keyboard.press('ArrowRight');
+  await page.waitForFunction((i) => document.querySelector('.generate-panel').dataset.selected === String(i), AT + 1);
+
+  // The KV cache's speed-up: two tokens/s and their ratio.
+  await page.waitForSelector(`${panel} .gen-speed[data-ratio]`, { timeout: GUARD_MS });
+  const speed = await page.$eval(`${panel} .gen-speed`, (el) => ({ ...el.dataset, text: el.textContent }));
+  for (const k of ['cached', 'uncached', 'ratio']) assert.ok(Number(speed[k]) > 0, `${k}: ${speed[k]}`);
+  assert.match(speed.text, /With the KV cache: \d+ tokens\/s; without: \d+ tokens\/s, so [\d.]+× faster/);
+  assert.deepEqual(await audit(page), [], 'axe: the Generate panel with a character open');
+
+  // A character outside the corpus: one sentence from the core, the text stays.
+  await page.fill('[name=gen-prompt]', 'The ☃');
+  await page.click('[data-action=generate]');
+  await page.waitForSelector(`${panel} .problem:not([hidden])`);
+  assert.match(await page.textContent(`${panel} .problem`), /^Nothing was generated: .*☃/);
+  assert.equal(await page.$$eval(`${panel} .gen-char`, (els) => els.map((e) => e.textContent).join('')), text);
+
+  // While training plays, the strip takes samples (steps 200, 500, ...); newest last.
+  await page.click('[data-action=play]');
+  await page.waitForFunction(() => Number(document.querySelector('.generate-panel').dataset.samples) >= 3, null, { timeout: GUARD_MS });
+  await page.click('[data-action=play]');
+  const strip = await page.$$eval(`${panel} .gen-strip li`, (lis) => lis.map((li) => [Number(li.dataset.step), li.textContent]));
+  assert.ok(strip.length >= 3 && strip.length <= 8, JSON.stringify(strip));
+  assert.ok(strip.every(([s, t], i) => t.startsWith(`step ${s}: `) && (i === 0 || s > strip[i - 1][0])), JSON.stringify(strip));
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('Generate on a task that is not text: one sentence', async () => {
+  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&panel=generate`);
+  await waitReady(page);
+  await page.waitForSelector('.generate-panel .gen-needs-text:not([hidden])', { timeout: GUARD_MS });
+  assert.match(await page.textContent('.generate-panel .gen-needs-text'), /needs the text task/);
+  assert.equal(await page.isVisible('.generate-panel .gen-body'), false);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
