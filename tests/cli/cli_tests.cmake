@@ -67,7 +67,9 @@ foreach(case IN LISTS ATTN_CLI_CASES)
                    $<TARGET_FILE:attn_st_compare> ${CMAKE_SOURCE_DIR}/tests/reference/data
                    ${CMAKE_CURRENT_BINARY_DIR}/cli_scratch/${case})
 endforeach()
-# The cases that train for seconds (17, 13, 5 and 5 s under ASan) start first under `ctest -j`, so
-# that none of them is the last one running alone (a fresh build tree has no timing data yet).
+# The cases that take longest under ASan (5 to 20 s: they train, or run a dozen commands) start
+# first under `ctest -j`, so that none of them is the last one running alone (a fresh build tree
+# has no timing data yet).
 set_tests_properties(cli.demo_epoch_means cli.train_ablation cli.layers_flags cli.block_flags
-                     PROPERTIES COST 1000)
+                     cli.text_sample cli.text_sample_bad cli.text_bad_input cli.text_eval
+                     cli.inspect_reference cli.inspect_bad PROPERTIES COST 1000)
