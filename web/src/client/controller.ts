@@ -20,6 +20,7 @@ import type {
   PredictionsReport,
   LengthsReport,
   TrainerConfigMsg,
+  CorpusInput,
 } from '../model/protocol';
 import { CONFIG_KEYS, keysOf, type State } from '../settings/settings';
 import { ablationOf, ablationState, sampleSpec, totalHeads, trainerConfig } from '../settings/state';
@@ -47,6 +48,9 @@ export class Controller {
   /** Changes whenever a new run starts (configure, reset, import, restart): panels that hold
    * data of the old run (timeline, ablation report, backward view) start over. */
   runId = 0;
+  /** Task text: the corpus runs train on (null: the core's default). Not a setting: too large for
+   * the URL, so the page or the element holds it. */
+  corpus: CorpusInput | null = null;
   private intervalMs = 50;
   /** Whether a model was asked for (reset and restart need one). */
   private configured = false;
@@ -112,9 +116,29 @@ export class Controller {
   async configure(): Promise<void> {
     const s = this.store.state;
     const config = trainerConfig(s);
-    const request = { type: 'configure', config, sample: sampleSpec(s), ablation: ablationOf(s, totalHeads(config)) } as const;
+    const request = { type: 'configure', config, sample: sampleSpec(s), ablation: ablationOf(s, totalHeads(config)), ...(config.task === 'text' && { corpus: this.corpus }) } as const;
     this.configured = true;
     await this.run(this.client.request('configure', request), 'paused', true);
+  }
+
+  /**
+   * Task text: restarts the run (step 0, paused) on corpus (null: the default). A corpus the core
+   * rejects is thrown as a RequestError (kind `input`, one sentence) and nothing changes: the run
+   * goes on as it was. Before the first run, the corpus is only kept for it.
+   */
+  async useCorpus(corpus: CorpusInput | null): Promise<void> {
+    if (!this.configured) {
+      this.corpus = corpus;
+      return;
+    }
+    if (this.status === 'loading' || this.status === 'crashed') throw new RequestError('state', 'the core is not ready');
+    const r = await this.client.request('useCorpus', { type: 'useCorpus', corpus });
+    this.corpus = corpus;
+    this.snapshot = r.snapshot;
+    this.runId++;
+    this.status = 'paused';
+    this.emitProblem(null);
+    this.emit();
   }
 
   /** Back to step 0 with the same config and seed. */
