@@ -109,11 +109,13 @@ test('a pasted text trains (its characters are the vocabulary); each bad text or
   await context.close();
 });
 
-test('the element trains on its slot\'s text; a bad corpus property fires one error and changes nothing', async () => {
+test('the element trains on its slot\'s text; a bad slot text falls back to the default one; a bad corpus property fires one error and changes nothing', async () => {
   const text = 'the cat sat on the mat. '.repeat(12);
   const page = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>text</title><link rel="icon" href="data:,">
 <script type="module" src="attention-playground.js"></script></head><body>
 <attention-playground id="el" task="text" seq-len="8"><script type="text/plain" slot="corpus">${text}</script></attention-playground>
+<attention-playground id="bad" task="text" seq-len="8"><script type="text/plain" slot="corpus">ab</script></attention-playground>
+<script>window.__errors = []; document.getElementById('bad').addEventListener('error', (e) => window.__errors.push(e.detail));</script>
 </body></html>`;
   const site = await serveDistWith({ 'text-element.html': page });
   const { page: p, context, errors } = await openPage(browser, `${site.url}text-element.html`);
@@ -137,6 +139,12 @@ test('the element trains on its slot\'s text; a bad corpus property fires one er
     assert.match(error.message, /too few/);
     const after = await p.evaluate(() => ({ step: document.getElementById('el').shadowRoot.querySelector('.readout').dataset.step, vocab: document.getElementById('el').shadowRoot.querySelector('fieldset.corpus').dataset.vocabSize }));
     assert.deepEqual(after, { step: '20', vocab });
+    // The bad slot text: one error, and the model trains on the default text (35 characters).
+    await p.waitForFunction(() => document.getElementById('bad').ready, null, { timeout: GUARD_MS });
+    await p.waitForFunction(() => document.getElementById('bad').shadowRoot.querySelector('fieldset.corpus')?.dataset.vocabSize === '35');
+    const bad = await p.evaluate(() => window.__errors);
+    assert.equal(bad.length, 1, JSON.stringify(bad));
+    assert.match(bad[0].message, /^The text was not used, so the model trains on the default text: the text has 2 characters, too few/);
     assert.deepEqual(errors, []);
   } finally {
     await context.close();

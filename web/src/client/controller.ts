@@ -118,7 +118,22 @@ export class Controller {
     const config = trainerConfig(s);
     const request = { type: 'configure', config, sample: sampleSpec(s), ablation: ablationOf(s, totalHeads(config)), ...(config.task === 'text' && { corpus: this.corpus }) } as const;
     this.configured = true;
-    await this.run(this.client.request('configure', request), 'paused', true);
+    const first = this.snapshot === null;
+    let fallback: RequestError | null = null;
+    await this.run(
+      this.client.request('configure', request).catch(async (e: unknown) => {
+        // The first run's text (an element's slot or property) rejected: the run starts on the
+        // default text, and the problem says why.
+        if (!(first && request.corpus != null && e instanceof RequestError && e.kind === 'input')) throw e;
+        this.corpus = null;
+        const r = await this.client.request('configure', { ...request, corpus: null });
+        fallback = new RequestError('input', `The text was not used, so the model trains on the default text: ${e.message}`);
+        return r;
+      }),
+      'paused',
+      true,
+    );
+    if (fallback) this.fail(fallback);
   }
 
   /**
