@@ -6,7 +6,7 @@
 // Waits have timeouts as guards only; no duration is asserted.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chartInk, openPage, readout, serveDistWith, useBrowser, waitReady } from './harness.mjs';
+import { audit, chartInk, openPage, readout, serveDistWith, useBrowser, waitReady } from './harness.mjs';
 
 const GUARD_MS = 180000;
 /** The preset's config as the core gets it (presets.ts; the unit test pins its hash). */
@@ -63,6 +63,7 @@ test('the preset trains on the default text: validation and unigram lines, and t
     const s = ink.series.find((x) => x.label === label);
     assert.ok(s && s.columns > 0, `${label} drawn: ${JSON.stringify(ink.series)}`);
   }
+  assert.deepEqual(await audit(page), [], 'axe: the text view, its corpus box and readout');
   assert.deepEqual(errors, []);
   await context.close();
 });
