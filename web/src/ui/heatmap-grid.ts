@@ -108,7 +108,7 @@ export function mountHeatmapGrid(store: Store, ctl: Controller, opts: { reducedM
     const s = ctl.snapshot;
     const f = figures[fig];
     if (!s || !f?.values) return '';
-    const tok = (i: number) => String(s.ids[i]);
+    const tok = (i: number) => tokenLabels([s.ids[i]], s.text?.corpus.vocab)[0];
     const masked = s.mask === 'causal' && col > row;
     const w = f.values[row * s.T + col];
     const leak = s.mask !== 'causal' && col > row ? ' (a future key: the broken mask lets it through)' : '';
