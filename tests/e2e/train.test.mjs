@@ -324,7 +324,7 @@ test('every task can be chosen: its explanation shows, the hash follows, and it 
   const { page, context, errors } = await openRecorded(browser, `${srv.url}#view=train`, {}, [RECORD_WORKER]);
   await waitReady(page);
   const explanations = new Set();
-  for (const task of ['shift', 'copy', 'reverse', 'sort', 'future', 'repeat']) {
+  for (const task of ['shift', 'copy', 'reverse', 'sort', 'future', 'text', 'repeat']) {
     await page.selectOption('select[name=task]', task);
     await page.waitForFunction((t) => location.hash.includes(`task=${t}`), task);
     await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '0');
@@ -332,7 +332,7 @@ test('every task can be chosen: its explanation shows, the hash follows, and it 
     assert.ok(help.length > 40, `${task}: explanation "${help}"`);
     explanations.add(help);
   }
-  assert.equal(explanations.size, 6, 'one explanation per task');
+  assert.equal(explanations.size, 7, 'one explanation per task');
   await page.selectOption('select[name=task]', 'copy');
   await page.waitForFunction(() => location.hash.includes('task=copy'));
   const start = (await readout(page)).loss;

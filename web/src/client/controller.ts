@@ -25,6 +25,7 @@ import type {
   GenerateSpec,
   GenerateStarted,
   TextSample,
+  CorpusInput,
 } from '../model/protocol';
 import { CONFIG_KEYS, keysOf, type State } from '../settings/settings';
 import { ablationOf, ablationState, sampleSpec, totalHeads, trainerConfig } from '../settings/state';
@@ -52,6 +53,9 @@ export class Controller {
   /** Changes whenever a new run starts (configure, reset, import, restart): panels that hold
    * data of the old run (timeline, ablation report, backward view) start over. */
   runId = 0;
+  /** Task text: the corpus runs train on (null: the core's default). Not a setting: too large for
+   * the URL, so the page or the element holds it. */
+  corpus: CorpusInput | null = null;
   private intervalMs = 50;
   /** Whether a model was asked for (reset and restart need one). */
   private configured = false;
@@ -117,9 +121,44 @@ export class Controller {
   async configure(): Promise<void> {
     const s = this.store.state;
     const config = trainerConfig(s);
-    const request = { type: 'configure', config, sample: sampleSpec(s), ablation: ablationOf(s, totalHeads(config)) } as const;
+    const request = { type: 'configure', config, sample: sampleSpec(s), ablation: ablationOf(s, totalHeads(config)), ...(config.task === 'text' && { corpus: this.corpus }) } as const;
     this.configured = true;
-    await this.run(this.client.request('configure', request), 'paused', true);
+    const first = this.snapshot === null;
+    let fallback: RequestError | null = null;
+    await this.run(
+      this.client.request('configure', request).catch(async (e: unknown) => {
+        // The first run's text (an element's slot or property) rejected: the run starts on the
+        // default text, and the problem says why.
+        if (!(first && request.corpus != null && e instanceof RequestError && e.kind === 'input')) throw e;
+        this.corpus = null;
+        const r = await this.client.request('configure', { ...request, corpus: null });
+        fallback = new RequestError('input', `The text was not used, so the model trains on the default text: ${e.message}`);
+        return r;
+      }),
+      'paused',
+      true,
+    );
+    if (fallback) this.fail(fallback);
+  }
+
+  /**
+   * Task text: restarts the run (step 0, paused) on corpus (null: the default). A corpus the core
+   * rejects is thrown as a RequestError (kind `input`, one sentence) and nothing changes: the run
+   * goes on as it was. Before the first run, the corpus is only kept for it.
+   */
+  async useCorpus(corpus: CorpusInput | null): Promise<void> {
+    if (!this.configured) {
+      this.corpus = corpus;
+      return;
+    }
+    if (this.status === 'loading' || this.status === 'crashed') throw new RequestError('state', 'the core is not ready');
+    const r = await this.client.request('useCorpus', { type: 'useCorpus', corpus });
+    this.corpus = corpus;
+    this.snapshot = r.snapshot;
+    this.runId++;
+    this.status = 'paused';
+    this.emitProblem(null);
+    this.emit();
   }
 
   /** Back to step 0 with the same config and seed. */

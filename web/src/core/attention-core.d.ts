@@ -133,6 +133,32 @@ export interface LengthEvaluation {
   accuracyPerPosition: Float32Array;
 }
 
+/** The text task's model on the validation split (evaluateText): loss in nats and bits per
+ * character, next-character accuracy, and the corpus's unigram entropy in both units (the loss of a
+ * model that only counts characters). */
+export interface TextEvaluation {
+  valLoss: number;
+  valBitsPerChar: number;
+  accuracy: number;
+  unigramNats: number;
+  unigramBits: number;
+}
+
+/** A text corpus as the core took it (textCorpus, Trainer.corpus()): its distinct characters,
+ * sorted by code point (token id i is the i-th), the sizes of the 90/10 splits in characters, and
+ * its unigram entropy. */
+export interface TextCorpusInfo {
+  vocab: string;
+  vocabSize: number;
+  trainChars: number;
+  valChars: number;
+  unigramNats: number;
+  unigramBits: number;
+}
+
+/** A text corpus: a string, or the bytes of a file (UTF-8, at most 2 MB). */
+export type CorpusInput = string | Uint8Array;
+
 /** Per head of every layer (nLayers * nHeads entries, global index l * nHeads + h), over a fixed
  * eval batch: mean attention entropy (nats), mean largest weight of a row
  * (saturation), and mean weight on the keys that hold the target token (over predictable rows). */
@@ -244,7 +270,16 @@ export interface Trainer {
    * throws kind `format`). The step count, the loss history and Adam's moments are kept:
    * training continues from the loaded weights. */
   importWeights(bytes: Uint8Array): void;
+  /** For task text, vocabSize is the corpus's vocabulary size. */
   config(): ResolvedTrainerConfig;
+  /** Task text: the model on n in [1, 1000] fixed validation batches (changes nothing). Other
+   * tasks: a `state` error. */
+  evaluateText(n: number): TextEvaluation;
+  /** The text task's corpus; null for the other tasks. */
+  corpus(): TextCorpusInfo | null;
+  /** Task text: the first seqLen characters of the validation split (the seed is unused), the page's
+   * default sample. */
+  sampleSequence(seed: number): Int32Array;
   /** Training steps run so far. */
   stepsDone(): number;
   /** Loss and accuracy in eval mode over n in [1, 1000] fixed batches, under the ablation. */
@@ -275,37 +310,8 @@ export interface Trainer {
   selfTest(reference: ReferenceCase | null): SelfTestResult[];
   /** lossHistory()[i] is the loss of step i * historyStride() + 1. */
   historyStride(): number;
-  /** Task text: the corpus it trains on (vocab: its characters, id = index); else null. */
-  corpus(): TextCorpusInfo | null;
-  /** Task text: the validation split's loss over n in [1, 1000] batches, in nats and bits per
-   * character, with the corpus's unigram entropy beside it. */
-  evaluateText(n: number): TextEvaluation;
-  /** One sequence of seqLen ids as the task draws them (task text: a window of the corpus) for
-   * seed, an integer in [0, 2^32 - 1]. */
-  sampleSequence(seed: number): Int32Array;
   /** Frees the C++ object. Using the Trainer afterwards throws. */
   delete(): void;
-}
-
-/** evaluateText(): the validation loss of a text model next to the unigram entropy. */
-export interface TextEvaluation {
-  valLoss: number;
-  valBitsPerChar: number;
-  accuracy: number;
-  unigramNats: number;
-  unigramBits: number;
-}
-
-/** A text task's corpus, as the core split and counted it. */
-export interface TextCorpusInfo {
-  /** The distinct characters, sorted; token id = index. */
-  vocab: string;
-  vocabSize: number;
-  trainChars: number;
-  valChars: number;
-  /** The unigram entropy: the loss of a model that only counts characters. */
-  unigramNats: number;
-  unigramBits: number;
 }
 
 /** Incremental decoding of a Trainer's live model (issue 22), with or without the KV cache. */
@@ -346,8 +352,10 @@ export interface SamplerConstructor {
 }
 
 export interface TrainerConstructor {
-  /** Throws a CoreError of kind `config` for a bad config. */
-  new (config: TrainerConfig): Trainer;
+  /** Throws a CoreError of kind `config` for a bad config. With task text, corpus (default: the
+   * core's defaultCorpus()) is checked as textCorpus() checks it (kind `input`); other tasks
+   * ignore it. */
+  new (config: TrainerConfig, corpus?: CorpusInput | null): Trainer;
 }
 
 /** A row-major float matrix: data.length === rows * cols. */
@@ -576,11 +584,6 @@ export interface AttentionCore {
   Trainer: TrainerConstructor;
   Decoder: DecoderConstructor;
   Sampler: SamplerConstructor;
-  /** A text's token ids in vocab (a corpus's vocab string); an unknown character: kind `input`
-   * naming it. */
-  encodeText(vocab: string, text: string): Int32Array;
-  /** The characters of ids in vocab. */
-  decodeText(vocab: string, ids: Int32Array): string;
   selfAttention(input: SelfAttentionInput): SelfAttentionStages;
   /** The lesson's multi-head attention with a drawn or causal mask. */
   multiHeadSelfAttention(input: MultiHeadInput): MultiHeadStages;
@@ -606,6 +609,16 @@ export interface AttentionCore {
   taskSample(task: TaskName, vocabSize: number, seqLen: number, seed: number): Int32Array;
   /** The induction task's default corrupted input for ids (an Error of kind input without a repeat). */
   inductionCorruption(ids: Int32Array, vocabSize: number): Corruption;
+  /** Checks a corpus as a Trainer with this seqLen would take it, without training: throws kind
+   * `input` with one sentence for an empty text, one too short for two windows of seqLen + 1
+   * characters, a binary file, invalid UTF-8, more than 2 MB or more than 256 distinct characters. */
+  textCorpus(text: CorpusInput, seqLen: number): TextCorpusInfo;
+  /** The project's own default corpus (simple English sentences, ~48 KB). */
+  defaultCorpus(): string;
+  /** text as token ids of vocab (a corpus's vocab string); a character outside it: kind `input`. */
+  encodeText(vocab: string, text: string): Int32Array;
+  /** ids (each in [0, vocab length)) as text. */
+  decodeText(vocab: string, ids: Int32Array): string;
   /** The DemoConfig: every key with its default. */
   defaultConfig(): ResolvedTrainerConfig;
   /** Bytes currently allocated on the wasm heap (for leak checks). */

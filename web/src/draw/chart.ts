@@ -24,6 +24,8 @@ export interface StepSeries {
   dash?: number[];
   /** Draw as steps (flat between points), e.g. for per-epoch means. */
   stepped?: boolean;
+  /** Join the points across null gaps (a curve measured only at some steps). */
+  spanGaps?: boolean;
 }
 
 /** What a step chart shows. */
@@ -69,7 +71,7 @@ export function stepChart(el: HTMLElement, spec: StepChartSpec, data: uPlot.Alig
         width: s.width ?? 1.5,
         dash: s.dash,
         paths: s.stepped ? uPlot.paths.stepped!({ align: 1 }) : undefined,
-        spanGaps: false,
+        spanGaps: s.spanGaps ?? false,
         points: { show: false },
         value: (_u: uPlot, v: number | null) => s.value(v),
       })),

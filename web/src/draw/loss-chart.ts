@@ -1,9 +1,11 @@
 // The live loss chart: loss per step, linear or log y, with the exact value of the hovered step in
 // the legend (a step chart, draw/chart.ts), and on request the chance level ln V, a smoothed curve
 // beside the raw one, and the epoch means of the curriculum's demo; a dashed line marks the phase
-// change once the core has found one. Only draws what it is given.
+// change once the core has found one. The text task adds the validation loss (measured at some
+// steps, joined) and the corpus's unigram entropy (dashed). Only draws what it is given.
 import type uPlot from 'uplot';
 import { stepChart, stepChartHeight, stepMarker, type StepSeries } from './chart';
+import { alignPoints } from '../model/text';
 import { ema, epochMeans, tickLabel } from './loss-series';
 
 const HEIGHT: [number, number] = [160, 240];
@@ -22,6 +24,8 @@ export interface LossChartOptions {
   smooth: boolean;
   /** The mean loss of each epoch of this many steps (the demo's 120), or 0 for none. */
   epochSteps: number;
+  /** Task text: the unigram entropy in nats (a dashed line) and the validation loss; null: none. */
+  unigram: number | null;
 }
 
 /** Steps per epoch of the curriculum's demo (3 epochs x 120 steps). */
@@ -39,10 +43,12 @@ export class LossChart {
   private history: { initLoss: number; losses: Float32Array; stride: number } | null = null;
   /** The phase change's step, or -1 (none). */
   private phaseStep = -1;
+  /** The validation loss at some steps (task text). */
+  private validation: { steps: number[]; losses: number[] } = { steps: [], losses: [] };
 
   /** Creates the chart inside el, width CSS pixels wide. */
   constructor(private readonly el: HTMLElement, opts: Partial<LossChartOptions> & { logY: boolean; width: number }) {
-    this.opts = { chance: null, smooth: false, epochSteps: 0, ...opts };
+    this.opts = { chance: null, smooth: false, epochSteps: 0, unigram: null, ...opts };
     this.width = opts.width;
     this.build();
   }
@@ -54,6 +60,10 @@ export class LossChart {
     if (o.smooth) s.push({ label: 'smoothed', stroke: '#3b528b', value: formatLoss, width: 2 });
     if (o.epochSteps > 0) s.push({ label: `epoch mean (${o.epochSteps} steps)`, stroke: '#c2571a', value: formatLoss, width: 2, stepped: true });
     if (o.chance !== null) s.push({ label: 'chance (ln V)', stroke: '#7a7a7a', value: formatLoss, width: 1, dash: [6, 4] });
+    if (o.unigram !== null) {
+      s.push({ label: 'validation', stroke: '#c2571a', value: formatLoss, width: 2, spanGaps: true });
+      s.push({ label: 'unigram entropy', stroke: '#7a7a7a', value: formatLoss, width: 1, dash: [6, 4] });
+    }
     return s;
   }
 
@@ -97,14 +107,21 @@ export class LossChart {
       cols.push(m);
     }
     if (o.chance !== null) cols.push(new Float64Array(n).fill(o.chance));
+    if (o.unigram !== null) {
+      cols.push(alignPoints(x, this.validation.steps, this.validation.losses) as unknown as Float64Array);
+      cols.push(new Float64Array(n).fill(o.unigram));
+    }
     this.el.dataset.chance = o.chance === null ? '' : String(o.chance);
+    this.el.dataset.unigram = o.unigram === null ? '' : String(o.unigram);
+    this.el.dataset.validation = o.unigram === null ? '' : this.validation.losses.join(',');
     this.el.dataset.epochMeans = means.join(',');
     return cols as uPlot.AlignedData;
   }
 
   /** Replaces the data: the loss at init is step 0, losses[i] the loss of step 1 + i * stride. */
-  setLosses(initLoss: number, losses: Float32Array, stride: number): void {
+  setLosses(initLoss: number, losses: Float32Array, stride: number, validation?: { steps: number[]; losses: number[] }): void {
     this.history = { initLoss, losses, stride };
+    this.validation = validation ?? { steps: [], losses: [] };
     this.data = this.columns(initLoss, losses, stride);
     const t0 = performance.now();
     // batch() redraws now rather than in a microtask, so the measure below covers the redraw.

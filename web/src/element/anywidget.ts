@@ -1,7 +1,8 @@
 // The anywidget front-end module contract (Jupyter, marimo, the MyST / Jupyter Book {anywidget}
 // directive): render({model, el}) mounts one <attention-playground> into el. The model's traits are
-// the element's attributes with `_` for `-` (vocab_size, solved_at, ...); the element writes step,
-// loss, solved and error back. The returned cleanup removes the element, which ends its worker.
+// the element's attributes with `_` for `-` (vocab_size, solved_at, ...), plus `corpus` (the text
+// task's text, the element's `corpus` property: too large for an attribute); the element writes
+// step, loss, solved and error back. The returned cleanup removes the element, which ends its worker.
 import { ATTRIBUTES } from './attributes';
 import type { ErrorDetail, StepDetail } from './element';
 
@@ -37,6 +38,14 @@ export function render({ model, el }: { model: WidgetModel; el: HTMLElement }): 
     apply();
     listeners.push([`change:${trait}`, apply]);
   }
+  // The text task's corpus: a property, not an attribute. Unset or empty: the default text.
+  const applyCorpus = () => {
+    const v = model.get('corpus');
+    const text = typeof v === 'string' && v !== '' ? v : v instanceof DataView ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : null;
+    if (text !== null || pg.corpus !== null) pg.corpus = text;
+  };
+  applyCorpus();
+  listeners.push(['change:corpus', applyCorpus]);
   for (const [event, f] of listeners) model.on(event, f);
 
   const write = (values: Record<string, unknown>) => {

@@ -95,6 +95,9 @@ export class AttentionPlaygroundElement extends HTMLElement {
   readonly #stepEvents = new StepEvents<Snapshot>((s) => this.dispatchEvent(new CustomEvent<StepDetail>('step', { bubbles: true, detail: { step: s.step, loss: s.loss } })));
   #lastSnapshot: Snapshot | null = null;
   #teardownQueued = false;
+  /** The text task's corpus set through the `corpus` property (undefined: none set, so the
+   * `<script type="text/plain" slot="corpus">` child's text, else the core's default). */
+  #corpus: string | Uint8Array | null | undefined = undefined;
 
   constructor() {
     super();
@@ -119,6 +122,42 @@ export class AttentionPlaygroundElement extends HTMLElement {
   }
 
   /** Whether the core is loaded and the first model built. */
+  /** The text task's corpus: a string or a file's bytes (null: back to the slot's text, else the
+   * core's default). Not an attribute (a text is too large for one). A text the core rejects fires
+   * `error` with its one sentence, and the run goes on as it was. */
+  get corpus(): string | Uint8Array | null {
+    return this.#corpus ?? this.#slotCorpus();
+  }
+
+  set corpus(value: string | Uint8Array | null) {
+    if (value !== null && typeof value !== 'string' && !(value instanceof Uint8Array)) {
+      this.#error(`corpus must be a string, a Uint8Array or null, got ${typeof value}; the text is unchanged`, { attribute: 'corpus' });
+      return;
+    }
+    this.#corpus = value;
+    void this.#applyCorpus();
+  }
+
+  /** The text of the `<script type="text/plain" slot="corpus">` child, or null without one. */
+  #slotCorpus(): string | null {
+    const el = this.querySelector(':scope > script[slot="corpus"]');
+    return el ? (el.textContent ?? '') : null;
+  }
+
+  /** Gives the controller the corpus; a rejected one becomes an `error` event (and a message). */
+  async #applyCorpus(): Promise<void> {
+    const app = this.#app;
+    if (!app) return;
+    try {
+      this.#show('corpus', []);
+      await app.controller.useCorpus(this.corpus);
+    } catch (e) {
+      const message = e instanceof Error ? e.message : String(e);
+      this.#show('corpus', [{ attribute: 'corpus', message: `The text was not used: ${message}` }]);
+      this.#error(message, { kind: (e as { kind?: string }).kind ?? 'input', attribute: 'corpus' });
+    }
+  }
+
   get ready(): boolean {
     return this.#ready;
   }
@@ -224,6 +263,8 @@ export class AttentionPlaygroundElement extends HTMLElement {
     this.#applySolvedAt();
     this.#applyTheme();
     const ctl = app.controller;
+    // Before the first run: the text it trains on (the slot's or the property's, if any).
+    ctl.corpus = this.corpus;
     this.#unsubscribe.push(ctl.subscribe((c) => this.#onController(c)));
     this.#unsubscribe.push(ctl.onProblem((p) => this.#onProblem(p)));
     const autoplay = parseAutoplay(this.getAttribute('autoplay'));

@@ -9,6 +9,12 @@
 //   configure          configured         new Trainer(config) + attention of the sample, under the
 //                                          ablation if given (else the kept one), which must have
 //                                          one flag per head (else an `input` error); resets
+//                                          (task text: on the corpus given, else the one kept,
+//                                          else the core's default)
+//   useCorpus          configured         task text: a new Trainer on this corpus (null: the
+//                                          default), config and sample as they are, back to step
+//                                          0; a bad corpus (`input`) leaves the run untouched
+//                                          and playing
 //   reset              configured         the same config again, back to step 0
 //   step               stepped            run n steps (n <= 1000) and report
 //   play               playing            train in ~15 ms chunks; `progress` events follow
@@ -73,6 +79,9 @@ import type {
   ScalingDemo,
   SoftmaxSteps,
   SamplingOptions,
+  TextCorpusInfo,
+  TextEvaluation,
+  CorpusInput,
 } from '../core/attention-core';
 import type { CoreFiles } from '../core/load-core.js';
 
@@ -107,8 +116,24 @@ export interface Snapshot {
   mask: MaskMode;
   /** The step of the phase change (the core's phaseChange(), counted as `step` is), -1: none yet. */
   phaseChange: number;
+  /** Task text: the corpus and the validation curve; null for the other tasks. */
+  text: TextReadout | null;
 }
 
+/** The text task's numbers: the corpus (Trainer.corpus()) and the model on the validation split
+ * (evaluateText) at the steps it was measured. */
+export interface TextReadout {
+  corpus: TextCorpusInfo;
+  /** Whether the corpus is the core's default one. */
+  defaultCorpus: boolean;
+  /** Steps at which the validation loss was measured (ascending), and what it was there. */
+  valSteps: number[];
+  valLoss: number[];
+  /** The latest measurement (null before the first). */
+  last: (TextEvaluation & { step: number }) | null;
+}
+
+export type { CorpusInput, TextCorpusInfo, TextEvaluation };
 export type { Evaluation, HeadScores, LengthEvaluation, MaskMode, RowBackward, SelfTestResult };
 
 /** A model at one sequence length: the core's evaluation, or why it cannot be evaluated there
@@ -219,6 +244,8 @@ export interface PredictionsReport {
   answers: Int32Array;
   /** The probability the model gives the answer (NaN where there is none). */
   answerProbs: Float64Array;
+  /** Task text: the corpus's characters (token id i is the i-th); null for the other tasks. */
+  vocab: string | null;
 }
 
 /** The self-test's results, and how long the core took (ms). */
@@ -386,7 +413,8 @@ export interface CacheSpeed {
 /** Requests, page -> worker. */
 export type Request =
   | { type: 'init'; id: number; core: { simd: CoreFiles; scalar: CoreFiles }; forceScalar?: boolean }
-  | { type: 'configure'; id: number; config: TrainerConfigMsg; sample: SampleSpec; ablation?: Ablation }
+  | { type: 'configure'; id: number; config: TrainerConfigMsg; sample: SampleSpec; ablation?: Ablation; corpus?: CorpusInput | null }
+  | { type: 'useCorpus'; id: number; corpus: CorpusInput | null }
   | { type: 'reset'; id: number }
   | { type: 'step'; id: number; n: number }
   | { type: 'play'; id: number; intervalMs?: number }
@@ -433,6 +461,7 @@ export interface ImportRun {
 export interface ReplyFor {
   init: { type: 'ready'; replyTo: number; simd: boolean };
   configure: { type: 'configured'; replyTo: number; snapshot: Snapshot };
+  useCorpus: { type: 'configured'; replyTo: number; snapshot: Snapshot };
   reset: { type: 'configured'; replyTo: number; snapshot: Snapshot };
   step: { type: 'stepped'; replyTo: number; snapshot: Snapshot };
   play: { type: 'playing'; replyTo: number };

@@ -41,8 +41,33 @@ export const INDUCTION_PRESET: Preset = {
   },
 };
 
+/** "Train a GPT on text" (issue 22): a small GPT-style model on the core's default text, one
+ * character per token: 2 pre-norm blocks (LayerNorm, RoPE, GELU FFN, the residual stream), D 64,
+ * H 4, T 64, B 16, Adam lr 3e-3. In node its validation loss is below the unigram line by step 100
+ * (seed 0: 2.33 bits/char at step 100 and 0.91 at step 500, against 4.31 for the unigram). */
+export const TEXT_PRESET: Preset = {
+  id: 'text',
+  title: 'Train a GPT on text',
+  settings: {
+    view: 'train',
+    dModel: 64,
+    nHeads: 4,
+    seqLen: 64,
+    batchSize: 16,
+    lr: 0.003,
+    seed: 0,
+    task: 'text',
+    nLayers: 2,
+    residual: true,
+    positions: 'rope',
+    norm: 'layernorm',
+    normPosition: 'pre',
+    ffn: 'gelu',
+  },
+};
+
 /** Every preset the training view offers. */
-export const PRESETS: readonly Preset[] = [INDUCTION_PRESET];
+export const PRESETS: readonly Preset[] = [INDUCTION_PRESET, TEXT_PRESET];
 
 const text = (v: State[keyof State]) => (typeof v === 'boolean' ? (v ? '1' : '0') : String(v));
 

@@ -49,7 +49,9 @@ export function mountPresets(store: Store): HTMLElement {
     h('ul', {}, ...links),
     h('p', {
       class: 'hint',
-      text: 'Two layers of two heads with the residual stream, on the induction task. Press Play: the loss sits on a plateau for a few hundred steps, then drops as an induction head forms.',
+      text:
+        'Induction: two layers of two heads with the residual stream, on the induction task. Press Play: the loss sits on a plateau for a few hundred steps, then drops as an induction head forms. ' +
+        'GPT on text: two pre-norm blocks with RoPE and a GELU feed-forward network, one character per token, on our own English sentences. Press Play: within a few hundred steps the validation loss falls below the unigram line, and the heatmaps label each key with its character.',
     }),
   );
 }

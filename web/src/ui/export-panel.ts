@@ -4,6 +4,7 @@
 // file is one sentence next to the panel (textContent only); the current run stays as it was.
 // This file is the view; export-model.ts writes and reads the files. An imported run's settings
 // go to the Store (Controller.importRun).
+import { tokenLabels } from '../model/text';
 import type { Controller } from '../client/controller';
 import { RequestError } from '../client/controller';
 import { drawHeatmap } from '../draw/heatmap';
@@ -86,7 +87,7 @@ export function mountExportPanel(ctl: Controller): { panel: HTMLElement; destroy
   pngBtn.addEventListener('click', () =>
     void guarded(async () => {
       const s = await current();
-      const labels = Array.from(s.ids, String);
+      const labels = tokenLabels(s.ids, s.text?.corpus.vocab);
       for (const f of exportFigures(s)) {
         const canvas = document.createElement('canvas');
         drawHeatmap(canvas, Math.max(240, 26 + 24 * s.T), { values: f.values, rows: s.T, cols: s.T, rowLabels: labels, colLabels: labels, causal: s.mask === 'causal', textColour: '#222' });
@@ -106,7 +107,7 @@ export function mountExportPanel(ctl: Controller): { panel: HTMLElement; destroy
   svgBtn.addEventListener('click', () =>
     void guarded(async () => {
       const s = await current();
-      const labels = Array.from(s.ids, String);
+      const labels = tokenLabels(s.ids, s.text?.corpus.vocab);
       for (const f of exportFigures(s)) {
         const text = heatmapSvg({ title: f.title, values: f.values, rows: s.T, cols: s.T, rowLabels: labels, colLabels: labels, causal: s.mask === 'causal' });
         download(`${BASE}-${f.name}.svg`, text, 'image/svg+xml');

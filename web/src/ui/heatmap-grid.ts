@@ -2,6 +2,7 @@
 // cell readout and one heatmap per head plus the heads' average (model/heads.ts), drawn by draw/heatmap;
 // with several layers, one row per layer ("layer l · head h", model/layers.ts), each with its average.
 // Hover, or focus a heatmap and use the arrow keys, to read a cell.
+import { tokenLabels } from '../model/text';
 import type { Controller } from '../client/controller';
 import { cellAt, drawHeatmap, drawLegendBar, drawMaskedSwatch, type HeatmapLayout } from '../draw/heatmap';
 import { headAverage, headWeights } from '../model/heads';
@@ -107,7 +108,7 @@ export function mountHeatmapGrid(store: Store, ctl: Controller, opts: { reducedM
     const s = ctl.snapshot;
     const f = figures[fig];
     if (!s || !f?.values) return '';
-    const tok = (i: number) => String(s.ids[i]);
+    const tok = (i: number) => tokenLabels([s.ids[i]], s.text?.corpus.vocab)[0];
     const masked = s.mask === 'causal' && col > row;
     const w = f.values[row * s.T + col];
     const leak = s.mask !== 'causal' && col > row ? ' (a future key: the broken mask lets it through)' : '';
@@ -168,7 +169,7 @@ export function mountHeatmapGrid(store: Store, ctl: Controller, opts: { reducedM
     if (grid.offsetParent === null) return false;
     const { H, L, T } = s;
     ensureFigures(L, H, s.kvHeads);
-    const labels = Array.from(s.ids, String);
+    const labels = tokenLabels(s.ids, s.text?.corpus.vocab);
     const avgs = H > 1 ? Array.from({ length: L }, (_, l) => headAverage(layerWeights(s.weights, L, H, T, l), H, T)) : [];
     if (figureWidth === 0) figureWidth = figures[0].canvas.parentElement?.clientWidth ?? 160;
     const width = Math.max(120, Math.floor(figureWidth - 2));

@@ -3,6 +3,7 @@
 // worker/predictions.ts), the task's answer there (the core's taskTargets) and whether the most
 // likely token is it. A table with words and marks, never colour alone. predictions-model.ts
 // holds the requests.
+import { tokenLabels } from '../model/text';
 import type { Controller } from '../client/controller';
 import type { PredictionsReport } from '../model/protocol';
 import { h, scrollBox } from './dom';
@@ -51,6 +52,7 @@ export function mountPredictionsPanel(slot: HTMLElement, ctl: Controller, _opts:
       h('th', { scope: 'col', text: 'first guess is' }),
     );
     const body = h('tbody');
+    const label = (id: number) => tokenLabels([id], r.vocab)[0];
     for (let t = 0; t < r.ids.length; ++t) {
       const verdict = verdictAt(r, t);
       const answer = r.answers[t];
@@ -61,7 +63,7 @@ export function mountPredictionsPanel(slot: HTMLElement, ctl: Controller, _opts:
         return h(
           'td',
           { class: isAnswer ? 'guess is-answer' : 'guess', 'data-token': id, 'data-prob': p, title: isAnswer ? 'the task\'s answer' : undefined },
-          h('span', { class: 'tok', text: String(id) }),
+          h('span', { class: 'tok', text: label(id) }),
           ` ${formatProb(p)}`,
           isAnswer ? h('span', { class: 'visually-hidden', text: ' (the answer)' }) : null,
         );
@@ -71,9 +73,9 @@ export function mountPredictionsPanel(slot: HTMLElement, ctl: Controller, _opts:
           'tr',
           { 'data-pos': t, 'data-verdict': verdict },
           h('th', { scope: 'row', text: String(t) }),
-          h('td', { class: 'tok', text: String(r.ids[t]) }),
+          h('td', { class: 'tok', text: label(r.ids[t]) }),
           ...guesses,
-          h('td', { class: 'answer', 'data-answer': answer, text: answer >= 0 ? String(answer) : 'none' }),
+          h('td', { class: 'answer', 'data-answer': answer, text: answer >= 0 ? label(answer) : 'none' }),
           h('td', { class: 'answer-prob', 'data-prob': r.answerProbs[t], text: answer >= 0 ? formatProb(r.answerProbs[t]) : '—' }),
           h('td', { class: `verdict ${verdict}`, text: VERDICT_TEXT[verdict] }),
         ),

@@ -3,6 +3,7 @@
 // seed), or token ids the learner types (kept in the Store's sample, and so in the URL). Clearing
 // the box goes back to the generator. The ids shown for a drawn sample are the worker's (the
 // snapshot's), so they are the core's.
+import { tokenLabels } from '../model/text';
 import type { Controller } from '../client/controller';
 import { CONFIG_KEYS, LIMITS, type State } from '../settings/settings';
 import { generatedSample, sampleOf } from '../settings/state';
@@ -67,7 +68,10 @@ export function mountSampleField(store: Store, ctl: Controller): SampleField {
     element.dataset.seed = String(s.sampleSeed);
     const value = generated ? shownIds() : s.sample;
     if (input.value !== value && !editing) input.value = value;
-    note.textContent = generated
+    const text = ctl.snapshot?.text;
+    note.textContent = generated && text
+      ? `The first ${ctl.snapshot!.T} characters of the held-out 10% of the text, as token ids (the heatmaps label them with their characters: "${tokenLabels(ctl.snapshot!.ids, text.corpus.vocab).join('')}"). Type your own ids, each below ${text.corpus.vocabSize}, to replace it; empty the box to come back.`
+      : generated
       ? `Drawn from the ${s.task} task's generator (sample ${s.sampleSeed}), so it is the kind of sequence the model trains on. Type your own token ids to replace it; empty the box to come back.`
       : 'Your own token ids. "New sample" draws a sequence from the task\'s generator instead.';
     if (!check) return;

@@ -6,6 +6,7 @@
 // learner can tell which head is which) against the step. Every number comes from the core.
 // This file is the view; the state and the requests are timeline-model.ts's, the plots
 // draw/timeline-charts.ts's.
+import { tokenLabels } from '../model/text';
 import type { Controller } from '../client/controller';
 import { drawHeatmap } from '../draw/heatmap';
 import { headColour, TIMELINE_PLOTS, TimelinePlot } from '../draw/timeline-charts';
@@ -167,7 +168,7 @@ export function mountTimelinePanel(slot: HTMLElement, ctl: Controller, opts: Pan
     const fig = figures[0]?.canvas.parentElement;
     const width = Math.max(100, Math.floor((fig?.clientWidth || 120) - 2));
     if (e === drawnEntry && width === drawnWidth) return;
-    const labels = Array.from(e.ids, String);
+    const labels = tokenLabels(e.ids, ctl.snapshot?.text?.corpus.vocab);
     const textColour = labelColour || (labelColour = getComputedStyle(grid).color || '#222');
     const { T } = e;
     const H = e.L * e.H;

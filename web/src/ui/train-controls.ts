@@ -44,6 +44,8 @@ export function mountTrainControls(store: Store, ctl: Controller, parts: Parts):
   const cleanups: (() => void)[] = [];
   const inputs = new Map<keyof State, HTMLInputElement | HTMLSelectElement>();
   const messages = new Map<keyof State, HTMLElement>();
+  // Task text: the vocabulary is the text's characters, so the vocab control shows their count.
+  const vocabNote = h('p', { class: 'hint vocab-note', hidden: true });
   const fields = CONTROLS.map((c) => {
     const id = uniqueId(`ctl-${c.key}`);
     const msgId = `${id}-msg`;
@@ -66,7 +68,7 @@ export function mountTrainControls(store: Store, ctl: Controller, parts: Parts):
     inputs.set(c.key, input);
     const msg = h('p', { class: 'field-msg', id: msgId, role: 'status' });
     messages.set(c.key, msg);
-    return h('div', { class: 'field', 'data-key': c.key }, h('label', { for: id, text: c.label }), input, msg);
+    return h('div', { class: 'field', 'data-key': c.key }, h('label', { for: id, text: c.label }), input, msg, c.key === 'vocabSize' ? vocabNote : null);
   });
 
   const playBtn = h('button', { type: 'button', class: 'primary', 'data-action': 'play', text: 'Play' });
@@ -129,6 +131,18 @@ export function mountTrainControls(store: Store, ctl: Controller, parts: Parts):
   function sync(s: Readonly<State>): void {
     for (const c of CONTROLS) show(c.key, s[c.key]);
     taskHelp.textContent = TASKS[s.task] ?? '';
+    showTextVocab();
+  }
+
+  /** Task text: the vocab control shows the corpus's vocabulary size and is off, with why. */
+  function showTextVocab(): void {
+    const input = inputs.get('vocabSize')!;
+    const corpus = store.state.task === 'text' ? ctl.snapshot?.text?.corpus : undefined;
+    input.disabled = corpus !== undefined;
+    vocabNote.hidden = corpus === undefined;
+    if (!corpus) return;
+    input.value = String(corpus.vocabSize);
+    vocabNote.textContent = `The text sets the vocabulary: its ${corpus.vocabSize} distinct characters, so this setting is not used.`;
   }
   cleanups.push(
     store.subscribe((s, _changed, source) => {
@@ -186,6 +200,7 @@ export function mountTrainControls(store: Store, ctl: Controller, parts: Parts):
       readout.dataset.step = String(s.step);
       readout.dataset.loss = String(s.loss);
     }
+    showTextVocab();
   }
   cleanups.push(ctl.subscribe(updateUI));
 

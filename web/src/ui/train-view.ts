@@ -16,6 +16,9 @@ import { mountPanelPicker, type PickerEntry } from './panel-picker';
 import { mountShapeContract } from './shape-contract';
 import { mountTrainControls } from './train-controls';
 import { mountPresets, phaseChangeNote } from './depth-view';
+import { mountCorpusBox } from './corpus-box';
+import type { Snapshot } from '../model/protocol';
+import { num } from '../model/format';
 
 /** With the heatmaps hidden (no first draw), the learning panels start this long after the first snapshot. */
 const PANEL_START_FALLBACK_MS = 300;
@@ -43,12 +46,23 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
   const chartEl = h('div', { class: 'chart' });
   // Issue 15: the sentence on the phase change (depth-view.ts).
   const phaseNote = h('p', { class: 'hint phase-note', 'aria-live': 'polite', hidden: true });
+  // Task text: the validation readout and what the two extra lines mean.
+  const textReadout = h('p', { class: 'readout text-readout', hidden: true });
+  const textNote = h('p', {
+    class: 'hint text-note',
+    hidden: true,
+    text:
+      'For text, the orange line is the loss on the held-out 10% of the text, measured about once a second, and the dashed line is the unigram entropy: the loss of a model that only knows how often each character occurs. ' +
+      'Below the dashed line the model is using the characters before each position; a validation loss that rises while the training loss falls means it is memorising the training text.',
+  });
   const chartSection = h(
     'section',
     { class: 'panel loss-panel', 'aria-label': 'Loss' },
     h('div', { class: 'panel-head' }, h('h2', { text: 'Loss' }), h('div', { class: 'chart-options' }, ...Object.values(boxes).map((b) => b.label))),
     chartEl,
+    textReadout,
     phaseNote,
+    textNote,
     h('p', {
       class: 'hint',
       text:
@@ -74,6 +88,10 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
   root.append(layout);
   // ---- Issue 15: the preset links ("watch an induction head form"), under the controls.
   controls.form.append(parts.place(mountPresets(store), 'presets'));
+  // ---- Issue 22: the text task's corpus sources (shown while the task is text).
+  const corpusBox = mountCorpusBox(store, ctl);
+  cleanups.push(corpusBox.destroy);
+  controls.form.querySelector('fieldset.config')?.after(corpusBox.element);
   // ---- The learning panels, each computed by the core in the worker. They start once the first
   // heatmap is drawn (or, when the heatmaps are not shown, shortly after the first snapshot), so
   // their requests and renders never delay it.
@@ -134,7 +152,11 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
     });
 
   // ---- State -> what the chart shows (chance follows the vocabulary of the settings)
-  const chartOptions = (s: Readonly<State>) => ({ logY: s.logY, smooth: s.smooth, epochSteps: s.epochMeans ? DEMO_EPOCH_STEPS : 0, chance: Math.log(s.vocabSize) });
+  // Task text: the unigram line and the validation curve replace chance (the text sets V).
+  const chartOptions = (s: Readonly<State>, snap: Snapshot | null = ctl.snapshot) => {
+    const unigram = s.task === 'text' ? (snap?.text?.corpus.unigramNats ?? null) : null;
+    return { logY: s.logY, smooth: s.smooth, epochSteps: s.epochMeans ? DEMO_EPOCH_STEPS : 0, chance: s.task === 'text' ? null : Math.log(s.vocabSize), unigram };
+  };
   cleanups.push(
     store.subscribe((s, changed) => {
       for (const k of ['logY', 'smooth', 'epochMeans'] as const) boxes[k].input.checked = s[k];
@@ -160,17 +182,33 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
     if (!heat.draw(s)) return;
     // The chart redraws every path and axis, so while playing it follows at most 4 times a second.
     const now = performance.now();
+    chart.setOptions(chartOptions(store.state, s));
     if (s.history !== lastHistory && (ctl.status !== 'playing' || now - lastChart >= 250)) {
       lastHistory = s.history;
       lastChart = now;
-      chart.setLosses(s.initLoss, s.history, s.historyStride);
+      chart.setLosses(s.initLoss, s.history, s.historyStride, s.text ? { steps: s.text.valSteps, losses: s.text.valLoss } : undefined);
     }
+    showText(s);
     chart.setPhaseChange(s.phaseChange);
     phaseChangeNote(phaseNote, s, store.state.task);
     markStarted();
     // A User Timing entry per redraw (DevTools shows them; the e2e test reads the slowest).
     performance.measure('playground:draw', { start: t0 });
     if (performance.getEntriesByName('playground:draw').length > 2000) performance.clearMeasures('playground:draw');
+  }
+
+  /** The validation readout: the core's bits per character against the unigram entropy. */
+  function showText(s: Snapshot): void {
+    const last = s.text?.last;
+    textReadout.hidden = textNote.hidden = !s.text;
+    if (!s.text) return;
+    textReadout.textContent = last
+      ? `validation: ${num(last.valBitsPerChar, 2)} bits/char (unigram ${num(s.text.corpus.unigramBits, 2)}) at step ${last.step}`
+      : `validation: — bits/char (unigram ${num(s.text.corpus.unigramBits, 2)})`;
+    textReadout.dataset.valBitsPerChar = last ? String(last.valBitsPerChar) : '';
+    textReadout.dataset.valLoss = last ? String(last.valLoss) : '';
+    textReadout.dataset.unigramBits = String(s.text.corpus.unigramBits);
+    textReadout.dataset.step = last ? String(last.step) : '';
   }
 
   function scheduleDraw(): void {

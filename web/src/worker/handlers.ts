@@ -15,7 +15,8 @@ export type Handler<K extends SessionRequest['type']> = (s: Session, req: Reques
 
 /** The handler of every request type. */
 export const handlers: { [K in SessionRequest['type']]: Handler<K> } = {
-  configure: (s, r) => ({ type: 'configured', replyTo: r.id, snapshot: s.configure(r.config, r.sample, r.ablation) }),
+  configure: (s, r) => ({ type: 'configured', replyTo: r.id, snapshot: s.configure(r.config, r.sample, r.ablation, r.corpus) }),
+  useCorpus: (s, r) => ({ type: 'configured', replyTo: r.id, snapshot: s.useCorpus(r.corpus) }),
   reset: (s, r) => ({ type: 'configured', replyTo: r.id, snapshot: s.reset() }),
   step: (s, r) => ({ type: 'stepped', replyTo: r.id, snapshot: s.step(r.n) }),
   play: (s, r) => {
@@ -61,6 +62,7 @@ export const handlers: { [K in SessionRequest['type']]: Handler<K> } = {
 export const fallbackKind: { [K in Request['type']]: ErrorKind } = {
   init: 'internal',
   configure: 'config',
+  useCorpus: 'input',
   reset: 'config',
   step: 'internal',
   play: 'internal',

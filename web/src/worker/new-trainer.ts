@@ -2,11 +2,13 @@
 // weights into it, set the interventions and check that the sample fits it. All or nothing: if any
 // part throws, the new Trainer is deleted and the error goes on, and the caller's run is untouched.
 // configure and reset build with the interventions only; importRun with all three.
-import type { AttentionCore, Trainer } from '../core/attention-core';
+import type { AttentionCore, CorpusInput, Trainer } from '../core/attention-core';
 import type { Ablation, TrainerConfigMsg } from '../model/protocol';
 
 /** What goes into a new Trainer besides its config. */
 export interface TrainerParts {
+  /** Task text: the corpus (null or missing: the core's default); other tasks ignore it. */
+  corpus?: CorpusInput | null;
   /** A safetensors file of this model's tensors (importWeights). */
   weights?: Uint8Array;
   ablation?: Ablation | null;
@@ -23,7 +25,7 @@ export interface NewTrainer {
 
 /** Builds the Trainer; throws (having deleted it) if any part does not fit. */
 export function newTrainer(core: AttentionCore, config: TrainerConfigMsg, parts: TrainerParts = {}): NewTrainer {
-  const trainer = new core.Trainer(config);
+  const trainer = new core.Trainer(config, parts.corpus ?? null);
   try {
     const initLoss = lossAtInit(trainer);
     if (parts.weights) trainer.importWeights(parts.weights);

@@ -45,5 +45,5 @@ export function predictions(core: AttentionCore, trainer: Trainer, config: Train
   const { k, top, probs, rows } = softmaxTopK(att.logits, T, V, TOP_K);
   const answers = core.taskTargets(config.task, ids);
   const answerProbs = Float64Array.from(answers, (a, t) => (a >= 0 && a < V ? rows[t * V + a] : NaN));
-  return { step, task: config.task, ids: ids.slice(), k, top, probs, answers, answerProbs };
+  return { step, task: config.task, ids: ids.slice(), k, top, probs, answers, answerProbs, vocab: trainer.corpus()?.vocab ?? null };
 }

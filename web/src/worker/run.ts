@@ -1,8 +1,8 @@
 // One training run: a Trainer and what belongs to it alone (its config, the loss at init, the last
 // loss, an imported run's past, its timeline). The Session holds one Run at a time, and what
 // outlives runs (the sample, the interventions, the play loop).
-import type { Trainer } from '../core/attention-core';
-import type { ImportRun, MaskMode, Snapshot, TimelineEntry, TrainerConfigMsg } from '../model/protocol';
+import type { TextCorpusInfo, Trainer } from '../core/attention-core';
+import type { ImportRun, MaskMode, Snapshot, TextReadout, TimelineEntry, TrainerConfigMsg } from '../model/protocol';
 import { addSnapshot, emptyTimeline, isSnapshotStep, stepsToNextSnapshot, type TimelineState } from '../model/timeline';
 import { headScoresOf } from './scores';
 
@@ -15,11 +15,18 @@ export interface View {
   mask: MaskMode;
 }
 
+/** Validation batches of each text measurement (evaluateText). */
+export const TEXT_EVAL_BATCHES = 4;
+
 /** See the file comment. */
 export class Run {
   /** The loss of the last step (NaN before any). */
   lastLoss = NaN;
   timeline: TimelineState<TimelineEntry>;
+  /** Task text: the corpus (null for the other tasks). */
+  readonly corpus: TextCorpusInfo | null;
+  /** Task text: the validation curve so far. */
+  readonly #text: Omit<TextReadout, 'corpus' | 'defaultCorpus'> = { valSteps: [], valLoss: [], last: null };
 
   constructor(
     readonly trainer: Trainer,
@@ -31,6 +38,29 @@ export class Run {
     timelineBytes: number,
   ) {
     this.timeline = emptyTimeline(config.nLayers * config.nHeads, config.seqLen, timelineBytes);
+    this.corpus = trainer.corpus();
+  }
+
+  /** The step of the latest validation measurement (-1: none). */
+  get textStep(): number {
+    return this.#text.last?.step ?? -1;
+  }
+
+  /** Task text: measures the model on the validation split (evaluateText) at this step, once per
+   * step. */
+  measureText(): void {
+    if (!this.corpus || this.textStep === this.step) return;
+    const e = this.trainer.evaluateText(TEXT_EVAL_BATCHES);
+    this.#text.valSteps.push(this.step);
+    this.#text.valLoss.push(e.valLoss);
+    this.#text.last = { ...e, step: this.step };
+  }
+
+  /** The text readout (copies), or null for the other tasks. */
+  textReadout(defaultCorpus: boolean): TextReadout | null {
+    if (!this.corpus) return null;
+    const t = this.#text;
+    return { corpus: this.corpus, defaultCorpus, valSteps: t.valSteps.slice(), valLoss: t.valLoss.slice(), last: t.last && { ...t.last } };
   }
 
   /** The step count the learner sees (an imported run's steps included). */
@@ -72,7 +102,7 @@ export class Run {
   }
 
   /** Everything the page draws for the current moment. */
-  snapshot(view: View, stepsPerSec: number): Snapshot {
+  snapshot(view: View, stepsPerSec: number, text: TextReadout | null): Snapshot {
     const t = this.trainer;
     const att = t.attention(view.sample);
     const own = t.lossHistory();
@@ -102,6 +132,7 @@ export class Run {
       kvHeads: this.config.kvHeads || att.nHeads,
       mask: view.mask,
       phaseChange: this.phaseChange,
+      text,
     };
   }
 

@@ -4,7 +4,7 @@
 // sample, the interventions, the play loop, the reference-case cache). Each public method answers
 // one request of model/protocol.ts (handlers.ts maps them). It runs wherever it is given a core and a
 // post function: in the worker, and under node in the unit tests. Every number comes from the core.
-import type { AttentionCore, Trainer } from '../core/attention-core';
+import type { AttentionCore, CorpusInput, Trainer } from '../core/attention-core';
 import {
   MAX_STEPS_PER_REQUEST,
   type Ablation,
@@ -60,6 +60,9 @@ export interface SessionOptions {
   timelineBytes?: number;
 }
 
+/** While playing, the text run's validation loss is measured at most this often (ms). */
+export const TEXT_EVAL_MS = 1000;
+
 /** The core and one training run; see the file comment. */
 export class Session {
   #run: Run | null = null;
@@ -73,6 +76,10 @@ export class Session {
   #generation: Generation | null = null;
   /** The comparison's Trainer (comparisonStart), apart from the run; null: none. */
   #comparison: { trainer: Trainer; config: TrainerConfigMsg } | null = null;
+  /** Task text: the corpus the runs train on (null: the core's default); kept across runs. */
+  #corpus: CorpusInput | null = null;
+  /** When the text run's validation loss was last measured (ms, the clock's). */
+  #textMeasuredAt = -Infinity;
   readonly #pace = new Pace();
   readonly #reference: ReferenceCache;
   readonly #defer: (f: () => void) => void;
@@ -108,10 +115,11 @@ export class Session {
    * kept. All or nothing for the config and the ablation (a config error names the key; an
    * ablation that does not fit the head count is an `input` error); a sample that does not fit
    * the new model is reported (`input`) after it is in place. */
-  configure(config: TrainerConfigMsg, sample: SampleSpec, ablation?: Ablation): Snapshot {
+  configure(config: TrainerConfigMsg, sample: SampleSpec, ablation?: Ablation, corpus?: CorpusInput | null): Snapshot {
     this.#playing = false;
     const wanted = ablation ?? this.#ablation;
-    const next = newTrainer(this.core, config, { ablation: wanted });
+    const text = corpus === undefined ? this.#corpus : corpus;
+    const next = newTrainer(this.core, config, { ablation: wanted, corpus: text });
     let ids: Int32Array<ArrayBuffer>;
     try {
       ids = withKind('input', () => this.#sampleIds(sample, config, next.trainer));
@@ -121,15 +129,30 @@ export class Session {
     }
     this.#sample = ids;
     if (ablation) this.#ablation = next.trainer.ablation();
+    if (config.task === 'text') this.#corpus = text;
     this.#install(next.trainer, config, next.initLoss, null);
     return withKind('input', () => this.snapshot());
+  }
+
+  /** Task text: a new run (step 0) on corpus (null: the core's default), with the run's config and
+   * the generator's first sample. All or nothing: a corpus the core rejects (kind `input`) leaves
+   * the run as it was, playing if it was. */
+  useCorpus(corpus: CorpusInput | null): Snapshot {
+    const run = this.#require();
+    if (run.config.task !== 'text') throw new RequestFailure('state', `the task is ${run.config.task}, not text: a corpus is only for the text task`);
+    const next = newTrainer(this.core, run.config, { ablation: this.#ablation, corpus });
+    this.#playing = false;
+    this.#corpus = corpus;
+    this.#sample = Int32Array.from(next.trainer.sampleSequence(0));
+    this.#install(next.trainer, run.config, next.initLoss, null);
+    return this.snapshot();
   }
 
   /** The same config again, back to step 0. */
   reset(): Snapshot {
     const run = this.#require();
     this.#playing = false;
-    const next = newTrainer(this.core, run.config, { ablation: this.#ablation });
+    const next = newTrainer(this.core, run.config, { ablation: this.#ablation, corpus: this.#corpus });
     this.#install(next.trainer, run.config, next.initLoss, null);
     return this.snapshot();
   }
@@ -185,7 +208,7 @@ export class Session {
     const run = this.#require();
     const config = imported.config ?? run.config;
     const ids = imported.sample ? Int32Array.from(imported.sample) : this.#sample;
-    const next = newTrainer(this.core, config, { weights: imported.weights, ablation: imported.ablation ?? this.#ablation, sample: ids });
+    const next = newTrainer(this.core, config, { weights: imported.weights, ablation: imported.ablation ?? this.#ablation, sample: ids, corpus: this.#corpus });
     this.#playing = false;
     this.#sample = ids;
     if (imported.ablation) this.#ablation = next.trainer.ablation();
@@ -261,7 +284,7 @@ export class Session {
   /** A new Trainer for the comparison, apart from the run (which plays on); the previous one is
    * freed once the new one exists. */
   comparisonStart(config: TrainerConfigMsg): void {
-    const trainer = new this.core.Trainer(config);
+    const trainer = new this.core.Trainer(config, this.#corpus);
     this.comparisonEnd();
     this.#comparison = { trainer, config };
   }
@@ -336,7 +359,7 @@ export class Session {
   /** View 3: one block of the config's model at its seeded init, on the sample, every stage
    * from the core (needs no Trainer; the run is untouched). */
   transformerBlock(input: BlockRequest): BlockStages {
-    const ids = withKind('input', () => this.#sampleIds(input.sample, input.config));
+    const ids = withKind('input', () => this.#sampleIds(input.sample, input.config, this.#run?.trainer));
     const stages = this.core.transformerBlock({ config: input.config, ids, ropePair: input.ropePair, ropeHead: input.ropeHead });
     return { ...stages, ids };
   }
@@ -354,7 +377,14 @@ export class Session {
 
   /** Everything the page draws for the current moment of the run. */
   snapshot(): Snapshot {
-    return this.#require().snapshot(this.#view(), this.#playing ? this.#pace.stepsPerSec() : 0);
+    const run = this.#require();
+    // Task text: the validation loss at most once a second while playing, at every other snapshot.
+    const now = this.#now();
+    if (run.corpus && run.textStep !== run.step && (!this.#playing || now - this.#textMeasuredAt >= TEXT_EVAL_MS)) {
+      run.measureText();
+      this.#textMeasuredAt = now;
+    }
+    return run.snapshot(this.#view(), this.#playing ? this.#pace.stepsPerSec() : 0, run.textReadout(this.#corpus === null));
   }
 
   /** Frees the Trainer and stops the play loop. */
@@ -369,11 +399,12 @@ export class Session {
   // ---- The run
 
   /** The ids of a sample request: the ids given, or the task generator's sequence for the seed
-   * (task text: a window of the trainer's corpus, which only the trainer has). */
-  #sampleIds(sample: SampleSpec, config: TrainerConfigMsg, trainer?: Trainer): Int32Array<ArrayBuffer> {
+   * (task text: the text's, from trainer's validation split, so it needs a text trainer). */
+  #sampleIds(sample: SampleSpec, config: TrainerConfigMsg, trainer: Trainer | undefined): Int32Array<ArrayBuffer> {
     if (Array.isArray(sample)) return Int32Array.from(sample);
-    if (config.task === 'text' && trainer) return Int32Array.from(trainer.sampleSequence(sample.seed));
-    return Int32Array.from(this.core.taskSample(config.task, config.vocabSize, config.seqLen, sample.seed));
+    if (config.task !== 'text') return Int32Array.from(this.core.taskSample(config.task, config.vocabSize, config.seqLen, sample.seed));
+    if (!trainer?.corpus()) throw new RequestFailure('input', 'a text sample needs a text run: train on the text task first');
+    return Int32Array.from(trainer.sampleSequence(sample.seed));
   }
 
   #requireComparison(): { trainer: Trainer; config: TrainerConfigMsg } {

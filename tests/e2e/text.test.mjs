@@ -1,0 +1,154 @@
+// Issue 22 in the page: the preset "Train a GPT on text" trains, the loss chart draws the validation
+// curve and the unigram line, and the bits/char readout is the core's (a second Trainer in the
+// page's main thread, same config and steps, gives the same number); a pasted text trains (its
+// distinct characters are the vocabulary); each bad text or file gets one sentence and leaves the
+// run untouched; the element trains on its slot's text. Runs stay a few hundred steps at most.
+// Waits have timeouts as guards only; no duration is asserted.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { audit, chartInk, openPage, readout, serveDistWith, useBrowser, waitReady } from './harness.mjs';
+
+const GUARD_MS = 180000;
+/** The preset's config as the core gets it (presets.ts; the unit test pins its hash). */
+const CONFIG = { dModel: 64, nHeads: 4, seqLen: 64, batchSize: 16, lr: 0.003, seed: 0, task: 'text', nLayers: 2, residual: true, positions: 'rope', norm: 'layernorm', normPosition: 'pre', ffn: 'gelu' };
+
+let srv;
+let browser;
+useBrowser((s, b) => {
+  srv = s;
+  browser = b;
+});
+
+/** One sentence: ends with a full stop, no second sentence after it. */
+const oneSentence = (t) => /\.$/.test(t) && !/[.!?] [A-Z]/.test(t);
+
+test('the preset trains on the default text: validation and unigram lines, and the core\'s bits/char', async () => {
+  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train`, { bypassCSP: true });
+  await waitReady(page);
+  await page.click('a[data-preset=text]');
+  await page.waitForFunction(() => location.hash.includes('task=text') && document.querySelector('.readout').dataset.step === '0');
+  await page.waitForSelector('.text-readout:not([hidden])');
+  // The vocab control shows the text's 35 characters, off, with why.
+  const vocab = await page.$eval('input[name=vocabSize]', (el) => ({ value: el.value, disabled: el.disabled, note: el.closest('.field').querySelector('.vocab-note').textContent }));
+  assert.deepEqual([vocab.value, vocab.disabled], ['35', true]);
+  assert.match(vocab.note, /35 distinct characters/);
+  await page.click('[data-action=play]');
+  await page.waitForFunction(() => Number(document.querySelector('.readout').dataset.step) >= 150, null, { timeout: GUARD_MS });
+  await page.click('[data-action=play]');
+  await page.waitForFunction(() => document.querySelector('.readout').dataset.status === 'paused');
+  const step = (await readout(page)).step;
+  await page.waitForFunction((s) => document.querySelector('.text-readout').dataset.step === String(s), step);
+  const shown = await page.$eval('.text-readout', (el) => ({ text: el.textContent, bits: Number(el.dataset.valBitsPerChar), unigram: Number(el.dataset.unigramBits) }));
+  const ref = await page.evaluate(
+    async ({ config, step }) => {
+      const core = await (await import(new URL('wasm/attention-core-simd.js', document.baseURI).href)).default();
+      const t = new core.Trainer(config);
+      try {
+        while (t.stepsDone() < step) t.step(Math.min(1000, step - t.stepsDone()));
+        return t.evaluateText(4);
+      } finally {
+        t.delete();
+      }
+    },
+    { config: CONFIG, step },
+  );
+  assert.equal(shown.bits, ref.valBitsPerChar, 'the readout is the core\'s evaluateText');
+  assert.equal(shown.unigram, ref.unigramBits);
+  assert.ok(shown.bits < shown.unigram, `below the unigram line at step ${step}: ${shown.text}`);
+  assert.match(shown.text, new RegExp(`^validation: ${ref.valBitsPerChar.toFixed(2)} bits/char \\(unigram ${ref.unigramBits.toFixed(2)}\\)`));
+  // Both extra lines are drawn.
+  await page.waitForFunction(() => document.querySelector('.loss-panel .chart').dataset.validation.split(',').length >= 2);
+  const ink = await chartInk(page.locator('.loss-panel .chart'));
+  for (const label of ['validation', 'unigram entropy']) {
+    const s = ink.series.find((x) => x.label === label);
+    assert.ok(s && s.columns > 0, `${label} drawn: ${JSON.stringify(ink.series)}`);
+  }
+  assert.deepEqual(await audit(page), [], 'axe: the text view, its corpus box and readout');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('a pasted text trains (its characters are the vocabulary); each bad text or file gets one sentence and the run is untouched', async () => {
+  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&task=text&seq-len=8`);
+  await waitReady(page);
+  await page.waitForSelector('fieldset.corpus:not([hidden])');
+  const mine = 'a cab, a bead.\n'.repeat(20); // 9 distinct: a space c b , e d . newline
+  await page.fill('textarea[name=corpus]', mine);
+  await page.click('[data-action=use-text]');
+  await page.waitForFunction(() => document.querySelector('fieldset.corpus').dataset.state === 'used');
+  assert.equal(await page.$eval('fieldset.corpus', (el) => el.dataset.vocabSize), String(new Set(mine).size));
+  assert.equal(await page.$eval('input[name=vocabSize]', (el) => el.value), String(new Set(mine).size));
+  await page.click('[data-action=step10]');
+  await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '10');
+  const before = await readout(page);
+  assert.ok(Number.isFinite(before.loss));
+
+  const reject = async (act, pattern) => {
+    await page.$eval('fieldset.corpus', (el) => (el.dataset.state = ''));
+    await act();
+    await page.waitForFunction(() => document.querySelector('fieldset.corpus').dataset.state === 'rejected');
+    const msg = await page.textContent('.corpus-msg');
+    assert.match(msg, pattern);
+    assert.ok(oneSentence(msg), `one sentence: "${msg}"`);
+    assert.deepEqual(await readout(page), before, 'the run is untouched');
+    assert.equal(await page.$eval('fieldset.corpus', (el) => el.dataset.vocabSize), String(new Set(mine).size));
+  };
+  const paste = (text) => async () => {
+    await page.fill('textarea[name=corpus]', text);
+    await page.click('[data-action=use-text]');
+  };
+  const file = (name, bytes) => () => page.setInputFiles('input[name=corpus-file]', { name, mimeType: 'text/plain', buffer: Buffer.from(bytes) });
+  let wide = '';
+  for (let i = 0; i < 300; ++i) wide += String.fromCodePoint(0x400 + i);
+  await reject(paste(''), /empty/);
+  await reject(paste('abc'), /too few/);
+  await reject(file('bin.txt', Array.from({ length: 300 }, (_, i) => i % 256)), /binary/);
+  await reject(file('bad.txt', Array.from({ length: 300 }, () => 0xff)), /UTF-8/);
+  await reject(file('big.txt', new Uint8Array(2 * 1024 * 1024 + 1).fill(97)), /big\.txt is 2\.0 MB .*more than the 2 MB/);
+  await reject(paste(wide.repeat(2)), /300 distinct characters/);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('the element trains on its slot\'s text; a bad slot text falls back to the default one; a bad corpus property fires one error and changes nothing', async () => {
+  const text = 'the cat sat on the mat. '.repeat(12);
+  const page = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>text</title><link rel="icon" href="data:,">
+<script type="module" src="attention-playground.js"></script></head><body>
+<attention-playground id="el" task="text" seq-len="8"><script type="text/plain" slot="corpus">${text}</script></attention-playground>
+<attention-playground id="bad" task="text" seq-len="8"><script type="text/plain" slot="corpus">ab</script></attention-playground>
+<script>window.__errors = []; document.getElementById('bad').addEventListener('error', (e) => window.__errors.push(e.detail));</script>
+</body></html>`;
+  const site = await serveDistWith({ 'text-element.html': page });
+  const { page: p, context, errors } = await openPage(browser, `${site.url}text-element.html`);
+  try {
+    await p.waitForFunction(() => document.getElementById('el').ready, null, { timeout: GUARD_MS });
+    await p.waitForFunction(() => document.getElementById('el').shadowRoot.querySelector('fieldset.corpus')?.dataset.vocabSize);
+    const vocab = await p.evaluate(() => document.getElementById('el').shadowRoot.querySelector('fieldset.corpus').dataset.vocabSize);
+    assert.equal(vocab, String(new Set(text).size));
+    await p.evaluate(() => document.getElementById('el').step(20));
+    const before = await p.evaluate(() => document.getElementById('el').shadowRoot.querySelector('.readout').dataset.step);
+    assert.equal(before, '20');
+    const error = await p.evaluate(
+      () =>
+        new Promise((resolve) => {
+          const el = document.getElementById('el');
+          el.addEventListener('error', (e) => resolve(e.detail), { once: true });
+          el.corpus = 'ab';
+        }),
+    );
+    assert.equal(error.attribute, 'corpus');
+    assert.match(error.message, /too few/);
+    const after = await p.evaluate(() => ({ step: document.getElementById('el').shadowRoot.querySelector('.readout').dataset.step, vocab: document.getElementById('el').shadowRoot.querySelector('fieldset.corpus').dataset.vocabSize }));
+    assert.deepEqual(after, { step: '20', vocab });
+    // The bad slot text: one error, and the model trains on the default text (35 characters).
+    await p.waitForFunction(() => document.getElementById('bad').ready, null, { timeout: GUARD_MS });
+    await p.waitForFunction(() => document.getElementById('bad').shadowRoot.querySelector('fieldset.corpus')?.dataset.vocabSize === '35');
+    const bad = await p.evaluate(() => window.__errors);
+    assert.equal(bad.length, 1, JSON.stringify(bad));
+    assert.match(bad[0].message, /^The text was not used, so the model trains on the default text: the text has 2 characters, too few/);
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+    await site.close();
+  }
+});
