@@ -43,6 +43,8 @@
 //   comparisonStep     comparisonStepped  n steps (n <= 1000) of that Trainer
 //   comparisonLengths  comparisonLengthsDone  that Trainer at other lengths, as `lengths`
 //   comparisonEnd      comparisonEnded    frees that Trainer (done or cancelled)
+//   inspect            inspectDone        look inside the live model on the sample (trainer.inspect):
+//                                          logit lens, attribution, patching, QK/OV circuits
 //
 //   event              when
 //   progress           while playing, at most every `intervalMs` (default 50 ms)
@@ -63,6 +65,7 @@ import type {
   TransformerBlockStages,
   ScalingDemo,
   SoftmaxSteps,
+  Inspection,
 } from '../core/attention-core';
 import type { CoreFiles } from '../core/load-core.js';
 
@@ -99,7 +102,7 @@ export interface Snapshot {
   phaseChange: number;
 }
 
-export type { Evaluation, HeadScores, LengthEvaluation, MaskMode, RowBackward, SelfTestResult };
+export type { Evaluation, Inspection, HeadScores, LengthEvaluation, MaskMode, RowBackward, SelfTestResult };
 
 /** A model at one sequence length: the core's evaluation, or why it cannot be evaluated there
  * (a learned position table shorter than the length: kind `config`, key maxSeqLen). */
@@ -116,6 +119,24 @@ export interface LengthsReport {
   config: TrainerConfigMsg;
   /** One row per length asked for, in that order. */
   rows: LengthRow[];
+}
+
+/** The "Look inside" panel's numbers: trainer.inspect on the sample (the core's, unchanged). */
+export interface InspectReport {
+  step: number;
+  task: TrainerConfigMsg['task'];
+  vocabSize: number;
+  nLayers: number;
+  nHeads: number;
+  /** The sample (clean input), T ids. */
+  ids: Int32Array;
+  /** The corrupted input patched, or null (no patching: see patchingNote). */
+  corrupted: Int32Array | null;
+  /** The index of the token the default corruption changed (-1: the learner's own input). */
+  changed: number;
+  /** Why there is no patching (the induction sample has no repeat), else ''. */
+  patchingNote: string;
+  inspection: Inspection;
 }
 
 /** Every intervention, resolved (one flag per head of every layer, global index l * H + h). */
@@ -333,7 +354,8 @@ export type Request =
   | { type: 'comparisonStart'; id: number; config: TrainerConfigMsg }
   | { type: 'comparisonStep'; id: number; n: number }
   | { type: 'comparisonLengths'; id: number; lengths: number[]; batches: number }
-  | { type: 'comparisonEnd'; id: number };
+  | { type: 'comparisonEnd'; id: number }
+  | { type: 'inspect'; id: number; corrupted?: number[]; change?: number };
 
 /**
  * A run to restore (export/import panel). Without config: the current config (weights must fit
@@ -375,6 +397,7 @@ export interface ReplyFor {
   comparisonStep: { type: 'comparisonStepped'; replyTo: number; step: number; loss: number };
   comparisonLengths: { type: 'comparisonLengthsDone'; replyTo: number; report: LengthsReport };
   comparisonEnd: { type: 'comparisonEnded'; replyTo: number };
+  inspect: { type: 'inspectDone'; replyTo: number; report: InspectReport };
 }
 
 /**

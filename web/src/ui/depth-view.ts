@@ -49,7 +49,9 @@ export function mountPresets(store: Store): HTMLElement {
     h('ul', {}, ...links),
     h('p', {
       class: 'hint',
-      text: 'Two layers of two heads with the residual stream, on the induction task. Press Play: the loss sits on a plateau for a few hundred steps, then drops as an induction head forms.',
+      text:
+        'Two layers of two heads with the residual stream, on the induction task. Press Play: the loss sits on a plateau for a few hundred steps, then drops as an induction head forms. ' +
+        'The second link opens the same run with the "Look inside" panel, to find its two heads once it has trained.',
     }),
   );
 }

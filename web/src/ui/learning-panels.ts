@@ -7,3 +7,4 @@ export { mountSelfTestPanel } from './selftest-panel';
 export { mountTimelinePanel } from './timeline-panel';
 export { mountCompositionPanel } from './composition-panel';
 export { mountLongerPanel } from './longer-panel';
+export { mountInspectPanel } from './inspect-panel';

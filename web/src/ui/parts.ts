@@ -26,6 +26,7 @@ export const PART_GROUPS = {
   export: { what: 'the Export / import panel of the training view' },
   composition: { what: 'the per-head scores and the composition matrices between layers' },
   longer: { what: 'the "Longer than trained" panel (the model at 2x and 4x its training length, and the comparison of the five position methods)' },
+  inspect: { what: 'the "Look inside" panel (logit lens, direct attribution, activation patching, QK/OV circuits)' },
   presets: { what: 'the preset links under the controls ("watch an induction head form")' },
 } as const;
 

@@ -91,6 +91,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
     backward: slot('backward-panel', 'Backward pass for one query row'),
     selftest: slot('selftest-panel', 'Self-test'),
     longer: slot('longer-panel', 'Longer than trained'),
+    inspect: slot('inspect-panel', 'Look inside'),
   };
   // ---- Export / import. An imported run's settings go to the Store (Controller.importRun).
   const exporter = mountExportPanel(ctl);
@@ -105,6 +106,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
     { name: 'backward', label: 'Backward pass', section: slots.backward, group: 'backward' },
     { name: 'selftest', label: 'Self-test', section: slots.selftest, group: 'selftest' },
     { name: 'longer', label: 'Longer than trained', section: slots.longer, group: 'longer' },
+    { name: 'inspect', label: 'Look inside', section: slots.inspect, group: 'inspect' },
     { name: 'export', label: 'Export / import', section: exporter.panel, group: 'export' },
   ];
   const picker = mountPanelPicker(store, parts, entries, () => ctl.refresh());
@@ -124,6 +126,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
         m.mountSelfTestPanel(slots.selftest, ctl, panelOpts),
         m.mountCompositionPanel(slots.composition, ctl, panelOpts),
         m.mountLongerPanel(slots.longer, ctl, panelOpts),
+        m.mountInspectPanel(slots.inspect, ctl, panelOpts),
       );
     })
     .catch((e: unknown) => {

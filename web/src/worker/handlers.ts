@@ -47,6 +47,7 @@ export const handlers: { [K in SessionRequest['type']]: Handler<K> } = {
     s.comparisonEnd();
     return { type: 'comparisonEnded', replyTo: r.id };
   },
+  inspect: (s, r) => ({ type: 'inspectDone', replyTo: r.id, report: s.inspect(r.corrupted, r.change) }),
 };
 
 /** The kind of an error that carries none (not from the core, not a RequestFailure), per request. */
@@ -75,6 +76,7 @@ export const fallbackKind: { [K in Request['type']]: ErrorKind } = {
   comparisonStep: 'internal',
   comparisonLengths: 'input',
   comparisonEnd: 'internal',
+  inspect: 'input',
 };
 
 /**
