@@ -187,7 +187,7 @@ export function mountInspectPanel(slot: HTMLElement, ctl: Controller, opts: Pane
     const body = figureTable('lens', lens.answerProb, rows, tokenLabels(r.ids), 'Logit lens: the answer\'s probability (rows: depth, columns: positions)', 'weights', lensReadout, (i, j) =>
       `${rows[i]}, position ${j} (token ${r.ids[j]}): answer ${ans[j] >= 0 ? ans[j] : 'none'} has probability ${val(lens.answerProb!.data[i * T + j])}; top token ${top.data[i * T + j]} with ${num(topP.data[i * T + j])}.`,
     );
-    body.querySelectorAll('td').forEach((td, k) => {
+    body.querySelectorAll<HTMLTableCellElement>('tbody td').forEach((td, k) => {
       td.dataset.topToken = String(top.data[k]);
       td.dataset.topProb = String(topP.data[k]);
       td.title = `top token ${top.data[k]} (${num(topP.data[k])})`;
@@ -293,6 +293,7 @@ export function mountInspectPanel(slot: HTMLElement, ctl: Controller, opts: Pane
     renderCircuits(r);
     measured.textContent = `Measured by the core at step ${r.step} on the sample ${Array.from(r.ids).join(' ')}, under the Ablation panel's interventions.`;
     panel.dataset.step = String(r.step);
+    panel.dataset.ids = Array.from(r.ids).join(' ');
   }
 
   const model = new InspectModel(ctl, {
