@@ -77,6 +77,12 @@ test('stepped and paused: the four figures show the core\'s numbers; a bad corru
   // Direct attribution: heads, embedding, biases, total (no FFN in this model).
   same(await values(page, 'attribution'), ref.attribution);
   assert.match(await page.textContent('.inspect-sum'), /^The 6 parts above the total add up to it at every position/);
+  const T = ids.length;
+  for (let t = 0; t < T; ++t) {
+    const col = ref.attribution.filter((_, k) => k % T === t);
+    const total = col.pop();
+    if (Number.isFinite(total)) assert.ok(Math.abs(col.reduce((a, b) => a + b, 0) - total) <= 1e-4 * Math.max(1, Math.abs(total)), `position ${t}: the parts add up to the total`);
+  }
   // Patching against the core's default corruption.
   assert.equal(await page.inputValue('.inspect-corrupted'), ref.corrupted.join(' '));
   same(await values(page, 'resid'), ref.patching.resid);

@@ -73,19 +73,6 @@ export function attributionTable(r: InspectReport): { labels: string[]; matrix: 
   return { labels, matrix: { data, rows: labels.length, cols: T }, parts: labels.length - 1 };
 }
 
-/** The largest |sum of the parts - total| over the positions (the core's numbers, added here only
- * to show that they add up). */
-export function attributionGap(m: Matrix): number {
-  let gap = 0;
-  for (let t = 0; t < m.cols; ++t) {
-    let sum = 0;
-    for (let i = 0; i < m.rows - 1; ++i) sum += m.data[i * m.cols + t];
-    const total = m.data[(m.rows - 1) * m.cols + t];
-    if (Number.isFinite(total)) gap = Math.max(gap, Math.abs(sum - total));
-  }
-  return gap;
-}
-
 /** headsAll as an (L*H, 1) matrix for a one-column table. */
 export function column(values: Float32Array): Matrix {
   return { data: values, rows: values.length, cols: 1 };
@@ -96,20 +83,20 @@ export function column(values: Float32Array): Matrix {
 /** The panel's "Check yourself" questions. */
 export const INSPECT_QUESTIONS: readonly Question[] = [
   {
-    q: 'Open the preset "Find the induction circuit" and train until the loss drops. In the QK circuits of the layer-1 heads, and in the attention heatmaps, which head looks one token back?',
-    a: 'The previous-token head: its attention heatmap is a line just below the diagonal. It copies "which token came before me" into each position, which is what the second layer needs. The Circuits panel names it too (the highest previous-token score).',
+    q: 'Open the preset "Find the induction circuit" and train until the loss has dropped (about 1,000 steps). In the direct attribution, which heads push the answer at the second copy of the repeated run?',
+    a: 'The layer-2 heads: their rows carry almost all of the total there (one head, or two sharing the job, depending on the run). They are the induction heads: each attends to the token after the earlier occurrence and copies it, and their OV circuits have copying scores near 1.',
   },
   {
-    q: 'Now find the induction head. Which head has the highest copying score, and where does its OV heatmap put its weight?',
-    a: 'A layer-2 head: its OV matrix is bright on the diagonal (attending to token i raises the logit of token i), so its copying score is close to 1. It is also the head with the largest share in the direct attribution at the repeated positions.',
+    q: 'The previous-token head sits in layer 1, yet its row of the attribution is close to 0. How do you find it, and why does it not show there?',
+    a: 'In the attention heatmaps (a line just below the diagonal) or by its previous-token score in the Circuits panel. It writes "which token came before me" into each position, which the induction head reads through its keys, not the LM head: its effect is indirect, and direct attribution only sees direct effects.',
   },
   {
-    q: 'In the activation patching, which rows bring the clean answer back (values near 1)?',
-    a: 'The residual stream at the changed token in the early rows, and at the answer position in the late rows: the information moves from where the token was to where it is needed. Among the heads, the induction head patched at the answer position brings back most of it.',
+    q: 'In the activation patching, which cells bring the clean answer back (values near 1)?',
+    a: 'The residual stream at the changed token up to layer 1, then at the answer position after layer 2: the token stays where it was until the induction head moves it to where it is needed. Among the heads, the layer-2 heads at the answer position.',
   },
   {
-    q: 'Switch the induction head off in the Ablation panel (heads off), then come back here. Which figures change, and which do not?',
-    a: 'Its row of the attribution becomes 0 and patching it does nothing, the lens stops finding the answer in the last layer, and the total falls. Its QK and OV circuits stay the same: they are read from the weights, and switching a head off does not change them.',
+    q: 'Switch the previous-token head off in the Ablation panel (heads off), then come back here. Which figures change, and which do not? Then try a layer-2 head instead.',
+    a: 'The layer-2 heads\' rows of the attribution and the total collapse, although the head you switched off pushed the answer hardly at all itself: without it the induction heads cannot find the earlier occurrence. The QK and OV circuits stay as they were: they are read from the weights, which switching a head off leaves alone. A layer-2 head switched off instead: its own row becomes 0, and patching it does nothing.',
   },
 ];
 

@@ -12,7 +12,6 @@ import { cellsOf, moveCellFocus, positionOf } from './cell-links';
 import { checkYourself } from './check-yourself';
 import { h, scrollBox, uniqueId } from './dom';
 import {
-  attributionGap,
   attributionTable,
   changedPositions,
   column,
@@ -209,7 +208,7 @@ export function mountInspectPanel(slot: HTMLElement, ctl: Controller, opts: Pane
         `${a.labels[i]}, position ${j} (token ${r.ids[j]}): ${val(a.matrix.data[i * T + j])} on logit[answer] − mean logit.`,
       ),
     );
-    attrSum.textContent = `The ${a.parts} parts above the total add up to it at every position: the largest gap is ${attributionGap(a.matrix).toExponential(1)}, float rounding.`;
+    attrSum.textContent = `The ${a.parts} parts above the total add up to it at every position (up to float rounding): nothing is left out.`;
   }
 
   function renderPatching(r: InspectReport): void {
