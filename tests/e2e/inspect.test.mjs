@@ -7,7 +7,7 @@
 // opens the induction preset with the panel. Waits have timeouts as guards only.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openPage, useBrowser, waitReady } from './harness.mjs';
+import { audit, openPage, useBrowser, waitReady } from './harness.mjs';
 
 const GUARD_MS = 120000;
 const HASH = 'view=train&task=induction&layers=2&residual=1&heads=2&d-model=16&vocab-size=16&seq-len=16&batch=8&lr=0.005&seed=1&panel=inspect';
@@ -96,6 +96,7 @@ test('stepped and paused: the four figures show the core\'s numbers; a bad corru
   await page.waitForFunction(() => document.querySelector('.inspect-circuits').dataset.head === '3');
   same(await values(page, 'ov'), ref.ov[3]);
 
+  assert.deepEqual(await audit(page), []);
   // The cell readout, from the keyboard.
   await page.focus('.inspect-panel table[data-figure=lens] tbody td');
   await page.keyboard.press('ArrowDown');

@@ -30,7 +30,7 @@ export function inspectSample(core: AttentionCore, trainer: Trainer, config: Tra
       }
     } catch (e) {
       if (kindOf(e, 'internal') !== 'input') throw e;
-      if (corrupted === undefined && change === undefined) patchingNote = `No default corrupted input: ${messageOf(e)} Type one, or pick a token to change.`;
+      if (corrupted === undefined && change === undefined) patchingNote = `No default corrupted input: ${messageOf(e).replace(/\.$/, '')}, or pick a token to change.`;
     }
   }
   if (corrupted !== undefined) request.corrupted = Int32Array.from(corrupted);
