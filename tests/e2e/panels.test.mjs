@@ -25,7 +25,7 @@ test('one panel at a time under the loss and the heatmaps; the choice is in the 
   const order = await page.$$eval('.train-plots > *', (els) => els.slice(0, 3).map((e) => e.className));
   assert.deepEqual(order, ['panel loss-panel', 'panel heat-panel', 'picker']);
   const tabs = await page.$$eval('.panel-picker [role=tab]', (ts) => ts.map((t) => [t.dataset.panel, t.textContent, t.getAttribute('aria-selected')]));
-  assert.deepEqual(tabs.map((t) => t[0]), ['predictions', 'shapes', 'ablation', 'timeline', 'circuits', 'backward', 'selftest', 'longer', 'generate', 'export', 'all']);
+  assert.deepEqual(tabs.map((t) => t[0]), ['predictions', 'shapes', 'ablation', 'timeline', 'circuits', 'backward', 'selftest', 'longer', 'generate', 'inspect', 'export', 'all']);
   assert.deepEqual(tabs.filter((t) => t[2] === 'true').map((t) => t[0]), ['predictions']);
   assert.deepEqual(await shownPanels(page), ['predictions-panel']);
 
@@ -55,7 +55,7 @@ test('one panel at a time under the loss and the heatmaps; the choice is in the 
   await page.click('.panel-picker [data-panel=all]');
   await page.waitForFunction(() => /[#&]panel=all(&|$)/.test(location.hash));
   assert.deepEqual(await shownPanels(page), [
-    'predictions-panel', 'shape-panel', 'ablation-panel', 'timeline-panel', 'composition-panel', 'backward-panel', 'selftest-panel', 'longer-panel', 'generate-panel', 'export-panel',
+    'predictions-panel', 'shape-panel', 'ablation-panel', 'timeline-panel', 'composition-panel', 'backward-panel', 'selftest-panel', 'longer-panel', 'generate-panel', 'inspect-panel', 'export-panel',
   ]);
   assert.deepEqual(errors, []);
   await context.close();

@@ -648,3 +648,42 @@ describe('length extrapolation: memory', () => {
     expect(rows[1].problem!.message).toMatch(/lower batch or seq_len/);
   });
 });
+
+describe('look inside (issue 23)', () => {
+  test('inspect: the core\'s trainer.inspect on the sample, with the default corrupted input per task, the learner\'s own, and one that does not fit', async () => {
+    const s = open();
+    // Induction, a sample with a repeat: the core's inductionCorruption.
+    const ind = [3, 9, 4, 7, 1, 8, 5, 4, 7, 1, 8, 2];
+    const c = config({ task: 'induction', nLayers: 2, residual: true, nHeads: 2, vocabSize: 16 });
+    await s.ok('configure', configure(c, ind));
+    await s.ok('step', { n: 5 });
+    const r = (await s.ok('inspect', {})).report;
+    const def = core.inductionCorruption(Int32Array.from(ind), 16);
+    expect([r.step, r.task, Array.from(r.ids), Array.from(r.corrupted!), r.changed, r.patchingNote]).toEqual([5, 'induction', ind, Array.from(def.ids), def.changed, '']);
+    expect(r.inspection.patching).toMatchObject({ position: def.position, answerClean: def.answerClean, answerCorrupt: def.answerCorrupt });
+    expect([r.inspection.lens.applies, r.inspection.attribution.applies, r.inspection.circuits.length]).toEqual([true, true, 4]);
+    // The learner's own corrupted input, then one token changed at a position they picked.
+    const own = ind.map((t, i) => (i === 1 ? 0 : t));
+    expect(Array.from((await s.ok('inspect', { corrupted: own })).report.corrupted!)).toEqual(own);
+    const changed = (await s.ok('inspect', { change: 4 })).report;
+    expect([changed.changed, Array.from(changed.corrupted!)]).toEqual([4, ind.map((t, i) => (i === 4 ? 0 : t))]);
+    // Another length, a token outside the vocabulary: one sentence, kind input; the run goes on.
+    for (const bad of [ind.slice(1), ind.map((t, i) => (i === 0 ? 16 : t))]) {
+      const e = await s.fails('inspect', { corrupted: bad });
+      expect(e.kind).toBe('input');
+      expect(e.message.split('. ').length).toBe(1);
+    }
+    expect((await s.ok('step', { n: 1 })).snapshot.step).toBe(6);
+    // No repeat in the sample: no default, and the note says why.
+    await s.ok('sample', { sample: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] });
+    const none = (await s.ok('inspect', {})).report;
+    expect([none.corrupted, none.inspection.patching]).toEqual([null, null]);
+    expect(none.patchingNote).toMatch(/^No default corrupted input: the sequence holds no repeated segment.*, or pick a token to change\.$/);
+    // Another task: the token the last answer copies (shift: the one before the last position).
+    await s.ok('configure', configure(config({ task: 'shift', nHeads: 2 })));
+    const shift = (await s.ok('inspect', {})).report;
+    expect(shift.changed).toBe(SAMPLE.length - 2);
+    expect(shift.inspection.lens).toMatchObject({ applies: false });
+    expect((await open().fails('inspect', {})).kind).toBe('state');
+  });
+});

@@ -18,6 +18,7 @@ import type {
   Snapshot,
   WorkerEvent,
   PredictionsReport,
+  InspectReport,
   LengthsReport,
   TrainerConfigMsg,
   CacheSpeed,
@@ -287,6 +288,14 @@ export class Controller {
   async lengths(lengths: number[], batches: number): Promise<LengthsReport> {
     this.requireRun();
     return (await this.client.request('lengths', { type: 'lengths', lengths, batches })).report;
+  }
+
+  /** Look inside the live model on the sample: the logit lens, attribution, patching against
+   * `corrupted` (or the sample with the token at `change` changed, or the task's default) and the
+   * QK/OV circuits. A bad corrupted input is rejected with kind `input`. */
+  async inspect(corrupted?: number[], change?: number): Promise<InspectReport> {
+    this.requireRun();
+    return (await this.client.request('inspect', { type: 'inspect', corrupted, change })).report;
   }
 
   /** The comparison's Trainer in the worker, apart from the run: start it for config, train it n

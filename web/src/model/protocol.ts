@@ -58,6 +58,8 @@
 //   textSample         textSampled        one short sample of the live model (the samples strip)
 //   cacheSpeed         cacheSpeedDone     the same greedy characters with and without the KV
 //                                          cache: tokens/s of each
+//   inspect            inspectDone        look inside the live model on the sample (trainer.inspect):
+//                                          logit lens, attribution, patching, QK/OV circuits
 //
 //   event              when
 //   progress           while playing, at most every `intervalMs` (default 50 ms)
@@ -82,6 +84,7 @@ import type {
   TextCorpusInfo,
   TextEvaluation,
   CorpusInput,
+  Inspection,
 } from '../core/attention-core';
 import type { CoreFiles } from '../core/load-core.js';
 
@@ -134,7 +137,7 @@ export interface TextReadout {
 }
 
 export type { CorpusInput, TextCorpusInfo, TextEvaluation };
-export type { Evaluation, HeadScores, LengthEvaluation, MaskMode, RowBackward, SelfTestResult };
+export type { Evaluation, Inspection, HeadScores, LengthEvaluation, MaskMode, RowBackward, SelfTestResult };
 
 /** A model at one sequence length: the core's evaluation, or why it cannot be evaluated there
  * (a learned position table shorter than the length: kind `config`, key maxSeqLen). */
@@ -151,6 +154,24 @@ export interface LengthsReport {
   config: TrainerConfigMsg;
   /** One row per length asked for, in that order. */
   rows: LengthRow[];
+}
+
+/** The "Look inside" panel's numbers: trainer.inspect on the sample (the core's, unchanged). */
+export interface InspectReport {
+  step: number;
+  task: TrainerConfigMsg['task'];
+  vocabSize: number;
+  nLayers: number;
+  nHeads: number;
+  /** The sample (clean input), T ids. */
+  ids: Int32Array;
+  /** The corrupted input patched, or null (no patching: see patchingNote). */
+  corrupted: Int32Array | null;
+  /** The index of the token the default corruption changed (-1: the learner's own input). */
+  changed: number;
+  /** Why there is no patching (the induction sample has no repeat), else ''. */
+  patchingNote: string;
+  inspection: Inspection;
 }
 
 /** Every intervention, resolved (one flag per head of every layer, global index l * H + h). */
@@ -441,7 +462,8 @@ export type Request =
   | { type: 'generateNext'; id: number; n: number }
   | { type: 'generateEnd'; id: number }
   | { type: 'textSample'; id: number; spec: GenerateSpec }
-  | { type: 'cacheSpeed'; id: number; prompt: string; tokens: number };
+  | { type: 'cacheSpeed'; id: number; prompt: string; tokens: number }
+  | { type: 'inspect'; id: number; corrupted?: number[]; change?: number };
 
 /**
  * A run to restore (export/import panel). Without config: the current config (weights must fit
@@ -489,6 +511,7 @@ export interface ReplyFor {
   generateEnd: { type: 'generateEnded'; replyTo: number };
   textSample: { type: 'textSampled'; replyTo: number; sample: TextSample };
   cacheSpeed: { type: 'cacheSpeedDone'; replyTo: number; speed: CacheSpeed };
+  inspect: { type: 'inspectDone'; replyTo: number; report: InspectReport };
 }
 
 /**

@@ -66,8 +66,17 @@ export const TEXT_PRESET: Preset = {
   },
 };
 
+/** "Find the induction circuit" (issue 23): the induction preset with the "Look inside" panel
+ * open, so that after training the learner finds the two heads with the lens, the attribution,
+ * the patching and the circuits. */
+export const FIND_CIRCUIT_PRESET: Preset = {
+  id: 'find-circuit',
+  title: 'Find the induction circuit',
+  settings: { ...INDUCTION_PRESET.settings, panel: 'inspect' },
+};
+
 /** Every preset the training view offers. */
-export const PRESETS: readonly Preset[] = [INDUCTION_PRESET, TEXT_PRESET];
+export const PRESETS: readonly Preset[] = [INDUCTION_PRESET, FIND_CIRCUIT_PRESET, TEXT_PRESET];
 
 const text = (v: State[keyof State]) => (typeof v === 'boolean' ? (v ? '1' : '0') : String(v));
 

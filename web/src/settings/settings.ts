@@ -29,7 +29,7 @@ export type View = 'train' | 'lesson' | 'block';
 
 /** The training view's panel picker: the panel shown under the loss and the heatmaps, or all of
  * them one after another. */
-export const PANELS = ['predictions', 'shapes', 'ablation', 'timeline', 'circuits', 'backward', 'selftest', 'longer', 'generate', 'export', 'all'] as const;
+export const PANELS = ['predictions', 'shapes', 'ablation', 'timeline', 'circuits', 'backward', 'selftest', 'longer', 'generate', 'inspect', 'export', 'all'] as const;
 export type PanelName = (typeof PANELS)[number];
 
 /** Every setting of the page. Model/training keys are the core's JS config keys. */

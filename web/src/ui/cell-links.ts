@@ -46,6 +46,28 @@ function linkedTableOf(el: EventTarget | null): { table: HTMLTableElement; td: H
   return { table, td };
 }
 
+/** The data cells of a table (by row) and the position of one of them: for tables whose cells the
+ * arrow keys move between (here, and the "Look inside" panel's). */
+export { cellsOf, positionOf };
+
+/** Moves the focus from td to the cell the key names (arrows, Home, End); other keys do nothing. */
+export function moveCellFocus(e: KeyboardEvent, cells: HTMLTableCellElement[][], td: HTMLTableCellElement): void {
+  let [i, j] = positionOf(td);
+  const rows = cells.length;
+  const cols = cells[0].length;
+  switch (e.key) {
+    case 'ArrowUp': i = Math.max(0, i - 1); break;
+    case 'ArrowDown': i = Math.min(rows - 1, i + 1); break;
+    case 'ArrowLeft': j = Math.max(0, j - 1); break;
+    case 'ArrowRight': j = Math.min(cols - 1, j + 1); break;
+    case 'Home': j = 0; break;
+    case 'End': j = cols - 1; break;
+    default: return;
+  }
+  e.preventDefault();
+  cells[i][j].focus();
+}
+
 /** Gives every linked table under root one tab stop (its first cell, or the cell focused last). */
 export function markLinkable(root: HTMLElement): void {
   for (const table of root.querySelectorAll<HTMLTableElement>('table[data-matrix]')) {
@@ -109,21 +131,7 @@ export function linkCells(root: HTMLElement): () => void {
   const key = (e: KeyboardEvent) => {
     const hit = linkedTableOf(e.target);
     if (!hit) return;
-    const cells = cellsOf(hit.table);
-    let [i, j] = positionOf(hit.td);
-    const rows = cells.length;
-    const cols = cells[0].length;
-    switch (e.key) {
-      case 'ArrowUp': i = Math.max(0, i - 1); break;
-      case 'ArrowDown': i = Math.min(rows - 1, i + 1); break;
-      case 'ArrowLeft': j = Math.max(0, j - 1); break;
-      case 'ArrowRight': j = Math.min(cols - 1, j + 1); break;
-      case 'Home': j = 0; break;
-      case 'End': j = cols - 1; break;
-      default: return;
-    }
-    e.preventDefault();
-    cells[i][j].focus();
+    moveCellFocus(e, cellsOf(hit.table), hit.td);
   };
   root.addEventListener('mouseover', over);
   root.addEventListener('mouseout', out);

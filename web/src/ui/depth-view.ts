@@ -51,6 +51,7 @@ export function mountPresets(store: Store): HTMLElement {
       class: 'hint',
       text:
         'Induction: two layers of two heads with the residual stream, on the induction task. Press Play: the loss sits on a plateau for a few hundred steps, then drops as an induction head forms. ' +
+        'Find the induction circuit opens the same run with the "Look inside" panel, to find its two heads once it has trained. ' +
         'GPT on text: two pre-norm blocks with RoPE and a GELU feed-forward network, one character per token, on our own English sentences. Press Play: within a few hundred steps the validation loss falls below the unigram line, and the heatmaps label each key with its character.',
     }),
   );

@@ -8,3 +8,4 @@ export { mountTimelinePanel } from './timeline-panel';
 export { mountCompositionPanel } from './composition-panel';
 export { mountLongerPanel } from './longer-panel';
 export { mountGeneratePanel } from './generate-panel';
+export { mountInspectPanel } from './inspect-panel';

@@ -27,6 +27,7 @@ export const PART_GROUPS = {
   composition: { what: 'the per-head scores and the composition matrices between layers' },
   longer: { what: 'the "Longer than trained" panel (the model at 2x and 4x its training length, and the comparison of the five position methods)' },
   generate: { what: "the Generate panel (task text: text from the model, each character with its alternatives and attention, the KV cache's speed-up, samples over training)" },
+  inspect: { what: 'the "Look inside" panel (logit lens, direct attribution, activation patching, QK/OV circuits)' },
   presets: { what: 'the preset links under the controls ("watch an induction head form")' },
 } as const;
 

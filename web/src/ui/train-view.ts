@@ -110,6 +110,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
     selftest: slot('selftest-panel', 'Self-test'),
     longer: slot('longer-panel', 'Longer than trained'),
     generate: slot('generate-panel', 'Generate'),
+    inspect: slot('inspect-panel', 'Look inside'),
   };
   // ---- Export / import. An imported run's settings go to the Store (Controller.importRun).
   const exporter = mountExportPanel(ctl);
@@ -125,6 +126,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
     { name: 'selftest', label: 'Self-test', section: slots.selftest, group: 'selftest' },
     { name: 'longer', label: 'Longer than trained', section: slots.longer, group: 'longer' },
     { name: 'generate', label: 'Generate', section: slots.generate, group: 'generate' },
+    { name: 'inspect', label: 'Look inside', section: slots.inspect, group: 'inspect' },
     { name: 'export', label: 'Export / import', section: exporter.panel, group: 'export' },
   ];
   const picker = mountPanelPicker(store, parts, entries, () => ctl.refresh());
@@ -145,6 +147,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
         m.mountCompositionPanel(slots.composition, ctl, panelOpts),
         m.mountLongerPanel(slots.longer, ctl, panelOpts),
         m.mountGeneratePanel(slots.generate, ctl, panelOpts),
+        m.mountInspectPanel(slots.inspect, ctl, panelOpts),
       );
     })
     .catch((e: unknown) => {

@@ -56,6 +56,7 @@ export const handlers: { [K in SessionRequest['type']]: Handler<K> } = {
   },
   textSample: (s, r) => ({ type: 'textSampled', replyTo: r.id, sample: s.textSample(r.spec) }),
   cacheSpeed: (s, r) => ({ type: 'cacheSpeedDone', replyTo: r.id, speed: s.cacheSpeed(r.prompt, r.tokens) }),
+  inspect: (s, r) => ({ type: 'inspectDone', replyTo: r.id, report: s.inspect(r.corrupted, r.change) }),
 };
 
 /** The kind of an error that carries none (not from the core, not a RequestFailure), per request. */
@@ -90,6 +91,7 @@ export const fallbackKind: { [K in Request['type']]: ErrorKind } = {
   generateEnd: 'internal',
   textSample: 'input',
   cacheSpeed: 'input',
+  inspect: 'input',
 };
 
 /**

@@ -16,6 +16,7 @@ import {
   type TextSample,
   type HeadScoresReport,
   type ImportRun,
+  type InspectReport,
   type LengthsReport,
   type PredictionsReport,
   type ReferenceFiles,
@@ -36,6 +37,7 @@ import { entriesAfter, TIMELINE_BYTES, timelineBytes } from '../model/timeline';
 import { measureAblation } from './ablation';
 import { cacheSpeed, Generation, textSample } from './generate';
 import { measureLengths } from './lengths';
+import { inspectSample } from './inspect';
 import { newTrainer } from './new-trainer';
 import { Pace } from './pace';
 import { predictions } from './predictions';
@@ -273,6 +275,12 @@ export class Session {
   predictions(): PredictionsReport {
     const run = this.#require();
     return predictions(this.core, run.trainer, run.config, this.#sample, run.step);
+  }
+
+  /** Look inside the live model on the sample (the "Look inside" panel; see inspectSample). */
+  inspect(corrupted?: number[], change?: number): InspectReport {
+    const run = this.#require();
+    return inspectSample(this.core, run.trainer, run.config, this.#sample, run.step, corrupted, change);
   }
 
   /** The live model on its task at each of lengths (a row per length; see measureLengths). */

@@ -1,0 +1,146 @@
+// Issue 23 in the page: the "Look inside" panel. A small induction model is stepped and paused;
+// the four figures (logit lens, direct attribution, activation patching, QK/OV circuits) show
+// exactly the numbers of a second path: the core loaded in the page's main thread, a Trainer of
+// the same config stepped the same steps (the core is deterministic), trainer.inspect on the same
+// sample with the core's default corruption. A bad corrupted input gets one sentence and the
+// figures stay; a model without the residual stream shows the lens's reason; the preset link
+// opens the induction preset with the panel. Waits have timeouts as guards only.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { audit, openPage, useBrowser, waitReady } from './harness.mjs';
+
+const GUARD_MS = 120000;
+const HASH = 'view=train&task=induction&layers=2&residual=1&heads=2&d-model=16&vocab-size=16&seq-len=16&batch=8&lr=0.005&seed=1&panel=inspect';
+const CONFIG = { vocabSize: 16, dModel: 16, nHeads: 2, seqLen: 16, batchSize: 8, lr: 0.005, seed: 1, attnDropout: 0, outDropout: 0, task: 'induction', nLayers: 2, residual: true };
+const STEPS = 50;
+
+let srv;
+let browser;
+useBrowser((s, b) => {
+  srv = s;
+  browser = b;
+});
+
+/** The second path: a Trainer of config stepped `steps` steps, inspected on ids as the panel does
+ * by default (the task's answers; on induction the core's default corruption). */
+function reference(page, config, steps, ids) {
+  return page.evaluate(
+    async ({ config, steps, ids }) => {
+      const core = await (await import(new URL('wasm/attention-core-simd.js', document.baseURI).href)).default();
+      const t = new core.Trainer(config);
+      const m = (x) => (x ? Array.from(x.data ?? x) : null);
+      try {
+        while (t.stepsDone() < steps) t.step(Math.min(1000, steps - t.stepsDone()));
+        const clean = Int32Array.from(ids);
+        const c = core.inductionCorruption(clean, config.vocabSize);
+        const r = t.inspect({ ids: clean, answers: core.taskTargets(config.task, clean), corrupted: c.ids, position: c.position, answerClean: c.answerClean, answerCorrupt: c.answerCorrupt });
+        const a = r.attribution;
+        return {
+          corrupted: Array.from(c.ids),
+          lens: { applies: r.lens.applies, reason: r.lens.reason, answerProb: m(r.lens.answerProb), topToken: m(r.lens.topToken), topProb: m(r.lens.topProb) },
+          attribution: a.applies ? [...m(a.heads), ...m(a.embed), ...m(a.ffn), ...m(a.bias), ...m(a.total)] : null,
+          patching: { resid: m(r.patching.resid), heads: m(r.patching.heads), headsAll: m(r.patching.headsAll) },
+          qk: r.circuits.map((x) => m(x.qk)),
+          ov: r.circuits.map((x) => m(x.ov)),
+          copying: r.circuits.map((x) => x.copying),
+        };
+      } finally {
+        t.delete();
+      }
+    },
+    { config, steps, ids },
+  );
+}
+
+/** The exact values (data-value) of a figure's cells, row-major. */
+const values = (page, figure) => page.$$eval(`.inspect-panel table[data-figure=${figure}] tbody td`, (tds) => tds.map((td) => Number(td.dataset.value)));
+const same = (shown, ref) => assert.deepEqual(shown.map((v) => (Number.isNaN(v) ? 'NaN' : v)), ref.map((v) => (Number.isNaN(v) ? 'NaN' : Math.fround(v))));
+
+test('stepped and paused: the four figures show the core\'s numbers; a bad corrupted input gets one sentence and keeps them', async () => {
+  const { page, context, errors } = await openPage(browser, `${srv.url}#${HASH}`, { bypassCSP: true });
+  await waitReady(page);
+  for (let k = 0; k < STEPS / 10; ++k) {
+    await page.click('[data-action=step10]');
+    await page.waitForFunction((s) => document.querySelector('.readout').dataset.step === String(s), (k + 1) * 10);
+  }
+  await page.waitForFunction((s) => {
+    const d = document.querySelector('.inspect-panel').dataset;
+    return d.step === String(s) && d.state === 'done';
+  }, STEPS, { timeout: GUARD_MS });
+  const ids = (await page.getAttribute('.inspect-panel', 'data-ids')).split(' ').map(Number);
+  const ref = await reference(page, CONFIG, STEPS, ids);
+
+  // The logit lens: the answer's probability, and the top token in each cell.
+  assert.equal(await page.getAttribute('.inspect-lens', 'data-applies'), 'true');
+  same(await values(page, 'lens'), ref.lens.answerProb);
+  assert.deepEqual(await page.$$eval('.inspect-panel table[data-figure=lens] tbody td', (tds) => tds.map((td) => Number(td.dataset.topToken))), ref.lens.topToken);
+  // Direct attribution: heads, embedding, biases, total (no FFN in this model).
+  same(await values(page, 'attribution'), ref.attribution);
+  assert.match(await page.textContent('.inspect-sum'), /^The 6 parts above the total add up to it at every position/);
+  const T = ids.length;
+  for (let t = 0; t < T; ++t) {
+    const col = ref.attribution.filter((_, k) => k % T === t);
+    const total = col.pop();
+    if (Number.isFinite(total)) assert.ok(Math.abs(col.reduce((a, b) => a + b, 0) - total) <= 1e-4 * Math.max(1, Math.abs(total)), `position ${t}: the parts add up to the total`);
+  }
+  // Patching against the core's default corruption.
+  assert.equal(await page.inputValue('.inspect-corrupted'), ref.corrupted.join(' '));
+  same(await values(page, 'resid'), ref.patching.resid);
+  same(await values(page, 'heads'), ref.patching.heads);
+  same(await page.$$eval('.inspect-bar', (bars) => bars.map((b) => Number(b.dataset.value))), ref.patching.headsAll);
+  // The circuits of the first head, then of the last one picked; every head's copying score.
+  same(await values(page, 'qk'), ref.qk[0]);
+  same(await values(page, 'ov'), ref.ov[0]);
+  same(await values(page, 'copying'), ref.copying);
+  await page.selectOption('.inspect-circuits select', '3');
+  await page.waitForFunction(() => document.querySelector('.inspect-circuits').dataset.head === '3');
+  same(await values(page, 'ov'), ref.ov[3]);
+
+  assert.deepEqual(await audit(page), []);
+  // The cell readout, from the keyboard.
+  await page.focus('.inspect-panel table[data-figure=lens] tbody td');
+  await page.keyboard.press('ArrowDown');
+  assert.match(await page.textContent('.inspect-lens .cell-readout'), /^after layer 1, position 0 \(token \d+\): answer .* top token \d+ with \d\.\d{3}\.$/);
+
+  // Bad corrupted inputs: one sentence each, the figures stay as they were.
+  const before = await values(page, 'resid');
+  const problem = () => page.textContent('.inspect-field-problem');
+  await page.fill('.inspect-corrupted', '1 2 3');
+  await page.click('[data-action=inspect-patch]');
+  assert.equal(await problem(), 'The corrupted input was not used: it has 3 tokens, and it needs 16, as many as the sample.');
+  await page.fill('.inspect-corrupted', [...ref.corrupted.slice(0, 15), 16].join(' '));
+  await page.press('.inspect-corrupted', 'Enter');
+  assert.equal(await problem(), 'The corrupted input was not used: token 16 is outside the vocabulary (0 to 15).');
+  await page.fill('.inspect-corrupted', ref.corrupted.join(' ').replace(/\d+$/, 'x'));
+  await page.click('[data-action=inspect-patch]');
+  assert.equal(await problem(), 'The corrupted input was not used: "x" is not a whole number; type token ids such as 3 17 5.');
+  assert.deepEqual(await values(page, 'resid'), before);
+  assert.equal(await page.getAttribute('.inspect-panel', 'data-state'), 'done');
+  assert.equal(await page.isVisible('.inspect-panel > .problem'), false);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('without the residual stream the lens says why; the preset link opens the induction preset with the panel', async () => {
+  const hash = 'view=train&task=induction&layers=1&residual=0&heads=2&d-model=16&vocab-size=16&seq-len=16&panel=inspect';
+  const { page, context, errors } = await openPage(browser, `${srv.url}#${hash}`, { bypassCSP: true });
+  await waitReady(page);
+  await page.waitForFunction(() => document.querySelector('.inspect-panel').dataset.state === 'done', null, { timeout: GUARD_MS });
+  const ids = (await page.getAttribute('.inspect-panel', 'data-ids')).split(' ').map(Number);
+  const ref = await reference(page, { ...CONFIG, nLayers: 1, residual: false }, 0, ids);
+  assert.equal(ref.lens.applies, false);
+  assert.equal(await page.getAttribute('.inspect-lens', 'data-applies'), 'false');
+  assert.equal(await page.textContent('.inspect-lens .inspect-reason'), ref.lens.reason);
+  assert.equal(await page.$('.inspect-panel table[data-figure=lens]'), null);
+
+  const link = page.locator('a[data-preset=find-circuit]');
+  assert.equal(await link.textContent(), 'Find the induction circuit');
+  await link.click();
+  await page.waitForFunction(() => /[#&]panel=inspect(&|$)/.test(location.hash) && /[#&]task=induction(&|$)/.test(location.hash) && /[#&]layers=2(&|$)/.test(location.hash));
+  await waitReady(page);
+  assert.equal(await page.getAttribute('.panel-picker [data-panel=inspect]', 'aria-selected'), 'true');
+  assert.equal(await page.isVisible('.inspect-panel'), true);
+  await page.waitForFunction(() => document.querySelector('.inspect-lens').dataset.applies === 'true', null, { timeout: GUARD_MS });
+  assert.deepEqual(errors, []);
+  await context.close();
+});
