@@ -9,8 +9,9 @@ import { SETTING_LIST } from '../../web/src/settings/settings';
 
 const ATTN = process.env.ATTN_CLI ?? fileURLToPath(new URL('../../build/native/attn', import.meta.url));
 
-/** Flags of `attn train` that are about the run, not a setting of the page. */
-const RUN_FLAGS = ['--steps', '--log-every', '--save', '--help'];
+/** Flags of `attn train` that are about the run, not a setting of the page (--text is the text
+ * task's corpus: the page holds it outside the settings, too large for a link). */
+const RUN_FLAGS = ['--steps', '--log-every', '--save', '--help', '--text'];
 
 /** Each flag of `attn train --help`: its value name ('' for a switch), its default and its old
  * name (alias), if printed. */
