@@ -104,9 +104,9 @@ async function pausePage(p) {
 
 /** The induction preset: the page's hash and the same config for the core. */
 const INDUCTION_HASH = 'view=train&vocab-size=32&d-model=32&heads=2&seq-len=32&batch=32&lr=0.005&seed=0' +
-  '&task=induction&layers=2&residual=true';
+  '&task=induction&layers=2&residual=true&emb-init-std=0.5';
 const INDUCTION_CONFIG = { vocabSize: 32, dModel: 32, nHeads: 2, seqLen: 32, batchSize: 32, lr: 0.005, seed: 0,
-  task: 'induction', nLayers: 2, residual: true };
+  task: 'induction', nLayers: 2, residual: true, embInitStd: 0.5 };
 /** Eval accuracy is checked every this many steps (evalAccuracy(8), as the C++ budget tests). */
 const INDUCTION_EVERY = 25;
 /** A guard only: the preset reaches both well before this (README.md, "Convergence budget"). */
@@ -361,6 +361,7 @@ async function main() {
       page_over_node_at_least_0_8: pageSps / nodeSps >= 0.8,
       transfer_at_most_300KB_gzip: transfer.gzip_bytes <= 300 * 1024,
       induction_accuracy_0_9_under_10s: induction.accuracy_0_9_ms !== null && induction.accuracy_0_9_ms < 10000,
+      induction_phase_change_under_3s: induction.phase_change_ms !== null && induction.phase_change_ms < 3000,
     },
   };
   mkdirSync(path.join(ROOT, 'bench/results'), { recursive: true });
@@ -373,7 +374,7 @@ async function main() {
   console.log(`| same, node wasm SIMD (same run) | ${nodeSps.toFixed(0)} steps/s | |`);
   console.log(`| page / node | ${(pageSps / nodeSps).toFixed(2)} | >= 0.8 |`);
   const ms = (x) => (x === null ? 'not reached' : `${x.toFixed(0)} ms`);
-  console.log(`| induction preset: Play -> phase change (page step ${induction.phase_change_step}; node ${induction.node_phase_change_step}) | ${ms(induction.phase_change_ms)} | |`);
+  console.log(`| induction preset: Play -> phase change (page step ${induction.phase_change_step}; node ${induction.node_phase_change_step}) | ${ms(induction.phase_change_ms)} | < 3000 ms |`);
   console.log(`| induction preset: Play -> eval accuracy 0.9 (step ${induction.node_accuracy_0_9_step} in node; page readout at step ${induction.accuracy_0_9_step}) | ${ms(induction.accuracy_0_9_ms)} | < 10000 ms |`);
   const r = result.playing;
   console.log(`| heatmap redraws while playing (median of 1 s blocks) | ${r.heatmap_redraws_per_s.median.toFixed(1)} /s | |`);

@@ -5,7 +5,7 @@ or, for the induction preset (2 layers with the residual
 stream), on rows of the same shape whose loss counts only a few positions per row, timed like
 `attn bench` (warm-up, then the median of timed blocks). Prints one JSON line.
 
-  /usr/bin/python3 bench/torch_baseline.py --config demo|large|induction|block [--threads 1] [--blocks 5]
+  /usr/bin/python3 bench/torch_baseline.py --config demo|large|induction|block|text [--threads 1] [--blocks 5]
       [--block-seconds 1] [--keep-openblas-env] [--no-flush-denormal] [--default-malloc]
 
 The BLAS is whatever libblas.so.3 the loader finds; bench/run points it at OpenBLAS when
@@ -37,6 +37,11 @@ CONFIGS = {
     # blocks with RMSNorm, SwiGLU and RoPE, on the repeat task.
     "block": dict(V=64, D=32, H=4, T=12, B=16, lr=5e-3, L=2, residual=True,
                   block=dict(norm="rmsnorm", norm_position="pre", ffn="swiglu", positions="rope")),
+    # "Train a GPT on text" (issue 22, bench/text_preset.mjs): the default corpus's 35 characters,
+    # D 64, H 4, T 64, B 16, 2 pre-norm blocks with LayerNorm, a GELU FFN and RoPE. A step's cost
+    # does not depend on which characters the windows hold, so the batches are random ids.
+    "text": dict(V=35, D=64, H=4, T=64, B=16, lr=3e-3, L=2, residual=True, task="text",
+                 block=dict(norm="layernorm", norm_position="pre", ffn="gelu", positions="rope")),
 }
 OPENBLAS_OVERRIDES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
@@ -125,6 +130,9 @@ def main():
         if c.get("task", "repeat") == "repeat":
             ids = torch.randint(0, c["V"], (c["B"], 1)).expand(c["B"], c["T"])  # repeat task
             return ids, ids
+        if c["task"] == "text":  # windows of T+1 characters: every position predicts the next
+            w = torch.randint(0, c["V"], (c["B"], c["T"] + 1))
+            return w[:, :-1], w[:, 1:]
         # Induction-shaped rows: random ids, 6 counted positions per row (the work of a step does
         # not depend on which ids they are, nor on which positions count).
         ids = torch.randint(0, c["V"], (c["B"], c["T"]))
