@@ -31,7 +31,8 @@ test('lesson stages explain themselves; both views have check-yourself questions
 
   for (const view of ['lesson', 'train']) {
     await page.click(`[role=tab][data-view=${view}]`);
-    const section = `.view-${view} .check-yourself`;
+    // The view's own questions (the Look inside panel has its own, tested with it).
+    const section = `.view-${view} .check-yourself:not(.inspect-panel .check-yourself)`;
     await page.waitForSelector(section);
     const qs = await page.$$eval(`${section} details`, (ds) => ds.map((d) => ({ open: d.open, q: d.querySelector('summary').textContent, a: d.querySelector('.answer').textContent })));
     assert.ok(qs.length >= 3, `${view}: ${qs.length} questions`);
