@@ -6,7 +6,7 @@
 // sentence on a task that is not text. Waits have timeouts as guards only; no duration is asserted.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { audit, openPage, useBrowser, waitReady } from './harness.mjs';
+import { audit, openPage, serveDistWith, useBrowser, waitReady } from './harness.mjs';
 
 const GUARD_MS = 60000;
 const HASH = 'view=train&panel=generate&task=text&d-model=32&heads=2&seq-len=16&batch=8&lr=0.01&seed=3&layers=2&residual=1';
@@ -114,6 +114,13 @@ test('Generate: greedy text, alternatives and attention are the core\'s; the cac
   await page.waitForSelector(`${panel} .problem:not([hidden])`);
   assert.match(await page.textContent(`${panel} .problem`), /^Nothing was generated: .*☃/);
   assert.equal(await page.$$eval(`${panel} .gen-char`, (els) => els.map((e) => e.textContent).join('')), text);
+  // An empty prompt and one over the limit: one sentence each, the text stays.
+  for (const [prompt, pattern] of [['', /^The prompt is empty/], ['a'.repeat(1001), /^The prompt has 1001 characters; at most 1000 are taken\.$/]]) {
+    await page.fill('[name=gen-prompt]', prompt);
+    await page.click('[data-action=generate]');
+    await page.waitForFunction((re) => new RegExp(re).test(document.querySelector('.generate-panel .problem').textContent), pattern.source);
+    assert.equal(await page.$$eval(`${panel} .gen-char`, (els) => els.map((e) => e.textContent).join('')), text);
+  }
 
   // While training plays, the strip takes samples (steps 200, 500, ...); newest last.
   await page.click('[data-action=play]');
@@ -134,4 +141,32 @@ test('Generate on a task that is not text: one sentence', async () => {
   assert.equal(await page.isVisible('.generate-panel .gen-body'), false);
   assert.deepEqual(errors, []);
   await context.close();
+});
+
+test('Generate in the element: a prompt character the text lacks and an over-long prompt get one sentence each', async () => {
+  const page = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>generate</title><link rel="icon" href="data:,">
+<script type="module" src="attention-playground.js"></script></head><body>
+<attention-playground id="el" task="text" panel="generate" seq-len="8" d-model="16" heads="2"></attention-playground>
+</body></html>`;
+  const site = await serveDistWith({ 'generate-element.html': page });
+  const { page: p, context, errors } = await openPage(browser, `${site.url}generate-element.html`);
+  try {
+    await p.waitForFunction(() => document.getElementById('el').ready, null, { timeout: GUARD_MS });
+    const root = (sel) => `#el >> ${sel}`; // Playwright's CSS pierces the shadow root
+    await p.waitForSelector(root('.generate-panel .gen-body:not([hidden])'), { timeout: GUARD_MS });
+    for (const [prompt, pattern] of [['The ☃', /^Nothing was generated: .*☃/], ['a'.repeat(1001), /^The prompt has 1001 characters; at most 1000 are taken\.$/]]) {
+      await p.fill(root('[name=gen-prompt]'), prompt);
+      await p.click(root('[data-action=generate]'));
+      await p.waitForSelector(root('.generate-panel .problem:not([hidden])'));
+      await p.waitForFunction((re) => new RegExp(re).test(document.getElementById('el').shadowRoot.querySelector('.generate-panel .problem').textContent), pattern.source);
+      assert.equal(await p.$$eval(root('.gen-char'), (els) => els.length), 0, 'nothing was generated');
+    }
+    // The element still works.
+    await p.evaluate(() => document.getElementById('el').step(5));
+    await p.waitForFunction(() => document.getElementById('el').shadowRoot.querySelector('.readout').dataset.step === '5');
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+    await site.close();
+  }
 });

@@ -128,18 +128,42 @@ test('the element trains on its slot\'s text; a bad slot text falls back to the 
     await p.evaluate(() => document.getElementById('el').step(20));
     const before = await p.evaluate(() => document.getElementById('el').shadowRoot.querySelector('.readout').dataset.step);
     assert.equal(before, '20');
-    const error = await p.evaluate(
-      () =>
-        new Promise((resolve) => {
-          const el = document.getElementById('el');
-          el.addEventListener('error', (e) => resolve(e.detail), { once: true });
-          el.corpus = 'ab';
-        }),
-    );
-    assert.equal(error.attribute, 'corpus');
-    assert.match(error.message, /too few/);
-    const after = await p.evaluate(() => ({ step: document.getElementById('el').shadowRoot.querySelector('.readout').dataset.step, vocab: document.getElementById('el').shadowRoot.querySelector('fieldset.corpus').dataset.vocabSize }));
-    assert.deepEqual(after, { step: '20', vocab });
+    // Each bad text, as the corpus property (a string, or a file's bytes): one error event naming
+    // the problem, and the run untouched.
+    const cases = [
+      ['empty', /empty/],
+      ['short', /too few/],
+      ['binary', /binary/],
+      ['latin1', /UTF-8/],
+      ['big', /2097153 bytes, more than the 2097152-byte \(2 MB\) limit/],
+      ['wide', /300 distinct characters/],
+    ];
+    for (const [name, pattern] of cases) {
+      const error = await p.evaluate(
+        (name) =>
+          new Promise((resolve) => {
+            const el = document.getElementById('el');
+            el.addEventListener('error', (e) => resolve(e.detail), { once: true });
+            let wide = '';
+            for (let i = 0; i < 300; ++i) wide += String.fromCodePoint(0x400 + i);
+            el.corpus = {
+              empty: '',
+              short: 'ab',
+              binary: Uint8Array.from({ length: 300 }, (_, i) => i % 256),
+              latin1: new Uint8Array(300).fill(0xe9),
+              big: new Uint8Array(2 * 1024 * 1024 + 1).fill(97),
+              wide,
+            }[name];
+          }),
+        name,
+      );
+      assert.equal(error.attribute, 'corpus', name);
+      assert.match(error.message, pattern, name);
+      // The event carries the core's message: one clause, as every error event of the element.
+      assert.ok(!/[.!?] [A-Z]/.test(error.message) && error.message.length < 300, `${name}: one sentence: "${error.message}"`);
+      const after = await p.evaluate(() => ({ step: document.getElementById('el').shadowRoot.querySelector('.readout').dataset.step, vocab: document.getElementById('el').shadowRoot.querySelector('fieldset.corpus').dataset.vocabSize }));
+      assert.deepEqual(after, { step: '20', vocab }, `${name}: the run is untouched`);
+    }
     // The bad slot text: one error, and the model trains on the default text (35 characters).
     await p.waitForFunction(() => document.getElementById('bad').ready, null, { timeout: GUARD_MS });
     await p.waitForFunction(() => document.getElementById('bad').shadowRoot.querySelector('fieldset.corpus')?.dataset.vocabSize === '35');
