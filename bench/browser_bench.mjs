@@ -14,18 +14,18 @@
 //     from Play to the phase change the page marks on its loss chart (data-phase-change, the
 //     core's Trainer::phase_change_step) and to eval accuracy >= 0.9. The page shows no accuracy,
 //     so the step where the run reaches it is found first with the same core under node (the SIMD
-//     build's node flavour, same config and seed: the same run step for step), checked every 25
+//     build under Node, same config and seed: the same run step for step), checked every 25
 //     steps as evalAccuracy(8); the page's time is when its readout first shows that step or a
 //     later one. Node's phase-change step is reported beside the page's, as a check.
 // These are the timings the e2e tests used to assert and no longer do (a test asserts on steps,
 // events and frames; the benchmark reports times, as medians, and asserts nothing).
 // Serves web/dist like the e2e tests (under a sub-path). Writes bench/results/browser.json.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { ROOT, serve, launch, waitReady } from '../tests/e2e/harness.mjs';
+import { createCore } from '../tests/web/load-core.mjs';
 import { median } from './common.mjs';
 
 /** Page loads timed for the navigation -> first heatmap figure. */
@@ -115,11 +115,7 @@ const INDUCTION_MAX_STEPS = 10000;
 /** The preset's run under node with the SIMD core: the first step (every INDUCTION_EVERY) with
  * eval accuracy >= 0.9, and the phase-change step (null: not within INDUCTION_MAX_STEPS). */
 async function inductionReference() {
-  const dir = path.join(ROOT, 'build/wasm-simd');
-  const require = createRequire(import.meta.url);
-  const core = await require(path.join(dir, 'attention-core-node.cjs'))({
-    wasmBinary: readFileSync(path.join(dir, 'attention-core-node.wasm')),
-  });
+  const core = await createCore('simd');
   const t = new core.Trainer(INDUCTION_CONFIG);
   let accuracyStep = null;
   let step = 0;

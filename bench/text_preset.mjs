@@ -10,10 +10,10 @@
 //     (Decoder with the KV cache, Sampler).
 // Reports medians, asserts nothing. Writes bench/results/text-preset.json and prints the tables.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT, launch, serve, waitReady } from '../tests/e2e/harness.mjs';
+import { createCore } from '../tests/web/load-core.mjs';
 import { median } from './common.mjs';
 
 /** The preset (web/src/settings/presets.ts TEXT_PRESET): its link and the same config. */
@@ -24,11 +24,6 @@ const CONFIG = { dModel: 64, nHeads: 4, seqLen: 64, batchSize: 16, lr: 0.003, se
 const MARKS_S = [10, 30, 60];
 const SAMPLE = { prompt: 'The ', chars: 120, temperature: 0.8, seed: 1 };
 
-async function loadCore() {
-  const dir = path.join(ROOT, 'build/wasm-simd');
-  const require = createRequire(import.meta.url);
-  return require(path.join(dir, 'attention-core-node.cjs'))({ wasmBinary: readFileSync(path.join(dir, 'attention-core-node.wasm')) });
-}
 
 /** The tab: Play, then the readout's step every second for 60 s (steps/s per 1 s block), and the
  * steps at the marks. */
@@ -119,7 +114,7 @@ function torch() {
   return JSON.parse(out.trim().split('\n').at(-1));
 }
 
-const core = await loadCore();
+const core = await createCore('simd');
 const page = await tab();
 const node = nodeRate(core);
 const pytorch = torch();

@@ -1,14 +1,10 @@
 // The wasm core under node, timed like `attn bench`: training steps/s (median of timed blocks
 // after a warm-up) for each config, and the best GEMM GFLOP/s of the same build. Prints JSON.
 //   node bench/wasm_bench.mjs --variant simd|scalar [--config demo|large|induction|block|all] [--blocks 5]
-//        [--block-seconds 1] [--dir BUILD_DIR (default build/wasm-<variant>)]
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+//        [--block-seconds 1] [--dir DIR (holding attention-core-<variant>.{js,wasm}; default web/wasm)]
+import { createCore } from '../tests/web/load-core.mjs';
 import { median, parseFlags } from './common.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CONFIGS = {
   demo: { vocabSize: 64, dModel: 32, nHeads: 4, seqLen: 12, batchSize: 16, lr: 5e-3, seed: 42 },
   large: { vocabSize: 256, dModel: 256, nHeads: 8, seqLen: 256, batchSize: 8, lr: 5e-3, seed: 42 },
@@ -36,12 +32,7 @@ function parseArgs(argv) {
 
 async function main() {
   const args = parseArgs(process.argv.slice(2));
-  const dir = args.dir || path.join(root, 'build', `wasm-${args.variant}`);
-  const require = createRequire(import.meta.url);
-  const createAttentionCore = require(path.join(dir, 'attention-core-node.cjs'));
-  const core = await createAttentionCore({
-    wasmBinary: readFileSync(path.join(dir, 'attention-core-node.wasm')),
-  });
+  const core = await createCore(args.variant, args.dir || undefined);
   const names = args.config === 'all' ? Object.keys(CONFIGS) : [args.config];
   const configs = {};
   for (const name of names) {

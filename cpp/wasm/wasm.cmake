@@ -1,7 +1,7 @@
 # The JS module `attention-core` (Embind), included from CMakeLists.txt under emcmake.
 # One build directory per variant (ATTN_SIMD ON/OFF); scripts/build-wasm drives both.
-#   attention-core-<variant>.js/.wasm  ES module for the page and its worker (web, worker)
-#   attention-core-node.cjs/.wasm      the same objects as a CommonJS module for the node tests
+#   attention-core-<variant>.js/.wasm  the ES module for the page and its worker; the node tests,
+#                                      benchmarks and soak load the same files (tests/web/load-core.mjs)
 if(ATTN_SIMD)
   set(ATTN_WASM_VARIANT simd)
 else()
@@ -30,11 +30,6 @@ if(ATTN_SIMD)
   set_source_files_properties(${ATTN_WASM_SIZE_SOURCES} PROPERTIES COMPILE_OPTIONS -Os)
 endif()
 
-# Compiled once, linked into both flavours: the table (bindings.cpp) and its conversions.
-add_library(attention_core_bindings OBJECT ${CMAKE_CURRENT_LIST_DIR}/bindings.cpp
-            ${CMAKE_CURRENT_LIST_DIR}/convert.cpp)
-target_link_libraries(attention_core_bindings PUBLIC attn)
-
 # -O3 also at link time: emcc runs binaryen's optimiser there.
 # DYNAMIC_EXECUTION=0: Embind's glue builds its invokers without eval / new Function, so the core
 # runs under a strict CSP without 'unsafe-eval' (script-src 'self' 'wasm-unsafe-eval'), in the
@@ -42,19 +37,13 @@ target_link_libraries(attention_core_bindings PUBLIC attn)
 set(ATTN_WASM_LINK_OPTIONS --bind -O3 -sMODULARIZE=1 -sEXPORT_NAME=createAttentionCore
     -sALLOW_MEMORY_GROWTH=1 -sTOTAL_STACK=8MB -sDYNAMIC_EXECUTION=0)
 
-add_executable(attention_core_web $<TARGET_OBJECTS:attention_core_bindings>)
+add_executable(attention_core_web ${CMAKE_CURRENT_LIST_DIR}/bindings.cpp
+               ${CMAKE_CURRENT_LIST_DIR}/convert.cpp)
 target_link_libraries(attention_core_web PRIVATE attn)
 target_link_options(attention_core_web PRIVATE ${ATTN_WASM_LINK_OPTIONS} -sEXPORT_ES6=1
                     -sENVIRONMENT=web,worker)
 set_target_properties(attention_core_web PROPERTIES
   OUTPUT_NAME attention-core-${ATTN_WASM_VARIANT} SUFFIX .js)
-
-# Node >= 18 cannot load the ES6 glue (scripts/README.md, Emscripten trap 6), hence a CommonJS
-# flavour; .cjs because the repository's package.json says "type": "module".
-add_executable(attention_core_node $<TARGET_OBJECTS:attention_core_bindings>)
-target_link_libraries(attention_core_node PRIVATE attn)
-target_link_options(attention_core_node PRIVATE ${ATTN_WASM_LINK_OPTIONS} -sENVIRONMENT=node)
-set_target_properties(attention_core_node PROPERTIES OUTPUT_NAME attention-core-node SUFFIX .cjs)
 
 # The repository's package.json says "type": "module", so node would read the CommonJS test
 # executables built here (attn_tests.js) as ES modules and fail; this marks the build dir.

@@ -1,4 +1,5 @@
-# The Catch2 suite, built natively (one ctest entry per test case) and to wasm (run under node).
+# The Catch2 suite, built natively (one ctest entry per test case; per file under the sanitizers)
+# and to wasm (run under node, one entry per file).
 # Every test_*.cpp in tests/cpp is part of the suite on both builds, except those listed as
 # native-only below.
 file(GLOB ATTN_TEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/test_*.cpp)
@@ -24,6 +25,17 @@ if(EMSCRIPTEN AND NOT ATTN_SIMD)
   list(TRANSFORM scalar APPEND .cpp)
   set(ATTN_TEST_SOURCES ${scalar})
 endif()
+
+# One ctest entry per test file (Catch2's file-name tags) as <prefix>_<file>, so `ctest -j` runs
+# the files side by side; -w NoTests makes an entry that matches no test case fail instead of
+# passing empty. The wasm and sanitizer trees use it; the plain native tree has one entry per test
+# case (catch_discover_tests), which names the failing case in ctest's own summary.
+function(attn_tests_per_file prefix)
+  foreach(source ${ATTN_TEST_SOURCES})
+    get_filename_component(name ${source} NAME_WE)
+    add_test(NAME ${prefix}_${name} COMMAND ${ARGN} --filenames-as-tags -w NoTests "[#${name}]")
+  endforeach()
+endfunction()
 
 add_executable(attn_tests ${CMAKE_CURRENT_LIST_DIR}/main.cpp
                ${CMAKE_CURRENT_LIST_DIR}/reference_dir.cpp ${ATTN_TEST_SOURCES})
@@ -57,14 +69,14 @@ if(EMSCRIPTEN)
   else()
     set(variant scalar)
   endif()
-  # One ctest entry per test file (Catch2's file-name tags), so `ctest -j` runs them side by side;
-  # -w NoTests makes an entry that matches no test case fail instead of passing empty.
-  foreach(source ${ATTN_TEST_SOURCES})
-    get_filename_component(name ${source} NAME_WE)
-    add_test(NAME wasm_${variant}_${name}
-             COMMAND ${CMAKE_CROSSCOMPILING_EMULATOR} ${CMAKE_CURRENT_BINARY_DIR}/attn_tests.js
-                     --filenames-as-tags -w NoTests "[#${name}]")
-  endforeach()
+  attn_tests_per_file(wasm_${variant} ${CMAKE_CROSSCOMPILING_EMULATOR}
+                      ${CMAKE_CURRENT_BINARY_DIR}/attn_tests.js)
+elseif(ATTN_SANITIZE)
+  find_package(Catch2 2 REQUIRED)
+  target_link_libraries(attn_tests PRIVATE Catch2::Catch2)
+  # Under the sanitizers a process start costs ~0.2 s (the shadow memory, the interceptors):
+  # one process per test case spent a minute of the run on starts alone.
+  attn_tests_per_file(san $<TARGET_FILE:attn_tests>)
 else()
   find_package(Catch2 2 REQUIRED)
   target_link_libraries(attn_tests PRIVATE Catch2::Catch2)

@@ -1,25 +1,22 @@
-// Soak, wasm under node: trains STEPS (default 100,000) steps of a small config in the Node
-// flavour of the core (build/wasm-<variant>/attention-core-node.cjs) and checks, every CHUNK
+// Soak, wasm under node: trains STEPS (default 100,000) steps of a small config in the page's
+// core under Node (tests/web/load-core.mjs) and checks, every CHUNK
 // steps after a warm-up, that the wasm memory size and the bytes allocated on its heap
 // (heapBytesInUse) are exactly what they were after warm-up, that the loss is finite, and that
 // the loss history stays capped. Prints the figures as one JSON line; exits 1 on a failure.
 // Run by scripts/soak (npm run soak), outside npm test.
-import { createRequire } from 'node:module';
-import { readFileSync, existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { createCore } from '../web/load-core.mjs';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 const variant = process.env.SOAK_VARIANT ?? 'simd';
 const STEPS = Number(process.env.SOAK_STEPS ?? 100000);
 const CHUNK = 1000;
 const WARMUP = 1000;
-const dir = `${root}build/wasm-${variant}/`;
-if (!existsSync(`${dir}attention-core-node.cjs`)) {
-  console.error(`wasm-soak: ${dir}attention-core-node.cjs is missing: run scripts/build-wasm ${variant}`);
+let core;
+try {
+  core = await createCore(variant);
+} catch (e) {
+  console.error(`wasm-soak: ${e.message}`);
   process.exit(1);
 }
-const createAttentionCore = createRequire(import.meta.url)(`${dir}attention-core-node.cjs`);
-const core = await createAttentionCore({ wasmBinary: readFileSync(`${dir}attention-core-node.wasm`) });
 
 const heapSize = () => core.HEAP8.buffer.byteLength; // grows, never shrinks
 const ids = Int32Array.from([3, 14, 15, 9, 6, 5, 1, 8, 9, 7, 9, 3]);

@@ -1,24 +1,20 @@
 // The timeline panel's model (web/src/ui/timeline-model.ts) under node, with a real worker Session
-// (the node build of the core) behind a stand-in controller: what the panel holds is what the
+// (the page's core under Node) behind a stand-in controller: what the panel holds is what the
 // worker keeps, through thinning and new runs; the selection keeps its step; nothing is fetched
 // while hidden; the play-through walks to the end. Under fake timers: each check comes after every
 // timer and promise the model started has run (settled()), so nothing waits on the real clock.
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, test, vi } from 'vitest';
 import type { Controller, RunStatus } from '../../web/src/client/controller';
-import type { AttentionCore, CreateAttentionCore } from '../../web/src/core/attention-core';
+import type { AttentionCore } from '../../web/src/core/attention-core';
 import type { Snapshot, Timeline } from '../../web/src/model/protocol';
 import { snapshotBytes } from '../../web/src/model/timeline';
 import { TimelineModel, type TimelineChange } from '../../web/src/ui/timeline-model';
 import { Session } from '../../web/src/worker/session';
+import { createCore } from '../web/load-core.mjs';
 
-const build = path.resolve(import.meta.dirname, '../../build/wasm-simd');
 let core: AttentionCore;
 beforeAll(async () => {
-  const create = createRequire(import.meta.url)(path.join(build, 'attention-core-node.cjs')) as CreateAttentionCore;
-  core = await create({ wasmBinary: readFileSync(path.join(build, 'attention-core-node.wasm')) });
+  core = await createCore('simd');
 });
 
 /** The part of the Controller the model uses, driving a Session directly. */

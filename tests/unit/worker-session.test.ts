@@ -1,5 +1,5 @@
-// The worker's handler table and Session against the real core (the node build of the wasm
-// module, build/wasm-simd/attention-core-node.{cjs,wasm}), with no Worker: each request goes
+// The worker's handler table and Session against the real core (the page's SIMD module under
+// Node, tests/web/load-core.mjs), with no Worker: each request goes
 // through handle(), and each message leaves through a post that transfers as postMessage does
 // (structuredClone with the transfer list), so an array the session kept and also sent would be
 // detached and break the next request. The play loop runs one turn when the test says so, on a
@@ -7,11 +7,10 @@
 // ran, never a guess after a sleep.
 // Over 300 lines on purpose: one describe per group of requests, sharing one harness (open()) and
 // one instance of the core; splitting it would only copy the harness.
-import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
-import type { AttentionCore, CreateAttentionCore } from '../../web/src/core/attention-core';
+import type { AttentionCore } from '../../web/src/core/attention-core';
 import type { Ablation, ErrorReply, ReplyFor, Snapshot, TrainerConfigMsg, WorkerMessage } from '../../web/src/model/protocol';
 import { noAblation } from '../../web/src/model/protocol';
 import { follow, snapshotBytes, type Stepped } from '../../web/src/model/timeline';
@@ -19,17 +18,14 @@ import { handle, type SessionRequest } from '../../web/src/worker/handlers';
 import type { Post } from '../../web/src/worker/post';
 import { Session } from '../../web/src/worker/session';
 import { explainMissingReference, PYTORCH_REFERENCE } from '../../web/src/worker/self-test';
+import { createCore } from '../web/load-core.mjs';
 
 const root = path.resolve(import.meta.dirname, '../..');
-const build = path.join(root, 'build/wasm-simd');
 const REFERENCE = path.join(root, 'tests/reference/data');
 
 let core: AttentionCore;
 beforeAll(async () => {
-  const glue = path.join(build, 'attention-core-node.cjs');
-  if (!existsSync(glue)) throw new Error(`${glue} is missing: run scripts/build-wasm simd`);
-  const create = createRequire(import.meta.url)(glue) as CreateAttentionCore;
-  core = await create({ wasmBinary: readFileSync(path.join(build, 'attention-core-node.wasm')) });
+  core = await createCore('simd');
 });
 
 /** The default config (vocab 64, d_model 32, 4 heads, T 12, batch 16, repeat) with changes. */

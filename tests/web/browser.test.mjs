@@ -1,6 +1,6 @@
 // The shipped browser modules (web/wasm/attention-core-{simd,scalar}.js, ES modules) loaded
 // through web/src/core/load-core.js in headless Chromium: on the main thread and in module
-// workers, from a sub-path, with errors arriving as Errors. Same losses as the Node flavour.
+// workers, from a sub-path, with errors arriving as Errors. Same losses as the same module under Node.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -65,7 +65,7 @@ test('both variants load in module workers and on the main thread, and train as 
   assert.equal(report.error, undefined, report.error);
   assert.equal(report.detectSimd, true, 'Chromium has WebAssembly SIMD');
 
-  // The Node flavour of the same build is the reference.
+  // The same module under Node is the reference.
   const node = await loadCore(variants.includes('simd') ? 'simd' : variants[0]);
   const t = new node.Trainer({ seed: 3 });
   t.step(5);

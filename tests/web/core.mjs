@@ -1,12 +1,11 @@
-// Loads the Node flavour of the wasm module (build/wasm-<variant>/attention-core-node.cjs) and
-// runs the native CLI, for the tests in this folder. Build both with scripts/build-wasm.
+// Loads the core (load-core.mjs: the page's wasm module, under Node) and runs the native CLI, for
+// the tests in this folder. Build both with scripts/build-wasm.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { createCore } from './load-core.mjs';
 
-const require = createRequire(import.meta.url);
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
 /** The variants under test: ATTN_WASM_VARIANTS="simd,scalar" by default. */
@@ -17,13 +16,7 @@ const loaded = new Map();
 /** The module of one variant, instantiated once per test file. */
 export function loadCore(variant) {
   if (!loaded.has(variant)) {
-    const dir = `${repoRoot}build/wasm-${variant}/`;
-    const glue = `${dir}attention-core-node.cjs`;
-    if (!existsSync(glue)) throw new Error(`${glue} is missing: run scripts/build-wasm ${variant}`);
-    const createAttentionCore = require(glue);
-    // Node's fetch() cannot load a file path, so hand the bytes over (scripts/README.md,
-    // Emscripten trap 5).
-    loaded.set(variant, createAttentionCore({ wasmBinary: readFileSync(`${dir}attention-core-node.wasm`) }));
+    loaded.set(variant, createCore(variant));
   }
   return loaded.get(variant);
 }

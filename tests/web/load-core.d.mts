@@ -1,0 +1,6 @@
+import type { AttentionCore } from '../../web/src/core/attention-core';
+
+/** Where scripts/build-wasm leaves the page's modules. */
+export const WASM_DIR: string;
+/** A new instance of the core of one variant, from dir (default WASM_DIR). */
+export function createCore(variant?: 'simd' | 'scalar', dir?: string): Promise<AttentionCore>;
