@@ -4,7 +4,7 @@
 // panel's data attributes (full precision) and its text.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openPage, waitReady, useBrowser } from './harness.mjs';
+import { openReused, useBrowser, waitReady } from './harness.mjs';
 
 /** How long a wait may take before the test calls it a hang (a guard, not a verdict: CI's other
  * core may be busy). */
@@ -52,7 +52,7 @@ async function setAndMeasure(page, action, step) {
 }
 
 test('switching heads off changes the loss at once; restoring the layer gives it back', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&panel=ablation&task=copy`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=ablation&task=copy`);
   await waitReady(page);
   const step = await playTo(page, 400);
   const intact = await measured(page, step);
@@ -84,7 +84,7 @@ test('switching heads off changes the loss at once; restoring the layer gives it
 });
 
 test('without the 1/sqrt(dk) scaling the softmax saturates, and the panel says so', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&panel=ablation`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=ablation`);
   await waitReady(page);
   const step = await playTo(page, 100);
   const r = await setAndMeasure(page, () => page.uncheck('[name=scale-scores]'), step);
@@ -96,7 +96,7 @@ test('without the 1/sqrt(dk) scaling the softmax saturates, and the panel says s
 });
 
 test('a broken mask lets the model read the future: accuracy on the future task jumps, and the panel explains the leak', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&panel=ablation&task=future`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=ablation&task=future`);
   await waitReady(page);
   let step = await playTo(page, 300);
   const honest = await measured(page, step);
@@ -132,7 +132,7 @@ test('a broken mask lets the model read the future: accuracy on the future task 
 });
 
 test('the interventions live in the URL: a link sets them from the first heatmap, and the panel writes them back', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&panel=ablation&task=future&mask=none&scale=0&off=2`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=ablation&task=future&mask=none&scale=0&off=2`);
   await waitReady(page);
   // The first snapshot is already computed under the link's mask: future cells are not masked.
   await page.locator('.heatmaps canvas').first().focus();

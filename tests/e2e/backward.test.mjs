@@ -5,7 +5,7 @@
 // head, the query or the target changes what is shown; the controls work from the keyboard.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { downloadBytes, openPage, useBrowser, waitReady } from './harness.mjs';
+import { downloadBytes, openReused, useBrowser, waitReady } from './harness.mjs';
 
 /** How long a wait may take before the test calls it a hang (a guard, not a verdict: CI's other
  * core may be busy). */
@@ -145,7 +145,7 @@ function assertConsistent({ m, data }, query) {
 }
 
 test('backward panel: after training, one row of head 2 is consistent, and the loss is the model\'s', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&panel=all`, { bypassCSP: true });
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=all`, { bypassCSP: true });
   await waitReady(page);
   assert.equal(await page.getAttribute(PANEL, 'aria-label'), 'Backward pass for one query row');
   assert.equal(await page.textContent(`${PANEL} h2`), 'Backward pass of one query row');
@@ -201,7 +201,7 @@ test('backward panel: after training, one row of head 2 is consistent, and the l
 });
 
 test('backward panel: keyboard operable, follows steps and training, no overflow at 360 px', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&panel=backward&task=copy&heads=2`, { width: 360, height: 780 });
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=backward&task=copy&heads=2`, { width: 360, height: 780 });
   await waitReady(page);
   await panelShows(page, { step: 0 });
   const start = await shown(page);

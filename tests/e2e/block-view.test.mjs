@@ -4,7 +4,7 @@
 // value in the link gets the banner.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openPage, useBrowser } from './harness.mjs';
+import { openReused, useBrowser } from './harness.mjs';
 
 let srv;
 let browser;
@@ -27,7 +27,7 @@ const drawn = (page, order) => page.waitForSelector(`.view-block .block-stages[d
 
 test('the block view draws every stage with the live shapes; pre/post, rope and alibi', async () => {
   const hash = '#view=block&d-model=16&heads=4&kv-heads=2&seq-len=6&norm=rmsnorm&ffn=swiglu&ffn-mult=2&residual=1';
-  const { page, errors } = await openPage(browser, `${srv.url}${hash}`);
+  const { page, errors } = await openReused(browser, `${srv.url}${hash}`);
   assert.equal(await page.locator('[role=tab][data-view=block]').textContent(), 'The transformer block, step by step');
   assert.equal(await page.locator('[role=tab][data-view=block]').getAttribute('aria-selected'), 'true');
   await drawn(page, 'pre');
@@ -85,7 +85,7 @@ test('the block view draws every stage with the live shapes; pre/post, rope and 
 });
 
 test('a bad value in a block link gets the banner, and the view still draws', async () => {
-  const { page, errors } = await openPage(browser, `${srv.url}#view=block&norm=batchnorm&ffn=relu&seq-len=5`);
+  const { page, errors } = await openReused(browser, `${srv.url}#view=block&norm=batchnorm&ffn=relu&seq-len=5`);
   await page.waitForSelector('.banner:not([hidden])');
   assert.match(await page.locator('.banner').textContent(), /norm/);
   await drawn(page, 'pre');

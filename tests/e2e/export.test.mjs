@@ -2,7 +2,7 @@
 // run into a fresh page, and every kind of bad file.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { downloadBytes, openPage, readout, screenshot, useBrowser, waitReady } from './harness.mjs';
+import { downloadBytes, openReused, readout, screenshot, useBrowser, waitReady } from './harness.mjs';
 
 /** How long a wait may take before the test calls it a hang (a guard, not a verdict: CI's other
  * core may be busy). */
@@ -68,7 +68,7 @@ async function importFiles(page, files) {
 }
 
 test('export after training, import into a fresh page: same attention, step and loss history', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&panel=export&task=copy&seed=7`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=export&task=copy&seed=7`);
   await waitReady(page);
   for (const k of [1, 2, 3]) {
     await page.click('[data-action=step10]');
@@ -120,7 +120,7 @@ test('export after training, import into a fresh page: same attention, step and 
   assert.deepEqual(errors, []);
 
   // A fresh page with another config: import both files at once.
-  const fresh = await openPage(browser, `${srv.url}#view=train&panel=export&heads=2&seed=1`);
+  const fresh = await openReused(browser, `${srv.url}#view=train&panel=export&heads=2&seed=1`);
   await waitReady(fresh.page);
   await importFiles(fresh.page, [file(weights, 'application/octet-stream'), file(json, 'application/json')]);
   await stepTo(fresh.page, 31);
@@ -154,7 +154,7 @@ test('export after training, import into a fresh page: same attention, step and 
 });
 
 test('a run trained under a broken mask and a switched-off head comes back with them', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&panel=export&task=future&mask=none&off=2&scale=0&seed=5`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=export&task=future&mask=none&off=2&scale=0&seed=5`);
   await waitReady(page);
   await page.click('[data-action=step10]');
   await stepTo(page, 10);
@@ -165,7 +165,7 @@ test('a run trained under a broken mask and a switched-off head comes back with 
   const run = JSON.parse(json.bytes.toString('utf8'));
   assert.deepEqual(run.ablation, { headsOff: [false, true, false, false], headsFrozen: [false, false, false, false], scaleScores: false, mask: 'none' });
 
-  const fresh = await openPage(browser, `${srv.url}#view=train&panel=export`);
+  const fresh = await openReused(browser, `${srv.url}#view=train&panel=export`);
   await waitReady(fresh.page);
   await importFiles(fresh.page, [file(weights, 'application/octet-stream'), file(json, 'application/json')]);
   await stepTo(fresh.page, 10);
@@ -178,7 +178,7 @@ test('a run trained under a broken mask and a switched-off head comes back with 
   // A file written before issue 13 names the head lists zeroed and frozen: it imports the same.
   const oldJson = { ...json, bytes: Buffer.from(json.bytes.toString('utf8').replace('"headsOff"', '"zeroed"').replace('"headsFrozen"', '"frozen"')) };
   assert.match(oldJson.bytes.toString('utf8'), /"zeroed": \[/);
-  const old = await openPage(browser, `${srv.url}#view=train&panel=export`);
+  const old = await openReused(browser, `${srv.url}#view=train&panel=export`);
   await waitReady(old.page);
   await importFiles(old.page, [file(weights, 'application/octet-stream'), file(oldJson, 'application/json')]);
   await stepTo(old.page, 10);
@@ -191,7 +191,7 @@ test('a run trained under a broken mask and a switched-off head comes back with 
 });
 
 test('PNG and SVG: one file per head plus the average', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&panel=export&heads=4&seqlen=8&sample=1+2+3+4+5+6`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=export&heads=4&seqlen=8&sample=1+2+3+4+5+6`);
   await waitReady(page);
   await page.click('[data-action=step10]');
   await stepTo(page, 10);
@@ -220,13 +220,13 @@ test('PNG and SVG: one file per head plus the average', async () => {
 
 test('bad files show one sentence, leave the run untouched, and the page still trains', async (t) => {
   // Weights of another config.
-  const other = await openPage(browser, `${srv.url}#view=train&panel=export&dmodel=16&heads=2`);
+  const other = await openReused(browser, `${srv.url}#view=train&panel=export&dmodel=16&heads=2`);
   await waitReady(other.page);
   const otherWeights = await one(other.page, 'weights');
   const otherJson = await one(other.page, 'json');
   await other.context.close();
 
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&panel=export`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=export`);
   await waitReady(page);
   await page.click('[data-action=step10]');
   await stepTo(page, 10);
@@ -275,7 +275,7 @@ test('bad files show one sentence, leave the run untouched, and the page still t
 });
 
 test('the JSON alone sets the config; weights alone (dropped) load into a matching model; buttons are keyboard-usable', async () => {
-  const a = await openPage(browser, `${srv.url}#view=train&panel=export&seed=3`);
+  const a = await openReused(browser, `${srv.url}#view=train&panel=export&seed=3`);
   await waitReady(a.page);
   await a.page.click('[data-action=step10]');
   await stepTo(a.page, 10);
@@ -287,7 +287,7 @@ test('the JSON alone sets the config; weights alone (dropped) load into a matchi
   assert.ok((await a.page.getAttribute('[data-import=button]', 'type')) === 'button');
   await a.context.close();
 
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&panel=export&seed=3`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=export&seed=3`);
   await waitReady(page);
   // Drag-and-drop the weights onto the panel.
   const drop = await page.evaluateHandle(([name, bytes]) => {

@@ -6,7 +6,7 @@
 // sentence on a task that is not text. Waits have timeouts as guards only; no duration is asserted.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { audit, openPage, serveDistWith, useBrowser, waitReady } from './harness.mjs';
+import { audit, openReused, serveDistWith, useBrowser, waitReady } from './harness.mjs';
 
 const GUARD_MS = 60000;
 const HASH = 'view=train&panel=generate&task=text&d-model=32&heads=2&seq-len=16&batch=8&lr=0.01&seed=3&layers=2&residual=1';
@@ -65,7 +65,7 @@ function reference(page) {
 }
 
 test('Generate: greedy text, alternatives and attention are the core\'s; the cache speed-up; samples while playing; a bad prompt', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#${HASH}`, { bypassCSP: true });
+  const { page, context, errors } = await openReused(browser, `${srv.url}#${HASH}`, { bypassCSP: true });
   await waitReady(page);
   const panel = '.generate-panel';
   await page.waitForSelector(`${panel} .gen-body:not([hidden])`, { timeout: GUARD_MS });
@@ -134,7 +134,7 @@ test('Generate: greedy text, alternatives and attention are the core\'s; the cac
 });
 
 test('Generate on a task that is not text: one sentence', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&panel=generate`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=generate`);
   await waitReady(page);
   await page.waitForSelector('.generate-panel .gen-needs-text:not([hidden])', { timeout: GUARD_MS });
   assert.match(await page.textContent('.generate-panel .gen-needs-text'), /needs the text task/);
@@ -149,7 +149,7 @@ test('Generate in the element: a prompt character the text lacks and an over-lon
 <attention-playground id="el" task="text" panel="generate" seq-len="8" d-model="16" heads="2"></attention-playground>
 </body></html>`;
   const site = await serveDistWith({ 'generate-element.html': page });
-  const { page: p, context, errors } = await openPage(browser, `${site.url}generate-element.html`);
+  const { page: p, context, errors } = await openReused(browser, `${site.url}generate-element.html`);
   try {
     await p.waitForFunction(() => document.getElementById('el').ready, null, { timeout: GUARD_MS });
     const root = (sel) => `#el >> ${sel}`; // Playwright's CSS pierces the shadow root

@@ -113,6 +113,52 @@ export async function openPage(browser, url, { width = 1280, height = 900, bypas
   return { page, context, errors, external };
 }
 
+/** Free pages of openReused, per browser and per context options. */
+const reusable = new WeakMap();
+
+/**
+ * openPage, but into a page an earlier test of the file handed back (one of the same options), if
+ * there is one: the URL loads as a new document (after about:blank, so that even a URL that
+ * differs only in its hash is a real load; the page's scripts, worker and listeners start afresh),
+ * which costs about half the Chromium CPU of a new page, whose renderer process has to start
+ * (measured: 0.7 s against 1.3 s per load to ready). Returns what openPage returns, except that
+ * context is only {close()}, which hands the page back (the browser's close() closes them all);
+ * so it is for tests that change nothing outside the document: no init scripts, routes, clock,
+ * viewport changes or listeners left on the page.
+ */
+export async function openReused(browser, url, { width = 1280, height = 900, bypassCSP = false } = {}) {
+  if (!reusable.has(browser)) reusable.set(browser, new Map());
+  const key = JSON.stringify({ width, height, bypassCSP });
+  const free = reusable.get(browser).get(key) ?? [];
+  reusable.get(browser).set(key, free);
+  let entry = free.pop();
+  if (!entry) {
+    const context = await browser.newContext({ viewport: { width, height }, bypassCSP });
+    const page = await context.newPage();
+    entry = { page, log: null };
+    // The listeners write to the current test's lists.
+    page.on('console', (m) => {
+      if (m.type() === 'error') entry.log.errors.push(`console: ${m.text()}`);
+    });
+    page.on('pageerror', (e) => entry.log.errors.push(`pageerror: ${e.message}`));
+    page.on('request', (r) => {
+      const u = r.url();
+      if (!u.startsWith(entry.log.origin) && !u.startsWith('data:') && !u.startsWith('blob:') && u !== 'about:blank') entry.log.external.push(u);
+    });
+  }
+  entry.log = { errors: [], external: [], origin: new URL(url).origin };
+  const { page, log } = entry;
+  await page.goto('about:blank');
+  // The mouse stays where the last test left it: move it off, lest the new document's figures
+  // see a hover that this test did not make.
+  await page.mouse.move(0, 0);
+  // What the previous document logged while it went is not this test's.
+  log.errors.length = 0;
+  log.external.length = 0;
+  await page.goto(url);
+  return { page, errors: log.errors, external: log.external, context: { close: async () => free.push(entry) } };
+}
+
 /** Waits until the training view has a model (status paused at some step). */
 export async function waitReady(page) {
   await page.waitForSelector('.readout[data-status="paused"]', { timeout: 20000 });
@@ -255,11 +301,13 @@ let axeSource = null;
 
 /** Runs axe-core (WCAG 2.0/2.1, A and AA) in the page, shadow roots included; returns the
  * violations, one line each. The page must have been opened with bypassCSP (the script is the
- * test's, not the page's). */
+ * test's, not the page's), and is injected once per document. Every rule runs on every node;
+ * resultTypes only spares axe the details of the passes and inapplicable results, which nobody
+ * reads (on the trained view with every panel, ~11k elements, a third of the audit's time). */
 export async function audit(page) {
   axeSource ??= fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-  await page.addScriptTag({ content: axeSource });
-  const violations = await page.evaluate((tags) => window.axe.run(document, { runOnly: { type: 'tag', values: tags } }).then((r) => r.violations), AXE_TAGS);
+  if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.addScriptTag({ content: axeSource });
+  const violations = await page.evaluate((tags) => window.axe.run(document, { runOnly: { type: 'tag', values: tags }, resultTypes: ['violations'] }).then((r) => r.violations), AXE_TAGS);
   return violations.map((v) => `${v.id} (${v.nodes.length}): ${v.help} — ${v.nodes.slice(0, 3).map((n) => JSON.stringify(n.target)).join(', ')}`);
 }
 

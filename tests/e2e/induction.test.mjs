@@ -7,7 +7,7 @@
 // Waits have timeouts as guards only (CI's other core may be busy); no duration is asserted.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { audit, downloadBytes, lessonPage, openPage, openRecorded, serveDistWith, useBrowser, waitReady } from './harness.mjs';
+import { audit, downloadBytes, lessonPage, openRecorded, openReused, serveDistWith, useBrowser, waitReady } from './harness.mjs';
 
 const GUARD_MS = 180000;
 /** The preset, as presets.ts writes it (the unit tests pin the same string). */
@@ -58,7 +58,7 @@ function reference(page, steps, ablations = []) {
 const readout = (page) => page.$eval('.readout', (el) => ({ step: Number(el.dataset.step), status: el.dataset.status }));
 
 test('the preset link sets two layers with the residual stream on the induction task; the heatmaps are a layer × head grid', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&panel=all`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=all`);
   await waitReady(page);
   const link = page.locator('a[data-preset=induction]');
   assert.equal(await link.textContent(), 'Watch an induction head form');
@@ -92,14 +92,18 @@ test('the preset link sets two layers with the residual stream on the induction 
 test('trained from the preset until the phase change: the chart marks it, the scores shown are the core\'s, and knocking out the previous-token head breaks the induction head', async () => {
   // Trained with the Circuits panel open (the scores a learner watches while the head forms), then
   // every panel opened at the pause, as a learner looks at them.
-  const { page, context, errors } = await openPage(browser, `${srv.url}#${PRESET}&panel=circuits`, { bypassCSP: true });
+  const { page, context, errors } = await openReused(browser, `${srv.url}#${PRESET}&panel=circuits`, { bypassCSP: true });
   await waitReady(page);
   await page.click('[data-action=play]');
-  // Train past the phase change, far enough for the induction head to do its job.
+  // Train past the phase change, far enough for the induction head to do its job: 200 steps past
+  // it, the weakest claim below (a previous-token score > 0.5) holds with a margin of 0.1 (node
+  // core, this config with seeds 0 to 3: 0.60 to 0.65 at 200 steps past, 0.69 to 0.71 at 400;
+  // seed 0, the preset's, 0.61; the knock-out's prefix-matching and accuracy fall to under 0.1 of
+  // intact from the phase change on), and the main thread trains every step again.
   await page.waitForFunction(
     () => {
       const p = Number(document.querySelector('.chart').dataset.phaseChange ?? -1);
-      return p >= 0 && Number(document.querySelector('.readout').dataset.step) >= p + 400;
+      return p >= 0 && Number(document.querySelector('.readout').dataset.step) >= p + 200;
     },
     null,
     { timeout: GUARD_MS, polling: 200 },
@@ -240,7 +244,7 @@ test('trained from the preset until the phase change: the chart marks it, the sc
 });
 
 test('one layer on the induction task: the chart says why no phase change will come; at 360 px the grid and the composition panel fit', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#${PRESET.replace('layers=2', 'layers=1')}&panel=all`, { width: 360, height: 800 });
+  const { page, context, errors } = await openReused(browser, `${srv.url}#${PRESET.replace('layers=2', 'layers=1')}&panel=all`, { width: 360, height: 800 });
   await waitReady(page);
   await page.click('[data-action=step10]');
   await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '10');
@@ -272,7 +276,7 @@ test('the element takes the preset as attributes (residual as a boolean attribut
 });
 
 test('export and import at two layers: the layers.<l> state dict, the JSON with nLayers and residual, the run restored in a one-layer page', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#${PRESET}&panel=all`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#${PRESET}&panel=all`);
   await waitReady(page);
   await page.click('[data-action=step10]');
   await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '10');
@@ -295,7 +299,7 @@ test('export and import at two layers: the layers.<l> state dict, the JSON with 
   const pixels = await page.$$eval('.heatmaps canvas', (cs) => cs.map((c) => c.toDataURL()));
 
   // A page of the default one-layer model takes the run: its settings, its step, the same heatmaps.
-  const fresh = await openPage(browser, `${srv.url}#view=train&panel=all`);
+  const fresh = await openReused(browser, `${srv.url}#view=train&panel=all`);
   await waitReady(fresh.page);
   await fresh.page.setInputFiles('[data-import=file]', [
     { name: 'attention-playground.safetensors', mimeType: 'application/octet-stream', buffer: weights.buffer },

@@ -7,7 +7,7 @@
 // opens the induction preset with the panel. Waits have timeouts as guards only.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { audit, openPage, useBrowser, waitReady } from './harness.mjs';
+import { audit, openReused, useBrowser, waitReady } from './harness.mjs';
 
 const GUARD_MS = 120000;
 const HASH = 'view=train&task=induction&layers=2&residual=1&heads=2&d-model=16&vocab-size=16&seq-len=16&batch=8&lr=0.005&seed=1&panel=inspect';
@@ -57,7 +57,7 @@ const values = (page, figure) => page.$$eval(`.inspect-panel table[data-figure=$
 const same = (shown, ref) => assert.deepEqual(shown.map((v) => (Number.isNaN(v) ? 'NaN' : v)), ref.map((v) => (Number.isNaN(v) ? 'NaN' : Math.fround(v))));
 
 test('stepped and paused: the four figures show the core\'s numbers; a bad corrupted input gets one sentence and keeps them', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#${HASH}`, { bypassCSP: true });
+  const { page, context, errors } = await openReused(browser, `${srv.url}#${HASH}`, { bypassCSP: true });
   await waitReady(page);
   for (let k = 0; k < STEPS / 10; ++k) {
     await page.click('[data-action=step10]');
@@ -123,7 +123,7 @@ test('stepped and paused: the four figures show the core\'s numbers; a bad corru
 
 test('without the residual stream the lens says why; the preset link opens the induction preset with the panel', async () => {
   const hash = 'view=train&task=induction&layers=1&residual=0&heads=2&d-model=16&vocab-size=16&seq-len=16&panel=inspect';
-  const { page, context, errors } = await openPage(browser, `${srv.url}#${hash}`, { bypassCSP: true });
+  const { page, context, errors } = await openReused(browser, `${srv.url}#${hash}`, { bypassCSP: true });
   await waitReady(page);
   await page.waitForFunction(() => document.querySelector('.inspect-panel').dataset.state === 'done', null, { timeout: GUARD_MS });
   const ids = (await page.getAttribute('.inspect-panel', 'data-ids')).split(' ').map(Number);

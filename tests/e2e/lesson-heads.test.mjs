@@ -2,7 +2,7 @@
 // called in the page on the inputs the page shows, and against plain references computed here.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openPage, useBrowser } from './harness.mjs';
+import { openReused, useBrowser } from './harness.mjs';
 import { fmt, loadCoreInPage, shownMatrices } from './lesson-shown.mjs';
 
 let srv;
@@ -30,7 +30,7 @@ const zeroWo = (rows) => ({ data: new Array(rows * 8).fill(0), rows, cols: 8 });
 const maskedCells = (shown) => shown.maskedScores.values.map((v) => (v === -Infinity ? 1 : 0));
 
 test('three heads: each head\'s stages, the concatenation and W_o are the core\'s, and Y = C W_o by hand', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=lesson&stage=9&lesson-mask=causal`, { bypassCSP: true });
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=lesson&stage=9&lesson-mask=causal`, { bypassCSP: true });
   await page.waitForSelector('table[data-matrix=projected]');
   await page.fill('[name=lessonHeads]', '3');
   await page.locator('[name=lessonHeads]').blur();
@@ -72,7 +72,7 @@ test('three heads: each head\'s stages, the concatenation and W_o are the core\'
 });
 
 test('the mask: presets, a click and Enter/Space on a cell, a fully masked row gives 0 (not NaN), the old causal link', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=lesson&stage=7&causal=1`, { bypassCSP: true });
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=lesson&stage=7&causal=1`, { bypassCSP: true });
   await page.waitForSelector('table[data-matrix=output]');
   assert.equal(await page.inputValue('[name=lessonMask]'), 'causal', 'causal=1 still works');
   const T = 6;
@@ -125,7 +125,7 @@ test('the mask: presets, a click and Enter/Space on a cell, a fully masked row g
 });
 
 test('positions: X = E + P with P from the core\'s sinusoidal table; a repeated word gets two rows; the rule is stated', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=lesson&stage=1&sentence=the+cat+saw+The+dog`, { bypassCSP: true });
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=lesson&stage=1&sentence=the+cat+saw+The+dog`, { bypassCSP: true });
   await page.waitForSelector('table[data-matrix=X]');
   assert.match(await page.textContent('.stage[data-stage=tokens] .stage-text'), /split into words \(runs of letters, digits and apostrophes\) and single punctuation marks\. Each token is lower-cased/);
   let shown = await shownMatrices(page);
@@ -154,7 +154,7 @@ test('positions: X = E + P with P from the core\'s sinusoidal table; a repeated 
 
 test('two sentences through the same weights: side by side, and with blocks (positions off) equal to the packed run\'s blocks', async () => {
   const url = `${srv.url}#view=lesson&stage=6&lesson-heads=2&sentence=the+bank+was+closed&second-sentence=the+river+bank+flooded&lesson-mask=blocks`;
-  const { page, context, errors } = await openPage(browser, url, { bypassCSP: true });
+  const { page, context, errors } = await openReused(browser, url, { bypassCSP: true });
   await page.waitForSelector('[data-compare=sentences] table[data-sentence="2"][data-head="1"]');
   assert.deepEqual(await page.locator('.stage[data-stage=tokens] li').allTextContents(), ['the', 'bank', 'was', 'closed', 'the', 'river', 'bank', 'flooded']);
   let shown = await shownMatrices(page);
@@ -193,7 +193,7 @@ test('two sentences through the same weights: side by side, and with blocks (pos
 
 test('at 360 px the lesson with two heads, a drawn mask and two sentences fits, and the mask is reachable', async () => {
   const url = `${srv.url}#view=lesson&stage=9&lesson-heads=2&second-sentence=a+b&lesson-positions=1&lesson-mask=causal`;
-  const { page, context, errors } = await openPage(browser, url, { width: 360, height: 740 });
+  const { page, context, errors } = await openReused(browser, url, { width: 360, height: 740 });
   await page.waitForSelector('table[data-matrix=projected]');
   assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 360), 'no sideways scroll of the page');
   const cell = page.locator('button.mask-cell[data-i="0"][data-j="7"]');

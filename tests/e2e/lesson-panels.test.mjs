@@ -4,7 +4,7 @@
 // coloured tables, the cell links, and the sticky stage bar that must not cover a stage.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openPage, useBrowser } from './harness.mjs';
+import { openReused, useBrowser } from './harness.mjs';
 
 let srv;
 let browser;
@@ -83,7 +83,7 @@ function checkScaling(shown, dk) {
 }
 
 test('why √dk: the dk slider redraws both softmaxes, each matching a plain reference and the core\'s draws', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=lesson&stage=4&scale-dk=64&seed=42`, { bypassCSP: true });
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=lesson&stage=4&scale-dk=64&seed=42`, { bypassCSP: true });
   await page.waitForSelector('.stage[data-stage=scaled] .scaling-panel[data-dk="64"] [data-bars=scaled] td');
   const at64 = await scalingShown(page);
   checkScaling(at64, 64);
@@ -150,7 +150,7 @@ function checkSteps(shown, ref, subtract, what) {
 }
 
 test('softmax stability: [100, 200, 300] overflows to ∞ and NaN without the max and not with it; typed logits too', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=lesson&stage=6`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=lesson&stage=6`);
   await page.waitForSelector('.stage[data-stage=weights] table[data-softmax=stable]');
   assert.equal(await page.inputValue('[name=logits]'), '100 200 300');
   const naive = await stepsShown(page, 'naive');
@@ -189,7 +189,7 @@ test('softmax stability: [100, 200, 300] overflows to ∞ and NaN without the ma
 });
 
 test('the output as a blend: weight × value row for each key, summing to the core\'s output row', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=lesson&stage=7&blend-row=2`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=lesson&stage=7&blend-row=2`);
   await page.waitForSelector('table[data-matrix=blend][data-row="2"]');
   for (const row of [2, 0, 5]) {
     if (row !== 2) {
@@ -233,7 +233,7 @@ function contrast(a, b) {
 const rgb = (s) => s.match(/\d+/g).slice(0, 3).map(Number);
 
 test('every matrix is coloured: signed values blue below 0 and orange above, weights on viridis, text readable', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=lesson&stage=7`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=lesson&stage=7`);
   await page.waitForSelector('table[data-matrix=output]');
   const names = await page.$$eval('.stages table[data-matrix]', (ts) => ts.map((t) => t.dataset.matrix));
   for (const n of ['X', 'Q', 'K', 'V', 'scores', 'scaledScores', 'maskedScores', 'weights', 'output', 'blend']) assert.ok(names.includes(n), n);
@@ -277,7 +277,7 @@ const rowCells = (name, i, n) => Array.from({ length: n }, (_, j) => `${name}:${
 const colCells = (name, j, n) => Array.from({ length: n }, (_, i) => `${name}:${i},${j}`);
 
 test('pointing at or focusing a score, weight or output cell lights the rows and columns that made it', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=lesson&stage=7`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=lesson&stage=7`);
   await page.waitForSelector('table[data-matrix=output]');
   // scores (2, 3) = Q row 2 · K row 3 (dk = 4).
   await page.hover('table[data-matrix=scores] tbody tr:nth-child(3) td:nth-of-type(4)');

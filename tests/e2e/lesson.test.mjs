@@ -4,7 +4,7 @@
 // heads, the drawn mask, positions and two sentences.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openPage, useBrowser } from './harness.mjs';
+import { openReused, useBrowser } from './harness.mjs';
 import { fmt, loadCoreInPage, shownMatrices, STAGES } from './lesson-shown.mjs';
 
 let srv;
@@ -41,7 +41,7 @@ function assertSame(shown, core) {
 }
 
 test('view 2 shows, for the default sentence, exactly the numbers of the core', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=lesson&stage=9`, { bypassCSP: true });
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=lesson&stage=9`, { bypassCSP: true });
   await page.waitForSelector('table[data-matrix=projected]');
   assert.equal(await page.inputValue('[name=sentence]'), 'The cat sat on the mat');
   assert.deepEqual(await page.locator('.stage[data-stage=tokens] li').allTextContents(), ['The', 'cat', 'sat', 'on', 'the', 'mat']);
@@ -67,7 +67,7 @@ test('view 2 shows, for the default sentence, exactly the numbers of the core', 
 });
 
 test('view 2 with the causal mask, other dk/dv and a new sentence still shows the core numbers', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=lesson&stage=7`, { bypassCSP: true });
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=lesson&stage=7`, { bypassCSP: true });
   await page.waitForSelector('table[data-matrix=output]');
   await page.selectOption('[name=lessonMask]', 'causal');
   await page.waitForSelector('table[data-matrix=maskedScores] td.masked');
@@ -90,7 +90,7 @@ test('view 2 with the causal mask, other dk/dv and a new sentence still shows th
 });
 
 test('Next and Prev step through the stages, each labelled with its formula and shape', async () => {
-  const { page, context } = await openPage(browser, `${srv.url}#view=lesson`);
+  const { page, context } = await openReused(browser, `${srv.url}#view=lesson`);
   await page.waitForSelector('.stage[data-stage=tokens]');
   assert.equal(await page.isDisabled('[data-action=prev]'), true);
   const names = STAGES;

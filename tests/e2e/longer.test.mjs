@@ -5,7 +5,7 @@
 // cancel. Numbers are read from the panel's data attributes (the core's, full precision).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openPage, waitReady, useBrowser } from './harness.mjs';
+import { openReused, useBrowser, waitReady } from './harness.mjs';
 
 /** A guard against a hang, not a verdict (the machine's other core may be busy). */
 const GUARD_MS = 60000;
@@ -34,7 +34,7 @@ async function trainAndMeasure(page) {
 }
 
 test('rope: three rows with finite numbers and one line per length', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#${SMALL}&panel=longer&positions=rope`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#${SMALL}&panel=longer&positions=rope`);
   const rows = await trainAndMeasure(page);
   assert.deepEqual(rows.map((r) => r.length), [8, 16, 32]);
   for (const r of rows) {
@@ -51,7 +51,7 @@ test('rope: three rows with finite numbers and one line per length', async () =>
 });
 
 test('learned with max_seq_len = seq_len: 2x and 4x say why, naming max_seq_len', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#${SMALL}&panel=longer&positions=learned`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#${SMALL}&panel=longer&positions=learned`);
   const rows = await trainAndMeasure(page);
   assert.ok(Number.isFinite(Number(rows[0].accuracy)), 'the training length is measured');
   for (const r of rows.slice(1)) {
@@ -64,7 +64,7 @@ test('learned with max_seq_len = seq_len: 2x and 4x say why, naming max_seq_len'
 });
 
 test('the preset compares the five methods at 16, 32 and 64 (5 steps each), and cancels', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#${SMALL}&panel=longer&positions=rope`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#${SMALL}&panel=longer&positions=rope`);
   await trainAndMeasure(page);
   await page.fill('[name=comparison-steps]', '5');
   await page.click('[data-action=compare-positions]');

@@ -3,7 +3,7 @@
 // Also the block on the page: GQA captions on the heatmaps and the shapes of a whole block.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openPage, useBrowser, waitReady } from './harness.mjs';
+import { openReused, useBrowser, waitReady } from './harness.mjs';
 
 let srv;
 let browser;
@@ -19,7 +19,7 @@ const shownPanels = (page) =>
   );
 
 test('one panel at a time under the loss and the heatmaps; the choice is in the link; all stacks them', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train`);
   await waitReady(page);
   // The loss and the heatmaps come first, then the picker.
   const order = await page.$$eval('.train-plots > *', (els) => els.slice(0, 3).map((e) => e.className));
@@ -46,7 +46,7 @@ test('one panel at a time under the loss and the heatmaps; the choice is in the 
 
   // The link opens the same panel.
   const url = await page.evaluate(() => location.href);
-  const again = await openPage(browser, url);
+  const again = await openReused(browser, url);
   await waitReady(again.page);
   assert.deepEqual(await shownPanels(again.page), ['ablation-panel']);
   await again.context.close();
@@ -62,7 +62,7 @@ test('one panel at a time under the loss and the heatmaps; the choice is in the 
 });
 
 test('a bad panel in the link is corrected with the banner; the page works with the default panel', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&panel=%3Cb%3Eevil`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=%3Cb%3Eevil`);
   await waitReady(page);
   assert.match(await page.textContent('.banner'), /panel: "<b>evil" is not one of predictions, shapes, .*; using predictions/);
   assert.equal(await page.$('.banner b'), null, 'shown as text, never as markup');
@@ -73,7 +73,7 @@ test('a bad panel in the link is corrected with the banner; the page works with 
 
 test('GQA: each heatmap says which K/V head it reads; the shapes panel draws the whole block', async () => {
   const hash = 'view=train&panel=shapes&d-model=16&heads=4&kv-heads=2&seq-len=8&batch=8&vocab-size=32&layers=2&residual=1&norm=rmsnorm&ffn=swiglu&ffn-mult=2&positions=rope';
-  const { page, context, errors } = await openPage(browser, `${srv.url}#${hash}`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#${hash}`);
   await waitReady(page);
   await page.waitForFunction(() => document.querySelector('.heatmaps').dataset.layers === '2');
   const groups = await page.$$eval('.heatmaps figure.head:not(.avg) .kv-group', (els) => els.map((e) => e.textContent));

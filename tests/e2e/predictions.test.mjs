@@ -6,7 +6,7 @@
 // the URL; a hostile one gets one clear sentence. Works at 360 px, the table reachable by keyboard.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { downloadBytes, openPage, useBrowser, waitReady } from './harness.mjs';
+import { downloadBytes, openReused, useBrowser, waitReady } from './harness.mjs';
 
 /** How long a wait may take before the test calls it a hang (a guard, not a verdict). */
 const GUARD_MS = 60000;
@@ -131,7 +131,7 @@ async function exported(page) {
 }
 
 test('predictions: the top 3 and their probabilities are a softmax of the core\'s logits, the marks the task\'s answers', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&panel=all&task=copy&seed=5`, { bypassCSP: true });
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=all&task=copy&seed=5`, { bypassCSP: true });
   await waitReady(page);
   for (let k = 1; k <= 3; ++k) {
     await page.click('[data-action=step10]');
@@ -154,7 +154,7 @@ test('predictions: the top 3 and their probabilities are a softmax of the core\'
 });
 
 test('after training repeat, every position is marked right', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&panel=all`, { bypassCSP: true });
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=all`, { bypassCSP: true });
   await waitReady(page);
   await page.click('[data-action=play]');
   await page.waitForFunction(() => Number(document.querySelector('.readout').dataset.step) >= 400, null, { timeout: GUARD_MS * 2 });
@@ -173,7 +173,7 @@ test('after training repeat, every position is marked right', async () => {
 });
 
 test('"New sample" shows the generator\'s next sequence for every task; the seed is in the URL', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&vocab-size=16&seq-len=9`, { bypassCSP: true });
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&vocab-size=16&seq-len=9`, { bypassCSP: true });
   await waitReady(page);
   await loadCore(page);
   const taskSample = (task, seed) => page.evaluate(({ task, seed }) => Array.from(window.__core.taskSample(task, 16, 9, seed)).join(' '), { task, seed });
@@ -200,7 +200,7 @@ test('"New sample" shows the generator\'s next sequence for every task; the seed
     assert.deepEqual(rows.map((r) => r.verdict === 'none'), answers.map((a) => a < 0), `${task}: not counted where the task sets no answer`);
   }
   // The link reloads to the same drawn sequence.
-  const again = await openPage(browser, await page.evaluate(() => location.href));
+  const again = await openReused(browser, await page.evaluate(() => location.href));
   await waitReady(again.page);
   assert.equal(await again.page.inputValue('[name=sample]'), await taskSample('future', seed));
   await again.context.close();
@@ -209,7 +209,7 @@ test('"New sample" shows the generator\'s next sequence for every task; the seed
 });
 
 test('a typed sample still works and stays in the URL; emptying the box goes back to the task; a hostile one is named', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&panel=all&task=shift`, { bypassCSP: true });
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=all&task=shift`, { bypassCSP: true });
   await waitReady(page);
   await page.fill('[name=sample]', '5 6 7 8 9');
   await page.press('[name=sample]', 'Enter');
@@ -221,7 +221,7 @@ test('a typed sample still works and stays in the URL; emptying the box goes bac
   assertMatches(rows, [5, 6, 7, 8, 9], await reference(page, await exported(page)));
 
   // An old link's typed sample reads as before.
-  const old = await openPage(browser, `${srv.url}#view=train&panel=all&sample=3%2014%2015%209`);
+  const old = await openReused(browser, `${srv.url}#view=train&panel=all&sample=3%2014%2015%209`);
   await waitReady(old.page);
   assert.equal(await old.page.inputValue('[name=sample]'), '3 14 15 9');
   await old.page.waitForFunction((sel) => document.querySelector(sel)?.dataset.ids === '3 14 15 9', PANEL, { timeout: GUARD_MS });
@@ -252,7 +252,7 @@ test('a typed sample still works and stays in the URL; emptying the box goes bac
 });
 
 test('at 360 px the table scrolls in a box the keyboard reaches, and the page does not', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&seq-len=16`, { width: 360, height: 800 });
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&seq-len=16`, { width: 360, height: 800 });
   await waitReady(page);
   await panelShows(page, { step: 0 });
   const box = `${PANEL} .scroll`;

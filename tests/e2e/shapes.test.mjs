@@ -2,7 +2,7 @@
 // a change of the settings at once.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openPage, useBrowser, waitReady } from './harness.mjs';
+import { openReused, useBrowser, waitReady } from './harness.mjs';
 
 let srv;
 let browser;
@@ -17,7 +17,7 @@ const shown = (page) =>
   );
 
 test('the shape contract: (B,T,D) -> (B,T,3D) -> (B,H,T,Dh) -> (B,H,T,T) -> (B,T,D) -> (B,T,V), with the numbers of the settings', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#vocab=32&dmodel=16&heads=2&seqlen=8&batch=8&panel=shapes`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#vocab=32&dmodel=16&heads=2&seqlen=8&batch=8&panel=shapes`);
   await waitReady(page);
   let s = await shown(page);
   assert.deepEqual(Object.keys(s), ['x', 'qkv', 'heads', 'scores', 'merged', 'logits']);

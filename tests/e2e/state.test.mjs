@@ -1,7 +1,7 @@
 // The state object mirrored in the URL hash: round trips, and hostile or bad values.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openPage, waitReady, readout, useBrowser } from './harness.mjs';
+import { openReused, readout, useBrowser, waitReady } from './harness.mjs';
 
 let srv;
 let browser;
@@ -20,7 +20,7 @@ test('the URL hash round-trips: a copied link reproduces view, config and seed',
     '&sample=1+2+3+4&sample-seed=1&logy=0&smooth=1&epochs=1&panel=ablation&sentence=Attention+is+all+you+need&dk=3&dv=5&lesson-mask=causal&window=2&lesson-heads=1&lesson-positions=0&second-sentence=&stage=4' +
     '&scale-dk=16&logits=100+200+300&blend-row=0' +
     '&mask=none&scale-scores=0&heads-off=2&heads-frozen=1';
-  const { page, context, errors } = await openPage(browser, `${srv.url}#${hash}`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#${hash}`);
   await waitReady(page);
   assert.equal(await page.evaluate(() => location.hash), `#${hash}`, 'a canonical hash is kept as it is');
   assert.deepEqual(await controlValues(page), {
@@ -54,7 +54,7 @@ test('the URL hash round-trips: a copied link reproduces view, config and seed',
   const before1 = await page.evaluate(() => location.hash);
 
   // Opening the copied link gives the same state.
-  const second = await openPage(browser, url);
+  const second = await openReused(browser, url);
   await second.page.waitForSelector('.stage[data-stage=masked]');
   assert.equal(await second.page.evaluate(() => location.hash), before1);
   assert.equal(await second.page.isVisible('.view-lesson'), true);
@@ -72,7 +72,7 @@ test('a link from before issue 13 (old key names) opens the same, and is written
     'view=train&vocab=32&dmodel=16&heads=2&seqlen=8&batch=8&lr=0.01&seed=7&attndrop=0.1&outdrop=0&task=repeat' +
     '&sample=1+2+3+4&logy=0&smooth=1&epochs=1&sentence=Attention+is+all+you+need&dk=3&dv=5&causal=1&stage=4' +
     '&mask=none&scale=0&off=2&frozen=1';
-  const { page, context, errors } = await openPage(browser, `${srv.url}#${old}`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#${old}`);
   await waitReady(page);
   assert.equal(
     await page.evaluate(() => location.hash),
@@ -99,7 +99,7 @@ test('a link from before issue 13 (old key names) opens the same, and is written
 });
 
 test('a link with missing keys gets the defaults, written back in full', async () => {
-  const { page, context } = await openPage(browser, `${srv.url}#seed=9`);
+  const { page, context } = await openReused(browser, `${srv.url}#seed=9`);
   await waitReady(page);
   const h = await page.evaluate(() => location.hash);
   assert.match(h, /^#view=train&vocab-size=64&d-model=32&heads=4&seq-len=12&batch=16&lr=0.005&seed=9&/);
@@ -111,7 +111,7 @@ test('bad and hostile URL values are corrected with a visible message, never inj
   const hash =
     `vocab=99999&dmodel=31&heads=5&seqlen=abc&batch=0&lr=-1&attndrop=2&view=evil&logy=maybe` +
     `&sentence=${hostile}&sample=${encodeURIComponent('<script>alert(1)</script> 3 4')}&dk=1e9`;
-  const { page, context, errors } = await openPage(browser, `${srv.url}#${hash}`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#${hash}`);
   await waitReady(page);
   const banner = page.locator('.banner');
   assert.equal(await banner.isVisible(), true);
@@ -154,7 +154,7 @@ test('bad and hostile URL values are corrected with a visible message, never inj
 });
 
 test('a hash edited by hand is validated too', async () => {
-  const { page, context } = await openPage(browser, `${srv.url}#view=train`);
+  const { page, context } = await openReused(browser, `${srv.url}#view=train`);
   await waitReady(page);
   await page.evaluate(() => (location.hash = 'view=train&heads=3&seqlen=500'));
   await page.waitForSelector('.banner:not([hidden])');
@@ -167,7 +167,7 @@ test('a hash edited by hand is validated too', async () => {
 });
 
 test('every control has a label and is reachable from the keyboard', async () => {
-  const { page, context } = await openPage(browser, `${srv.url}#view=train`);
+  const { page, context } = await openReused(browser, `${srv.url}#view=train`);
   await waitReady(page);
   for (const view of ['train', 'lesson', 'block']) {
     await page.click(`[data-view=${view}]`);

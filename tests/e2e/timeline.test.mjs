@@ -3,7 +3,7 @@
 // Reset or a new head count, and the worker's memory cap.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { canvasInk, chartInk, openPage, readout, useBrowser, waitReady } from './harness.mjs';
+import { canvasInk, chartInk, openReused, readout, useBrowser, waitReady } from './harness.mjs';
 
 /** How long a wait may take before the test calls it a hang (a guard, not a verdict: CI's other
  * core may be busy). */
@@ -64,7 +64,7 @@ async function waitCaughtUp(page, step) {
 const waitStep = (page, step) => page.waitForFunction(([sel, s]) => document.querySelector(sel).dataset.step === String(s), [PANEL, step]);
 
 test('the timeline scrubs: scrubber, heatmaps per head, Play-through, charts per head, Reset starts over', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&panel=timeline`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=timeline`);
   await waitReady(page);
   // Before training: the snapshot of step 0 only.
   await page.waitForFunction((sel) => document.querySelector(sel).dataset.entries === '1', PANEL);
@@ -160,7 +160,7 @@ test('the timeline scrubs: scrubber, heatmaps per head, Play-through, charts per
 // A small batch keeps the steps cheap.
 for (const [H, T, B] of [[8, 64, 2], [16, 128, 1]]) test(`the timeline memory stays capped (H ${H}, T ${T}): thinned when full, at most capacity snapshots and 8 MB`, async () => {
   const sample = Array.from({ length: T }, (_, i) => (i * 7) % 64).join(' ');
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&panel=timeline&seqlen=${T}&heads=${H}&dmodel=32&batch=${B}&sample=${encodeURIComponent(sample)}`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=timeline&seqlen=${T}&heads=${H}&dmodel=32&batch=${B}&sample=${encodeURIComponent(sample)}`);
   await waitReady(page);
   await page.waitForFunction((sel) => document.querySelector(sel).dataset.entries === '1', PANEL);
   const first = await panelState(page);

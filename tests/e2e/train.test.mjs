@@ -4,7 +4,7 @@
 // because CI's other core may be busy (GUARD_MS). The timings live in `npm run bench:browser`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RECORD_WORKER, canvasInk, chartInk, openPage, openRecorded, waitReady, readout, useBrowser } from './harness.mjs';
+import { canvasInk, chartInk, openPage, openRecorded, openReused, readout, RECORD_WORKER, useBrowser, waitReady } from './harness.mjs';
 
 let srv;
 let browser;
@@ -103,7 +103,7 @@ test(`Play trains the repeat task to loss < 0.1 within ${STEP_BUDGET} steps, and
 });
 
 test('Step 1 advances exactly one step, Step 10 ten; Reset returns to step 0 with loss near ln(vocab)', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&vocab=64`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&vocab=64`);
   await waitReady(page);
   await settle(page);
   const initial = await heatmapPixels(page);
@@ -199,7 +199,7 @@ test('while training, the heatmaps redraw from the snapshots: at most one redraw
 });
 
 test('heatmap cells: hover and keyboard show "query i (token) → key j (token): weight"', async () => {
-  const { page, context } = await openPage(browser, `${srv.url}#view=train&sample=3%2014%2015%209`);
+  const { page, context } = await openReused(browser, `${srv.url}#view=train&sample=3%2014%2015%209`);
   await waitReady(page);
   await settle(page);
   const canvas = page.locator('.heatmaps canvas').first();
@@ -225,7 +225,7 @@ test('heatmap cells: hover and keyboard show "query i (token) → key j (token):
 });
 
 test('an invalid config shows the core message next to the control; fixing it recovers', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train`);
   await waitReady(page);
   await page.fill('[name=dModel]', '30');
   await page.press('[name=dModel]', 'Enter');
@@ -268,7 +268,7 @@ test('a worker crash shows a message and Restart brings training back', async ()
 });
 
 test('the loss chart: exact value on hover, and the log-scale toggle (mirrored in the hash)', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train`);
   await waitReady(page);
   await page.click('[data-action=step10]');
   await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '10');
@@ -303,7 +303,7 @@ test(`the scalar build (?core=scalar, what browsers without SIMD get) trains too
 });
 
 test('training goes on behind the lesson view, and the heatmaps catch up on return', async () => {
-  const { page, context, errors } = await openPage(browser, `${srv.url}#view=train`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train`);
   await waitReady(page);
   await page.evaluate(() => document.querySelector('[data-action=play]').click());
   await page.click('[data-view=lesson]');
