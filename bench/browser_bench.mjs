@@ -3,7 +3,8 @@
 //   - from navigation to the first heatmap drawn;
 //   - from pressing Play to loss < 0.05 on the DemoConfig (median of runs, Reset between);
 //   - training steps/s while playing (median of 1 s blocks), and its ratio to the node wasm
-//     figure measured in the same run (bench/wasm_bench.mjs);
+//     figure (bench/wasm_bench.mjs), in rounds that measure the two back to back (the median of
+//     the rounds' ratios: a shared machine's load moves both sides of a round alike);
 //   - in the same blocks: heatmap redraws per second, the longest main-thread task, and the
 //     slowest redraw's script time;
 //   - heatmap redraws per second under prefers-reduced-motion;
@@ -76,6 +77,15 @@ function playBlocks(page, blocks, ms) {
       }),
     [blocks, ms],
   );
+}
+
+/** Rounds of page blocks and node runs behind the page / node ratio. */
+const RATIO_ROUNDS = 5;
+
+/** The DemoConfig's training steps/s under node, SIMD build (bench/wasm_bench.mjs, 3 blocks of 1 s). */
+function nodeDemoRate() {
+  const out = execFileSync('node', ['bench/wasm_bench.mjs', '--variant', 'simd', '--config', 'demo', '--blocks', '3', '--block-seconds', '1'], { cwd: ROOT, encoding: 'utf8' });
+  return JSON.parse(out.trim().split('\n').at(-1)).configs.demo.steps_per_s;
 }
 
 const col = (rows, key) => rows.map((r) => r[key]);
@@ -186,12 +196,20 @@ async function main() {
   }
 
   // 3. While playing with heatmaps drawing (the default config, Play from the keyboard as a
-  // learner would): 1 s blocks after a 1 s warm-up.
-  await page.focus('[data-action=play]');
-  await page.keyboard.press('Space');
-  await page.waitForSelector('.readout[data-status="playing"]', { state: 'attached', timeout: 10000 });
-  await page.waitForTimeout(1000);
-  const play = await playBlocks(page, 5, 1000);
+  // learner would), in RATIO_ROUNDS rounds: 3 blocks of 1 s after a 1 s warm-up, Pause, then the
+  // same config under node (3 blocks of 1 s) while the paused page idles.
+  const play = [];
+  const rounds = [];
+  for (let r = 0; r < RATIO_ROUNDS; ++r) {
+    await page.focus('[data-action=play]');
+    await page.keyboard.press('Space');
+    await page.waitForSelector('.readout[data-status="playing"]', { state: 'attached', timeout: 10000 });
+    await page.waitForTimeout(1000);
+    const blocks = await playBlocks(page, 3, 1000);
+    await pausePage(page);
+    play.push(...blocks);
+    rounds.push({ page: median(col(blocks, 'steps_per_s')), node: nodeDemoRate() });
+  }
   const rates = col(play, 'steps_per_s');
   const frames = await page.evaluate(() => Number(document.querySelector('.heatmaps').dataset.frames));
   await pausePage(page);
@@ -319,11 +337,9 @@ async function main() {
   await browser.close();
   await srv.close();
 
-  // The node wasm figure for the same config, measured now, beside it.
-  const node = JSON.parse(execFileSync('node', ['bench/wasm_bench.mjs', '--variant', 'simd', '--config', 'demo'],
-    { cwd: ROOT, encoding: 'utf8' }).trim().split('\n').at(-1));
-  const nodeSps = node.configs.demo.steps_per_s;
+  const nodeSps = median(rounds.map((r) => r.node));
   const pageSps = median(rates);
+  const pageOverNode = median(rounds.map((r) => r.page / r.node));
   const transfer = {
     files: bodies.length,
     raw_bytes: bodies.reduce((a, b) => a + b.raw, 0),
@@ -348,13 +364,13 @@ async function main() {
       hashchange: { median: median(bannerEdits), runs: bannerEdits },
     },
     node_wasm_steps_per_s: nodeSps,
-    page_over_node: pageSps / nodeSps,
+    page_over_node: { median: pageOverNode, rounds },
     heatmap_redraws_total: frames,
     transfer,
     targets: {
       first_heatmap_under_500ms: firstHeatmapMs < 500,
       solve_under_1s: median(toSolve) < 1000,
-      page_over_node_at_least_0_8: pageSps / nodeSps >= 0.8,
+      page_within_15_percent_of_node: pageOverNode >= 0.85,
       transfer_at_most_300KB_gzip: transfer.gzip_bytes <= 300 * 1024,
       induction_accuracy_0_9_under_10s: induction.accuracy_0_9_ms !== null && induction.accuracy_0_9_ms < 10000,
       induction_phase_change_under_3s: induction.phase_change_ms !== null && induction.phase_change_ms < 3000,
@@ -368,7 +384,7 @@ async function main() {
   console.log(`| Play -> loss < 0.05 (DemoConfig, median of 5) | ${median(toSolve).toFixed(0)} ms | < 1000 ms |`);
   console.log(`| training in the page, heatmaps drawing | ${pageSps.toFixed(0)} steps/s | |`);
   console.log(`| same, node wasm SIMD (same run) | ${nodeSps.toFixed(0)} steps/s | |`);
-  console.log(`| page / node | ${(pageSps / nodeSps).toFixed(2)} | >= 0.8 |`);
+  console.log(`| page / node (median of ${RATIO_ROUNDS} back-to-back rounds: ${rounds.map((r) => (r.page / r.node).toFixed(2)).join(', ')}) | ${pageOverNode.toFixed(2)} | >= 0.85 |`);
   const ms = (x) => (x === null ? 'not reached' : `${x.toFixed(0)} ms`);
   console.log(`| induction preset: Play -> phase change (page step ${induction.phase_change_step}; node ${induction.node_phase_change_step}) | ${ms(induction.phase_change_ms)} | < 3000 ms |`);
   console.log(`| induction preset: Play -> eval accuracy 0.9 (step ${induction.node_accuracy_0_9_step} in node; page readout at step ${induction.accuracy_0_9_step}) | ${ms(induction.accuracy_0_9_ms)} | < 10000 ms |`);

@@ -9,14 +9,6 @@ namespace attn {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-// max that keeps a NaN from either side (std::max drops it on one side).
-double nan_max(double a, double b) {
-  if (std::isnan(a) || std::isnan(b)) return kNaN;
-  return a > b ? a : b;
-}
-
 // d against the tolerance at magnitude m: d / (abs + rel * m), 1 at the edge. A zero tolerance
 // gives 0 for d = 0 and infinity otherwise; a NaN d stays NaN.
 double scaled_error(double d, double m, Tolerance tol) {
@@ -26,6 +18,11 @@ double scaled_error(double d, double m, Tolerance tol) {
 }
 
 }  // namespace
+
+double nan_max(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
+  return a > b ? a : b;
+}
 
 Closeness compare_close(const float* ours, const float* ref, size_t n, Tolerance tol,
                         size_t show, const char* ref_name) {

@@ -38,6 +38,10 @@ struct Closeness {
   std::string first_bad;      // the first few offenders: " [i] ours x <ref_name> y;" each
 };
 
+// max that keeps a NaN from either side (std::max drops it on one side), so a NaN anywhere in a
+// running maximum shows in the result.
+double nan_max(double a, double b);
+
 // Compares n values of ours with ref, listing up to show offenders under the name ref_name.
 Closeness compare_close(const float* ours, const float* ref, size_t n, Tolerance tol,
                         size_t show = 4, const char* ref_name = "ref");

@@ -15,7 +15,7 @@ namespace attn {
 
 namespace {
 
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kFloatNaN = std::numeric_limits<float>::quiet_NaN();
 
 void check_length(const TinyAttentionLM& model, int T, const char* what) {
   const int C = model.config.max_context_length;
@@ -145,7 +145,7 @@ LogitLens logit_lens(TinyAttentionLM& model, const int32_t* ids, int T, const in
       const int top = argmax(probs, t);
       lens.top_token(l, t) = top;
       lens.top_prob(l, t) = probs(t, top);
-      lens.answer_prob(l, t) = has_answer(answers, t) ? probs(t, answers[t]) : kNaN;
+      lens.answer_prob(l, t) = has_answer(answers, t) ? probs(t, answers[t]) : kFloatNaN;
     }
   }
   return lens;
@@ -174,11 +174,11 @@ Attribution direct_attribution(TinyAttentionLM& model, const int32_t* ids, int T
   TinyAttentionLM::State s;
   run(model, ids, 1, T, s, &rec);
   at.applies = true;
-  at.heads.setConstant(L * H, T, kNaN);
-  at.embed.setConstant(T, kNaN);
-  at.ffn.setConstant(ffn ? L : 0, T, kNaN);
-  at.bias.setConstant(T, kNaN);
-  at.total.setConstant(T, kNaN);
+  at.heads.setConstant(L * H, T, kFloatNaN);
+  at.embed.setConstant(T, kFloatNaN);
+  at.ffn.setConstant(ffn ? L : 0, T, kFloatNaN);
+  at.bias.setConstant(T, kFloatNaN);
+  at.total.setConstant(T, kFloatNaN);
 
   using VecD = Eigen::RowVectorXd;
   const Eigen::MatrixXd W = model.lm_head.weight.cast<double>();  // (V,D)
@@ -197,7 +197,7 @@ Attribution direct_attribution(TinyAttentionLM& model, const int32_t* ids, int T
     const double vsum = v.sum();
     const auto share = [&](const VecD& z) { return z.dot(v) - (center ? z.mean() * vsum : 0.0); };
     const double embed = share(rec.streams[0].row(t).cast<double>());
-    double sum = embed, bias = 0.0;
+    double bias = 0.0;
     for (int l = 0; l < L; ++l) {
       const MultiHeadSelfAttention& m = model.layers[size_t(l)];
       const int Dh = m.d_head;
@@ -208,13 +208,11 @@ Attribution direct_attribution(TinyAttentionLM& model, const int32_t* ids, int T
                          m.out_proj.weight.middleCols(h * Dh, Dh).transpose().cast<double>();
         const double x = share(out);
         at.heads(l * H + h, t) = float(x);
-        sum += x;
       }
       bias += share(m.out_proj.bias.cast<double>());
       if (ffn) {
         const double x = share(rec.ffn_out[size_t(l)].row(t).cast<double>());
         at.ffn(l, t) = float(x);
-        sum += x;
       }
     }
     if (center) bias += norm->bias.cast<double>().dot(u);
@@ -297,7 +295,7 @@ Patching activation_patching(TinyAttentionLM& model, const int32_t* clean,
     run(model, ids.data(), B, T, s, &patcher);
     for (int b = 0; b < B; ++b) {
       const double m = metric(s.logits, Eigen::Index(b) * T + pos);
-      result[first + size_t(b)] = span != 0.0 ? float((m - m_corrupt) / span) : kNaN;
+      result[first + size_t(b)] = span != 0.0 ? float((m - m_corrupt) / span) : kFloatNaN;
     }
   }
   p.resid.resize(L + 1, T);

@@ -87,12 +87,6 @@ std::string num(double v) {
   return buf;
 }
 
-// max that keeps a NaN (std::max would drop it on one side).
-double nan_max(double a, double b) {
-  if (std::isnan(a) || std::isnan(b)) return kNaN;
-  return a > b ? a : b;
-}
-
 std::vector<int32_t> random_ids(Rng& rng, size_t n, int V) {
   std::vector<int32_t> ids(n);
   for (int32_t& id : ids) id = static_cast<int32_t>(rng.below(static_cast<uint32_t>(V)));

@@ -20,8 +20,6 @@ namespace attn::cli {
 
 namespace {
 
-// Largest output, in floats (as attn forward's).
-constexpr int64_t kMaxOutputElements = 64LL * 1024 * 1024;
 constexpr size_t kMaxIds = 4096;
 
 const std::vector<Flag> kInspectFlags = {

@@ -17,10 +17,6 @@ namespace {
 
 using json::printable;
 
-// Largest tensor either command writes, in floats (256 MB), so hostile inputs cannot make us
-// allocate without bound.
-constexpr int64_t kMaxOutputElements = 64LL * 1024 * 1024;
-
 // The file at path, parsed; errors name the path.
 struct InputFile {
   std::vector<uint8_t> bytes;

@@ -9,6 +9,10 @@
 
 namespace attn::cli {
 
+// Largest tensor a command writes, in floats (256 MB), so hostile inputs cannot make us allocate
+// without bound (attn forward, attend and inspect check their output shapes against it).
+constexpr int64_t kMaxOutputElements = 64LL * 1024 * 1024;
+
 int cmd_demo(const std::vector<std::string>& args);     // cmd_demo.cpp
 int cmd_demo_self_attention(const std::vector<std::string>& args);  // cmd_demo_self_attention.cpp
 int cmd_train(const std::vector<std::string>& args);    // cmd_train.cpp

@@ -17,8 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "attn/rng.h"
 #include "attn/check.h"
+#include "attn/loss.h"
+#include "attn/rng.h"
 #include "attn/tensor.h"
 
 namespace gradcheck {
@@ -40,6 +41,31 @@ constexpr double kFdAbsTolDoubleLoss = 1e-4;
 constexpr Tolerance kDoubleLossTol{kFdAbsTolDoubleLoss, kFdRelTol};
 // How many differing entries a failing check prints.
 constexpr int kShowMismatches = 5;
+
+// n token ids drawn uniformly from [0, V) by our deterministic generator.
+inline std::vector<int32_t> random_ids(int n, int V, attn::Rng& rng) {
+  std::vector<int32_t> ids(size_t(n), 0);
+  for (int32_t& id : ids) id = static_cast<int32_t>(rng.below(static_cast<uint32_t>(V)));
+  return ids;
+}
+
+// Cross-entropy of float logits evaluated in double (rows whose target is kIgnoreIndex left
+// out): finite differences through it then see only the forward's own float rounding, not the
+// rounding of the loss, so they resolve small gradients (kDoubleLossTol).
+inline double cross_entropy_double(const attn::Mat& logits, const std::vector<int32_t>& targets) {
+  double total = 0;
+  int count = 0;
+  for (Eigen::Index i = 0; i < logits.rows(); ++i) {
+    const int32_t target = targets[size_t(i)];
+    if (target == attn::kIgnoreIndex) continue;
+    double mx = logits(i, 0), sum = 0;
+    for (Eigen::Index j = 0; j < logits.cols(); ++j) mx = std::max(mx, double(logits(i, j)));
+    for (Eigen::Index j = 0; j < logits.cols(); ++j) sum += std::exp(double(logits(i, j)) - mx);
+    total += std::log(sum) + mx - logits(i, target);
+    ++count;
+  }
+  return total / count;
+}
 
 // A (rows, cols) matrix of N(0, scale^2) entries from our deterministic generator.
 inline attn::Mat random_mat(Eigen::Index rows, Eigen::Index cols, attn::Rng& rng,

@@ -19,6 +19,8 @@ using attn::Mat;
 using attn::ModelConfig;
 using attn::NormKind;
 using attn::NormPosition;
+using gradcheck::cross_entropy_double;
+using gradcheck::random_ids;
 using attn::PositionKind;
 using attn::TinyAttentionLM;
 
@@ -32,27 +34,7 @@ ModelConfig block_config() {
   return c;
 }
 
-std::vector<int32_t> random_ids(int n, int V, attn::Rng& rng) {
-  std::vector<int32_t> ids(size_t(n), 0);
-  for (int32_t& id : ids) id = static_cast<int32_t>(rng.below(static_cast<uint32_t>(V)));
-  return ids;
-}
 
-// Cross-entropy in double from float logits (as test_model.cpp), so the finite differences see
-// only the forward's rounding.
-double cross_entropy_double(const Mat& logits, const std::vector<int32_t>& targets) {
-  double total = 0;
-  int count = 0;
-  for (Eigen::Index i = 0; i < logits.rows(); ++i) {
-    if (targets[size_t(i)] == attn::kIgnoreIndex) continue;
-    double mx = logits(i, 0), sum = 0;
-    for (Eigen::Index j = 0; j < logits.cols(); ++j) mx = std::max(mx, double(logits(i, j)));
-    for (Eigen::Index j = 0; j < logits.cols(); ++j) sum += std::exp(double(logits(i, j)) - mx);
-    total += std::log(sum) + mx - logits(i, targets[size_t(i)]);
-    ++count;
-  }
-  return total / count;
-}
 
 // Every parameter of the model through cross-entropy, sampling at most kEntries entries of each.
 void check_block_grads(const ModelConfig& c) {

@@ -20,28 +20,6 @@ using namespace attn;
 namespace {
 
 // test_reference.cpp's tolerances: |ours - torch| <= abs + rel * |torch|.
-constexpr double kOutAbs = kReferenceOutAbs, kOutRel = kReferenceOutRel;
-constexpr double kGradAbs = 1e-7, kGradRel = 1e-4;
-
-std::string block_path(const std::string& file) {
-  return testdata::reference_dir() + "/block/" + file;
-}
-
-struct RefFile {
-  std::vector<uint8_t> bytes;
-  SafetensorsFile file;
-  explicit RefFile(const std::string& name) : bytes(read_file(block_path(name))) {
-    file = parse_safetensors(bytes.data(), bytes.size());
-  }
-};
-
-void check_close(const std::string& what, const float* ours, const std::vector<float>& torch,
-                 double abs_tol, double rel_tol) {
-  const compare::Stats st = compare::within(ours, torch.data(), torch.size(), abs_tol, rel_tol);
-  INFO(what << ": " << st.n << " values, max |diff| " << st.max_abs_diff << ", " << st.bad
-            << " out of tolerance" << st.first_bad);
-  CHECK(st.bad == 0);
-}
 
 const json::Value& member(const json::Value& v, const char* key) {
   const json::Value* m = v.find(key);
@@ -50,7 +28,7 @@ const json::Value& member(const json::Value& v, const char* key) {
 }
 
 json::Value read_cases() {
-  const std::vector<uint8_t> bytes = read_file(block_path("cases.json"));
+  const std::vector<uint8_t> bytes = read_file(testdata::reference_path("block/cases.json"));
   return json::parse(std::string(bytes.begin(), bytes.end()));
 }
 
@@ -59,7 +37,7 @@ void check_case(const json::Value& c, bool with_grads) {
   const std::string name = member(c, "name").string;
   const int B = int(member(c, "B").integer), T = int(member(c, "T").integer);
   const json::Value& cfg = member(c, "config");
-  const RefFile weights(name + ".weights.safetensors");
+  const testdata::ReferenceFile weights("block/" + name + ".weights.safetensors");
   const auto model = load_model_for_length(weights.bytes.data(), weights.bytes.size(), T);
   const ModelConfig& mc = model->config;
   // The file's metadata describes the case's config.
@@ -85,29 +63,29 @@ void check_case(const json::Value& c, bool with_grads) {
     CHECK(params[i].shape == shape);
   }
 
-  const RefFile input(name + ".input.safetensors");
-  const RefFile expected(name + ".expected.safetensors");
+  const testdata::ReferenceFile input("block/" + name + ".input.safetensors");
+  const testdata::ReferenceFile expected("block/" + name + ".expected.safetensors");
   const std::vector<int32_t> ids = input.file.ids("ids"), targets = input.file.ids("targets");
   REQUIRE(input.file.get("ids").shape == std::vector<int64_t>{B, T});
   Rng rng(0);
   TinyAttentionLM::State s;
   model->forward(ids.data(), B, T, false, rng, s);
   const std::vector<int64_t> logits_shape = {B, T, mc.vocab_size};
-  check_close("logits", s.logits.data(), expected.file.f32("logits", &logits_shape), kOutAbs,
-              kOutRel);
+  compare::check_close("logits", s.logits.data(), expected.file.f32("logits", &logits_shape), kReferenceOutAbs,
+              kReferenceOutRel);
   Mat attention;
   s.stacked_weights(attention);
   const std::vector<float> torch_attention = expected.file.f32("attention");
   REQUIRE(size_t(attention.size()) == torch_attention.size());
-  check_close("attention", attention.data(), torch_attention, kOutAbs, kOutRel);
+  compare::check_close("attention", attention.data(), torch_attention, kReferenceOutAbs, kReferenceOutRel);
   s.dlogits.resize(s.logits.rows(), s.logits.cols());
   const float loss = cross_entropy(s.logits, targets.data(), s.dlogits);
-  check_close("loss", &loss, expected.file.f32("loss"), kOutAbs, kOutRel);
+  compare::check_close("loss", &loss, expected.file.f32("loss"), kReferenceOutAbs, kReferenceOutRel);
   if (!with_grads) return;
   model->backward(ids.data(), s);
   for (const ParamRef& p : params)
-    check_close("grad." + p.name, p.grad, expected.file.f32("grad." + p.name, &p.shape),
-                kGradAbs, kGradRel);
+    compare::check_close("grad." + p.name, p.grad, expected.file.f32("grad." + p.name, &p.shape),
+                compare::kGradAbs, compare::kGradRel);
 }
 
 }  // namespace

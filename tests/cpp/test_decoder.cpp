@@ -19,7 +19,7 @@ using namespace attn;
 namespace {
 
 // V 13, D 16, H 4 (Dh 4, even for RoPE), C 8: 20 pushes run 12 steps past the window.
-ModelConfig small_config() {
+ModelConfig decoder_config() {
   ModelConfig c{13, 16, 4, 8};
   c.ffn_mult = 2;
   return c;
@@ -81,7 +81,7 @@ void check_cached_matches_reference(TinyAttentionLM& model, int n = 20, int wind
 }  // namespace
 
 TEST_CASE("decoder: the uncached reference is the forward over the last C tokens") {
-  ModelConfig c = small_config();
+  ModelConfig c = decoder_config();
   c.n_layers = 2;
   c.residual = true;
   TinyAttentionLM model(c, 1);
@@ -117,7 +117,7 @@ TEST_CASE("decoder: cached logits and attention match the reference for every bl
         if (norm == NormKind::None && where == NormPosition::Post) continue;  // the same model
         for (FfnKind ffn : ffns)
           for (int layers = 1; layers <= 3; ++layers, ++index) {
-            ModelConfig c = small_config();
+            ModelConfig c = decoder_config();
             c.residual = true;
             c.positions = pos;
             c.norm = norm;
@@ -139,7 +139,7 @@ TEST_CASE("decoder: cached matches the reference without residual, with GQA, at 
                            PositionKind::Alibi, PositionKind::None})
     for (int layers = 1; layers <= kMaxLayers; ++layers)
       for (int kv : {0, 1, 2}) {
-        ModelConfig c = small_config();
+        ModelConfig c = decoder_config();
         c.positions = pos;
         c.n_layers = layers;
         c.kv_heads = kv;
@@ -152,7 +152,7 @@ TEST_CASE("decoder: cached matches the reference without residual, with GQA, at 
 
 TEST_CASE("decoder: a window of one token, and the curriculum's default model") {
   for (PositionKind pos : {PositionKind::Sinusoidal, PositionKind::Rope, PositionKind::Alibi}) {
-    ModelConfig c = small_config();
+    ModelConfig c = decoder_config();
     c.max_context_length = 1;
     c.positions = pos;
     c.residual = true;
@@ -171,7 +171,7 @@ TEST_CASE("decoder: a window of one token, and the curriculum's default model") 
 TEST_CASE("decoder: a window shorter than the model's context slides at its own length") {
   for (PositionKind pos : {PositionKind::Learned, PositionKind::Rope, PositionKind::Alibi})
     for (int layers : {1, 2}) {
-      ModelConfig c = small_config();
+      ModelConfig c = decoder_config();
       c.residual = true;
       c.positions = pos;
       c.n_layers = layers;
@@ -184,7 +184,7 @@ TEST_CASE("decoder: a window shorter than the model's context slides at its own 
 }
 
 TEST_CASE("decoder: switched-off heads and unscaled scores are cached as the forward runs them") {
-  ModelConfig c = small_config();
+  ModelConfig c = decoder_config();
   c.n_layers = 2;
   c.residual = true;
   c.positions = PositionKind::Rope;
@@ -198,7 +198,7 @@ TEST_CASE("decoder: switched-off heads and unscaled scores are cached as the for
 }
 
 TEST_CASE("decoder: a mask that is not causal runs the reference") {
-  ModelConfig c = small_config();
+  ModelConfig c = decoder_config();
   c.n_layers = 2;
   c.residual = true;
   TinyAttentionLM model(c, 15);
@@ -215,7 +215,7 @@ TEST_CASE("decoder: a mask that is not causal runs the reference") {
 }
 
 TEST_CASE("decoder: reset empties the context and the caches") {
-  ModelConfig c = small_config();
+  ModelConfig c = decoder_config();
   c.residual = true;
   c.positions = PositionKind::Rope;
   TinyAttentionLM model(c, 18);
@@ -229,7 +229,7 @@ TEST_CASE("decoder: reset empties the context and the caches") {
 }
 
 TEST_CASE("generate: greedy is the argmax of the reference's logits, a seed repeats its tokens") {
-  ModelConfig c = small_config();
+  ModelConfig c = decoder_config();
   c.n_layers = 2;
   c.residual = true;
   c.norm = NormKind::LayerNorm;
@@ -260,7 +260,7 @@ TEST_CASE("generate: greedy is the argmax of the reference's logits, a seed repe
 }
 
 TEST_CASE("decoder and generate: bad input is an error of kind input") {
-  ModelConfig c = small_config();
+  ModelConfig c = decoder_config();
   TinyAttentionLM model(c, 24);
   Decoder d(model);
   check_error([&] { d.push(13); }, ErrorKind::Input, "", "token 13");

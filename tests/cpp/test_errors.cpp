@@ -39,7 +39,7 @@ Caught caught(F&& f) {
   return {};
 }
 
-TrainerConfig small_config() { return TrainerConfig{16, 8, 2, 6, 4}; }  // V, D, H, T, B
+TrainerConfig small_trainer_config() { return TrainerConfig{16, 8, 2, 6, 4}; }  // V, D, H, T, B
 
 }  // namespace
 
@@ -69,7 +69,7 @@ TEST_CASE("errors: Error is an invalid_argument, RuntimeError a runtime_error, o
 
 TEST_CASE("errors: config, keyed by the snake_case name however the message spells keys",
           "[errors]") {
-  TrainerConfig c = small_config();
+  TrainerConfig c = small_trainer_config();
   c.d_model = 10;
   c.n_heads = 3;
   // A namer as the JS edge's: camelCase.
@@ -105,7 +105,7 @@ TEST_CASE("errors: config, keyed by the snake_case name however the message spel
       {"n_layers", [](TrainerConfig& t) { t.n_layers = 5; }},
   };
   for (const Case& k : cases) {
-    TrainerConfig bad = small_config();
+    TrainerConfig bad = small_trainer_config();
     k.spoil(bad);
     const Caught e = caught([&] { Trainer t(bad); });
     CAPTURE(k.key, e.message);
@@ -114,7 +114,7 @@ TEST_CASE("errors: config, keyed by the snake_case name however the message spel
   }
 
   // Too much state as a whole: no single key.
-  TrainerConfig big = small_config();
+  TrainerConfig big = small_trainer_config();
   big.vocab_size = 4096, big.d_model = 1024, big.seq_len = 1024, big.batch_size = 64;
   const Caught e = caught([&] { big.validate(); });
   CHECK(e.kind == ErrorKind::Config);
@@ -151,7 +151,7 @@ TEST_CASE("errors: config below the Trainer (model, layers, Adam, tasks)", "[err
 }
 
 TEST_CASE("errors: input for bad call arguments", "[errors]") {
-  Trainer t(small_config());
+  Trainer t(small_trainer_config());
   Mat w, logits;
   const std::vector<int32_t> ids = {1, 16, 2};
   const Caught id = caught([&] { t.attention(ids.data(), 3, w, logits); });
@@ -173,7 +173,7 @@ TEST_CASE("errors: input for bad call arguments", "[errors]") {
 
 TEST_CASE("errors: nonFinite is a RuntimeError (a std::runtime_error) without a key",
           "[errors]") {
-  Trainer t(small_config());
+  Trainer t(small_trainer_config());
   t.step(1);
   // As in test_trainer: biases at +-FLT_MAX make the loss of half the targets infinite.
   Linear& head = t.model().lm_head;

@@ -26,7 +26,7 @@ MultiHeadSelfAttention make(int D, int H, int C, AttentionOptions o, uint64_t se
   return MultiHeadSelfAttention(D, H, C, p_attn, p_out, rng, o);
 }
 
-AttentionOptions opts(int kv_heads, bool rope = false, bool alibi = false) {
+AttentionOptions gqa_options(int kv_heads, bool rope = false, bool alibi = false) {
   AttentionOptions o;
   o.kv_heads = kv_heads;
   o.rope = rope;
@@ -109,7 +109,7 @@ TEST_CASE("gqa: default options are today's layer, bit for bit", "[gqa]") {
   const int B = 2, T = 5, D = 12, H = 3;
   attn::Rng r1(5), r2(5), r3(5);
   MultiHeadSelfAttention today(D, H, 8, 0.2f, 0.1f, r1), zero(D, H, 8, 0.2f, 0.1f, r2, {}),
-      full(D, H, 8, 0.2f, 0.1f, r3, opts(H));
+      full(D, H, 8, 0.2f, 0.1f, r3, gqa_options(H));
   CHECK(r1.state() == r2.state());
   CHECK(r1.state() == r3.state());
   CHECK(zero.options.kv_heads == H);
@@ -135,7 +135,7 @@ TEST_CASE("gqa: default options are today's layer, bit for bit", "[gqa]") {
 TEST_CASE("gqa: the fused projection is ((H + 2 KV) Dh, D), rows q, k, v", "[gqa]") {
   // H 4, KV 2, Dh 4: 16 q rows, then 8 k rows, then 8 v rows. Query heads 0, 1 read K/V head
   // 0 (k rows 16..19, v rows 24..27); heads 2, 3 read K/V head 1 (rows 20..23, 28..31).
-  auto m = make(16, 4, 8, opts(2));
+  auto m = make(16, 4, 8, gqa_options(2));
   CHECK(m.qkv_proj.weight.rows() == 32);
   CHECK(m.qkv_proj.weight.cols() == 16);
   CHECK(m.qkv_proj.bias.size() == 32);
@@ -148,7 +148,7 @@ TEST_CASE("gqa: the fused projection is ((H + 2 KV) Dh, D), rows q, k, v", "[gqa
     CHECK(m.v_offset(h) == v0[h]);
   }
   // Multi-query: one K/V head of Dh columns each.
-  auto mq = make(16, 4, 8, opts(1));
+  auto mq = make(16, 4, 8, gqa_options(1));
   CHECK(mq.qkv_proj.weight.rows() == 16 + 2 * 4);
   for (int h = 0; h < 4; ++h) CHECK(mq.k_offset(h) == 16);
 }
@@ -157,7 +157,7 @@ TEST_CASE("gqa: equals per-head naive attention with K/V head h / (H / KV)", "[g
   const int B = 2, T = 6, D = 16, H = 4;
   for (int kv : {4, 2, 1}) {
     CAPTURE(kv);
-    auto m = make(D, H, 8, opts(kv), 3);
+    auto m = make(D, H, 8, gqa_options(kv), 3);
     attn::Rng data(4);
     const Mat x = gradcheck::random_mat(B * T, D, data);
     MultiHeadSelfAttention::State s;
@@ -180,7 +180,7 @@ TEST_CASE("gqa: multi-query heads share one K/V", "[gqa]") {
   // With kv_heads = 1, every query head reads the same k and v: two heads with the same query
   // weights give the same weights and outputs; and the K/V gradient is the sum of all heads'.
   const int B = 1, T = 5, D = 12, H = 3, Dh = 4;
-  auto m = make(D, H, 8, opts(1), 7);
+  auto m = make(D, H, 8, gqa_options(1), 7);
   m.qkv_proj.weight.middleRows(2 * Dh, Dh) = m.qkv_proj.weight.middleRows(0, Dh);
   m.qkv_proj.bias.segment(2 * Dh, Dh) = m.qkv_proj.bias.segment(0, Dh);
   attn::Rng data(8);
@@ -211,7 +211,7 @@ TEST_CASE("gqa: rope and alibi equal the reference built from positions.h", "[gq
     for (int variant = 0; variant < 3; ++variant) {
       const bool rope = variant != 1, alibi = variant != 0;
       CAPTURE(kv, rope, alibi);
-      auto m = make(D, H, 8, opts(kv, rope, alibi), 11);
+      auto m = make(D, H, 8, gqa_options(kv, rope, alibi), 11);
       attn::Rng data(12);
       const Mat x = gradcheck::random_mat(B * T, D, data);
       MultiHeadSelfAttention::State s;
@@ -220,7 +220,7 @@ TEST_CASE("gqa: rope and alibi equal the reference built from positions.h", "[gq
       CHECK(gradcheck::max_abs_diff(y, ref.first) < 1e-5f);
       CHECK(gradcheck::max_abs_diff(s.weights(), ref.second) < 1e-5f);
       // Neither option draws random numbers: the weights are the plain layer's.
-      auto plain = make(D, H, 8, opts(kv), 11);
+      auto plain = make(D, H, 8, gqa_options(kv), 11);
       CHECK(gradcheck::max_abs_diff(m.qkv_proj.weight, plain.qkv_proj.weight) == 0.0f);
     }
 }
@@ -230,7 +230,7 @@ TEST_CASE("gqa: with rope, scores depend on relative positions only", "[gqa][rop
   // query's weights are uniform over its past. With RoPE the scores q_i . k_j depend on i - j
   // alone, so the diagonals of every head's score matrix are constant.
   const int T = 6, D = 8, H = 2;
-  auto m = make(D, H, 8, opts(1, true), 13);
+  auto m = make(D, H, 8, gqa_options(1, true), 13);
   attn::Rng data(14);
   const Mat row = gradcheck::random_mat(1, D, data);
   const Mat x = row.replicate(T, 1);
@@ -253,7 +253,7 @@ TEST_CASE("gqa: alibi penalises distance by each head's slope", "[gqa][alibi]") 
   // With q = 0 (zero query weights and bias), q k^T is 0 and the scores are the bias alone:
   // row i of head h is -m_h (i - j), with m = 2^-4, 2^-8 for H 2.
   const int T = 4, D = 8, H = 2;
-  auto m = make(D, H, 8, opts(0, false, true), 15);
+  auto m = make(D, H, 8, gqa_options(0, false, true), 15);
   CHECK(m.alibi_m == std::vector<float>{0.0625f, 0.00390625f});
   m.qkv_proj.weight.topRows(D).setZero();
   m.qkv_proj.bias.head(D).setZero();
@@ -274,21 +274,21 @@ TEST_CASE("gqa: alibi penalises distance by each head's slope", "[gqa][alibi]") 
 }
 
 TEST_CASE("gqa: backward matches finite differences", "[gqa][gradcheck]") {
-  SECTION("kv_heads 2") { check_grads(opts(2)); }
-  SECTION("multi-query") { check_grads(opts(1)); }
-  SECTION("rope") { check_grads(opts(4, true)); }
-  SECTION("alibi") { check_grads(opts(4, false, true)); }
-  SECTION("kv_heads 2, rope and alibi") { check_grads(opts(2, true, true)); }
-  SECTION("multi-query, rope, with dropout") { check_grads(opts(1, true), 0.3f, 0.25f); }
-  SECTION("kv_heads 2, the first head of a group off") { check_grads(opts(2, true), 0, 0, 2); }
-  SECTION("kv_heads 2, the second head of a group off") { check_grads(opts(2), 0, 0, 1); }
+  SECTION("kv_heads 2") { check_grads(gqa_options(2)); }
+  SECTION("multi-query") { check_grads(gqa_options(1)); }
+  SECTION("rope") { check_grads(gqa_options(4, true)); }
+  SECTION("alibi") { check_grads(gqa_options(4, false, true)); }
+  SECTION("kv_heads 2, rope and alibi") { check_grads(gqa_options(2, true, true)); }
+  SECTION("multi-query, rope, with dropout") { check_grads(gqa_options(1, true), 0.3f, 0.25f); }
+  SECTION("kv_heads 2, the first head of a group off") { check_grads(gqa_options(2, true), 0, 0, 2); }
+  SECTION("kv_heads 2, the second head of a group off") { check_grads(gqa_options(2), 0, 0, 1); }
 }
 
 TEST_CASE("gqa: head_row reads the grouped, rotated caches", "[gqa][rope]") {
   // The row's own formulas hold for q, scores and d_q with RoPE and groups; d_k and d_v are the
   // K/V head's, summed over its query heads.
   const int B = 1, T = 5, D = 8, H = 2, Dh = 4, i = 3;
-  auto m = make(D, H, 8, opts(1, true, true), 17);
+  auto m = make(D, H, 8, gqa_options(1, true, true), 17);
   attn::Rng data(18);
   MultiHeadSelfAttention::State s;
   s.inspect = true;
@@ -311,15 +311,15 @@ TEST_CASE("gqa: head_row reads the grouped, rotated caches", "[gqa][rope]") {
 TEST_CASE("gqa: bad options are rejected before anything is drawn", "[gqa]") {
   using attn::ErrorKind;
   attn::Rng rng(1);
-  check_error([&] { MultiHeadSelfAttention(16, 4, 8, 0, 0, rng, opts(3)); }, ErrorKind::Config,
+  check_error([&] { MultiHeadSelfAttention(16, 4, 8, 0, 0, rng, gqa_options(3)); }, ErrorKind::Config,
               "kv_heads", "kv_heads (3) must divide n_heads (4)");
-  check_error([&] { MultiHeadSelfAttention(16, 4, 8, 0, 0, rng, opts(-1)); }, ErrorKind::Config,
+  check_error([&] { MultiHeadSelfAttention(16, 4, 8, 0, 0, rng, gqa_options(-1)); }, ErrorKind::Config,
               "kv_heads", "kv_heads (-1)");
-  check_error([&] { MultiHeadSelfAttention(16, 4, 8, 0, 0, rng, opts(8)); }, ErrorKind::Config,
+  check_error([&] { MultiHeadSelfAttention(16, 4, 8, 0, 0, rng, gqa_options(8)); }, ErrorKind::Config,
               "kv_heads", "kv_heads (8)");
-  check_error([&] { MultiHeadSelfAttention(12, 4, 8, 0, 0, rng, opts(0, true)); },
+  check_error([&] { MultiHeadSelfAttention(12, 4, 8, 0, 0, rng, gqa_options(0, true)); },
               ErrorKind::Config, "positions", "d_head (3)");
   CHECK(rng.state() == attn::Rng(1).state());
   // An odd d_head is fine without RoPE.
-  CHECK_NOTHROW(MultiHeadSelfAttention(12, 4, 8, 0, 0, rng, opts(2, false, true)));
+  CHECK_NOTHROW(MultiHeadSelfAttention(12, 4, 8, 0, 0, rng, gqa_options(2, false, true)));
 }

@@ -20,42 +20,28 @@ using namespace attn;
 
 namespace {
 
-std::string inspect_path(const std::string& file) {
-  return testdata::reference_dir() + "/inspect/" + file;
-}
-
-struct RefFile {
-  std::vector<uint8_t> bytes;
-  SafetensorsFile file;
-  explicit RefFile(const std::string& name) : bytes(read_file(inspect_path(name))) {
-    file = parse_safetensors(bytes.data(), bytes.size());
-  }
-};
-
-void check_close(const RefFile& expected, const std::string& name, const float* ours,
-                 std::vector<int64_t> shape) {
-  const std::vector<float> torch = expected.file.f32(name, &shape);
-  const compare::Stats st = compare::within(ours, torch.data(), torch.size(), kReferenceOutAbs,
-                                            kReferenceOutRel);
-  INFO(name << ": " << st.n << " values, max |diff| " << st.max_abs_diff << ", " << st.bad
-            << " out of tolerance" << st.first_bad);
-  CHECK(st.bad == 0);
+// The tensor `name` of the expected file (which must have this shape) against ours.
+void check_tensor(const testdata::ReferenceFile& expected, const std::string& name,
+                  const float* ours, std::vector<int64_t> shape) {
+  compare::check_close(name, ours, expected.file.f32(name, &shape), kReferenceOutAbs,
+                       kReferenceOutRel);
 }
 
 }  // namespace
 
 TEST_CASE("inspect reference: lens, attribution, patching and circuits match PyTorch hooks",
           "[inspect][reference]") {
-  const std::vector<uint8_t> listing = read_file(inspect_path("cases.json"));
+  const std::vector<uint8_t> listing = read_file(testdata::reference_path("inspect/cases.json"));
   const json::Value cases = json::parse(std::string(listing.begin(), listing.end()));
   const std::vector<json::Value>& list = cases.find("cases")->array;
   REQUIRE(list.size() >= 4);
   for (const json::Value& c : list) {
     const std::string name = c.find("name")->string;
     CAPTURE(name);
-    const RefFile weights(name + ".weights.safetensors");
+    const testdata::ReferenceFile weights("inspect/" + name + ".weights.safetensors");
     const auto model = load_model(weights.bytes.data(), weights.bytes.size());
-    const RefFile input(name + ".input.safetensors"), expected(name + ".expected.safetensors");
+    const testdata::ReferenceFile input("inspect/" + name + ".input.safetensors"),
+        expected("inspect/" + name + ".expected.safetensors");
     const std::vector<int32_t> ids = input.file.ids("ids"), corrupted = input.file.ids("corrupted");
     const std::vector<int32_t> answers = input.file.ids("answers"), patch = input.file.ids("patch");
     const int T = int(ids.size());
@@ -79,27 +65,27 @@ TEST_CASE("inspect reference: lens, attribution, patching and circuits match PyT
     const std::vector<int32_t> top = expected.file.ids("lens.top_token");
     CHECK(std::vector<int32_t>(in.lens.top_token.data(), in.lens.top_token.data() + top.size()) ==
           top);
-    check_close(expected, "lens.top_prob", in.lens.top_prob.data(), {L + 1, T});
-    check_close(expected, "lens.answer_prob", in.lens.answer_prob.data(), {L + 1, T});
+    check_tensor(expected, "lens.top_prob", in.lens.top_prob.data(), {L + 1, T});
+    check_tensor(expected, "lens.answer_prob", in.lens.answer_prob.data(), {L + 1, T});
 
     const Attribution& at = in.attribution;
     REQUIRE(at.applies == c.find("attribution")->boolean);
     if (at.applies) {
-      check_close(expected, "attribution.heads", at.heads.data(), {L, H, T});
-      check_close(expected, "attribution.embed", at.embed.data(), {T});
-      check_close(expected, "attribution.bias", at.bias.data(), {T});
-      check_close(expected, "attribution.total", at.total.data(), {T});
-      if (at.ffn.rows() > 0) check_close(expected, "attribution.ffn", at.ffn.data(), {L, T});
+      check_tensor(expected, "attribution.heads", at.heads.data(), {L, H, T});
+      check_tensor(expected, "attribution.embed", at.embed.data(), {T});
+      check_tensor(expected, "attribution.bias", at.bias.data(), {T});
+      check_tensor(expected, "attribution.total", at.total.data(), {T});
+      if (at.ffn.rows() > 0) check_tensor(expected, "attribution.ffn", at.ffn.data(), {L, T});
       else CHECK(expected.file.find("attribution.ffn") == nullptr);
     }
 
     REQUIRE(in.patched);
     CHECK(in.patching.logit_diff);
     const float metric[2] = {in.patching.metric_clean, in.patching.metric_corrupt};
-    check_close(expected, "patching.metric", metric, {2});
-    check_close(expected, "patching.resid", in.patching.resid.data(), {L + 1, T});
-    check_close(expected, "patching.heads", in.patching.heads.data(), {L, H, T});
-    check_close(expected, "patching.heads_all", in.patching.heads_all.data(), {L, H});
+    check_tensor(expected, "patching.metric", metric, {2});
+    check_tensor(expected, "patching.resid", in.patching.resid.data(), {L + 1, T});
+    check_tensor(expected, "patching.heads", in.patching.heads.data(), {L, H, T});
+    check_tensor(expected, "patching.heads_all", in.patching.heads_all.data(), {L, H});
 
     std::vector<float> qk, ov, copying;
     for (const HeadCircuit& hc : in.circuits) {
@@ -107,8 +93,8 @@ TEST_CASE("inspect reference: lens, attribution, patching and circuits match PyT
       ov.insert(ov.end(), hc.ov.data(), hc.ov.data() + hc.ov.size());
       copying.push_back(hc.copying);
     }
-    check_close(expected, "circuits.qk", qk.data(), {L, H, V, V});
-    check_close(expected, "circuits.ov", ov.data(), {L, H, V, V});
-    check_close(expected, "circuits.copying", copying.data(), {L, H});
+    check_tensor(expected, "circuits.qk", qk.data(), {L, H, V, V});
+    check_tensor(expected, "circuits.ov", ov.data(), {L, H, V, V});
+    check_tensor(expected, "circuits.copying", copying.data(), {L, H});
   }
 }

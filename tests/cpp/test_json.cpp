@@ -13,7 +13,7 @@ using Catch::Matchers::Contains;
 namespace {
 
 // The message of the std::invalid_argument that parse(text) throws ("" and a failure otherwise).
-std::string parse_error(const std::string& text, int max_depth = attn::json::kDefaultMaxDepth) {
+std::string json_parse_error(const std::string& text, int max_depth = attn::json::kDefaultMaxDepth) {
   try {
     parse(text, max_depth);
   } catch (const std::invalid_argument& e) {
@@ -75,68 +75,68 @@ TEST_CASE("json: string escapes, \\u and surrogate pairs decode to UTF-8") {
 }
 
 TEST_CASE("json: malformed documents are rejected with the byte offset") {
-  CHECK_THAT(parse_error(""), Contains("end of input"));
-  CHECK_THAT(parse_error("   "), Contains("end of input"));
-  CHECK_THAT(parse_error("{"), Contains("byte 1"));
-  CHECK_THAT(parse_error("{\"a\":1,}"), Contains("string key"));
-  CHECK_THAT(parse_error("{\"a\" 1}"), Contains("':'"));
-  CHECK_THAT(parse_error("[1 2]"), Contains("',' or ']'"));
-  CHECK_THAT(parse_error("[1,]"), Contains("expected a value"));
-  CHECK_THAT(parse_error("{} {}"), Contains("after the value"));
-  CHECK_THAT(parse_error("tru"), Contains("'true'"));
-  CHECK_THAT(parse_error("nul"), Contains("'null'"));
-  CHECK_THAT(parse_error("{'a':1}"), Contains("string key"));
-  CHECK_THAT(parse_error("[NaN]"), Contains("expected a value"));
+  CHECK_THAT(json_parse_error(""), Contains("end of input"));
+  CHECK_THAT(json_parse_error("   "), Contains("end of input"));
+  CHECK_THAT(json_parse_error("{"), Contains("byte 1"));
+  CHECK_THAT(json_parse_error("{\"a\":1,}"), Contains("string key"));
+  CHECK_THAT(json_parse_error("{\"a\" 1}"), Contains("':'"));
+  CHECK_THAT(json_parse_error("[1 2]"), Contains("',' or ']'"));
+  CHECK_THAT(json_parse_error("[1,]"), Contains("expected a value"));
+  CHECK_THAT(json_parse_error("{} {}"), Contains("after the value"));
+  CHECK_THAT(json_parse_error("tru"), Contains("'true'"));
+  CHECK_THAT(json_parse_error("nul"), Contains("'null'"));
+  CHECK_THAT(json_parse_error("{'a':1}"), Contains("string key"));
+  CHECK_THAT(json_parse_error("[NaN]"), Contains("expected a value"));
 }
 
 TEST_CASE("json: bad numbers") {
-  CHECK_THAT(parse_error("01"), Contains("leading zero"));
-  CHECK_THAT(parse_error("-"), Contains("digit"));
-  CHECK_THAT(parse_error("1."), Contains("after '.'"));
-  CHECK_THAT(parse_error("1e"), Contains("exponent"));
-  CHECK_THAT(parse_error("+1"), Contains("expected a value"));
-  CHECK_THAT(parse_error(".5"), Contains("expected a value"));
+  CHECK_THAT(json_parse_error("01"), Contains("leading zero"));
+  CHECK_THAT(json_parse_error("-"), Contains("digit"));
+  CHECK_THAT(json_parse_error("1."), Contains("after '.'"));
+  CHECK_THAT(json_parse_error("1e"), Contains("exponent"));
+  CHECK_THAT(json_parse_error("+1"), Contains("expected a value"));
+  CHECK_THAT(json_parse_error(".5"), Contains("expected a value"));
 }
 
 TEST_CASE("json: bad strings") {
-  CHECK_THAT(parse_error("\"abc"), Contains("unterminated string"));
-  CHECK_THAT(parse_error("\"a\\"), Contains("unterminated escape"));
-  CHECK_THAT(parse_error("\"\\x\""), Contains("invalid escape"));
-  CHECK_THAT(parse_error("\"\\u12\""), Contains("hex"));
-  CHECK_THAT(parse_error("\"\\u12"), Contains("4 hex digits"));
-  CHECK_THAT(parse_error("\"a\nb\""), Contains("control character"));
-  CHECK_THAT(parse_error(std::string("\"a\0b\"", 5)), Contains("control character"));
-  CHECK_THAT(parse_error(R"("\ud83d")"), Contains("surrogate"));
-  CHECK_THAT(parse_error(R"("\ud83dx")"), Contains("surrogate"));
-  CHECK_THAT(parse_error(R"("\ude00")"), Contains("lone low surrogate"));
-  CHECK_THAT(parse_error(R"("\ud83d\u0041")"), Contains("low surrogate"));
+  CHECK_THAT(json_parse_error("\"abc"), Contains("unterminated string"));
+  CHECK_THAT(json_parse_error("\"a\\"), Contains("unterminated escape"));
+  CHECK_THAT(json_parse_error("\"\\x\""), Contains("invalid escape"));
+  CHECK_THAT(json_parse_error("\"\\u12\""), Contains("hex"));
+  CHECK_THAT(json_parse_error("\"\\u12"), Contains("4 hex digits"));
+  CHECK_THAT(json_parse_error("\"a\nb\""), Contains("control character"));
+  CHECK_THAT(json_parse_error(std::string("\"a\0b\"", 5)), Contains("control character"));
+  CHECK_THAT(json_parse_error(R"("\ud83d")"), Contains("surrogate"));
+  CHECK_THAT(json_parse_error(R"("\ud83dx")"), Contains("surrogate"));
+  CHECK_THAT(json_parse_error(R"("\ude00")"), Contains("lone low surrogate"));
+  CHECK_THAT(json_parse_error(R"("\ud83d\u0041")"), Contains("low surrogate"));
 }
 
 TEST_CASE("json: invalid UTF-8 is rejected") {
-  CHECK_THAT(parse_error("\"\xFF\""), Contains("invalid UTF-8"));
-  CHECK_THAT(parse_error("\"\xC0\xAF\""), Contains("invalid UTF-8"));      // overlong '/'
-  CHECK_THAT(parse_error("\"\xE0\x80\xAF\""), Contains("invalid UTF-8"));  // overlong
-  CHECK_THAT(parse_error("\"\xED\xA0\x80\""), Contains("invalid UTF-8"));  // encoded surrogate
-  CHECK_THAT(parse_error("\"\xF4\x90\x80\x80\""), Contains("invalid UTF-8"));  // > U+10FFFF
-  CHECK_THAT(parse_error("\"\xC3\""), Contains("UTF-8"));                  // cut at the quote
-  CHECK_THAT(parse_error("\"\xE2\x82"), Contains("truncated UTF-8"));      // cut at the end
+  CHECK_THAT(json_parse_error("\"\xFF\""), Contains("invalid UTF-8"));
+  CHECK_THAT(json_parse_error("\"\xC0\xAF\""), Contains("invalid UTF-8"));      // overlong '/'
+  CHECK_THAT(json_parse_error("\"\xE0\x80\xAF\""), Contains("invalid UTF-8"));  // overlong
+  CHECK_THAT(json_parse_error("\"\xED\xA0\x80\""), Contains("invalid UTF-8"));  // encoded surrogate
+  CHECK_THAT(json_parse_error("\"\xF4\x90\x80\x80\""), Contains("invalid UTF-8"));  // > U+10FFFF
+  CHECK_THAT(json_parse_error("\"\xC3\""), Contains("UTF-8"));                  // cut at the quote
+  CHECK_THAT(json_parse_error("\"\xE2\x82"), Contains("truncated UTF-8"));      // cut at the end
 }
 
 TEST_CASE("json: duplicate keys are rejected") {
-  CHECK_THAT(parse_error(R"({"a":1,"b":2,"a":3})"), Contains("duplicate key \"a\""));
+  CHECK_THAT(json_parse_error(R"({"a":1,"b":2,"a":3})"), Contains("duplicate key \"a\""));
   // Keys equal after unescaping are duplicates too.
-  CHECK_THAT(parse_error(R"({"a":1,"\u0061":2})"), Contains("duplicate key"));
+  CHECK_THAT(json_parse_error(R"({"a":1,"\u0061":2})"), Contains("duplicate key"));
 }
 
 TEST_CASE("json: nesting is bounded, so deep input cannot exhaust the stack") {
   const std::string ok = std::string(64, '[') + std::string(64, ']');
   CHECK(parse(ok).is_array());
-  CHECK_THAT(parse_error(std::string(65, '[') + std::string(65, ']')), Contains("nesting"));
-  CHECK_THAT(parse_error(std::string(100000, '[')), Contains("nesting"));
-  CHECK_THAT(parse_error(std::string(100000, '{')), Contains("string key"));
+  CHECK_THAT(json_parse_error(std::string(65, '[') + std::string(65, ']')), Contains("nesting"));
+  CHECK_THAT(json_parse_error(std::string(100000, '[')), Contains("nesting"));
+  CHECK_THAT(json_parse_error(std::string(100000, '{')), Contains("string key"));
   std::string objs;
   for (int i = 0; i < 5; ++i) objs += "{\"a\":";
-  CHECK_THAT(parse_error(objs + "1}}}}}", 4), Contains("nesting deeper than 4"));
+  CHECK_THAT(json_parse_error(objs + "1}}}}}", 4), Contains("nesting deeper than 4"));
 }
 
 TEST_CASE("json: every prefix of a valid document is rejected, never over-read") {
@@ -173,23 +173,23 @@ TEST_CASE("json: the number of values is bounded, and many keys parse in linear 
 }
 
 TEST_CASE("json: the byte offset names where the fault is") {
-  CHECK(parse_error("[1 2]") == "invalid JSON at byte 3: expected ',' or ']', got '2'");
-  CHECK(parse_error("[true, tru]") == "invalid JSON at byte 7: expected 'true'");
-  CHECK(parse_error("{\"a\":1, \"a\":2}") == "invalid JSON at byte 8: duplicate key \"a\"");
-  CHECK(parse_error("[\"ok\", \"\xC3\"]") == "invalid JSON at byte 8: invalid UTF-8 byte 0xc3");
-  CHECK(parse_error("[\"a\\u12x4\"]") ==
+  CHECK(json_parse_error("[1 2]") == "invalid JSON at byte 3: expected ',' or ']', got '2'");
+  CHECK(json_parse_error("[true, tru]") == "invalid JSON at byte 7: expected 'true'");
+  CHECK(json_parse_error("{\"a\":1, \"a\":2}") == "invalid JSON at byte 8: duplicate key \"a\"");
+  CHECK(json_parse_error("[\"ok\", \"\xC3\"]") == "invalid JSON at byte 8: invalid UTF-8 byte 0xc3");
+  CHECK(json_parse_error("[\"a\\u12x4\"]") ==
         "invalid JSON at byte 7: invalid hex digit 'x' in \\u escape");
-  CHECK(parse_error("[[[1]]]", 2) == "invalid JSON at byte 2: nesting deeper than 2");
-  CHECK(parse_error("[0, 012]") == "invalid JSON at byte 4: leading zero in number");
-  CHECK(parse_error("[1, \"ab") == "invalid JSON at byte 7: unterminated string");
+  CHECK(json_parse_error("[[[1]]]", 2) == "invalid JSON at byte 2: nesting deeper than 2");
+  CHECK(json_parse_error("[0, 012]") == "invalid JSON at byte 4: leading zero in number");
+  CHECK(json_parse_error("[1, \"ab") == "invalid JSON at byte 7: unterminated string");
 }
 
 TEST_CASE("json: no byte order mark, no NUL byte, no number a double cannot hold") {
-  CHECK_THAT(parse_error("\xEF\xBB\xBF{}"), Contains("byte 0: expected a value, got byte 0xef"));
-  CHECK_THAT(parse_error(std::string("{}\0", 3)),
+  CHECK_THAT(json_parse_error("\xEF\xBB\xBF{}"), Contains("byte 0: expected a value, got byte 0xef"));
+  CHECK_THAT(json_parse_error(std::string("{}\0", 3)),
              Contains("byte 2: unexpected byte 0x00 after the value"));
-  CHECK_THAT(parse_error(std::string("[1,\0]", 5)),
+  CHECK_THAT(json_parse_error(std::string("[1,\0]", 5)),
              Contains("byte 3: expected a value, got byte 0x00"));
-  CHECK_THAT(parse_error("[1e400]"), Contains("byte 1: number out of range"));
+  CHECK_THAT(json_parse_error("[1e400]"), Contains("byte 1: number out of range"));
   CHECK(parse("[1e308, -1e308]").array[1].number == -1e308);
 }

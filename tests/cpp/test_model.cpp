@@ -16,32 +16,14 @@ using attn::ModelConfig;
 using attn::TinyAttentionLM;
 using Catch::Matchers::Contains;
 using Catch::Matchers::WithinAbs;
+using gradcheck::cross_entropy_double;
+using gradcheck::random_ids;
 
 namespace {
 
 ModelConfig small_config() { return ModelConfig{11, 8, 2, 6}; }  // V, D, H, C
 
-std::vector<int32_t> random_ids(int n, int V, attn::Rng& rng) {
-  std::vector<int32_t> ids(n);
-  for (int32_t& id : ids) id = static_cast<int32_t>(rng.below(static_cast<uint32_t>(V)));
-  return ids;
-}
 
-// Cross-entropy of float logits evaluated in double: the finite differences then see only the
-// forward's own float rounding, not the rounding of the loss, so they resolve small gradients.
-double cross_entropy_double(const Mat& logits, const std::vector<int32_t>& targets) {
-  double total = 0;
-  int count = 0;
-  for (Eigen::Index i = 0; i < logits.rows(); ++i) {
-    if (targets[i] == attn::kIgnoreIndex) continue;
-    double mx = logits(i, 0), sum = 0;
-    for (Eigen::Index j = 0; j < logits.cols(); ++j) mx = std::max(mx, double(logits(i, j)));
-    for (Eigen::Index j = 0; j < logits.cols(); ++j) sum += std::exp(double(logits(i, j)) - mx);
-    total += std::log(sum) + mx - logits(i, targets[i]);
-    ++count;
-  }
-  return total / count;
-}
 
 }  // namespace
 

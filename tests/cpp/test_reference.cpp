@@ -22,34 +22,10 @@ using namespace attn;
 
 namespace {
 
-// Tolerances of issue 3: |ours - torch| <= abs + rel * |torch|.
-// logits, attention, loss, attend (shared with the self-test panel: attn/selftest.h)
-constexpr double kOutAbs = kReferenceOutAbs, kOutRel = kReferenceOutRel;
-constexpr double kGradAbs = 1e-7, kGradRel = 1e-4;  // gradients (abs floor for exact zeros)
-constexpr double kAdamAbs = 1e-5, kAdamRel = 1e-5;  // parameters after 3 Adam steps
-
-std::string ref_path(const std::string& file) {
-  return testdata::reference_dir() + "/" + file;
-}
-
-// A reference file: its bytes (which the views point into) and the parsed layout.
-struct RefFile {
-  std::vector<uint8_t> bytes;
-  SafetensorsFile file;
-  explicit RefFile(const std::string& name) : bytes(read_file(ref_path(name))) {
-    file = parse_safetensors(bytes.data(), bytes.size());
-  }
-};
-
-// llm.c's check_tensor: count entries out of tolerance, report the largest difference and the
-// first few offenders.
-void check_close(const std::string& what, const float* ours, const std::vector<float>& torch,
-                 double abs_tol, double rel_tol) {
-  const compare::Stats st = compare::within(ours, torch.data(), torch.size(), abs_tol, rel_tol);
-  INFO(what << ": " << st.n << " values, max |diff| " << st.max_abs_diff << ", " << st.bad
-            << " out of tolerance" << st.first_bad);
-  CHECK(st.bad == 0);
-}
+// Tolerances of issue 3: |ours - torch| <= abs + rel * |torch|. Logits, attention, loss and
+// attend: kReferenceOutAbs/Rel (attn/selftest.h, shared with the self-test panel); gradients:
+// compare::kGradAbs/Rel; parameters after 3 Adam steps:
+constexpr double kAdamAbs = 1e-5, kAdamRel = 1e-5;
 
 struct RefConfig {
   const char* name;
@@ -75,7 +51,7 @@ std::vector<int64_t> attention_shape(const RefConfig& rc) {
 }
 
 std::unique_ptr<TinyAttentionLM> load_reference_model(const RefConfig& rc) {
-  const std::vector<uint8_t> bytes = read_file(ref_path(str_cat(rc.name, ".weights.safetensors")));
+  const std::vector<uint8_t> bytes = read_file(testdata::reference_path(str_cat(rc.name, ".weights.safetensors")));
   const ModelConfig c = infer_config(bytes.data(), bytes.size());
   CHECK(c.vocab_size == rc.V);
   CHECK(c.d_model == rc.D);
@@ -114,8 +90,8 @@ TEST_CASE("reference: forward and backward match PyTorch") {
   for (const RefConfig& rc : kConfigs) {
     SECTION(rc.name) {
       const auto model = load_reference_model(rc);
-      const RefFile input(str_cat(rc.name, ".input.safetensors"));
-      const RefFile expected(str_cat(rc.name, ".expected.safetensors"));
+      const testdata::ReferenceFile input(str_cat(rc.name, ".input.safetensors"));
+      const testdata::ReferenceFile expected(str_cat(rc.name, ".expected.safetensors"));
       const std::vector<int32_t> ids = input.file.ids("ids");
       const std::vector<int32_t> targets = input.file.ids("targets");
       REQUIRE(input.file.get("ids").shape == std::vector<int64_t>{rc.B, rc.T});
@@ -126,20 +102,20 @@ TEST_CASE("reference: forward and backward match PyTorch") {
       model->forward(ids.data(), rc.B, rc.T, false, rng, s);
       const std::vector<int64_t> logits_shape = {rc.B, rc.T, rc.V};
       const std::vector<int64_t> attn_shape = attention_shape(rc);
-      check_close("logits", s.logits.data(), expected.file.f32("logits", &logits_shape), kOutAbs,
-                  kOutRel);
+      compare::check_close("logits", s.logits.data(), expected.file.f32("logits", &logits_shape), kReferenceOutAbs,
+                  kReferenceOutRel);
       Mat weights;
       s.stacked_weights(weights);  // every layer, layer-major
-      check_close("attention", weights.data(), expected.file.f32("attention", &attn_shape),
-                  kOutAbs, kOutRel);
+      compare::check_close("attention", weights.data(), expected.file.f32("attention", &attn_shape),
+                  kReferenceOutAbs, kReferenceOutRel);
 
       s.dlogits.resize(s.logits.rows(), s.logits.cols());
       const float loss = cross_entropy(s.logits, targets.data(), s.dlogits);
-      check_close("loss", &loss, expected.file.f32("loss"), kOutAbs, kOutRel);
+      compare::check_close("loss", &loss, expected.file.f32("loss"), kReferenceOutAbs, kReferenceOutRel);
       model->backward(ids.data(), s);
       for (const ParamRef& p : model->parameters())
-        check_close("grad." + p.name, p.grad, expected.file.f32("grad." + p.name, &p.shape),
-                    kGradAbs, kGradRel);
+        compare::check_close("grad." + p.name, p.grad, expected.file.f32("grad." + p.name, &p.shape),
+                    compare::kGradAbs, compare::kGradRel);
     }
   }
 }
@@ -148,8 +124,8 @@ TEST_CASE("reference: 3 Adam steps match torch.optim.Adam") {
   for (const RefConfig& rc : kConfigs) {
     SECTION(rc.name) {
       const auto model = load_reference_model(rc);
-      const RefFile adam_file(str_cat(rc.name, ".adam.safetensors"));
-      const RefFile initial(str_cat(rc.name, ".weights.safetensors"));
+      const testdata::ReferenceFile adam_file(str_cat(rc.name, ".adam.safetensors"));
+      const testdata::ReferenceFile initial(str_cat(rc.name, ".weights.safetensors"));
       const SafetensorsFile& f = adam_file.file;
       AdamConfig ac;
       ac.lr = std::stof(f.metadata.at("lr"));
@@ -171,8 +147,8 @@ TEST_CASE("reference: 3 Adam steps match torch.optim.Adam") {
         model->forward(batch_ids, rc.B, rc.T, true, rng, s);  // training; no dropout configured
         s.dlogits.resize(s.logits.rows(), s.logits.cols());
         const float loss = cross_entropy(s.logits, targets.data() + step * n, s.dlogits);
-        check_close(str_cat("loss of step ", step + 1), &loss, {torch_losses[size_t(step)]},
-                    kOutAbs, kOutRel);
+        compare::check_close(str_cat("loss of step ", step + 1), &loss, {torch_losses[size_t(step)]},
+                    kReferenceOutAbs, kReferenceOutRel);
         model->backward(batch_ids, s);
         adam.step();
       }
@@ -192,7 +168,7 @@ TEST_CASE("reference: 3 Adam steps match torch.optim.Adam") {
             torch_p[size_t(i)] = p.value[i];
           }
         }
-        check_close(p.name + " after 3 Adam steps", p.value, torch_p, kAdamAbs, kAdamRel);
+        compare::check_close(p.name + " after 3 Adam steps", p.value, torch_p, kAdamAbs, kAdamRel);
       }
     }
   }
@@ -202,7 +178,7 @@ TEST_CASE("reference: save_model reproduces PyTorch-written weight files byte fo
   for (const RefConfig& rc : kConfigs) {
     SECTION(rc.name) {
       const std::vector<uint8_t> bytes =
-          read_file(ref_path(str_cat(rc.name, ".weights.safetensors")));
+          read_file(testdata::reference_path(str_cat(rc.name, ".weights.safetensors")));
       const auto model = load_model(bytes.data(), bytes.size());
       CHECK(save_model(*model) == bytes);
     }
@@ -210,7 +186,7 @@ TEST_CASE("reference: save_model reproduces PyTorch-written weight files byte fo
 }
 
 TEST_CASE("reference: single-head attention matches PyTorch, causal and not") {
-  const RefFile input("attend.input.safetensors");
+  const testdata::ReferenceFile input("attend.input.safetensors");
   const SafetensorsFile& f = input.file;
   const std::vector<float> X = f.f32("X"), Wq = f.f32("Wq"), Wk = f.f32("Wk"), Wv = f.f32("Wv");
   const int64_t T = f.get("X").shape[0], D = f.get("X").shape[1];
@@ -220,7 +196,7 @@ TEST_CASE("reference: single-head attention matches PyTorch, causal and not") {
   };
   for (const bool causal : {false, true}) {
     SECTION(causal ? "causal" : "full") {
-      const RefFile expected(causal ? "attend_causal.expected.safetensors"
+      const testdata::ReferenceFile expected(causal ? "attend_causal.expected.safetensors"
                                     : "attend.expected.safetensors");
       const std::vector<int64_t> out_shape = {T, dv}, w_shape = {T, T};
       const std::vector<float> out = expected.file.f32("output", &out_shape);
@@ -229,12 +205,12 @@ TEST_CASE("reference: single-head attention matches PyTorch, causal and not") {
       const AttentionStages st =
           self_attention_stages(view(X, T, D), view(Wq, D, dk), view(Wk, D, dk), view(Wv, D, dv),
                                 causal);
-      check_close("stages output", st.output.data(), out, kOutAbs, kOutRel);
-      check_close("stages weights", st.weights.data(), w, kOutAbs, kOutRel);
+      compare::check_close("stages output", st.output.data(), out, kReferenceOutAbs, kReferenceOutRel);
+      compare::check_close("stages weights", st.weights.data(), w, kReferenceOutAbs, kReferenceOutRel);
 
       const AttentionResult r = scaled_dot_product_attention(st.Q, st.K, st.V, causal);
-      check_close("sdpa output", r.output.data(), out, kOutAbs, kOutRel);
-      check_close("sdpa weights", r.weights.data(), w, kOutAbs, kOutRel);
+      compare::check_close("sdpa output", r.output.data(), out, kReferenceOutAbs, kReferenceOutRel);
+      compare::check_close("sdpa weights", r.weights.data(), w, kReferenceOutAbs, kReferenceOutRel);
     }
   }
 }

@@ -32,7 +32,7 @@ Bytes make_file(const std::string& header, const Bytes& data = {}, uint64_t n = 
 }
 
 // The one-line message of the std::invalid_argument that parsing bytes throws.
-std::string parse_error(const Bytes& bytes) {
+std::string header_parse_error(const Bytes& bytes) {
   try {
     // parse from an exact-size heap copy, so a sanitizer build flags any over-read
     const Bytes exact(bytes);
@@ -131,16 +131,16 @@ TEST_CASE("safetensors: the writer refuses bad tensors") {
 }
 
 TEST_CASE("safetensors hostile: empty file") {
-  CHECK_THAT(parse_error({}), Contains("empty"));
+  CHECK_THAT(header_parse_error({}), Contains("empty"));
 }
 
 TEST_CASE("safetensors hostile: truncated file") {
   const Bytes good = valid_file();
-  CHECK_THAT(parse_error(Bytes(good.begin(), good.begin() + 5)), Contains("truncated"));
+  CHECK_THAT(header_parse_error(Bytes(good.begin(), good.begin() + 5)), Contains("truncated"));
   // Cut inside the header: the length now runs past the end.
-  CHECK_THAT(parse_error(Bytes(good.begin(), good.begin() + 20)), Contains("past the end"));
+  CHECK_THAT(header_parse_error(Bytes(good.begin(), good.begin() + 20)), Contains("past the end"));
   // Cut inside the data: the offsets no longer fit.
-  CHECK_THAT(parse_error(Bytes(good.begin(), good.end() - 1)), Contains("out of range"));
+  CHECK_THAT(header_parse_error(Bytes(good.begin(), good.end() - 1)), Contains("out of range"));
   // Every prefix is rejected, and none is read past its end.
   for (size_t n = 0; n < good.size(); ++n) {
     CAPTURE(n);
@@ -150,46 +150,46 @@ TEST_CASE("safetensors hostile: truncated file") {
 }
 
 TEST_CASE("safetensors hostile: header length past the end of the file") {
-  CHECK_THAT(parse_error(make_file("{}", {}, 3)), Contains("header length 3 runs past the end"));
-  CHECK_THAT(parse_error(make_file("{}", {}, kHeaderSize - 1)), Contains("over the limit"));
+  CHECK_THAT(header_parse_error(make_file("{}", {}, 3)), Contains("header length 3 runs past the end"));
+  CHECK_THAT(header_parse_error(make_file("{}", {}, kHeaderSize - 1)), Contains("over the limit"));
 }
 
 TEST_CASE("safetensors hostile: header length over 100 MB") {
   // Refused from the length alone: no 100 MB buffer is needed to trigger it.
-  CHECK_THAT(parse_error(make_file("{}", {}, 100 * 1024 * 1024 + 1)),
+  CHECK_THAT(header_parse_error(make_file("{}", {}, 100 * 1024 * 1024 + 1)),
              Contains("header length 104857601 is over the limit of 104857600"));
 }
 
 TEST_CASE("safetensors hostile: invalid JSON") {
-  CHECK_THAT(parse_error(make_file("{\"a\":")), Contains("invalid JSON at byte 5"));
-  CHECK_THAT(parse_error(make_file("{\"a\":{\"dtype\":\"F32\",}}")), Contains("invalid JSON"));
-  CHECK_THAT(parse_error(make_file("{} trailing")), Contains("invalid JSON"));
-  CHECK_THAT(parse_error(make_file("")), Contains("header is empty"));
-  CHECK_THAT(parse_error(make_file("{\"\xFF\":1}")), Contains("invalid UTF-8"));
-  CHECK_THAT(parse_error(make_file(std::string(1, '{') + std::string(1000, '['))),
+  CHECK_THAT(header_parse_error(make_file("{\"a\":")), Contains("invalid JSON at byte 5"));
+  CHECK_THAT(header_parse_error(make_file("{\"a\":{\"dtype\":\"F32\",}}")), Contains("invalid JSON"));
+  CHECK_THAT(header_parse_error(make_file("{} trailing")), Contains("invalid JSON"));
+  CHECK_THAT(header_parse_error(make_file("")), Contains("header is empty"));
+  CHECK_THAT(header_parse_error(make_file("{\"\xFF\":1}")), Contains("invalid UTF-8"));
+  CHECK_THAT(header_parse_error(make_file(std::string(1, '{') + std::string(1000, '['))),
              Contains("invalid JSON"));
 }
 
 TEST_CASE("safetensors hostile: header that is not an object") {
-  CHECK_THAT(parse_error(make_file("[1,2]")), Contains("does not start with '{'"));
-  CHECK_THAT(parse_error(make_file("  {}")), Contains("does not start with '{'"));
-  CHECK_THAT(parse_error(make_file("{\"a\":5}")), Contains("entry must be an object"));
-  CHECK_THAT(parse_error(make_file("{\"__metadata__\":[]}")), Contains("__metadata__ must be"));
-  CHECK_THAT(parse_error(make_file("{\"__metadata__\":{\"n\":4}}")),
+  CHECK_THAT(header_parse_error(make_file("[1,2]")), Contains("does not start with '{'"));
+  CHECK_THAT(header_parse_error(make_file("  {}")), Contains("does not start with '{'"));
+  CHECK_THAT(header_parse_error(make_file("{\"a\":5}")), Contains("entry must be an object"));
+  CHECK_THAT(header_parse_error(make_file("{\"__metadata__\":[]}")), Contains("__metadata__ must be"));
+  CHECK_THAT(header_parse_error(make_file("{\"__metadata__\":{\"n\":4}}")),
              Contains("must be a string"));
 }
 
 TEST_CASE("safetensors hostile: duplicate tensor names") {
   const std::string e = R"({"dtype":"F32","shape":[1],"data_offsets":[0,4]})";
-  CHECK_THAT(parse_error(make_file("{\"a\":" + e + ",\"a\":" + e + "}", f32_bytes({1}))),
+  CHECK_THAT(header_parse_error(make_file("{\"a\":" + e + ",\"a\":" + e + "}", f32_bytes({1}))),
              Contains("duplicate key \"a\""));
 }
 
 TEST_CASE("safetensors hostile: unknown dtype") {
-  CHECK_THAT(parse_error(make_file(R"({"a":{"dtype":"F33","shape":[1],"data_offsets":[0,4]}})",
+  CHECK_THAT(header_parse_error(make_file(R"({"a":{"dtype":"F33","shape":[1],"data_offsets":[0,4]}})",
                                    f32_bytes({1}))),
              Contains("unknown dtype \"F33\""));
-  CHECK_THAT(parse_error(make_file(R"({"a":{"dtype":4,"shape":[1],"data_offsets":[0,4]}})",
+  CHECK_THAT(header_parse_error(make_file(R"({"a":{"dtype":4,"shape":[1],"data_offsets":[0,4]}})",
                                    f32_bytes({1}))),
              Contains("dtype must be a string"));
 }
@@ -204,52 +204,52 @@ TEST_CASE("safetensors hostile: wrong dtype for the reader") {
 }
 
 TEST_CASE("safetensors hostile: missing or malformed fields") {
-  CHECK_THAT(parse_error(make_file(R"({"a":{"shape":[1],"data_offsets":[0,4]}})", f32_bytes({1}))),
+  CHECK_THAT(header_parse_error(make_file(R"({"a":{"shape":[1],"data_offsets":[0,4]}})", f32_bytes({1}))),
              Contains("missing \"dtype\""));
-  CHECK_THAT(parse_error(make_file(R"({"a":{"dtype":"F32","data_offsets":[0,4]}})", f32_bytes({1}))),
+  CHECK_THAT(header_parse_error(make_file(R"({"a":{"dtype":"F32","data_offsets":[0,4]}})", f32_bytes({1}))),
              Contains("missing \"shape\""));
-  CHECK_THAT(parse_error(make_file(R"({"a":{"dtype":"F32","shape":[1]}})", f32_bytes({1}))),
+  CHECK_THAT(header_parse_error(make_file(R"({"a":{"dtype":"F32","shape":[1]}})", f32_bytes({1}))),
              Contains("missing \"data_offsets\""));
-  CHECK_THAT(parse_error(make_file(
+  CHECK_THAT(header_parse_error(make_file(
                  R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4],"x":1}})", f32_bytes({1}))),
              Contains("unexpected field \"x\""));
-  CHECK_THAT(parse_error(make_file(R"({"a":{"dtype":"F32","shape":1,"data_offsets":[0,4]}})",
+  CHECK_THAT(header_parse_error(make_file(R"({"a":{"dtype":"F32","shape":1,"data_offsets":[0,4]}})",
                                    f32_bytes({1}))),
              Contains("shape must be an array"));
-  CHECK_THAT(parse_error(make_file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0]}})",
+  CHECK_THAT(header_parse_error(make_file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0]}})",
                                    f32_bytes({1}))),
              Contains("array of 2 integers"));
-  CHECK_THAT(parse_error(make_file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4.0]}})",
+  CHECK_THAT(header_parse_error(make_file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4.0]}})",
                                    f32_bytes({1}))),
              Contains("non-negative integer"));
 }
 
 TEST_CASE("safetensors hostile: negative or fractional shape dimensions") {
-  CHECK_THAT(parse_error(make_file(R"({"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})",
+  CHECK_THAT(header_parse_error(make_file(R"({"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})",
                                    f32_bytes({1}))),
              Contains("every shape dimension must be a non-negative integer"));
-  CHECK_THAT(parse_error(make_file(R"({"a":{"dtype":"F32","shape":[1.5],"data_offsets":[0,4]}})",
+  CHECK_THAT(header_parse_error(make_file(R"({"a":{"dtype":"F32","shape":[1.5],"data_offsets":[0,4]}})",
                                    f32_bytes({1}))),
              Contains("non-negative integer"));
-  CHECK_THAT(parse_error(make_file(R"({"a":{"dtype":"F32","shape":[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1],"data_offsets":[0,4]}})",
+  CHECK_THAT(header_parse_error(make_file(R"({"a":{"dtype":"F32","shape":[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1],"data_offsets":[0,4]}})",
                                    f32_bytes({1}))),
              Contains("17 dimensions"));
 }
 
 TEST_CASE("safetensors hostile: huge shape dimensions whose product overflows") {
   // 2^32 * 2^32 = 2^64 wraps to 0 in uint64: must still be refused, not read as empty.
-  CHECK_THAT(parse_error(make_file(
+  CHECK_THAT(header_parse_error(make_file(
                  R"({"a":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,0]}})")),
              Contains("needs more bytes than"));
-  CHECK_THAT(parse_error(make_file(
+  CHECK_THAT(header_parse_error(make_file(
                  R"({"a":{"dtype":"F32","shape":[9223372036854775807,3],"data_offsets":[0,4]}})",
                  f32_bytes({1}))),
              Contains("needs more bytes than"));
   // numel * 8 overflows though numel alone fits.
-  CHECK_THAT(parse_error(make_file(
+  CHECK_THAT(header_parse_error(make_file(
                  R"({"a":{"dtype":"I64","shape":[2305843009213693952],"data_offsets":[0,0]}})")),
              Contains("needs more bytes than"));
-  CHECK_THAT(parse_error(make_file(
+  CHECK_THAT(header_parse_error(make_file(
                  R"({"a":{"dtype":"F32","shape":[99999999999999999999],"data_offsets":[0,4]}})",
                  f32_bytes({1}))),
              Contains("non-negative integer"));
@@ -260,46 +260,46 @@ TEST_CASE("safetensors hostile: huge shape dimensions whose product overflows") 
 }
 
 TEST_CASE("safetensors hostile: data_offsets out of range") {
-  CHECK_THAT(parse_error(make_file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+  CHECK_THAT(header_parse_error(make_file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
                                    f32_bytes({1}))),
              Contains("data_offsets [4, 8] out of range (data section is 4 bytes)"));
-  CHECK_THAT(parse_error(make_file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,0]}})",
+  CHECK_THAT(header_parse_error(make_file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,0]}})",
                                    f32_bytes({1}))),
              Contains("out of range"));
-  CHECK_THAT(parse_error(make_file(
+  CHECK_THAT(header_parse_error(make_file(
                  R"({"a":{"dtype":"F32","shape":[0],"data_offsets":[18446744073709551615,18446744073709551615]}})")),
              Contains("non-negative integer"));
-  CHECK_THAT(parse_error(make_file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[-4,0]}})",
+  CHECK_THAT(header_parse_error(make_file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[-4,0]}})",
                                    f32_bytes({1}))),
              Contains("non-negative integer"));
 }
 
 TEST_CASE("safetensors hostile: overlapping data_offsets") {
-  CHECK_THAT(parse_error(make_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+  CHECK_THAT(header_parse_error(make_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
                                    R"("b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
                                    f32_bytes({1, 2}))),
              Contains("overlap"));
   // Same range twice.
-  CHECK_THAT(parse_error(make_file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+  CHECK_THAT(header_parse_error(make_file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
                                    R"("b":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
                                    f32_bytes({1}))),
              Contains("overlap"));
 }
 
 TEST_CASE("safetensors hostile: data_offsets disagreeing with shape x dtype size") {
-  CHECK_THAT(parse_error(make_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})",
+  CHECK_THAT(header_parse_error(make_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})",
                                    f32_bytes({1, 2}))),
              Contains("span 4 bytes but shape (2) x F32 needs 8"));
-  CHECK_THAT(parse_error(make_file(R"({"a":{"dtype":"I64","shape":[1],"data_offsets":[0,4]}})",
+  CHECK_THAT(header_parse_error(make_file(R"({"a":{"dtype":"I64","shape":[1],"data_offsets":[0,4]}})",
                                    f32_bytes({1}))),
              Contains("needs"));
 }
 
 TEST_CASE("safetensors hostile: gaps and trailing bytes in the data section") {
-  CHECK_THAT(parse_error(make_file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+  CHECK_THAT(header_parse_error(make_file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
                                    f32_bytes({1, 2}))),
              Contains("gap"));
-  CHECK_THAT(parse_error(make_file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
+  CHECK_THAT(header_parse_error(make_file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
                                    f32_bytes({1, 2}))),
              Contains("4 bytes after the last tensor"));
 }
@@ -333,5 +333,5 @@ TEST_CASE("safetensors hostile: a header of millions of tiny values is refused e
   for (int i = 0; i < 1100000; ++i) header += "0,";
   header.back() = ']';
   header += "}}";
-  CHECK_THAT(parse_error(make_file(header)), Contains("more than 1048576 values"));
+  CHECK_THAT(header_parse_error(make_file(header)), Contains("more than 1048576 values"));
 }

@@ -24,14 +24,10 @@ namespace {
 const char* const kIds[] = {"rows_and_mask", "future_invariance", "split_merge",
                             "fused_qkv",     "gradcheck",         "pytorch_reference"};
 
-std::string ref_path(const std::string& file) {
-  return testdata::reference_dir() + "/" + file;
-}
-
 ReferenceCase load_case(const std::string& name) {
-  return {read_file(ref_path(name + ".weights.safetensors")),
-          read_file(ref_path(name + ".input.safetensors")),
-          read_file(ref_path(name + ".expected.safetensors"))};
+  return {read_file(testdata::reference_path(name + ".weights.safetensors")),
+          read_file(testdata::reference_path(name + ".input.safetensors")),
+          read_file(testdata::reference_path(name + ".expected.safetensors"))};
 }
 
 std::string describe(const SelfTestResult& r) {

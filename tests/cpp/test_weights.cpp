@@ -19,7 +19,7 @@ namespace {
 
 using Bytes = std::vector<uint8_t>;
 
-ModelConfig small_config() { return ModelConfig{11, 6, 3, 5}; }  // V, D, H, C
+ModelConfig weights_config() { return ModelConfig{11, 6, 3, 5}; }  // V, D, H, C
 
 // All parameter values of a model, concatenated in state-dict order.
 std::vector<float> values_of(TinyAttentionLM& m) {
@@ -58,7 +58,7 @@ std::string invalid_message(F&& f) {
 // Checks that loading bytes fails the same way through every entry point, leaving a model
 // unchanged; returns the message.
 std::string load_error(const Bytes& bytes) {
-  TinyAttentionLM model(small_config(), 5);
+  TinyAttentionLM model(weights_config(), 5);
   const std::vector<float> before = values_of(model);
   const std::string msg =
       invalid_message([&] { load_weights(model, bytes.data(), bytes.size()); });
@@ -81,7 +81,7 @@ bool file_exists(const std::string& path) {
 }  // namespace
 
 TEST_CASE("weights: save then load reproduces every parameter and the logits") {
-  TinyAttentionLM a(small_config(), 1), b(small_config(), 2);
+  TinyAttentionLM a(weights_config(), 1), b(weights_config(), 2);
   REQUIRE(values_of(a) != values_of(b));
   const Bytes bytes = save_model(a);
   load_weights(b, bytes.data(), bytes.size());
@@ -99,7 +99,7 @@ TEST_CASE("weights: save then load reproduces every parameter and the logits") {
 }
 
 TEST_CASE("weights: save_model is deterministic, with sorted names, metadata and 8-byte header") {
-  TinyAttentionLM m(small_config(), 3);
+  TinyAttentionLM m(weights_config(), 3);
   const Bytes bytes = save_model(m);
   CHECK(save_model(m) == bytes);
   uint64_t n = 0;
@@ -121,7 +121,7 @@ TEST_CASE("weights: save_model is deterministic, with sorted names, metadata and
 }
 
 TEST_CASE("weights: infer_config reads V and D from shapes, H and C from metadata") {
-  TinyAttentionLM m(small_config(), 3);
+  TinyAttentionLM m(weights_config(), 3);
   const Bytes bytes = save_model(m);
   const ModelConfig c = infer_config(bytes.data(), bytes.size());
   CHECK(c.vocab_size == 11);
@@ -131,9 +131,9 @@ TEST_CASE("weights: infer_config reads V and D from shapes, H and C from metadat
 }
 
 TEST_CASE("weights: load_weights into a model of another config is a shape error") {
-  TinyAttentionLM m(small_config(), 3);
+  TinyAttentionLM m(weights_config(), 3);
   const Bytes bytes = save_model(m);
-  ModelConfig other = small_config();
+  ModelConfig other = weights_config();
   other.vocab_size = 12;
   TinyAttentionLM wrong_v(other, 1);
   const std::vector<float> before = values_of(wrong_v);
@@ -141,12 +141,12 @@ TEST_CASE("weights: load_weights into a model of another config is a shape error
              Contains("token_emb.embedding.weight\" has shape (11,6), expected (12,6)"));
   CHECK(values_of(wrong_v) == before);
 
-  other = small_config();
+  other = weights_config();
   other.n_heads = 2;  // same shapes, different heads: the metadata says 3
   TinyAttentionLM wrong_h(other, 1);
   CHECK_THAT(invalid_message([&] { load_weights(wrong_h, bytes.data(), bytes.size()); }),
              Contains("n_heads is 3 but the model has 2"));
-  other = small_config();
+  other = weights_config();
   other.max_context_length = 9;
   TinyAttentionLM wrong_c(other, 1);
   CHECK_THAT(invalid_message([&] { load_weights(wrong_c, bytes.data(), bytes.size()); }),
@@ -154,7 +154,7 @@ TEST_CASE("weights: load_weights into a model of another config is a shape error
 }
 
 TEST_CASE("weights: a file without metadata loads into a model of known config") {
-  TinyAttentionLM m(small_config(), 3), n(small_config(), 4);
+  TinyAttentionLM m(weights_config(), 3), n(weights_config(), 4);
   const Bytes bare = write_safetensors(tensors_of(m), {});
   load_weights(n, bare.data(), bare.size());
   CHECK(values_of(n) == values_of(m));
@@ -170,12 +170,12 @@ TEST_CASE("weights hostile: not a safetensors file") {
 }
 
 TEST_CASE("weights hostile: every truncation of a weights file is rejected") {
-  TinyAttentionLM m(small_config(), 3);
+  TinyAttentionLM m(weights_config(), 3);
   const Bytes bytes = save_model(m);
   for (size_t n = 0; n < bytes.size(); n += 7) {
     CAPTURE(n);
     const Bytes prefix(bytes.begin(), bytes.begin() + static_cast<long>(n));
-    TinyAttentionLM target(small_config(), 5);
+    TinyAttentionLM target(weights_config(), 5);
     const std::vector<float> before = values_of(target);
     CHECK_THROWS_AS(load_weights(target, prefix.data(), prefix.size()), std::invalid_argument);
     CHECK(values_of(target) == before);
@@ -183,7 +183,7 @@ TEST_CASE("weights hostile: every truncation of a weights file is rejected") {
 }
 
 TEST_CASE("weights hostile: missing tensor") {
-  TinyAttentionLM m(small_config(), 3);
+  TinyAttentionLM m(weights_config(), 3);
   std::vector<TensorOut> t = tensors_of(m);
   t.erase(t.begin() + 2);  // attn.qkv_proj.bias
   CHECK_THAT(load_error(write_safetensors(t, metadata_of(m.config))),
@@ -191,7 +191,7 @@ TEST_CASE("weights hostile: missing tensor") {
 }
 
 TEST_CASE("weights hostile: unexpected extra tensor") {
-  TinyAttentionLM m(small_config(), 3);
+  TinyAttentionLM m(weights_config(), 3);
   std::vector<TensorOut> t = tensors_of(m);
   const float extra[2] = {1, 2};
   t.push_back({"attn.rotary.freq", "F32", {2}, extra});
@@ -200,7 +200,7 @@ TEST_CASE("weights hostile: unexpected extra tensor") {
 }
 
 TEST_CASE("weights hostile: wrong dtype") {
-  TinyAttentionLM m(small_config(), 3);
+  TinyAttentionLM m(weights_config(), 3);
   std::vector<TensorOut> t = tensors_of(m);
   std::vector<double> as_f64(6, 0.5);
   t[4] = {"attn.out_proj.bias", "F64", {6}, as_f64.data()};
@@ -212,7 +212,7 @@ TEST_CASE("weights hostile: wrong dtype") {
 }
 
 TEST_CASE("weights hostile: shape not matching the config") {
-  TinyAttentionLM m(small_config(), 3);
+  TinyAttentionLM m(weights_config(), 3);
   std::vector<TensorOut> t = tensors_of(m);
   t[3].shape = {3, 12};  // attn.out_proj.weight: same 36 floats, wrong shape
   Bytes b = write_safetensors(t, metadata_of(m.config));
@@ -239,7 +239,7 @@ TEST_CASE("weights hostile: shape not matching the config") {
 }
 
 TEST_CASE("weights hostile: config the model rejects") {
-  ModelConfig c = small_config();
+  ModelConfig c = weights_config();
   TinyAttentionLM m(c, 3);
   std::map<std::string, std::string> meta = metadata_of(c);
   meta["n_heads"] = "4";  // 6 % 4 != 0
@@ -283,7 +283,7 @@ TEST_CASE("weights hostile: non-finite weights, and the load is all-or-nothing")
   for (const float bad : {std::numeric_limits<float>::quiet_NaN(),
                           std::numeric_limits<float>::infinity(),
                           -std::numeric_limits<float>::infinity()}) {
-    TinyAttentionLM src(small_config(), 3);
+    TinyAttentionLM src(weights_config(), 3);
     src.lm_head.bias(10) = bad;  // the last parameter in state-dict order
     const Bytes b = save_model(src);
     CAPTURE(bad);
@@ -293,7 +293,7 @@ TEST_CASE("weights hostile: non-finite weights, and the load is all-or-nothing")
 }
 
 TEST_CASE("weights hostile: metadata that is not a string map") {
-  TinyAttentionLM m(small_config(), 3);
+  TinyAttentionLM m(weights_config(), 3);
   Bytes b = save_model(m);
   // Replace "5" (max_context_length) by 5 without quotes, same length with a trailing space.
   const std::string from = "\"max_context_length\":\"5\"";
@@ -336,7 +336,7 @@ TEST_CASE("weights: write_file_atomic writes, replaces, and leaves nothing on fa
 }
 
 TEST_CASE("weights: a saved file survives the disk round trip and loads") {
-  TinyAttentionLM m(small_config(), 8);
+  TinyAttentionLM m(weights_config(), 8);
   const std::string path = temp_path("model.safetensors");
   write_file_atomic(path, save_model(m));
   const Bytes bytes = read_file(path);
@@ -346,7 +346,7 @@ TEST_CASE("weights: a saved file survives the disk round trip and loads") {
 }
 
 TEST_CASE("weights hostile: random header corruption never crashes load_model") {
-  TinyAttentionLM m(small_config(), 3);
+  TinyAttentionLM m(weights_config(), 3);
   const Bytes good = save_model(m);
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | good[static_cast<size_t>(i)];
@@ -373,8 +373,8 @@ TEST_CASE("weights hostile: random header corruption never crashes load_model") 
 // ---- Depth: n_layers and residual in the file
 
 namespace {
-ModelConfig deep_config(int L, bool residual) {
-  ModelConfig c = small_config();
+ModelConfig deep_weights_config(int L, bool residual) {
+  ModelConfig c = weights_config();
   c.n_layers = L;
   c.residual = residual;
   return c;
@@ -390,7 +390,7 @@ TEST_CASE("weights: a deep model round-trips with n_layers and residual in the m
   for (const int L : {2, 3, 4})
     for (const bool residual : {false, true}) {
       CAPTURE(L, residual);
-      TinyAttentionLM a(deep_config(L, residual), 1), b(deep_config(L, residual), 2);
+      TinyAttentionLM a(deep_weights_config(L, residual), 1), b(deep_weights_config(L, residual), 2);
       const Bytes bytes = save_model(a);
       const std::map<std::string, std::string> meta = metadata_of_file(bytes);
       CHECK(meta.at("n_layers") == std::to_string(L));
@@ -420,9 +420,9 @@ TEST_CASE("weights: a deep model round-trips with n_layers and residual in the m
 
 TEST_CASE("weights: the curriculum's model writes no n_layers or residual; 1 layer with "
           "residual does", "[depth]") {
-  TinyAttentionLM plain(small_config(), 3), res(deep_config(1, true), 3);
+  TinyAttentionLM plain(weights_config(), 3), res(deep_weights_config(1, true), 3);
   const Bytes pb = save_model(plain), rb = save_model(res);
-  CHECK(metadata_of_file(pb) == metadata_of(small_config()));  // exactly the old metadata
+  CHECK(metadata_of_file(pb) == metadata_of(weights_config()));  // exactly the old metadata
   CHECK(metadata_of_file(rb).at("n_layers") == "1");
   CHECK(metadata_of_file(rb).at("residual") == "true");
   const ModelConfig c = infer_config(rb.data(), rb.size());
@@ -433,8 +433,8 @@ TEST_CASE("weights: the curriculum's model writes no n_layers or residual; 1 lay
 }
 
 TEST_CASE("weights: a file of another depth or residual names both values", "[depth]") {
-  TinyAttentionLM two(deep_config(2, true), 3), one(small_config(), 3);
-  TinyAttentionLM three(deep_config(3, true), 3), two_plain(deep_config(2, false), 3);
+  TinyAttentionLM two(deep_weights_config(2, true), 3), one(weights_config(), 3);
+  TinyAttentionLM three(deep_weights_config(3, true), 3), two_plain(deep_weights_config(2, false), 3);
   const Bytes b2 = save_model(two), b1 = save_model(one);
   auto load_into = [](TinyAttentionLM& m, const Bytes& b) {
     const std::vector<float> before = values_of(m);
@@ -457,7 +457,7 @@ TEST_CASE("weights: a file of another depth or residual names both values", "[de
 }
 
 TEST_CASE("weights hostile: n_layers and residual metadata", "[depth]") {
-  TinyAttentionLM m(deep_config(2, true), 3);
+  TinyAttentionLM m(deep_weights_config(2, true), 3);
   const std::vector<TensorOut> tensors = tensors_of(m);
   std::map<std::string, std::string> meta = metadata_of(m.config);
   meta["residual"] = "true";

@@ -129,16 +129,21 @@ test('trained from the preset until the phase change: the chart marks it, the sc
   );
   const timelineStep = Number(await page.getAttribute('.timeline-panel', 'data-step'));
   assert.ok(timelineStep > phase && timelineStep <= step, `the latest snapshot ${timelineStep} is after the phase change ${phase}`);
+  // Its heads' statistics: its own, or the previous snapshot's when it did not measure them (the
+  // heads are measured every other interval).
+  const every = Number(await page.getAttribute('.timeline-panel', 'data-every'));
+  const headsStep = Number(await page.getAttribute('.timeline-panel .timeline-head-stats', 'data-step'));
+  assert.ok(headsStep <= timelineStep && timelineStep - headsStep < 2 * every, `heads measured at ${headsStep}, the latest snapshot at ${timelineStep}`);
 
   // Both layer-1 heads knocked out in turn: the test knocks out whichever is the previous-token head.
   const layer1Off = [0, 1].map((h) => [0, 1, 2, 3].map((g) => g === h));
-  const ref = await reference(page, [timelineStep, step], layer1Off);
+  const ref = await reference(page, [headsStep, step], layer1Off);
   const [atSnapshot, now] = ref.at;
   // The phase change is the core's.
   assert.equal(phase, now.phaseChange);
   assert.ok(phase > 0 && phase < step);
 
-  // The timeline's scores at its latest snapshot (full precision in data-*, rounded in the text).
+  // The timeline's scores at its latest measured snapshot (full precision in data-*, rounded in the text).
   const tl = await page.$$eval('.timeline-panel .timeline-head-stats', (els) => els.map((e) => ({ prev: Number(e.dataset.previousToken), prefix: Number(e.dataset.prefixMatching), text: e.textContent })));
   assert.equal(tl.length, 4, 'one figure per head of both layers');
   tl.forEach((x, g) => {

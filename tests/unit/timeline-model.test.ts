@@ -125,6 +125,18 @@ describe('TimelineModel', () => {
     expect(model.followEnd).toBe(true);
   });
 
+  test('the heads\' statistics of a selected entry that did not measure them come from the latest one before it that did', async () => {
+    const { ctl, model } = open();
+    ctl.configure(SMALL.seqLen, SMALL.nHeads);
+    model.start();
+    ctl.step(30);
+    await settled();
+    expect(heldSteps(model)).toEqual([0, 10, 20, 30]);
+    expect(model.entries.map((e) => e.entropy.length)).toEqual([2, 0, 2, 0]);
+    expect([0, 1, 2, 3].map((i) => (model.select(i, true), model.selectedHeads!.step))).toEqual([0, 0, 20, 20]);
+    expect(model.selectedHeads!.previousToken.length).toBe(2);
+  });
+
   test('a new run: the old entries go, the new run\'s come', async () => {
     const { ctl, model, changes } = open();
     ctl.configure();

@@ -7,7 +7,11 @@ import {
   emptyTimeline,
   entriesAfter,
   follow,
+  hasHeadStats,
+  HEADS_EVERY,
   isSnapshotStep,
+  measuredAtOrBefore,
+  measuresHeads,
   snapshotBytes,
   stepsToNextSnapshot,
   thin,
@@ -149,6 +153,37 @@ describe('doubling and thinning', () => {
     expect(steps(tl)).toEqual([0, 10]);
     expect(tl.every).toBe(10);
     expect(steps(next)).toEqual([0, 20]);
+  });
+});
+
+describe('the heads are measured on a coarser grid', () => {
+  test('at the first snapshot wherever it is, then at every multiple of HEADS_EVERY intervals', () => {
+    expect(HEADS_EVERY).toBe(2);
+    expect([0, 10, 20, 30, 40].map((s) => measuresHeads(s, 10, false))).toEqual([true, false, true, false, true]);
+    expect(measuresHeads(1234, 10, true)).toBe(true);
+    expect(measuresHeads(1240, 10, false)).toBe(true);
+    expect(measuresHeads(1250, 10, false)).toBe(false);
+  });
+
+  test('through every thinning, at least every HEADS_EVERY-th kept entry on the grid measured the heads', () => {
+    for (const capacity of [4, 5, 7, 63, 240]) {
+      let tl: TimelineState<{ step: number; entropy: number[] }> = { entries: [], every: 10, capacity };
+      for (let s = 0; s <= 30000; s += stepsToNextSnapshot(s, tl.every)) {
+        const heads = measuresHeads(s, tl.every, tl.entries.length === 0);
+        tl = addSnapshot(tl, { step: s, entropy: heads ? [1] : [] });
+        // The latest may be left off the grid by a thinning (and not measured); the rest are on it.
+        const flags = tl.entries.filter((e) => isSnapshotStep(e.step, tl.every)).map(hasHeadStats);
+        expect(flags[0]).toBe(true); // step 0 is on every grid
+        // No run of HEADS_EVERY entries in a row without the heads.
+        for (let i = 0; i + HEADS_EVERY <= flags.length; ++i) expect(flags.slice(i, i + HEADS_EVERY)).toContain(true);
+      }
+    }
+  });
+
+  test('measuredAtOrBefore: the entry itself when it measured the heads, else the latest before it', () => {
+    const es = [{ entropy: [] }, { entropy: [1] }, { entropy: [] }, { entropy: [] }, { entropy: [2] }];
+    expect([0, 1, 2, 3, 4, 9].map((i) => measuredAtOrBefore(es, i))).toEqual([-1, 1, 1, 1, 4, 4]);
+    expect(measuredAtOrBefore([], 0)).toBe(-1);
   });
 });
 

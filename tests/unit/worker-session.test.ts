@@ -13,7 +13,7 @@ import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import type { AttentionCore } from '../../web/src/core/attention-core';
 import type { Ablation, ErrorReply, ReplyFor, Snapshot, TrainerConfigMsg, WorkerMessage } from '../../web/src/model/protocol';
 import { noAblation } from '../../web/src/model/protocol';
-import { follow, snapshotBytes, type Stepped } from '../../web/src/model/timeline';
+import { follow, hasHeadStats, snapshotBytes, type Stepped } from '../../web/src/model/timeline';
 import { handle, type SessionRequest } from '../../web/src/worker/handlers';
 import type { Post } from '../../web/src/worker/post';
 import { Session } from '../../web/src/worker/session';
@@ -339,7 +339,9 @@ describe('timeline', () => {
     const all = (await s.ok('timeline', { since: -1 })).timeline;
     expect(all.steps).toEqual([0, 10, 20, 30]);
     expect(all.entries.map((e) => e.step)).toEqual([0, 10, 20, 30]);
-    expect([all.every, all.capacity, all.bytes]).toEqual([10, 240, 4 * snapshotBytes(4, 12)]);
+    // The heads are measured at steps 0 (the first) and 20 (HEADS_EVERY intervals), not at 10 and 30.
+    expect([all.every, all.capacity, all.bytes]).toEqual([10, 240, 2 * snapshotBytes(4, 12) + 2 * snapshotBytes(4, 12, false)]);
+    expect(all.entries.map((e) => e.entropy.length)).toEqual([4, 0, 4, 0]);
     expect(all.entries[0].loss).toBe((await s.ok('pause', {})).snapshot.initLoss);
     const newer = (await s.ok('timeline', { since: 10 })).timeline;
     expect(newer.entries.map((e) => e.step)).toEqual([20, 30]);
@@ -354,7 +356,7 @@ describe('timeline', () => {
     const budget = 7.5 * snapshotBytes(2, T);
     const s = open(readReference, { timelineBytes: budget });
     await s.ok('configure', configure(config({ nHeads: 2, dModel: 16, seqLen: T, batchSize: 1 })));
-    let held: (Stepped & { weights: Float32Array })[] = [];
+    let held: (Stepped & { weights: Float32Array; entropy: Float32Array })[] = [];
     let tl = (await s.ok('timeline', { since: -1 })).timeline;
     expect(tl.capacity).toBe(7);
     for (let i = 0; i < 5; ++i) {
@@ -365,7 +367,7 @@ describe('timeline', () => {
       held = follow(held, tl.steps, tl.entries);
       expect(held.map((e) => e.step)).toEqual(tl.steps);
       expect(held.length).toBeLessThanOrEqual(tl.capacity);
-      expect(tl.bytes).toBe(held.length * snapshotBytes(2, T));
+      expect(tl.bytes).toBe(held.reduce((n, e) => n + snapshotBytes(2, T, hasHeadStats(e)), 0));
     }
     expect(tl.every).toBe(20);
     expect(tl.steps).toEqual([0, 20, 40, 60, 70]);
@@ -506,12 +508,15 @@ describe('depth and induction (issue 15)', () => {
     await s.ok('step', { n: 20 });
     const tl = (await s.ok('timeline', { since: -1 })).timeline;
     expect(tl.steps).toEqual([0, 10, 20]);
-    expect(tl.bytes).toBe(3 * snapshotBytes(4, SEQ.length));
+    expect(tl.bytes).toBe(2 * snapshotBytes(4, SEQ.length) + snapshotBytes(4, SEQ.length, false));
     const want = direct(deep(), [0, 10, 20]);
     tl.entries.forEach((e, i) => {
       expect([e.L, e.H, e.weights.length]).toEqual([2, 2, 4 * SEQ.length * SEQ.length]);
-      expect(e.previousToken).toEqual(want[i].scores.previousToken);
-      expect(e.prefixMatching).toEqual(want[i].scores.prefixMatching);
+      // Step 10 is off the heads' grid (HEADS_EVERY x 10 steps): its head arrays are empty.
+      const measured = e.step !== 10;
+      expect(e.previousToken).toEqual(measured ? want[i].scores.previousToken : new Float32Array(0));
+      expect(e.prefixMatching).toEqual(measured ? want[i].scores.prefixMatching : new Float32Array(0));
+      expect(e.entropy.length).toBe(measured ? 4 : 0);
     });
   });
 

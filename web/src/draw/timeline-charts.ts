@@ -6,6 +6,7 @@ import type uPlot from 'uplot';
 import { num } from '../model/format';
 import { headLabel } from '../model/layers';
 import type { TimelineEntry } from '../model/protocol';
+import { hasHeadStats } from '../model/timeline';
 import { stepChart, stepChartHeight, stepMarker } from './chart';
 
 /** One colour per head (up to 16 heads), distinguishable on light and dark backgrounds. */
@@ -124,10 +125,10 @@ export class TimelinePlot {
   }
 }
 
-/** [steps, head 1's values, head 2's, ...] of the entries of L layers of H heads (non-finite: a
- * gap); heads in global order. */
+/** [steps, head 1's values, head 2's, ...] of the entries of L layers of H heads that measured
+ * the heads (non-finite: a gap); heads in global order. */
 function data(spec: TimelinePlotSpec, entries: readonly TimelineEntry[], L: number, H: number): uPlot.AlignedData {
-  const kept = entries.filter((e) => e.H === H && e.L === L);
+  const kept = entries.filter((e) => e.H === H && e.L === L && hasHeadStats(e));
   const ys = Array.from({ length: L * H }, (_, h) =>
     kept.map((e) => {
       const v = spec.value(e, h);

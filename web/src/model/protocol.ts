@@ -200,7 +200,8 @@ export interface AblationReport {
 }
 
 /** One timeline snapshot: the sample's attention (L,H,T,T) and the head statistics and scores
- * (L*H each, global head index) at a step. */
+ * (L*H each, global head index) at a step; the four head arrays are empty at the snapshots that do
+ * not measure the heads (model/timeline.ts, HEADS_EVERY). */
 export interface TimelineEntry {
   step: number;
   loss: number;

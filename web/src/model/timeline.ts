@@ -33,9 +33,10 @@ export interface TimelineState<E extends Stepped> {
 }
 
 /** Bytes of one snapshot of a model of H heads in all (every layer's) and T tokens: the (H,T,T)
- * weights, the T ids and four per-head values (two statistics, two scores), all 4-byte values. */
-export function snapshotBytes(H: number, T: number): number {
-  return 4 * H * T * T + 4 * T + 4 * 4 * H;
+ * weights, the T ids and, when it measured the heads (HEADS_EVERY), four per-head values (two
+ * statistics, two scores), all 4-byte values. The budget counts every snapshot as measured. */
+export function snapshotBytes(H: number, T: number, heads = true): number {
+  return 4 * H * T * T + 4 * T + (heads ? 4 * 4 * H : 0);
 }
 
 /** How many snapshots of an (H heads in all, T) model fit the byte budget, within the entry bounds. */
@@ -56,6 +57,31 @@ export function stepsToNextSnapshot(step: number, every: number): number {
 /** Whether a snapshot is due at `step`. */
 export function isSnapshotStep(step: number, every: number): boolean {
   return step % every === 0;
+}
+
+/** The heads' statistics and scores (the core's attentionStats and headScores: together about two
+ * training steps on the presets) are measured at every HEADS_EVERY-th snapshot, on the grid of
+ * HEADS_EVERY * every steps, and at a run's first snapshot; the attention is kept at every one.
+ * Measured at every snapshot they took a fifth of the tab's training time (bench/README.md). When
+ * the interval doubles, the kept entries are those of the old heads' grid, so at least every
+ * HEADS_EVERY-th entry on the grid holds them (the latest may be left off the grid, unmeasured). */
+export const HEADS_EVERY = 2;
+
+/** Whether the snapshot at `step` measures the heads (first: the run's first snapshot). */
+export function measuresHeads(step: number, every: number, first: boolean): boolean {
+  return first || isSnapshotStep(step, HEADS_EVERY * every);
+}
+
+/** Whether an entry holds the heads' statistics and scores (see HEADS_EVERY): the arrays of one
+ * that does not are empty. */
+export function hasHeadStats(e: { entropy: ArrayLike<number> }): boolean {
+  return e.entropy.length > 0;
+}
+
+/** The index of the latest entry at or before i that holds the heads' statistics (-1: none). */
+export function measuredAtOrBefore(entries: readonly { entropy: ArrayLike<number> }[], i: number): number {
+  for (let k = Math.min(i, entries.length - 1); k >= 0; --k) if (hasHeadStats(entries[k])) return k;
+  return -1;
 }
 
 /** The entries that stay on a grid of `every` steps: those on it, and the latest. */

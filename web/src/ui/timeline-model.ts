@@ -5,7 +5,7 @@
 // the view (timeline-panel.ts) renders what onChange names.
 import type { Controller } from '../client/controller';
 import type { Timeline, TimelineEntry } from '../model/protocol';
-import { follow } from '../model/timeline';
+import { follow, measuredAtOrBefore } from '../model/timeline';
 import { LiveRequest } from './live-request';
 
 /** What changed, for the view to render. */
@@ -83,6 +83,12 @@ export class TimelineModel {
   /** The selected entry, or null before the first. */
   get selected(): TimelineEntry | null {
     return this.entries[this.sel] ?? null;
+  }
+
+  /** The entry whose head statistics go with the selected one: itself when it measured the heads,
+   * else the latest before it that did (model/timeline.ts, HEADS_EVERY); null when none has. */
+  get selectedHeads(): TimelineEntry | null {
+    return this.entries[measuredAtOrBefore(this.entries, this.sel)] ?? null;
   }
 
   /** Asks for the entries the page does not hold yet (throttled while playing; none while hidden). */

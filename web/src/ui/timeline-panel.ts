@@ -13,7 +13,7 @@ import { headColour, TIMELINE_PLOTS, TimelinePlot } from '../draw/timeline-chart
 import { num } from '../model/format';
 import type { TimelineEntry } from '../model/protocol';
 import { headLabel } from '../model/layers';
-import { TIMELINE_BYTES } from '../model/timeline';
+import { hasHeadStats, HEADS_EVERY, TIMELINE_BYTES } from '../model/timeline';
 import { h, uniqueId } from './dom';
 import { fillPanel, type PanelOptions } from './panel';
 import { TimelineModel, type TimelineChange } from './timeline-model';
@@ -41,7 +41,7 @@ export function mountTimelinePanel(slot: HTMLElement, ctl: Controller, opts: Pan
   });
   const panel = fillPanel(
     slot,
-    { 'data-step': '', 'data-entries': '0', 'data-bytes': '0', 'data-capacity': '0', 'data-every': '0', 'data-heads': '0' },
+    { 'data-step': '', 'data-entries': '0', 'data-measured': '0', 'data-bytes': '0', 'data-capacity': '0', 'data-every': '0', 'data-heads': '0' },
     h('div', { class: 'panel-head' }, h('h2', { text: 'Attention timeline' })),
     policy,
     h('div', { class: 'timeline-scrub' }, h('label', { for: scrubId, text: 'Snapshot' }), scrubber, position, playBtn),
@@ -82,13 +82,15 @@ export function mountTimelinePanel(slot: HTMLElement, ctl: Controller, opts: Pan
     const { entries, info, sel } = model;
     const n = entries.length;
     panel.dataset.entries = String(n);
+    panel.dataset.measured = String(entries.filter(hasHeadStats).length);
     panel.dataset.bytes = String(info?.bytes ?? 0);
     panel.dataset.capacity = String(info?.capacity ?? 0);
     panel.dataset.every = String(info?.every ?? 0);
     if (info) {
       policy.textContent =
         `Every head's attention on the sample sequence over training: a snapshot every ${info.every} steps, at most ${info.capacity} kept ` +
-        `(${fmtKB(info.bytes)} now; the memory budget is ${fmtKB(TIMELINE_BYTES)}), and when full, older ones are thinned to every other one.`;
+        `(${fmtKB(info.bytes)} now; the memory budget is ${fmtKB(TIMELINE_BYTES)}), and when full, older ones are thinned to every other one. ` +
+        `The heads' statistics and scores below are measured every ${HEADS_EVERY * info.every} steps: each measurement costs about two training steps.`;
     }
     scrubber.max = String(Math.max(0, n - 1));
     scrubber.value = String(sel);
@@ -145,20 +147,30 @@ export function mountTimelinePanel(slot: HTMLElement, ctl: Controller, opts: Pan
       for (const p of plots) p.redrawMarker();
       return;
     }
-    entryInfo.textContent = `Step ${e.step}: loss ${Number.isFinite(e.loss) ? e.loss.toFixed(4) : '—'}${e.mask !== 'causal' ? ` (mask: ${e.mask})` : ''}.`;
-    const undefinedMass = Array.from(e.answerMass).every((v) => !Number.isFinite(v));
+    // The head statistics: this snapshot's, or those of the latest one before it that measured them.
+    const s = model.selectedHeads;
+    const from = s && s !== e ? ` The heads' statistics beside each matrix are from step ${s.step}, the last snapshot before it that measured them.` : '';
+    entryInfo.textContent = `Step ${e.step}: loss ${Number.isFinite(e.loss) ? e.loss.toFixed(4) : '—'}${e.mask !== 'causal' ? ` (mask: ${e.mask})` : ''}.${from}`;
+    const undefinedMass = s !== null && Array.from(s.answerMass).every((v) => !Number.isFinite(v));
     massNote.hidden = !undefinedMass;
     massNote.textContent = undefinedMass ? 'This task has no position whose answer is among the keys of the eval batch, so the answer mass is undefined here and not plotted.' : '';
     ensureFigures(e.L, e.H);
-    e.entropy.forEach((v, hh) => {
-      const m = e.answerMass[hh];
-      const parts = [h('span', { text: `${num(v)} nats` })];
+    figures.forEach((f, hh) => {
+      if (!s || s.L !== e.L || s.H !== e.H) {
+        f.stats.replaceChildren();
+        delete f.stats.dataset.previousToken;
+        delete f.stats.dataset.prefixMatching;
+        delete f.stats.dataset.step;
+        return;
+      }
+      const m = s.answerMass[hh];
+      const parts = [h('span', { text: `${num(s.entropy[hh])} nats` })];
       if (Number.isFinite(m)) parts.push(h('span', { text: `mass ${num(m)}` }));
-      if (Number.isFinite(e.previousToken[hh])) parts.push(h('span', { class: 'timeline-prev', text: `prev ${num(e.previousToken[hh])}` }));
-      if (Number.isFinite(e.prefixMatching[hh])) parts.push(h('span', { class: 'timeline-prefix', text: `prefix ${num(e.prefixMatching[hh])}` }));
-      figures[hh].stats.replaceChildren(...parts);
-      // Full precision, for tests (the text rounds).
-      Object.assign(figures[hh].stats.dataset, { previousToken: String(e.previousToken[hh]), prefixMatching: String(e.prefixMatching[hh]) });
+      if (Number.isFinite(s.previousToken[hh])) parts.push(h('span', { class: 'timeline-prev', text: `prev ${num(s.previousToken[hh])}` }));
+      if (Number.isFinite(s.prefixMatching[hh])) parts.push(h('span', { class: 'timeline-prefix', text: `prefix ${num(s.prefixMatching[hh])}` }));
+      f.stats.replaceChildren(...parts);
+      // Full precision, for tests (the text rounds), and the step they were measured at.
+      Object.assign(f.stats.dataset, { previousToken: String(s.previousToken[hh]), prefixMatching: String(s.prefixMatching[hh]), step: String(s.step) });
     });
     for (const p of plots) p.redrawMarker();
     if (!visible()) {

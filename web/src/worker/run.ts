@@ -3,7 +3,7 @@
 // outlives runs (the sample, the interventions, the play loop).
 import type { TextCorpusInfo, Trainer } from '../core/attention-core';
 import type { ImportRun, MaskMode, Snapshot, TextReadout, TimelineEntry, TrainerConfigMsg } from '../model/protocol';
-import { addSnapshot, emptyTimeline, isSnapshotStep, stepsToNextSnapshot, type TimelineState } from '../model/timeline';
+import { addSnapshot, emptyTimeline, isSnapshotStep, measuresHeads, stepsToNextSnapshot, type TimelineState } from '../model/timeline';
 import { headScoresOf } from './scores';
 
 /** An imported run's steps and losses before its Trainer (importRun's `past`). */
@@ -14,6 +14,9 @@ export interface View {
   sample: Int32Array;
   mask: MaskMode;
 }
+
+/** The head statistics of a snapshot that does not measure them (model/timeline.ts, HEADS_EVERY). */
+const NONE = new Float32Array(0);
 
 /** Validation batches of each text measurement (evaluateText). */
 export const TEXT_EVAL_BATCHES = 4;
@@ -78,13 +81,14 @@ export class Run {
     }
   }
 
-  /** Adds the sample's attention, the head statistics and the head scores at this step to the
-   * timeline. */
+  /** Adds the sample's attention at this step to the timeline, with the head statistics and the
+   * head scores when the policy measures them here (measuresHeads; else empty arrays). */
   capture(view: View): void {
     const t = this.trainer;
     const att = t.attention(view.sample);
-    const st = t.attentionStats();
-    const sc = headScoresOf(t, att.nLayers, att.nHeads);
+    const heads = measuresHeads(this.step, this.timeline.every, this.timeline.entries.length === 0);
+    const st = heads ? t.attentionStats() : { entropy: NONE, answerMass: NONE };
+    const sc = heads ? headScoresOf(t, att.nLayers, att.nHeads) : { previousToken: NONE, prefixMatching: NONE };
     this.timeline = addSnapshot(this.timeline, {
       step: this.step,
       loss: t.stepsDone() > 0 ? this.lastLoss : this.initLoss,
