@@ -82,11 +82,35 @@ function playBlocks(page, blocks, ms) {
 /** Rounds of page blocks and node runs behind the page / node ratio. */
 const RATIO_ROUNDS = 5;
 
-/** The DemoConfig's training steps/s under node, SIMD build (bench/wasm_bench.mjs, 3 blocks of 1 s). */
-function nodeDemoRate() {
-  const out = execFileSync('node', ['bench/wasm_bench.mjs', '--variant', 'simd', '--config', 'demo', '--blocks', '3', '--block-seconds', '1'], { cwd: ROOT, encoding: 'utf8' });
-  return JSON.parse(out.trim().split('\n').at(-1)).configs.demo.steps_per_s;
+/** A config's training steps/s under node, SIMD build (bench/wasm_bench.mjs, 3 blocks of 1 s). */
+function nodeRate(config) {
+  const out = execFileSync('node', ['bench/wasm_bench.mjs', '--variant', 'simd', '--config', config, '--blocks', '3', '--block-seconds', '1'], { cwd: ROOT, encoding: 'utf8' });
+  return JSON.parse(out.trim().split('\n').at(-1)).configs[config].steps_per_s;
 }
+
+/**
+ * The page against node on the same config, in RATIO_ROUNDS rounds on a ready, paused page: Play
+ * from the keyboard (as a learner would), 1 s of warm-up, 3 blocks of 1 s (playBlocks), Pause;
+ * then `config` under node for 3 blocks of 1 s while the paused page idles. Returns the page's
+ * blocks, each round's two rates, and the median of the rounds' ratios.
+ */
+async function ratioRounds(page, config) {
+  const blocks = [];
+  const rounds = [];
+  for (let r = 0; r < RATIO_ROUNDS; ++r) {
+    await page.focus('[data-action=play]');
+    await page.keyboard.press('Space');
+    await page.waitForSelector('.readout[data-status="playing"]', { state: 'attached', timeout: 10000 });
+    await page.waitForTimeout(1000);
+    const b = await playBlocks(page, 3, 1000);
+    await pausePage(page);
+    blocks.push(...b);
+    rounds.push({ page: median(col(b, 'steps_per_s')), node: nodeRate(config) });
+  }
+  return { blocks, rounds, ratio: median(rounds.map((r) => r.page / r.node)) };
+}
+
+const ratioText = ({ rounds }) => `median of ${rounds.length} back-to-back rounds: ${rounds.map((r) => (r.page / r.node).toFixed(2)).join(', ')}`;
 
 const col = (rows, key) => rows.map((r) => r[key]);
 
@@ -195,21 +219,9 @@ async function main() {
     await pausePage(page);
   }
 
-  // 3. While playing with heatmaps drawing (the default config, Play from the keyboard as a
-  // learner would), in RATIO_ROUNDS rounds: 3 blocks of 1 s after a 1 s warm-up, Pause, then the
-  // same config under node (3 blocks of 1 s) while the paused page idles.
-  const play = [];
-  const rounds = [];
-  for (let r = 0; r < RATIO_ROUNDS; ++r) {
-    await page.focus('[data-action=play]');
-    await page.keyboard.press('Space');
-    await page.waitForSelector('.readout[data-status="playing"]', { state: 'attached', timeout: 10000 });
-    await page.waitForTimeout(1000);
-    const blocks = await playBlocks(page, 3, 1000);
-    await pausePage(page);
-    play.push(...blocks);
-    rounds.push({ page: median(col(blocks, 'steps_per_s')), node: nodeDemoRate() });
-  }
+  // 3. While playing with heatmaps drawing (the default config), against node (ratioRounds).
+  const demo = await ratioRounds(page, 'demo');
+  const play = demo.blocks;
   const rates = col(play, 'steps_per_s');
   const frames = await page.evaluate(() => Number(document.querySelector('.heatmaps').dataset.frames));
   await pausePage(page);
@@ -249,8 +261,16 @@ async function main() {
       obs.observe(document.body, { subtree: true, attributes: true, attributeFilter: ['data-phase-change', 'data-step'] });
       document.querySelector('[data-action=play]').click();
     }), [inductionRef.accuracy_0_9_step, 120000]);
+    // Then the preset's training speed against node's, on the same page (ratioRounds).
+    await pausePage(p);
+    const rate = await ratioRounds(p, 'induction');
     await c.close();
-    return { ...times, node_accuracy_0_9_step: inductionRef.accuracy_0_9_step, node_phase_change_step: inductionRef.phase_change_step };
+    return {
+      ...times,
+      node_accuracy_0_9_step: inductionRef.accuracy_0_9_step,
+      node_phase_change_step: inductionRef.phase_change_step,
+      page_over_node: { median: rate.ratio, rounds: rate.rounds },
+    };
   })();
 
   // 4. The same under prefers-reduced-motion (progress every 500 ms): 2 s blocks.
@@ -337,9 +357,9 @@ async function main() {
   await browser.close();
   await srv.close();
 
-  const nodeSps = median(rounds.map((r) => r.node));
+  const nodeSps = median(demo.rounds.map((r) => r.node));
   const pageSps = median(rates);
-  const pageOverNode = median(rounds.map((r) => r.page / r.node));
+  const pageOverNode = demo.ratio;
   const transfer = {
     files: bodies.length,
     raw_bytes: bodies.reduce((a, b) => a + b.raw, 0),
@@ -364,13 +384,14 @@ async function main() {
       hashchange: { median: median(bannerEdits), runs: bannerEdits },
     },
     node_wasm_steps_per_s: nodeSps,
-    page_over_node: { median: pageOverNode, rounds },
+    page_over_node: { median: pageOverNode, rounds: demo.rounds },
     heatmap_redraws_total: frames,
     transfer,
     targets: {
       first_heatmap_under_500ms: firstHeatmapMs < 500,
       solve_under_1s: median(toSolve) < 1000,
       page_within_15_percent_of_node: pageOverNode >= 0.85,
+      induction_page_within_15_percent_of_node: induction.page_over_node.median >= 0.85,
       transfer_at_most_300KB_gzip: transfer.gzip_bytes <= 300 * 1024,
       induction_accuracy_0_9_under_10s: induction.accuracy_0_9_ms !== null && induction.accuracy_0_9_ms < 10000,
       induction_phase_change_under_3s: induction.phase_change_ms !== null && induction.phase_change_ms < 3000,
@@ -384,10 +405,11 @@ async function main() {
   console.log(`| Play -> loss < 0.05 (DemoConfig, median of 5) | ${median(toSolve).toFixed(0)} ms | < 1000 ms |`);
   console.log(`| training in the page, heatmaps drawing | ${pageSps.toFixed(0)} steps/s | |`);
   console.log(`| same, node wasm SIMD (same run) | ${nodeSps.toFixed(0)} steps/s | |`);
-  console.log(`| page / node (median of ${RATIO_ROUNDS} back-to-back rounds: ${rounds.map((r) => (r.page / r.node).toFixed(2)).join(', ')}) | ${pageOverNode.toFixed(2)} | >= 0.85 |`);
+  console.log(`| page / node (${ratioText(demo)}) | ${pageOverNode.toFixed(2)} | >= 0.85 |`);
   const ms = (x) => (x === null ? 'not reached' : `${x.toFixed(0)} ms`);
   console.log(`| induction preset: Play -> phase change (page step ${induction.phase_change_step}; node ${induction.node_phase_change_step}) | ${ms(induction.phase_change_ms)} | < 3000 ms |`);
   console.log(`| induction preset: Play -> eval accuracy 0.9 (step ${induction.node_accuracy_0_9_step} in node; page readout at step ${induction.accuracy_0_9_step}) | ${ms(induction.accuracy_0_9_ms)} | < 10000 ms |`);
+  console.log(`| induction preset: page / node (${ratioText({ rounds: induction.page_over_node.rounds })}; node ${median(induction.page_over_node.rounds.map((r) => r.node)).toFixed(0)} steps/s) | ${induction.page_over_node.median.toFixed(2)} | >= 0.85 |`);
   const r = result.playing;
   console.log(`| heatmap redraws while playing (median of 1 s blocks) | ${r.heatmap_redraws_per_s.median.toFixed(1)} /s | |`);
   console.log(`| longest main-thread task while playing (median over 1 s blocks; 0 = none over 50 ms) | ${r.longest_main_thread_task_ms.median.toFixed(0)} ms | |`);
