@@ -8,27 +8,7 @@ else()
   set(ATTN_WASM_VARIANT scalar)
 endif()
 
-# Size, in the SIMD build (the one the page downloads). Code that runs once per request rather
-# than once per training step is optimised for size: the lesson's functions, weights files and
-# JSON, the self-test, the circuit measurements, looking inside (its eigenvalue solver is the
-# largest code of all), the text task's corpus, the sampler, the block's stages, the length
-# evaluation, and the bindings with their conversions. The
-# per-step code (model, attention layers, our SIMD kernels, loss, Adam, batches) keeps -O3. This
-# keeps the page's download within its budget (README, Benchmarks) at no measured cost to the
-# training speed. Not in the scalar build: there the products are Eigen's templates, and the
-# linker may keep the copy instantiated in a -Os file for the hot path too (measured: 8x slower).
-set(ATTN_WASM_SIZE_SOURCES
-    ${CMAKE_SOURCE_DIR}/cpp/attn/attention.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/bench.cpp
-    ${CMAKE_SOURCE_DIR}/cpp/attn/circuits.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/error.cpp
-    ${CMAKE_SOURCE_DIR}/cpp/attn/json.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/safetensors.cpp
-    ${CMAKE_SOURCE_DIR}/cpp/attn/selftest.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/weights.cpp
-    ${CMAKE_SOURCE_DIR}/cpp/attn/inspect.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/text.cpp
-    ${CMAKE_SOURCE_DIR}/cpp/attn/sampling.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/block_stages.cpp
-    ${CMAKE_SOURCE_DIR}/cpp/attn/length_eval.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/bindings.cpp ${CMAKE_CURRENT_LIST_DIR}/convert.cpp)
-if(ATTN_SIMD)
-  set_source_files_properties(${ATTN_WASM_SIZE_SOURCES} PROPERTIES COMPILE_OPTIONS -Os)
-endif()
+# The per-request sources of the SIMD build compile at -Os: cpp/wasm/size.cmake.
 
 # -O3 also at link time: emcc runs binaryen's optimiser there.
 # DYNAMIC_EXECUTION=0: Embind's glue builds its invokers without eval / new Function, so the core

@@ -37,25 +37,24 @@ function(attn_tests_per_file prefix)
   endforeach()
 endfunction()
 
-add_executable(attn_tests ${CMAKE_CURRENT_LIST_DIR}/main.cpp
-               ${CMAKE_CURRENT_LIST_DIR}/reference_dir.cpp ${ATTN_TEST_SOURCES})
-target_link_libraries(attn_tests PRIVATE attn)
-# The test files compile in batches (CMakeLists.txt, unity builds); each keeps its own __FILE__,
-# so the per-file tags and ctest entries are unchanged. The test code itself compiles at -O1: it
-# checks the core, which keeps the build type's flags (the objects the page and the CLI ship);
-# -O3 took 60% longer to compile it. GCC 12 at -O1 flags its own AVX-512 headers
-# (`__m512 __Y = __Y;`, GCC bug 105593) when Eigen's packet transposes inline into a test; the
-# clang trees still warn on our own code.
-target_compile_options(attn_tests PRIVATE -O1 $<$<CXX_COMPILER_ID:GNU>:-Wno-uninitialized>)
 # main.cpp is Catch2's runner, compiled alone: the slowest file of the suite at -O3 (~3 min under
 # em++), and no slower to run at -O0.
-set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/main.cpp PROPERTIES COMPILE_OPTIONS -O0
-  SKIP_UNITY_BUILD_INCLUSION ON)
+set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/main.cpp PROPERTIES COMPILE_OPTIONS -O0)
 # The checkout's absolute path goes on this one small file only, so the other files compile the
 # same in any clone (and hit the compiler cache).
 set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/reference_dir.cpp PROPERTIES
-  COMPILE_DEFINITIONS ATTN_REFERENCE_DIR="${CMAKE_SOURCE_DIR}/tests/reference/data"
-  SKIP_UNITY_BUILD_INCLUSION ON)
+  COMPILE_DEFINITIONS ATTN_REFERENCE_DIR="${CMAKE_SOURCE_DIR}/tests/reference/data")
+# The test files compile in batches (attn_unity_sources, CMakeLists.txt); each keeps its own
+# __FILE__, so the per-file tags and ctest entries are unchanged.
+attn_unity_sources(attn_tests_compiled attn_tests ${ATTN_TEST_SOURCES})
+add_executable(attn_tests ${CMAKE_CURRENT_LIST_DIR}/main.cpp
+               ${CMAKE_CURRENT_LIST_DIR}/reference_dir.cpp ${attn_tests_compiled})
+target_link_libraries(attn_tests PRIVATE attn)
+# The test code itself compiles at -O1: it checks the core, which keeps the build type's flags
+# (the objects the page and the CLI ship); -O3 took 60% longer to compile it. GCC 12 at -O1 flags
+# its own AVX-512 headers (`__m512 __Y = __Y;`, GCC bug 105593) when Eigen's packet transposes
+# inline into a test; the clang trees still warn on our own code.
+target_compile_options(attn_tests PRIVATE -O1 $<$<CXX_COMPILER_ID:GNU>:-Wno-uninitialized>)
 
 if(EMSCRIPTEN)
   # Only the catch2/ folder goes on the include path, never /usr/include (scripts/README.md,
