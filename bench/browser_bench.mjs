@@ -2,9 +2,10 @@
 // Chromium), with the page open and its heatmaps drawing:
 //   - from navigation to the first heatmap drawn;
 //   - from pressing Play to loss < 0.05 on the DemoConfig (median of runs, Reset between);
-//   - training steps/s while playing (median of 1 s blocks), and its ratio to the node wasm
-//     figure (bench/wasm_bench.mjs), in rounds that measure the two back to back (the median of
-//     the rounds' ratios: a shared machine's load moves both sides of a round alike);
+//   - training steps/s while playing (median of 1 s blocks), and its ratio to node running the
+//     same steps of the same run with the SIMD build (nodeReplay), in rounds that measure the two
+//     back to back (the median of the rounds' ratios: a shared machine's load moves both sides of
+//     a round alike);
 //   - in the same blocks: heatmap redraws per second, the longest main-thread task, and the
 //     slowest redraw's script time;
 //   - heatmap redraws per second under prefers-reduced-motion;
@@ -21,7 +22,6 @@
 // These are the timings the e2e tests used to assert and no longer do (a test asserts on steps,
 // events and frames; the benchmark reports times, as medians, and asserts nothing).
 // Serves web/dist like the e2e tests (under a sub-path). Writes bench/results/browser.json.
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -63,6 +63,8 @@ function playBlocks(page, blocks, ms) {
           const draws = performance.getEntriesByName('playground:draw').map((e) => e.duration);
           performance.clearMeasures('playground:draw');
           out.push({
+            from_step: from.step,
+            to_step: to.step,
             steps_per_s: (to.step - from.step) / s,
             redraws_per_s: (to.frames - from.frames) / s,
             longest_task_ms: Math.max(0, ...long),
@@ -82,19 +84,46 @@ function playBlocks(page, blocks, ms) {
 /** Rounds of page blocks and node runs behind the page / node ratio. */
 const RATIO_ROUNDS = 5;
 
-/** A config's training steps/s under node, SIMD build (bench/wasm_bench.mjs, 3 blocks of 1 s). */
-function nodeRate(config) {
-  const out = execFileSync('node', ['bench/wasm_bench.mjs', '--variant', 'simd', '--config', config, '--blocks', '3', '--block-seconds', '1'], { cwd: ROOT, encoding: 'utf8' });
-  return JSON.parse(out.trim().split('\n').at(-1)).configs[config].steps_per_s;
+/**
+ * The same run under node, in this process (SIMD build): a Trainer with the page's config, which
+ * is deterministic, so stepping it from the page's step s0 to s1 does the work the page did between
+ * them. Speed depends on where a run is (on the induction preset node trains ~413 steps/s around
+ * step 600 and ~395 past step 4000), so the page is compared with the same steps, not with a fresh
+ * run's first second. rate(s0, s1) steps to s0 untimed, then times s0 -> s1 in three equal blocks
+ * and returns the median block's steps/s.
+ */
+function nodeReplay(core, config) {
+  const t = new core.Trainer({ ...core.defaultConfig(), ...config });
+  const stepTo = (target) => {
+    while (t.stepsDone() < target) t.step(Math.min(1000, target - t.stepsDone()));
+  };
+  return {
+    rate(s0, s1) {
+      if (t.stepsDone() > s0) throw new Error(`the node replay is at step ${t.stepsDone()}, past the page's ${s0}`);
+      stepTo(s0);
+      const rates = [];
+      for (let b = 1; b <= 3; b++) {
+        const target = s0 + Math.round(((s1 - s0) * b) / 3);
+        const n = target - t.stepsDone();
+        const start = performance.now();
+        stepTo(target);
+        rates.push(n / ((performance.now() - start) / 1000));
+      }
+      return median(rates);
+    },
+    delete: () => t.delete(),
+  };
 }
 
 /**
- * The page against node on the same config, in RATIO_ROUNDS rounds on a ready, paused page: Play
+ * The page against node on the same run, in RATIO_ROUNDS rounds on a ready, paused page: Play
  * from the keyboard (as a learner would), 1 s of warm-up, 3 blocks of 1 s (playBlocks), Pause;
- * then `config` under node for 3 blocks of 1 s while the paused page idles. Returns the page's
- * blocks, each round's two rates, and the median of the rounds' ratios.
+ * then node replays the steps the page ran in those blocks (nodeReplay) while the paused page
+ * idles. config is the page's run's config (the page must not reset in between). Returns the
+ * page's blocks, each round's two rates, and the median of the rounds' ratios.
  */
-async function ratioRounds(page, config) {
+async function ratioRounds(page, core, config) {
+  const replay = nodeReplay(core, config);
   const blocks = [];
   const rounds = [];
   for (let r = 0; r < RATIO_ROUNDS; ++r) {
@@ -105,8 +134,10 @@ async function ratioRounds(page, config) {
     const b = await playBlocks(page, 3, 1000);
     await pausePage(page);
     blocks.push(...b);
-    rounds.push({ page: median(col(b, 'steps_per_s')), node: nodeRate(config) });
+    const [s0, s1] = [b[0].from_step, b.at(-1).to_step];
+    rounds.push({ page: median(col(b, 'steps_per_s')), node: replay.rate(s0, s1), steps: [s0, s1] });
   }
+  replay.delete();
   return { blocks, rounds, ratio: median(rounds.map((r) => r.page / r.node)) };
 }
 
@@ -148,8 +179,7 @@ const INDUCTION_MAX_STEPS = 10000;
 
 /** The preset's run under node with the SIMD core: the first step (every INDUCTION_EVERY) with
  * eval accuracy >= 0.9, and the phase-change step (null: not within INDUCTION_MAX_STEPS). */
-async function inductionReference() {
-  const core = await createCore('simd');
+async function inductionReference(core) {
   const t = new core.Trainer(INDUCTION_CONFIG);
   let accuracyStep = null;
   let step = 0;
@@ -164,7 +194,8 @@ async function inductionReference() {
 }
 
 async function main() {
-  const inductionRef = await inductionReference();
+  const core = await createCore('simd');
+  const inductionRef = await inductionReference(core);
   const srv = await serve();
   const browser = await launch();
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -220,7 +251,7 @@ async function main() {
   }
 
   // 3. While playing with heatmaps drawing (the default config), against node (ratioRounds).
-  const demo = await ratioRounds(page, 'demo');
+  const demo = await ratioRounds(page, core, {});
   const play = demo.blocks;
   const rates = col(play, 'steps_per_s');
   const frames = await page.evaluate(() => Number(document.querySelector('.heatmaps').dataset.frames));
@@ -263,7 +294,7 @@ async function main() {
     }), [inductionRef.accuracy_0_9_step, 120000]);
     // Then the preset's training speed against node's, on the same page (ratioRounds).
     await pausePage(p);
-    const rate = await ratioRounds(p, 'induction');
+    const rate = await ratioRounds(p, core, INDUCTION_CONFIG);
     await c.close();
     return {
       ...times,

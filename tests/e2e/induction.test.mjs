@@ -129,11 +129,12 @@ test('trained from the preset until the phase change: the chart marks it, the sc
   );
   const timelineStep = Number(await page.getAttribute('.timeline-panel', 'data-step'));
   assert.ok(timelineStep > phase && timelineStep <= step, `the latest snapshot ${timelineStep} is after the phase change ${phase}`);
-  // Its heads' statistics: its own, or the previous snapshot's when it did not measure them (the
-  // heads are measured every other interval).
+  // Its heads' statistics: its own, or the latest measured snapshot's when it did not measure them
+  // (the heads are measured every data-heads-every intervals).
   const every = Number(await page.getAttribute('.timeline-panel', 'data-every'));
+  const headsEvery = Number(await page.getAttribute('.timeline-panel', 'data-heads-every'));
   const headsStep = Number(await page.getAttribute('.timeline-panel .timeline-head-stats', 'data-step'));
-  assert.ok(headsStep <= timelineStep && timelineStep - headsStep < 2 * every, `heads measured at ${headsStep}, the latest snapshot at ${timelineStep}`);
+  assert.ok(headsStep <= timelineStep && timelineStep - headsStep < headsEvery * every, `heads measured at ${headsStep}, the latest snapshot at ${timelineStep}`);
 
   // Both layer-1 heads knocked out in turn: the test knocks out whichever is the previous-token head.
   const layer1Off = [0, 1].map((h) => [0, 1, 2, 3].map((g) => g === h));

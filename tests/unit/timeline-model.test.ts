@@ -7,7 +7,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, test, vi } from 'vi
 import type { Controller, RunStatus } from '../../web/src/client/controller';
 import type { AttentionCore } from '../../web/src/core/attention-core';
 import type { Snapshot, Timeline } from '../../web/src/model/protocol';
-import { snapshotBytes } from '../../web/src/model/timeline';
+import { HEADS_EVERY, snapshotBytes } from '../../web/src/model/timeline';
 import { TimelineModel, type TimelineChange } from '../../web/src/ui/timeline-model';
 import { Session } from '../../web/src/worker/session';
 import { createCore } from '../web/load-core.mjs';
@@ -129,11 +129,14 @@ describe('TimelineModel', () => {
     const { ctl, model } = open();
     ctl.configure(SMALL.seqLen, SMALL.nHeads);
     model.start();
-    ctl.step(30);
+    // Snapshots every 10 steps; the heads measured at step 0 and every HEADS_EVERY snapshots.
+    const last = 10 * HEADS_EVERY;
+    ctl.step(last + 10);
     await settled();
-    expect(heldSteps(model)).toEqual([0, 10, 20, 30]);
-    expect(model.entries.map((e) => e.entropy.length)).toEqual([2, 0, 2, 0]);
-    expect([0, 1, 2, 3].map((i) => (model.select(i, true), model.selectedHeads!.step))).toEqual([0, 0, 20, 20]);
+    const grid = Array.from({ length: HEADS_EVERY + 2 }, (_, i) => 10 * i);
+    expect(heldSteps(model)).toEqual(grid);
+    expect(model.entries.map((e) => e.entropy.length)).toEqual(grid.map((s) => (s % last === 0 ? 2 : 0)));
+    expect(grid.map((_, i) => (model.select(i, true), model.selectedHeads!.step))).toEqual(grid.map((s) => (s < last ? 0 : last)));
     expect(model.selectedHeads!.previousToken.length).toBe(2);
   });
 

@@ -158,11 +158,12 @@ describe('doubling and thinning', () => {
 
 describe('the heads are measured on a coarser grid', () => {
   test('at the first snapshot wherever it is, then at every multiple of HEADS_EVERY intervals', () => {
-    expect(HEADS_EVERY).toBe(2);
-    expect([0, 10, 20, 30, 40].map((s) => measuresHeads(s, 10, false))).toEqual([true, false, true, false, true]);
+    expect(HEADS_EVERY).toBe(8);
+    expect([0, 10, 40, 70, 80, 90, 160].map((s) => measuresHeads(s, 10, false))).toEqual([true, false, false, false, true, false, true]);
     expect(measuresHeads(1234, 10, true)).toBe(true);
-    expect(measuresHeads(1240, 10, false)).toBe(true);
-    expect(measuresHeads(1250, 10, false)).toBe(false);
+    expect(measuresHeads(1280, 10, false)).toBe(true);
+    expect(measuresHeads(1240, 10, false)).toBe(false);
+    expect(measuresHeads(1290, 10, false)).toBe(false);
   });
 
   test('through every thinning, at least every HEADS_EVERY-th kept entry on the grid measured the heads', () => {

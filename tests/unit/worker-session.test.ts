@@ -13,7 +13,7 @@ import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import type { AttentionCore } from '../../web/src/core/attention-core';
 import type { Ablation, ErrorReply, ReplyFor, Snapshot, TrainerConfigMsg, WorkerMessage } from '../../web/src/model/protocol';
 import { noAblation } from '../../web/src/model/protocol';
-import { follow, hasHeadStats, snapshotBytes, type Stepped } from '../../web/src/model/timeline';
+import { follow, hasHeadStats, HEADS_EVERY, snapshotBytes, type Stepped } from '../../web/src/model/timeline';
 import { handle, type SessionRequest } from '../../web/src/worker/handlers';
 import type { Post } from '../../web/src/worker/post';
 import { Session } from '../../web/src/worker/session';
@@ -335,18 +335,20 @@ describe('timeline', () => {
   test('since: only the newer entries, as copies; steps: all kept; bytes: what they hold', async () => {
     const s = open();
     await s.ok('configure', configure());
-    await s.ok('step', { n: 35 });
+    const last = 10 * HEADS_EVERY;
+    await s.ok('step', { n: last + 5 });
     const all = (await s.ok('timeline', { since: -1 })).timeline;
-    expect(all.steps).toEqual([0, 10, 20, 30]);
-    expect(all.entries.map((e) => e.step)).toEqual([0, 10, 20, 30]);
-    // The heads are measured at steps 0 (the first) and 20 (HEADS_EVERY intervals), not at 10 and 30.
-    expect([all.every, all.capacity, all.bytes]).toEqual([10, 240, 2 * snapshotBytes(4, 12) + 2 * snapshotBytes(4, 12, false)]);
-    expect(all.entries.map((e) => e.entropy.length)).toEqual([4, 0, 4, 0]);
+    const grid = Array.from({ length: HEADS_EVERY + 1 }, (_, i) => 10 * i);
+    expect(all.steps).toEqual(grid);
+    expect(all.entries.map((e) => e.step)).toEqual(grid);
+    // The heads are measured at step 0 (the first) and at `last` (HEADS_EVERY intervals), not between.
+    expect([all.every, all.capacity, all.bytes]).toEqual([10, 240, 2 * snapshotBytes(4, 12) + (HEADS_EVERY - 1) * snapshotBytes(4, 12, false)]);
+    expect(all.entries.map((e) => e.entropy.length)).toEqual(grid.map((step) => (step % last === 0 ? 4 : 0)));
     expect(all.entries[0].loss).toBe((await s.ok('pause', {})).snapshot.initLoss);
-    const newer = (await s.ok('timeline', { since: 10 })).timeline;
-    expect(newer.entries.map((e) => e.step)).toEqual([20, 30]);
-    expect(newer.entries[1].weights).toEqual(all.entries[3].weights);
-    expect(newer.entries[0].entropy.length).toBe(4);
+    const newer = (await s.ok('timeline', { since: last - 20 })).timeline;
+    expect(newer.entries.map((e) => e.step)).toEqual([last - 10, last]);
+    expect(newer.entries[1].weights).toEqual(all.entries[HEADS_EVERY].weights);
+    expect(newer.entries.map((e) => e.entropy.length)).toEqual([0, 4]);
   });
 
   test('memory capped (7 kept): the interval doubles, and the page\'s copy holds exactly what the worker keeps', async () => {
@@ -505,15 +507,18 @@ describe('depth and induction (issue 15)', () => {
     const snap = (await s.ok('configure', configure(deep(), SEQ))).snapshot;
     expect([snap.L, snap.H, snap.T, snap.weights.length]).toEqual([2, 2, SEQ.length, 2 * 2 * SEQ.length * SEQ.length]);
     expect(snap.phaseChange).toBe(-1);
-    await s.ok('step', { n: 20 });
+    const last = 10 * HEADS_EVERY;
+    await s.ok('step', { n: last });
     const tl = (await s.ok('timeline', { since: -1 })).timeline;
-    expect(tl.steps).toEqual([0, 10, 20]);
-    expect(tl.bytes).toBe(2 * snapshotBytes(4, SEQ.length) + snapshotBytes(4, SEQ.length, false));
-    const want = direct(deep(), [0, 10, 20]);
+    const grid = Array.from({ length: HEADS_EVERY + 1 }, (_, i) => 10 * i);
+    expect(tl.steps).toEqual(grid);
+    expect(tl.bytes).toBe(2 * snapshotBytes(4, SEQ.length) + (HEADS_EVERY - 1) * snapshotBytes(4, SEQ.length, false));
+    const want = direct(deep(), grid);
     tl.entries.forEach((e, i) => {
       expect([e.L, e.H, e.weights.length]).toEqual([2, 2, 4 * SEQ.length * SEQ.length]);
-      // Step 10 is off the heads' grid (HEADS_EVERY x 10 steps): its head arrays are empty.
-      const measured = e.step !== 10;
+      // Only steps 0 and `last` are on the heads' grid (HEADS_EVERY x 10 steps); the others' head
+      // arrays are empty.
+      const measured = e.step % last === 0;
       expect(e.previousToken).toEqual(measured ? want[i].scores.previousToken : new Float32Array(0));
       expect(e.prefixMatching).toEqual(measured ? want[i].scores.prefixMatching : new Float32Array(0));
       expect(e.entropy.length).toBe(measured ? 4 : 0);

@@ -62,10 +62,11 @@ export function isSnapshotStep(step: number, every: number): boolean {
 /** The heads' statistics and scores (the core's attentionStats and headScores: together about two
  * training steps on the presets) are measured at every HEADS_EVERY-th snapshot, on the grid of
  * HEADS_EVERY * every steps, and at a run's first snapshot; the attention is kept at every one.
- * Measured at every snapshot they took a fifth of the tab's training time (bench/README.md). When
+ * Measured at every snapshot they took a fifth of the tab's training time, at every other one a
+ * tenth; at every 8th (every 80 steps at first) about 2.5% (bench/README.md). When
  * the interval doubles, the kept entries are those of the old heads' grid, so at least every
  * HEADS_EVERY-th entry on the grid holds them (the latest may be left off the grid, unmeasured). */
-export const HEADS_EVERY = 2;
+export const HEADS_EVERY = 8;
 
 /** Whether the snapshot at `step` measures the heads (first: the run's first snapshot). */
 export function measuresHeads(step: number, every: number, first: boolean): boolean {

@@ -86,6 +86,7 @@ export function mountTimelinePanel(slot: HTMLElement, ctl: Controller, opts: Pan
     panel.dataset.bytes = String(info?.bytes ?? 0);
     panel.dataset.capacity = String(info?.capacity ?? 0);
     panel.dataset.every = String(info?.every ?? 0);
+    panel.dataset.headsEvery = String(HEADS_EVERY);
     if (info) {
       policy.textContent =
         `Every head's attention on the sample sequence over training: a snapshot every ${info.every} steps, at most ${info.capacity} kept ` +
