@@ -24,7 +24,7 @@ function parseArgs(argv) {
   return out;
 }
 
-// Sinusoidal table (T,D) as in cpp/attn/embedding.cpp.
+// Sinusoidal table (T,D) as in cpp/attn/nn/embedding.cpp.
 function positions(T, D) {
   const pe = new Float32Array(T * D);
   for (let p = 0; p < T; p++)

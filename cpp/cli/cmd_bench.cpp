@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <string>
 
-#include "attn/bench.h"
-#include "cli/commands.h"
+#include "attn/train/bench.h"
 #include "cli/args.h"
+#include "cli/commands.h"
 #include "cli/config_flags.h"
 
 namespace attn::cli {

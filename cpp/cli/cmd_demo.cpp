@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <string>
 
-#include "attn/multihead.h"
-#include "attn/trainer.h"
+#include "attn/nn/multihead.h"
+#include "attn/train/trainer.h"
 #include "cli/commands.h"
 #include "cli/config_flags.h"
 

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "attn/attention.h"
-#include "attn/embedding.h"
-#include "attn/ops.h"
-#include "attn/rng.h"
+#include "attn/base/rng.h"
+#include "attn/kernels/ops.h"
+#include "attn/nn/attention.h"
+#include "attn/nn/embedding.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 

@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "attn/json.h"
-#include "attn/length_eval.h"
-#include "attn/tasks.h"
-#include "attn/text.h"
-#include "attn/weights.h"
+#include "attn/base/json.h"
+#include "attn/data/tasks.h"
+#include "attn/data/text.h"
+#include "attn/interp/length_eval.h"
+#include "attn/io/weights.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 

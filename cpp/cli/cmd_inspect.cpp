@@ -1,5 +1,5 @@
 // attn inspect: look inside saved weights on one sequence (issue 23): the logit lens, direct logit
-// attribution, activation patching and the QK/OV circuits (cpp/attn/inspect.h), written as one
+// attribution, activation patching and the QK/OV circuits (cpp/attn/interp/inspect.h), written as one
 // safetensors file. No math lives here.
 #include <cerrno>
 #include <cstdio>
@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "attn/inspect.h"
-#include "attn/loss.h"
-#include "attn/tasks.h"
-#include "attn/weights.h"
+#include "attn/data/tasks.h"
+#include "attn/interp/inspect.h"
+#include "attn/io/weights.h"
+#include "attn/nn/loss.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 

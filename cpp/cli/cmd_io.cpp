@@ -4,10 +4,10 @@
 #include <cstdio>
 #include <map>
 
-#include "attn/attention.h"
-#include "attn/json.h"
-#include "attn/loss.h"
-#include "attn/weights.h"
+#include "attn/base/json.h"
+#include "attn/io/weights.h"
+#include "attn/nn/attention.h"
+#include "attn/nn/loss.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 

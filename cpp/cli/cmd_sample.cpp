@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "attn/decoder.h"
-#include "attn/error.h"
-#include "attn/text.h"
-#include "attn/weights.h"
+#include "attn/base/error.h"
+#include "attn/data/text.h"
+#include "attn/io/weights.h"
+#include "attn/model/decoder.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 

@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <memory>
 
-#include "attn/selftest.h"
-#include "attn/weights.h"
+#include "attn/io/weights.h"
+#include "attn/teach/selftest.h"
 #include "cli/commands.h"
 #include "cli/config_flags.h"
 

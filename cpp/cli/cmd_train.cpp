@@ -2,9 +2,9 @@
 #include <chrono>
 #include <cstdio>
 
-#include "attn/json.h"
-#include "attn/text.h"
-#include "attn/weights.h"
+#include "attn/base/json.h"
+#include "attn/data/text.h"
+#include "attn/io/weights.h"
 #include "cli/commands.h"
 #include "cli/config_flags.h"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "attn/config_keys.h"
+#include "attn/train/config_keys.h"
 
 namespace attn::cli {
 

@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "attn/trainer.h"
+#include "attn/train/trainer.h"
 #include "cli/args.h"
 
 namespace attn::cli {

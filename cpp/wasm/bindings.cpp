@@ -6,11 +6,11 @@
 
 #include <malloc.h>
 
-#include "attn/bench.h"
-#include "attn/decoder.h"
-#include "attn/tasks.h"
-#include "attn/text.h"
-#include "attn/weights.h"
+#include "attn/data/tasks.h"
+#include "attn/data/text.h"
+#include "attn/io/weights.h"
+#include "attn/model/decoder.h"
+#include "attn/train/bench.h"
 #include "wasm/convert.h"
 
 using namespace attn;

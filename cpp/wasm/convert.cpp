@@ -6,7 +6,7 @@
 #include <cmath>
 #include <initializer_list>
 
-#include "attn/config_keys.h"
+#include "attn/train/config_keys.h"
 
 namespace attn::js {
 

@@ -13,14 +13,14 @@
 #include <string_view>
 #include <vector>
 
-#include "attn/attention.h"
-#include "attn/block_stages.h"
-#include "attn/ops.h"
-#include "attn/sampling.h"
-#include "attn/selftest.h"
-#include "attn/inspect.h"
-#include "attn/text.h"
-#include "attn/trainer.h"
+#include "attn/data/text.h"
+#include "attn/interp/inspect.h"
+#include "attn/kernels/ops.h"
+#include "attn/model/sampling.h"
+#include "attn/nn/attention.h"
+#include "attn/teach/block_stages.h"
+#include "attn/teach/selftest.h"
+#include "attn/train/trainer.h"
 
 namespace attn::js {
 

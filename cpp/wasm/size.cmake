@@ -10,13 +10,13 @@
 # training speed. Not in the scalar build: there the products are Eigen's templates, and the
 # linker may keep the copy instantiated in a -Os file for the hot path too (measured: 8x slower).
 set(ATTN_WASM_SIZE_SOURCES
-    ${CMAKE_SOURCE_DIR}/cpp/attn/attention.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/bench.cpp
-    ${CMAKE_SOURCE_DIR}/cpp/attn/circuits.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/error.cpp
-    ${CMAKE_SOURCE_DIR}/cpp/attn/json.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/safetensors.cpp
-    ${CMAKE_SOURCE_DIR}/cpp/attn/selftest.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/weights.cpp
-    ${CMAKE_SOURCE_DIR}/cpp/attn/inspect.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/text.cpp
-    ${CMAKE_SOURCE_DIR}/cpp/attn/sampling.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/block_stages.cpp
-    ${CMAKE_SOURCE_DIR}/cpp/attn/length_eval.cpp
+    ${CMAKE_SOURCE_DIR}/cpp/attn/nn/attention.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/train/bench.cpp
+    ${CMAKE_SOURCE_DIR}/cpp/attn/interp/circuits.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/base/error.cpp
+    ${CMAKE_SOURCE_DIR}/cpp/attn/base/json.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/io/safetensors.cpp
+    ${CMAKE_SOURCE_DIR}/cpp/attn/teach/selftest.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/io/weights.cpp
+    ${CMAKE_SOURCE_DIR}/cpp/attn/interp/inspect.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/data/text.cpp
+    ${CMAKE_SOURCE_DIR}/cpp/attn/model/sampling.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/teach/block_stages.cpp
+    ${CMAKE_SOURCE_DIR}/cpp/attn/interp/length_eval.cpp
     ${CMAKE_SOURCE_DIR}/cpp/wasm/bindings.cpp ${CMAKE_SOURCE_DIR}/cpp/wasm/convert.cpp)
 if(ATTN_SIMD)
   set_source_files_properties(${ATTN_WASM_SIZE_SOURCES} PROPERTIES COMPILE_OPTIONS -Os)

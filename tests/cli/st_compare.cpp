@@ -10,8 +10,8 @@
 #include <exception>
 #include <string>
 
-#include "attn/safetensors.h"
-#include "attn/weights.h"
+#include "attn/io/safetensors.h"
+#include "attn/io/weights.h"
 
 int main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "--list") {

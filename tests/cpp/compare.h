@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "attn/check.h"
+#include "attn/base/check.h"
 
 namespace compare {
 

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "attn/error.h"
+#include "attn/base/error.h"
 
 template <typename Fn>
 void check_error(Fn&& fn, attn::ErrorKind kind, const std::string& key, const std::string& text) {

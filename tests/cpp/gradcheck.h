@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "attn/check.h"
-#include "attn/loss.h"
-#include "attn/rng.h"
-#include "attn/tensor.h"
+#include "attn/base/check.h"
+#include "attn/base/rng.h"
+#include "attn/base/tensor.h"
+#include "attn/nn/loss.h"
 
 namespace gradcheck {
 

@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "attn/multihead.h"
+#include "attn/nn/multihead.h"
 
 namespace mhsa_test {
 

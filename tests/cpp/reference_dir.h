@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "attn/safetensors.h"
-#include "attn/weights.h"
+#include "attn/io/safetensors.h"
+#include "attn/io/weights.h"
 
 namespace testdata {
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <vector>
 
-#include "attn/adam.h"
+#include "attn/train/adam.h"
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::WithinAbs;

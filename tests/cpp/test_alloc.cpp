@@ -26,12 +26,12 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "attn/decoder.h"
-#include "attn/ffn.h"
-#include "attn/multihead.h"
-#include "attn/norm.h"
-#include "attn/positions.h"
-#include "attn/trainer.h"
+#include "attn/model/decoder.h"
+#include "attn/nn/ffn.h"
+#include "attn/nn/multihead.h"
+#include "attn/nn/norm.h"
+#include "attn/nn/positions.h"
+#include "attn/train/trainer.h"
 
 extern "C" {
 // glibc's allocator under its internal names; the public names below forward to them.

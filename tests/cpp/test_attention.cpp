@@ -7,7 +7,7 @@
 #include <limits>
 #include <vector>
 
-#include "attn/attention.h"
+#include "attn/nn/attention.h"
 #include "gradcheck.h"
 
 using attn::Mat;

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "attn/loss.h"
-#include "attn/model.h"
-#include "attn/trainer.h"
+#include "attn/model/model.h"
+#include "attn/nn/loss.h"
+#include "attn/train/trainer.h"
 #include "expect_error.h"
 #include "gradcheck.h"
 

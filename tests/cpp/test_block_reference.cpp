@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "attn/json.h"
-#include "attn/loss.h"
-#include "attn/selftest.h"
-#include "attn/weights.h"
+#include "attn/base/json.h"
+#include "attn/io/weights.h"
+#include "attn/nn/loss.h"
+#include "attn/teach/selftest.h"
 #include "compare.h"
 #include "reference_dir.h"
 

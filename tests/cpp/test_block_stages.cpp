@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "attn/block_stages.h"
+#include "attn/teach/block_stages.h"
 #include "expect_error.h"
 
 using attn::BlockStages;

@@ -6,7 +6,7 @@
 #include <limits>
 #include <vector>
 
-#include "attn/check.h"
+#include "attn/base/check.h"
 
 using namespace attn;
 

@@ -1,4 +1,4 @@
-// Circuit measurements (cpp/attn/circuits.h): previous-token and prefix-matching scores,
+// Circuit measurements (cpp/attn/interp/circuits.h): previous-token and prefix-matching scores,
 // W_QK / W_OV, K-composition and its random baseline, each against plain loops; the phase-change
 // rule on synthetic loss curves.
 #include <catch2/catch.hpp>
@@ -6,10 +6,10 @@
 #include <cmath>
 #include <vector>
 
-#include "attn/circuits.h"
-#include "attn/loss.h"
-#include "attn/tasks.h"
-#include "attn/trainer.h"
+#include "attn/data/tasks.h"
+#include "attn/interp/circuits.h"
+#include "attn/nn/loss.h"
+#include "attn/train/trainer.h"
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::WithinAbs;

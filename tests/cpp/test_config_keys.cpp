@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "attn/config_keys.h"
-#include "attn/error.h"
+#include "attn/base/error.h"
+#include "attn/train/config_keys.h"
 
 using namespace attn;
 

@@ -1,4 +1,4 @@
-// Generation (cpp/attn/decoder.h): the KV-cached decoder against the uncached reference (the
+// Generation (cpp/attn/model/decoder.h): the KV-cached decoder against the uncached reference (the
 // model's forward over the window) at every step, through and past the window, for every
 // position method, norm, norm position, FFN, depth, grouped K/V and no residual; the attention
 // it reports; generate's greedy and seeded draws; and the errors.
@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "attn/decoder.h"
-#include "attn/kernels.h"
-#include "attn/model.h"
+#include "attn/kernels/kernels.h"
+#include "attn/model/decoder.h"
+#include "attn/model/model.h"
 #include "expect_error.h"
 
 using namespace attn;

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "attn/embedding.h"
-#include "attn/safetensors.h"
-#include "attn/weights.h"
+#include "attn/io/safetensors.h"
+#include "attn/io/weights.h"
+#include "attn/nn/embedding.h"
 #include "compare.h"
 #include "gradcheck.h"
 #include "reference_dir.h"

@@ -8,14 +8,14 @@
 #include <string_view>
 #include <vector>
 
-#include "attn/error.h"
-#include "attn/json.h"
-#include "attn/kernels.h"
-#include "attn/ops.h"
-#include "attn/safetensors.h"
-#include "attn/tasks.h"
-#include "attn/trainer.h"
-#include "attn/weights.h"
+#include "attn/base/error.h"
+#include "attn/base/json.h"
+#include "attn/data/tasks.h"
+#include "attn/io/safetensors.h"
+#include "attn/io/weights.h"
+#include "attn/kernels/kernels.h"
+#include "attn/kernels/ops.h"
+#include "attn/train/trainer.h"
 
 using namespace attn;
 using Catch::Matchers::StartsWith;

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "attn/ffn.h"
+#include "attn/nn/ffn.h"
 #include "expect_error.h"
 #include "gradcheck.h"
 

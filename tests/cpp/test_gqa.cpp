@@ -6,9 +6,9 @@
 #include <cmath>
 #include <optional>
 
-#include "attn/attention.h"
-#include "attn/multihead.h"
-#include "attn/positions.h"
+#include "attn/nn/attention.h"
+#include "attn/nn/multihead.h"
+#include "attn/nn/positions.h"
 #include "expect_error.h"
 #include "gradcheck.h"
 #include "mhsa_run.h"

@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "attn/trainer.h"
+#include "attn/train/trainer.h"
 
 namespace {
 

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "attn/inspect.h"
-#include "attn/json.h"
-#include "attn/selftest.h"
-#include "attn/weights.h"
+#include "attn/base/json.h"
+#include "attn/interp/inspect.h"
+#include "attn/io/weights.h"
+#include "attn/teach/selftest.h"
 #include "compare.h"
 #include "reference_dir.h"
 

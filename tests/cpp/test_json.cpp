@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "attn/json.h"
+#include "attn/base/json.h"
 
 using attn::json::parse;
 using attn::json::Value;

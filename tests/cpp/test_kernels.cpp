@@ -4,8 +4,8 @@
 // strided views like the per-head q/k/v blocks.
 #include <catch2/catch.hpp>
 
-#include "attn/kernels.h"
-#include "attn/rng.h"
+#include "attn/base/rng.h"
+#include "attn/kernels/kernels.h"
 
 #include <cmath>
 #include <limits>

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "attn/length_eval.h"
-#include "attn/trainer.h"
-#include "attn/weights.h"
+#include "attn/interp/length_eval.h"
+#include "attn/io/weights.h"
+#include "attn/train/trainer.h"
 #include "expect_error.h"
 
 using namespace attn;

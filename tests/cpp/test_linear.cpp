@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "attn/linear.h"
+#include "attn/nn/linear.h"
 #include "gradcheck.h"
 
 using attn::Mat;

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "attn/loss.h"
+#include "attn/nn/loss.h"
 #include "gradcheck.h"
 
 using attn::Mat;

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "attn/loss.h"
-#include "attn/model.h"
+#include "attn/model/model.h"
+#include "attn/nn/loss.h"
 #include "gradcheck.h"
 
 using attn::Mat;

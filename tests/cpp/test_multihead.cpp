@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "attn/attention.h"
-#include "attn/multihead.h"
+#include "attn/nn/attention.h"
+#include "attn/nn/multihead.h"
 #include "gradcheck.h"
 #include "mhsa_run.h"
 

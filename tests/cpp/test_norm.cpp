@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "attn/norm.h"
+#include "attn/nn/norm.h"
 #include "expect_error.h"
 #include "gradcheck.h"
 

@@ -6,8 +6,8 @@
 #include <limits>
 #include <vector>
 
-#include "attn/loss.h"
-#include "attn/ops.h"
+#include "attn/kernels/ops.h"
+#include "attn/nn/loss.h"
 
 using attn::Mat;
 using Catch::Matchers::WithinAbs;

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "attn/ops.h"
+#include "attn/kernels/ops.h"
 #include "gradcheck.h"
 
 using attn::Mat;

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "attn/positions.h"
+#include "attn/nn/positions.h"
 #include "expect_error.h"
 #include "gradcheck.h"
 

@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "attn/adam.h"
-#include "attn/attention.h"
-#include "attn/loss.h"
-#include "attn/selftest.h"
-#include "attn/weights.h"
+#include "attn/io/weights.h"
+#include "attn/nn/attention.h"
+#include "attn/nn/loss.h"
+#include "attn/teach/selftest.h"
+#include "attn/train/adam.h"
 #include "compare.h"
 #include "reference_dir.h"
 

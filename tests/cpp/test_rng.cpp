@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "attn/rng.h"
+#include "attn/base/rng.h"
 
 using attn::Rng;
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "attn/rng.h"
-#include "attn/safetensors.h"
+#include "attn/base/rng.h"
+#include "attn/io/safetensors.h"
 
 using attn::parse_safetensors;
 using attn::SafetensorsFile;

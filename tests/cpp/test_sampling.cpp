@@ -1,4 +1,4 @@
-// Decoding (cpp/attn/sampling.h): next_token_distribution by hand, against the GPT lesson's
+// Decoding (cpp/attn/model/sampling.h): next_token_distribution by hand, against the GPT lesson's
 // samplers (tests/reference/make_sampling_reference.py wrote data/sampling/cases.json), and the
 // inverse-CDF draw.
 #include <catch2/catch.hpp>
@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "attn/json.h"
-#include "attn/weights.h"
-#include "attn/sampling.h"
+#include "attn/base/json.h"
+#include "attn/io/weights.h"
+#include "attn/model/sampling.h"
 #include "expect_error.h"
 #include "reference_dir.h"
 

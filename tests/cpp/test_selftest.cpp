@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "attn/attention.h"
-#include "attn/multihead.h"
-#include "attn/safetensors.h"
-#include "attn/selftest.h"
-#include "attn/trainer.h"
-#include "attn/weights.h"
+#include "attn/io/safetensors.h"
+#include "attn/io/weights.h"
+#include "attn/nn/attention.h"
+#include "attn/nn/multihead.h"
+#include "attn/teach/selftest.h"
+#include "attn/train/trainer.h"
 #include "gradcheck.h"
 #include "reference_dir.h"
 

@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <set>
 
-#include "attn/loss.h"
-#include "attn/trainer.h"
+#include "attn/nn/loss.h"
+#include "attn/train/trainer.h"
 
-#include "attn/tasks.h"
+#include "attn/data/tasks.h"
 
 using Catch::Matchers::Contains;
 

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "attn/json.h"
-#include "attn/text.h"
-#include "attn/trainer.h"
-#include "attn/weights.h"
+#include "attn/base/json.h"
+#include "attn/data/text.h"
+#include "attn/io/weights.h"
+#include "attn/train/trainer.h"
 #include "expect_error.h"
 
 using namespace attn;

@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "attn/decoder.h"
-#include "attn/json.h"
-#include "attn/selftest.h"
-#include "attn/text.h"
-#include "attn/weights.h"
+#include "attn/base/json.h"
+#include "attn/data/text.h"
+#include "attn/io/weights.h"
+#include "attn/model/decoder.h"
+#include "attn/teach/selftest.h"
 #include "compare.h"
 #include "reference_dir.h"
 

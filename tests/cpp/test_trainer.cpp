@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "attn/trainer.h"
+#include "attn/train/trainer.h"
 #include "gradcheck.h"
 
 using attn::Mat;

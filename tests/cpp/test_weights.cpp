@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "attn/weights.h"
+#include "attn/io/weights.h"
 
 using namespace attn;
 using Catch::Matchers::Contains;

@@ -15,7 +15,7 @@ if(EMSCRIPTEN OR ATTN_SANITIZE)
   list(REMOVE_ITEM ATTN_TEST_SOURCES ${ATTN_NATIVE_ONLY_TESTS})
 endif()
 # The scalar wasm build differs from the SIMD one only in the `#ifdef __wasm_simd128__` parts of
-# cpp/attn/kernels.cpp, so it runs the suites of that code and of the layers built on it, and the
+# cpp/attn/kernels/kernels.cpp, so it runs the suites of that code and of the layers built on it, and the
 # PyTorch parity of the whole model; the rest of the suite runs natively and in the SIMD build.
 # tests/web compares the two builds' training step by step besides.
 set(ATTN_WASM_SCALAR_TESTS test_kernels test_linear test_loss test_ops test_adam test_multihead
@@ -104,4 +104,16 @@ else()
     "  add_test(attn_tests_registered_no_tests \"${CMAKE_COMMAND}\" -E false)\n"
     "endif()\n")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${discovered_check})
+endif()
+
+# The core's include floors (include_layers.cmake): the real tree passes, and a fixture with one
+# upward include fails, so the check itself is checked.
+if(NOT EMSCRIPTEN)
+  add_test(NAME include_layers COMMAND ${CMAKE_COMMAND} -DROOT=${CMAKE_SOURCE_DIR}
+           -P ${CMAKE_CURRENT_LIST_DIR}/include_layers.cmake)
+  add_test(NAME include_layers_refuses_upward COMMAND ${CMAKE_COMMAND}
+           -DROOT=${CMAKE_CURRENT_LIST_DIR}/include_layers_fixture -DMIN_FILES=2
+           -P ${CMAKE_CURRENT_LIST_DIR}/include_layers.cmake)
+  set_tests_properties(include_layers_refuses_upward PROPERTIES
+    PASS_REGULAR_EXPRESSION "base may not include nn, a higher floor")
 endif()

@@ -9,9 +9,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "attn/model.h"
-#include "attn/rng.h"
-#include "attn/weights.h"
+#include "attn/base/rng.h"
+#include "attn/io/weights.h"
+#include "attn/model/model.h"
 
 namespace {
 

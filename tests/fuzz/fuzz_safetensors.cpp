@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "attn/safetensors.h"
+#include "attn/io/safetensors.h"
 
 namespace {
 

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "attn/trainer.h"
+#include "attn/train/trainer.h"
 
 namespace {
 

@@ -128,7 +128,7 @@ def distribution(logits, temperature, top_k, top_p, min_p):
 
 
 class SplitMix:
-    """attn::Rng (cpp/attn/rng.h): splitmix64 and its uniform() in [0, 1) from 24 bits."""
+    """attn::Rng (cpp/attn/base/rng.h): splitmix64 and its uniform() in [0, 1) from 24 bits."""
 
     MASK = (1 << 64) - 1
 

@@ -52,7 +52,7 @@ for (const variant of variants) {
         for (const x of s.composition) assert.ok(x > 0 && x <= 1);
         assert.ok(s.compositionBaseline > 0 && s.compositionBaseline < 1);
         // K-composition from the exported weights, in plain JS: W_QK of layer 2's head h2 and
-        // W_OV of layer 1's head h1 (row-vector convention, cpp/attn/circuits.h).
+        // W_OV of layer 1's head h1 (row-vector convention, cpp/attn/interp/circuits.h).
         const w = Object.fromEntries(Object.entries(readSafetensors(t.exportWeights())).map(([k, v]) => [k, v.data]));
         const D = 32, Dh = 16;
         for (let h1 = 0; h1 < 2; ++h1)

@@ -1,6 +1,6 @@
 // taskSample: one sequence from a task's generator, the page's default sample. The C++ test checks
 // it is row 0 of make_batch; here the binding carries it, agrees with a plain JS copy of the
-// generator (splitmix64 and the tasks' rules of cpp/attn/tasks.h), and names bad input.
+// generator (splitmix64 and the tasks' rules of cpp/attn/data/tasks.h), and names bad input.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
@@ -8,7 +8,7 @@ import { loadCore, variants } from './core.mjs';
 
 const M64 = (1n << 64n) - 1n;
 
-/** splitmix64 with the core's below(n) (cpp/attn/rng.h). */
+/** splitmix64 with the core's below(n) (cpp/attn/base/rng.h). */
 function rng(seed) {
   let state = BigInt(seed);
   return {
@@ -23,7 +23,7 @@ function rng(seed) {
   };
 }
 
-/** The first T inputs of a row of the task, drawn as cpp/attn/tasks.cpp draws them. */
+/** The first T inputs of a row of the task, drawn as cpp/attn/data/tasks.cpp draws them. */
 function referenceRow(task, V, T, seed) {
   const r = rng(seed);
   const h = Math.floor((T + 1) / 2);

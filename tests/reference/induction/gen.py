@@ -1,6 +1,6 @@
 """Batch generators for the induction task.
 
-ours:  an exact Python port of attn::make_batch(Task::Induction) (cpp/attn/tasks.cpp) with our
+ours:  an exact Python port of attn::make_batch(Task::Induction) (cpp/attn/data/tasks.cpp) with our
        splitmix64 Rng, seeded as attn::Trainer seeds its data stream; checked batch for batch
        against the core (its make_batch dumped, 200 batches for each of seeds 0-3).
 issue: the issue-15 description taken literally: random ids (uniform over all V, segment ids

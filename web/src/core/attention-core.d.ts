@@ -537,7 +537,7 @@ export interface ScalingDemo {
   entropyScaled: number;
 }
 
-/** Look inside (issue 23; cpp/attn/inspect.h has the math): the request. Answers hold -100 where
+/** Look inside (issue 23; cpp/attn/interp/inspect.h has the math): the request. Answers hold -100 where
  * a position has none; without answers, the clean run's top tokens. Without corrupted, no
  * patching. position / answerClean / answerCorrupt: -1 (default) picks them as the core says. */
 export interface InspectRequest {

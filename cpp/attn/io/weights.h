@@ -1,0 +1,80 @@
+// TinyAttentionLM weights as safetensors, under the PyTorch state-dict names, so a file loads
+// into the curriculum's model with load_state_dict(strict=True) and back.
+// __metadata__: {"format": "pt", "n_heads": "H", "max_context_length": "C"} (strings), and for
+// any model but the curriculum's (1 layer, no residual) also "n_layers": "L" and
+// "residual": "true" | "false". A file without them describes 1 layer without residual. A
+// transformer-block model (ModelConfig::legacy() false) also has "kv_heads", "positions",
+// "max_seq_len", "norm", "norm_position", "ffn" and "ffn_mult"; absent, they are today's model.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attn/interp/length_eval.h"
+#include "attn/io/safetensors.h"
+#include "attn/model/model.h"
+
+namespace attn {
+
+// Bounds on a config read from a file, so a hostile file cannot make us allocate without limit
+// (they match TrainerConfig's): V <= 65536, D <= 4096, C <= 4096.
+constexpr int kMaxFileVocab = 65536;
+constexpr int kMaxFileDModel = 4096;
+constexpr int kMaxFileContext = 4096;
+
+// The model's parameters as safetensors bytes: deterministic (tensors sorted by name, header
+// without spaces, padded with spaces to a multiple of 8 bytes), F32, with the metadata above.
+std::vector<uint8_t> save_model(TinyAttentionLM& model);
+// A text model's file (text.h): the same plus __metadata__ "vocab", the characters in token
+// order as a JSON string literal (so the value is e.g. "\"\\n !,.abc\""). vocab must hold one
+// character per token (size vocab_size), else an Error of kind Input.
+std::vector<uint8_t> save_model(TinyAttentionLM& model, const std::u32string& vocab);
+
+// The vocabulary a weights file carries in __metadata__ "vocab", or nullopt when it has none.
+// A value that is not one JSON string, not a vocabulary (vocab_from_utf8: valid text, at most 256
+// characters, strictly ascending) or not one character per row of token_emb.embedding.weight:
+// an Error of kind Format naming the problem.
+std::optional<std::u32string> read_vocab(const SafetensorsFile& file);
+std::optional<std::u32string> read_vocab(const uint8_t* data, size_t size);
+
+// The config a weights file describes: V and D from the shapes, H and C from the metadata, L,
+// residual and the block's settings from the metadata when there (else today's model); they
+// decide the tensor names and shapes, and a tensor that disagrees is named in the error.
+// Missing, extra, non-F32 or inconsistently shaped tensors, missing or malformed metadata, or a
+// config the model rejects: std::invalid_argument (an Error of kind Format) naming the problem.
+ModelConfig infer_config(const uint8_t* data, size_t size);
+ModelConfig infer_config(const SafetensorsFile& file);
+
+// A new model with the inferred config and the file's weights.
+std::unique_ptr<TinyAttentionLM> load_model(const uint8_t* data, size_t size);
+
+// A new model with the file's weights that accepts sequences of up to length positions: the
+// file's own config when length <= its max_context_length, else the same weights with a longer
+// context (sinusoidal table computed for length rows; RoPE tables likewise; ALiBi and none need
+// nothing; model_for_length, length_eval.h). With learned positions, a length past max_seq_len
+// is an Error of kind Config naming max_seq_len; length outside [1, kMaxEvalLength] is one naming
+// seq_len.
+std::unique_ptr<TinyAttentionLM> load_model_for_length(const uint8_t* data, size_t size,
+                                                       int length);
+
+// Loads the file's weights into model. Every tensor must be present with exactly the model's
+// shape, no other tensor may be present, every value must be finite, metadata n_heads /
+// max_context_length, when present, must match model.config, and n_layers / residual (absent:
+// 1 / false) must match it. All-or-nothing: on any error (kind
+// Format) the model is unchanged.
+void load_weights(TinyAttentionLM& model, const uint8_t* data, size_t size);
+void load_weights(TinyAttentionLM& model, const SafetensorsFile& file);
+
+// The whole file; throws a RuntimeError (std::runtime_error) of kind Io naming the path and the
+// reason.
+std::vector<uint8_t> read_file(const std::string& path);
+
+// Writes bytes to a temporary file in the same directory, then renames it over path, so path
+// is either untouched or complete. Throws a RuntimeError of kind Io naming the path; the
+// temporary file is removed on failure.
+void write_file_atomic(const std::string& path, const std::vector<uint8_t>& bytes);
+
+}  // namespace attn

@@ -1,0 +1,89 @@
+#include "attn/kernels/ops.h"
+
+#include "attn/kernels/kernels.h"
+
+#include <cmath>
+#include <limits>
+
+namespace attn {
+
+void softmax_rows(ConstMatRef x, MatRef y) {
+  for (Eigen::Index i = 0; i < x.rows(); ++i) softmax_row(x.row(i).data(), y.row(i).data(), x.cols());
+}
+
+void softmax_rows_backward(ConstMatRef y, ConstMatRef dy, MatRef dx) {
+  for (Eigen::Index i = 0; i < y.rows(); ++i)
+    softmax_backward_row(y.row(i).data(), dy.row(i).data(), dx.row(i).data(), y.cols());
+}
+
+void softmax_rows_naive(ConstMatRef x, MatRef y) {
+  require(y.rows() == x.rows() && y.cols() == x.cols(), "y must be (", x.rows(), ",", x.cols(),
+          "), got (", y.rows(), ",", y.cols(), ")");
+  for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    float sum = 0.0f;
+    for (Eigen::Index j = 0; j < x.cols(); ++j) sum += (y(i, j) = std::exp(x(i, j)));
+    for (Eigen::Index j = 0; j < x.cols(); ++j) y(i, j) /= sum;
+  }
+}
+
+SoftmaxSteps softmax_steps(const RowVec& x, bool subtract_max) {
+  require(x.size() >= 1, "softmax needs at least one logit");
+  const float ninf = -std::numeric_limits<float>::infinity();
+  SoftmaxSteps st;
+  if (subtract_max) {
+    st.max = x.maxCoeff();
+    if (st.max == ninf) st.max = 0.0f;  // every entry masked: exps 0, weights 0 (below)
+  }
+  st.shifted = (x.array() - st.max).matrix();
+  st.exps.resize(x.size());
+  for (Eigen::Index j = 0; j < x.size(); ++j) st.sum += (st.exps[j] = std::exp(st.shifted[j]));
+  st.weights = st.exps / st.sum;
+  if (subtract_max && st.sum == 0.0f) st.weights.setZero();
+  return st;
+}
+
+void apply_causal_mask(MatRef scores) {
+  const float ninf = -std::numeric_limits<float>::infinity();
+  for (Eigen::Index i = 0; i < scores.rows(); ++i)
+    for (Eigen::Index j = i + 1; j < scores.cols(); ++j) scores(i, j) = ninf;
+}
+
+MaskMode parse_mask_mode(const std::string& name) {
+  for (MaskMode m : {MaskMode::Causal, MaskMode::None, MaskMode::Inverted})
+    if (name == mask_mode_name(m)) return m;
+  throw Error(ErrorKind::Input, "",
+              str_cat("unknown mask '", name, "' (expected causal, none or inverted)"));
+}
+
+const char* mask_mode_name(MaskMode mode) {
+  switch (mode) {
+    case MaskMode::Causal: return "causal";
+    case MaskMode::None: return "none";
+    case MaskMode::Inverted: return "inverted";
+  }
+  return "?";
+}
+
+void apply_mask(MatRef scores, MaskMode mode) {
+  if (mode == MaskMode::Causal) apply_causal_mask(scores);
+  if (mode != MaskMode::Inverted) return;
+  for (Eigen::Index i = 0; i < scores.rows(); ++i)
+    for (Eigen::Index j = 0; j < i && j < scores.cols(); ++j) scores(i, j) = kBrokenMaskFill;
+}
+
+void dropout_forward(MatRef x, MatRef mask, float p, Rng& rng) {
+  const float scale = 1.0f / (1.0f - p);
+  for (Eigen::Index i = 0; i < x.rows(); ++i)
+    for (Eigen::Index j = 0; j < x.cols(); ++j) {
+      const float m = rng.uniform() < p ? 0.0f : scale;
+      mask(i, j) = m;
+      x(i, j) *= m;
+    }
+}
+
+void check_dropout_p(const char* name, float p) {
+  require_config(std::isfinite(p) && p >= 0.0f && p < 1.0f, name, name, " (", p,
+                 ") must be in [0, 1)");
+}
+
+}  // namespace attn

@@ -1,0 +1,106 @@
+// Generation (issue 22): incremental decoding of a TinyAttentionLM with a KV cache per layer, and
+// the one sampling loop the CLI and the page share.
+//
+// The context window W is by default the model's max context length C (the Trainer's
+// max_seq_len, which is seq_len unless set); a model whose table is longer than the length T it
+// was trained at can be given W = T. Up to W tokens the decoder keeps every layer's keys and
+// values, so a new token runs each layer on its own row only (one projection and one row of
+// attention over the cache) instead of the whole context. Past W the context slides over the
+// last W tokens, and the reference runs the model's forward over them: every position is counted
+// from the window's start, so sliding moves every kept token one position down. What the cache
+// can keep then depends on how the model knows positions:
+//   sinusoidal, learned: the table is added to each token's embedding, so every kept token's
+//     input, and with it its keys and values in every layer, changes: each step re-encodes the
+//     window with one batched forward (as fast as the uncached decoder, and the same numbers).
+//   rope, alibi, none: a score depends on the distance i - j only (RoPE turns q and k by their
+//     positions, ALiBi adds -m (i - j), none adds nothing), so in the first layer the kept
+//     tokens' keys and values stay valid: the oldest row is dropped, RoPE keys are turned again
+//     to their new positions (from the unrotated keys the cache keeps), and only the new token
+//     is projected. In every later layer the kept tokens' inputs change (each of them attended
+//     to the dropped token one layer below), so a model of 2 or more layers re-encodes the
+//     window each step, and only a 1-layer model keeps its cache past W.
+// Either way the logits are the reference's (within float rounding, 1e-5 in the tests).
+//
+// The decoder runs in eval mode (no dropout). Its cache holds keys and values made with the
+// model's weights and its layers' head_off, scale_scores and mask as they were when each token
+// was pushed: change any of them (a training step, say) and call reset() before pushing again. A
+// layer whose mask is not causal (a teaching fault that lets earlier positions see later ones)
+// cannot be cached: the decoder then runs the reference.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "attn/base/rng.h"
+#include "attn/base/tensor.h"
+#include "attn/model/model.h"
+#include "attn/model/sampling.h"
+#include "attn/nn/multihead.h"
+
+namespace attn {
+
+class Decoder {
+ public:
+  // use_cache false: every push() runs the model's full forward over the context (the
+  // reference). window: the most tokens attended over, in [1, C]; 0 means C (an Error of kind
+  // Input otherwise). The model must outlive the decoder.
+  explicit Decoder(TinyAttentionLM& model, bool use_cache = true, int window = 0);
+  Decoder(const Decoder&) = delete;
+  Decoder& operator=(const Decoder&) = delete;
+
+  // Empties the context (and the caches).
+  void reset();
+  // Appends token (an Error of kind Input if outside [0, V)); returns the logits (V) of the next
+  // token, valid until the next push() or reset().
+  const RowVec& push(int32_t token);
+  // The tokens the last push attended over (<= window()); 0 before the first push.
+  int context_length() const { return int(context_.size()); }
+  // The attention of the last pushed position over its context: (L*H, context_length()), row
+  // g = l*H + h is head h of layer l; each row sums to 1. Valid until the next push() or reset().
+  ConstMatMap attention() const;
+  // The tokens in the window, oldest first.
+  const std::vector<int32_t>& context() const { return context_; }
+  // Whether pushes use the cache: use_cache, and every layer's mask causal at the last reset().
+  bool cached() const { return cached_; }
+  // The window W: the context slides past it.
+  int window() const { return window_; }
+
+ private:
+  void run_reference();  // the full forward over the context
+  void run_step();       // the new position from the caches
+
+  TinyAttentionLM& model_;
+  bool use_cache_, cached_ = false;
+  int window_;
+  // 1 layer with positions rope, alibi or none: the cache stays valid as the window slides.
+  bool keeps_cache_when_sliding_;
+  std::vector<int32_t> context_;  // capacity W + 1
+  RowVec logits_;                 // (V)
+  Mat attention_;                 // (L*H, C); the first context_length() columns are in use
+  // The cached path: one cache per layer, the new row's stream and scratch, the block's caches.
+  std::vector<MultiHeadSelfAttention::KVCache> caches_;
+  std::vector<TinyAttentionLM::State::Block> blocks_;
+  Mat a_, y_, logits_row_;  // (1,D), (1,D), (1,V)
+  Norm::State final_norm_;
+  // The reference path.
+  TinyAttentionLM::State state_;
+  Rng unused_rng_;  // eval mode draws nothing
+};
+
+// The largest number of tokens generate() makes in one call.
+constexpr int kMaxGenerateTokens = 10000;
+// The longest prompt generate() accepts, in tokens (characters of a text model).
+constexpr int kMaxPromptTokens = 10000;
+
+// Pushes prompt through a Decoder (with the cache) and then samples n_tokens tokens one at a
+// time: next_token_distribution(logits, options), then sample_token with one Rng(seed). Returns
+// the n_tokens new tokens (without the prompt). The same model, prompt, options and seed give
+// the same tokens; temperature 0 is greedy (the argmax of each step's logits). Errors of kind
+// Input: an empty prompt, a prompt longer than kMaxPromptTokens, a prompt token outside [0, V),
+// n_tokens outside [0, kMaxGenerateTokens], a bad option (SamplingOptions::validate), a bad
+// window (Decoder).
+std::vector<int32_t> generate(TinyAttentionLM& model, const std::vector<int32_t>& prompt,
+                              int n_tokens, const SamplingOptions& options, uint64_t seed,
+                              int window = 0);
+
+}  // namespace attn

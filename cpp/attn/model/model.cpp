@@ -1,0 +1,356 @@
+#include "attn/model/model.h"
+
+#include <stdexcept>
+
+#include "attn/base/error.h"
+#include "attn/nn/loss.h"
+
+namespace attn {
+
+void ModelConfig::validate() const {
+  // The keys are the Trainer config's; its seq_len sets max_context_length.
+  require_config(vocab_size >= 1, "vocab_size", "vocab_size (", vocab_size, ") must be >= 1");
+  require_config(d_model >= 1, "d_model", "d_model (", d_model, ") must be >= 1");
+  require_config(n_heads >= 1, "n_heads", "n_heads (", n_heads, ") must be >= 1");
+  require_config(d_model % n_heads == 0, "d_model", "d_model (", d_model,
+                 ") must be divisible by n_heads (", n_heads, ")");
+  require_config(d_model % 2 == 0, "d_model", "d_model (", d_model,
+                 ") must be even for sinusoidal positions");
+  require_config(max_context_length >= 1, "seq_len", "max_context_length (", max_context_length,
+                 ") must be >= 1");
+  require_config(n_layers >= 1 && n_layers <= kMaxLayers, "n_layers", "n_layers (", n_layers,
+                 ") must be in [1, ", kMaxLayers, "]");
+  require_config(kv_heads >= 0 && kv_heads <= n_heads && (kv_heads == 0 || n_heads % kv_heads == 0),
+                 "kv_heads", "kv_heads (", kv_heads, ") must divide n_heads (", n_heads, ")");
+  require_config(positions != PositionKind::Rope || (d_model / n_heads) % 2 == 0, "positions",
+                 "positions rope needs an even head width, but d_model / n_heads is ",
+                 d_model / n_heads);
+  require_config(ffn_mult >= 1 && ffn_mult <= FeedForward::kMaxFfnMult, "ffn_mult", "ffn_mult (",
+                 ffn_mult, ") must be in [1, ", FeedForward::kMaxFfnMult, "]");
+  require_config(emb_init_std > 0 && emb_init_std <= 10, "emb_init_std", "emb_init_std (",
+                 emb_init_std, ") must be in (0, 10]");
+  // Norms and FFNs sit on the residual stream; without it there is nothing to add them to.
+  require_config(norm == NormKind::None || residual, "norm", "norm (", norm_kind_name(norm),
+                 ") needs residual (true): a norm only works on the residual stream");
+  require_config(ffn == FfnKind::None || residual, "ffn", "ffn (", ffn_kind_name(ffn),
+                 ") needs residual (true): the FFN adds its output to the residual stream");
+}
+
+bool ModelConfig::legacy() const {
+  return kv_heads_resolved() == n_heads && positions == PositionKind::Sinusoidal &&
+         norm == NormKind::None && norm_position == NormPosition::Pre && ffn == FfnKind::None &&
+         ffn_mult == 4;
+}
+
+namespace {
+constexpr PositionKind kPositionKinds[] = {PositionKind::Sinusoidal, PositionKind::Learned,
+                                           PositionKind::Rope, PositionKind::Alibi,
+                                           PositionKind::None};
+}  // namespace
+
+const char* position_kind_name(PositionKind kind) {
+  switch (kind) {
+    case PositionKind::Sinusoidal: return "sinusoidal";
+    case PositionKind::Learned: return "learned";
+    case PositionKind::Rope: return "rope";
+    case PositionKind::Alibi: return "alibi";
+    case PositionKind::None: return "none";
+  }
+  return "";
+}
+
+PositionKind parse_position_kind(const std::string& name) {
+  for (PositionKind k : kPositionKinds)
+    if (name == position_kind_name(k)) return k;
+  throw Error(ErrorKind::Config, "positions",
+              str_cat("unknown positions '", name,
+                      "' (expected sinusoidal, learned, rope, alibi or none)"));
+}
+
+const char* norm_position_name(NormPosition p) { return p == NormPosition::Pre ? "pre" : "post"; }
+
+NormPosition parse_norm_position(const std::string& name) {
+  if (name == "pre") return NormPosition::Pre;
+  if (name == "post") return NormPosition::Post;
+  throw Error(ErrorKind::Config, "norm_position",
+              str_cat("unknown position '", name, "' (expected pre or post)"));
+}
+
+namespace {
+const ModelConfig& validated(const ModelConfig& c) {
+  c.validate();
+  return c;
+}
+}  // namespace
+
+TinyAttentionLM::TinyAttentionLM(const ModelConfig& c, uint64_t seed)
+    : TinyAttentionLM(validated(c), Rng(seed)) {}
+
+namespace {
+// L layers from one generator, in order: layer 0's qkv_proj, out_proj and FFN (into ffns), then
+// layer 1's, ...
+std::vector<MultiHeadSelfAttention> make_layers(const ModelConfig& c, Rng& rng,
+                                                std::vector<FeedForward>& ffns) {
+  AttentionOptions options;
+  options.kv_heads = c.kv_heads;
+  options.rope = c.positions == PositionKind::Rope;
+  options.alibi = c.positions == PositionKind::Alibi;
+  std::vector<MultiHeadSelfAttention> layers;
+  layers.reserve(size_t(c.n_layers));
+  if (c.ffn != FfnKind::None) ffns.reserve(size_t(c.n_layers));
+  for (int l = 0; l < c.n_layers; ++l) {
+    layers.emplace_back(c.d_model, c.n_heads, c.max_context_length, c.attn_dropout, c.out_dropout,
+                        rng, options);
+    if (c.ffn != FfnKind::None) ffns.emplace_back(c.ffn, c.d_model, c.ffn_mult, rng);
+  }
+  return layers;
+}
+
+std::optional<TokenEmbedding> make_learned_positions(const ModelConfig& c, Rng& rng) {
+  if (c.positions != PositionKind::Learned) return std::nullopt;
+  return TokenEmbedding(c.max_context_length, c.d_model, rng);  // N(0, 0.02), as token_emb
+}
+
+// norm1 of every layer (ffn_side false), or norm2 of every layer with an FFN (true).
+std::vector<Norm> make_norms(const ModelConfig& c, bool ffn_side) {
+  std::vector<Norm> norms;
+  if (c.norm == NormKind::None || (ffn_side && c.ffn == FfnKind::None)) return norms;
+  for (int l = 0; l < c.n_layers; ++l) norms.emplace_back(c.norm, c.d_model);
+  return norms;
+}
+
+std::optional<Norm> make_final_norm(const ModelConfig& c) {
+  if (c.norm == NormKind::None || c.norm_position != NormPosition::Pre) return std::nullopt;
+  return Norm(c.norm, c.d_model);
+}
+
+// A block model with more than attention in its layers.
+bool has_sublayers(const ModelConfig& c) {
+  return c.norm != NormKind::None || c.ffn != FfnKind::None;
+}
+
+// One layer state, with room for kMaxLayers, so that attn (layers[0]) stays put when forward()
+// sizes the vector to the model's depth.
+std::vector<MultiHeadSelfAttention::State> one_layer_state() {
+  std::vector<MultiHeadSelfAttention::State> layers;
+  layers.reserve(size_t(kMaxLayers));
+  layers.emplace_back();
+  return layers;
+}
+}  // namespace
+
+TinyAttentionLM::State::State() : layers(one_layer_state()), attn(layers.front()) {}
+
+void TinyAttentionLM::State::stacked_weights(Mat& out) const {
+  const Eigen::Index rows = layers.front().weights().rows();  // B*H*T of one layer
+  out.resize(rows * Eigen::Index(layers.size()), T);
+  for (size_t l = 0; l < layers.size(); ++l)
+    out.middleRows(rows * Eigen::Index(l), rows) = layers[l].weights();
+}
+
+// One generator, consumed by the members in declaration order.
+TinyAttentionLM::TinyAttentionLM(const ModelConfig& c, Rng&& rng)
+    : config(c),
+      token_emb(c.vocab_size, c.d_model, rng, c.emb_init_std),
+      pos_emb(c.max_context_length, c.d_model),
+      learned_pos(make_learned_positions(c, rng)),
+      layers(make_layers(c, rng, ffns)),
+      attn(layers.front()),
+      attn_norms(make_norms(c, false)),
+      ffn_norms(make_norms(c, true)),
+      final_norm(make_final_norm(c)),
+      lm_head(c.d_model, c.vocab_size, rng) {}
+
+// ids (B,T) -> x = emb + pe (N,D) -> per layer l: a = a + attn_l(a) with residual, else
+// a = attn_l(a), starting from a = x -> logits = a W^T + b (N,V). Caches x, a, and each layer's
+// own cache (its input among them) in s.layers[l].
+void TinyAttentionLM::forward(const int32_t* ids, int B, int T, bool training, Rng& rng,
+                              State& s, ForwardHooks* hooks) {
+  attn.check_input(Eigen::Index(B) * T, config.d_model, B, T);
+  const Eigen::Index N = Eigen::Index(B) * T;
+  const int D = config.d_model, V = config.vocab_size, L = config.n_layers;
+  require(size_t(L) <= s.layers.capacity(), "a State holds at most ", s.layers.capacity(),
+          " layers, the model has ", L);
+  s.B = B;
+  s.T = T;
+  s.x.resize(N, D);
+  s.a.resize(N, D);
+  s.logits.resize(N, V);
+  s.layers.resize(size_t(L));  // within the reserved capacity: attn stays valid
+  if (config.residual) s.y.resize(N, D);
+  token_emb.forward(ids, N, s.x);
+  if (config.positions == PositionKind::Sinusoidal) {
+    const ConstMatMap pe = pos_emb.forward(T);
+    for (int b = 0; b < B; ++b) s.x.middleRows(Eigen::Index(b) * T, T) += pe;
+  } else if (learned_pos) {
+    for (int b = 0; b < B; ++b)
+      s.x.middleRows(Eigen::Index(b) * T, T) += learned_pos->weight.topRows(T);
+  }
+  // x_0 = x; x_{l+1} = layer_l(x_l) (layer_forward: attention, and the block's norms and FFN).
+  // The hooks (inspect.h) see, and may replace, the stream before each layer and at the end, each
+  // attention's output and each FFN's.
+  s.blocks.resize(size_t(L));
+  s.a = s.x;
+  for (int l = 0; l < L; ++l) {
+    MultiHeadSelfAttention::State& st = s.layers[size_t(l)];
+    if (s.inspect) st.inspect = true;
+    if (hooks) hooks->stream(l, s.a);
+    layer_forward(l, s.a, s.y, s.blocks[size_t(l)], [&](const Mat& in, Mat& out) {
+      layers[size_t(l)].forward(in, B, T, training, rng, st, out);
+      if (hooks) hooks->attention(l, st, out);
+    }, hooks);
+  }
+  if (hooks) hooks->stream(L, s.a);
+  if (final_norm) final_norm->forward(s.a, s.final_norm, s.a);
+  lm_head.forward(s.a, s.logits);
+}
+
+// Backward in reverse; pe is constant, so the stream's gradient at layer 0 flows straight into
+// the token embedding. dx carries dL/d(layer l's output stream) down the layers:
+//   residual:  x_{l+1} = x_l + attn_l(x_l)  =>  dx_l = dx_{l+1} + attn_l'(x_l)^T dx_{l+1}
+//   otherwise: x_{l+1} = attn_l(x_l)        =>  dx_l = attn_l'(x_l)^T dx_{l+1}
+void TinyAttentionLM::backward(const int32_t* ids, State& s) {
+  const Eigen::Index N = Eigen::Index(s.B) * s.T;
+  require(s.dlogits.rows() == N && s.dlogits.cols() == config.vocab_size,
+          "dlogits must be (", N, ",", config.vocab_size, ")");
+  require(s.layers.size() == size_t(config.n_layers), "the State holds ", s.layers.size(),
+          " layers but the model has ", config.n_layers, "; run forward() first");
+  s.da.resize(N, config.d_model);
+  s.dx.resize(N, config.d_model);
+  s.dstream.resize(N, config.d_model);
+  lm_head.backward(s.a, s.dlogits, s.da);
+  s.dx = s.da;
+  if (!has_sublayers(config)) {
+    for (int l = config.n_layers - 1; l >= 0; --l) {
+      layers[size_t(l)].backward(s.layers[size_t(l)], s.dx, s.dstream);
+      if (config.residual) s.dx += s.dstream;
+      else s.dx.swap(s.dstream);  // same size: swaps buffers, allocates nothing
+    }
+  } else {
+    require(s.blocks.size() == size_t(config.n_layers), "the State holds no block caches; run "
+            "forward() first");
+    const bool norm = config.norm != NormKind::None, ffn = config.ffn != FfnKind::None;
+    if (final_norm) final_norm->backward(s.final_norm, s.dx, s.dx);
+    for (int l = config.n_layers - 1; l >= 0; --l) {
+      MultiHeadSelfAttention::State& st = s.layers[size_t(l)];
+      State::Block& bk = s.blocks[size_t(l)];
+      if (config.norm_position == NormPosition::Pre) {
+        if (ffn) {
+          ffns[size_t(l)].backward(bk.ffn, s.dx, s.dstream);
+          if (norm) ffn_norms[size_t(l)].backward(bk.norm2, s.dstream, s.dstream);
+          s.dx += s.dstream;
+        }
+        layers[size_t(l)].backward(st, s.dx, s.dstream);
+        if (norm) attn_norms[size_t(l)].backward(bk.norm1, s.dstream, s.dstream);
+        s.dx += s.dstream;
+      } else {
+        if (ffn) {
+          if (norm) ffn_norms[size_t(l)].backward(bk.norm2, s.dx, s.dx);
+          ffns[size_t(l)].backward(bk.ffn, s.dx, s.dstream);
+          s.dx += s.dstream;
+        }
+        if (norm) attn_norms[size_t(l)].backward(bk.norm1, s.dx, s.dx);
+        layers[size_t(l)].backward(st, s.dx, s.dstream);
+        s.dx += s.dstream;
+      }
+    }
+  }
+  if (learned_pos) {
+    // Every sequence adds the same rows [0, T), so their gradients sum.
+    learned_pos->dweight.setZero();
+    for (int b = 0; b < s.B; ++b)
+      learned_pos->dweight.topRows(s.T) += s.dx.middleRows(Eigen::Index(b) * s.T, s.T);
+  }
+  token_emb.backward(ids, s.dx);
+}
+
+float TinyAttentionLM::position_loss_backward(const int32_t* ids, int T, int query, int target,
+                                              State& s) {
+  require(query >= 0 && query < T, "query position (", query, ") must be in [0, ", T - 1, "]");
+  Rng unused(0);  // eval mode: no dropout draws
+  forward(ids, 1, T, /*training=*/false, unused, s);
+  // Every position but query is left out of the loss, so dlogits is zero outside row query.
+  std::vector<int32_t> targets(size_t(T), kIgnoreIndex);
+  targets[size_t(query)] = target;
+  s.dlogits.resize(s.logits.rows(), s.logits.cols());
+  const float loss = cross_entropy(s.logits, targets.data(), s.dlogits);
+  backward(ids, s);
+  return loss;
+}
+
+std::string layer_prefix(const ModelConfig& c, int layer) {
+  return c.n_layers == 1 && c.legacy() ? std::string("attn.")
+                                       : "layers." + std::to_string(layer) + ".";
+}
+
+namespace {
+void norm_specs(const ModelConfig& c, const std::string& prefix, std::vector<ParamSpec>& specs) {
+  specs.push_back({prefix + "weight", {c.d_model}});
+  if (c.norm == NormKind::LayerNorm) specs.push_back({prefix + "bias", {c.d_model}});
+}
+}  // namespace
+
+std::vector<ParamSpec> state_dict_specs(const ModelConfig& c) {
+  const int64_t V = c.vocab_size, D = c.d_model, Dh = D / c.n_heads;
+  const int64_t W = (c.n_heads + 2 * int64_t(c.kv_heads_resolved())) * Dh;  // 3D without GQA
+  const int64_t F = int64_t(c.ffn_mult) * D;
+  const bool norm = c.norm != NormKind::None;
+  std::vector<ParamSpec> specs = {{"token_emb.embedding.weight", {V, D}}};
+  if (c.positions == PositionKind::Learned)
+    specs.push_back({"pos_emb.weight", {c.max_context_length, D}});
+  for (int l = 0; l < c.n_layers; ++l) {
+    const std::string p = layer_prefix(c, l);
+    if (norm) norm_specs(c, p + "attn_norm.", specs);
+    specs.push_back({p + "qkv_proj.weight", {W, D}});
+    specs.push_back({p + "qkv_proj.bias", {W}});
+    specs.push_back({p + "out_proj.weight", {D, D}});
+    specs.push_back({p + "out_proj.bias", {D}});
+    if (c.ffn == FfnKind::None) continue;
+    if (norm) norm_specs(c, p + "ffn_norm.", specs);
+    if (c.ffn == FfnKind::SwiGLU) {
+      specs.push_back({p + "ffn.gate.weight", {F, D}});
+      specs.push_back({p + "ffn.up.weight", {F, D}});
+      specs.push_back({p + "ffn.down.weight", {D, F}});
+    } else {
+      specs.push_back({p + "ffn.up.weight", {F, D}});
+      specs.push_back({p + "ffn.up.bias", {F}});
+      specs.push_back({p + "ffn.down.weight", {D, F}});
+      specs.push_back({p + "ffn.down.bias", {D}});
+    }
+  }
+  if (norm && c.norm_position == NormPosition::Pre) norm_specs(c, "final_norm.", specs);
+  specs.push_back({"lm_head.weight", {V, D}});
+  specs.push_back({"lm_head.bias", {V}});
+  return specs;
+}
+
+std::vector<ParamRef> TinyAttentionLM::parameters() {
+  // Value and gradient of each parameter, in the order of state_dict_specs, which names them.
+  std::vector<ParamRef> refs;
+  const auto add = [&refs](float* value, float* grad) { refs.push_back({"", {}, value, grad}); };
+  add(token_emb.weight.data(), token_emb.dweight.data());
+  if (learned_pos) add(learned_pos->weight.data(), learned_pos->dweight.data());
+  for (size_t l = 0; l < layers.size(); ++l) {
+    if (!attn_norms.empty()) attn_norms[l].append_params("", refs);
+    MultiHeadSelfAttention& m = layers[l];
+    add(m.qkv_proj.weight.data(), m.qkv_proj.dweight.data());
+    add(m.qkv_proj.bias.data(), m.qkv_proj.dbias.data());
+    add(m.out_proj.weight.data(), m.out_proj.dweight.data());
+    add(m.out_proj.bias.data(), m.out_proj.dbias.data());
+    if (!ffn_norms.empty()) ffn_norms[l].append_params("", refs);
+    if (!ffns.empty()) ffns[l].append_params("", refs);
+  }
+  if (final_norm) final_norm->append_params("", refs);
+  add(lm_head.weight.data(), lm_head.dweight.data());
+  add(lm_head.bias.data(), lm_head.dbias.data());
+  const std::vector<ParamSpec> specs = state_dict_specs(config);
+  if (specs.size() != refs.size())
+    throw std::logic_error("parameters() and state_dict_specs() disagree");
+  for (size_t i = 0; i < specs.size(); ++i) {
+    refs[i].name = specs[i].name;
+    refs[i].shape = specs[i].shape;
+  }
+  return refs;
+}
+
+}  // namespace attn

@@ -1,0 +1,235 @@
+// TinyAttentionLM: token embedding + sinusoidal positions -> n_layers multi-head attention layers
+// (each added to the residual stream with `residual`, else replacing it) -> LM head. With the
+// defaults (1 layer, no residual) it is the curriculum's model, number for number.
+// The model knows nothing of training, I/O or UI.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attn/base/rng.h"
+#include "attn/base/tensor.h"
+#include "attn/nn/embedding.h"
+#include "attn/nn/ffn.h"
+#include "attn/nn/linear.h"
+#include "attn/nn/multihead.h"
+#include "attn/nn/norm.h"
+
+namespace attn {
+
+// The largest n_layers a model may have.
+constexpr int kMaxLayers = 4;
+
+// How the model knows positions: a fixed table added to the embedding (sinusoidal), a trained one
+// (learned), a rotation of q and k (rope), a bias on the scores (alibi), or nothing (none).
+enum class PositionKind { Sinusoidal, Learned, Rope, Alibi, None };
+// "sinusoidal", "learned", "rope", "alibi" or "none"; anything else throws an Error of kind Config
+// on key "positions".
+PositionKind parse_position_kind(const std::string& name);
+const char* position_kind_name(PositionKind kind);
+
+// Where the block's norms sit: before each sublayer (pre, with a final norm) or after each sum.
+enum class NormPosition { Pre, Post };
+// "pre" or "post"; anything else throws an Error of kind Config on key "norm_position".
+NormPosition parse_norm_position(const std::string& name);
+const char* norm_position_name(NormPosition p);
+
+struct ModelConfig {
+  int vocab_size = 64;          // V
+  int d_model = 32;             // D
+  int n_heads = 4;              // H
+  int max_context_length = 12;  // C
+  float attn_dropout = 0.0f;
+  float out_dropout = 0.0f;
+  int n_layers = 1;       // L, in [1, kMaxLayers]
+  bool residual = false;  // x = x + attn_l(x) (true) or x = attn_l(x) (false)
+  // The block (issue 21); every default keeps the curriculum's model. kv_heads 0 means n_heads.
+  int kv_heads = 0;
+  PositionKind positions = PositionKind::Sinusoidal;
+  NormKind norm = NormKind::None;
+  NormPosition norm_position = NormPosition::Pre;
+  FfnKind ffn = FfnKind::None;
+  int ffn_mult = 4;  // the FFN's hidden width is ffn_mult * D
+  // The token embedding's init: N(0, emb_init_std^2). Only the init; not in a weights file.
+  float emb_init_std = 0.02f;
+  // K/V heads with the default resolved.
+  int kv_heads_resolved() const { return kv_heads > 0 ? kv_heads : n_heads; }
+  // Every block key at its default: today's names, file and metadata.
+  bool legacy() const;
+  // Throws an Error of kind Config naming the first bad value (key: the Trainer config key).
+  void validate() const;
+};
+
+// A parameter's PyTorch state-dict name and shape.
+struct ParamSpec {
+  std::string name;            // e.g. "attn.qkv_proj.weight"
+  std::vector<int64_t> shape;  // (out, in) for a weight, (out) for a bias
+};
+
+// The state dict of a model with config c, in the PyTorch module's order (= init order = file
+// order): token_emb, pos_emb (learned), per layer attn_norm, qkv_proj, out_proj, ffn_norm, ffn,
+// then final_norm and lm_head. The one list of parameter names: parameters() and the weights file
+// use it. Layer l is "attn." for the curriculum's one-layer model and "layers.<l>." otherwise
+// (a torch.nn.ModuleList named layers; always for a block model): layer_prefix(c, l).
+std::vector<ParamSpec> state_dict_specs(const ModelConfig& c);
+std::string layer_prefix(const ModelConfig& c, int layer);
+
+// Hooks into TinyAttentionLM::forward, as PyTorch's forward hooks: each sees (and may change) one
+// activation of the batch, (N,D) row-major, before the model goes on with it. inspect.h reads the
+// residual stream and the heads' outputs through them, and patches them. The defaults do nothing.
+struct ForwardHooks {
+  virtual ~ForwardHooks() = default;
+  // The residual stream a as it enters layer l (for l = L: after the last layer, before the final
+  // norm and lm_head). Without the residual stream, a is layer l's input (l = L: lm_head's).
+  virtual void stream(int /*l*/, Mat& /*a*/) {}
+  // Layer l's attention output y = out_proj(merged) before it joins the stream; st holds the
+  // layer's cache, every head's output in st.merged (N,D), head h at columns [h Dh, (h+1) Dh).
+  // A hook that changes st.merged must recompute y (the layer's out_proj.forward(st.merged, y)).
+  virtual void attention(int /*l*/, MultiHeadSelfAttention::State& /*st*/, MatRef /*y*/) {}
+  // Layer l's FFN output (with its down bias) before it joins the stream (models with an FFN).
+  virtual void ffn(int /*l*/, MatRef /*y*/) {}
+};
+
+class TinyAttentionLM {
+ public:
+  // Activations and gradients for one (B,T); reusing it for the same (B,T) and model depth
+  // allocates nothing. Not copyable (attn refers into layers).
+  struct State {
+    State();
+    State(const State&) = delete;
+    State& operator=(const State&) = delete;
+    int B = 0, T = 0;
+    // Set before forward() to inspect heads (MultiHeadSelfAttention::State::inspect) in every
+    // layer.
+    bool inspect = false;
+    Mat x;          // (N,D) token_emb(ids) + pe[:T], the input of layer 0
+    Mat a;          // (N,D) the residual stream after the last layer: lm_head's input
+    Mat y;          // (N,D) one layer's attention output before it joins the stream (residual)
+    Mat logits;     // (N,V)
+    Mat dlogits;    // (N,V) filled by the loss, read by backward
+    Mat da;         // (N,D) dL/da
+    Mat dx;         // (N,D) dL/dx, the gradient that reaches the embeddings
+    Mat dstream;    // (N,D) backward workspace: one layer's dL/d(its input) through attention
+    // The block's caches, per layer (sized L by forward; empty parts when the model has no norm
+    // or FFN): the norms' and the FFN's states, and the pre-norm inputs of attention and FFN.
+    struct Block {
+      Norm::State norm1, norm2;
+      FeedForward::State ffn;
+      Mat attn_in, ffn_in;
+    };
+    std::vector<Block> blocks;
+    Norm::State final_norm;
+    // Layer l's forward cache and backward workspace; size L after a forward. Layer l's input is
+    // layers[l].x, its weights layers[l].weights() (B,H,T,T).
+    std::vector<MultiHeadSelfAttention::State> layers;
+    MultiHeadSelfAttention::State& attn;  // layers[0], the one layer of the curriculum's model
+    // Every layer's attention weights, stacked layer-major: (L*B*H*T,T) = (L,B,H,T,T). For one
+    // layer it is layers[0].weights().
+    void stacked_weights(Mat& out) const;
+  };
+
+  // Init order as the PyTorch module: token_emb, pos_emb (learned), then per layer qkv_proj,
+  // out_proj and the FFN, then lm_head (norms draw nothing). Not copyable (attn refers into layers).
+  TinyAttentionLM(const ModelConfig& config, uint64_t seed);
+  TinyAttentionLM(const TinyAttentionLM&) = delete;
+  TinyAttentionLM& operator=(const TinyAttentionLM&) = delete;
+
+  // ids (B,T) row-major -> s.logits (B*T,V); layer l's attention weights in
+  // s.layers[l].weights() (B,H,T,T).
+  // Throws on ids outside [0, V) or T outside [1, C]. Dropout only when training. hooks, when
+  // given, are called as ForwardHooks describes.
+  void forward(const int32_t* ids, int B, int T, bool training, Rng& rng, State& s,
+               ForwardHooks* hooks = nullptr);
+
+  // Reads s.dlogits (B*T,V); overwrites every parameter gradient.
+  void backward(const int32_t* ids, State& s);
+
+  // A loss that selects one row: the cross-entropy of the prediction at position query of one
+  // sequence ids (T) for target, alone, through forward (eval mode) and backward. Afterwards s
+  // holds the activations and their gradients for this loss (every head's dweights and dscores
+  // in every layer too when s.inspect is set) and every parameter gradient is this loss's.
+  // Returns the loss. The Backward panel reads one head's row from s (Trainer::row_backward);
+  // the self-test checks these gradients against finite differences.
+  float position_loss_backward(const int32_t* ids, int T, int query, int target, State& s);
+
+  // Every parameter with its state-dict name, in the order of state_dict_specs(config).
+  std::vector<ParamRef> parameters();
+
+  ModelConfig config;
+  TokenEmbedding token_emb;               // token_emb.embedding.weight (V,D)
+  SinusoidalPositionalEmbedding pos_emb;  // buffer (C,D), not a parameter
+  // Learned positions only: pos_emb.weight (C,D), drawn right after token_emb.
+  std::optional<TokenEmbedding> learned_pos;
+  // Per layer with ffn != none: layers.<l>.ffn.*. Declared before layers, whose construction
+  // fills it: each layer's FFN draws right after its attention.
+  std::vector<FeedForward> ffns;
+  // L layers: layer_prefix(config, l) + qkv_proj.*, out_proj.*. Never resized after construction.
+  std::vector<MultiHeadSelfAttention> layers;
+  MultiHeadSelfAttention& attn;           // layers[0], the one layer of the curriculum's model
+  // Per layer with norm != none: attn_norm (norm1), and ffn_norm (norm2) when there is an FFN.
+  std::vector<Norm> attn_norms, ffn_norms;
+  std::optional<Norm> final_norm;         // pre-norm with a norm: final_norm.*
+  Linear lm_head;                         // lm_head.weight (V,D), lm_head.bias (V)
+
+  // Global head index g = l * H + h (layer-major), as the ablation and the readouts use it.
+  int n_heads_total() const { return config.n_layers * config.n_heads; }
+
+  // Layer l on the residual stream a (N,D), in place, with its attention given as
+  // attend(in, out), (N,D) -> (N,D), out possibly aliasing in. The one definition of a layer,
+  // run by forward() over (B,T) and by the Decoder (decoder.h) on one new row:
+  //   no residual: a = attn(a); residual without norms or FFN: a = a + attn(a);
+  //   pre:  a = a + attn(norm1(a)); a = a + ffn(norm2(a))
+  //   post: a = norm1(a + attn(a)); a = norm2(a + ffn(a))
+  // y (N,D) is scratch (it ends holding the last sublayer's output); bk keeps the norms' and the
+  // FFN's caches and the pre-norm inputs. The final norm and lm_head are not part of it.
+  template <typename Attend>
+  void layer_forward(int l, Mat& a, Mat& y, State::Block& bk, Attend&& attend,
+                     ForwardHooks* hooks = nullptr) const;
+
+ private:
+  TinyAttentionLM(const ModelConfig& config, Rng&& rng);
+};
+
+template <typename Attend>
+void TinyAttentionLM::layer_forward(int l, Mat& a, Mat& y, State::Block& bk, Attend&& attend,
+                                    ForwardHooks* hooks) const {
+  const size_t i = size_t(l);
+  if (!config.residual) {  // a = attn(a): the layer copies its input first
+    attend(a, a);
+    return;
+  }
+  const bool norm = config.norm != NormKind::None, ffn = config.ffn != FfnKind::None;
+  const Eigen::Index N = a.rows(), D = a.cols();
+  if (config.norm_position == NormPosition::Pre) {
+    // a = a + attn(norm1(a)); a = a + ffn(norm2(a))
+    if (norm) {
+      bk.attn_in.resize(N, D);
+      attn_norms[i].forward(a, bk.norm1, bk.attn_in);
+    }
+    attend(norm ? bk.attn_in : a, y);
+    a += y;
+    if (ffn) {
+      if (norm) {
+        bk.ffn_in.resize(N, D);
+        ffn_norms[i].forward(a, bk.norm2, bk.ffn_in);
+      }
+      ffns[i].forward(norm ? bk.ffn_in : a, bk.ffn, y);
+      if (hooks) hooks->ffn(l, y);
+      a += y;
+    }
+  } else {
+    // a = norm1(a + attn(a)); a = norm2(a + ffn(a))
+    attend(a, y);
+    a += y;
+    if (norm) attn_norms[i].forward(a, bk.norm1, a);
+    if (ffn) {
+      ffns[i].forward(a, bk.ffn, y);
+      if (hooks) hooks->ffn(l, y);
+      a += y;
+      if (norm) ffn_norms[i].forward(a, bk.norm2, a);
+    }
+  }
+}
+
+}  // namespace attn

@@ -1,0 +1,165 @@
+#include "attn/nn/ffn.h"
+
+#include <cmath>
+
+namespace attn {
+
+FfnKind parse_ffn_kind(const std::string& name) {
+  for (FfnKind k : {FfnKind::None, FfnKind::ReLU, FfnKind::GELU, FfnKind::SwiGLU})
+    if (name == ffn_kind_name(k)) return k;
+  throw Error(ErrorKind::Config, "ffn",
+              str_cat("unknown ffn '", name, "' (expected none, relu, gelu or swiglu)"));
+}
+
+const char* ffn_kind_name(FfnKind kind) {
+  switch (kind) {
+    case FfnKind::None: return "none";
+    case FfnKind::ReLU: return "relu";
+    case FfnKind::GELU: return "gelu";
+    case FfnKind::SwiGLU: return "swiglu";
+  }
+  return "none";
+}
+
+namespace {
+
+constexpr double kSqrtHalf = 0.70710678118654752440;    // 1 / sqrt(2)
+constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1 / sqrt(2 pi)
+
+// Runs before any member is built, so a bad config fails before any random number is drawn.
+int checked_hidden_dim(FfnKind kind, int d_model, int ffn_mult) {
+  require_config(kind != FfnKind::None, "ffn",
+                 "a feed-forward layer needs ffn relu, gelu or swiglu");
+  require_config(d_model >= 1, "d_model", "d_model (", d_model, ") must be >= 1");
+  require_config(ffn_mult >= 1 && ffn_mult <= FeedForward::kMaxFfnMult, "ffn_mult", "ffn_mult (",
+                 ffn_mult, ") must be in [1, ", FeedForward::kMaxFfnMult, "]");
+  return ffn_mult * d_model;
+}
+
+// The gate exists only in SwiGLU; otherwise nothing is drawn for it.
+std::optional<Linear> make_gate(FfnKind kind, int d_model, int hidden, Rng& rng) {
+  if (kind != FfnKind::SwiGLU) return std::nullopt;
+  return Linear(d_model, hidden, rng, /*with_bias=*/false);
+}
+
+}  // namespace
+
+float gelu(float x) {
+  const double xd = x;
+  return float(0.5 * xd * (1.0 + std::erf(xd * kSqrtHalf)));
+}
+
+float gelu_grad(float x) {
+  const double xd = x;
+  const double cdf = 0.5 * (1.0 + std::erf(xd * kSqrtHalf));
+  return float(cdf + xd * kInvSqrt2Pi * std::exp(-0.5 * xd * xd));
+}
+
+// exp(-x) overflows to inf for x < ~-88; both formulas then give exactly 0 (or -0), not NaN.
+float silu(float x) { return x / (1.0f + std::exp(-x)); }
+
+float silu_grad(float x) {
+  const float s = 1.0f / (1.0f + std::exp(-x));
+  return s * (1.0f + x * (1.0f - s));
+}
+
+FeedForward::FeedForward(FfnKind k, int d, int mult, Rng& rng)
+    : kind(k),
+      d_model(d),
+      ffn_mult(mult),
+      hidden_dim(checked_hidden_dim(k, d, mult)),
+      gate(make_gate(k, d, hidden_dim, rng)),
+      up(d, hidden_dim, rng, k != FfnKind::SwiGLU),
+      down(hidden_dim, d, rng, k != FfnKind::SwiGLU) {}
+
+// x (N,D) -> y (N,D); caches x (N,D), up (N,F), gate (N,F, swiglu), hidden (N,F).
+void FeedForward::forward(ConstMatRef x, State& s, MatRef y) const {
+  const Eigen::Index N = x.rows(), D = d_model, F = hidden_dim;
+  require(x.cols() == D, "expected feature dim ", D, ", got ", x.cols());
+  require(y.rows() == N && y.cols() == D, "y must be (", N, ",", D, "), got (", y.rows(), ",",
+          y.cols(), ")");
+  s.x.resize(N, D);
+  s.x = x;  // from here on only the copy is read, so y may alias x
+  s.up.resize(N, F);
+  s.hidden.resize(N, F);
+  up.forward(s.x, s.up);
+  float* h = s.hidden.data();
+  const float* u = s.up.data();
+  const Eigen::Index n = N * F;
+  switch (kind) {
+    case FfnKind::ReLU:
+      for (Eigen::Index i = 0; i < n; ++i) h[i] = u[i] > 0.0f ? u[i] : 0.0f;
+      break;
+    case FfnKind::GELU:
+      for (Eigen::Index i = 0; i < n; ++i) h[i] = gelu(u[i]);
+      break;
+    case FfnKind::SwiGLU: {
+      s.gate.resize(N, F);
+      gate->forward(s.x, s.gate);
+      const float* g = s.gate.data();
+      for (Eigen::Index i = 0; i < n; ++i) h[i] = silu(g[i]) * u[i];
+      break;
+    }
+    case FfnKind::None:
+      break;  // the constructor rejects None
+  }
+  down.forward(s.hidden, y);
+}
+
+// Backward of the forward above. With hidden = act(up) or silu(gate) * up:
+//   dhidden = dy W_down;  relu: dup = dhidden * [up > 0];  gelu: dup = dhidden * gelu'(up);
+//   swiglu: dup = dhidden * silu(gate), dgate = dhidden * up * silu'(gate);
+//   dx = dup W_up (+ dgate W_gate). dy is read only by down's backward, before dx is written.
+void FeedForward::backward(State& s, ConstMatRef dy, MatRef dx) {
+  const Eigen::Index N = s.x.rows(), D = d_model, F = hidden_dim;
+  require_state(N > 0 && s.hidden.rows() == N, "FeedForward::backward needs a forward pass first");
+  require(dy.rows() == N && dy.cols() == D, "dy must be (", N, ",", D, "), got (", dy.rows(),
+          ",", dy.cols(), ")");
+  require(dx.rows() == N && dx.cols() == D, "dx must be (", N, ",", D, "), got (", dx.rows(),
+          ",", dx.cols(), ")");
+  s.dhidden.resize(N, F);
+  down.backward(s.hidden, dy, s.dhidden);
+  float* dh = s.dhidden.data();
+  const float* u = s.up.data();
+  const Eigen::Index n = N * F;
+  switch (kind) {
+    case FfnKind::ReLU:
+      for (Eigen::Index i = 0; i < n; ++i) dh[i] = u[i] > 0.0f ? dh[i] : 0.0f;
+      break;
+    case FfnKind::GELU:
+      for (Eigen::Index i = 0; i < n; ++i) dh[i] *= gelu_grad(u[i]);
+      break;
+    case FfnKind::SwiGLU: {
+      s.dgate.resize(N, F);
+      float* dg = s.dgate.data();
+      const float* g = s.gate.data();
+      for (Eigen::Index i = 0; i < n; ++i) {
+        dg[i] = dh[i] * u[i] * silu_grad(g[i]);
+        dh[i] *= silu(g[i]);
+      }
+      break;
+    }
+    case FfnKind::None:
+      break;
+  }
+  up.backward(s.x, s.dhidden, dx);
+  if (kind == FfnKind::SwiGLU) {
+    s.dx_gate.resize(N, D);
+    gate->backward(s.x, s.dgate, s.dx_gate);
+    dx += s.dx_gate;
+  }
+}
+
+void FeedForward::append_params(const std::string& prefix, std::vector<ParamRef>& out) {
+  auto add = [&](const std::string& name, Linear& l) {
+    out.push_back({prefix + name + ".weight", {l.out_features, l.in_features}, l.weight.data(),
+                   l.dweight.data()});
+    if (l.has_bias())
+      out.push_back({prefix + name + ".bias", {l.out_features}, l.bias.data(), l.dbias.data()});
+  };
+  if (gate) add("gate", *gate);
+  add("up", up);
+  add("down", down);
+}
+
+}  // namespace attn

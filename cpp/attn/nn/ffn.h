@@ -1,0 +1,71 @@
+// The block's position-wise feed-forward network (the course's ffn_relu and ffn_swiglu, as
+// PyTorch modules with Linear layers named up, down and gate).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attn/base/rng.h"
+#include "attn/base/tensor.h"
+#include "attn/nn/linear.h"
+
+namespace attn {
+
+// Which FFN a block uses. None is "no FFN" for the config; a FeedForward is never built with it.
+enum class FfnKind { None, ReLU, GELU, SwiGLU };
+// "none", "relu", "gelu" or "swiglu"; anything else throws an Error of kind Config on key "ffn".
+FfnKind parse_ffn_kind(const std::string& name);
+const char* ffn_kind_name(FfnKind kind);
+
+// The exact GELU, x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)) (torch's approximate='none'), and its
+// derivative Phi(x) + x phi(x); both evaluated in double and rounded once.
+float gelu(float x);
+float gelu_grad(float x);
+// SiLU, x * sigmoid(x), and its derivative s (1 + x (1 - s)) with s = sigmoid(x).
+float silu(float x);
+float silu_grad(float x);
+
+// With F = ffn_mult * D hidden units:
+//   relu, gelu: y = down(act(up(x))), up (F,D) + bias (F), down (D,F) + bias (D)
+//   swiglu:     y = down(silu(gate(x)) * up(x)), gate and up (F,D), down (D,F), no biases
+class FeedForward {
+ public:
+  // Forward cache and backward workspace for one N. Reusing it for the same N allocates nothing.
+  struct State {
+    Mat x;       // (N,D) input, copied for backward (so y may alias x)
+    Mat up;      // (N,F) up(x): the activation's input (relu, gelu) or the linear half (swiglu)
+    Mat gate;    // (N,F) gate(x), silu's input (swiglu only)
+    Mat hidden;  // (N,F) the input of down: act(up) or silu(gate) * up
+    // Backward: dhidden (N,F) = dL/d(hidden), then reused in place for dL/d(up); dgate (N,F);
+    // dx_gate (N,D) the gate branch's share of dx (swiglu).
+    Mat dhidden, dgate, dx_gate;
+  };
+
+  // Validates (kind not None, d_model >= 1, ffn_mult in [1, 8]) and initialises each Linear as
+  // torch.nn.Linear from rng, in this order: relu/gelu up then down (weight then bias each);
+  // swiglu gate, up, down (weights only).
+  FeedForward(FfnKind kind, int d_model, int ffn_mult, Rng& rng);
+
+  // x (N,D) -> y (N,D); caches x, up, gate, hidden. y may alias x.
+  void forward(ConstMatRef x, State& s, MatRef y) const;
+
+  // dy (N,D) -> dx (N,D) from the cache of the last forward; overwrites the gradients of up,
+  // down and gate. dx may alias dy.
+  void backward(State& s, ConstMatRef dy, MatRef dx);
+
+  // Appends the parameters in init order as prefix + "up.weight", "up.bias", "down.weight",
+  // "down.bias" (relu, gelu) or prefix + "gate.weight", "up.weight", "down.weight" (swiglu).
+  void append_params(const std::string& prefix, std::vector<ParamRef>& out);
+
+  // The largest ffn_mult the config accepts (hidden width 8 * D).
+  static constexpr int kMaxFfnMult = 8;
+
+  FfnKind kind;
+  int d_model, ffn_mult, hidden_dim;
+  std::optional<Linear> gate;  // (F,D), no bias; swiglu only
+  Linear up;                   // (F,D), bias (F) for relu/gelu
+  Linear down;                 // (D,F), bias (D) for relu/gelu
+};
+
+}  // namespace attn

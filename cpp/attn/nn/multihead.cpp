@@ -1,0 +1,370 @@
+#include "attn/nn/multihead.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "attn/kernels/kernels.h"
+#include "attn/kernels/ops.h"
+
+namespace attn {
+
+namespace {
+
+// Runs before any member is built, so a bad config is reported in the curriculum's words.
+int checked_d_model(int d_model, int n_heads, int max_context_length, float attn_dropout,
+                    float out_dropout) {
+  require_config(d_model >= 1, "d_model", "d_model (", d_model, ") must be >= 1");
+  require_config(n_heads >= 1, "n_heads", "n_heads (", n_heads, ") must be >= 1");
+  require_config(d_model % n_heads == 0, "d_model", "d_model (", d_model,
+                 ") must be divisible by n_heads (", n_heads, ")");
+  require_config(max_context_length >= 1, "seq_len", "max_context_length (", max_context_length,
+                 ") must be >= 1");
+  check_dropout_p("attn_dropout", attn_dropout);
+  check_dropout_p("out_dropout", out_dropout);
+  return d_model;
+}
+
+// The options with kv_heads resolved, checked before any member is built (so nothing is drawn
+// for a bad config). Runs after checked_d_model, so n_heads >= 1 and d_model % n_heads == 0.
+AttentionOptions checked_options(AttentionOptions o, int d_model, int n_heads) {
+  if (o.kv_heads == 0) o.kv_heads = n_heads;
+  require_config(o.kv_heads >= 1 && n_heads % o.kv_heads == 0, "kv_heads", "kv_heads (",
+                 o.kv_heads, ") must divide n_heads (", n_heads, ")");
+  const int d_head = d_model / n_heads;
+  require_config(!o.rope || d_head % 2 == 0, "positions", "d_head (", d_head,
+                 ") must be even for rope positions");
+  return o;
+}
+
+// Query head h of batch b: its first row in the (N,.) matrices and in the (B*H*T,T) ones, and
+// its q, k, v as (T,Dh) strided views into the fused qkv (N,W) (or into its gradient), at the
+// columns m.q_offset(h), m.k_offset(h), m.v_offset(h): h Dh, D + h Dh, 2D + h Dh ungrouped.
+struct Head {
+  Eigen::Index r0, p0;
+  Eigen::Block<Mat> q, k, v;
+};
+
+Head head_views(const MultiHeadSelfAttention& m, Mat& qkv, int b, int h, int T) {
+  const int Dh = m.d_head;
+  const Eigen::Index r0 = Eigen::Index(b) * T;
+  return {r0, (Eigen::Index(b) * m.n_heads + h) * T, qkv.block(r0, m.q_offset(h), T, Dh),
+          qkv.block(r0, m.k_offset(h), T, Dh), qkv.block(r0, m.v_offset(h), T, Dh)};
+}
+
+std::optional<Rope> make_rope(const AttentionOptions& o, int max_context_length, int d_head) {
+  if (!o.rope) return std::nullopt;
+  return Rope(max_context_length, d_head);
+}
+
+}  // namespace
+
+MultiHeadSelfAttention::MultiHeadSelfAttention(int d_model_, int n_heads_, int C, float p_attn,
+                                               float p_out, Rng& rng,
+                                               const AttentionOptions& options_)
+    : d_model(checked_d_model(d_model_, n_heads_, C, p_attn, p_out)),
+      n_heads(n_heads_),
+      d_head(d_model_ / n_heads_),
+      max_context_length(C),
+      attn_dropout(p_attn),
+      out_dropout(p_out),
+      options(checked_options(options_, d_model_, n_heads_)),
+      qkv_proj(d_model_, (n_heads_ + 2 * options.kv_heads) * d_head, rng),
+      out_proj(d_model_, d_model_, rng),
+      rope(make_rope(options, C, d_head)) {
+  head_off.assign(n_heads, 0);
+  if (options.alibi) alibi_m = attn::alibi_slopes(n_heads);
+}
+
+float MultiHeadSelfAttention::score_scale() const {
+  return scale_scores ? 1.0f / std::sqrt(static_cast<float>(d_head)) : 1.0f;
+}
+
+void MultiHeadSelfAttention::check_input(Eigen::Index rows, Eigen::Index cols, int B,
+                                         int T) const {
+  require(B >= 1, "batch size (", B, ") must be >= 1");
+  require(T >= 1, "sequence length (", T, ") must be >= 1");
+  require(T <= max_context_length, "sequence length (", T, ") exceeds max_context_length (",
+          max_context_length, ")");
+  require(cols == d_model, "expected feature dim ", d_model, ", got ", cols);
+  require(rows == Eigen::Index(B) * T, "x has ", rows, " rows but B*T = ", Eigen::Index(B) * T);
+}
+
+// x (B*T,D) -> y (B*T,D); caches x, qkv (N,W) (q and k rotated with RoPE), probs (B,H,T,T),
+// dropout masks, merged heads, and with s.inspect the masked scores (B,H,T,T).
+void MultiHeadSelfAttention::forward(ConstMatRef x, int B, int T, bool training, Rng& rng,
+                                     State& s, MatRef y) {
+  check_input(x.rows(), x.cols(), B, T);
+  const int D = d_model, H = n_heads, Dh = d_head, KV = options.kv_heads;
+  const Eigen::Index N = Eigen::Index(B) * T;
+  s.B = B;
+  s.T = T;
+  s.x.resize(N, D);
+  s.qkv.resize(N, qkv_proj.out_features);
+  s.probs.resize(N * H, T);
+  if (s.inspect) s.scores.resize(N * H, T);
+  s.merged.resize(N, D);
+  s.backward_done = false;
+  s.attn_dropped = training && attn_dropout > 0.0f;
+  s.out_dropped = training && out_dropout > 0.0f;
+  if (s.attn_dropped) {
+    s.attn.resize(N * H, T);
+    s.attn_mask.resize(N * H, T);
+  }
+
+  require(head_off.size() == size_t(H), "head_off has ", head_off.size(), " entries for ", H,
+          " heads");
+  s.x = x;  // from here on only the copy is read, so y may alias x
+  qkv_proj.forward(s.x, s.qkv);
+  if (rope)  // every query head's q and every K/V head's k, each row by its position
+    for (int b = 0; b < B; ++b) {
+      const Eigen::Index r0 = Eigen::Index(b) * T;
+      for (int h = 0; h < H; ++h) rope->rotate(s.qkv.block(r0, Eigen::Index(h) * Dh, T, Dh));
+      for (int g = 0; g < KV; ++g)
+        rope->rotate(s.qkv.block(r0, Eigen::Index(H + g) * Dh, T, Dh));
+    }
+  const float scale = score_scale();
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < H; ++h) {
+      Head hd = head_views(*this, s.qkv, b, h, T);
+      const Eigen::Index r0 = hd.r0, p0 = hd.p0;
+      auto &q = hd.q, &k = hd.k, &v = hd.v;
+      auto p = s.probs.block(p0, 0, T, T);
+      matmul_nt(q, k, p, scale);  // scores (T,T) = q k^T / sqrt(Dh)
+      if (options.alibi) add_alibi_bias(p, alibi_m[size_t(h)]);
+      apply_mask(p, mask);
+      if (s.inspect) s.scores.block(p0, 0, T, T) = p;
+      softmax_rows(p, p);
+      if (head_off[h]) {
+        s.merged.block(r0, h * Dh, T, Dh).setZero();
+        if (s.attn_dropped) {  // draw the same dropout masks as if the head were on
+          auto a = s.attn.block(p0, 0, T, T);
+          a = p;
+          dropout_forward(a, s.attn_mask.block(p0, 0, T, T), attn_dropout, rng);
+        }
+      } else if (s.attn_dropped) {
+        auto a = s.attn.block(p0, 0, T, T);
+        a = p;
+        dropout_forward(a, s.attn_mask.block(p0, 0, T, T), attn_dropout, rng);
+        matmul_nn(a, v, s.merged.block(r0, h * Dh, T, Dh));
+      } else {
+        matmul_nn(p, v, s.merged.block(r0, h * Dh, T, Dh));
+      }
+    }
+  out_proj.forward(s.merged, y);
+  if (s.out_dropped) {
+    s.out_mask.resize(N, D);
+    dropout_forward(y, s.out_mask, out_dropout, rng);
+  }
+}
+
+// Backward of the forward above, in reverse order. Reads the cache; overwrites parameter grads.
+// dy (B*T,D) -> dx (B*T,D); leaves dmerged, dqkv and, per head, dweights and dscores in s.
+// The ALiBi bias is a constant: nothing flows into it.
+void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
+  const int D = d_model, H = n_heads, Dh = d_head, B = s.B, T = s.T, KV = options.kv_heads;
+  const int group = H / KV;  // query heads per K/V head
+  const Eigen::Index N = Eigen::Index(B) * T;
+  require(dy.rows() == N && dy.cols() == D, "dy must be (", N, ",", D, "), got (", dy.rows(),
+          ",", dy.cols(), ")");
+  s.dqkv.resize(N, qkv_proj.out_features);
+  if (group > 1) s.dkv_scratch.resize(T, Dh);
+  s.dmerged.resize(N, D);
+  s.dweights.resize(s.inspect ? N * H : T, T);
+  s.dscores.resize(s.inspect ? N * H : T, T);
+  const float scale = score_scale();
+
+  if (s.out_dropped) {  // y = out_proj(merged) * out_mask
+    s.dx_scratch.resize(N, D);
+    s.dx_scratch = dy.cwiseProduct(s.out_mask);
+    out_proj.backward(s.merged, s.dx_scratch, s.dmerged);
+  } else {
+    out_proj.backward(s.merged, dy, s.dmerged);
+  }
+  const Mat& w = s.weights();
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < H; ++h) {
+      Head hd = head_views(*this, s.qkv, b, h, T);
+      Head dhd = head_views(*this, s.dqkv, b, h, T);
+      const Eigen::Index r0 = hd.r0, p0 = hd.p0;
+      auto &q = hd.q, &k = hd.k, &v = hd.v;
+      auto &dq = dhd.q, &dk = dhd.k, &dv = dhd.v;
+      // The first query head of a K/V group writes dk and dv, the others add their share.
+      // Ungrouped, every head is the first of its group: the curriculum's code path.
+      const bool first_of_group = h % group == 0;
+      auto dout = s.dmerged.block(r0, h * Dh, T, Dh);
+      auto dw = s.dweights.block(s.inspect ? p0 : 0, 0, T, T);
+      auto ds = s.dscores.block(s.inspect ? p0 : 0, 0, T, T);
+      if (head_off[h]) {  // merged_h = 0: nothing flows back into this head
+        dout.setZero();
+        dw.setZero();
+        ds.setZero();
+        dq.setZero();
+        if (first_of_group) {
+          dk.setZero();
+          dv.setZero();
+        }
+        continue;
+      }
+      auto a = w.block(p0, 0, T, T);
+      // merged_h = a v  =>  dv = a^T dout, da = dout v^T
+      if (first_of_group) {
+        matmul_tn(a, dout, dv);
+      } else {
+        matmul_tn(a, dout, s.dkv_scratch);
+        dv += s.dkv_scratch;
+      }
+      matmul_nt(dout, v, dw);
+      // probs = softmax(scores); masked cells have probs 0, so their dscores are 0
+      if (s.attn_dropped) {  // a = probs * attn_mask
+        ds = dw.cwiseProduct(s.attn_mask.block(p0, 0, T, T));
+        softmax_rows_backward(s.probs.block(p0, 0, T, T), ds, ds);
+      } else {
+        softmax_rows_backward(s.probs.block(p0, 0, T, T), dw, ds);
+      }
+      // scores = q k^T * scale (+ bias)  =>  dq = dscores k * scale, dk = dscores^T q * scale
+      matmul_nn(ds, k, dq, scale);
+      if (first_of_group) {
+        matmul_tn(ds, q, dk, scale);
+      } else {
+        matmul_tn(ds, q, s.dkv_scratch, scale);
+        dk += s.dkv_scratch;
+      }
+    }
+  if (rope) {  // q and k were rotated after the projection: rotate their gradients back
+    s.dqkv_proj.resize(N, qkv_proj.out_features);
+    s.dqkv_proj = s.dqkv;
+    for (int b = 0; b < B; ++b) {
+      const Eigen::Index r0 = Eigen::Index(b) * T;
+      for (int c = 0; c < H + KV; ++c)  // the H q blocks, then the KV k blocks
+        rope->rotate_backward(s.dqkv_proj.block(r0, Eigen::Index(c) * Dh, T, Dh));
+    }
+    qkv_proj.backward(s.x, s.dqkv_proj, dx);
+  } else {
+    qkv_proj.backward(s.x, s.dqkv, dx);
+  }
+  s.backward_done = true;
+}
+
+MultiHeadSelfAttention::HeadRow MultiHeadSelfAttention::head_row(const State& s, int b, int h,
+                                                                 int i) const {
+  const int H = n_heads, Dh = d_head, T = s.T;
+  require_state(s.backward_done, "head_row needs a forward and a backward pass first");
+  require_state(s.inspect, "head_row needs a forward pass with State::inspect set");
+  require_state(!s.attn_dropped && !s.out_dropped, "head_row needs a forward pass in eval mode");
+  require(b >= 0 && b < s.B, "batch index (", b, ") must be in [0, ", s.B - 1, "]");
+  require(h >= 0 && h < H, "head (", h, ") must be in [0, ", H - 1, "]");
+  require(i >= 0 && i < T, "query position (", i, ") must be in [0, ", T - 1, "]");
+  const Eigen::Index r0 = Eigen::Index(b) * T, p0 = (Eigen::Index(b) * H + h) * T;
+  HeadRow r;
+  r.scale = score_scale();
+  r.q = s.qkv.block(r0 + i, q_offset(h), 1, Dh);
+  r.k = s.qkv.block(r0, k_offset(h), T, Dh);
+  r.v = s.qkv.block(r0, v_offset(h), T, Dh);
+  r.scores = s.scores.row(p0 + i);
+  r.weights = s.probs.row(p0 + i);
+  r.out = s.merged.block(r0 + i, h * Dh, 1, Dh);
+  r.d_out = s.dmerged.block(r0 + i, h * Dh, 1, Dh);
+  r.d_weights = s.dweights.row(p0 + i);
+  r.d_scores = s.dscores.row(p0 + i);
+  r.d_q = s.dqkv.block(r0 + i, q_offset(h), 1, Dh);
+  r.d_k = s.dqkv.block(r0, k_offset(h), T, Dh);
+  r.d_v = s.dqkv.block(r0, v_offset(h), T, Dh);
+  return r;
+}
+
+void MultiHeadSelfAttention::reset_cache(KVCache& c) const {
+  const Eigen::Index C = max_context_length, KVDh = Eigen::Index(options.kv_heads) * d_head;
+  c.length = 0;
+  c.k.resize(C, KVDh);
+  c.v.resize(C, KVDh);
+  if (rope) c.k_raw.resize(C, KVDh);
+  c.qkv.resize(1, qkv_proj.out_features);
+  c.merged.resize(1, d_model);
+}
+
+// The last row of forward() for T = p + 1, computed from the cache: qkv = x W^T + b (1,W); q and
+// k rotated by p; k, v appended as row p; per head w = softmax(q K^T * scale + bias) over rows
+// [0, p] and merged_h = w V; y = out_proj(merged).
+void MultiHeadSelfAttention::forward_step(ConstMatRef x, KVCache& c, MatRef weights,
+                                          MatRef y) const {
+  const int H = n_heads, Dh = d_head, KV = options.kv_heads, p = c.length, n = p + 1;
+  const Eigen::Index KVDh = Eigen::Index(KV) * Dh;
+  require_state(c.k.rows() == max_context_length && c.merged.cols() == d_model,
+                "forward_step needs a cache sized by reset_cache");
+  require_state(p < max_context_length, "the KV cache is full (", max_context_length,
+                " positions); drop a position first");
+  require(x.rows() == 1 && x.cols() == d_model, "forward_step expects one row of ", d_model,
+          " features, got (", x.rows(), ",", x.cols(), ")");
+  require(weights.rows() == H && weights.cols() == n, "forward_step's weights must be (", H, ",",
+          n, "), got (", weights.rows(), ",", weights.cols(), ")");
+  require(head_off.size() == size_t(H), "head_off has ", head_off.size(), " entries for ", H,
+          " heads");
+  qkv_proj.forward(x, c.qkv);  // x is not read again, so y may alias it
+  const Eigen::Index k0 = Eigen::Index(H) * Dh, v0 = k0 + KVDh;
+  if (rope) {
+    c.k_raw.row(p) = c.qkv.block(0, k0, 1, KVDh);
+    for (int h = 0; h < H; ++h) rope->rotate(c.qkv.block(0, Eigen::Index(h) * Dh, 1, Dh), p);
+    for (int g = 0; g < KV; ++g) rope->rotate(c.qkv.block(0, k0 + Eigen::Index(g) * Dh, 1, Dh), p);
+  }
+  c.k.row(p) = c.qkv.block(0, k0, 1, KVDh);
+  c.v.row(p) = c.qkv.block(0, v0, 1, KVDh);
+  c.length = n;
+  const float scale = score_scale();
+  for (int h = 0; h < H; ++h) {
+    const Eigen::Index g0 = Eigen::Index(kv_head(h)) * Dh;
+    auto w = weights.row(h);
+    matmul_nt(c.qkv.block(0, q_offset(h), 1, Dh), c.k.block(0, g0, n, Dh), w, scale);
+    if (options.alibi) add_alibi_bias(w, alibi_m[size_t(h)], p);
+    softmax_rows(w, w);
+    auto out = c.merged.block(0, Eigen::Index(h) * Dh, 1, Dh);
+    if (head_off[size_t(h)]) out.setZero();
+    else matmul_nn(w, c.v.block(0, g0, n, Dh), out);
+  }
+  out_proj.forward(c.merged, y);
+}
+
+void MultiHeadSelfAttention::drop_first(KVCache& c) const {
+  if (c.length == 0) return;
+  const int n = c.length - 1;
+  const Eigen::Index KVDh = c.k.cols();
+  // Rows are contiguous (row-major): move rows [1, length) up by one.
+  const auto shift = [&](Mat& m) {
+    std::memmove(m.data(), m.data() + KVDh, sizeof(float) * size_t(n) * size_t(KVDh));
+  };
+  shift(c.v);
+  if (rope) {
+    shift(c.k_raw);
+    c.k.topRows(n) = c.k_raw.topRows(n);
+    for (int g = 0; g < options.kv_heads && n > 0; ++g)
+      rope->rotate(c.k.block(0, Eigen::Index(g) * d_head, n, d_head), 0);
+  } else {
+    shift(c.k);
+  }
+  c.length = n;
+}
+
+Mat split_heads(ConstMatRef x, int B, int T, int H) {
+  require(H >= 1 && x.cols() % H == 0, "feature dim (", x.cols(), ") must be divisible by H (",
+          H, ")");
+  require(x.rows() == Eigen::Index(B) * T, "x has ", x.rows(), " rows but B*T = ",
+          Eigen::Index(B) * T);
+  const Eigen::Index Dh = x.cols() / H;
+  Mat out(Eigen::Index(B) * H * T, Dh);
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < H; ++h)
+      out.block((Eigen::Index(b) * H + h) * T, 0, T, Dh) = x.block(Eigen::Index(b) * T, h * Dh, T, Dh);
+  return out;
+}
+
+Mat merge_heads(ConstMatRef x, int B, int T, int H) {
+  require(x.rows() == Eigen::Index(B) * H * T, "x has ", x.rows(), " rows but B*H*T = ",
+          Eigen::Index(B) * H * T);
+  const Eigen::Index Dh = x.cols();
+  Mat out(Eigen::Index(B) * T, H * Dh);
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < H; ++h)
+      out.block(Eigen::Index(b) * T, h * Dh, T, Dh) = x.block((Eigen::Index(b) * H + h) * T, 0, T, Dh);
+  return out;
+}
+
+}  // namespace attn

@@ -1,0 +1,157 @@
+// Multi-head causal self-attention with a fused QKV projection (the curriculum's PyTorch layer),
+// optionally with grouped K/V heads, RoPE and ALiBi (the course's later lessons).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "attn/base/rng.h"
+#include "attn/base/tensor.h"
+#include "attn/kernels/ops.h"
+#include "attn/nn/linear.h"
+#include "attn/nn/positions.h"
+
+namespace attn {
+
+// The layer's variants beyond the curriculum. The defaults are the curriculum's layer exactly:
+// the same draws, the same code path, the same numbers.
+struct AttentionOptions {
+  // K/V heads (KV); 0 means n_heads. Must divide n_heads; query head h reads K/V head
+  // h / (H / KV), so 1 is multi-query attention.
+  int kv_heads = 0;
+  // Rotate each head's q and k by position (Rope, positions.h) before the scores.
+  bool rope = false;
+  // Add ALiBi's bias -m_h |i - j| (positions.h) to head h's scores before the mask.
+  bool alibi = false;
+};
+
+class MultiHeadSelfAttention {
+ public:
+  // Forward cache and backward workspace for one (B,T). Sized on first use; reusing it for the
+  // same (B,T) allocates nothing.
+  struct State {
+    // Set before forward() to inspect heads (head_row): forward then keeps every head's scores,
+    // and backward every head's dweights and dscores, instead of one head's at a time.
+    bool inspect = false;
+    int B = 0, T = 0;
+    Mat x;          // (N,D) input, copied for backward
+    // (N,W) fused projection, W = (H + 2 KV) Dh = 3D without grouping: the q of every head, then
+    // the k and the v of every K/V head, as strided column blocks. With RoPE, q and k are
+    // stored rotated (what the scores saw).
+    Mat qkv;
+    Mat scores;     // (B*H*T,T) q k^T * scale after the mask, the softmax's input (inspect only)
+    Mat probs;      // (B*H*T,T) softmax(QK^T/sqrt(Dh) + mask), pre-dropout
+    Mat attn;       // (B*H*T,T) probs after attention dropout (training with p > 0 only)
+    Mat attn_mask;  // (B*H*T,T) dropout multipliers
+    Mat merged;     // (N,D) heads merged, input of out_proj
+    Mat out_mask;   // (N,D) output dropout multipliers
+    bool attn_dropped = false, out_dropped = false;
+    bool backward_done = false;  // backward() ran since the last forward()
+    // Backward. dmerged (N,D): dL/d(each head's output), 0 for a head that is off. dweights:
+    // dL/d(the weights that multiplied V); dscores: dL/d(scores). Both (T,T) for the head at
+    // hand, or with inspect (B*H*T,T) for all of them. dqkv (N,W): dL/d(qkv), i.e. with RoPE
+    // with respect to the rotated q and k; a K/V head's block sums its query heads' shares.
+    Mat dqkv, dmerged, dweights, dscores, dx_scratch;
+    Mat dqkv_proj;   // (N,W) RoPE only: dqkv rotated back, dL/d(qkv_proj's output)
+    Mat dkv_scratch; // (T,Dh) grouped K/V only: one query head's share of dk or dv
+    // The attention weights that multiplied V: (B*H*T,T), i.e. (B,H,T,T) row-major.
+    const Mat& weights() const { return attn_dropped ? attn : probs; }
+  };
+
+  // Validates as the curriculum's class does (and the options: kv_heads divides n_heads, RoPE
+  // needs an even d_head) and initialises qkv_proj then out_proj; RoPE and ALiBi draw nothing.
+  MultiHeadSelfAttention(int d_model, int n_heads, int max_context_length, float attn_dropout,
+                         float out_dropout, Rng& rng, const AttentionOptions& options = {});
+
+  // x (B*T,D) -> y (B*T,D). Caches in state what backward needs (x among it); weights in
+  // state.weights(). y may be x itself (a stack of layers without residual does that). Dropout
+  // (inverted) applies only when training; rng is read only then.
+  void forward(ConstMatRef x, int B, int T, bool training, Rng& rng, State& s, MatRef y);
+
+  // dy (B*T,D) -> dx (B*T,D); overwrites the gradients of qkv_proj and out_proj. dx may not
+  // alias dy.
+  void backward(State& s, ConstMatRef dy, MatRef dx);
+
+  // Incremental decoding (decoder.h): the keys and values of the positions decoded so far, so
+  // that a new position projects only its own row. Sized by reset_cache for C positions;
+  // appending and dropping positions allocates nothing.
+  struct KVCache {
+    int length = 0;  // positions held, rows [0, length) of k and v
+    // (C, KV Dh): row p is position p's k (rotated by p with RoPE) and v; K/V head g at columns
+    // [g Dh, g Dh + Dh).
+    Mat k, v;
+    Mat k_raw;       // RoPE only: (C, KV Dh) the keys before their rotation
+    Mat qkv;         // (1, W) scratch: the new position's projection
+    Mat merged;      // (1, D) scratch: the heads' outputs
+  };
+  // Empties cache and sizes it for this layer.
+  void reset_cache(KVCache& cache) const;
+  // Causal attention of one new position p = cache.length over positions [0, p], in eval mode:
+  // projects x (1,D) and appends its k and v to cache (rotated to position p with RoPE), then
+  // writes head h's weights over the p + 1 positions to weights.row(h) ((H, p + 1), the last row
+  // of forward()'s (T,T) for that head, ALiBi bias included) and the output to y (1,D), which may
+  // alias x. Honours head_off and scale_scores; the mask is taken to be causal (the Decoder
+  // checks). Throws an Error of kind State when the cache already holds C positions.
+  void forward_step(ConstMatRef x, KVCache& cache, MatRef weights, MatRef y) const;
+  // Drops the oldest position: position p + 1 becomes p. With RoPE the kept keys are rotated
+  // again from k_raw to their new positions. Only for layers whose keys and values do not depend
+  // on the other positions (the first, with positions that are not added to x): decoder.h.
+  void drop_first(KVCache& cache) const;
+
+  // Throws std::invalid_argument unless 1 <= T <= C and x is (B*T, D).
+  void check_input(Eigen::Index rows, Eigen::Index cols, int B, int T) const;
+
+  // One query row i of one head h in batch b, read from the caches of an eval-mode forward()
+  // and the backward() after it, run with State::inspect. Computes nothing: every number is the
+  // layer's own. With a loss that depends on row i only (dy zero elsewhere), d_k and d_v are
+  // exactly row i's contributions to dK and dV (with grouped K/V heads, summed over the query
+  // heads that share head h's K/V). With RoPE, q, k, d_q and d_k are the rotated ones.
+  struct HeadRow {
+    float scale;       // the score scale: 1/sqrt(Dh), or 1 with scale_scores off
+    RowVec q;          // (Dh) the query
+    Mat k, v;          // (T,Dh) keys and values of the head
+    RowVec scores;     // (T) q k^T * scale (+ the ALiBi bias) after the mask: the softmax's input
+    RowVec weights;    // (T) softmax(scores)
+    RowVec out;        // (Dh) weights v (zero if the head is switched off)
+    RowVec d_out;      // (Dh) dL/d(out) (zero if the head is switched off)
+    RowVec d_weights;  // (T) d_out v^T
+    RowVec d_scores;   // (T) the softmax Jacobian applied: w * (dw - w . dw)
+    RowVec d_q;        // (Dh) d_scores k * scale
+    Mat d_k, d_v;      // (T,Dh) row j: d_scores[j] q * scale, and w[j] d_out
+  };
+  HeadRow head_row(const State& s, int b, int h, int i) const;
+
+  // Teaching interventions; the defaults are the curriculum's layer. A head that is off still
+  // computes its weights (so they can be shown) but its output, and so its gradient, is zero.
+  std::vector<uint8_t> head_off;  // (H), 1 = switched off
+  bool scale_scores = true;       // false: scores are q k^T, without the 1/sqrt(Dh)
+  MaskMode mask = MaskMode::Causal;
+  float score_scale() const;
+
+  // The K/V head query head h reads: h / (H / KV).
+  int kv_head(int h) const { return h / (n_heads / options.kv_heads); }
+  // First row of query head h's q, and of the k and v it reads, in qkv_proj's output (and
+  // weight rows): h Dh, (H + kv_head(h)) Dh, (H + KV + kv_head(h)) Dh.
+  Eigen::Index q_offset(int h) const { return Eigen::Index(h) * d_head; }
+  Eigen::Index k_offset(int h) const { return Eigen::Index(n_heads + kv_head(h)) * d_head; }
+  Eigen::Index v_offset(int h) const {
+    return Eigen::Index(n_heads + options.kv_heads + kv_head(h)) * d_head;
+  }
+
+  int d_model, n_heads, d_head, max_context_length;
+  float attn_dropout, out_dropout;
+  AttentionOptions options;  // as given, with kv_heads resolved (never 0)
+  Linear qkv_proj;  // weight ((H + 2 KV) Dh, D), bias ((H + 2 KV) Dh): rows q, k, v
+  Linear out_proj;  // weight (D,D), bias (D)
+  std::optional<Rope> rope;  // tables for max_context_length positions, with options.rope
+  std::vector<float> alibi_m;  // (H) ALiBi's slopes m_h with options.alibi, else empty
+};
+
+// (B*T,D) -> (B*H*T,Dh): head h of batch b becomes rows [(b*H+h)*T, +T). Copies; for tests and
+// teaching, the layer itself uses strided views instead.
+Mat split_heads(ConstMatRef x, int B, int T, int H);
+// Inverse of split_heads: (B*H*T,Dh) -> (B*T,H*Dh).
+Mat merge_heads(ConstMatRef x, int B, int T, int H);
+
+}  // namespace attn

@@ -1,0 +1,30 @@
+// Work counts and a GEMM probe for the benchmarks (native `attn bench` and the wasm bench).
+// Timing is done by the caller: std::chrono natively, performance.now() in JS.
+#pragma once
+
+#include <cstdint>
+
+#include "attn/model/model.h"
+#include "attn/train/trainer.h"
+
+namespace attn {
+
+// Floating-point operations of one training step (forward + backward; matmuls only, counted
+// as 2*m*n*k each, every layer's; the backward does twice the forward's matmul work).
+double train_step_flops(const TrainerConfig& config);
+
+// Runs `reps` products C = A B (matmul_nn: the kernel our layers use) of (n,n) matrices and
+// returns a checksum so the work cannot be optimised away. FLOPs = reps * 2 n^3.
+float gemm_probe(int n, int reps);
+
+// The generation benchmark (issue 22): a GPT-like model, 2 pre-norm layers (LayerNorm), D 64,
+// H 4, C 64, RoPE, a GELU FFN, V 60.
+ModelConfig generation_bench_config();
+
+// Greedy decoding from the one-token prompt {0}: n_tokens next-token predictions (n_tokens
+// pushes into a Decoder with the KV cache, or into the uncached reference), each taking the
+// argmax. Returns the sum of the tokens so the work cannot be optimised away. Tokens/s =
+// n_tokens / the time it takes.
+int64_t generation_probe(TinyAttentionLM& model, int n_tokens, bool use_cache);
+
+}  // namespace attn

@@ -1,0 +1,50 @@
+// TrainerConfig: every setting of a model and its training, with the DemoConfig's defaults.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "attn/base/error.h"
+#include "attn/model/model.h"
+
+namespace attn {
+
+// Defaults are the curriculum's DemoConfig.
+struct TrainerConfig {
+  int vocab_size = 64;  // V
+  int d_model = 32;     // D
+  int n_heads = 4;      // H
+  int seq_len = 12;     // T, also the model's max context length C
+  int batch_size = 16;  // B
+  float lr = 5e-3f;
+  uint64_t seed = 42;
+  float attn_dropout = 0.0f;
+  float out_dropout = 0.0f;
+  std::string task = "repeat";
+  int n_layers = 1;       // L: attention layers, in [1, kMaxLayers]
+  bool residual = false;  // each layer adds its output to the residual stream
+  // The transformer block (issue 21); the defaults keep the curriculum's model.
+  int kv_heads = 0;                   // K/V heads, dividing n_heads; 0 means n_heads
+  std::string positions = "sinusoidal";  // sinusoidal, learned, rope, alibi or none
+  int max_seq_len = 0;                // the model's C (>= seq_len); 0 means seq_len
+  std::string norm = "none";          // none, layernorm or rmsnorm
+  std::string norm_position = "pre";  // pre or post
+  std::string ffn = "none";           // none, relu, gelu or swiglu
+  int ffn_mult = 4;                   // the FFN's hidden width is ffn_mult * d_model
+  // The token embedding's init std (issue 23): the curriculum's 0.02; a larger one makes the
+  // induction preset form its head sooner (cpp/README.md, induction heads).
+  float emb_init_std = 0.02f;
+
+  // Throws an Error of kind Config naming the first bad value; its key is the key's snake_case
+  // name ("" for a config too large as a whole). Messages name keys as namer spells them
+  // (config_keys.h; nullptr: snake_case), so each edge words them its own way. Bounds keep the
+  // state under kMaxStateElements floats so a hostile config cannot exhaust memory.
+  void validate(KeyNamer namer = nullptr) const;
+  ModelConfig model_config() const;
+};
+
+// Upper bound on parameters + activations of one Trainer, in floats.
+constexpr int64_t kMaxStateElements = 64LL * 1024 * 1024;
+
+}  // namespace attn

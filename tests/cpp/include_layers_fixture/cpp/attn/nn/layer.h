@@ -1,0 +1,2 @@
+// A layer of the fixture tree.
+#pragma once
