@@ -26,7 +26,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { ROOT, serve, launch, waitReady } from '../tests/e2e/harness.mjs';
-import { createCore } from '../tests/web/load-core.mjs';
+import { createCore } from '../tests/js-api/load-core.mjs';
 import { median } from './common.mjs';
 
 /** Page loads timed for the navigation -> first heatmap figure. */

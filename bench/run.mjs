@@ -81,7 +81,7 @@ const sps = {
   wasm_simd_induction: r.wasm_simd.configs.induction.steps_per_s,
   wasm_scalar_induction: r.wasm_scalar.configs.induction.steps_per_s,
   torch_induction_1t: r.torch_induction_1t.steps_per_s,
-  // The block preset (issue 21): 2 pre-norm blocks, RMSNorm, SwiGLU, RoPE, on the demo sizes.
+  // The block preset: 2 pre-norm blocks, RMSNorm, SwiGLU, RoPE, on the demo sizes.
   native_block: r.native.configs.block.steps_per_s,
   wasm_simd_block: r.wasm_simd.configs.block.steps_per_s,
   wasm_scalar_block: r.wasm_scalar.configs.block.steps_per_s,

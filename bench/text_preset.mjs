@@ -1,4 +1,4 @@
-// npm run bench:text: the "Train a GPT on text" preset (issue 22) in a tab, against the same core
+// npm run bench:text: the "Train a GPT on text" preset in a tab, against the same core
 // under node and PyTorch with 1 thread on the same config, measured side by side in one run:
 //   - training steps/s in the tab while playing (median of 1 s blocks over the first 60 s), the
 //     node wasm SIMD figure of the same config, and PyTorch 1.13 eager, 1 thread
@@ -13,7 +13,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT, launch, serve, waitReady } from '../tests/e2e/harness.mjs';
-import { createCore } from '../tests/web/load-core.mjs';
+import { createCore } from '../tests/js-api/load-core.mjs';
 import { median } from './common.mjs';
 
 /** The preset (web/src/settings/presets.ts TEXT_PRESET): its link and the same config. */

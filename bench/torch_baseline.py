@@ -33,11 +33,11 @@ CONFIGS = {
     "demo": dict(V=64, D=32, H=4, T=12, B=16, lr=5e-3),
     "large": dict(V=256, D=256, H=8, T=256, B=8, lr=5e-3),
     "induction": dict(V=32, D=32, H=2, T=32, B=32, lr=5e-3, L=2, residual=True, task="induction"),
-    # The block preset of issue 21 (attn bench --config block): the demo's sizes, 2 pre-norm
+    # The block preset (attn bench --config block): the demo's sizes, 2 pre-norm
     # blocks with RMSNorm, SwiGLU and RoPE, on the repeat task.
     "block": dict(V=64, D=32, H=4, T=12, B=16, lr=5e-3, L=2, residual=True,
                   block=dict(norm="rmsnorm", norm_position="pre", ffn="swiglu", positions="rope")),
-    # "Train a GPT on text" (issue 22, bench/text_preset.mjs): the default corpus's 35 characters,
+    # "Train a GPT on text" (bench/text_preset.mjs): the default corpus's 35 characters,
     # D 64, H 4, T 64, B 16, 2 pre-norm blocks with LayerNorm, a GELU FFN and RoPE. A step's cost
     # does not depend on which characters the windows hold, so the batches are random ids.
     "text": dict(V=35, D=64, H=4, T=64, B=16, lr=3e-3, L=2, residual=True, task="text",

@@ -2,7 +2,7 @@
 // after a warm-up) for each config, and the best GEMM GFLOP/s of the same build. Prints JSON.
 //   node bench/wasm_bench.mjs --variant simd|scalar [--config demo|large|induction|block|all] [--blocks 5]
 //        [--block-seconds 1] [--dir DIR (holding attention-core-<variant>.{js,wasm}; default web/wasm)]
-import { createCore } from '../tests/web/load-core.mjs';
+import { createCore } from '../tests/js-api/load-core.mjs';
 import { median, parseFlags } from './common.mjs';
 
 const CONFIGS = {
@@ -10,7 +10,7 @@ const CONFIGS = {
   large: { vocabSize: 256, dModel: 256, nHeads: 8, seqLen: 256, batchSize: 8, lr: 5e-3, seed: 42 },
   // The induction preset (README.md, "The preset"), as `attn bench --config induction`.
   induction: { vocabSize: 32, dModel: 32, nHeads: 2, seqLen: 32, batchSize: 32, lr: 5e-3, seed: 0, task: 'induction', nLayers: 2, residual: true },
-  // The block preset of issue 21, as `attn bench --config block`: the demo's sizes, 2 pre-norm blocks.
+  // The block preset, as `attn bench --config block`: the demo's sizes, 2 pre-norm blocks.
   block: { vocabSize: 64, dModel: 32, nHeads: 4, seqLen: 12, batchSize: 16, lr: 5e-3, seed: 42, nLayers: 2, residual: true, norm: 'rmsnorm', ffn: 'swiglu', positions: 'rope' },
 };
 

@@ -42,7 +42,7 @@ std::vector<Named> bench_configs(const std::string& which, const Args& args) {
   if (which == "demo" || which == "all") out.push_back({"demo", TrainerConfig{}});
   if (which == "large" || which == "all") out.push_back({"large", large});
   if (which == "induction" || which == "all") out.push_back({"induction", induction});
-  // The block preset of issue 21: pre-norm, RMSNorm, SwiGLU, RoPE, 2 layers, on the demo sizes.
+  // The block preset: pre-norm, RMSNorm, SwiGLU, RoPE, 2 layers, on the demo sizes.
   TrainerConfig block;
   block.n_layers = 2;
   block.residual = true;

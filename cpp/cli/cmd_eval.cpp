@@ -1,5 +1,5 @@
 // attn eval: a trained model on its task at another sequence length (the length-extrapolation
-// experiment of issue 21): loss, accuracy and accuracy per position as JSON.
+// experiment): loss, accuracy and accuracy per position as JSON.
 #include <cmath>
 #include <cstdio>
 #include <memory>

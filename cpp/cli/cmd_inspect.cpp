@@ -1,4 +1,4 @@
-// attn inspect: look inside saved weights on one sequence (issue 23): the logit lens, direct logit
+// attn inspect: look inside saved weights on one sequence: the logit lens, direct logit
 // attribution, activation patching and the QK/OV circuits (cpp/attn/interp/inspect.h), written as one
 // safetensors file. No math lives here.
 #include <cerrno>

@@ -1,4 +1,4 @@
-// attn sample: text from a model trained with attn train --task text --save (issue 22): the
+// attn sample: text from a model trained with attn train --task text --save: the
 // prompt, then --tokens characters drawn with the GPT lesson's strategies (generate(), the same
 // loop as the page's Generate panel).
 #include <cstdio>

@@ -15,7 +15,7 @@ namespace {
 // Validation batches behind each report's val_loss (fixed windows: the same on every report).
 constexpr int kTextEvalBatches = 8;
 
-// Per-head scores, the phase change and, with 2+ layers, the K-composition matrix (issue 15).
+// Per-head scores, the phase change and, with 2+ layers, the K-composition matrix.
 void print_circuits(Trainer& trainer) {
   const TrainerConfig& c = trainer.config();
   const int L = c.n_layers, H = c.n_heads;

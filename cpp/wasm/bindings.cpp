@@ -35,7 +35,7 @@ EMSCRIPTEN_BINDINGS(attention_core) {
           return new Trainer(c);
         });
       }, allow_raw_pointers())
-      // The text task's corpus (issue 22): a string or the bytes of a file; other tasks ignore it.
+      // The text task's corpus: a string or the bytes of a file; other tasks ignore it.
       .constructor(+[](val config, val corpus) {
         return js_call([&] {
           const TrainerConfig c = to_trainer_config(config);
@@ -84,7 +84,7 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       .function("sampleSequence", +[](Trainer& t, val seed) {
         return js_call([&] { return int32_array(t.sample_sequence(to_seed(seed))); });
       })
-      // Look inside (issue 23): lens, attribution, patching and circuits in one call.
+      // Look inside: lens, attribution, patching and circuits in one call.
       .function("inspect", +[](Trainer& t, val request) {
         return js_call([&] {
           const InspectRequest r = to_inspect_request(request, t.config().seq_len);
@@ -137,7 +137,7 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       .function("stepsDone", +[](Trainer& t) { return double(t.steps_done()); })
       .function("historyStride", +[](Trainer& t) { return double(t.history_stride()); });
 
-  // Generation (issue 22): incremental decoding of a Trainer's model, with or without the KV
+  // Generation: incremental decoding of a Trainer's model, with or without the KV
   // cache. It reads the live model: delete it before the Trainer, and reset() after the weights or
   // the ablation change.
   class_<Decoder>("Decoder")
@@ -162,7 +162,7 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       .function("contextLength", &Decoder::context_length)
       .function("cached", &Decoder::cached)
       .function("window", &Decoder::window);
-  // The draw (issue 22): the run's seeded generator (attn::Rng) and the inverse CDF
+  // The draw: the run's seeded generator (attn::Rng) and the inverse CDF
   // (sample_token), as generate() and attn sample draw: the same seed gives the same tokens.
   class_<Rng>("Sampler")
       .constructor(+[](val seed) { return js_call([&] { return new Rng(to_seed(seed)); }); },
@@ -214,7 +214,7 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       return to_js(softmax_steps(to_logits(logits), subtract_max.isTrue()));
     });
   });
-  // Decoding (issue 22): the distribution the sampler draws the next token from.
+  // Decoding: the distribution the sampler draws the next token from.
   function("nextTokenDistribution", +[](val logits, val options) {
     return js_call([&] {
       const std::vector<float> l = to_next_logits(logits);
@@ -231,7 +231,7 @@ EMSCRIPTEN_BINDINGS(attention_core) {
                                      uint64_t(to_int(seed, "seed", 0))));
     });
   });
-  // The text task (issue 22): a corpus checked as a Trainer would take it, without one.
+  // The text task: a corpus checked as a Trainer would take it, without one.
   function("textCorpus", +[](val text, val seq_len) {
     return js_call([&] { return to_js(make_corpus(to_text(text, "text"), to_int(seq_len, "seqLen", 1))); });
   });

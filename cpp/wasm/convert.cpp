@@ -171,7 +171,7 @@ val from_mat(const Mat& m) {
 
 const char* const kAblationKeys[] = {"headsOff", "headsFrozen", "scaleScores", "mask"};
 
-// An ablation key that may also come under its old name (issue 13: zeroed is now headsOff,
+// An ablation key that may also come under its old name (zeroed is now headsOff,
 // frozen headsFrozen): the value under either; both at once is an input error.
 val renamed_key(const val& js, const char* key, const char* old_key) {
   const val now = js[key], old = js[old_key];

@@ -98,7 +98,7 @@ struct DecoderOptions {
   int window = 0;
 };
 DecoderOptions to_decoder_options(const val& js);
-// trainer.inspect({ids, answers?, corrupted?, position?, answerClean?, answerCorrupt?}) (issue 23).
+// trainer.inspect({ids, answers?, corrupted?, position?, answerClean?, answerCorrupt?}).
 InspectRequest to_inspect_request(const val& js, int max_length);
 val to_js(const Inspection& r);      // Inspection
 val to_js(const Corruption& c);      // Corruption
@@ -157,7 +157,7 @@ RowVec to_logits(const val& v);
 val to_js(const SoftmaxSteps& s);  // SoftmaxSteps
 val to_js(const ScalingDemo& d);   // ScalingDemo
 
-// ---- Decoding (issue 22): nextTokenDistribution's arguments.
+// ---- Decoding: nextTokenDistribution's arguments.
 
 // Logits of one next token: a Float32Array of 1 to 65536 values (finiteness is the core's check).
 std::vector<float> to_next_logits(const val& v);

@@ -1,7 +1,7 @@
 # The JS module `attention-core` (Embind), included from CMakeLists.txt under emcmake.
 # One build directory per variant (ATTN_SIMD ON/OFF); scripts/build-wasm drives both.
 #   attention-core-<variant>.js/.wasm  the ES module for the page and its worker; the node tests,
-#                                      benchmarks and soak load the same files (tests/web/load-core.mjs)
+#                                      benchmarks and soak load the same files (tests/js-api/load-core.mjs)
 if(ATTN_SIMD)
   set(ATTN_WASM_VARIANT simd)
 else()

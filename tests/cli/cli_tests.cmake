@@ -45,19 +45,19 @@ set(ATTN_CLI_CASES
   demo_check_fails
   demo_epoch_means
   demo_self_attention
-  # issue 15: depth
+  # Depth
   layers_flags
   demo_layers
-  # issue 21: the transformer block
+  # The transformer block
   block_flags
   block_eval
-  # issue 22: the text task
+  # The text task
   text_train
   text_bad_input
   text_sample
   text_sample_bad
   text_eval
-  # issue 23: looking inside
+  # Looking inside
   inspect_reference
   inspect_bad
 )

@@ -352,7 +352,7 @@ train_induction)
   # attn train prints, at the end, the phase change, every head's previous-token and
   # prefix-matching score (layer-major) and the K-composition matrix with its random baseline.
   # (The numbers themselves are checked against plain references in tests/cpp/test_circuits.cpp
-  # and against the wasm build in tests/web/induction.test.mjs.)
+  # and against the wasm build in tests/js-api/induction.test.mjs.)
   for L in 1 2 3; do
     ok "$ATTN" train --vocab-size 16 --d-model 16 --heads 2 --seq-len 16 --batch 8 --layers $L --residual \
       --task induction --steps 20 --log-every 20
@@ -383,7 +383,7 @@ ablation_bad_flags)
   bad "--heads-frozen: 'x' is not a head number in [1, 2]" "$ATTN" train --heads 2 --heads-frozen 1,x
   bad "--heads-off: '' is not a head number" "$ATTN" train --heads-off 1,,2
   bad "--no-scale-scores given twice" "$ATTN" train --no-scale-scores --no-scale-scores
-  # The old names are aliases (issue 13): same meaning; errors name the new flag; old and new
+  # The old names are aliases: same meaning; errors name the new flag; old and new
   # together are one flag given twice.
   bad "--heads-frozen: 'x' is not a head number in [1, 2]" "$ATTN" train --heads 2 --freeze 1,x
   bad "--no-scale" "$ATTN" train --no-scale --no-scale
@@ -446,7 +446,7 @@ demo_check_fails)
   ;;
 
 demo_epoch_means)
-  # Epoch means come from every step's loss (issue 14: they came from the thinned history, so
+  # Epoch means come from every step's loss (they came from the thinned history, so
   # 20,000 steps printed "mean loss 0.0000", and more steps than the history holds underflowed).
   # attn train --log-every 1 prints the loss of every step of the same run.
   cfg=(--task future --vocab 8 --d-model 4 --heads 1 --seq-len 4 --batch 2)
@@ -474,7 +474,7 @@ demo_epoch_means)
   ;;
 
 layers_flags)
-  # --layers and --residual (issue 15) reach the model, its weights file and attn forward.
+  # --layers and --residual reach the model, its weights file and attn forward.
   ok "$ATTN" train --layers 2 --residual --steps 3 --log-every 3 --save "$S/w2.st"
   "$CMP" --list "$S/w2.st" > "$S/list"
   for l in 0 1; do
@@ -546,7 +546,7 @@ demo_layers)
   ;;
 
 block_flags)
-  # The block's flags (issue 21) reach the model, its weights file, demo, selftest and bench.
+  # The block's flags reach the model, its weights file, demo, selftest and bench.
   ok "$ATTN" train --residual --layers 2 --positions learned --norm layernorm --ffn swiglu \
     --kv-heads 2 --ffn-mult 2 --max-seq-len 16 --steps 3 --log-every 3 --save "$S/b.st"
   "$CMP" --list "$S/b.st" > "$S/list"
@@ -571,7 +571,7 @@ block_flags)
   grep -q '(B,T,3D)' "$S/stdout" || fail "demo shape line"
   ok "$ATTN" bench --config custom --residual --norm rmsnorm --blocks 1 --block-seconds 0.02
   grep -q '"custom": {"steps_per_s": ' "$S/stdout" || fail "bench custom: $(cat "$S/stdout")"
-  # Generation's tokens/s with and without the KV cache (issue 22); the numbers are not asserted.
+  # Generation's tokens/s with and without the KV cache; the numbers are not asserted.
   ok "$ATTN" bench --config generate --blocks 1 --block-seconds 0.02
   grep -q '"cached_tokens_per_s": .*"uncached_tokens_per_s": .*"speedup": ' "$S/stdout" ||
     fail "bench generate: $(cat "$S/stdout")"
@@ -602,7 +602,7 @@ block_eval)
   ;;
 
 text_train)
-  # attn train --task text (issue 22): a corpus file or the default corpus, the validation loss
+  # attn train --task text: a corpus file or the default corpus, the validation loss
   # in bits per character on every report, the unigram entropy once, the vocab in the weights.
   for i in $(seq 1 40); do printf 'the cat sat on the mat. a dog ran.\n'; done > "$S/corpus.txt"
   ok "$ATTN" train --task text --text "$S/corpus.txt" --seq-len 16 --steps 40 --log-every 20 \
@@ -648,7 +648,7 @@ text_bad_input)
   ;;
 
 text_sample)
-  # attn sample (issue 22): the prompt, then exactly --tokens characters, then a newline; greedy
+  # attn sample: the prompt, then exactly --tokens characters, then a newline; greedy
   # and seeded draws are deterministic.
   ok "$ATTN" train --task text --residual --layers 2 --positions rope --norm layernorm --ffn gelu \
     --seq-len 16 --steps 30 --log-every 30 --save "$S/t.st"

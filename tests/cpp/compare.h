@@ -20,7 +20,7 @@ inline Stats within(const float* ours, const float* ref, size_t n, double abs_to
   return attn::compare_close(ours, ref, n, attn::Tolerance{abs_tol, rel_tol}, show);
 }
 
-// Gradients against PyTorch's (issue 3): a small absolute floor for the exact zeros.
+// Gradients against PyTorch's: a small absolute floor for the exact zeros.
 constexpr double kGradAbs = 1e-7, kGradRel = 1e-4;
 
 // One Catch2 check for a whole tensor: on failure it names the tensor, the count out of

@@ -1,7 +1,7 @@
 // After its first step, a training step allocates nothing (cpp/README.md). NATIVE ONLY (glibc):
 // this file replaces the C allocation functions with wrappers that count calls and forward to
 // glibc's own implementations. tests.cmake leaves it out of the wasm and ATTN_SANITIZE builds;
-// the wasm build checks the same property through the heap size in tests/web.
+// the wasm build checks the same property through the heap size in tests/js-api.
 //
 // A sanitizer that owns malloc (ASan, HWASan, TSan, MSan) calls it during its own start-up,
 // before the runtime is ready, so with these wrappers the binary crashes before main. Under any

@@ -1,4 +1,4 @@
-// TinyAttentionLM as a transformer block (issue 21): finite differences of every parameter through
+// TinyAttentionLM as a transformer block: finite differences of every parameter through
 // cross-entropy at 1, 2 and 3 layers for each position method, each norm before and after, each
 // FFN and grouped K/V heads; the state dict's names and order; the init order; the forward
 // composed by hand; the legacy default bit for bit; and the config's errors.

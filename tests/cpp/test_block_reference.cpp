@@ -1,4 +1,4 @@
-// PyTorch parity of the transformer block (issue 21): tests/reference/make_block_reference.py
+// PyTorch parity of the transformer block: tests/reference/make_block_reference.py
 // wrote tests/reference/data/block/ (cases.json and, per case, <name>.weights, .input and
 // .expected safetensors). Every case's logits, attention, loss and every parameter gradient must
 // match within test_reference.cpp's tolerances; the "longer" cases run past max_seq_len and

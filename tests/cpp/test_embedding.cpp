@@ -139,7 +139,7 @@ TEST_CASE("sinusoidal positions: the curriculum's float32 PyTorch table at C=128
             << " beyond " << kFloatRounding << st.first_bad);
   CHECK(st.bad == 0);
 
-  // The same angles taken in double (the table before issue 14) miss PyTorch's by up to 7.5e-6
+  // The same angles taken in double (as an earlier table did) miss PyTorch's by up to 7.5e-6
   // at pos ~ 100: the test sees the order and precision of the operations, not only the formula.
   double double_angle_diff = 0.0;
   for (int p = 0; p < C; ++p)

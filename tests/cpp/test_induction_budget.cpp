@@ -1,4 +1,4 @@
-// The induction preset's convergence budget (issue 15, item 4), measured on real training: two
+// The induction preset's convergence budget, measured on real training: two
 // layers with the residual stream learn the induction task within the budget, one layer does not;
 // the phase change is found, and the trained heads show the circuit (a previous-token head in
 // layer 1, a prefix-matching head in layer 2, composing above the random baseline).
@@ -68,7 +68,7 @@ TEST_CASE("induction: 2 layers with residual reach 0.9 within the budget, 1 laye
     CHECK(s.previous_token[size_t(prev)] > 0.5f);
     CHECK(s.prefix_matching[size_t(H + ind)] > 0.5f);
     CHECK(s.composition[size_t(prev * H + ind)] > 1.5f * s.composition_baseline);
-    // Knocking out the previous-token head breaks the circuit (issue 15, the Ablation panel's
+    // Knocking out the previous-token head breaks the circuit (the Ablation panel's
     // claim): the induction head's prefix-matching score falls below half and the accuracy well
     // down. Where the other layer-1 head carries some of the previous-token signal too (seed 2:
     // previous-token scores 0.67 and 0.52), the copy half survives (accuracy 0.60, from 0.99);

@@ -1,4 +1,4 @@
-// Looking inside a model (cpp/attn/interp/inspect.h, issue 23): the parts of the direct attribution add
+// Looking inside a model (cpp/attn/interp/inspect.h): the parts of the direct attribution add
 // up to the logit difference, patching's ends are 0 and 1, the lens's last row is the model's
 // own prediction, the circuits are the brute-force products, the copying score of matrices with
 // known eigenvalues, and every bad argument is one sentence of kind Input. No file I/O.

@@ -1,4 +1,4 @@
-// PyTorch parity of looking inside a model (issue 23): tests/reference/make_inspect_reference.py
+// PyTorch parity of looking inside a model: tests/reference/make_inspect_reference.py
 // computed the logit lens, the direct attribution, activation patching (with forward hooks) and
 // the QK/OV circuits of block.py's BlockLM for 1 to 3 layers with the residual stream, RMSNorm and
 // LayerNorm pre-norm, a GELU FFN, RoPE, ALiBi, learned positions, GQA and a post-norm model, and

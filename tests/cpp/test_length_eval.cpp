@@ -1,4 +1,4 @@
-// Length extrapolation (issue 21): evaluate_at_length, model_for_length and Trainer::evaluate_at,
+// Length extrapolation: evaluate_at_length, model_for_length and Trainer::evaluate_at,
 // the one computation behind `attn eval` and the page's "Longer than trained" panel.
 #include <catch2/catch.hpp>
 

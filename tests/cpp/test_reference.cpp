@@ -22,7 +22,7 @@ using namespace attn;
 
 namespace {
 
-// Tolerances of issue 3: |ours - torch| <= abs + rel * |torch|. Logits, attention, loss and
+// The parity tolerances: |ours - torch| <= abs + rel * |torch|. Logits, attention, loss and
 // attend: kReferenceOutAbs/Rel (attn/selftest.h, shared with the self-test panel); gradients:
 // compare::kGradAbs/Rel; parameters after 3 Adam steps:
 constexpr double kAdamAbs = 1e-5, kAdamRel = 1e-5;

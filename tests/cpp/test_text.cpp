@@ -1,4 +1,4 @@
-// The text task (issue 22): UTF-8 decoding and its bad cases, the character vocabulary, the 90/10
+// The text task: UTF-8 decoding and its bad cases, the character vocabulary, the 90/10
 // split, the training windows, the unigram entropy, the default corpus, a Trainer on text and
 // the vocab in the weights file. No file I/O: the same file runs in wasm.
 #include <catch2/catch.hpp>

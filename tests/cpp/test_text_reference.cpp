@@ -1,4 +1,4 @@
-// PyTorch parity of a text model's export (issue 22, item 7): tests/reference/data/text holds a
+// PyTorch parity of a text model's export: tests/reference/data/text holds a
 // text model the native CLI trained and saved (2 layers, D 32, H 4, T 32, pre-norm LayerNorm,
 // RoPE, GELU, on the default corpus) and greedy.json, the greedy continuation that
 // tests/reference/make_text_reference.py computed with block.py's BlockLM (the file loaded with

@@ -490,7 +490,7 @@ TEST_CASE("weights hostile: n_layers and residual metadata", "[depth]") {
              Contains("attn.qkv_proj.weight"));
 }
 
-// ---- The transformer block (issue 21)
+// ---- The transformer block
 
 namespace {
 

@@ -4,11 +4,11 @@
 # native-only below.
 file(GLOB ATTN_TEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/test_*.cpp)
 # test_alloc.cpp replaces malloc to count heap calls, which only glibc allows; the wasm build
-# checks the same property by heap size in tests/web. Under any sanitizer the file also leaves
+# checks the same property by heap size in tests/js-api. Under any sanitizer the file also leaves
 # itself out (flags given without ATTN_SANITIZE).
-# test_induction_budget.cpp trains the induction preset for thousands of steps (issue 15's
+# test_induction_budget.cpp trains the induction preset for thousands of steps (its
 # convergence budget): seconds natively, minutes under node, so the wasm suite leaves it out; the
-# wasm build's training is checked against native step by step in tests/web/native.test.mjs.
+# wasm build's training is checked against native step by step in tests/js-api/native.test.mjs.
 set(ATTN_NATIVE_ONLY_TESTS ${CMAKE_CURRENT_LIST_DIR}/test_alloc.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_induction_budget.cpp)
 if(EMSCRIPTEN OR ATTN_SANITIZE)
@@ -17,7 +17,7 @@ endif()
 # The scalar wasm build differs from the SIMD one only in the `#ifdef __wasm_simd128__` parts of
 # cpp/attn/kernels/kernels.cpp, so it runs the suites of that code and of the layers built on it, and the
 # PyTorch parity of the whole model; the rest of the suite runs natively and in the SIMD build.
-# tests/web compares the two builds' training step by step besides.
+# tests/js-api compares the two builds' training step by step besides.
 set(ATTN_WASM_SCALAR_TESTS test_kernels test_linear test_loss test_ops test_adam test_multihead
     test_reference)
 if(EMSCRIPTEN AND NOT ATTN_SIMD)

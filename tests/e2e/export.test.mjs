@@ -175,7 +175,7 @@ test('a run trained under a broken mask and a switched-off head comes back with 
   await settle(fresh.page);
   const csv2 = await one(fresh.page, 'csv');
   assert.equal(csv2.bytes.toString('utf8'), csv.bytes.toString('utf8'), 'the same attention under the same broken mask');
-  // A file written before issue 13 names the head lists zeroed and frozen: it imports the same.
+  // An older file names the head lists zeroed and frozen: it imports the same.
   const oldJson = { ...json, bytes: Buffer.from(json.bytes.toString('utf8').replace('"headsOff"', '"zeroed"').replace('"headsFrozen"', '"frozen"')) };
   assert.match(oldJson.bytes.toString('utf8'), /"zeroed": \[/);
   const old = await openReused(browser, `${srv.url}#view=train&panel=export`);

@@ -1,4 +1,4 @@
-// Issue 22 in the page: the Generate panel. A small text model trained 100 steps generates 40 greedy
+// The Generate panel in the page. A small text model trained 100 steps generates 40 greedy
 // characters; the text, a character's alternatives before and after the strategy and its attention
 // rows are checked against a second path: the core loaded in the page's main thread, trained with
 // the same config for the same steps (the core is deterministic), decoded with its own Decoder and

@@ -1,4 +1,4 @@
-// Issue 15 in the page: the preset "watch an induction head form" (a link, and the same as element
+// Induction heads in the page: the preset "watch an induction head form" (a link, and the same as element
 // attributes), the layer × head grid, training until the phase change, the scores the timeline, the
 // composition panel and the Ablation panel show, and the knockout of the previous-token head. Every
 // number shown is checked against a second path: the core loaded in the page's main thread, trained

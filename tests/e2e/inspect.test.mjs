@@ -1,4 +1,4 @@
-// Issue 23 in the page: the "Look inside" panel. A small induction model is stepped and paused;
+// The "Look inside" panel in the page. A small induction model is stepped and paused;
 // the four figures (logit lens, direct attribution, activation patching, QK/OV circuits) show
 // exactly the numbers of a second path: the core loaded in the page's main thread, a Trainer of
 // the same config stepped the same steps (the core is deterministic), trainer.inspect on the same

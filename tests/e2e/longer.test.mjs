@@ -1,4 +1,4 @@
-// The "Longer than trained" panel (issue 21): the current model measured by the core at 1x, 2x
+// The "Longer than trained" panel: the current model measured by the core at 1x, 2x
 // and 4x its training length (a row each with finite numbers, one line per length); learned
 // positions with max_seq_len = seq_len get a sentence naming max_seq_len for 2x and 4x instead of
 // numbers; and the preset "Compare the five position methods" with a tiny step budget, and its

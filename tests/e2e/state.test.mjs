@@ -67,7 +67,7 @@ test('the URL hash round-trips: a copied link reproduces view, config and seed',
   await context.close();
 });
 
-test('a link from before issue 13 (old key names) opens the same, and is written back with the new names', async () => {
+test('a link with the old key names opens the same, and is written back with the new names', async () => {
   const old =
     'view=train&vocab=32&dmodel=16&heads=2&seqlen=8&batch=8&lr=0.01&seed=7&attndrop=0.1&outdrop=0&task=repeat' +
     '&sample=1+2+3+4&logy=0&smooth=1&epochs=1&sentence=Attention+is+all+you+need&dk=3&dv=5&causal=1&stage=4' +

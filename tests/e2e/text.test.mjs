@@ -1,4 +1,4 @@
-// Issue 22 in the page: the preset "Train a GPT on text" trains, the loss chart draws the validation
+// The text task in the page: the preset "Train a GPT on text" trains, the loss chart draws the validation
 // curve and the unigram line, and the bits/char readout is the core's (a second Trainer in the
 // page's main thread, same config and steps, gives the same number); a pasted text trains (its
 // distinct characters are the vocabulary); each bad text or file gets one sentence and leaves the

@@ -92,7 +92,7 @@ def main():
     write(ml, "missing_tensor", model(4, 2, 1, 2, drop="lm_head.bias"))
     write(ml, "extra_tensor", model(4, 2, 1, 2, extra=("zz", "F32", [1], f32(0))))
     write(ml, "bad_heads", model(4, 4, 3, 2))
-    # Depth (issue 15): 2 layers with the residual stream; a depth the tensors do not match; a
+    # Depth: 2 layers with the residual stream; a depth the tensors do not match; a
     # hostile n_layers and residual.
     write(ml, "two_layers", model(5, 4, 2, 3, L=2, residual=True))
     write(ml, "layers_mismatch", model(5, 4, 2, 3, L=2, meta={"n_layers": "3"}))

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""PyTorch reference data for the transformer block (issue 21), with the model of block.py.
+"""PyTorch reference data for the transformer block, with the model of block.py.
 
 Run with Debian's python3-torch:  /usr/bin/python3 tests/reference/make_block_reference.py
     [--only NAMES]

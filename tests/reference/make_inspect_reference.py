@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""PyTorch reference data for looking inside a model (issue 23, cpp/attn/interp/inspect.h), with
+"""PyTorch reference data for looking inside a model (cpp/attn/interp/inspect.h), with
 block.py's BlockLM and PyTorch forward hooks, as TransformerLens computes them.
 
 Run with Debian's python3-torch:  /usr/bin/python3 tests/reference/make_inspect_reference.py

@@ -20,7 +20,7 @@ Run with Debian's python3-torch:  /usr/bin/python3 tests/reference/make_referenc
 
 The model is written here from the architecture in cpp/README.md, not imported:
 token embedding + sinusoidal positions -> multi-head causal self-attention with a fused
-qkv projection -> LM head. No layer norm, no dropout (eval). Deeper models (issue 15) stack
+qkv projection -> LM head. No layer norm, no dropout (eval). Deeper models stack
 L attention layers in a ModuleList named `layers` (one layer stays `attn`, the curriculum's
 names); with `residual` each layer adds its output to the stream, x = x + attn_l(x), else
 x = attn_l(x). Their expected attention is (L,B,H,T,T), layer-major.

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""PyTorch parity of a text model's export (issue 22, item 7): the weights file `attn train
+"""PyTorch parity of a text model's export: the weights file `attn train
 --task text --save` wrote loads strictly into block.py's BlockLM, its vocab metadata decodes to
 the characters, and PyTorch's greedy continuation of a prompt is written for
 tests/cpp/test_text_reference.cpp, which checks the core's generate() against it.

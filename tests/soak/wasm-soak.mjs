@@ -1,10 +1,10 @@
 // Soak, wasm under node: trains STEPS (default 100,000) steps of a small config in the page's
-// core under Node (tests/web/load-core.mjs) and checks, every CHUNK
+// core under Node (tests/js-api/load-core.mjs) and checks, every CHUNK
 // steps after a warm-up, that the wasm memory size and the bytes allocated on its heap
 // (heapBytesInUse) are exactly what they were after warm-up, that the loss is finite, and that
 // the loss history stays capped. Prints the figures as one JSON line; exits 1 on a failure.
 // Run by scripts/soak (npm run soak), outside npm test.
-import { createCore } from '../web/load-core.mjs';
+import { createCore } from '../js-api/load-core.mjs';
 
 const variant = process.env.SOAK_VARIANT ?? 'simd';
 const STEPS = Number(process.env.SOAK_STEPS ?? 100000);

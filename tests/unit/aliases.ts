@@ -1,5 +1,5 @@
 // A key table with more old names added, for the tests of alias resolution beyond the shipped
-// table's (issue 13's renames): an old attribute, and a second old hash key for one setting.
+// table's (the renames): an old attribute, and a second old hash key for one setting.
 import { SETTING_LIST, type Setting } from '../../web/src/settings/settings';
 
 /** The table plus the old hash keys `zero` (headsOff, after its `off`) and `nheads`, and the

@@ -1,4 +1,4 @@
-// Issue 15 on the web side, under node, with small synthetic data whose answers are worked out by
+// Depth and induction heads on the web side, under node, with small synthetic data whose answers are worked out by
 // hand: heads across layers (model/layers.ts), the preset link and its attributes (settings/presets.ts), the
 // composition figure's helpers, the ablation's induction sentence, the phase-change sentence, and
 // the exports and the run JSON of a deeper model.

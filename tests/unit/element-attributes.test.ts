@@ -10,7 +10,7 @@ describe('anywidget traits', () => {
     expect(TRAITS.vocab_size).toBe('vocab-size');
     expect(TRAITS.solved_at).toBe('solved-at');
     expect(TRAITS.theme).toBe('theme');
-    // The block's settings (issue 21), as Python spells them.
+    // The block's settings, as Python spells them.
     expect([TRAITS.kv_heads, TRAITS.positions, TRAITS.max_seq_len, TRAITS.norm, TRAITS.norm_position, TRAITS.ffn, TRAITS.ffn_mult]).toEqual([
       'kv-heads', 'positions', 'max-seq-len', 'norm', 'norm-position', 'ffn', 'ffn-mult',
     ]);

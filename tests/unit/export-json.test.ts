@@ -1,6 +1,6 @@
 // The run JSON (web/src/ui/export-model.ts): its "ablation", written with the new keys headsOff and
-// headsFrozen (files written before issue 13, with zeroed and frozen, still import), and the
-// block's config keys (files written before issue 21, without them, import as the legacy model).
+// headsFrozen (older files, with zeroed and frozen, still import), and the
+// block's config keys (older files, without them, import as the legacy model).
 import { describe, expect, test } from 'vitest';
 import { EXPORT_FORMAT, parseRunJson } from '../../web/src/ui/export-model';
 
@@ -30,7 +30,7 @@ describe('the run JSON ablation', () => {
   });
 });
 
-describe('the run JSON config: the block (issue 21)', () => {
+describe('the run JSON config: the block', () => {
   const base = { vocabSize: 16, dModel: 8, nHeads: 2, seqLen: 4, batchSize: 2, lr: 0.005, seed: 1, attnDropout: 0, outDropout: 0, task: 'repeat', nLayers: 1, residual: true };
   const json = (config: object) => JSON.stringify({ format: EXPORT_FORMAT, config, step: 0, historyStride: 1, lossHistory: [], sample: [1, 2], ablation: undefined });
   const block = { kvHeads: 1, positions: 'alibi', maxSeqLen: 8, norm: 'layernorm', normPosition: 'post', ffn: 'gelu', ffnMult: 3 };

@@ -72,7 +72,7 @@ describe('the hash round trip', () => {
     expect(stateToHash(state)).toBe(link.replace('&sample=1+2+3+4', '&sample=1+2+3+4&sample-seed=1'));
   });
 
-  test('a link from before issue 13 (old key names) reads the same, and is written back with the new names', () => {
+  test('a link with the old key names reads the same, and is written back with the new names', () => {
     const link =
       'view=train&vocab=32&dmodel=16&heads=2&seqlen=8&batch=8&lr=0.01&seed=7&attndrop=0.1&outdrop=0&task=repeat' +
       '&sample=1+2+3+4&logy=0&sentence=Attention+is+all+you+need&dk=3&dv=5&causal=1&stage=4' +
@@ -152,7 +152,7 @@ describe('the hash round trip', () => {
     expect(stateFromHash('#vocab=8&sample=3+9+4').state.sample).toBe('3 4');
   });
 
-  test('a link from before issue 15 (no layers, no residual) opens the one-layer model it always did', () => {
+  test('a link without layers or residual opens the one-layer model it always did', () => {
     const { state, corrections } = stateFromHash('#view=train&heads=2&heads-off=2');
     expect(corrections).toEqual([]);
     expect(state).toMatchObject({ nLayers: 1, residual: false, nHeads: 2, headsOff: '2' });
@@ -174,7 +174,7 @@ describe('the hash round trip', () => {
     expect(stateFromHash('#layers=1.5').corrections).toEqual([{ key: 'nLayers', message: 'layers: 1.5 is not a whole number; using 2' }]);
   });
 
-  test('the block (issue 21): its seven settings round-trip, bounded and checked', () => {
+  test('the block: its seven settings round-trip, bounded and checked', () => {
     const link = '#layers=2&residual=1&heads=4&kv-heads=2&positions=rope&max-seq-len=48&norm=rmsnorm&norm-position=post&ffn=swiglu&ffn-mult=2';
     const block = { nLayers: 2, residual: true, nHeads: 4, kvHeads: 2, positions: 'rope', maxSeqLen: 48, norm: 'rmsnorm', normPosition: 'post', ffn: 'swiglu', ffnMult: 2 };
     expect(stateFromHash(link)).toEqual({ state: { ...DEFAULTS, ...block }, corrections: [] });

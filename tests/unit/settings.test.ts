@@ -127,7 +127,7 @@ describe('the key table', () => {
     const snake = (js: string) => js.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
     // The names kept as they were: short hash keys of the page's own settings, and the core's
     // nHeads/batchSize (hash, attribute and flag heads, batch), logY and epochMeans; nLayers
-    // (layers, as heads) and residual, a switch that turns the stream on (--residual), by issue 15.
+    // (layers, as heads) and residual, a switch that turns the stream on (--residual).
     const kept = ['view', 'nHeads', 'batchSize', 'logY', 'epochMeans', 'nLayers', 'residual'];
     for (const s of SETTING_LIST) {
       if (kept.includes(s.key)) continue;
@@ -140,7 +140,7 @@ describe('the key table', () => {
     }
   });
 
-  test('the old names of issue 13, exactly: hash keys and attn flags that still work', () => {
+  test('the old names, exactly: hash keys and attn flags that still work', () => {
     const old = Object.fromEntries(SETTING_LIST.filter((s) => s.aliases.hash.length || s.aliases.attribute.length || s.cli?.alias).map((s) => [s.key, [s.aliases.hash, s.aliases.attribute, s.cli?.alias ?? null]]));
     expect(old).toEqual({
       vocabSize: [['vocab'], [], '--vocab'],

@@ -1,4 +1,4 @@
-// Issue 22 on the web side, under node: the text preset's link, the character labels of the
+// The text task on the web side, under node: the text preset's link, the character labels of the
 // figures, the validation curve's placement on the loss chart's steps, and the sentences the
 // corpus box shows.
 import { describe, expect, test } from 'vitest';

@@ -10,7 +10,7 @@ import type { Snapshot, Timeline } from '../../web/src/model/protocol';
 import { HEADS_EVERY, snapshotBytes } from '../../web/src/model/timeline';
 import { TimelineModel, type TimelineChange } from '../../web/src/ui/timeline-model';
 import { Session } from '../../web/src/worker/session';
-import { createCore } from '../web/load-core.mjs';
+import { createCore } from '../js-api/load-core.mjs';
 
 let core: AttentionCore;
 beforeAll(async () => {

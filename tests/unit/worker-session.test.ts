@@ -1,5 +1,5 @@
 // The worker's handler table and Session against the real core (the page's SIMD module under
-// Node, tests/web/load-core.mjs), with no Worker: each request goes
+// Node, tests/js-api/load-core.mjs), with no Worker: each request goes
 // through handle(), and each message leaves through a post that transfers as postMessage does
 // (structuredClone with the transfer list), so an array the session kept and also sent would be
 // detached and break the next request. The play loop runs one turn when the test says so, on a
@@ -18,7 +18,7 @@ import { handle, type SessionRequest } from '../../web/src/worker/handlers';
 import type { Post } from '../../web/src/worker/post';
 import { Session } from '../../web/src/worker/session';
 import { explainMissingReference, PYTORCH_REFERENCE } from '../../web/src/worker/self-test';
-import { createCore } from '../web/load-core.mjs';
+import { createCore } from '../js-api/load-core.mjs';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const REFERENCE = path.join(root, 'tests/reference/data');
@@ -485,7 +485,7 @@ describe('errors', () => {
   });
 });
 
-describe('depth and induction (issue 15)', () => {
+describe('depth and induction', () => {
   const deep = () => config({ vocabSize: 32, dModel: 32, nHeads: 2, seqLen: 32, batchSize: 32, lr: 0.005, task: 'induction', nLayers: 2, residual: true });
   const SEQ = [3, 17, 5, 12, 20, 8, 29, 16, 22, 1, 26, 10, 14, 5, 12, 20, 8, 29, 16, 31, 9];
 
@@ -609,7 +609,7 @@ describe('the sample from the task, and the predictions on it', () => {
   });
 });
 
-describe('length extrapolation (issue 21)', () => {
+describe('length extrapolation', () => {
   test('lengths: the live model at 1x, 2x, 4x; a learned table too short is that row\'s problem', async () => {
     const s = open();
     await s.ok('configure', configure(config({ task: 'shift', residual: true, positions: 'rope' })));
@@ -655,7 +655,7 @@ describe('length extrapolation: memory', () => {
   });
 });
 
-describe('look inside (issue 23)', () => {
+describe('look inside', () => {
   test('inspect: the core\'s trainer.inspect on the sample, with the default corrupted input per task, the learner\'s own, and one that does not fit', async () => {
     const s = open();
     // Induction, a sample with a repeat: the core's inductionCorruption.

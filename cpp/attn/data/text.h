@@ -1,4 +1,4 @@
-// The text task's data (issue 22): a corpus of UTF-8 text whose tokens are its characters.
+// The text task's data: a corpus of UTF-8 text whose tokens are its characters.
 // The vocabulary is the corpus's distinct code points, sorted, so the same text always gives the
 // same ids; the first 90% of the characters train, the last 10% validate; a batch is B random
 // windows of T+1 characters (inputs w[:-1], targets w[1:]). No file I/O: callers pass the bytes.

@@ -1,4 +1,4 @@
-// Circuit measurements of trained heads (issue 15): the previous-token and prefix-matching scores
+// Circuit measurements of trained heads: the previous-token and prefix-matching scores
 // of each head's attention, the K-composition between heads of consecutive layers, and the
 // phase change in a loss curve. Free functions over weights and attention maps; the Trainer
 // gathers them (Trainer::head_scores, Trainer::phase_change_step).

@@ -1,4 +1,4 @@
-// Look inside a trained model (issue 23): the logit lens, direct logit attribution, activation
+// Look inside a trained model: the logit lens, direct logit attribution, activation
 // patching and the QK/OV circuits of every head, as TransformerLens teaches them, computed by the
 // model's own layers (through ForwardHooks, model.h) in eval mode for one sequence ids (T).
 //

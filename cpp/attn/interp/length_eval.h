@@ -1,4 +1,4 @@
-// Length extrapolation (issue 21): a model evaluated on its task at a sequence length other than
+// Length extrapolation: a model evaluated on its task at a sequence length other than
 // the one it was trained at. The one implementation behind `attn eval`, Trainer::evaluate_at and
 // the page's "Longer than trained" panel.
 #pragma once

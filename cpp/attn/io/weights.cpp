@@ -68,7 +68,7 @@ Kind metadata_kind(const SafetensorsFile& file, const std::string& key, Kind (*p
   }
 }
 
-// The block's settings (issue 21) from the metadata into c, which already has n_heads and
+// The block's settings from the metadata into c, which already has n_heads and
 // max_context_length; an absent key keeps today's model.
 void metadata_block(const SafetensorsFile& file, ModelConfig& c) {
   c.kv_heads = file.metadata.count("kv_heads") ? metadata_int(file, "kv_heads", kMaxFileDModel) : 0;

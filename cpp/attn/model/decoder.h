@@ -1,4 +1,4 @@
-// Generation (issue 22): incremental decoding of a TinyAttentionLM with a KV cache per layer, and
+// Generation: incremental decoding of a TinyAttentionLM with a KV cache per layer, and
 // the one sampling loop the CLI and the page share.
 //
 // The context window W is by default the model's max context length C (the Trainer's

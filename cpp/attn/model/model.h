@@ -44,7 +44,7 @@ struct ModelConfig {
   float out_dropout = 0.0f;
   int n_layers = 1;       // L, in [1, kMaxLayers]
   bool residual = false;  // x = x + attn_l(x) (true) or x = attn_l(x) (false)
-  // The block (issue 21); every default keeps the curriculum's model. kv_heads 0 means n_heads.
+  // The block; every default keeps the curriculum's model. kv_heads 0 means n_heads.
   int kv_heads = 0;
   PositionKind positions = PositionKind::Sinusoidal;
   NormKind norm = NormKind::None;

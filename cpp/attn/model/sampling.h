@@ -1,4 +1,4 @@
-// Decoding (issue 22, the GPT lesson): from the logits of the next token to the distribution a
+// Decoding (the GPT lesson): from the logits of the next token to the distribution a
 // sampler draws from, and the draw itself. One function owns the strategies, so the page, the
 // CLI and the tests all sample the same way.
 #pragma once

@@ -17,7 +17,7 @@ double train_step_flops(const TrainerConfig& config);
 // returns a checksum so the work cannot be optimised away. FLOPs = reps * 2 n^3.
 float gemm_probe(int n, int reps);
 
-// The generation benchmark (issue 22): a GPT-like model, 2 pre-norm layers (LayerNorm), D 64,
+// The generation benchmark: a GPT-like model, 2 pre-norm layers (LayerNorm), D 64,
 // H 4, C 64, RoPE, a GELU FFN, V 60.
 ModelConfig generation_bench_config();
 

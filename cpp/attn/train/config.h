@@ -24,7 +24,7 @@ struct TrainerConfig {
   std::string task = "repeat";
   int n_layers = 1;       // L: attention layers, in [1, kMaxLayers]
   bool residual = false;  // each layer adds its output to the residual stream
-  // The transformer block (issue 21); the defaults keep the curriculum's model.
+  // The transformer block; the defaults keep the curriculum's model.
   int kv_heads = 0;                   // K/V heads, dividing n_heads; 0 means n_heads
   std::string positions = "sinusoidal";  // sinusoidal, learned, rope, alibi or none
   int max_seq_len = 0;                // the model's C (>= seq_len); 0 means seq_len
@@ -32,7 +32,7 @@ struct TrainerConfig {
   std::string norm_position = "pre";  // pre or post
   std::string ffn = "none";           // none, relu, gelu or swiglu
   int ffn_mult = 4;                   // the FFN's hidden width is ffn_mult * d_model
-  // The token embedding's init std (issue 23): the curriculum's 0.02; a larger one makes the
+  // The token embedding's init std: the curriculum's 0.02; a larger one makes the
   // induction preset form its head sooner (cpp/README.md, induction heads).
   float emb_init_std = 0.02f;
 

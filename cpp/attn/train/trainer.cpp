@@ -291,7 +291,7 @@ void Trainer::attention(const int32_t* ids, int T, Mat& weights, Mat& logits) {
   logits = eval_state_.logits;
 }
 
-// ---- Circuits (issue 15) ----
+// ---- Circuits ----
 
 Trainer::HeadScores Trainer::head_scores() {
   const int B = config_.batch_size, T = config_.seq_len, H = config_.n_heads;

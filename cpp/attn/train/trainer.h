@@ -125,7 +125,7 @@ class Trainer {
 
   static constexpr size_t kMaxHistory = 16384;
 
-  // ---- Circuits (issue 15): cpp/attn/interp/circuits.h has the math and the conventions. ----
+  // ---- Circuits: cpp/attn/interp/circuits.h has the math and the conventions. ----
   // Per head, global index g = l * H + h, in eval mode under the current ablation, over a fixed
   // set of induction rows (kScoreRows rows from their own generator, the same on every call,
   // whatever the training task): previous_token[g] and prefix_matching[g] (NaN when the config

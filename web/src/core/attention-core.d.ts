@@ -290,7 +290,7 @@ export interface Trainer {
    * positions: a `config` error with key maxSeqLen (there is no row of the table to add); a task
    * that cannot fit seqLen: key task. Changes nothing. */
   evaluateAt(seqLen: number, batches: number): LengthEvaluation;
-  /** Look inside the live model on one sequence (issue 23): logit lens, direct attribution,
+  /** Look inside the live model on one sequence: logit lens, direct attribution,
    * activation patching and QK/OV circuits, all from the core. */
   inspect(request: InspectRequest): Inspection;
   /** Sets every intervention at once (missing keys: the defaults). Throws naming a bad key. */
@@ -314,7 +314,7 @@ export interface Trainer {
   delete(): void;
 }
 
-/** Incremental decoding of a Trainer's live model (issue 22), with or without the KV cache. */
+/** Incremental decoding of a Trainer's live model, with or without the KV cache. */
 export interface Decoder {
   /** Empties the context and the caches (needed after any training step or ablation change). */
   reset(): void;
@@ -537,7 +537,7 @@ export interface ScalingDemo {
   entropyScaled: number;
 }
 
-/** Look inside (issue 23; cpp/attn/interp/inspect.h has the math): the request. Answers hold -100 where
+/** Look inside (cpp/attn/interp/inspect.h has the math): the request. Answers hold -100 where
  * a position has none; without answers, the clean run's top tokens. Without corrupted, no
  * patching. position / answerClean / answerCorrupt: -1 (default) picks them as the core says. */
 export interface InspectRequest {

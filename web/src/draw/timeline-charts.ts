@@ -1,5 +1,5 @@
 // The timeline's plots, per head (of every layer) against the step: the mean attention entropy, the
-// answer mass, and the core's previous-token and prefix-matching scores (issue 15: they tell which
+// answer mass, and the core's previous-token and prefix-matching scores (they tell which
 // head is which), each a step chart (draw/chart.ts) with a marker at the selected step. Only draws
 // what it is given.
 import type uPlot from 'uplot';

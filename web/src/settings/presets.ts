@@ -41,7 +41,7 @@ export const INDUCTION_PRESET: Preset = {
   },
 };
 
-/** "Train a GPT on text" (issue 22): a small GPT-style model on the core's default text, one
+/** "Train a GPT on text": a small GPT-style model on the core's default text, one
  * character per token: 2 pre-norm blocks (LayerNorm, RoPE, GELU FFN, the residual stream), D 64,
  * H 4, T 64, B 16, Adam lr 3e-3. In node its validation loss is below the unigram line by step 100
  * (seed 0: 2.33 bits/char at step 100 and 0.91 at step 500, against 4.31 for the unigram). */
@@ -66,7 +66,7 @@ export const TEXT_PRESET: Preset = {
   },
 };
 
-/** "Find the induction circuit" (issue 23): the induction preset with the "Look inside" panel
+/** "Find the induction circuit": the induction preset with the "Look inside" panel
  * open, so that after training the learner finds the two heads with the lens, the attribution,
  * the patching and the circuits. */
 export const FIND_CIRCUIT_PRESET: Preset = {

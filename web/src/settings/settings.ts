@@ -166,7 +166,7 @@ export const SETTINGS: { readonly [K in keyof State]: Omit<Setting<K>, 'key'> } 
     group: 'config', core: 'task', cpp: 'task', hash: 'task', attribute: 'task', cli: { flag: '--task', value: 'NAME' },
     label: 'task', type: 'enum', default: 'repeat', ...oneOf(Object.keys(TASKS)), aliases: none,
   },
-  // ---- Depth (issue 15): stacked attention layers, with or without the residual stream.
+  // ---- Depth: stacked attention layers, with or without the residual stream.
   nLayers: {
     group: 'config', core: 'nLayers', cpp: 'n_layers', hash: 'layers', attribute: 'layers', cli: { flag: '--layers', value: 'L' },
     label: 'layers', type: 'int', default: 1, ...numeric([1, MAX_LAYERS], '1'), aliases: none,
@@ -175,7 +175,7 @@ export const SETTINGS: { readonly [K in keyof State]: Omit<Setting<K>, 'key'> } 
     group: 'config', core: 'residual', cpp: 'residual', hash: 'residual', attribute: 'residual', cli: { flag: '--residual', sets: true },
     label: 'residual stream', type: 'bool', default: false, ...onOff, aliases: none,
   },
-  // ---- The transformer block (issue 21). kvHeads and maxSeqLen keep the core's 0 for "the same as
+  // ---- The transformer block. kvHeads and maxSeqLen keep the core's 0 for "the same as
   // heads" and "the same as seq_len": a default cannot follow another setting, and config() reports
   // the 0 it was given. The page caps maxSeqLen at 4 times its longest seq_len, so a learned table
   // covers the "Longer than trained" panel's 4x.
@@ -207,7 +207,7 @@ export const SETTINGS: { readonly [K in keyof State]: Omit<Setting<K>, 'key'> } 
     group: 'config', core: 'ffnMult', cpp: 'ffn_mult', hash: 'ffn-mult', attribute: 'ffn-mult', cli: { flag: '--ffn-mult', value: 'M' },
     label: 'FFN width (× d_model)', type: 'int', default: 4, ...numeric([1, 8], '1'), aliases: none,
   },
-  // ---- Look inside (issue 23): the token embedding's init std. The curriculum's 0.02 is the default;
+  // ---- Look inside: the token embedding's init std. The curriculum's 0.02 is the default;
   // the induction preset's larger value forms its head sooner.
   embInitStd: {
     group: 'config', core: 'embInitStd', cpp: 'emb_init_std', hash: 'emb-init-std', attribute: 'emb-init-std', cli: { flag: '--emb-init-std', value: 'S' },
@@ -249,7 +249,7 @@ export const SETTINGS: { readonly [K in keyof State]: Omit<Setting<K>, 'key'> } 
     group: 'lesson', core: null, cpp: null, hash: 'dv', attribute: null, cli: null,
     label: 'dv', type: 'int', default: 4, ...numeric([1, 16], '1'), aliases: none,
   },
-  // View 2's mask, heads, positions and second sentence (issue 14). The old `causal=1|0` link
+  // View 2's mask, heads, positions and second sentence. The old `causal=1|0` link
   // still parses: the mask's cleaner reads 1 as causal and 0 as none.
   lessonMask: {
     group: 'lesson', core: null, cpp: null, hash: 'lesson-mask', attribute: null, cli: null,
@@ -263,7 +263,7 @@ export const SETTINGS: { readonly [K in keyof State]: Omit<Setting<K>, 'key'> } 
     group: 'lesson', core: null, cpp: null, hash: 'lesson-heads', attribute: null, cli: null,
     label: 'lesson heads', type: 'int', default: 1, ...numeric([1, 4], '1'), aliases: none,
   },
-  // `positions` is the model's position method (issue 21); an old `positions=0|1` link reaches
+  // `positions` is the model's position method; an old `positions=0|1` link reaches
   // that enum and is corrected there.
   lessonPositions: {
     group: 'lesson', core: null, cpp: null, hash: 'lesson-positions', attribute: null, cli: null,

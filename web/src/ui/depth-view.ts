@@ -1,4 +1,4 @@
-// The training view's additions for depth (issue 15) that are not panels of their own: the
+// The training view's additions for depth that are not panels of their own: the
 // sentence under the loss chart on the phase change (the core's trainer.phaseChange()), and the
 // preset links (settings/presets.ts) under the controls.
 import { PRESETS, presetHash, presetState } from '../settings/presets';

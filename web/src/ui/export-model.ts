@@ -82,7 +82,7 @@ const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isInt
 
 /** The JSON's optional "ablation" (files written before it existed have none: the intact layer);
  * H: every layer's heads.
- * Files written before issue 13 name the head lists zeroed and frozen; both are read. */
+ * Older files name the head lists zeroed and frozen; both are read. */
 function parseAblation(v: unknown, H: number): Ablation {
   if (v === undefined) return noAblation(H);
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new ImportProblem('The JSON file\'s "ablation" is not an object.');
@@ -101,8 +101,8 @@ function parseAblation(v: unknown, H: number): Ablation {
   return { headsOff: heads('headsOff', 'zeroed'), headsFrozen: heads('headsFrozen', 'frozen'), scaleScores: a.scaleScores, mask: a.mask };
 }
 
-/** Config keys a file written before them may lack: they take the default (the one-layer model
- * of issue 15, the block's settings of issue 21, the embedding's init std of issue 23). */
+/** Config keys a file written before them may lack: they take the default (the one-layer model,
+ * the block's settings, the embedding's init std). */
 const ADDED_LATER: readonly string[] = ['nLayers', 'residual', 'kvHeads', 'positions', 'maxSeqLen', 'norm', 'normPosition', 'ffn', 'ffnMult', 'embInitStd'];
 
 /** The JSON's config: every config key of the table, typed and within the page's bounds. */

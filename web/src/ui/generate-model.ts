@@ -1,4 +1,4 @@
-// The Generate panel's logic (issue 22, task text): the strategy as the core's sampling options,
+// The Generate panel's logic (task text): the strategy as the core's sampling options,
 // the form's checks, the alternatives listed for a character, the strongest keys of an attention
 // row, and when the strip of samples over training takes its next sample. No DOM here; the panel
 // (generate-panel.ts) draws. The probabilities themselves are the core's (nextTokenDistribution).

@@ -1,4 +1,4 @@
-// The training view's "Generate" panel (issue 22, task text): text from the live model, streamed a
+// The training view's "Generate" panel (task text): text from the live model, streamed a
 // few characters per request from the worker (a Decoder with the KV cache and the core's seeded
 // Sampler); each character opens why it was picked (its alternatives before and after the
 // strategy, every head's attention over its context drawn on the text); the KV cache's speed-up;

@@ -1,4 +1,4 @@
-// The "Look inside" panel's logic (issue 23): when it asks the core (trainer.inspect, in the
+// The "Look inside" panel's logic: when it asks the core (trainer.inspect, in the
 // worker) again, which corrupted input the patching uses, how the learner's corrupted input is
 // read, the figures' row labels, and the lesson's questions. No DOM here; inspect-panel.ts draws.
 // Every number shown comes from the core.

@@ -1,4 +1,4 @@
-// The training view's "Look inside" panel (issue 23): the core's trainer.inspect on the sample (the
+// The training view's "Look inside" panel: the core's trainer.inspect on the sample (the
 // heatmaps' sequence), in the worker, as four figures: the logit lens, the direct logit
 // attribution, the activation patching against a corrupted input the learner can edit, and the QK
 // and OV circuits of a head with every head's copying score; then the lesson's questions. Every

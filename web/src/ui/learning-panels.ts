@@ -1,4 +1,4 @@
-// The training view's learning panels (composition: issue 15; longer: issue 21; generate: issue 22), loaded after the first heatmap is drawn (a separate
+// The training view's learning panels (composition, longer than trained, generate), loaded after the first heatmap is drawn (a separate
 // chunk, so their code is not on the page's critical path).
 export { mountAblationPanel } from './ablation-panel';
 export { mountBackwardPanel } from './backward-panel';

@@ -1,4 +1,4 @@
-// The "Longer than trained" panel's logic (issue 21, length extrapolation): which lengths it
+// The "Longer than trained" panel's logic (length extrapolation): which lengths it
 // measures, when it asks the core again (after a pause in training, never while it plays), what
 // it says about a position method, and the "Compare the five position methods" preset: five
 // Trainers in the worker, one after the other, with progress and cancel. No DOM here; the panel

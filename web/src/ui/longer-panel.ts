@@ -1,4 +1,4 @@
-// The training view's "Longer than trained" panel (issue 21, length extrapolation): the current
+// The training view's "Longer than trained" panel (length extrapolation): the current
 // model on its task at 1x, 2x and 4x the training length (the core's evaluateAt, in the worker),
 // as a table of accuracy and loss per length and the accuracy at each position as one line per
 // length, with a few sentences on the position method. Its second part is the preset "Compare the

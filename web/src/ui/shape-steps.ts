@@ -1,6 +1,6 @@
 // The tensors of one layer of the model, in the order they are computed, for a state: what the
 // "Shapes, step by step" panel draws. The curriculum's model (no norm, no FFN, every head its own
-// K/V, sinusoidal positions) is the six tensors it always was; each setting of the block (issue 21)
+// K/V, sinusoidal positions) is the six tensors it always was; each setting of the block
 // adds its tensors or changes an operation's words. Pure, so tests read it without a page.
 import type { State } from '../settings/settings';
 

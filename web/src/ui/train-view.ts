@@ -44,7 +44,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
   };
   const boxes = { logY: box('logY', ' log scale'), smooth: box('smooth', ' smoothed'), epochMeans: box('epochMeans', ` epoch means (${DEMO_EPOCH_STEPS} steps)`) };
   const chartEl = h('div', { class: 'chart' });
-  // Issue 15: the sentence on the phase change (depth-view.ts).
+  // The sentence on the phase change (depth-view.ts).
   const phaseNote = h('p', { class: 'hint phase-note', 'aria-live': 'polite', hidden: true });
   // Task text: the validation readout and what the two extra lines mean.
   const textReadout = h('p', { class: 'readout text-readout', hidden: true });
@@ -86,9 +86,9 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
   fitColumns();
   cleanups.push(parts.onChange(fitColumns));
   root.append(layout);
-  // ---- Issue 15: the preset links ("watch an induction head form"), under the controls.
+  // ---- The preset links ("watch an induction head form"), under the controls.
   controls.form.append(parts.place(mountPresets(store), 'presets'));
-  // ---- Issue 22: the text task's corpus sources (shown while the task is text).
+  // ---- The text task's corpus sources (shown while the task is text).
   const corpusBox = mountCorpusBox(store, ctl);
   cleanups.push(corpusBox.destroy);
   controls.form.querySelector('fieldset.config')?.after(corpusBox.element);

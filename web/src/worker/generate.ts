@@ -1,4 +1,4 @@
-// The Generate panel's work (issue 22, task text): a Decoder with the KV cache on the live model
+// The Generate panel's work (task text): a Decoder with the KV cache on the live model
 // and the core's Sampler (attn::Rng + the inverse CDF, as attn sample draws), a few characters per
 // request so the page shows them as they come; one short sample for the strip of samples over
 // training; and the KV cache's speed-up (the same greedy characters with and without it). Every

@@ -1,4 +1,4 @@
-// The "Look inside" panel's numbers (issue 23): trainer.inspect on the sample, with the task's
+// The "Look inside" panel's numbers: trainer.inspect on the sample, with the task's
 // answers and a corrupted input for the patching: the learner's own ids, the sample with one token
 // changed at a position the learner picked, or by default the core's inductionCorruption on the
 // induction task (the sample with one token of the repeat's first occurrence changed) and, on the

@@ -18,10 +18,10 @@ const CONFIGS = {
   demo: {},
   dropout: { vocabSize: 24, dModel: 16, nHeads: 2, seqLen: 8, batchSize: 8, lr: 0.01, seed: 7, attnDropout: 0.1, outDropout: 0.2 },
   wide: { vocabSize: 40, dModel: 64, nHeads: 8, seqLen: 16, batchSize: 4, seed: 123456789 },
-  // Depth (issue 15): 2 layers with the residual stream, and 3 layers without it.
+  // Depth: 2 layers with the residual stream, and 3 layers without it.
   layers2residual: { vocabSize: 32, dModel: 32, nHeads: 2, seqLen: 16, batchSize: 8, seed: 5, nLayers: 2, residual: true },
   layers3: { vocabSize: 20, dModel: 16, nHeads: 2, seqLen: 10, batchSize: 8, seed: 11, nLayers: 3 },
-  // The transformer block (issue 21): every option at least once.
+  // The transformer block: every option at least once.
   blockPre: {
     vocabSize: 24, dModel: 16, nHeads: 4, seqLen: 8, batchSize: 8, seed: 3, nLayers: 2, residual: true,
     kvHeads: 2, positions: 'rope', norm: 'rmsnorm', ffn: 'swiglu', ffnMult: 2,
@@ -31,7 +31,7 @@ const CONFIGS = {
     kvHeads: 1, positions: 'learned', maxSeqLen: 12, norm: 'layernorm', normPosition: 'post', ffn: 'gelu',
   },
   blockAlibi: { vocabSize: 24, dModel: 16, nHeads: 2, seqLen: 8, batchSize: 8, seed: 6, nLayers: 3, residual: true, positions: 'alibi', ffn: 'relu' },
-  // Look inside (issue 23): the embedding's init scale.
+  // Look inside: the embedding's init scale.
   embInit: { vocabSize: 16, dModel: 16, nHeads: 2, seqLen: 8, batchSize: 8, seed: 8, embInitStd: 1 },
 };
 

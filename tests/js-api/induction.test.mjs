@@ -1,4 +1,4 @@
-// The induction task and the circuit measurements through the JS API (issue 15): taskTargets,
+// The induction task and the circuit measurements through the JS API: taskTargets,
 // trainer.headScores() and trainer.phaseChange(), against plain references computed here and
 // against the native build (the same batches: the same loss history).
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// The JS API of the length-extrapolation experiment (issue 21): Trainer.evaluateAt. The math is
+// The JS API of the length-extrapolation experiment: Trainer.evaluateAt. The math is
 // tested natively (tests/cpp/test_length_eval.cpp); here: the binding carries it, its shape, and
 // its errors' kind and key as JS spells them.
 import assert from 'node:assert/strict';

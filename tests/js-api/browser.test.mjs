@@ -15,7 +15,7 @@ import { loadCore, repoRoot, variants } from './core.mjs';
 const ROUTES = {
   '/course/wasm/': `${repoRoot}web/wasm/`,
   '/course/core/': `${repoRoot}web/src/core/`,
-  '/course/': `${repoRoot}tests/web/browser/`,
+  '/course/': `${repoRoot}tests/js-api/browser/`,
 };
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm' };
 

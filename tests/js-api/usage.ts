@@ -1,5 +1,5 @@
 // Real usage of the core's API, type-checked against web/src/core/*.d.ts by `tsc --noEmit -p
-// tests/web` (dts.test.mjs). The @ts-expect-error lines prove the declarations are not too loose:
+// tests/js-api` (dts.test.mjs). The @ts-expect-error lines prove the declarations are not too loose:
 // tsc fails if any of them stops being an error.
 import createAttentionCore, {
   type Ablation,

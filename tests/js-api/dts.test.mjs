@@ -17,8 +17,8 @@ function declaredMembers(name) {
   return [...withoutComments.matchAll(/^\s*(?:readonly\s+)?(\w+)\??\s*[:(]/gm)].map((m) => m[1]).sort();
 }
 
-test('tsc --noEmit: tests/web/usage.ts type-checks against the declarations', () => {
-  execFileSync(process.execPath, [`${repoRoot}node_modules/typescript/bin/tsc`, '--noEmit', '-p', `${repoRoot}tests/web`], { stdio: 'pipe' });
+test('tsc --noEmit: tests/js-api/usage.ts type-checks against the declarations', () => {
+  execFileSync(process.execPath, [`${repoRoot}node_modules/typescript/bin/tsc`, '--noEmit', '-p', `${repoRoot}tests/js-api`], { stdio: 'pipe' });
 });
 
 test('detectSimd() matches this engine (Node 20 has SIMD)', () => {

@@ -1,4 +1,4 @@
-// Depth through the JS API (issue 15): the config keys nLayers and residual, attention() weights
+// Depth through the JS API: the config keys nLayers and residual, attention() weights
 // (L,H,T,T) layer-major, the ablation over L*H global heads (g = l * nHeads + h), the statistics
 // and the one-row backward per global head, export/import of deeper models, and the self-test on
 // every layer against the committed PyTorch case of 2 layers with the residual stream. The math

@@ -54,7 +54,7 @@ for (const variant of variants) {
         assert.ok(off.loss > base.loss + 1, `${off.loss} vs ${base.loss}`);
         assert.ok(off.accuracy < base.accuracy);
         assert.deepEqual(t.ablation(), { headsOff: [true, true, true, true], headsFrozen: [false, false, false, false], scaleScores: true, mask: 'causal' });
-        // The old keys (issue 13) are aliases: same meaning, and ablation() answers in the new.
+        // The old keys are aliases: same meaning, and ablation() answers in the new.
         t.setAblation({ zeroed: [true, true, true, true], frozen: [false, true, false, false] });
         assert.deepEqual(t.evaluate(2), off);
         assert.deepEqual(t.ablation(), { headsOff: [true, true, true, true], headsFrozen: [false, true, false, false], scaleScores: true, mask: 'causal' });

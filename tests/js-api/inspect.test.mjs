@@ -1,4 +1,4 @@
-// The JS API of looking inside (issue 23): trainer.inspect and core.inductionCorruption. The math
+// The JS API of looking inside: trainer.inspect and core.inductionCorruption. The math
 // is tested natively and against PyTorch hooks (tests/cpp/test_inspect*.cpp); here: the binding
 // carries every part, with its shapes, the identities that must hold, and its errors' kinds.
 import assert from 'node:assert/strict';
