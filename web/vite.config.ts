@@ -11,6 +11,15 @@ import { viridisLut } from './viridis-lut.mjs';
 
 const root = import.meta.dirname;
 
+/** The headers that make the page cross-origin isolated (so it may share memory with workers and
+ * run the threads build), and that let other isolated pages load its files (CORP). Also written to
+ * dist/_headers for static hosts that read that file (web/README.md). */
+export const ISOLATION_HEADERS = {
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Embedder-Policy': 'require-corp',
+  'Cross-Origin-Resource-Policy': 'cross-origin',
+};
+
 /** Copies web/examples/* to <outDir>/examples/ unchanged. */
 function copyExamples(): Plugin {
   return {
@@ -30,7 +39,7 @@ function copyExamples(): Plugin {
  * assets hashed under assets/. */
 function assetFileNames(asset: { names?: string[] }): string {
   const name = asset.names?.[0] ?? '';
-  if (/^attention-core-(simd|scalar)\.(js|wasm)$/.test(name)) return 'wasm/[name][extname]';
+  if (/^attention-core-(simd|scalar|threads)\.(js|wasm)$|^attention-core-threads\.worker\.js$/.test(name)) return 'wasm/[name][extname]';
   if (/\.safetensors$/.test(name)) return 'reference/[name][extname]';
   return 'assets/[name]-[hash][extname]';
 }
@@ -104,6 +113,7 @@ export default defineConfig({
   },
   worker: { format: 'es', rolldownOptions: { output: { assetFileNames } } },
   plugins: [viridisLut(), copyExamples(), packageModules()],
-  server: { host: '127.0.0.1' },
-  preview: { host: '127.0.0.1' },
+  // Cross-origin isolation (web/README.md, "Threads"): the page may then load the threads build.
+  server: { host: '127.0.0.1', headers: ISOLATION_HEADERS },
+  preview: { host: '127.0.0.1', headers: ISOLATION_HEADERS },
 });

@@ -571,6 +571,23 @@ val to_js(const std::vector<SelfTestResult>& results) {
   return js;
 }
 
+val to_js(const std::vector<ProductTime>& products) {
+  val js = val::array();
+  for (const ProductTime& t : products) {
+    val o = val::object();
+    o.set("name", t.product.name);
+    o.set("layout", t.product.layout);
+    o.set("m", t.product.m);
+    o.set("n", t.product.n);
+    o.set("k", t.product.k);
+    o.set("calls", t.product.calls);
+    o.set("flops", t.product.flops());
+    o.set("seconds", t.seconds);
+    js.call<void>("push", o);
+  }
+  return js;
+}
+
 val to_js(const AttentionStages& s) {
   val js = val::object();
   js.set("Q", from_mat(s.Q));

@@ -20,6 +20,7 @@
 #include "attn/nn/attention.h"
 #include "attn/teach/block_stages.h"
 #include "attn/teach/selftest.h"
+#include "attn/train/bench.h"
 #include "attn/train/trainer.h"
 
 namespace attn::js {
@@ -141,6 +142,7 @@ val to_js(const AttentionStages& s);                    // SelfAttentionStages
 val to_js(const MultiHeadStages& m);                    // MultiHeadStages
 val to_js(const PositionedInput& p);                    // PositionedInput
 val to_js(const BlockStages& b);                        // TransformerBlockStages
+val to_js(const std::vector<ProductTime>& products);    // ProductTime[]
 // AttentionResult of one sequence of T tokens: weights (L*H*T,T) layer-major, logits (T,V).
 val attention_to_js(const Mat& weights, const Mat& logits, const TrainerConfig& c, int T);
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "attn/base/parallel.h"
 #include "attn/kernels/kernels.h"
 #include "attn/kernels/ops.h"
 
@@ -115,25 +116,34 @@ void MultiHeadSelfAttention::forward(ConstMatRef x, int B, int T, bool training,
           " heads");
   s.x = x;  // from here on only the copy is read, so y may alias x
   qkv_proj.forward(s.x, s.qkv);
-  if (rope)  // every query head's q and every K/V head's k, each row by its position
-    for (int b = 0; b < B; ++b) {
-      const Eigen::Index r0 = Eigen::Index(b) * T;
-      for (int h = 0; h < H; ++h) rope->rotate(s.qkv.block(r0, Eigen::Index(h) * Dh, T, Dh));
-      for (int g = 0; g < KV; ++g)
-        rope->rotate(s.qkv.block(r0, Eigen::Index(H + g) * Dh, T, Dh));
-    }
   const float scale = score_scale();
-  for (int b = 0; b < B; ++b)
+  // Under the causal mask the products skip what it hides (unless the masked scores are kept).
+  s.causal = mask == MaskMode::Causal && !s.inspect;
+  const Causal lower_c = s.causal ? Causal::kLowerC : Causal::kNone;
+  const Causal lower_a = s.causal ? Causal::kLowerA : Causal::kNone;
+  // Sequence b: RoPE on its rows, then each head. The sequences are independent: the threads
+  // share them, unless attention dropout draws its masks from rng (in order, on one thread).
+  const auto sequence = [&](int b) {
+    const Eigen::Index rb = Eigen::Index(b) * T;
+    if (rope) {  // every query head's q and every K/V head's k, each row by its position
+      for (int h = 0; h < H; ++h) rope->rotate(s.qkv.block(rb, Eigen::Index(h) * Dh, T, Dh));
+      for (int g = 0; g < KV; ++g)
+        rope->rotate(s.qkv.block(rb, Eigen::Index(H + g) * Dh, T, Dh));
+    }
     for (int h = 0; h < H; ++h) {
       Head hd = head_views(*this, s.qkv, b, h, T);
       const Eigen::Index r0 = hd.r0, p0 = hd.p0;
       auto &q = hd.q, &k = hd.k, &v = hd.v;
       auto p = s.probs.block(p0, 0, T, T);
-      matmul_nt(q, k, p, scale);  // scores (T,T) = q k^T / sqrt(Dh)
+      matmul_nt(q, k, p, scale, nullptr, lower_c);  // scores (T,T) = q k^T / sqrt(Dh)
       if (options.alibi) add_alibi_bias(p, alibi_m[size_t(h)]);
-      apply_mask(p, mask);
-      if (s.inspect) s.scores.block(p0, 0, T, T) = p;
-      softmax_rows(p, p);
+      if (s.causal) {
+        softmax_rows_causal(p);
+      } else {
+        apply_mask(p, mask);
+        if (s.inspect) s.scores.block(p0, 0, T, T) = p;
+        softmax_rows(p, p);
+      }
       if (head_off[h]) {
         s.merged.block(r0, h * Dh, T, Dh).setZero();
         if (s.attn_dropped) {  // draw the same dropout masks as if the head were on
@@ -145,11 +155,19 @@ void MultiHeadSelfAttention::forward(ConstMatRef x, int B, int T, bool training,
         auto a = s.attn.block(p0, 0, T, T);
         a = p;
         dropout_forward(a, s.attn_mask.block(p0, 0, T, T), attn_dropout, rng);
-        matmul_nn(a, v, s.merged.block(r0, h * Dh, T, Dh));
+        matmul_nn(a, v, s.merged.block(r0, h * Dh, T, Dh), 1.0f, lower_a);
       } else {
-        matmul_nn(p, v, s.merged.block(r0, h * Dh, T, Dh));
+        matmul_nn(p, v, s.merged.block(r0, h * Dh, T, Dh), 1.0f, lower_a);
       }
     }
+  };
+  if (s.attn_dropped) {
+    for (int b = 0; b < B; ++b) sequence(b);
+  } else {
+    parallel_for(B, 1, [&](int, int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) sequence(int(b));
+    });
+  }
   out_proj.forward(s.merged, y);
   if (s.out_dropped) {
     s.out_mask.resize(N, D);
@@ -167,11 +185,16 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
   require(dy.rows() == N && dy.cols() == D, "dy must be (", N, ",", D, "), got (", dy.rows(),
           ",", dy.cols(), ")");
   s.dqkv.resize(N, qkv_proj.out_features);
-  if (group > 1) s.dkv_scratch.resize(T, Dh);
+  // The threads share the sequences; each part has its own (T,T) and (T,Dh) scratch.
+  const int parts = parallel_parts(B, 1);
+  if (group > 1) s.dkv_scratch.resize(Eigen::Index(parts) * T, Dh);
   s.dmerged.resize(N, D);
-  s.dweights.resize(s.inspect ? N * H : T, T);
-  s.dscores.resize(s.inspect ? N * H : T, T);
+  s.dweights.resize(s.inspect ? N * H : Eigen::Index(parts) * T, T);
+  s.dscores.resize(s.inspect ? N * H : Eigen::Index(parts) * T, T);
+  if (rope) s.dqkv_proj.resize(N, qkv_proj.out_features);
   const float scale = score_scale();
+  const Causal lower_c = s.causal ? Causal::kLowerC : Causal::kNone;
+  const Causal lower_a = s.causal ? Causal::kLowerA : Causal::kNone;
 
   if (s.out_dropped) {  // y = out_proj(merged) * out_mask
     s.dx_scratch.resize(N, D);
@@ -181,7 +204,10 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
     out_proj.backward(s.merged, dy, s.dmerged);
   }
   const Mat& w = s.weights();
-  for (int b = 0; b < B; ++b)
+  // Sequence b on the part's scratch: each head, then RoPE's rotation of its rows undone.
+  const auto sequence = [&](int part, int b) {
+    const Eigen::Index t0 = Eigen::Index(part) * T;  // the part's scratch rows
+    auto scratch = s.dkv_scratch.middleRows(group > 1 ? t0 : 0, group > 1 ? T : 0);
     for (int h = 0; h < H; ++h) {
       Head hd = head_views(*this, s.qkv, b, h, T);
       Head dhd = head_views(*this, s.dqkv, b, h, T);
@@ -192,8 +218,8 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
       // Ungrouped, every head is the first of its group: the curriculum's code path.
       const bool first_of_group = h % group == 0;
       auto dout = s.dmerged.block(r0, h * Dh, T, Dh);
-      auto dw = s.dweights.block(s.inspect ? p0 : 0, 0, T, T);
-      auto ds = s.dscores.block(s.inspect ? p0 : 0, 0, T, T);
+      auto dw = s.dweights.block(s.inspect ? p0 : t0, 0, T, T);
+      auto ds = s.dscores.block(s.inspect ? p0 : t0, 0, T, T);
       if (head_off[h]) {  // merged_h = 0: nothing flows back into this head
         dout.setZero();
         dw.setZero();
@@ -208,40 +234,43 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
       auto a = w.block(p0, 0, T, T);
       // merged_h = a v  =>  dv = a^T dout, da = dout v^T
       if (first_of_group) {
-        matmul_tn(a, dout, dv);
+        matmul_tn(a, dout, dv, 1.0f, lower_a);
       } else {
-        matmul_tn(a, dout, s.dkv_scratch);
-        dv += s.dkv_scratch;
+        matmul_tn(a, dout, scratch, 1.0f, lower_a);
+        dv += scratch;
       }
-      matmul_nt(dout, v, dw);
+      matmul_nt(dout, v, dw, 1.0f, nullptr, lower_c);
       // probs = softmax(scores); masked cells have probs 0, so their dscores are 0
+      const auto probs = s.probs.block(p0, 0, T, T);
       if (s.attn_dropped) {  // a = probs * attn_mask
         ds = dw.cwiseProduct(s.attn_mask.block(p0, 0, T, T));
-        softmax_rows_backward(s.probs.block(p0, 0, T, T), ds, ds);
+        if (s.causal) softmax_rows_backward_causal(probs, ds, ds);
+        else softmax_rows_backward(probs, ds, ds);
+      } else if (s.causal) {
+        softmax_rows_backward_causal(probs, dw, ds);
       } else {
-        softmax_rows_backward(s.probs.block(p0, 0, T, T), dw, ds);
+        softmax_rows_backward(probs, dw, ds);
       }
       // scores = q k^T * scale (+ bias)  =>  dq = dscores k * scale, dk = dscores^T q * scale
-      matmul_nn(ds, k, dq, scale);
+      matmul_nn(ds, k, dq, scale, lower_a);
       if (first_of_group) {
-        matmul_tn(ds, q, dk, scale);
+        matmul_tn(ds, q, dk, scale, lower_a);
       } else {
-        matmul_tn(ds, q, s.dkv_scratch, scale);
-        dk += s.dkv_scratch;
+        matmul_tn(ds, q, scratch, scale, lower_a);
+        dk += scratch;
       }
     }
-  if (rope) {  // q and k were rotated after the projection: rotate their gradients back
-    s.dqkv_proj.resize(N, qkv_proj.out_features);
-    s.dqkv_proj = s.dqkv;
-    for (int b = 0; b < B; ++b) {
-      const Eigen::Index r0 = Eigen::Index(b) * T;
+    if (rope) {  // q and k were rotated after the projection: rotate their gradients back
+      const Eigen::Index rb = Eigen::Index(b) * T;
+      s.dqkv_proj.middleRows(rb, T) = s.dqkv.middleRows(rb, T);
       for (int c = 0; c < H + KV; ++c)  // the H q blocks, then the KV k blocks
-        rope->rotate_backward(s.dqkv_proj.block(r0, Eigen::Index(c) * Dh, T, Dh));
+        rope->rotate_backward(s.dqkv_proj.block(rb, Eigen::Index(c) * Dh, T, Dh));
     }
-    qkv_proj.backward(s.x, s.dqkv_proj, dx);
-  } else {
-    qkv_proj.backward(s.x, s.dqkv, dx);
-  }
+  };
+  parallel_for(B, 1, [&](int part, int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) sequence(part, int(b));
+  });
+  qkv_proj.backward(s.x, rope ? s.dqkv_proj : s.dqkv, dx);
   s.backward_done = true;
 }
 
