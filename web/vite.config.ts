@@ -12,13 +12,11 @@ import { viridisLut } from './viridis-lut.mjs';
 const root = import.meta.dirname;
 
 /** The headers that make the page cross-origin isolated (so it may share memory with workers and
- * run the threads build), and that let other isolated pages load its files (CORP). Also written to
- * dist/_headers for static hosts that read that file (web/README.md). */
-export const ISOLATION_HEADERS = {
-  'Cross-Origin-Opener-Policy': 'same-origin',
-  'Cross-Origin-Embedder-Policy': 'require-corp',
-  'Cross-Origin-Resource-Policy': 'cross-origin',
-};
+ * run the threads build), and that let other isolated pages load its files (CORP): those of
+ * public/_headers, which static hosts that read that file send with dist/ (web/README.md). */
+const ISOLATION_HEADERS: Record<string, string> = Object.fromEntries(
+  fs.readFileSync(path.join(root, 'public/_headers'), 'utf8').split('\n').slice(1).filter((l) => l.trim()).map((l) => l.trim().split(/:\s*/) as [string, string]),
+);
 
 /** Copies web/examples/* to <outDir>/examples/ unchanged. */
 function copyExamples(): Plugin {

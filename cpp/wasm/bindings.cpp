@@ -278,8 +278,8 @@ EMSCRIPTEN_BINDINGS(attention_core) {
   // The thread pool (attn/base/parallel.h).
   constant("threaded", threads_supported());
   function("threads", &thread_count);
-  function("threadCapacity", &thread_capacity);
+  function("threadCapacity", &js_thread_capacity);
   function("setThreads", +[](val n) {
-    js_call([&] { set_thread_count(to_int(n, "threads", 1)); });
+    js_call([&] { set_thread_count(to_int(n, "threads", 1, js_thread_capacity())); });
   });
 }

@@ -1,5 +1,7 @@
 #include "wasm/convert.h"
 
+#include "attn/base/parallel.h"
+
 #include <emscripten/bind.h>
 
 #include <cctype>
@@ -569,6 +571,12 @@ val to_js(const std::vector<SelfTestResult>& results) {
     js.call<void>("push", o);
   }
   return js;
+}
+
+int js_thread_capacity() {
+  if (!threads_supported()) return 1;
+  const val pool = val::module_property("threadPoolSize");
+  return pool.isNumber() ? std::max(1, pool.as<int>() + 1) : 1;
 }
 
 val to_js(const std::vector<ProductTime>& products) {

@@ -54,6 +54,10 @@ auto js_call(Body&& body) -> decltype(body()) {
   throw_error(message, kind, key);
 }
 
+// The threads the JS API accepts: the pthread workers the module started (Module.threadPoolSize)
+// + 1 in the threads build, else 1.
+int js_thread_capacity();
+
 // ---- JS -> C++. Each reader names the key or argument it reads. A bad value of a Trainer config
 // key throws kind config with that key; any other bad argument throws kind input.
 

@@ -42,7 +42,13 @@ export async function createCore(variant = 'simd', dir = WASM_DIR, options = {})
   installWebWorker();
   const threads = options.threads ?? 2;
   const worker = new URL(url.endsWith('.mjs') ? 'attention-core-threads.worker.mjs' : 'attention-core-threads.worker.js', url).href;
-  const core = await createAttentionCore({ wasmBinary, threadPoolSize: threads - 1, mainScriptUrlOrBlob: url, locateFile: (p) => (p.endsWith('.worker.js') ? worker : new URL(p, url).href) });
-  core.setThreads(threads);
-  return core;
+  // The pthread workers do not keep node alive (web-worker.mjs): a timer does while they load.
+  const alive = setInterval(() => {}, 1 << 30);
+  try {
+    const core = await createAttentionCore({ wasmBinary, threadPoolSize: threads - 1, mainScriptUrlOrBlob: url, locateFile: (p) => (p.endsWith('.worker.js') ? worker : new URL(p, url).href) });
+    core.setThreads(threads);
+    return core;
+  } finally {
+    clearInterval(alive);
+  }
 }

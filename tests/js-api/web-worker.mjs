@@ -13,8 +13,13 @@ globalThis.location = new URL(workerData.url);
 globalThis.navigator ??= { hardwareConcurrency: ${os.cpus().length} };
 globalThis.importScripts = () => { throw new Error('importScripts is not available in this worker'); };
 globalThis.postMessage = (message, transfer) => parentPort.postMessage(message, transfer);
-parentPort.on('message', (data) => globalThis.onmessage?.({ data }));
-import(workerData.url).catch((e) => { console.error(e); process.exit(1); });
+// As in a browser, messages that arrive before the script has run wait for it.
+let queue = [];
+parentPort.on('message', (data) => (queue ? queue.push(data) : globalThis.onmessage?.({ data })));
+import(workerData.url).then(() => {
+  for (const data of queue) globalThis.onmessage?.({ data });
+  queue = null;
+}).catch((e) => { console.error(e); process.exit(1); });
 `;
 
 /** The Web Worker interface Emscripten's pthreads use, on node's worker_threads. */

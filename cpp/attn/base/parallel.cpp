@@ -35,6 +35,8 @@ Plan plan(int64_t n, int64_t grain, int threads) {
 
 #ifdef ATTN_THREADS
 
+constexpr int kMaxThreads = 64;
+
 // Workers wait for a new job by spinning on its generation for about this many checks (the next
 // loop of a step usually comes within microseconds), then sleep on a condition variable.
 constexpr int kSpins = 1 << 14;
@@ -163,10 +165,8 @@ bool threads_supported() {
 }
 
 int thread_capacity() {
-#if defined(ATTN_THREADS) && defined(__EMSCRIPTEN__)
-  return int(std::max(1u, std::thread::hardware_concurrency()));
-#elif defined(ATTN_THREADS)
-  return 64;
+#ifdef ATTN_THREADS
+  return kMaxThreads;
 #else
   return 1;
 #endif

@@ -15,10 +15,10 @@ namespace attn {
 // Whether this build can run threads at all.
 bool threads_supported();
 
-// The most threads set_thread_count accepts: 64 natively (more threads than cores run, only
-// slower), navigator.hardwareConcurrency in the wasm build with pthreads, 1 without threads. In
-// the wasm build a thread runs on one of the pthread workers started with the module (so that
-// starting it never waits for the browser): more threads than workers + 1 cannot start.
+// The most threads set_thread_count accepts: 64 with threads (more threads than cores run, only
+// slower), 1 without. In the wasm build a thread runs on one of the pthread workers started with
+// the module (so that starting it never waits for the browser): a thread past them cannot start,
+// and set_thread_count says so.
 int thread_capacity();
 
 // Sets how many threads run the loops (the calling thread included): n in [1, thread_capacity()],

@@ -11,9 +11,10 @@
 namespace attn {
 
 // The causal structure of an attention product (square operands), which the SIMD kernels skip:
-// kLowerA: A as stored is lower triangular (A(i,k) = 0 for k > i), and its zeros are not read;
-// kLowerC: only C's lower triangle (j <= i) is wanted, the rest is left unspecified. Elsewhere
-// (Eigen) the full product is computed, which gives the same wanted entries.
+// kLowerA: A as stored is lower triangular (A(i,k) = 0 for k > i, zeros the kernels may read next
+// to the diagonal; the blocks of 4 rows wholly above it are not read); kLowerC: only C's lower
+// triangle (j <= i) is wanted, the rest is left unspecified. Elsewhere (Eigen) the full product
+// is computed, which gives the same wanted entries.
 enum class Causal { kNone, kLowerA, kLowerC };
 
 // C (M,N) = alpha * A (M,K) B (K,N)
