@@ -206,7 +206,9 @@ int parallel_parts(int64_t n, int64_t grain) {
 namespace detail {
 
 void run_parallel(int64_t n, int64_t grain, PartFn fn, void* ctx) {
-#ifdef ATTN_THREADS
+#ifndef ATTN_THREADS
+  (void)grain;
+#else
   if (!Pool::inside_ && pool().size() > 1) {
     const Plan p = plan(n, grain, pool().size());
     if (p.parts > 1) {
