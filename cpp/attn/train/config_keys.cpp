@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iomanip>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "attn/base/error.h"
@@ -156,7 +157,9 @@ double number_value(const TrainerConfig& c, const ConfigKey& k) {
 
 double shortest_decimal(float f) {
   for (int digits = 6;; ++digits) {
-    const double d = std::stod(str_cat(std::setprecision(digits), f));
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.*g", digits, double(f));
+    const double d = std::strtod(buf, nullptr);
     if (static_cast<float>(d) == f || digits == 9) return d;
   }
 }
