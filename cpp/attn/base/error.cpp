@@ -6,6 +6,7 @@
 
 namespace attn {
 
+// str_cat's numbers: "%g", what an std::ostream with default flags writes.
 void detail::append(std::string& out, double x) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", x);
