@@ -5,7 +5,7 @@
 // the mass on the answer, with a few sentences that say what the numbers mean. This file is the
 // view; ablation-model.ts holds the state and the requests.
 import type { Controller } from '../client/controller';
-import { mean, num, pct, signed } from '../model/format';
+import { mean, num, pct, points, signed } from '../model/format';
 import { headLabel } from '../model/layers';
 import type { Ablation, AblationReport, HeadScores, HeadStats, MaskMode } from '../model/protocol';
 import { AblationModel, explainAblation, inductionHead } from './ablation-model';
@@ -100,7 +100,7 @@ export function mountAblationPanel(slot: HTMLElement, ctl: Controller, opts: Pan
   function render(r: AblationReport): void {
     const rows: [string, number, number, (v: number) => string, (v: number) => string][] = [
       ['eval loss', r.intact.loss, r.ablated.loss, (v) => num(v, 4), (v) => signed(v, 4)],
-      ['token accuracy', r.intact.accuracy, r.ablated.accuracy, pct, (v) => (Number.isFinite(v) ? `${v >= 0 ? '+' : '−'}${Math.abs(100 * v).toFixed(1)} pts` : '—')],
+      ['token accuracy', r.intact.accuracy, r.ablated.accuracy, pct, points],
       ['mean entropy (nats)', mean(r.intactStats.entropy), mean(r.ablatedStats.entropy), (v) => num(v), (v) => signed(v)],
       ['mean largest weight', mean(r.intactStats.maxWeight), mean(r.ablatedStats.maxWeight), (v) => num(v), (v) => signed(v)],
     ];
@@ -136,7 +136,7 @@ export function mountAblationPanel(slot: HTMLElement, ctl: Controller, opts: Pan
     panel.dataset.intactMaxWeight = String(mean(r.intactStats.maxWeight));
     panel.dataset.ablatedMaxWeight = String(mean(r.ablatedStats.maxWeight));
     panel.dataset.step = String(r.step);
-    measured.textContent = `Measured at step ${r.step}${ctl.status === 'playing' ? `, again every ${(model.remeasureMs / 1000).toFixed(0)} s while training plays` : ''}.`;
+    measured.textContent = `Measured at step ${r.step}${ctl.status === 'playing' ? `, again every ${num(model.remeasureMs / 1000, 0)} s while training plays` : ''}.`;
     explain.replaceChildren(...explainAblation(r, ctl.store.state.vocabSize).map((t) => h('p', { text: t })));
   }
 

@@ -6,7 +6,8 @@
 // file is the view; backward-model.ts holds the selection's choices and the requests.
 import type { Controller } from '../client/controller';
 import { cssColour, textColourOn } from '../draw/colormap';
-import { formatCell, matrixTable } from '../draw/matrix-table';
+import { matrixTable } from '../draw/matrix-table';
+import { cell } from '../model/format';
 import type { Matrix, RowBackwardReport } from '../model/protocol';
 import { headLabel } from '../model/layers';
 import { BackwardModel, type RowChoices } from './backward-model';
@@ -126,7 +127,7 @@ export function mountBackwardPanel(slot: HTMLElement, ctl: Controller, _opts: Pa
     const tds = [...table.tBodies[0].rows].flatMap((tr) => [...tr.cells].filter((c) => c.tagName === 'TD'));
     tds.forEach((td, k) => {
       const v = m.data[k];
-      const text = v === -Infinity && td.className === 'masked' ? 'masked' : formatCell(v, digits);
+      const text = v === -Infinity && td.className === 'masked' ? 'masked' : cell(v, digits);
       if (td.textContent !== text) td.textContent = text;
       td.dataset.value = String(v);
       if (colour && td.className !== 'masked') {
@@ -153,10 +154,10 @@ export function mountBackwardPanel(slot: HTMLElement, ctl: Controller, _opts: Pa
     const masked = Array.from(w.scores, (v) => v === -Infinity);
     const nMasked = masked.filter(Boolean).length;
     const filled = Array.from(w.scores, (v) => v <= -1e4 + 1 && v > -Infinity).some(Boolean);
-    const scaleText = w.scale === 1 && dk !== 1 ? 'scale = 1 (the 1/√dk scaling is switched off in the Ablation panel)' : `scale = 1/√dk = 1/√${dk} = ${formatCell(w.scale, 4)}`;
+    const scaleText = w.scale === 1 && dk !== 1 ? 'scale = 1 (the 1/√dk scaling is switched off in the Ablation panel)' : `scale = 1/√dk = 1/√${dk} = ${cell(w.scale, 4)}`;
     const task = ctl.store.state.task;
     const dOutZero = w.dOut.every((v) => v === 0);
-    const lossText = `loss = −log p(token ${r.target} at position ${i}) = ${formatCell(w.loss, 4)}`;
+    const lossText = `loss = −log p(token ${r.target} at position ${i}) = ${cell(w.loss, 4)}`;
     const key = JSON.stringify([r.head, i, r.target, r.targetSource, task, Array.from(r.ids), dk, dv, masked, filled, dOutZero, scaleText, ctl.snapshot?.mask]);
     if (key === structure && lossCode) {
       const tables = new Map([...content.querySelectorAll<HTMLTableElement>('table[data-matrix]')].map((t) => [t.dataset.matrix!, t]));

@@ -54,7 +54,7 @@ export function explainScores(s: HeadScores): string[] {
     const ratio = s.compositionBaseline > 0 ? p.score / s.compositionBaseline : NaN;
     out.push(
       `Strongest composition from layer ${l + 1} to layer ${l + 2}: ${name(p.from)} → ${name(p.to)}, ${num(p.score)}` +
-        (Number.isFinite(ratio) ? `, ${ratio.toFixed(1)}× the random baseline ${num(s.compositionBaseline)}.` : '.'),
+        (Number.isFinite(ratio) ? `, ${num(ratio, 1)}× the random baseline ${num(s.compositionBaseline)}.` : '.'),
     );
   }
   return out;

@@ -4,7 +4,7 @@
 // strategy, every head's attention over its context drawn on the text); the KV cache's speed-up;
 // and a strip of samples over training. generate-model.ts holds the logic; this file draws.
 import type { Controller } from '../client/controller';
-import { num } from '../model/format';
+import { num, prob } from '../model/format';
 import type { CacheSpeed, GeneratedStep, GenerateStarted } from '../model/protocol';
 import { h, scrollBox, uniqueId } from './dom';
 import {
@@ -27,7 +27,6 @@ import {
   type Strategy,
 } from './generate-model';
 import { fillPanel, type PanelOptions } from './panel';
-import { formatProb } from './predictions-panel';
 
 /** The most characters the cache's speed-up is measured on (the worker's MAX_SPEED_CHARS). */
 const SPEED_CHARS = 200;
@@ -172,15 +171,15 @@ export function mountGeneratePanel(slot: HTMLElement, ctl: Controller, _opts: Pa
     const st = steps[i];
     detail.hidden = false;
     panel.dataset.selected = String(i);
-    detailHead.textContent = `Character ${i + 1} of ${steps.length}, "${charLabel(span.textContent ?? '')}", drawn with probability ${formatProb(st.after[st.token])} from the strategy's distribution, over a context of ${st.context.length} characters.`;
+    detailHead.textContent = `Character ${i + 1} of ${steps.length}, "${charLabel(span.textContent ?? '')}", drawn with probability ${prob(st.after[st.token])} from the strategy's distribution, over a context of ${st.context.length} characters.`;
     altBody.replaceChildren(
       ...alternatives(st.before, st.after, st.token).map((a) =>
         h(
           'tr',
           { 'data-token': a.token, 'data-before': String(a.before), 'data-after': String(a.after), class: a.chosen ? 'chosen' : undefined },
           h('th', { scope: 'row', text: charLabel(vocab[a.token] ?? '?') }),
-          h('td', { text: formatProb(a.before) }),
-          h('td', { text: a.after === 0 ? '0 (cut)' : formatProb(a.after) }),
+          h('td', { text: prob(a.before) }),
+          h('td', { text: a.after === 0 ? '0 (cut)' : prob(a.after) }),
           h('td', { text: a.chosen ? '← drawn' : '' }),
         ),
       ),
@@ -200,10 +199,10 @@ export function mountGeneratePanel(slot: HTMLElement, ctl: Controller, _opts: Pa
           h('span', { class: 'gen-attn-label', text: label }),
           h(
             'span',
-            { class: 'gen-attn-text', 'aria-label': `${label}: strongest on ${[...strong].map((j) => `"${charLabel(vocab[st.context[j]] ?? '?')}" (${formatProb(row[j])})`).join(', ')}` },
+            { class: 'gen-attn-text', 'aria-label': `${label}: strongest on ${[...strong].map((j) => `"${charLabel(vocab[st.context[j]] ?? '?')}" (${prob(row[j])})`).join(', ')}` },
             ...chars.map((c, j) => {
               const w = row[j] / max;
-              const key = h('span', { class: strong.has(j) ? 'key strong' : 'key', 'data-weight': String(row[j]), title: `${charLabel(vocab[st.context[j]] ?? '?')}: ${formatProb(row[j])}`, text: c });
+              const key = h('span', { class: strong.has(j) ? 'key strong' : 'key', 'data-weight': String(row[j]), title: `${charLabel(vocab[st.context[j]] ?? '?')}: ${prob(row[j])}`, text: c });
               key.style.background = `color-mix(in srgb, var(--accent) ${Math.round(100 * w)}%, transparent)`;
               if (w > 0.55) key.style.color = 'var(--accent-fg)';
               return key;

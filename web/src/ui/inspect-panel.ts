@@ -60,7 +60,7 @@ function figureTable(name: string, m: Matrix, rowLabels: string[], colLabels: st
 /** A bar's filled part, w percent wide (set through the CSSOM: the page's CSP has no inline styles). */
 function fill(w: number): HTMLElement {
   const el = h('span', { class: 'inspect-bar-fill' });
-  el.style.width = `${w.toFixed(1)}%`;
+  el.style.width = `${Math.round(10 * w) / 10}%`;
   return el;
 }
 

@@ -3,7 +3,8 @@
 // this module only lays them out. Tables carry data-matrix (the matrix's name) and data-head (its
 // head, from 0); each stage's section carries data-stage.
 import type { Controller } from '../client/controller';
-import { formatCell, matrixTable } from '../draw/matrix-table';
+import { matrixTable } from '../draw/matrix-table';
+import { cell } from '../model/format';
 import type { Matrix, SelfAttentionStages } from '../model/protocol';
 import { checkField, LIMITS, tokenize, type State } from '../settings/settings';
 import type { Store } from '../settings/store';
@@ -244,7 +245,7 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
         ),
       ),
       section(3, 'Scores', 'S = Q Kᵀ   (query i · key j)', `(T, T) = (${T}, ${T})`, square('scores', 'scores', 'scores')),
-      section(4, 'Scaled scores', `S / √dk = S / √${dkN} = S / ${formatCell(Math.sqrt(dkN), 3)}`, `(T, T) = (${T}, ${T})`, square('scaledScores', 'scaledScores', 'scaled scores')),
+      section(4, 'Scaled scores', `S / √dk = S / √${dkN} = S / ${cell(Math.sqrt(dkN), 3)}`, `(T, T) = (${T}, ${T})`, square('scaledScores', 'scaledScores', 'scaled scores')),
       section(
         5,
         'Mask',

@@ -3,18 +3,13 @@
 // worker/predictions.ts), the task's answer there (the core's taskTargets) and whether the most
 // likely token is it. A table with words and marks, never colour alone. predictions-model.ts
 // holds the requests.
+import { prob } from '../model/format';
 import { tokenLabels } from '../model/text';
 import type { Controller } from '../client/controller';
 import type { PredictionsReport } from '../model/protocol';
 import { h, scrollBox } from './dom';
 import { fillPanel, type PanelOptions } from './panel';
 import { PredictionsModel, tally, verdictAt, type Verdict } from './predictions-model';
-
-/** A probability as shown: 3 decimals, or 2 significant digits under 0.001. */
-export function formatProb(p: number): string {
-  if (!Number.isFinite(p)) return '—';
-  return p >= 0.0005 || p === 0 ? p.toFixed(3) : p.toExponential(1);
-}
 
 const VERDICT_TEXT: Record<Verdict, string> = { right: '✓ right', wrong: '✗ wrong', none: '– not counted' };
 const ORDINAL = ['1st', '2nd', '3rd', '4th', '5th'];
@@ -64,7 +59,7 @@ export function mountPredictionsPanel(slot: HTMLElement, ctl: Controller, _opts:
           'td',
           { class: isAnswer ? 'guess is-answer' : 'guess', 'data-token': id, 'data-prob': p, title: isAnswer ? 'the task\'s answer' : undefined },
           h('span', { class: 'tok', text: label(id) }),
-          ` ${formatProb(p)}`,
+          ` ${prob(p)}`,
           isAnswer ? h('span', { class: 'visually-hidden', text: ' (the answer)' }) : null,
         );
       });
@@ -76,7 +71,7 @@ export function mountPredictionsPanel(slot: HTMLElement, ctl: Controller, _opts:
           h('td', { class: 'tok', text: label(r.ids[t]) }),
           ...guesses,
           h('td', { class: 'answer', 'data-answer': answer, text: answer >= 0 ? label(answer) : 'none' }),
-          h('td', { class: 'answer-prob', 'data-prob': r.answerProbs[t], text: answer >= 0 ? formatProb(r.answerProbs[t]) : '—' }),
+          h('td', { class: 'answer-prob', 'data-prob': r.answerProbs[t], text: answer >= 0 ? prob(r.answerProbs[t]) : '—' }),
           h('td', { class: `verdict ${verdict}`, text: VERDICT_TEXT[verdict] }),
         ),
       );

@@ -5,19 +5,11 @@
 // number shown (max error, tolerance, time) comes from the core; this module only lays it out
 // (selftest-model.ts runs the checks).
 import type { Controller } from '../client/controller';
+import { ms, sci } from '../model/format';
 import type { SelfTestReport, SelfTestResult } from '../model/protocol';
 import { h, scrollBox } from './dom';
 import { fillPanel, type PanelOptions } from './panel';
 import { SelfTestModel } from './selftest-model';
-
-/** A small or large number in exponent form, short: 1.19e-7, 1e-5, 0; "—" when not measured. */
-export function fmtExp(v: number): string {
-  if (v === 0) return '0';
-  if (!Number.isFinite(v)) return Number.isNaN(v) ? '—' : v > 0 ? '∞' : '−∞';
-  const [mant, exp] = v.toExponential(2).split('e');
-  const m = mant.replace(/\.?0+$/, '');
-  return `${m}e${exp.replace(/^\+/, '')}`;
-}
 
 /** A sentence ends with a full stop. */
 const sentence = (s: string) => (/[.!?]$/.test(s.trim()) ? s.trim() : `${s.trim()}.`);
@@ -58,7 +50,7 @@ export function mountSelfTestPanel(slot: HTMLElement, ctl: Controller, _opts: Pa
 
   function render(report: SelfTestReport, at: string): void {
     const rows = report.results.map((r: SelfTestResult) => {
-      const measured = Number.isNaN(r.maxError) ? 'not measured' : `${fmtExp(r.maxError)} ${r.maxError <= r.tolerance ? '≤' : '>'} ${fmtExp(r.tolerance)}`;
+      const measured = Number.isNaN(r.maxError) ? 'not measured' : `${sci(r.maxError)} ${r.maxError <= r.tolerance ? '≤' : '>'} ${sci(r.tolerance)}`;
       return h(
         'tr',
         { 'data-check': r.id, 'data-pass': String(r.pass), 'data-max-error': String(r.maxError), 'data-tolerance': String(r.tolerance) },
@@ -72,8 +64,8 @@ export function mountSelfTestPanel(slot: HTMLElement, ctl: Controller, _opts: Pa
     table.hidden = false;
     const passed = report.results.filter((r) => r.pass).length;
     const n = report.results.length;
-    const ms = report.ms < 10 ? report.ms.toFixed(1) : String(Math.round(report.ms));
-    status.textContent = `${passed} of ${n} checks passed on the live ${ctl.simd ? 'SIMD' : 'scalar'} WebAssembly build in ${ms} ms (${at}).`;
+    const took = ms(report.ms);
+    status.textContent = `${passed} of ${n} checks passed on the live ${ctl.simd ? 'SIMD' : 'scalar'} WebAssembly build in ${took} ms (${at}).`;
     panel.dataset.passed = String(passed);
     panel.dataset.total = String(n);
     panel.dataset.state = 'done';

@@ -10,7 +10,7 @@ import { tokenLabels } from '../model/text';
 import type { Controller } from '../client/controller';
 import { drawHeatmap } from '../draw/heatmap';
 import { headColour, TIMELINE_PLOTS, TimelinePlot } from '../draw/timeline-charts';
-import { num } from '../model/format';
+import { kb, num } from '../model/format';
 import type { TimelineEntry } from '../model/protocol';
 import { headLabel } from '../model/layers';
 import { hasHeadStats, HEADS_EVERY, TIMELINE_BYTES } from '../model/timeline';
@@ -18,7 +18,6 @@ import { h, uniqueId } from './dom';
 import { fillPanel, type PanelOptions } from './panel';
 import { TimelineModel, type TimelineChange } from './timeline-model';
 
-const fmtKB = (bytes: number) => `${Math.round(bytes / 1024).toLocaleString('en-US')} KB`;
 
 /** Fills slot (the panel's section, placed by the training view). Returns the unmount function. */
 export function mountTimelinePanel(slot: HTMLElement, ctl: Controller, opts: PanelOptions): () => void {
@@ -90,7 +89,7 @@ export function mountTimelinePanel(slot: HTMLElement, ctl: Controller, opts: Pan
     if (info) {
       policy.textContent =
         `Every head's attention on the sample sequence over training: a snapshot every ${info.every} steps, at most ${info.capacity} kept ` +
-        `(${fmtKB(info.bytes)} now; the memory budget is ${fmtKB(TIMELINE_BYTES)}), and when full, older ones are thinned to every other one. ` +
+        `(${kb(info.bytes)} now; the memory budget is ${kb(TIMELINE_BYTES)}), and when full, older ones are thinned to every other one. ` +
         `The heads' statistics and scores below are measured every ${HEADS_EVERY * info.every} steps: each measurement costs about two training steps.`;
     }
     scrubber.max = String(Math.max(0, n - 1));
@@ -151,7 +150,7 @@ export function mountTimelinePanel(slot: HTMLElement, ctl: Controller, opts: Pan
     // The head statistics: this snapshot's, or those of the latest one before it that measured them.
     const s = model.selectedHeads;
     const from = s && s !== e ? ` The heads' statistics beside each matrix are from step ${s.step}, the last snapshot before it that measured them.` : '';
-    entryInfo.textContent = `Step ${e.step}: loss ${Number.isFinite(e.loss) ? e.loss.toFixed(4) : '—'}${e.mask !== 'causal' ? ` (mask: ${e.mask})` : ''}.${from}`;
+    entryInfo.textContent = `Step ${e.step}: loss ${num(e.loss, 4)}${e.mask !== 'causal' ? ` (mask: ${e.mask})` : ''}.${from}`;
     const undefinedMass = s !== null && Array.from(s.answerMass).every((v) => !Number.isFinite(v));
     massNote.hidden = !undefinedMass;
     massNote.textContent = undefinedMass ? 'This task has no position whose answer is among the keys of the eval batch, so the answer mass is undefined here and not plotted.' : '';

@@ -3,6 +3,7 @@
 // it: the core's `config` error naming maxSeqLen; a length too long to measure in the browser's
 // memory) becomes that row's problem, not a failure of the whole request; any other error goes on.
 import type { Trainer } from '../core/attention-core';
+import { num } from '../model/format';
 import type { LengthRow } from '../model/protocol';
 import { keyOf, kindOf, messageOf, RequestFailure } from './post';
 
@@ -22,7 +23,7 @@ export function measureLengths(trainer: Trainer, lengths: number[], batches: num
   const perN2 = c.batchSize * c.nHeads * c.nLayers;
   return lengths.map((length) => {
     if (perN2 * length * length > MAX_ATTENTION_FLOATS) {
-      const message = `Not measured: at length ${length} the attention weights alone (batch ${c.batchSize} × ${c.nHeads} heads × ${c.nLayers} layers × ${length}²) would be ${(perN2 * length * length / 2 ** 20).toFixed(0)} M floats, more than the page measures (${MAX_ATTENTION_FLOATS / 2 ** 20} M); lower batch or seq_len.`;
+      const message = `Not measured: at length ${length} the attention weights alone (batch ${c.batchSize} × ${c.nHeads} heads × ${c.nLayers} layers × ${length}²) would be ${num(perN2 * length * length / 2 ** 20, 0)} M floats, more than the page measures (${MAX_ATTENTION_FLOATS / 2 ** 20} M); lower batch or seq_len.`;
       return { length, evaluation: null, problem: { kind: 'input' as const, message } };
     }
     try {
