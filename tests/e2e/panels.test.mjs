@@ -55,7 +55,7 @@ test('one panel at a time under the loss and the heatmaps; the choice is in the 
   await page.click('.panel-picker [data-panel=all]');
   await page.waitForFunction(() => /[#&]panel=all(&|$)/.test(location.hash));
   assert.deepEqual(await shownPanels(page), [
-    'predictions-panel', 'shape-panel', 'ablation-panel', 'timeline-panel', 'composition-panel', 'backward-panel', 'selftest-panel', 'longer-panel', 'generate-panel', 'inspect-panel', 'export-panel',
+    'predictions-panel', 'shapes-panel', 'ablation-panel', 'timeline-panel', 'composition-panel', 'backward-panel', 'selftest-panel', 'longer-panel', 'generate-panel', 'inspect-panel', 'export-panel',
   ]);
   assert.deepEqual(errors, []);
   await context.close();

@@ -10,7 +10,7 @@ import {
   samplingOptions,
   strongestKeys,
   type GenerateForm,
-} from '../../web/src/ui/generate-model';
+} from '../../web/src/panels/generate/model';
 
 const form = (over: Partial<GenerateForm> = {}): GenerateForm => ({ prompt: 'The ', chars: '200', strategy: 'top-k', temperature: '0.8', setting: '5', seed: '1', ...over });
 

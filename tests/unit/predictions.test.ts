@@ -1,9 +1,9 @@
 // The predictions panel's arithmetic (worker/predictions.ts, ui/predictions-model.ts) against a
 // plain reference: softmax, the top k with ties, the verdicts and the tally.
 import { describe, expect, test } from 'vitest';
-import type { PredictionsReport } from '../../web/src/model/protocol';
-import { softmaxTopK } from '../../web/src/worker/predictions';
-import { tally, verdictAt } from '../../web/src/ui/predictions-model';
+import type { PredictionsReport } from '../../web/src/panels/predictions/request';
+import { softmaxTopK } from '../../web/src/panels/predictions/handler';
+import { tally, verdictAt } from '../../web/src/panels/predictions/model';
 
 describe('softmaxTopK', () => {
   test('probabilities of a softmax, most likely first, ties to the smaller id', () => {

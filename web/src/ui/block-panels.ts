@@ -2,7 +2,7 @@
 // ALiBi bias as one small matrix per head. Every number drawn is the core's (transformerBlock).
 import { matrixSvg } from '../draw/matrix-svg';
 import { cell } from '../model/format';
-import type { BlockStages } from '../model/protocol';
+import type { BlockStages } from '../panels/block/request';
 import { h } from './dom';
 
 const NS = 'http://www.w3.org/2000/svg';

@@ -7,7 +7,8 @@ import type { Controller } from '../client/controller';
 import { matrixTable } from '../draw/matrix-table';
 import { cell, wide } from '../model/format';
 import { parseLogits } from '../settings/logits';
-import type { Matrix, ScalingDemo, SoftmaxComparison, SoftmaxSteps } from '../model/protocol';
+import type { Matrix } from '../model/protocol';
+import { scalingDemoRequest, softmaxStepsRequest, type ScalingDemo, type SoftmaxComparison, type SoftmaxSteps } from '../panels/lesson/request';
 import { checkField, LIMITS, type State } from '../settings/settings';
 import type { Store } from '../settings/store';
 import { linkCells, markLinkable } from './cell-links';
@@ -113,7 +114,7 @@ export function mountLessonPanels(store: Store, ctl: Controller): LessonPanels {
     const { scaleDk, seed } = store.state;
     const mine = ++scalingRequest;
     try {
-      const d = await ctl.scalingDemo(scaleDk, SCALING_KEYS, seed);
+      const d = await ctl.call(scalingDemoRequest, { dk: scaleDk, keys: SCALING_KEYS, seed });
       if (mine !== scalingRequest) return;
       scalingProblem.hidden = true;
       scaling.dataset.dk = String(scaleDk);
@@ -183,7 +184,7 @@ export function mountLessonPanels(store: Store, ctl: Controller): LessonPanels {
     const { logits } = parseLogits(store.state.logits);
     const mine = ++stabilityRequest;
     try {
-      const c = await ctl.softmaxSteps(logits);
+      const c = await ctl.call(softmaxStepsRequest, { logits });
       if (mine !== stabilityRequest) return;
       stabilityProblem.hidden = true;
       drawStability(c);

@@ -5,7 +5,8 @@
 import type { Controller } from '../client/controller';
 import { matrixTable } from '../draw/matrix-table';
 import { cell } from '../model/format';
-import type { Matrix, SelfAttentionStages } from '../model/protocol';
+import type { Matrix } from '../model/protocol';
+import { selfAttentionRequest, type SelfAttentionStages } from '../panels/lesson/request';
 import { checkField, LIMITS, tokenize, type State } from '../settings/settings';
 import type { Store } from '../settings/store';
 import { checkYourself, LESSON_QUESTIONS } from './check-yourself';
@@ -154,7 +155,7 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
     const { cells, note } = maskCells(s.lessonMask, tokens.length, s.window, split);
     const mine = ++request;
     try {
-      const r = await ctl.selfAttention({ tokens, split, dModel: LESSON_D_MODEL, dk: s.dk, dv: s.dv, heads: s.lessonHeads, seed: s.seed, positions: s.lessonPositions, mask: cells });
+      const r = await ctl.call(selfAttentionRequest, { tokens, split, dModel: LESSON_D_MODEL, dk: s.dk, dv: s.dv, heads: s.lessonHeads, seed: s.seed, positions: s.lessonPositions, mask: cells });
       if (mine !== request) return;
       result = r;
       maskNote = note ?? '';

@@ -1,4 +1,6 @@
-// What the training view hands each learning panel (ablation, timeline, backward, self-test).
+// What the training view hands each panel (web/src/panels/<name>/view.ts), and how a panel fills
+// the section the training view placed for it.
+import type { Controller } from '../client/controller';
 import type { Store } from '../settings/store';
 
 export interface PanelOptions {
@@ -9,6 +11,10 @@ export interface PanelOptions {
   /** Calls f after the colours changed (theme), so canvases redraw; returns an unsubscribe. */
   onRestyle(f: () => void): () => void;
 }
+
+/** What a panel's view.ts exports as `mount`: fills slot (the panel's section, which carries its
+ * class and aria-label) and returns the function that unmounts it. */
+export type MountPanel = (slot: HTMLElement, ctl: Controller, opts: PanelOptions) => () => void;
 
 /** Fills the training view's section for a panel (which carries its class and aria-label) with
  * the panel's own attributes and content; returns it. */
