@@ -1,4 +1,4 @@
-// The run JSON (web/src/ui/export-model.ts): its "ablation", written with the new keys headsOff and
+// The run JSON (web/src/panels/export/model.ts): its "ablation", written with the new keys headsOff and
 // headsFrozen (older files, with zeroed and frozen, still import), and the
 // block's config keys (older files, without them, import as the legacy model).
 import { describe, expect, test } from 'vitest';

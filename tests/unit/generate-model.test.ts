@@ -1,4 +1,4 @@
-// The Generate panel's logic (ui/generate-model.ts): the strategy as the core's options, the form's
+// The Generate panel's logic (panels/generate/model.ts): the strategy as the core's options, the form's
 // one-sentence checks, a character's alternatives, the strongest keys, the strip's schedule.
 import { describe, expect, test } from 'vitest';
 import {

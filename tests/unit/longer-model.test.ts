@@ -1,4 +1,4 @@
-// The "Longer than trained" panel's logic (ui/longer-model.ts): the lengths, the cell sentence for a
+// The "Longer than trained" panel's logic (panels/longer/model.ts): the lengths, the cell sentence for a
 // learned table too short, the chart's series, and the preset's sequence of worker requests with
 // progress and cancel (against a fake of the controller's comparison API).
 import { describe, expect, test } from 'vitest';

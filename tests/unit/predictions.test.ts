@@ -1,4 +1,4 @@
-// The predictions panel's arithmetic (worker/predictions.ts, ui/predictions-model.ts) against a
+// The predictions panel's arithmetic (panels/predictions/handler.ts and model.ts) against a
 // plain reference: softmax, the top k with ties, the verdicts and the tally.
 import { describe, expect, test } from 'vitest';
 import type { PredictionsReport } from '../../web/src/panels/predictions/request';

@@ -39,8 +39,9 @@ export const messageOf = (e: unknown): string => (e instanceof Error ? e.message
 export abstract class PanelModel<T> {
   /** Answers handed to the view so far. */
   refreshes = 0;
-  /** Something the answer depends on changed since the last request went out. */
-  #stale = true;
+  /** Something the answer depends on changed since the last request went out (a panel that asks
+   * only on demand starts with nothing to ask). */
+  #stale: boolean;
   /** The refresh() of the learner's own change: asks at once, even within the interval. */
   #urgent = false;
   #seen: unknown = undefined;
@@ -55,6 +56,7 @@ export abstract class PanelModel<T> {
     protected readonly view: PanelView<T>,
     protected readonly policy: PanelPolicy,
   ) {
+    this.#stale = policy.auto ?? true;
     this.#live = new LiveRequest(
       () => {
         this.#lastAsk = performance.now();
