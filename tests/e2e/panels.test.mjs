@@ -3,7 +3,7 @@
 // Also the block on the page: GQA captions on the heatmaps and the shapes of a whole block.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openReused, useBrowser, waitReady } from './harness.mjs';
+import { openReused, useBrowser, waitForStep, waitReady } from './harness.mjs';
 
 let srv;
 let browser;
@@ -35,14 +35,14 @@ test('one panel at a time under the loss and the heatmaps; the choice is in the 
   assert.deepEqual(await shownPanels(page), ['timeline-panel']);
   // A panel shown after training was paused catches up with the model: train, then show Ablation.
   await page.click('[data-action=step10]');
-  await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '10');
+  await waitForStep(page, 10);
   // The arrow keys move between the tabs (timeline -> circuits -> ... ; left goes back).
   await page.focus('.panel-picker [data-panel=timeline]');
   await page.keyboard.press('ArrowLeft');
   await page.waitForFunction(() => /[#&]panel=ablation(&|$)/.test(location.hash));
   assert.equal(await page.evaluate(() => document.activeElement.dataset.panel), 'ablation');
   assert.deepEqual(await shownPanels(page), ['ablation-panel']);
-  await page.waitForFunction(() => document.querySelector('.ablation-panel').dataset.step === '10', null, { timeout: 30000 });
+  await waitForStep(page, 10, { sel: '.ablation-panel' });
 
   // The link opens the same panel.
   const url = await page.evaluate(() => location.href);
