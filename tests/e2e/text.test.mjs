@@ -112,6 +112,57 @@ test('a pasted text trains (its characters are the vocabulary); each bad text or
   await context.close();
 });
 
+test('the sample box of the text task takes and shows characters; one the text lacks gets the Generate panel\'s sentence', async () => {
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&task=text&seq-len=8&panel=generate`, { bypassCSP: true });
+  await waitReady(page);
+  await page.waitForSelector('.sample-field[data-unit=characters]');
+  assert.equal(await page.textContent('.sample-field label'), 'sample sequence (characters)');
+  // The core on the page's main thread: the default text's vocabulary, and what it encodes.
+  const core = (f, arg) => page.evaluate(async ({ f, arg }) => {
+    window.__core ??= await (await import(new URL('wasm/attention-core-simd.js', document.baseURI).href)).default();
+    const vocab = window.__core.textCorpus(window.__core.defaultCorpus(), 8).vocab;
+    return f === 'encode' ? Array.from(window.__core.encodeText(vocab, arg)) : window.__core.decodeText(vocab, Int32Array.from(arg));
+  }, { f, arg });
+  // The drawn sample (the note gives its ids, the heatmaps' own): the box shows their characters.
+  const drawn = (await page.$eval('.sample-field .sample-note', (el) => /\(ids ([\d ]+)\)/.exec(el.textContent)?.[1] ?? '')).split(' ').map(Number);
+  assert.equal(drawn.length, 8);
+  assert.equal(await page.inputValue('[name=sample]'), (await core('decode', drawn)).replace(/\n/g, '⏎'));
+  // Typed characters: the heatmaps show them, and the link keeps their ids.
+  await page.fill('[name=sample]', 'the cat');
+  await page.press('[name=sample]', 'Enter');
+  const ids = await core('encode', 'the cat');
+  await page.waitForFunction((want) => new URLSearchParams(location.hash.slice(1)).get('sample') === want, ids.join(' '));
+  await page.waitForFunction((want) => document.querySelector('.sample-field .sample-note').textContent.includes(`(ids ${want})`), ids.join(' '));
+  assert.equal(await page.inputValue('[name=sample]'), 'the cat');
+  assert.equal(await page.textContent('.sample-field .field-msg'), '');
+  // A character the text lacks: the core's sentence, the one a prompt with it gets in the Generate panel.
+  await page.fill('[name=gen-prompt]', 'the ☃');
+  await page.click('[data-action=generate]');
+  await page.waitForSelector('.generate-panel .problem:not([hidden])');
+  const generated = await page.textContent('.generate-panel .problem');
+  const why = /^Nothing was generated: (.*)$/.exec(generated)?.[1];
+  assert.match(why ?? '', /☃/);
+  await page.fill('[name=sample]', 'the ☃');
+  await page.press('[name=sample]', 'Enter');
+  await page.waitForFunction(() => document.querySelector('.sample-field .field-msg').textContent !== '');
+  assert.equal(await page.textContent('.sample-field .field-msg'), `sample sequence: ${why}`);
+  assert.equal(await page.getAttribute('[name=sample]', 'aria-invalid'), 'true');
+  assert.equal(await page.inputValue('[name=sample]'), 'the ☃', 'what was typed stays');
+  assert.equal(new URLSearchParams((await page.evaluate(() => location.hash)).slice(1)).get('sample'), ids.join(' '), 'the sample is unchanged');
+  // More characters than seq_len: one sentence.
+  await page.fill('[name=sample]', 'the cat s');
+  await page.press('[name=sample]', 'Enter');
+  await page.waitForFunction(() => /more than seq_len/.test(document.querySelector('.sample-field .field-msg').textContent));
+  assert.equal(await page.textContent('.sample-field .field-msg'), 'sample sequence: 9 characters, more than seq_len (8); type at most 8');
+  // Emptied: the text's own sample again.
+  await page.fill('[name=sample]', '');
+  await page.press('[name=sample]', 'Enter');
+  await page.waitForFunction((want) => document.querySelector('.sample-field .sample-note').textContent.includes(`(ids ${want})`), drawn.join(' '));
+  assert.equal(await page.textContent('.sample-field .field-msg'), '');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('the element trains on its slot\'s text; a bad slot text falls back to the default one; a bad corpus property fires one error and changes nothing', async () => {
   const text = 'the cat sat on the mat. '.repeat(12);
   const page = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>text</title><link rel="icon" href="data:,">

@@ -184,6 +184,20 @@ export class Controller {
     }
   }
 
+  /**
+   * Task text: shows these characters in the heatmaps (the core's encodeText on the run's
+   * vocabulary); the Store then holds their ids (the sample setting, in the URL) as the run's. A
+   * character outside the vocabulary is rejected with the core's sentence (a RequestError of kind
+   * `input`) and nothing changes.
+   */
+  async setSampleText(text: string): Promise<void> {
+    if (!this.ready) throw new RequestError('state', 'the core is not ready');
+    const r = await this.client.request('sample', { type: 'sample', sample: { text } });
+    this.snapshot = r.snapshot;
+    this.store.set({ sample: Array.from(r.snapshot.ids).join(' ') }, 'run');
+    this.emit();
+  }
+
   /** A new worker after a crash, with the Store's settings (back to step 0). */
   async restart(): Promise<void> {
     this.emitProblem(null);

@@ -102,9 +102,10 @@ export type Ablation = Required<CoreAblation>;
 /** A (rows, cols) row-major matrix, as the core returns it. */
 export type Matrix = CoreMatrix;
 
-/** The sample a request asks for: token ids, or the sequence a task's generator draws with this
- * seed (the core's taskSample; the run's task, unless one is named). */
-export type SampleSpec = number[] | { seed: number; task?: TrainerConfigMsg['task'] };
+/** The sample a request asks for: token ids, the sequence a task's generator draws with this seed
+ * (the core's taskSample; the run's task, unless one is named), or, for a text run, characters
+ * (the core's encodeText on the run's vocabulary). */
+export type SampleSpec = number[] | { seed: number; task?: TrainerConfigMsg['task'] } | { text: string };
 
 /**
  * A panel's request, declared once (web/src/panels/<name>/request.ts): its name, the error kind it

@@ -264,6 +264,7 @@ export function mountBlockView(root: HTMLElement, store: Store, ctl: Controller,
       h3.textContent = `${i + 1}. ${h3.textContent}`;
     });
     stagesEl.dataset.order = r.normPosition;
+    stagesEl.dataset.ids = tokens.join(' ');
     stagesEl.replaceChildren(...sections);
   }
 

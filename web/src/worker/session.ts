@@ -236,11 +236,17 @@ export class Session {
 
   // ---- The run
 
-  /** The ids of a sample request: the ids given, or the task generator's sequence for the seed
-   * (the run's task unless the spec names one; task text: the text's, from trainer's validation
-   * split, so it needs a text trainer). */
+  /** The ids of a sample request: the ids given, the characters given (a text trainer's
+   * vocabulary: a character outside it is the core's `input` error naming it), or the task
+   * generator's sequence for the seed (the run's task unless the spec names one; task text: the
+   * text's, from trainer's validation split, so it needs a text trainer). */
   #sampleIds(sample: SampleSpec, config: TrainerConfigMsg, trainer: Trainer | undefined): Int32Array<ArrayBuffer> {
     if (Array.isArray(sample)) return Int32Array.from(sample);
+    if ('text' in sample) {
+      const corpus = trainer?.corpus();
+      if (!corpus) throw new RequestFailure('input', 'a sample of characters needs a text run: train on the text task first');
+      return Int32Array.from(this.core.encodeText(corpus.vocab, sample.text));
+    }
     const task = sample.task ?? config.task;
     if (task !== 'text') return Int32Array.from(this.core.taskSample(task, config.vocabSize, config.seqLen, sample.seed));
     if (!trainer?.corpus()) throw new RequestFailure('input', 'a text sample needs a text run: train on the text task first');
