@@ -10,7 +10,7 @@ import { mean, num, pct, points, signed } from '../../model/format';
 import { headLabel } from '../../model/layers';
 import type { Ablation, MaskMode } from '../../model/protocol';
 import { h, scrollBox, uniqueId } from '../../ui/dom';
-import { fillPanel, type PanelOptions } from '../../ui/panel';
+import { answerView, fillPanel, type PanelOptions } from '../../ui/panel';
 import { AblationModel, explainAblation, inductionHead } from './model';
 import type { AblationReport, HeadStats } from './request';
 
@@ -56,7 +56,7 @@ export function mount(slot: HTMLElement, ctl: Controller, opts: PanelOptions): (
   const panel = fillPanel(
     slot,
     {},
-    h('div', { class: 'panel-head' }, h('h2', { text: 'Ablation: knock out a head, drop the scaling, break the mask' })),
+    'Ablation: knock out a head, drop the scaling, break the mask',
     h('p', { class: 'hint', text: 'Each change applies at once, to training and to every heatmap. The table below compares the intact layer with your changes on the same weights.' }),
     scrollBox('Heads: switch off or freeze (scrolls sideways)', headTable),
     h(
@@ -150,16 +150,7 @@ export function mount(slot: HTMLElement, ctl: Controller, opts: PanelOptions): (
       ready: (ok) => {
         for (const el of [scaleBox, maskSelect, restoreBtn, ...boxes.flatMap((b) => [b.zero, b.freeze])]) el.disabled = !ok;
       },
-      done: (r) => {
-        problem.textContent = '';
-        problem.hidden = true;
-        render(r);
-      },
-      failed: (message) => {
-        problem.textContent = message;
-        problem.hidden = false;
-      },
-      visible: () => panel.offsetParent !== null,
+      ...answerView(panel, problem, render, (why) => why, null),
     },
     opts.reducedMotion,
   );

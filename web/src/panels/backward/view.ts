@@ -11,7 +11,7 @@ import { cell } from '../../model/format';
 import { headLabel } from '../../model/layers';
 import type { Matrix } from '../../model/protocol';
 import { h, scrollBox, uniqueId } from '../../ui/dom';
-import { fillPanel, type PanelOptions } from '../../ui/panel';
+import { answerView, fillPanel, mountModel, type PanelOptions } from '../../ui/panel';
 import { BackwardModel, type RowChoices } from './model';
 import type { RowBackwardReport } from './request';
 
@@ -56,7 +56,7 @@ export function mount(slot: HTMLElement, ctl: Controller, _opts: PanelOptions): 
   const panel = fillPanel(
     slot,
     { 'data-state': 'idle' },
-    h('div', { class: 'panel-head' }, h('h2', { text: 'Backward pass of one query row' })),
+    'Backward pass of one query row',
     h('p', {
       class: 'hint first',
       text: 'One row of one head, on the sample sequence: the forward stages on one side, and on the other the gradient of loss = −log p(target) at that position flowing back through them. Labels read position (token id); every number is computed by the wasm core on the live model.',
@@ -237,34 +237,16 @@ export function mount(slot: HTMLElement, ctl: Controller, _opts: PanelOptions): 
   // playing (if visible).
   // Hidden: the other view is shown, or an embedding took the panel out (no offsetParent either way).
   const model = new BackwardModel(ctl, {
+    ...answerView(panel, problem, render, (why) => `The backward pass of this row could not be computed: ${why.replace(/[.!?]$/, '')}.`, { done: 'ready', failed: 'error' }),
     selection: () => ({ head: Number(head.el.value), query: Number(query.el.value), target: target.el.value === '' ? undefined : Number(target.el.value) }),
-    visible: () => panel.offsetParent !== null,
     choices: syncControls,
-    loading: () => (panel.dataset.state = 'loading'),
-    done: (r) => {
-      problem.hidden = true;
-      render(r);
-      panel.dataset.refreshes = String(model.refreshes);
-    },
-    failed: (why) => {
-      problem.textContent = `The backward pass of this row could not be computed: ${why.replace(/[.!?]$/, '')}.`;
-      problem.hidden = false;
-      panel.dataset.state = 'error';
-    },
   });
   for (const el of [head.el, query.el, target.el]) el.addEventListener('change', () => model.refresh());
-  // When the view shows again, or the panel scrolls into view, after a change it skipped: catch up.
-  const ro = new ResizeObserver(() => model.shown());
-  ro.observe(panel);
+  // Scrolled into view after a change it skipped while training played: catch up.
   const io = new IntersectionObserver((entries) => {
     model.onScreen = entries[entries.length - 1].isIntersecting;
     if (model.onScreen) model.shown();
   });
   io.observe(panel);
-  return () => {
-    model.destroy();
-    ro.disconnect();
-    io.disconnect();
-    panel.replaceChildren();
-  };
+  return mountModel(panel, model, () => io.disconnect());
 }

@@ -9,7 +9,7 @@ import { matrixTable } from '../../draw/matrix-table';
 import { num } from '../../model/format';
 import { headLabel } from '../../model/layers';
 import { h, scrollBox } from '../../ui/dom';
-import { fillPanel, type PanelOptions } from '../../ui/panel';
+import { answerView, fillPanel, mountModel, type PanelOptions } from '../../ui/panel';
 import { CompositionModel, compositionMatrix, explainScores } from './model';
 import type { HeadScoresReport } from './request';
 
@@ -30,7 +30,7 @@ export function mount(slot: HTMLElement, ctl: Controller, opts: PanelOptions): (
   const panel = fillPanel(
     slot,
     { 'data-step': '' },
-    h('div', { class: 'panel-head' }, h('h2', { text: 'Composition between layers: which head reads which' })),
+    'Composition between layers: which head reads which',
     h('p', {
       class: 'hint first',
       text:
@@ -101,28 +101,6 @@ export function mount(slot: HTMLElement, ctl: Controller, opts: PanelOptions): (
     measured.textContent = `Measured by the core at step ${r.step}${ctl.status === 'playing' ? ', again about once a second while training plays' : ''}, under the Ablation panel's interventions.`;
   }
 
-  const model = new CompositionModel(
-    ctl,
-    {
-      done: (r) => {
-        problem.textContent = '';
-        problem.hidden = true;
-        render(r);
-      },
-      failed: (message) => {
-        problem.textContent = `The scores could not be measured: ${message}`;
-        problem.hidden = false;
-      },
-      visible: () => panel.offsetParent !== null,
-    },
-    opts.reducedMotion ? 2000 : 1000,
-  );
-  // Shown again (the other view, or an embedding that hid it): catch up.
-  const ro = new ResizeObserver(() => model.shown());
-  ro.observe(panel);
-  return () => {
-    model.destroy();
-    ro.disconnect();
-    panel.replaceChildren();
-  };
+  const model = new CompositionModel(ctl, answerView(panel, problem, render, (why) => `The scores could not be measured: ${why}`, null), opts.reducedMotion ? 2000 : 1000);
+  return mountModel(panel, model);
 }

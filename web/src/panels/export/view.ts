@@ -40,7 +40,7 @@ export function mount(slot: HTMLElement, ctl: Controller, _opts: PanelOptions): 
   const panel = fillPanel(
     slot,
     {},
-    h('div', { class: 'panel-head' }, h('h2', { text: 'Export / import' })),
+    'Export / import',
     h('div', { class: 'buttons', role: 'group', 'aria-label': 'Export' }, weightsBtn, jsonBtn, pngBtn, svgBtn, csvBtn),
     h('div', { class: 'buttons', role: 'group', 'aria-label': 'Import' }, importBtn, fileInput),
     h('p', { class: 'hint', text: 'Import both files at once (or drop them here) to restore a run; the JSON alone sets the config; weights alone must match the current config.' }),

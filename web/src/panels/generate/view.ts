@@ -125,7 +125,7 @@ export function mount(slot: HTMLElement, ctl: Controller, _opts: PanelOptions): 
   const panel = fillPanel(
     slot,
     { 'data-state': 'idle' },
-    h('div', { class: 'panel-head' }, h('h2', { text: 'Generate' })),
+    'Generate',
     h('p', { class: 'hint first', text: 'The model writes text one character at a time: it turns the characters so far into a probability for every next character, a strategy reshapes that distribution, and a seeded draw picks one.' }),
     needsText,
     body,

@@ -11,7 +11,7 @@ import type { Matrix } from '../../model/protocol';
 import { cellsOf, moveCellFocus, positionOf } from '../../ui/cell-links';
 import { checkYourself } from '../../ui/check-yourself';
 import { h, scrollBox, uniqueId } from '../../ui/dom';
-import { fillPanel, type PanelOptions } from '../../ui/panel';
+import { answerView, fillPanel, mountModel, type PanelOptions } from '../../ui/panel';
 import {
   attributionTable,
   changedPositions,
@@ -152,7 +152,7 @@ export function mount(slot: HTMLElement, ctl: Controller, opts: PanelOptions): (
   const panel = fillPanel(
     slot,
     { 'data-state': 'idle' },
-    h('div', { class: 'panel-head' }, h('h2', { text: 'Look inside' })),
+    'Look inside',
     h('p', {
       class: 'hint first',
       text:
@@ -296,20 +296,7 @@ export function mount(slot: HTMLElement, ctl: Controller, opts: PanelOptions): (
     panel.dataset.ids = Array.from(r.ids).join(' ');
   }
 
-  const model = new InspectModel(ctl, {
-    visible: () => panel.offsetParent !== null,
-    loading: () => (panel.dataset.state = 'loading'),
-    done: (r) => {
-      problem.hidden = true;
-      render(r);
-      panel.dataset.state = 'done';
-    },
-    failed: (why) => {
-      problem.textContent = `The core could not look inside the model: ${why}`;
-      problem.hidden = false;
-      panel.dataset.state = 'failed';
-    },
-  });
+  const model = new InspectModel(ctl, answerView(panel, problem, render, (why) => `The core could not look inside the model: ${why}`, { done: 'done', failed: 'failed' }));
 
   const showFieldProblem = (text: string | null) => {
     fieldProblem.textContent = text ?? '';
@@ -343,12 +330,5 @@ export function mount(slot: HTMLElement, ctl: Controller, opts: PanelOptions): (
     if (last) renderCircuits(last);
   });
 
-  // Shown again (the panel picker, the other view): catch up on what was skipped.
-  const ro = new ResizeObserver(() => model.shown());
-  ro.observe(panel);
-  return () => {
-    model.destroy();
-    ro.disconnect();
-    panel.replaceChildren();
-  };
+  return mountModel(panel, model);
 }

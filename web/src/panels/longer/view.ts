@@ -10,7 +10,7 @@ import { stepChart, stepChartHeight } from '../../draw/chart';
 import { headColour } from '../../draw/timeline-charts';
 import { num, pct } from '../../model/format';
 import { h, scrollBox, uniqueId } from '../../ui/dom';
-import { fillPanel, type PanelOptions } from '../../ui/panel';
+import { answerView, fillPanel, type PanelOptions } from '../../ui/panel';
 import {
   comparisonApi,
   COMPARISON_METHODS,
@@ -71,7 +71,7 @@ export function mount(slot: HTMLElement, ctl: Controller, opts: PanelOptions): (
   const panel = fillPanel(
     slot,
     { 'data-state': 'idle', 'data-comparison': 'idle' },
-    h('div', { class: 'panel-head' }, h('h2', { text: 'Longer than trained' })),
+    'Longer than trained',
     h('p', {
       class: 'hint first',
       text:
@@ -142,20 +142,7 @@ export function mount(slot: HTMLElement, ctl: Controller, opts: PanelOptions): (
     panel.dataset.step = String(r.step);
   }
 
-  const model = new LongerModel(ctl, {
-    visible,
-    loading: () => (panel.dataset.state = 'loading'),
-    done: (r) => {
-      problem.hidden = true;
-      render(r);
-      panel.dataset.state = 'done';
-    },
-    failed: (why) => {
-      problem.textContent = `The core could not measure the model at other lengths: ${why}`;
-      problem.hidden = false;
-      panel.dataset.state = 'failed';
-    },
-  });
+  const model = new LongerModel(ctl, answerView(panel, problem, render, (why) => `The core could not measure the model at other lengths: ${why}`, { done: 'done', failed: 'failed' }));
 
   // ---- The preset
   let cancelled = false;

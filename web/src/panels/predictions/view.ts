@@ -7,7 +7,7 @@ import type { Controller } from '../../client/controller';
 import { prob } from '../../model/format';
 import { tokenLabels } from '../../model/text';
 import { h, scrollBox } from '../../ui/dom';
-import { fillPanel, type PanelOptions } from '../../ui/panel';
+import { answerView, fillPanel, mountModel, type PanelOptions } from '../../ui/panel';
 import { PredictionsModel, tally, verdictAt, type Verdict } from './model';
 import type { PredictionsReport } from './request';
 
@@ -22,7 +22,7 @@ export function mount(slot: HTMLElement, ctl: Controller, _opts: PanelOptions): 
   const panel = fillPanel(
     slot,
     { 'data-state': 'idle' },
-    h('div', { class: 'panel-head' }, h('h2', { text: 'Predictions on the sample' })),
+    'Predictions on the sample',
     h('p', {
       class: 'hint first',
       text:
@@ -89,28 +89,9 @@ export function mount(slot: HTMLElement, ctl: Controller, _opts: PanelOptions): 
     panel.dataset.state = 'ready';
   }
 
-  const model = new PredictionsModel(ctl, {
-    visible: () => panel.isConnected && panel.getClientRects().length > 0,
-    loading: () => {
-      panel.dataset.state = 'loading';
-    },
-    done: (r) => {
-      problem.hidden = true;
-      render(r);
-      panel.dataset.refreshes = String(model.refreshes);
-    },
-    failed: (why) => {
-      problem.textContent = `The predictions could not be computed: ${why.replace(/[.!?]$/, '')}.`;
-      problem.hidden = false;
-      panel.dataset.state = 'error';
-    },
-  });
-  // When the view shows again after a change the panel skipped: catch up.
-  const ro = new ResizeObserver(() => model.shown());
-  ro.observe(panel);
-  return () => {
-    model.destroy();
-    ro.disconnect();
-    panel.replaceChildren();
-  };
+  const model = new PredictionsModel(
+    ctl,
+    answerView(panel, problem, render, (why) => `The predictions could not be computed: ${why.replace(/[.!?]$/, '')}.`, { done: 'ready', failed: 'error' }),
+  );
+  return mountModel(panel, model);
 }

@@ -36,7 +36,7 @@ export function mount(slot: HTMLElement, ctl: Controller, _opts: PanelOptions): 
   const panel = fillPanel(
     slot,
     {},
-    h('div', { class: 'panel-head' }, h('h2', { text: "Self-test: the curriculum's checks, run here" })),
+    "Self-test: the curriculum's checks, run here",
     h('p', {
       class: 'hint first',
       text:

@@ -15,7 +15,7 @@ export function mount(slot: HTMLElement, _ctl: Controller, { store }: PanelOptio
   fillPanel(
     slot,
     {},
-    h('div', { class: 'panel-head' }, h('h2', { text: 'Shapes, step by step' })),
+    'Shapes, step by step',
     h('p', {
       class: 'hint first',
       text:

@@ -39,7 +39,7 @@ export function mount(slot: HTMLElement, ctl: Controller, opts: PanelOptions): (
   const panel = fillPanel(
     slot,
     { 'data-step': '', 'data-entries': '0', 'data-measured': '0', 'data-bytes': '0', 'data-capacity': '0', 'data-every': '0', 'data-heads': '0' },
-    h('div', { class: 'panel-head' }, h('h2', { text: 'Attention timeline' })),
+    'Attention timeline',
     policy,
     h('div', { class: 'timeline-scrub' }, h('label', { for: scrubId, text: 'Snapshot' }), scrubber, position, playBtn),
     empty,
