@@ -19,7 +19,7 @@ import type { Snapshot } from '../model/protocol';
 import { num } from '../model/format';
 import { groupOf, PANELS } from '../panels/registry';
 
-/** With the heatmaps hidden (no first draw), the learning panels start this long after the first snapshot. */
+/** With the heatmaps hidden (no first draw), the panels start this long after the first snapshot. */
 const PANEL_START_FALLBACK_MS = 300;
 
 /** A mounted view 1; destroy to unmount. */
@@ -184,7 +184,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
     requestAnimationFrame(draw);
   }
 
-  // ---- Controller -> a redraw; the learning panels' start without heatmaps.
+  // ---- Controller -> a redraw; the panels' start without heatmaps.
   let fallbackStart: ReturnType<typeof setTimeout> | null = null;
   cleanups.push(() => fallbackStart && clearTimeout(fallbackStart));
   cleanups.push(
