@@ -80,7 +80,7 @@ function play(session, ms, s0, stripAt, latest) {
     const tick = () => {
       while (stripAt.length && latest.step >= stripAt[0]) {
         stripAt.shift();
-        session.textSample(STRIP);
+        session.call('textSample', STRIP);
       }
       if (now() - t0 < ms) return setTimeout(tick, 50);
       resolve(session.pause().step);
