@@ -254,6 +254,10 @@ EMSCRIPTEN_BINDINGS(attention_core) {
     });
   });
   function("defaultConfig", +[]() { return to_js(TrainerConfig{}); });
+  // The config schema (train/config.h): the objects `attn schema` prints.
+  function("configSchema", +[]() {
+    return val::global("JSON").call<val>("parse", config_schema_json());
+  });
   // Bytes the allocator has handed out and not taken back: the tests see a leak long before it
   // would grow the wasm memory.
   function("heapBytesInUse", +[]() { return double(mallinfo().uordblks); });

@@ -2,25 +2,14 @@
 
 #include <emscripten/bind.h>
 
-#include <cctype>
 #include <cmath>
 #include <initializer_list>
 
-#include "attn/train/config_keys.h"
+#include "attn/train/config.h"
 
 namespace attn::js {
 
 using emscripten::typed_memory_view;
-
-std::string js_key(std::string_view snake_name) {
-  std::string out;
-  for (size_t i = 0; i < snake_name.size(); ++i) {
-    const bool cap = snake_name[i] == '_' && i + 1 < snake_name.size();
-    if (cap) ++i;
-    out += cap ? char(std::toupper(static_cast<unsigned char>(snake_name[i]))) : snake_name[i];
-  }
-  return out;
-}
 
 void throw_error(const std::string& message, ErrorKind kind, const std::string& key) {
   val error = val::global("Error").new_(message);
@@ -103,10 +92,8 @@ std::vector<uint8_t> to_head_flags(const val& v, const std::string& name, int L,
 
 // Throws (with the given kind, no key) naming the first own key of the object js that is not in
 // known ("unknown <what> key 'x'; the keys are a b c").
-// Keys in also_accepted (old names, aliases) pass too, unlisted.
 template <typename Known>
-void check_keys(const val& js, const Known& known, const char* what, ErrorKind kind,
-                std::initializer_list<const char*> also_accepted = {}) {
+void check_keys(const val& js, const Known& known, const char* what, ErrorKind kind) {
   const val keys = val::global("Object").call<val>("keys", js);
   const int n_keys = keys["length"].as<int>();
   for (int i = 0; i < n_keys; ++i) {
@@ -117,7 +104,6 @@ void check_keys(const val& js, const Known& known, const char* what, ErrorKind k
       ok = ok || key == k;
       list += list.empty() ? std::string(k) : str_cat(" ", k);
     }
-    for (const char* k : also_accepted) ok = ok || key == k;
     if (!ok)
       throw Error(kind, "", str_cat("unknown ", what, " key '", key, "'; the keys are ", list));
   }
@@ -170,15 +156,6 @@ val from_mat(const Mat& m) {
 }
 
 const char* const kAblationKeys[] = {"headsOff", "headsFrozen", "scaleScores", "mask"};
-
-// An ablation key that may also come under its old name (zeroed is now headsOff,
-// frozen headsFrozen): the value under either; both at once is an input error.
-val renamed_key(const val& js, const char* key, const char* old_key) {
-  const val now = js[key], old = js[old_key];
-  require(now.isUndefined() || old.isUndefined(), "ablation has both ", key, " and ", old_key,
-          " (its old name); give one");
-  return now.isUndefined() ? old : now;
-}
 
 }  // namespace
 
@@ -238,11 +215,11 @@ std::vector<uint8_t> to_bytes(const val& bytes, const char* name) {
 
 Trainer::Ablation to_ablation(const val& js, const TrainerConfig& c) {
   require(is_object(js), "ablation must be an object, got ", type_of(js));
-  check_keys(js, kAblationKeys, "ablation", ErrorKind::Input, {"zeroed", "frozen"});
+  check_keys(js, kAblationKeys, "ablation", ErrorKind::Input);
   Trainer::Ablation a;
   const int L = c.n_layers, H = c.n_heads;
-  a.heads_off = to_head_flags(renamed_key(js, "headsOff", "zeroed"), "headsOff", L, H);
-  a.heads_frozen = to_head_flags(renamed_key(js, "headsFrozen", "frozen"), "headsFrozen", L, H);
+  a.heads_off = to_head_flags(js["headsOff"], "headsOff", L, H);
+  a.heads_frozen = to_head_flags(js["headsFrozen"], "headsFrozen", L, H);
   a.scale_scores = to_bool(js["scaleScores"], "scaleScores", true);
   const val mask = js["mask"];
   if (!mask.isUndefined()) {

@@ -32,9 +32,6 @@ using emscripten::val;
 // "format", "state", "io" or "internal") and, when key is not empty, .key (a JS config key).
 [[noreturn]] void throw_error(const std::string& message, ErrorKind kind, const std::string& key);
 
-// A core config key (snake_case) in the JS API's spelling, camelCase: vocab_size -> vocabSize.
-std::string js_key(std::string_view snake_name);
-
 // Runs body and returns its result. A C++ exception becomes a JS Error carrying its message, its
 // kind (internal for an exception that is not an attn::Error or RuntimeError) and its key in JS
 // spelling. The strings are copied out in the catch block and the Error is thrown after it, once
@@ -56,7 +53,7 @@ auto js_call(Body&& body) -> decltype(body()) {
 // ---- JS -> C++. Each reader names the key or argument it reads. A bad value of a Trainer config
 // key throws kind config with that key; any other bad argument throws kind input.
 
-// {vocabSize, ...} -> TrainerConfig, one key per row of attn/config_keys.h in camelCase. A
+// {vocabSize, ...} -> TrainerConfig, one key per row of the schema (train/config.h) in camelCase. A
 // missing key keeps its DemoConfig default; a key of the wrong type or an unknown key throws.
 // The values' bounds are then checked by TrainerConfig::validate, its messages in JS names.
 TrainerConfig to_trainer_config(const val& js);
@@ -76,8 +73,7 @@ std::vector<int32_t> to_task_ids(const val& ids);
 // A Uint8Array of at most 1 GiB (a safetensors file).
 std::vector<uint8_t> to_bytes(const val& bytes, const char* name);
 
-// {headsOff, headsFrozen, scaleScores, mask} (zeroed and frozen, the old names, are accepted for
-// headsOff and headsFrozen); a missing key takes the default. A head list has
+// {headsOff, headsFrozen, scaleScores, mask}; a missing key takes the default. A head list has
 // n_layers * n_heads entries of config c (or none), global head g = l * n_heads + h.
 Trainer::Ablation to_ablation(const val& js, const TrainerConfig& c);
 

@@ -42,38 +42,18 @@ bool ModelConfig::legacy() const {
          ffn_mult == 4;
 }
 
-namespace {
-constexpr PositionKind kPositionKinds[] = {PositionKind::Sinusoidal, PositionKind::Learned,
-                                           PositionKind::Rope, PositionKind::Alibi,
-                                           PositionKind::None};
-}  // namespace
-
 const char* position_kind_name(PositionKind kind) {
-  switch (kind) {
-    case PositionKind::Sinusoidal: return "sinusoidal";
-    case PositionKind::Learned: return "learned";
-    case PositionKind::Rope: return "rope";
-    case PositionKind::Alibi: return "alibi";
-    case PositionKind::None: return "none";
-  }
-  return "";
+  return kPositionKindNames[static_cast<int>(kind)];
 }
 
 PositionKind parse_position_kind(const std::string& name) {
-  for (PositionKind k : kPositionKinds)
-    if (name == position_kind_name(k)) return k;
-  throw Error(ErrorKind::Config, "positions",
-              str_cat("unknown positions '", name,
-                      "' (expected sinusoidal, learned, rope, alibi or none)"));
+  return static_cast<PositionKind>(parse_enum(kPositionKinds, name));
 }
 
-const char* norm_position_name(NormPosition p) { return p == NormPosition::Pre ? "pre" : "post"; }
+const char* norm_position_name(NormPosition p) { return kNormPositionNames[static_cast<int>(p)]; }
 
 NormPosition parse_norm_position(const std::string& name) {
-  if (name == "pre") return NormPosition::Pre;
-  if (name == "post") return NormPosition::Post;
-  throw Error(ErrorKind::Config, "norm_position",
-              str_cat("unknown position '", name, "' (expected pre or post)"));
+  return static_cast<NormPosition>(parse_enum(kNormPositions, name));
 }
 
 namespace {

@@ -4,6 +4,7 @@
 // The model knows nothing of training, I/O or UI.
 #pragma once
 
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,14 +25,22 @@ constexpr int kMaxLayers = 4;
 // How the model knows positions: a fixed table added to the embedding (sinusoidal), a trained one
 // (learned), a rotation of q and k (rope), a bias on the scores (alibi), or nothing (none).
 enum class PositionKind { Sinusoidal, Learned, Rope, Alibi, None };
-// "sinusoidal", "learned", "rope", "alibi" or "none"; anything else throws an Error of kind Config
-// on key "positions".
+inline constexpr const char* kPositionKindNames[] = {"sinusoidal", "learned", "rope", "alibi",
+                                                     "none"};
+inline constexpr EnumNames kPositionKinds = {"positions", ErrorKind::Config, "positions",
+                                             "PositionKind", kPositionKindNames,
+                                             int(std::size(kPositionKindNames))};
+// A name of kPositionKinds; anything else throws an Error of kind Config on key "positions".
 PositionKind parse_position_kind(const std::string& name);
 const char* position_kind_name(PositionKind kind);
 
 // Where the block's norms sit: before each sublayer (pre, with a final norm) or after each sum.
 enum class NormPosition { Pre, Post };
-// "pre" or "post"; anything else throws an Error of kind Config on key "norm_position".
+inline constexpr const char* kNormPositionNames[] = {"pre", "post"};
+inline constexpr EnumNames kNormPositions = {"position", ErrorKind::Config, "norm_position",
+                                             "NormPosition", kNormPositionNames,
+                                             int(std::size(kNormPositionNames))};
+// A name of kNormPositions; anything else throws an Error of kind Config on key "norm_position".
 NormPosition parse_norm_position(const std::string& name);
 const char* norm_position_name(NormPosition p);
 
