@@ -2,6 +2,7 @@
 // run into a fresh page, and every kind of bad file.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { CONFIG } from './contract.mjs';
 import { downloadBytes, openReused, readout, screenshot, useBrowser, waitReady } from './harness.mjs';
 
 /** How long a wait may take before the test calls it a hang (a guard, not a verdict: CI's other
@@ -91,10 +92,7 @@ test('export after training, import into a fresh page: same attention, step and 
   // The JSON: the documented fields.
   const run = JSON.parse(json.bytes.toString('utf8'));
   assert.equal(run.format, 'attention-playground/1');
-  assert.deepEqual(Object.keys(run.config).sort(), [
-    'attnDropout', 'batchSize', 'dModel', 'embInitStd', 'ffn', 'ffnMult', 'kvHeads', 'lr', 'maxSeqLen', 'nHeads', 'nLayers', 'norm', 'normPosition', 'outDropout', 'positions', 'residual', 'seed',
-    'seqLen', 'task', 'vocabSize',
-  ]);
+  assert.deepEqual(Object.keys(run.config), CONFIG.map((k) => k.js));
   assert.equal(run.config.task, 'copy');
   assert.equal(run.config.seed, 7);
   assert.equal(run.step, 31);

@@ -10,6 +10,7 @@
 // milliseconds that takes is a timing: bench/browser_bench.mjs.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { HASH_ORDER } from './contract.mjs';
 import { useBrowser, waitReady } from './harness.mjs';
 
 let srv;
@@ -347,7 +348,8 @@ for (const c of CASES) {
     // The hash written back is canonical: only known keys, short, and it needs no corrections.
     const written = await page.evaluate(() => location.hash);
     assert.ok(written.length < 2000, `written hash is ${written.length} chars`);
-    assert.match(written, /^#view=(train|lesson)&vocab-size=\d+&d-model=\d+&heads=\d+&seq-len=\d+&batch=\d+&lr=[\d.e-]+&seed=\d+&attn-dropout=[\d.e-]+&out-dropout=[\d.e-]+&task=repeat&layers=[1-4]&residual=[01]&kv-heads=\d+&positions=(sinusoidal|learned|rope|alibi|none)&max-seq-len=\d+&norm=(none|layernorm|rmsnorm)&norm-position=(pre|post)&ffn=(none|relu|gelu|swiglu)&ffn-mult=[1-8]&emb-init-std=[\d.e-]+&sample=[\d+]*&sample-seed=\d+&logy=[01]&smooth=[01]&epochs=[01]&panel=(predictions|shapes|ablation|timeline|circuits|backward|selftest|longer|generate|inspect|export|all)&sentence=[^&]*&dk=\d+&dv=\d+&lesson-mask=[a-z01.]+&window=\d+&lesson-heads=\d&lesson-positions=[01]&second-sentence=[^&]*&stage=\d&scale-dk=\d+&logits=[-\d.+e]+&blend-row=\d+&mask=(causal|none|inverted)&scale-scores=[01]&heads-off=[\d%C,]*&heads-frozen=[\d%C,]*$/);
+    // Every setting once, in the table's order, and nothing else.
+    assert.deepEqual([...new URLSearchParams(written.slice(1)).keys()], HASH_ORDER.map((s) => s.hash));
     assert.ok(!/pwned|script|onerror/i.test(decodeURIComponent(written.replace(/^#/, '').split('&').filter((kv) => !/^(sentence|second-sentence)=/.test(kv)).join('&'))), 'no payload outside the sentence');
     // That it needs no correction is checked with the others' in one page, below.
     WRITTEN.set(c.name, written);
