@@ -22,12 +22,8 @@ namespace {
 constexpr int kMaxIds = 4096;
 
 std::vector<Flag> inspect_flags() {
-  std::vector<Flag> flags = {
-      {"weights", "PATH", "", "model weights (safetensors, as written by attn train --save)",
-       true}};
-  for (Flag& f : ids_flags("safetensors: the sequence as ids (1,T), I64 or I32 (as for attn "
-                           "forward)"))
-    flags.push_back(f);
+  std::vector<Flag> flags = model_input_flags(
+      "safetensors: the sequence as ids (1,T), I64 or I32 (as for attn forward)");
   const std::vector<Flag> rest = {
       {"answers", "IDS", "",
        "the answer at each position, comma-separated, -100 for none (default: the model's own "

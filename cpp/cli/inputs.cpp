@@ -65,8 +65,10 @@ std::vector<int32_t> parse_ids(const std::string& flag, const std::string& text)
   return out;
 }
 
-std::vector<Flag> ids_flags(const std::string& file_help) {
+std::vector<Flag> model_input_flags(const std::string& file_help) {
   return {
+      {"weights", "PATH", "", "model weights (safetensors, as written by attn train --save)",
+       true},
       {"input", "PATH", "", file_help},
       {"ids", "LIST", "", "or the ids of one sequence: comma-separated, e.g. 7,1,2,3,9,1,2"},
   };

@@ -30,8 +30,9 @@ void require_2d(const TensorView& t, const std::string& what);
 // "7,1,2" -> {7, 1, 2}; throws UsageError naming the flag. Range checks are the core's.
 std::vector<int32_t> parse_ids(const std::string& flag, const std::string& text);
 
-// The flags --input PATH and --ids LIST; file_help says what the file holds.
-std::vector<Flag> ids_flags(const std::string& file_help);
+// The flags of a command that runs saved weights on token ids: --weights PATH, then --input PATH
+// and --ids LIST (read_ids); file_help says what the input file holds.
+std::vector<Flag> model_input_flags(const std::string& file_help);
 
 // Token ids (B,T) row-major, and their targets when the file has them.
 struct IdsInput {
