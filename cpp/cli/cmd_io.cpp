@@ -28,8 +28,8 @@ std::vector<float> finite_f32(const SafetensorsFile& file, const std::string& na
 }
 
 std::vector<Flag> forward_flags() {
-  std::vector<Flag> flags =
-      model_input_flags("safetensors: ids (B,T) I64 or I32, optional targets (B,T) (-100 = ignore)");
+  std::vector<Flag> flags = model_input_flags(
+      "safetensors: ids (B,T) I64 or I32, optional targets (B,T) (-100 = ignore)");
   flags.push_back({"output", "PATH", "",
                    "written: logits (B,T,V), attention (B,H,T,T) (with L > 1 layers "
                    "(L,B,H,T,T)); with targets also loss (1) and grad.<param> for every "

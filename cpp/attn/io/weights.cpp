@@ -71,7 +71,8 @@ void read_metadata(const SafetensorsFile& file, const ConfigKey& k, TrainerConfi
       try {
         c.*k.string_member = k.choices->names[parse_enum(*k.choices, s)];
       } catch (const std::invalid_argument& e) {
-        throw Error(ErrorKind::Format, "", str_cat(kWhat, ": __metadata__ ", k.name, ": ", e.what()));
+        throw Error(ErrorKind::Format, "",
+                    str_cat(kWhat, ": __metadata__ ", k.name, ": ", e.what()));
       }
       return;
     case ConfigType::Float:
