@@ -83,21 +83,23 @@ void read_metadata(const SafetensorsFile& file, const ConfigKey& k, TrainerConfi
   }
 }
 
-// Whether a file of config c holds the metadata of tier w (InWeights, config.h): Always keys
-// always; Block keys when one of them is off its default; Depth keys then too, or when one of
-// them is.
-bool writes_tier(const TrainerConfig& c, InWeights w) {
-  if (w == InWeights::Always) return true;
-  if (w != InWeights::Depth && w != InWeights::Block) return false;
-  for (const ConfigKey& k : config_keys())
-    if ((k.weights == w || k.weights == InWeights::Block) && !at_default(c, k)) return true;
+// Whether a file of config c holds k in its metadata (InWeights, config.h): an Always key
+// always; a Changed key when it is off its default; a Block key when one of them is; a Depth key
+// then too, or when one of them is.
+bool writes_key(const TrainerConfig& c, const ConfigKey& k) {
+  if (k.weights == InWeights::Always) return true;
+  if (k.weights == InWeights::Changed) return !at_default(c, k);
+  if (k.weights != InWeights::Depth && k.weights != InWeights::Block) return false;
+  for (const ConfigKey& o : config_keys())
+    if ((o.weights == k.weights || o.weights == InWeights::Block) && !at_default(c, o)) return true;
   return false;
 }
 
-// The metadata keys, Depth first (they change what the tensors mean), then Always, then Block.
+// The metadata keys, Depth first (they change what the tensors mean), then Always, Block and
+// Changed.
 std::vector<const ConfigKey*> metadata_keys() {
   std::vector<const ConfigKey*> out;
-  for (InWeights w : {InWeights::Depth, InWeights::Always, InWeights::Block})
+  for (InWeights w : {InWeights::Depth, InWeights::Always, InWeights::Block, InWeights::Changed})
     for (const ConfigKey& k : config_keys())
       if (k.weights == w) out.push_back(&k);
   return out;
@@ -128,7 +130,7 @@ std::vector<uint8_t> save_model(TinyAttentionLM& model, const std::u32string& vo
       {"max_context_length", std::to_string(model.config.max_context_length)},
   };
   for (const ConfigKey* k : metadata_keys())
-    if (writes_tier(c, k->weights)) metadata[k->name] = metadata_text(c, *k);
+    if (writes_key(c, *k)) metadata[k->name] = metadata_text(c, *k);
   if (!vocab.empty()) metadata["vocab"] = json::quote(vocab_to_utf8(vocab));
   return write_safetensors(std::move(tensors), metadata);
 }
@@ -224,7 +226,7 @@ std::unique_ptr<TinyAttentionLM> load_model_for_length(const uint8_t* data, size
 
 void load_weights(TinyAttentionLM& model, const SafetensorsFile& file) {
   // The file's config beside the model's, key by key in metadata_keys() order, once every value
-  // has been read; an absent key is its default (Depth, Block) or not checked (Always).
+  // has been read; an absent key is its default, or not checked (Always).
   const TrainerConfig mine = trainer_config_of(model.config);
   TrainerConfig theirs = mine;
   for (const ConfigKey* k : metadata_keys()) {

@@ -4,8 +4,9 @@
 // schema keeps there (InWeights, train/config.h), as the schema's rows say: every file has
 // "n_heads"; any model but the curriculum's (1 layer, no residual) also "n_layers" and "residual";
 // a transformer-block model (a Block key off its default) also "kv_heads", "positions",
-// "max_seq_len", "norm", "norm_position", "ffn" and "ffn_mult". An absent key is its default, so
-// a file without them is the curriculum's model. vocab_size and d_model are the embedding's shape.
+// "max_seq_len", "norm", "norm_position", "ffn" and "ffn_mult"; a key added since (Changed) only
+// when off its default. An absent key is its default, so a file without them is the
+// curriculum's model. vocab_size and d_model are the embedding's shape.
 #pragma once
 
 #include <cstdint>

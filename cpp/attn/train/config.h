@@ -67,9 +67,11 @@ enum class ConfigGroup { Model, Block, Training, Task };
 // Where a weights file keeps a key (io/weights.h). No: not at all (training, the init). Shape:
 // in the tensors' shapes. The others in __metadata__: Always in every file; Depth in any file
 // but the curriculum's one-layer model's (written when a Depth or Block key is off its default);
-// Block in a transformer-block model's (written when a Block key is off its default). An absent
-// Depth or Block key reads as its default, so older files keep their meaning.
-enum class InWeights { No, Shape, Always, Depth, Block };
+// Block in a transformer-block model's (written when a Block key is off its default); Changed
+// when the key itself is off its default. An absent key reads as its default, so older files
+// keep their meaning. A new key that shapes the model is Changed: the file of every config that
+// leaves it at its default keeps its bytes.
+enum class InWeights { No, Shape, Always, Depth, Block, Changed };
 
 struct ConfigKey {
   const char* name;  // snake_case: the member, the core's errors' key, the metadata key
