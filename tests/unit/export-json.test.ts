@@ -1,8 +1,8 @@
-// The run JSON (web/src/ui/export-model.ts): its "ablation" (headsOff, headsFrozen, scaleScores,
+// The run JSON (web/src/panels/export/model.ts): its "ablation" (headsOff, headsFrozen, scaleScores,
 // mask), and the config keys added since the format's first files (older files, without them,
 // import as the legacy model).
 import { describe, expect, test } from 'vitest';
-import { EXPORT_FORMAT, parseRunJson } from '../../web/src/ui/export-model';
+import { EXPORT_FORMAT, parseRunJson } from '../../web/src/panels/export/model';
 
 const run = (ablation: unknown) =>
   JSON.stringify({

@@ -12,6 +12,7 @@
 import type { Ablation as CoreAblation, ConfigKeySchema, TrainerConfig } from '../core/attention-core';
 import { CONFIG_SCHEMA } from '../core/config-schema';
 import type { MaskMode } from '../model/protocol';
+import { PANELS, type PanelId } from '../panels/registry';
 import { cleanHeads, cleanSample, cleanSentence, DEFAULT_SENTENCE, MAX_HEADS, quote, TEXT_LIMITS } from './parse';
 import { cleanMask, cleanSecondSentence, MAX_MASK_TOKENS } from './lesson-mask';
 import { TASKS, type TaskName } from './tasks';
@@ -26,10 +27,10 @@ const MAX_SEQ_LEN = 128;
 /** View 1 trains the tiny LM; view 2 takes one head apart ("lesson"); view 3 one transformer block ("block"). */
 export type View = 'train' | 'lesson' | 'block';
 
-/** The training view's panel picker: the panel shown under the loss and the heatmaps, or all of
- * them one after another. */
-export const PANELS = ['predictions', 'shapes', 'ablation', 'timeline', 'circuits', 'backward', 'selftest', 'longer', 'generate', 'inspect', 'export', 'all'] as const;
-export type PanelName = (typeof PANELS)[number];
+/** The training view's panel picker: the panel shown under the loss and the heatmaps (a line of
+ * the panel registry), or all of them one after another. */
+export type PanelName = PanelId | 'all';
+const PANEL_NAMES: readonly PanelName[] = [...PANELS.map((p) => p.name), 'all'];
 
 /** Every setting of the page. Model/training keys are the core's JS config keys. */
 export interface State extends Required<TrainerConfig> {
@@ -186,7 +187,7 @@ export const SETTINGS: { readonly [K in keyof State]: Omit<Setting<K>, 'key'> } 
   },
   panel: {
     group: 'page', core: null, hash: 'panel', attribute: 'panel',
-    label: 'panel', type: 'enum', default: 'predictions', ...oneOf(PANELS),
+    label: 'panel', type: 'enum', default: 'predictions', ...oneOf(PANEL_NAMES),
   },
   sentence: {
     group: 'lesson', core: null, hash: 'sentence', attribute: null,

@@ -104,7 +104,7 @@ export function paramsByKey(params: URLSearchParams, table: readonly Setting[] =
 /** Longest hash read (the rest is ignored). */
 const MAX_HASH_CHARS = 8192;
 
-/** The parameters of a URL hash ("#view=train&vocab=64..."), cut to a bounded size. */
+/** The parameters of a URL hash ("#view=train&vocab-size=64..."), cut to a bounded size. */
 export function hashParams(hash: string): URLSearchParams {
   return new URLSearchParams(hash.replace(/^#/, '').slice(0, MAX_HASH_CHARS));
 }
