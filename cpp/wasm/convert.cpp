@@ -275,7 +275,7 @@ std::string to_text(const val& text, const char* name) {
   return std::string(b.begin(), b.end());
 }
 
-val to_js(const Trainer::TextEvaluation& e) {
+val to_js(const TextEvaluation& e) {
   val js = val::object();
   js.set("valLoss", e.val_loss);
   js.set("valBitsPerChar", e.val_bits_per_char);
@@ -497,7 +497,7 @@ val to_js(const TrainerConfig& c) {
   return js;
 }
 
-val to_js(const Trainer::Evaluation& e) {
+val to_js(const Evaluation& e) {
   val js = val::object();
   js.set("loss", e.loss);
   js.set("accuracy", e.accuracy);
@@ -528,7 +528,7 @@ val to_js(const Trainer::Ablation& a, const TrainerConfig& c) {
   return js;
 }
 
-val to_js(const Trainer::HeadStats& s) {
+val to_js(const HeadStats& s) {
   val js = val::object();
   js.set("entropy", float32_array(s.entropy));
   js.set("maxWeight", float32_array(s.max_weight));
@@ -536,7 +536,7 @@ val to_js(const Trainer::HeadStats& s) {
   return js;
 }
 
-val to_js(const Trainer::RowBackward& r) {
+val to_js(const RowBackward& r) {
   const MultiHeadSelfAttention::HeadRow& g = r.row;
   val js = val::object();
   js.set("loss", r.loss);
@@ -553,6 +553,16 @@ val to_js(const Trainer::RowBackward& r) {
   js.set("dK", from_mat(g.d_k));
   js.set("dV", from_mat(g.d_v));
   js.set("scale", g.scale);
+  return js;
+}
+
+val to_js(const Predictions& p, const std::vector<int32_t>& answers) {
+  val js = val::object();
+  js.set("k", p.k);
+  js.set("top", int32_array(p.top));
+  js.set("probs", float32_array(p.probs));
+  js.set("answers", int32_array(answers));
+  js.set("answerProbs", float32_array(p.answer_probs));
   return js;
 }
 

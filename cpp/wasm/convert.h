@@ -15,6 +15,8 @@
 
 #include "attn/data/text.h"
 #include "attn/interp/inspect.h"
+#include "attn/interp/length_eval.h"
+#include "attn/interp/readouts.h"
 #include "attn/kernels/ops.h"
 #include "attn/model/sampling.h"
 #include "attn/nn/attention.h"
@@ -90,7 +92,7 @@ std::string to_task_name(const val& task);
 // A text as UTF-8 bytes: a JS string (Embind encodes it) or a Uint8Array of the file's bytes (so a
 // file that is not valid UTF-8 reaches the core's check as it is).
 std::string to_text(const val& text, const char* name);
-val to_js(const Trainer::TextEvaluation& e);  // TextEvaluation
+val to_js(const TextEvaluation& e);  // TextEvaluation
 val to_js(const TextCorpus& c);               // CorpusInfo
 // new Decoder(trainer, {useCache, window}): the options checked (unknown keys, types).
 struct DecoderOptions {
@@ -131,11 +133,13 @@ Mat to_matrix_arg(const val& js, const char* name);
 // ---- C++ -> JS, in the shapes of web/src/core/attention-core.d.ts.
 
 val to_js(const TrainerConfig& c);                  // ResolvedTrainerConfig
-val to_js(const Trainer::Evaluation& e);            // Evaluation
+val to_js(const Evaluation& e);            // Evaluation
 val to_js(const LengthEvaluation& e);               // LengthEvaluation
 val to_js(const Trainer::Ablation& a, const TrainerConfig& c);  // Required<Ablation>, L*H heads
-val to_js(const Trainer::HeadStats& s);             // AttentionStats
-val to_js(const Trainer::RowBackward& r);               // RowBackward
+val to_js(const HeadStats& s);             // AttentionStats
+val to_js(const RowBackward& r);               // RowBackward
+// Predictions with the answers they were measured against (T entries).
+val to_js(const Predictions& p, const std::vector<int32_t>& answers);  // Predictions
 val to_js(const std::vector<SelfTestResult>& results);  // SelfTestResult[]
 val to_js(const AttentionStages& s);                    // SelfAttentionStages
 val to_js(const MultiHeadStages& m);                    // MultiHeadStages

@@ -47,15 +47,14 @@ void check_block_grads(const ModelConfig& c) {
   targets[3] = attn::kIgnoreIndex;
 
   TinyAttentionLM::State s;
-  attn::Rng unused(0);
-  model.forward(ids.data(), B, T, false, unused, s);
+  model.forward(ids.data(), B, T, s);
   s.dlogits.resize(s.logits.rows(), s.logits.cols());
   attn::cross_entropy(s.logits, targets.data(), s.dlogits);
   model.backward(ids.data(), s);
 
   TinyAttentionLM::State ls;
   auto loss = [&] {
-    model.forward(ids.data(), B, T, false, unused, ls);
+    model.forward(ids.data(), B, T, ls);
     return cross_entropy_double(ls.logits, targets);
   };
   attn::Rng pick(33);
@@ -218,8 +217,7 @@ TEST_CASE("block model: a pre-norm and a post-norm forward are their layers comp
     const int B = 2, T = 4;
     const auto ids = random_ids(B * T, c.vocab_size, rng);
     TinyAttentionLM::State s;
-    attn::Rng unused(0);
-    model.forward(ids.data(), B, T, false, unused, s);
+    model.forward(ids.data(), B, T, s);
 
     Mat x(B * T, c.d_model), y(B * T, c.d_model), n(B * T, c.d_model);
     model.token_emb.forward(ids.data(), B * T, x);
@@ -228,7 +226,7 @@ TEST_CASE("block model: a pre-norm and a post-norm forward are their layers comp
     attn::FeedForward::State fs;
     if (where == NormPosition::Pre) {
       model.attn_norms[0].forward(x, ns, n);
-      model.layers[0].forward(n, B, T, false, unused, as, y);
+      model.layers[0].forward(n, B, T, as, y);
       x += y;
       model.ffn_norms[0].forward(x, ns, n);
       model.ffns[0].forward(n, fs, y);
@@ -236,7 +234,7 @@ TEST_CASE("block model: a pre-norm and a post-norm forward are their layers comp
       model.final_norm->forward(x, ns, x);
     } else {
       REQUIRE_FALSE(model.final_norm);
-      model.layers[0].forward(x, B, T, false, unused, as, y);
+      model.layers[0].forward(x, B, T, as, y);
       x += y;
       model.attn_norms[0].forward(x, ns, x);
       model.ffns[0].forward(x, fs, y);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "attn/interp/readouts.h"
 #include "attn/train/trainer.h"
 
 namespace {
@@ -47,7 +48,7 @@ TEST_CASE("induction: 2 layers with residual reach 0.9 within the budget, 1 laye
     while (steps < kBudget && acc < 0.9f) {
       two.step(250);
       steps += 250;
-      acc = two.eval_accuracy(8);
+      acc = evaluate(two.model(), two.data(), 8).accuracy;
     }
     CAPTURE(steps, acc);
     CHECK(acc >= 0.9f);
@@ -58,7 +59,7 @@ TEST_CASE("induction: 2 layers with residual reach 0.9 within the budget, 1 laye
     CHECK(phase <= steps);
     // The circuit: some layer-1 head attends to the previous token, some layer-2 head to the
     // position after the earlier occurrence, and that pair composes well above random heads.
-    const attn::Trainer::HeadScores s = two.head_scores();
+    const attn::HeadScores s = head_scores(two.model(), two.data());
     const int H = 2;
     const int prev = int(std::max_element(s.previous_token.begin(), s.previous_token.begin() + H) -
                          s.previous_token.begin());
@@ -77,11 +78,11 @@ TEST_CASE("induction: 2 layers with residual reach 0.9 within the budget, 1 laye
     off.heads_off.assign(size_t(2 * H), 0);
     off.heads_off[size_t(prev)] = 1;
     two.set_ablation(off);
-    const attn::Trainer::HeadScores knocked = two.head_scores();
-    const float knocked_acc = two.eval_accuracy(8);
+    const attn::HeadScores knocked = head_scores(two.model(), two.data());
+    const float knocked_acc = evaluate(two.model(), two.data(), 8).accuracy;
     off.heads_off[size_t(1 - prev)] = 1;
     two.set_ablation(off);
-    const float layer1_off_acc = two.eval_accuracy(8);
+    const float layer1_off_acc = evaluate(two.model(), two.data(), 8).accuracy;
     CAPTURE(knocked.prefix_matching, knocked_acc, layer1_off_acc);
     CHECK(knocked.prefix_matching[size_t(H + ind)] < 0.5f * s.prefix_matching[size_t(H + ind)]);
     CHECK(knocked_acc < 0.7f);
@@ -89,7 +90,7 @@ TEST_CASE("induction: 2 layers with residual reach 0.9 within the budget, 1 laye
   }
   attn::Trainer one(induction_preset(kTestSeeds[0], 1));
   one.step(kBudget);
-  const float acc = one.eval_accuracy(8);
+  const float acc = evaluate(one.model(), one.data(), 8).accuracy;
   CAPTURE(acc);
   CHECK(acc < 0.3f);
 }

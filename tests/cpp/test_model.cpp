@@ -122,7 +122,7 @@ TEST_CASE("model: forward shapes, and inputs are validated", "[model]") {
   const int B = 3, T = 5;
   const auto ids = random_ids(B * T, 11, rng);
   TinyAttentionLM::State s;
-  model.forward(ids.data(), B, T, false, rng, s);
+  model.forward(ids.data(), B, T, s);
   CHECK(s.logits.rows() == B * T);
   CHECK(s.logits.cols() == 11);
   CHECK(s.attn.weights().rows() == B * 2 * T);
@@ -131,14 +131,14 @@ TEST_CASE("model: forward shapes, and inputs are validated", "[model]") {
 
   std::vector<int32_t> bad = ids;
   bad[7] = 11;
-  CHECK_THROWS_WITH(model.forward(bad.data(), B, T, false, rng, s),
+  CHECK_THROWS_WITH(model.forward(bad.data(), B, T, s),
                     Contains("token id 11") && Contains("position 7"));
   bad[7] = -3;
-  CHECK_THROWS_WITH(model.forward(bad.data(), B, T, false, rng, s), Contains("token id -3"));
+  CHECK_THROWS_WITH(model.forward(bad.data(), B, T, s), Contains("token id -3"));
   std::vector<int32_t> long_ids(7, 0);
-  CHECK_THROWS_WITH(model.forward(long_ids.data(), 1, 7, false, rng, s),
+  CHECK_THROWS_WITH(model.forward(long_ids.data(), 1, 7, s),
                     Contains("sequence length (7)") && Contains("(6)"));
-  CHECK_THROWS_WITH(model.forward(long_ids.data(), 1, 0, false, rng, s),
+  CHECK_THROWS_WITH(model.forward(long_ids.data(), 1, 0, s),
                     Contains("sequence length (0)"));
 }
 
@@ -148,7 +148,7 @@ TEST_CASE("model: the positional table is added once per sequence", "[model]") {
   attn::Rng rng(4);
   const std::vector<int32_t> ids(2 * 4, 5);
   TinyAttentionLM::State s;
-  model.forward(ids.data(), 2, 4, false, rng, s);
+  model.forward(ids.data(), 2, 4, s);
   for (int b = 0; b < 2; ++b)
     for (int t = 0; t < 4; ++t) {
       CAPTURE(b, t);
@@ -168,8 +168,8 @@ TEST_CASE("model: changing tokens 4.. leaves logits 0..3 unchanged", "[model]") 
   for (int b = 0; b < B; ++b)
     for (int t = 4; t < T; ++t) changed[b * T + t] = (ids[b * T + t] + 1 + t) % c.vocab_size;
   TinyAttentionLM::State s1, s2;
-  model.forward(ids.data(), B, T, false, rng, s1);
-  model.forward(changed.data(), B, T, false, rng, s2);
+  model.forward(ids.data(), B, T, s1);
+  model.forward(changed.data(), B, T, s2);
   for (int b = 0; b < B; ++b) {
     CAPTURE(b);
     const float past = gradcheck::max_abs_diff(s1.logits.middleRows(b * T, 4),
@@ -251,7 +251,7 @@ TEST_CASE("model: backward needs dlogits of the right shape", "[model]") {
   attn::Rng rng(2);
   const std::vector<int32_t> ids(4, 1);
   TinyAttentionLM::State s;
-  model.forward(ids.data(), 1, 4, false, rng, s);
+  model.forward(ids.data(), 1, 4, s);
   s.dlogits = Mat::Zero(4, 10);
   CHECK_THROWS_WITH(model.backward(ids.data(), s), Contains("(4,11)"));
 }
@@ -350,7 +350,7 @@ TEST_CASE("model: a deep forward is the layers composed by hand", "[model][depth
       TinyAttentionLM model(deep_config(L, residual), 40 + L);
       const auto ids = random_ids(B * T, 11, rng);
       TinyAttentionLM::State s;
-      model.forward(ids.data(), B, T, false, rng, s);
+      model.forward(ids.data(), B, T, s);
       REQUIRE(s.layers.size() == size_t(L));
 
       // x = emb + pe; then x = x + attn_l(x) or x = attn_l(x); logits = lm_head(x).
@@ -360,7 +360,7 @@ TEST_CASE("model: a deep forward is the layers composed by hand", "[model][depth
       for (int l = 0; l < L; ++l) {
         attn::MultiHeadSelfAttention::State st;
         Mat y(B * T, 8);
-        model.layers[size_t(l)].forward(x, B, T, false, rng, st, y);
+        model.layers[size_t(l)].forward(x, B, T, st, y);
         CHECK(st.weights() == s.layers[size_t(l)].weights());
         CHECK(gradcheck::max_abs_diff(st.x, s.layers[size_t(l)].x) == 0.0f);
         if (residual) x += y;
@@ -385,13 +385,13 @@ TEST_CASE("model: the default model has one layer and no residual stream", "[mod
   attn::Rng rng(6);
   const auto ids = random_ids(6, 11, rng);
   TinyAttentionLM::State sp, sr;
-  plain.forward(ids.data(), 1, 6, false, rng, sp);
-  res.forward(ids.data(), 1, 6, false, rng, sr);
+  plain.forward(ids.data(), 1, 6, sp);
+  res.forward(ids.data(), 1, 6, sr);
   CHECK(sp.layers.size() == 1);
   CHECK(&sp.attn == &sp.layers[0]);
   Mat a_plain(6, 8), logits(6, 11);
   attn::MultiHeadSelfAttention::State st;
-  plain.attn.forward(sp.x, 1, 6, false, rng, st, a_plain);
+  plain.attn.forward(sp.x, 1, 6, st, a_plain);
   CHECK(gradcheck::max_abs_diff(sp.a, a_plain) == 0.0f);
   CHECK(gradcheck::max_abs_diff(sr.a, sp.x + a_plain) == 0.0f);
   res.lm_head.forward(sp.x + a_plain, logits);
@@ -411,8 +411,8 @@ TEST_CASE("model: changing later tokens leaves earlier logits of a deep model un
     std::vector<int32_t> changed = ids;
     for (int t = 5; t < T; ++t) changed[size_t(t)] = (ids[size_t(t)] + 1) % c.vocab_size;
     TinyAttentionLM::State s1, s2;
-    model.forward(ids.data(), 1, T, false, rng, s1);
-    model.forward(changed.data(), 1, T, false, rng, s2);
+    model.forward(ids.data(), 1, T, s1);
+    model.forward(changed.data(), 1, T, s2);
     CHECK(gradcheck::max_abs_diff(s1.logits.topRows(5), s2.logits.topRows(5)) == 0.0f);
     CHECK(gradcheck::max_abs_diff(s1.logits.bottomRows(4), s2.logits.bottomRows(4)) > 0.0f);
   }

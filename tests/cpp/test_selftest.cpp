@@ -479,9 +479,8 @@ TEST_CASE("selftest: fused_qkv of a deep model catches a layer whose qkv is not 
   CHECK(check_fused_qkv(model).pass);
   // Layer 2's input is layer 1's output: checking layer 2's qkv against layer 1's weights fails.
   TinyAttentionLM::State s;
-  Rng rng(0);
   const std::vector<int32_t> ids = {1, 2, 3, 4, 5};
-  model.forward(ids.data(), 1, 5, false, rng, s);
+  model.forward(ids.data(), 1, 5, s);
   CHECK(check_fused_qkv(s.layers[2].x, s.layers[2].qkv, model.layers[2].qkv_proj.weight,
                         model.layers[2].qkv_proj.bias).pass);
   CHECK_FALSE(check_fused_qkv(s.layers[2].x, s.layers[2].qkv, model.layers[1].qkv_proj.weight,

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "attn/interp/readouts.h"
 #include "attn/nn/loss.h"
 #include "attn/train/trainer.h"
 
@@ -176,18 +177,18 @@ TEST_CASE("tasks: every task trains to token accuracy >= 0.99 within its budget"
     c.task = k.task;
     c.vocab_size = k.vocab;
     attn::Trainer t(c);
-    const float before = t.eval_accuracy(8);
+    const float before = evaluate(t.model(), t.data(), 8).accuracy;
     float after = before;
     int done = 0;
     while (done < k.steps && after < 0.99f) {
       t.step(kEvery);
       done += kEvery;
-      after = t.eval_accuracy(8);
+      after = evaluate(t.model(), t.data(), 8).accuracy;
     }
     CAPTURE(before, after, done);
     CHECK(before < 0.5f);
     CHECK(after >= 0.99f);
-    CHECK(t.eval_accuracy(8) == after);  // the same eval batches every call
+    CHECK(evaluate(t.model(), t.data(), 8).accuracy == after);  // the same eval batches every call
   }
 }
 
@@ -247,7 +248,7 @@ TEST_CASE("tasks: future needs the future: chance with the causal mask, solved o
     a.mask = mode;
     t.set_ablation(a);
     t.step(500);
-    const float acc = t.eval_accuracy(8);
+    const float acc = evaluate(t.model(), t.data(), 8).accuracy;
     CAPTURE(acc);
     if (mode == attn::MaskMode::Causal) CHECK(acc < 0.1f);  // chance is 1/64
     else CHECK(acc >= 0.99f);
