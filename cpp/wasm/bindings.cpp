@@ -208,6 +208,13 @@ EMSCRIPTEN_BINDINGS(attention_core) {
   function("transformerBlock", +[](val args) {
     return js_call([&] { return to_js(transformer_block_stages(to_block_input(args), &js_key)); });
   });
+  // The lesson view's inputs: the embeddings and weights `attn demo self-attention` draws.
+  function("lessonInputs", +[](val args) {
+    return js_call([&] {
+      const LessonArgs a = to_lesson_args(args);
+      return to_js(lesson_inputs(a.tokens, a.d_model, a.dk, a.dv, a.heads, a.seed));
+    });
+  });
   function("addPositions", +[](val E) {
     return js_call([&] { return to_js(add_sinusoidal_positions(to_matrix_arg(E, "E"))); });
   });

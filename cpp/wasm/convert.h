@@ -21,6 +21,7 @@
 #include "attn/model/sampling.h"
 #include "attn/nn/attention.h"
 #include "attn/teach/block_stages.h"
+#include "attn/teach/lesson.h"
 #include "attn/teach/selftest.h"
 #include "attn/train/trainer.h"
 
@@ -129,6 +130,13 @@ MultiHeadArgs to_multi_head_args(const val& js);
 BlockStagesInput to_block_input(const val& js);
 // addPositions' argument: one matrix E.
 Mat to_matrix_arg(const val& js, const char* name);
+// lessonInputs' argument {tokens, dModel, dk, dv, heads, seed}: tokens an array of strings.
+struct LessonArgs {
+  std::vector<std::string> tokens;
+  int d_model, dk, dv, heads;
+  uint64_t seed;
+};
+LessonArgs to_lesson_args(const val& js);
 
 // ---- C++ -> JS, in the shapes of web/src/core/attention-core.d.ts.
 
@@ -144,6 +152,7 @@ val to_js(const std::vector<SelfTestResult>& results);  // SelfTestResult[]
 val to_js(const AttentionStages& s);                    // SelfAttentionStages
 val to_js(const MultiHeadStages& m);                    // MultiHeadStages
 val to_js(const PositionedInput& p);                    // PositionedInput
+val to_js(const LessonInputs& in);                      // LessonInputs
 val to_js(const BlockStages& b);                        // TransformerBlockStages
 // AttentionResult of one sequence of T tokens: weights (L*H*T,T) layer-major, logits (T,V).
 val attention_to_js(const Mat& weights, const Mat& logits, const TrainerConfig& c, int T);

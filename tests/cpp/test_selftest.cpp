@@ -161,6 +161,17 @@ TEST_CASE("selftest: all six checks pass on a fresh demo model with the real ref
   CHECK(find(rs, "rows_and_mask").detail.find("(0 of 528 nonzero)") != std::string::npos);
 }
 
+TEST_CASE("selftest: the shipped case (cpp/attn/teach/selftest_case) is the reference case short, "
+          "byte for byte", "[selftest]") {
+  // `attn selftest` and the page load it; make_reference.py writes both copies.
+  const std::string shipped = testdata::reference_dir() + "/../../../cpp/attn/teach/selftest_case/";
+  for (const char* kind : {"weights", "input", "expected"}) {
+    CAPTURE(kind);
+    CHECK(read_file(shipped + "short." + kind + ".safetensors") ==
+          read_file(testdata::reference_path(std::string("short.") + kind + ".safetensors")));
+  }
+}
+
 TEST_CASE("selftest: all checks pass on a model trained for 300 steps", "[selftest]") {
   Trainer trainer{TrainerConfig{}};
   const float first = trainer.step(1);

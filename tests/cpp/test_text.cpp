@@ -204,7 +204,9 @@ TEST_CASE("the default corpus is our own deterministic ASCII text of ~50 KB", "[
   CHECK(c.unigram_entropy_bits() == Approx(4.3111).margin(1e-4));
 }
 
-TEST_CASE("a Trainer on text learns: validation loss below the unigram entropy", "[text]") {
+// How far it learns is the text row of tests/task_budgets.json (test_tasks.cpp): below the
+// unigram entropy by 0.3 nats.
+TEST_CASE("a Trainer on text: the validation read-out, fixed windows, the training split", "[text]") {
   TrainerConfig cfg;
   cfg.task = "text";
   cfg.vocab_size = 3;  // ignored: the corpus decides
@@ -223,10 +225,10 @@ TEST_CASE("a Trainer on text learns: validation loss below the unigram entropy",
   CHECK(before.unigram_nats == Approx(c.unigram_entropy_nats()));
   CHECK(before.unigram_bits == Approx(c.unigram_entropy_bits()));
   CHECK(before.val_loss > before.unigram_nats);  // an untrained model is near log V
-  trainer.step(300);
+  trainer.step(20);
   const attn::TextEvaluation after = evaluate_text(trainer.model(), trainer.data(), 4);
   INFO("val loss " << after.val_loss << " nats, unigram " << after.unigram_nats);
-  CHECK(after.val_loss < after.unigram_nats - 0.3);
+  CHECK(after.val_loss < before.val_loss);
   CHECK(after.val_bits_per_char == Approx(after.val_loss / std::log(2.0)));
   // Fixed validation windows: the same number twice; training is not disturbed.
   CHECK(evaluate_text(trainer.model(), trainer.data(), 4).val_loss == after.val_loss);

@@ -118,10 +118,10 @@ TEST_CASE("trainer: dropout draws from its own generator: the same seed gives th
           "with dropout on or off", "[trainer][dropout]") {
   // The curriculum keeps dropout's randomness apart from the data's. Every task, since each
   // consumes the batch generator differently.
-  for (const char* task : {"repeat", "shift", "copy", "sort"}) {
-    CAPTURE(task);
+  for (const attn::Task task : attn::all_tasks()) {
+    CAPTURE(attn::task_name(task));
     TrainerConfig off;
-    off.task = task;
+    off.task = attn::task_name(task);
     off.seed = 1234;
     TrainerConfig on = off;
     on.attn_dropout = 0.3f;

@@ -260,12 +260,12 @@ export interface PredictionsReport {
   k: number;
   /** (T, k) row-major: the k most likely tokens at each position, most likely first. */
   top: Int32Array;
-  /** (T, k): their probabilities, a softmax of the core's logits (eval mode, the ablation in force). */
-  probs: Float64Array;
+  /** (T, k): their probabilities, the core's (eval mode, the ablation in force). */
+  probs: Float32Array;
   /** The task's answer at each position (the core's taskTargets); -100 where it sets none. */
   answers: Int32Array;
   /** The probability the model gives the answer (NaN where there is none). */
-  answerProbs: Float64Array;
+  answerProbs: Float32Array;
   /** Task text: the corpus's characters (token id i is the i-th); null for the other tasks. */
   vocab: string | null;
 }
@@ -275,8 +275,8 @@ export interface SelfTestReport {
   results: SelfTestResult[];
   ms: number;
 }
-/** Inputs of view 2: the worker derives the embeddings and every head's projections from the
- * seed, then calls the core (addPositions, multiHeadSelfAttention). */
+/** Inputs of view 2: the core makes the embeddings and every head's projections from the seed
+ * (lessonInputs), then computes every stage (addPositions, multiHeadSelfAttention). */
 export interface SelfAttentionRequest {
   /** The sequence: the first sentence's tokens, then the second's (if any). */
   tokens: string[];
@@ -356,7 +356,7 @@ export interface SoftmaxComparison {
   stable: SoftmaxSteps;
 }
 
-/** The self-test's PyTorch case (tests/reference/data/short.*), as absolute URLs. */
+/** The self-test's PyTorch case (cpp/attn/teach/selftest_case/short.*), as absolute URLs. */
 export interface ReferenceFiles {
   weights: string;
   input: string;

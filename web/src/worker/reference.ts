@@ -1,4 +1,4 @@
-// The self-test's PyTorch reference case (tests/reference/data/short.*, shipped with the page):
+// The self-test's PyTorch reference case (cpp/attn/teach/selftest_case/short.*, shipped with the page):
 // fetched once per session and kept; a failed fetch is tried again on the next run.
 import type { ReferenceCase } from '../core/attention-core';
 import type { ReferenceFiles } from '../model/protocol';

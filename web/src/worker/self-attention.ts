@@ -1,9 +1,10 @@
-// View 2's request: H heads, every stage, computed by the core from the seeded inputs. The worker
-// only makes inputs (embeddings, projections, the mask's cells) and cuts rows out of them; every
-// number derived from them comes from the core (addPositions, multiHeadSelfAttention).
+// View 2's request: H heads, every stage, computed by the core. The core makes the inputs from its
+// generator (lessonInputs: the embeddings and every head's Wq, Wk, Wv and Wo, the numbers `attn
+// demo self-attention` prints for the same sentence and seed); the worker lower-cases the words,
+// cuts rows out and passes the mask's cells; every number derived comes from the core
+// (addPositions, multiHeadSelfAttention).
 import type { AttentionCore, MultiHeadStages } from '../core/attention-core';
 import type { Matrix, SelfAttentionRequest, SelfAttentionStages, SentenceAlone } from '../model/protocol';
-import { seededHead, seededInputs, seededWo } from '../model/seeded';
 
 /** data as a (rows, cols) matrix; throws if the length does not match. */
 function matrix(data: Float32Array, rows: number, cols: number): Matrix {
@@ -32,12 +33,8 @@ export function selfAttentionStages(core: AttentionCore, input: SelfAttentionReq
   if (!Number.isInteger(split) || split < 1 || split > T) throw new Error(`split (${split}) must be in [1, ${T}]`);
   const positions = input.positions ?? false;
   const mask = input.mask ?? new Uint8Array(T * T);
-  const E = matrix(seededInputs(input.tokens, D, dk, dv, input.seed).X, T, D);
-  const heads = Array.from({ length: H }, (_, h) => seededHead(h, D, dk, dv, input.seed));
-  const Wq = heads.map((w) => matrix(w.Wq, D, dk));
-  const Wk = heads.map((w) => matrix(w.Wk, D, dk));
-  const Wv = heads.map((w) => matrix(w.Wv, D, dv));
-  const Wo = matrix(seededWo(H * dv, D, input.seed), H * dv, D);
+  // One embedding row per lower-cased word: "The" and "the" share it.
+  const { E, Wq, Wk, Wv, Wo } = core.lessonInputs({ tokens: input.tokens.map((t) => t.toLowerCase()), dModel: D, dk, dv, heads: H, seed: input.seed });
   const run = (E: Matrix, mask: Uint8Array) => {
     const p = positions ? core.addPositions(E) : null;
     const X = p ? p.X : E;

@@ -274,7 +274,7 @@ export class Session {
   /** The model's top tokens at each position of the sample, and the task's answers. */
   predictions(): PredictionsReport {
     const run = this.#require();
-    return predictions(this.core, run.trainer, run.config, this.#sample, run.step);
+    return predictions(run.trainer, run.config, this.#sample, run.step);
   }
 
   /** Look inside the live model on the sample (the "Look inside" panel; see inspectSample). */
