@@ -8,16 +8,18 @@ import { describe, test } from 'node:test';
 
 import { loadCore, runCli, variants } from './core.mjs';
 
-/** The table titled `title` (a prefix of its title line) in the CLI's output: rows of numbers. */
+/** The first table whose title line starts with `title` (the title, a line of column labels, then
+ * rows "label | numbers") in the CLI's output: its rows of numbers. */
 function table(out, title) {
   const lines = out.split('\n');
-  const at = lines.findIndex((l) => l.startsWith(`   ${title}`));
+  const at = lines.findIndex((l, i) => l.startsWith(`   ${title}`) && lines[i + 2]?.includes('|'));
   assert.ok(at >= 0, `the CLI prints a table "${title}"`);
   const rows = [];
   for (const line of lines.slice(at + 2)) {
     const bar = line.indexOf('|');
-    if (bar < 0) break;
-    rows.push(line.slice(bar + 1).trim().split(/\s+/).map((c) => (c === '-inf' ? -Infinity : Number(c))));
+    const cells = bar < 0 ? [] : line.slice(bar + 1).trim().split(/\s+/);
+    if (!cells.length || !cells.every((c) => /^(-?inf|nan|-?[0-9.]+(e[-+][0-9]+)?)$/.test(c))) break;  // the next title
+    rows.push(cells.map((c) => (c === '-inf' ? -Infinity : c === 'inf' ? Infinity : Number(c))));
   }
   return rows;
 }
