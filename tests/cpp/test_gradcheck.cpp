@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -169,63 +170,57 @@ struct RopeCase : FakelossCase {
   std::vector<Tensor> tensors() override { return {tensor("x", x, dx)}; }
 };
 
-// A norm of width 6 on x (5,6) ~ N(0, 4), its weight (and bias) away from 1 (and 0).
-struct NormCase : FakelossCase {
-  attn::Rng rng;
-  attn::Norm norm;
-  Mat x, dx = Mat(5, 6);
-  explicit NormCase(attn::NormKind kind)
-      : rng(kind == attn::NormKind::LayerNorm ? 2 : 3), norm(kind, 6) {
-    norm.weight = random_mat(1, 6, rng);
-    if (norm.bias.size()) norm.bias = random_mat(1, 6, rng);
-    x = random_mat(5, 6, rng, 2.0f);
-    dout = random_mat(5, 6, rng);
-  }
-  Mat out() override {
-    attn::Norm::State s;
-    Mat y(5, 6);
-    norm.forward(x, s, y);
+// A layer with forward(x, state, y), backward(state, dy, dx) and named parameters (a norm, an
+// FFN) on x (N,D) -> y (N,D).
+template <typename Layer>
+struct StatefulCase : FakelossCase {
+  std::optional<Layer> layer;
+  std::string prefix;  // the parameters' names start with it
+  Mat x, dx;
+  Mat run(typename Layer::State& s) {
+    Mat y(x.rows(), x.cols());
+    layer->forward(x, s, y);
     return y;
   }
+  Mat out() override {
+    typename Layer::State s;
+    return run(s);
+  }
   void backward() override {
-    attn::Norm::State s;
-    Mat y(5, 6);
-    norm.forward(x, s, y);
-    norm.backward(s, dout, dx);
+    typename Layer::State s;
+    run(s);
+    dx.resize(x.rows(), x.cols());
+    layer->backward(s, dout, dx);
   }
   std::vector<Tensor> tensors() override {
     std::vector<Tensor> t = {tensor("x", x, dx)};
     std::vector<attn::ParamRef> params;
-    norm.append_params("", params);
+    layer->append_params(prefix, params);
     for (const attn::ParamRef& p : params) t.push_back({p.name, p.value, p.grad, p.numel()});
     return t;
   }
 };
 
+// A norm of width 6 on x (5,6) ~ N(0, 4), its weight (and bias) away from 1 (and 0).
+struct NormCase : StatefulCase<attn::Norm> {
+  explicit NormCase(attn::NormKind kind) {
+    attn::Rng rng(kind == attn::NormKind::LayerNorm ? 2 : 3);
+    layer.emplace(kind, 6);
+    layer->weight = random_mat(1, 6, rng);
+    if (layer->bias.size()) layer->bias = random_mat(1, 6, rng);
+    x = random_mat(5, 6, rng, 2.0f);
+    dout = random_mat(5, 6, rng);
+  }
+};
+
 // The FFN, D 4, mult 2, on x (6,4) ~ N(0, 2.25).
-struct FfnCase : FakelossCase {
-  attn::Rng init{11}, data{12};
-  attn::FeedForward ffn;
-  Mat x = random_mat(6, 4, data, 1.5f), dx = Mat(6, 4);
-  explicit FfnCase(attn::FfnKind kind) : ffn(kind, 4, 2, init) { dout = random_mat(6, 4, data); }
-  Mat out() override {
-    attn::FeedForward::State s;
-    Mat y(6, 4);
-    ffn.forward(x, s, y);
-    return y;
-  }
-  void backward() override {
-    attn::FeedForward::State s;
-    Mat y(6, 4);
-    ffn.forward(x, s, y);
-    ffn.backward(s, dout, dx);
-  }
-  std::vector<Tensor> tensors() override {
-    std::vector<Tensor> t = {tensor("x", x, dx)};
-    std::vector<attn::ParamRef> params;
-    ffn.append_params("ffn.", params);
-    for (const attn::ParamRef& p : params) t.push_back({p.name, p.value, p.grad, p.numel()});
-    return t;
+struct FfnCase : StatefulCase<attn::FeedForward> {
+  explicit FfnCase(attn::FfnKind kind) {
+    attn::Rng init(11), data(12);
+    layer.emplace(kind, 4, 2, init);
+    prefix = "ffn.";
+    x = random_mat(6, 4, data, 1.5f);
+    dout = random_mat(6, 4, data);
   }
 };
 
