@@ -29,9 +29,10 @@
 
 using attn::Mat;
 using attn::ModelConfig;
-using gradcheck::random_mat;
 
-namespace {
+// A named namespace: the test files compile in unity batches, whose anonymous namespaces are
+// shared.
+namespace opcases {
 
 // A value the driver perturbs (an input or a parameter) and the gradient backward() wrote for it.
 struct Tensor {
@@ -68,8 +69,8 @@ Tensor tensor(const std::string& name, Mat& value, const Mat& grad) {
 struct LinearCase : FakelossCase {
   attn::Rng rng{4};
   attn::Linear lin{5, 4, rng};
-  Mat x = random_mat(6, 5, rng), dx = Mat(6, 5);
-  LinearCase() { dout = random_mat(6, 4, rng); }
+  Mat x = gradcheck::random_mat(6, 5, rng), dx = Mat(6, 5);
+  LinearCase() { dout = gradcheck::random_mat(6, 4, rng); }
   Mat out() override {
     Mat y(6, 4);
     lin.forward(x, y);
@@ -85,8 +86,8 @@ struct LinearCase : FakelossCase {
 // Rows of x (4,6) -> softmax rows.
 struct SoftmaxCase : FakelossCase {
   attn::Rng rng{2};
-  Mat x = random_mat(4, 6, rng), dx = Mat(4, 6);
-  SoftmaxCase() { dout = random_mat(4, 6, rng); }
+  Mat x = gradcheck::random_mat(4, 6, rng), dx = Mat(4, 6);
+  SoftmaxCase() { dout = gradcheck::random_mat(4, 6, rng); }
   Mat out() override {
     Mat y(4, 6);
     attn::softmax_rows(x, y);
@@ -104,10 +105,10 @@ struct SdpaCase : FakelossCase {
   Mat Q, K, V;
   attn::AttentionGrads g;
   explicit SdpaCase(bool c) : causal(c), T(c ? 5 : 3) {
-    Q = random_mat(T, 4, rng);
-    K = random_mat(5, 4, rng);
-    V = random_mat(5, 3, rng);
-    dout = random_mat(T, 3, rng);
+    Q = gradcheck::random_mat(T, 4, rng);
+    K = gradcheck::random_mat(5, 4, rng);
+    V = gradcheck::random_mat(5, 3, rng);
+    dout = gradcheck::random_mat(T, 3, rng);
   }
   Mat out() override { return attn::scaled_dot_product_attention(Q, K, V, causal).output; }
   void backward() override {
@@ -124,8 +125,8 @@ struct SelfAttentionCase : FakelossCase {
   bool causal;
   attn::SelfAttention sa{6, 4, 3, 7};
   attn::Rng rng{16};
-  Mat X = random_mat(5, 6, rng), dX;
-  explicit SelfAttentionCase(bool c) : causal(c) { dout = random_mat(5, 3, rng); }
+  Mat X = gradcheck::random_mat(5, 6, rng), dX;
+  explicit SelfAttentionCase(bool c) : causal(c) { dout = gradcheck::random_mat(5, 3, rng); }
   Mat out() override { return sa.forward(X, causal).output; }
   void backward() override {
     sa.forward(X, causal);
@@ -142,7 +143,7 @@ struct EmbeddingCase : FakelossCase {
   attn::Rng rng{4};
   attn::TokenEmbedding emb{6, 3, rng};
   const int32_t ids[7] = {1, 4, 1, 0, 5, 1, 4};
-  EmbeddingCase() { dout = random_mat(7, 3, rng); }
+  EmbeddingCase() { dout = gradcheck::random_mat(7, 3, rng); }
   Mat out() override {
     Mat y(7, 3);
     emb.forward(ids, 7, y);
@@ -156,8 +157,8 @@ struct EmbeddingCase : FakelossCase {
 struct RopeCase : FakelossCase {
   const attn::Rope rope{8, 6};
   attn::Rng rng{3};
-  Mat x = random_mat(5, 6, rng), dx;
-  RopeCase() { dout = random_mat(5, 6, rng); }
+  Mat x = gradcheck::random_mat(5, 6, rng), dx;
+  RopeCase() { dout = gradcheck::random_mat(5, 6, rng); }
   Mat out() override {
     Mat r = x;
     rope.rotate(r);
@@ -206,10 +207,10 @@ struct NormCase : StatefulCase<attn::Norm> {
   explicit NormCase(attn::NormKind kind) {
     attn::Rng rng(kind == attn::NormKind::LayerNorm ? 2 : 3);
     layer.emplace(kind, 6);
-    layer->weight = random_mat(1, 6, rng);
-    if (layer->bias.size()) layer->bias = random_mat(1, 6, rng);
-    x = random_mat(5, 6, rng, 2.0f);
-    dout = random_mat(5, 6, rng);
+    layer->weight = gradcheck::random_mat(1, 6, rng);
+    if (layer->bias.size()) layer->bias = gradcheck::random_mat(1, 6, rng);
+    x = gradcheck::random_mat(5, 6, rng, 2.0f);
+    dout = gradcheck::random_mat(5, 6, rng);
   }
 };
 
@@ -219,8 +220,8 @@ struct FfnCase : StatefulCase<attn::FeedForward> {
     attn::Rng init(11), data(12);
     layer.emplace(kind, 4, 2, init);
     prefix = "ffn.";
-    x = random_mat(6, 4, data, 1.5f);
-    dout = random_mat(6, 4, data);
+    x = gradcheck::random_mat(6, 4, data, 1.5f);
+    dout = gradcheck::random_mat(6, 4, data);
   }
 };
 
@@ -241,7 +242,7 @@ struct MhsaCase : FakelossCase {
   MhsaConfig c;
   attn::Rng init{13}, data{14};
   attn::MultiHeadSelfAttention m;
-  Mat x = random_mat(B * T, D, data), dx = Mat(B * T, D);
+  Mat x = gradcheck::random_mat(B * T, D, data), dx = Mat(B * T, D);
   bool training;
   explicit MhsaCase(const MhsaConfig& cfg)
       : c(cfg), m(D, cfg.H, 6, cfg.p_attn, cfg.p_out, init, cfg.options),
@@ -249,7 +250,7 @@ struct MhsaCase : FakelossCase {
     if (c.head_off >= 0) m.head_off[size_t(c.head_off)] = 1;
     m.scale_scores = c.scale_scores;
     m.mask = c.mask;
-    dout = random_mat(B * T, D, data);
+    dout = gradcheck::random_mat(B * T, D, data);
   }
   Mat out() override {
     attn::MultiHeadSelfAttention::State s;
@@ -273,7 +274,7 @@ struct MhsaCase : FakelossCase {
 // Cross-entropy on logits (6,5) ~ N(0, 4), one target ignored: the loss itself, in float.
 struct CrossEntropyCase : OpCase {
   attn::Rng rng{1};
-  Mat logits = random_mat(6, 5, rng, 2.0f), dlogits = Mat(6, 5);
+  Mat logits = gradcheck::random_mat(6, 5, rng, 2.0f), dlogits = Mat(6, 5);
   const int32_t targets[6] = {0, 4, attn::kIgnoreIndex, 2, 2, 1};
   double loss() override { return attn::cross_entropy_loss(logits, targets); }
   void backward() override { attn::cross_entropy(logits, targets, dlogits); }
@@ -496,11 +497,11 @@ void check(const Row& row) {
   }
 }
 
-}  // namespace
+}  // namespace opcases
 
 TEST_CASE("gradcheck: every layer and option's backward matches finite differences",
           "[gradcheck]") {
-  for (const Row& row : table()) {
-    SECTION(row.layer + ": " + row.config) { check(row); }
+  for (const opcases::Row& row : opcases::table()) {
+    SECTION(row.layer + ": " + row.config) { opcases::check(row); }
   }
 }
