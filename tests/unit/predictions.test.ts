@@ -1,10 +1,9 @@
-// The predictions panel's arithmetic (ui/predictions-model.ts) against a plain reference: the
+// The predictions panel's arithmetic (panels/predictions/model.ts) against a plain reference: the
 // verdicts and the tally. The probabilities and the top k are the core's (Trainer.predictions:
 // tests/cpp/test_readouts.cpp, tests/js-api/api.test.mjs).
 import { describe, expect, test } from 'vitest';
-import type { PredictionsReport } from '../../web/src/model/protocol';
-import { tally, verdictAt } from '../../web/src/ui/predictions-model';
-import { formatProb } from '../../web/src/ui/predictions-panel';
+import type { PredictionsReport } from '../../web/src/panels/predictions/request';
+import { tally, verdictAt } from '../../web/src/panels/predictions/model';
 
 describe('verdicts', () => {
   const report = (top: number[], answers: number[]): PredictionsReport => ({
@@ -14,8 +13,5 @@ describe('verdicts', () => {
     const r = report([4, 5, 6, /**/ 7, 4, 1, /**/ 2, 3, 0], [4, 4, -100]);
     expect([0, 1, 2].map((t) => verdictAt(r, t))).toEqual(['right', 'wrong', 'none']);
     expect(tally(r)).toEqual({ counted: 2, right: 1, inTopK: 2 });
-  });
-  test('probabilities: 3 decimals, tiny ones in exponent form', () => {
-    expect([formatProb(0.98765), formatProb(0.0123), formatProb(0.00001234), formatProb(0), formatProb(NaN)]).toEqual(['0.988', '0.012', '1.2e-5', '0.000', '—']);
   });
 });

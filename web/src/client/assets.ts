@@ -9,7 +9,7 @@ import referenceInput from '../../../cpp/attn/teach/selftest_case/short.input.sa
 import referenceExpected from '../../../cpp/attn/teach/selftest_case/short.expected.safetensors?url';
 import { absolute, CORE_FILES } from '../core/core-files';
 import type { CoreFiles } from '../core/load-core.js';
-import type { ReferenceFiles } from '../model/protocol';
+import type { ReferenceFiles } from '../panels/selftest/request';
 
 /** Absolute URLs of everything the worker loads. */
 export interface Assets {
