@@ -88,9 +88,8 @@ int cmd_forward(const std::vector<std::string>& argv) {
             ": targets[", i / T, "][", i % T, "] = ", targets[i], " is outside [0, ",
             c.vocab_size, ") and is not ", kIgnoreIndex);
 
-  Rng rng(0);  // unused: eval mode has no dropout
   TinyAttentionLM::State s;
-  model->forward(ids.data(), B, T, /*training=*/false, rng, s);
+  model->forward(ids.data(), B, T, s);
 
   const int64_t V = c.vocab_size, H = c.n_heads, L = c.n_layers;
   Mat weights;

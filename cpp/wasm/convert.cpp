@@ -252,7 +252,7 @@ std::string to_text(const val& text, const char* name) {
   return std::string(b.begin(), b.end());
 }
 
-val to_js(const Trainer::TextEvaluation& e) {
+val to_js(const TextEvaluation& e) {
   val js = val::object();
   js.set("valLoss", e.val_loss);
   js.set("valBitsPerChar", e.val_bits_per_char);
@@ -453,6 +453,31 @@ BlockStagesInput to_block_input(const val& js) {
   return in;
 }
 
+const char* const kLessonKeys[] = {"tokens", "dModel", "dk", "dv", "heads", "seed"};
+
+LessonArgs to_lesson_args(const val& js) {
+  require(is_object(js), "lessonInputs expects {tokens, dModel, dk, dv, heads, seed}, got ",
+          type_of(js));
+  check_keys(js, kLessonKeys, "lessonInputs", ErrorKind::Input);
+  const val tokens = js["tokens"];
+  require(tokens.isArray(), "tokens must be an array of strings, got ", type_of(tokens));
+  const int T = tokens["length"].as<int>();
+  require(T >= 1 && T <= kLessonMaxWords, "tokens has ", T, " words; expected 1 to ",
+          kLessonMaxWords);
+  LessonArgs a;
+  for (int t = 0; t < T; ++t) {
+    const val w = tokens[t];
+    require(w.isString(), "tokens[", t, "] must be a string, got ", type_of(w));
+    a.tokens.push_back(w.as<std::string>());
+  }
+  a.d_model = int(to_integer(js["dModel"], "dModel", 1, kLessonMaxWidth));
+  a.dk = int(to_integer(js["dk"], "dk", 1, kLessonMaxWidth));
+  a.dv = int(to_integer(js["dv"], "dv", 1, kLessonMaxWidth));
+  a.heads = js["heads"].isUndefined() ? 1 : int(to_integer(js["heads"], "heads", 1, kLessonMaxHeads));
+  a.seed = to_seed(js["seed"]);
+  return a;
+}
+
 Mat to_matrix_arg(const val& js, const char* name) {
   return to_mat(js, name, kMaxSelfAttentionT, kMaxSelfAttentionWidth);
 }
@@ -474,7 +499,7 @@ val to_js(const TrainerConfig& c) {
   return js;
 }
 
-val to_js(const Trainer::Evaluation& e) {
+val to_js(const Evaluation& e) {
   val js = val::object();
   js.set("loss", e.loss);
   js.set("accuracy", e.accuracy);
@@ -505,7 +530,7 @@ val to_js(const Trainer::Ablation& a, const TrainerConfig& c) {
   return js;
 }
 
-val to_js(const Trainer::HeadStats& s) {
+val to_js(const HeadStats& s) {
   val js = val::object();
   js.set("entropy", float32_array(s.entropy));
   js.set("maxWeight", float32_array(s.max_weight));
@@ -513,7 +538,7 @@ val to_js(const Trainer::HeadStats& s) {
   return js;
 }
 
-val to_js(const Trainer::RowBackward& r) {
+val to_js(const RowBackward& r) {
   const MultiHeadSelfAttention::HeadRow& g = r.row;
   val js = val::object();
   js.set("loss", r.loss);
@@ -530,6 +555,16 @@ val to_js(const Trainer::RowBackward& r) {
   js.set("dK", from_mat(g.d_k));
   js.set("dV", from_mat(g.d_v));
   js.set("scale", g.scale);
+  return js;
+}
+
+val to_js(const Predictions& p, const std::vector<int32_t>& answers) {
+  val js = val::object();
+  js.set("k", p.k);
+  js.set("top", int32_array(p.top));
+  js.set("probs", float32_array(p.probs));
+  js.set("answers", int32_array(answers));
+  js.set("answerProbs", float32_array(p.answer_probs));
   return js;
 }
 
@@ -568,6 +603,21 @@ val to_js(const MultiHeadStages& m) {
   js.set("heads", heads);
   js.set("concat", from_mat(m.concat));
   js.set("output", from_mat(m.output));
+  return js;
+}
+
+val to_js(const LessonInputs& in) {
+  val js = val::object();
+  js.set("E", from_mat(in.E));
+  const auto mats = [](const std::vector<Mat>& ms) {
+    val a = val::array();
+    for (const Mat& m : ms) a.call<void>("push", from_mat(m));
+    return a;
+  };
+  js.set("Wq", mats(in.Wq));
+  js.set("Wk", mats(in.Wk));
+  js.set("Wv", mats(in.Wv));
+  js.set("Wo", from_mat(in.Wo));
   return js;
 }
 

@@ -15,10 +15,13 @@
 
 #include "attn/data/text.h"
 #include "attn/interp/inspect.h"
+#include "attn/interp/length_eval.h"
+#include "attn/interp/readouts.h"
 #include "attn/kernels/ops.h"
 #include "attn/model/sampling.h"
 #include "attn/nn/attention.h"
 #include "attn/teach/block_stages.h"
+#include "attn/teach/lesson.h"
 #include "attn/teach/selftest.h"
 #include "attn/train/trainer.h"
 
@@ -86,7 +89,7 @@ std::string to_task_name(const val& task);
 // A text as UTF-8 bytes: a JS string (Embind encodes it) or a Uint8Array of the file's bytes (so a
 // file that is not valid UTF-8 reaches the core's check as it is).
 std::string to_text(const val& text, const char* name);
-val to_js(const Trainer::TextEvaluation& e);  // TextEvaluation
+val to_js(const TextEvaluation& e);  // TextEvaluation
 val to_js(const TextCorpus& c);               // CorpusInfo
 // new Decoder(trainer, {useCache, window}): the options checked (unknown keys, types).
 struct DecoderOptions {
@@ -123,19 +126,29 @@ MultiHeadArgs to_multi_head_args(const val& js);
 BlockStagesInput to_block_input(const val& js);
 // addPositions' argument: one matrix E.
 Mat to_matrix_arg(const val& js, const char* name);
+// lessonInputs' argument {tokens, dModel, dk, dv, heads, seed}: tokens an array of strings.
+struct LessonArgs {
+  std::vector<std::string> tokens;
+  int d_model, dk, dv, heads;
+  uint64_t seed;
+};
+LessonArgs to_lesson_args(const val& js);
 
 // ---- C++ -> JS, in the shapes of web/src/core/attention-core.d.ts.
 
 val to_js(const TrainerConfig& c);                  // ResolvedTrainerConfig
-val to_js(const Trainer::Evaluation& e);            // Evaluation
+val to_js(const Evaluation& e);            // Evaluation
 val to_js(const LengthEvaluation& e);               // LengthEvaluation
 val to_js(const Trainer::Ablation& a, const TrainerConfig& c);  // Required<Ablation>, L*H heads
-val to_js(const Trainer::HeadStats& s);             // AttentionStats
-val to_js(const Trainer::RowBackward& r);               // RowBackward
+val to_js(const HeadStats& s);             // AttentionStats
+val to_js(const RowBackward& r);               // RowBackward
+// Predictions with the answers they were measured against (T entries).
+val to_js(const Predictions& p, const std::vector<int32_t>& answers);  // Predictions
 val to_js(const std::vector<SelfTestResult>& results);  // SelfTestResult[]
 val to_js(const AttentionStages& s);                    // SelfAttentionStages
 val to_js(const MultiHeadStages& m);                    // MultiHeadStages
 val to_js(const PositionedInput& p);                    // PositionedInput
+val to_js(const LessonInputs& in);                      // LessonInputs
 val to_js(const BlockStages& b);                        // TransformerBlockStages
 // AttentionResult of one sequence of T tokens: weights (L*H*T,T) layer-major, logits (T,V).
 val attention_to_js(const Mat& weights, const Mat& logits, const TrainerConfig& c, int T);

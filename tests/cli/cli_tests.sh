@@ -326,6 +326,10 @@ selftest)
   for id in rows_and_mask future_invariance split_merge fused_qkv gradcheck pytorch_reference; do
     grep -q "^PASS $id " "$S/stdout" || fail "no PASS line for $id"
   done
+  # Without --reference: the shipped case (cpp/attn/teach/selftest_case), not the test data.
+  ok "$ATTN" selftest
+  grep -q '; reference .*/cpp/attn/teach/selftest_case/short$' "$S/stdout" || fail "default reference: $(head -1 "$S/stdout")"
+  grep -qx '# 6 of 6 checks passed' "$S/stdout" || fail "the shipped case: $(cat "$S/stdout")"
   ok "$ATTN" train --steps 40 --heads 2 --save "$S/w.st"
   ok "$ATTN" selftest --weights "$S/w.st" --reference "$REF/short"
   grep -q "H=2 C=12 ($S/w.st)" "$S/stdout" || fail "not the loaded model: $(head -1 "$S/stdout")"

@@ -99,9 +99,8 @@ TEST_CASE("reference: forward and backward match PyTorch") {
       REQUIRE(input.file.get("ids").shape == std::vector<int64_t>{rc.B, rc.T});
       REQUIRE(targets.size() == ids.size());
 
-      Rng rng(0);
       TinyAttentionLM::State s;
-      model->forward(ids.data(), rc.B, rc.T, false, rng, s);
+      model->forward(ids.data(), rc.B, rc.T, s);
       const std::vector<int64_t> logits_shape = {rc.B, rc.T, rc.V};
       const std::vector<int64_t> attn_shape = attention_shape(rc);
       compare::check_close("logits", s.logits.data(), expected.file.f32("logits", &logits_shape), kReferenceOutAbs,

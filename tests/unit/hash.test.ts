@@ -3,8 +3,19 @@
 // keys themselves are tests/unit/public-contract.txt's.
 import { describe, expect, test } from 'vitest';
 import { DEFAULTS, SETTING_LIST, SETTINGS, tokenize, type State } from '../../web/src/settings/settings';
-import { mulberry32 as rng } from '../../web/src/model/seeded';
 import { stateFromHash, stateToHash } from '../../web/src/settings/state';
+
+/** mulberry32: a small seeded generator of numbers in [0, 1) for the random states below. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
 
 const WORDS = ['The', 'cat', 'sat', 'on', 'the', 'mat', 'café', 'naïve', "don't", '42', '&', '=', '+', '#', '?', '%', ',', 'Ünïcödé', '日本'];
 

@@ -84,6 +84,12 @@ Task parse_task(const std::string& name) {
 
 const char* task_name(Task task) { return kTaskNames[static_cast<int>(task)]; }
 
+std::vector<Task> all_tasks() {
+  std::vector<Task> tasks;
+  for (size_t i = 0; i < kNames.size(); ++i) tasks.push_back(static_cast<Task>(i));
+  return tasks;
+}
+
 void check_task(Task task, int V, int T) {
   require_config(T >= 1 && T < kMaxRow, "seq_len", "sequence length (", T, ") must be in [1, ",
                  kMaxRow - 1, "]");

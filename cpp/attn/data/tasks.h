@@ -42,6 +42,8 @@ inline constexpr EnumNames kTasks = {"task", ErrorKind::Config, "task", "TaskNam
 // and the choices.
 Task parse_task(const std::string& name);
 const char* task_name(Task task);
+// Every task, in the enum's order.
+std::vector<Task> all_tasks();
 
 // Throws an Error of kind Config (key "task", or "seq_len" for T outside [1, 4096]) unless the
 // task can build sequences of length T over V ids.

@@ -146,10 +146,12 @@ class TinyAttentionLM {
 
   // ids (B,T) row-major -> s.logits (B*T,V); layer l's attention weights in
   // s.layers[l].weights() (B,H,T,T).
-  // Throws on ids outside [0, V) or T outside [1, C]. Dropout only when training. hooks, when
-  // given, are called as ForwardHooks describes.
+  // Throws on ids outside [0, V) or T outside [1, C]. Dropout only when training, drawn from
+  // rng. hooks, when given, are called as ForwardHooks describes.
   void forward(const int32_t* ids, int B, int T, bool training, Rng& rng, State& s,
                ForwardHooks* hooks = nullptr);
+  // The same in eval mode: no dropout, so no generator. Every read-out runs this one.
+  void forward(const int32_t* ids, int B, int T, State& s, ForwardHooks* hooks = nullptr);
 
   // Reads s.dlogits (B*T,V); overwrites every parameter gradient.
   void backward(const int32_t* ids, State& s);
@@ -158,7 +160,7 @@ class TinyAttentionLM {
   // sequence ids (T) for target, alone, through forward (eval mode) and backward. Afterwards s
   // holds the activations and their gradients for this loss (every head's dweights and dscores
   // in every layer too when s.inspect is set) and every parameter gradient is this loss's.
-  // Returns the loss. The Backward panel reads one head's row from s (Trainer::row_backward);
+  // Returns the loss. The Backward panel reads one head's row from s (row_backward, readouts.h);
   // the self-test checks these gradients against finite differences.
   float position_loss_backward(const int32_t* ids, int T, int query, int target, State& s);
 
@@ -196,8 +198,23 @@ class TinyAttentionLM {
   void layer_forward(int l, Mat& a, Mat& y, State::Block& bk, Attend&& attend,
                      ForwardHooks* hooks = nullptr) const;
 
+  // The backward of layer_forward for layer l: da (N,D) holds dL/d(the stream the layer wrote)
+  // and becomes dL/d(the stream it read); reads the caches bk and st (the layer's attention) of
+  // the forward; scratch (N,D) is workspace. Overwrites the layer's parameter gradients
+  // (attention, norms, FFN). backward() runs it from the last layer down.
+  //   no residual: a = attn(a)                       =>  da = attn'^T da
+  //   pre:  a = a + attn(norm1(a)); a = a + ffn(norm2(a))
+  //         =>  da += norm2'^T ffn'^T da;  da += norm1'^T attn'^T da
+  //   post: a = norm1(a + attn(a)); a = norm2(a + ffn(a))
+  //         =>  da = norm2'^T da; da += ffn'^T da;  da = norm1'^T da; da += attn'^T da
+  // (a residual layer without norms or FFN is pre's and post's case a = a + attn(a)).
+  void layer_backward(int l, Mat& da, Mat& scratch, State::Block& bk,
+                      MultiHeadSelfAttention::State& st);
+
  private:
   TinyAttentionLM(const ModelConfig& config, Rng&& rng);
+  // forward() with dropout drawn from *dropout, or none when it is null (eval mode).
+  void run(const int32_t* ids, int B, int T, Rng* dropout, State& s, ForwardHooks* hooks);
 };
 
 template <typename Attend>

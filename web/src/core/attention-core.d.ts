@@ -177,6 +177,21 @@ export interface RowBackward {
   dV: Matrix;
 }
 
+/** The k most likely next tokens at each of the T positions of a sequence, in eval mode under the
+ * ablation. */
+export interface Predictions {
+  /** min(k, vocabSize). */
+  k: number;
+  /** (T, k) row-major: most likely first; ties: the smaller id first. */
+  top: Int32Array;
+  /** (T, k): their probabilities. */
+  probs: Float32Array;
+  /** (T): the task's answer at each position (taskTargets); -100 where it sets none. */
+  answers: Int32Array;
+  /** (T): the probability of the answer; NaN where there is none. */
+  answerProbs: Float32Array;
+}
+
 /** One check of selfTest(). */
 export interface SelfTestResult {
   /** rows_and_mask, future_invariance, split_merge, fused_qkv, gradcheck or pytorch_reference. */
@@ -270,6 +285,9 @@ export interface Trainer {
   /** ids as for attention(); head in [0, nLayers * nHeads) (the global index l * nHeads + h),
    * query in [0, ids.length), target in [0, V). */
   rowBackward(ids: Int32Array, head: number, query: number, target: number): RowBackward;
+  /** The model's k >= 1 most likely next tokens at each position of ids (as for attention()),
+   * with their probabilities (the sampler's softmax at temperature 1), and the task's answers. */
+  predictions(ids: Int32Array, k: number): Predictions;
   /** Runs the curriculum's invariants on this model (unchanged) and, given, a PyTorch case. */
   selfTest(reference: ReferenceCase | null): SelfTestResult[];
   /** lossHistory()[i] is the loss of step i * historyStride() + 1. */
@@ -327,6 +345,32 @@ export interface Matrix {
   data: Float32Array;
   rows: number;
   cols: number;
+}
+
+/** What the lesson's inputs are made from (lessonInputs). */
+export interface LessonInputsArgs {
+  /** 1 to 64 words; equal strings share an embedding row (lower-case them first). */
+  tokens: string[];
+  /** d_model, dk, dv in [1, 64]. */
+  dModel: number;
+  dk: number;
+  dv: number;
+  /** 1 to 8 (default 1). */
+  heads?: number;
+  seed: number;
+}
+
+/** The lesson's inputs, made by the core's generator: `attn demo self-attention` draws the same. */
+export interface LessonInputs {
+  /** (T, dModel): each word's N(0, 1) row from its own stream of the seed. */
+  E: Matrix;
+  /** Per head h, the lesson's SelfAttention(dModel, dk, dv, seed + h): (dModel, dk), (dModel, dk),
+   * (dModel, dv). Head 0 is the single head. */
+  Wq: Matrix[];
+  Wk: Matrix[];
+  Wv: Matrix[];
+  /** (heads * dv, dModel), no bias. */
+  Wo: Matrix;
 }
 
 /** Input of the single-head lesson. X (T,D) with T <= 1024, Wq and Wk (D,dk), Wv (D,dv). */
@@ -555,6 +599,8 @@ export interface AttentionCore {
   transformerBlock(input: TransformerBlockInput): TransformerBlockStages;
   /** E (T,D), D even -> E plus the sinusoidal position encoding. */
   addPositions(E: Matrix): PositionedInput;
+  /** The lesson's embeddings and weights for a sentence and a seed, from the core's generator. */
+  lessonInputs(args: LessonInputsArgs): LessonInputs;
   /** The targets the task's rule gives ids (-100 where it gives none). */
   taskTargets(task: TaskName, ids: Int32Array): Int32Array;
   /** The sqrt(dk) lesson: dk in [1, 64], keys in [2, 16], seed in [0, 2^32 - 1]. */
