@@ -1,8 +1,8 @@
 // npm run bench:text: the "Train a GPT on text" preset in a tab, against the same core under node
 // and PyTorch on the same config, measured side by side in one run:
 //   - training steps/s in a tab while playing (median of 1 s blocks over --seconds, 60 by default):
-//     the page served plainly (the one-thread SIMD build) and served cross-origin isolated (the
-//     threads build, on min(4, navigator.hardwareConcurrency) threads);
+//     the page served plainly (the one-thread SIMD build), and served cross-origin isolated: the
+//     threads build on 1 thread (`?threads=1`) and on min(4, navigator.hardwareConcurrency);
 //   - node: the one-thread SIMD build, the tab's own steps replayed (the core is deterministic, so
 //     step n in node is the tab's model at step n), and the threads build on 2 threads;
 //   - PyTorch 1.13 eager with 1 and with 2 threads (bench/torch_baseline.py --config text:
@@ -34,13 +34,14 @@ const SAMPLE = { prompt: 'The ', chars: 120, temperature: 0.8, seed: 1 };
 
 
 /** A tab playing the preset for `seconds`: the readout's step every second (steps/s per 1 s
- * block), the steps at the marks, and the status line. headers: the server's (isolation). */
-async function tab(seconds, headers = {}) {
+ * block), the steps at the marks, and the status line. headers: the server's (isolation); query:
+ * the page's (`?threads=1`). */
+async function tab(seconds, headers = {}, query = '') {
   const srv = await serve(undefined, { headers });
   const browser = await launch();
   try {
     const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    await page.goto(`${srv.url}#${HASH}`);
+    await page.goto(`${srv.url}${query}#${HASH}`);
     await waitReady(page);
     const status = await page.textContent('.loading');
     await page.click('[data-action=play]');
@@ -143,6 +144,7 @@ const args = parseFlags(process.argv.slice(2), { seconds: 60 });
 const core = await createCore('simd');
 const threaded = await createCore('threads', undefined, { threads: 2 });
 const page = await tab(args.seconds);
+const pageIsolated1 = await tab(args.seconds, isolationHeaders(), '?threads=1');
 const pageThreads = await tab(args.seconds, isolationHeaders());
 // Node replays the one-thread tab's steps after its first 10 s (where the tab's median blocks are).
 const node = nodeRate(core, page.steps[Math.min(10, args.seconds)]);
@@ -152,12 +154,14 @@ const torch2 = torch(2);
 const prod = products(core);
 const replayed = replay(core, [0, ...Object.values(page.marks)]);
 const tabRate = median(page.rates);
+const tabIsolated1Rate = median(pageIsolated1.rates);
 const tabThreadsRate = median(pageThreads.rates);
 const result = {
   date: new Date().toISOString(),
   load_average: os.loadavg(),
   hash: HASH,
   tab_steps_per_s: { median: tabRate, blocks: page.rates, status: page.status },
+  tab_isolated_1t_steps_per_s: { median: tabIsolated1Rate, blocks: pageIsolated1.rates, status: pageIsolated1.status },
   tab_threads_steps_per_s: { median: tabThreadsRate, blocks: pageThreads.rates, status: pageThreads.status },
   node_wasm_simd_steps_per_s: node,
   node_wasm_threads_2_steps_per_s: nodeThreads,
@@ -167,6 +171,8 @@ const result = {
     node_simd_over_torch_1t: node / torch1.steps_per_s,
     tab_over_node: tabRate / node,
     tab_threads_over_tab: tabThreadsRate / tabRate,
+    tab_threads_over_isolated_1t: tabThreadsRate / tabIsolated1Rate,
+    node_threads_2_over_node: nodeThreads / node,
     tab_threads_over_torch_1t: tabThreadsRate / torch1.steps_per_s,
     tab_over_torch_1t: tabRate / torch1.steps_per_s,
   },
@@ -182,6 +188,7 @@ console.log(`load average ${os.loadavg().map(f2).join(' ')}\n`);
 console.log('| "Train a GPT on text" | steps/s |');
 console.log('|---|---|');
 console.log(`| tab (Chromium, median of 1 s blocks over ${args.seconds} s of Play; ${page.status.trim()}) | ${f0(tabRate)} |`);
+console.log(`| tab, cross-origin isolated, ?threads=1 (${pageIsolated1.status.trim()}) | ${f0(tabIsolated1Rate)} |`);
 console.log(`| tab, cross-origin isolated (${pageThreads.status.trim()}) | ${f0(tabThreadsRate)} |`);
 console.log(`| node wasm SIMD, the tab's steps | ${f0(node)} |`);
 console.log(`| node wasm threads, 2 threads | ${f0(nodeThreads)} |`);
@@ -193,6 +200,8 @@ const r = result.ratios;
 console.log(`| node wasm SIMD / PyTorch 1 thread | ${f2(r.node_simd_over_torch_1t)} | >= 0.7 |`);
 console.log(`| tab / node (one thread) | ${f2(r.tab_over_node)} | >= 0.9 |`);
 console.log(`| isolated tab (threads) / tab | ${f2(r.tab_threads_over_tab)} | >= 1.6 |`);
+console.log(`| isolated tab (threads) / isolated tab (?threads=1) | ${f2(r.tab_threads_over_isolated_1t)} | |`);
+console.log(`| node wasm threads (2) / node wasm SIMD | ${f2(r.node_threads_2_over_node)} | |`);
 console.log(`| isolated tab (threads) / PyTorch 1 thread | ${f2(r.tab_threads_over_torch_1t)} | >= 1.0 |`);
 console.log(`\nThe products of a step (SIMD build, node; median of 20 steps; GFLOP/s of the full product, the causal ones skip about half):\n`);
 console.log('| product | layout | C (m x n), k | calls | MFLOP | ms | GFLOP/s |');
