@@ -86,7 +86,7 @@ const char* task_name(Task task) { return kTaskNames[static_cast<int>(task)]; }
 
 std::vector<Task> all_tasks() {
   std::vector<Task> tasks;
-  for (int i = 0; i < kTasks.count; ++i) tasks.push_back(static_cast<Task>(i));
+  for (size_t i = 0; i < std::size(kTaskNames); ++i) tasks.push_back(static_cast<Task>(i));
   return tasks;
 }
 
