@@ -20,6 +20,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { ROOT, isolationHeaders, launch, serve, waitReady } from '../tests/e2e/harness.mjs';
 import { createCore } from '../tests/js-api/load-core.mjs';
 import { median, parseFlags } from './common.mjs';
@@ -34,16 +35,26 @@ const SAMPLE = { prompt: 'The ', chars: 120, temperature: 0.8, seed: 1 };
 
 
 /** A tab playing the preset for `seconds`: the readout's step every second (steps/s per 1 s
- * block), the steps at the marks, and the status line. headers: the server's (isolation); query:
- * the page's (`?threads=1`). */
+ * block), the steps at the marks, the status line, and what the page downloaded until Play (each
+ * file raw and gzip -9). headers: the server's (isolation); query: the page's (`?threads=1`). */
 async function tab(seconds, headers = {}, query = '') {
   const srv = await serve(undefined, { headers });
   const browser = await launch();
   try {
     const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+    const files = [];
+    page.on('response', async (res) => {
+      try {
+        const body = await res.body();
+        files.push({ path: new URL(res.url()).pathname, raw: body.length, gzip: gzipSync(body, { level: 9 }).length });
+      } catch {
+        // redirects and aborted requests have no body
+      }
+    });
     await page.goto(`${srv.url}${query}#${HASH}`);
     await waitReady(page);
     const status = await page.textContent('.loading');
+    const transfer = { files: [...files], gzip_bytes: files.reduce((a, f) => a + f.gzip, 0), raw_bytes: files.reduce((a, f) => a + f.raw, 0) };
     await page.click('[data-action=play]');
     // Counted inside the page: no Playwright call runs while it trains.
     const steps = await page.evaluate(async (seconds) => {
@@ -57,7 +68,7 @@ async function tab(seconds, headers = {}, query = '') {
     }, seconds);
     await page.click('[data-action=play]');
     const rates = steps.slice(1).map((v, i) => v - steps[i]);
-    return { status, steps, rates, marks: Object.fromEntries(MARKS_S.filter((s) => s <= seconds).map((s) => [s, steps[s]])) };
+    return { status, transfer, steps, rates, marks: Object.fromEntries(MARKS_S.filter((s) => s <= seconds).map((s) => [s, steps[s]])) };
   } finally {
     await browser.close();
     await srv.close();
@@ -176,6 +187,7 @@ const result = {
     tab_threads_over_torch_1t: tabThreadsRate / torch1.steps_per_s,
     tab_over_torch_1t: tabRate / torch1.steps_per_s,
   },
+  transfer: { plain: page.transfer, isolated_threads: pageThreads.transfer },
   products: prod,
   unigram_bits_per_char: replayed.unigramBits,
   at: Object.fromEntries([0, ...Object.keys(page.marks).map(Number)].map((s, i) => [`${s}s`, replayed.rows[i]])),
@@ -203,6 +215,15 @@ console.log(`| isolated tab (threads) / tab | ${f2(r.tab_threads_over_tab)} | >=
 console.log(`| isolated tab (threads) / isolated tab (?threads=1) | ${f2(r.tab_threads_over_isolated_1t)} | |`);
 console.log(`| node wasm threads (2) / node wasm SIMD | ${f2(r.node_threads_2_over_node)} | |`);
 console.log(`| isolated tab (threads) / PyTorch 1 thread | ${f2(r.tab_threads_over_torch_1t)} | >= 1.0 |`);
+const kb = (b) => (b / 1024).toFixed(0);
+console.log('\n| the page until Play (gzip -9) | one-thread SIMD build | threads build (isolated) |');
+console.log('|---|---|---|');
+const where = (f) => (/attention-core/.test(f.path) ? f.path.split('/').at(-1) : /\/assets\/worker-/.test(f.path) ? 'the worker (JS)' : 'the page (HTML, JS, CSS, favicon)');
+const parts = (t) => t.files.reduce((m, f) => m.set(where(f), (m.get(where(f)) ?? 0) + f.gzip), new Map());
+const plainParts = parts(page.transfer);
+const threadParts = parts(pageThreads.transfer);
+for (const name of new Set([...plainParts.keys(), ...threadParts.keys()])) console.log(`| ${name} | ${plainParts.has(name) ? kb(plainParts.get(name)) + ' KB' : '-'} | ${threadParts.has(name) ? kb(threadParts.get(name)) + ' KB' : '-'} |`);
+console.log(`| total | ${kb(page.transfer.gzip_bytes)} KB (${page.transfer.files.length} files) | ${kb(pageThreads.transfer.gzip_bytes)} KB (${pageThreads.transfer.files.length} files) |`);
 console.log(`\nThe products of a step (SIMD build, node; median of 20 steps; GFLOP/s of the full product, the causal ones skip about half):\n`);
 console.log('| product | layout | C (m x n), k | calls | MFLOP | ms | GFLOP/s |');
 console.log('|---|---|---|---|---|---|---|');
