@@ -7,6 +7,7 @@
 
 #include "attn/kernels/kernels.h"
 #include "attn/train/bench.h"
+#include "text_preset.h"
 
 namespace {
 
@@ -29,16 +30,7 @@ std::map<Shape, int> recorded(const attn::TrainerConfig& c) {
 
 TEST_CASE("bench: step_products lists every product of a step", "[bench]") {
   attn::TrainerConfig demo;
-  attn::TrainerConfig text;  // the "Train a GPT on text" preset, smaller batch
-  text.task = "text";
-  text.d_model = 64;
-  text.seq_len = 64;
-  text.batch_size = 2;
-  text.n_layers = 2;
-  text.residual = true;
-  text.positions = "rope";
-  text.norm = "layernorm";
-  text.ffn = "gelu";
+  const attn::TrainerConfig text = text_preset_config(64, 2);
   attn::TrainerConfig grouped = text;  // shapes that collide: D = F, grouped K/V heads, swiglu
   grouped.ffn = "swiglu";
   grouped.ffn_mult = 1;

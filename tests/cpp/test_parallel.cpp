@@ -13,6 +13,7 @@
 #include "attn/base/parallel.h"
 #include "attn/kernels/kernels.h"
 #include "attn/train/trainer.h"
+#include "text_preset.h"
 
 using Catch::Matchers::Contains;
 
@@ -135,16 +136,7 @@ TEST_CASE("parallel: products split over threads give the same numbers", "[paral
 }
 
 TEST_CASE("parallel: training is bit-identical on any number of threads", "[parallel][trainer]") {
-  attn::TrainerConfig text;  // the "Train a GPT on text" preset, a smaller batch
-  text.task = "text";
-  text.d_model = 64;
-  text.seq_len = 32;
-  text.batch_size = 6;
-  text.n_layers = 2;
-  text.residual = true;
-  text.positions = "rope";
-  text.norm = "layernorm";
-  text.ffn = "gelu";
+  const attn::TrainerConfig text = text_preset_config(32, 6);
   attn::TrainerConfig grouped = text;  // grouped K/V heads, swiglu, RMSNorm, dropout
   grouped.kv_heads = 2;
   grouped.ffn = "swiglu";
