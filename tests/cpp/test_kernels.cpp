@@ -29,6 +29,29 @@ float max_rel_diff(const Mat& got, const Mat& want) {
   return (got - want).cwiseAbs().maxCoeff() / scale;
 }
 
+// alpha A B in the three layouts (A B, A (B^T)^T, (A^T)^T B) against the reference, each into a C
+// filled with garbage first (the kernels overwrite it); with a bias (1,N), also A B^T + bias.
+void check_layouts(const Mat& A, const Mat& B, float alpha, const Mat* bias = nullptr) {
+  const Mat At = A.transpose(), Bt = B.transpose();
+  Mat want(A.rows(), B.cols()), got(A.rows(), B.cols());
+  attn::matmul_reference(A, false, B, false, want, alpha);
+  got.setConstant(123.0f);
+  attn::matmul_nn(A, B, got, alpha);
+  CHECK(max_rel_diff(got, want) <= kKernelTol);
+  got.setConstant(123.0f);
+  attn::matmul_nt(A, Bt, got, alpha);
+  CHECK(max_rel_diff(got, want) <= kKernelTol);
+  got.setConstant(123.0f);
+  attn::matmul_tn(At, B, got, alpha);
+  CHECK(max_rel_diff(got, want) <= kKernelTol);
+  if (bias) {
+    got.setConstant(123.0f);
+    attn::matmul_nt(A, Bt, got, alpha, bias->data());
+    const Mat want_b = want.rowwise() + Eigen::Map<const attn::RowVec>(bias->data(), B.cols());
+    CHECK(max_rel_diff(got, want_b) <= kKernelTol);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("kernels: the three layouts match the reference on awkward shapes") {
@@ -38,22 +61,8 @@ TEST_CASE("kernels: the three layouts match the reference on awkward shapes") {
   for (const auto& s : shapes) {
     const int M = s[0], N = s[1], K = s[2];
     CAPTURE(M, N, K);
-    const Mat A = random_mat(M, K, rng), B = random_mat(K, N, rng);
-    const Mat At = A.transpose(), Bt = B.transpose();
-    Mat want(M, N), got(M, N);
-    attn::matmul_reference(A, false, B, false, want, 0.5f);
-
-    got.setConstant(123.0f);  // the kernels overwrite C
-    attn::matmul_nn(A, B, got, 0.5f);
-    CHECK(max_rel_diff(got, want) <= kKernelTol);
-
-    got.setConstant(123.0f);
-    attn::matmul_nt(A, Bt, got, 0.5f);
-    CHECK(max_rel_diff(got, want) <= kKernelTol);
-
-    got.setConstant(123.0f);
-    attn::matmul_tn(At, B, got, 0.5f);
-    CHECK(max_rel_diff(got, want) <= kKernelTol);
+    const Mat A = random_mat(M, K, rng), B = random_mat(K, N, rng);  // A drawn first
+    check_layouts(A, B, 0.5f);
   }
 }
 
@@ -218,20 +227,8 @@ TEST_CASE("kernels: row remainders and column tails of the model's shapes") {
     const int M = s[0], N = s[1], K = s[2];
     CAPTURE(M, N, K);
     const Mat A = random_mat(M, K, rng), B = random_mat(K, N, rng);
-    const Mat At = A.transpose(), Bt = B.transpose();
     const Mat bias = random_mat(1, N, rng);
-    Mat want(M, N), got(M, N);
-    attn::matmul_reference(A, false, B, false, want, 2.0f);
-    got.setConstant(123.0f);
-    attn::matmul_nn(A, B, got, 2.0f);
-    CHECK(max_rel_diff(got, want) <= kKernelTol);
-    got.setConstant(123.0f);
-    attn::matmul_tn(At, B, got, 2.0f);
-    CHECK(max_rel_diff(got, want) <= kKernelTol);
-    got.setConstant(123.0f);
-    attn::matmul_nt(A, Bt, got, 2.0f, bias.data());
-    Mat want_b = want.rowwise() + Eigen::Map<const attn::RowVec>(bias.data(), N);
-    CHECK(max_rel_diff(got, want_b) <= kKernelTol);
+    check_layouts(A, B, 2.0f, &bias);
   }
 }
 
