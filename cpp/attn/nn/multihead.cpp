@@ -282,45 +282,64 @@ void MultiHeadSelfAttention::reset_cache(KVCache& c) const {
   c.merged.resize(1, d_model);
 }
 
-// The last row of forward() for T = p + 1, computed from the cache: qkv = x W^T + b (1,W); q and
-// k rotated by p; k, v appended as row p; per head w = softmax(q K^T * scale + bias) over rows
-// [0, p] and merged_h = w V; y = out_proj(merged).
 void MultiHeadSelfAttention::forward_step(ConstMatRef x, KVCache& c, MatRef weights,
                                           MatRef y) const {
-  const int H = n_heads, Dh = d_head, KV = options.kv_heads, p = c.length, n = p + 1;
+  forward_rows(x, c, weights, y);
+}
+
+// The last m rows of forward() for T = p0 + m, computed from the cache: qkv = x W^T + b (m,W);
+// q and k of row i rotated by p0 + i; k, v appended as rows p0 .. p0 + m - 1; per head and row i,
+// w = softmax(q_i K^T * scale + bias) over rows [0, p0 + i] and merged_h,i = w V; y = out_proj(merged).
+void MultiHeadSelfAttention::forward_rows(ConstMatRef x, KVCache& c, MatRef weights,
+                                          MatRef y) const {
+  const int H = n_heads, Dh = d_head, KV = options.kv_heads, p0 = c.length;
+  const int m = int(x.rows()), n = p0 + m;
   const Eigen::Index KVDh = Eigen::Index(KV) * Dh;
-  require_state(c.k.rows() == max_context_length && c.merged.cols() == d_model,
+  require_state(c.k.rows() == max_context_length && c.v.rows() == max_context_length,
                 "forward_step needs a cache sized by reset_cache");
-  require_state(p < max_context_length, "the KV cache is full (", max_context_length,
-                " positions); drop a position first");
-  require(x.rows() == 1 && x.cols() == d_model, "forward_step expects one row of ", d_model,
+  require(m >= 1 && x.cols() == d_model, "forward_step expects rows of ", d_model,
           " features, got (", x.rows(), ",", x.cols(), ")");
-  require(weights.rows() == H && weights.cols() == n, "forward_step's weights must be (", H, ",",
-          n, "), got (", weights.rows(), ",", weights.cols(), ")");
+  require_state(n <= max_context_length, "the KV cache is full (", max_context_length,
+                " positions; ", p0, " held, ", m, " more asked); drop a position first");
+  require(weights.rows() == Eigen::Index(m) * H && weights.cols() == n,
+          "forward_step's weights must be (", m * H, ",", n, "), got (", weights.rows(), ",",
+          weights.cols(), ")");
   require(head_off.size() == size_t(H), "head_off has ", head_off.size(), " entries for ", H,
           " heads");
+  c.qkv.resize(m, qkv_proj.out_features);
+  c.merged.resize(m, d_model);
   qkv_proj.forward(x, c.qkv);  // x is not read again, so y may alias it
   const Eigen::Index k0 = Eigen::Index(H) * Dh, v0 = k0 + KVDh;
   if (rope) {
-    c.k_raw.row(p) = c.qkv.block(0, k0, 1, KVDh);
-    for (int h = 0; h < H; ++h) rope->rotate(c.qkv.block(0, Eigen::Index(h) * Dh, 1, Dh), p);
-    for (int g = 0; g < KV; ++g) rope->rotate(c.qkv.block(0, k0 + Eigen::Index(g) * Dh, 1, Dh), p);
+    c.k_raw.middleRows(p0, m) = c.qkv.block(0, k0, m, KVDh);
+    for (int h = 0; h < H; ++h) rope->rotate(c.qkv.block(0, Eigen::Index(h) * Dh, m, Dh), p0);
+    for (int g = 0; g < KV; ++g) rope->rotate(c.qkv.block(0, k0 + Eigen::Index(g) * Dh, m, Dh), p0);
   }
-  c.k.row(p) = c.qkv.block(0, k0, 1, KVDh);
-  c.v.row(p) = c.qkv.block(0, v0, 1, KVDh);
+  c.k.middleRows(p0, m) = c.qkv.block(0, k0, m, KVDh);
+  c.v.middleRows(p0, m) = c.qkv.block(0, v0, m, KVDh);
   c.length = n;
   const float scale = score_scale();
-  for (int h = 0; h < H; ++h) {
-    const Eigen::Index g0 = Eigen::Index(kv_head(h)) * Dh;
-    auto w = weights.row(h);
-    matmul_nt(c.qkv.block(0, q_offset(h), 1, Dh), c.k.block(0, g0, n, Dh), w, scale);
-    if (options.alibi) add_alibi_bias(w, alibi_m[size_t(h)], p);
-    softmax_rows(w, w);
-    auto out = c.merged.block(0, Eigen::Index(h) * Dh, 1, Dh);
-    if (head_off[size_t(h)]) out.setZero();
-    else matmul_nn(w, c.v.block(0, g0, n, Dh), out);
+  for (int i = 0; i < m; ++i) {
+    const int p = p0 + i, len = p + 1;  // row i is position p; it sees positions [0, p]
+    if (len < n) weights.block(Eigen::Index(i) * H, len, H, n - len).setZero();
+    for (int h = 0; h < H; ++h) {
+      const Eigen::Index g0 = Eigen::Index(kv_head(h)) * Dh;
+      auto w = weights.block(Eigen::Index(i) * H + h, 0, 1, len);
+      matmul_nt(c.qkv.block(i, q_offset(h), 1, Dh), c.k.block(0, g0, len, Dh), w, scale);
+      if (options.alibi) add_alibi_bias(w, alibi_m[size_t(h)], p);
+      softmax_rows(w, w);
+      auto out = c.merged.block(i, Eigen::Index(h) * Dh, 1, Dh);
+      if (head_off[size_t(h)]) out.setZero();
+      else matmul_nn(w, c.v.block(0, g0, len, Dh), out);
+    }
   }
   out_proj.forward(c.merged, y);
+}
+
+void MultiHeadSelfAttention::truncate_cache(KVCache& c, int length) const {
+  require(length >= 0 && length <= c.length, "the cache holds ", c.length,
+          " positions; it cannot be truncated to ", length);
+  c.length = length;
 }
 
 void MultiHeadSelfAttention::drop_first(KVCache& c) const {

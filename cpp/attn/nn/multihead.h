@@ -82,8 +82,8 @@ class MultiHeadSelfAttention {
     // [g Dh, g Dh + Dh).
     Mat k, v;
     Mat k_raw;       // RoPE only: (C, KV Dh) the keys before their rotation
-    Mat qkv;         // (1, W) scratch: the new position's projection
-    Mat merged;      // (1, D) scratch: the heads' outputs
+    Mat qkv;         // (m, W) scratch: the new positions' projection
+    Mat merged;      // (m, D) scratch: the heads' outputs
   };
   // Empties cache and sizes it for this layer.
   void reset_cache(KVCache& cache) const;
@@ -94,6 +94,16 @@ class MultiHeadSelfAttention {
   // alias x. Honours head_off and scale_scores; the mask is taken to be causal (the Decoder
   // checks). Throws an Error of kind State when the cache already holds C positions.
   void forward_step(ConstMatRef x, KVCache& cache, MatRef weights, MatRef y) const;
+  // forward_step for m new positions p0 .. p0 + m - 1 at once (p0 = cache.length): one
+  // projection of x (m,D), their m keys and values appended to cache, then row i of head h
+  // attends over positions [0, p0 + i] (causal among the new rows too) into weights.row(i*H + h)
+  // ((m*H, p0 + m); the entries past p0 + i are 0), and y (m,D) gets the outputs (may alias x).
+  // Row i's attention is forward_step's for that position, number for number; the projections
+  // are (m,D) products. Throws an Error of kind State when the cache cannot take m more.
+  void forward_rows(ConstMatRef x, KVCache& cache, MatRef weights, MatRef y) const;
+  // Keeps only the first length positions of cache (a rollback): as if the later ones had never
+  // been appended. length in [0, cache.length].
+  void truncate_cache(KVCache& cache, int length) const;
   // Drops the oldest position: position p + 1 becomes p. With RoPE the kept keys are rotated
   // again from k_raw to their new positions. Only for layers whose keys and values do not depend
   // on the other positions (the first, with positions that are not added to x): decoder.h.
