@@ -111,7 +111,7 @@ TEST_CASE("learned positions past max_seq_len: an error of kind config naming ma
   check_error([&] { roomy.evaluate_at(33, 1); }, ErrorKind::Config, "max_seq_len", "33");
   // Bad lengths name seq_len; a task that cannot fit the length names task.
   check_error([&] { t.evaluate_at(0, 1); }, ErrorKind::Config, "seq_len", "(0)");
-  check_error([&] { t.evaluate_at(kMaxEvalLength + 1, 1); }, ErrorKind::Config, "seq_len", "1025");
+  check_error([&] { t.evaluate_at(kMaxEvalLength + 1, 1); }, ErrorKind::Config, "seq_len", "4097");
   TrainerConfig ind = small("rope");
   ind.task = "induction";
   Trainer it(ind);

@@ -194,6 +194,7 @@ void TinyAttentionLM::forward(const int32_t* ids, int B, int T, bool training, R
   for (int l = 0; l < L; ++l) {
     MultiHeadSelfAttention::State& st = s.layers[size_t(l)];
     if (s.inspect) st.inspect = true;
+    st.tiled = s.tiled;
     if (hooks) hooks->stream(l, s.a);
     layer_forward(l, s.a, s.y, s.blocks[size_t(l)], [&](const Mat& in, Mat& out) {
       layers[size_t(l)].forward(in, B, T, training, rng, st, out);

@@ -79,6 +79,10 @@ float MultiHeadSelfAttention::score_scale() const {
   return scale_scores ? 1.0f / std::sqrt(static_cast<float>(d_head)) : 1.0f;
 }
 
+TiledScores MultiHeadSelfAttention::tiled_scores(int h) const {
+  return {score_scale(), mask == MaskMode::Causal, options.alibi ? alibi_m[size_t(h)] : 0.0f};
+}
+
 void MultiHeadSelfAttention::check_input(Eigen::Index rows, Eigen::Index cols, int B,
                                          int T) const {
   require(B >= 1, "batch size (", B, ") must be >= 1");
@@ -98,9 +102,16 @@ void MultiHeadSelfAttention::forward(ConstMatRef x, int B, int T, bool training,
   const Eigen::Index N = Eigen::Index(B) * T;
   s.B = B;
   s.T = T;
+  s.tiled_used = s.tiled && !s.inspect && !(training && attn_dropout > 0.0f) &&
+                 (mask == MaskMode::Causal || mask == MaskMode::None);
   s.x.resize(N, D);
   s.qkv.resize(N, qkv_proj.out_features);
-  s.probs.resize(N * H, T);
+  if (s.tiled_used) {
+    s.probs.resize(0, 0);
+    s.lse.resize(Eigen::Index(B) * H, T);
+  } else {
+    s.probs.resize(N * H, T);
+  }
   if (s.inspect) s.scores.resize(N * H, T);
   s.merged.resize(N, D);
   s.backward_done = false;
@@ -128,6 +139,13 @@ void MultiHeadSelfAttention::forward(ConstMatRef x, int B, int T, bool training,
       Head hd = head_views(*this, s.qkv, b, h, T);
       const Eigen::Index r0 = hd.r0, p0 = hd.p0;
       auto &q = hd.q, &k = hd.k, &v = hd.v;
+      if (s.tiled_used) {  // softmax(q k^T * scale + bias) v, tile by tile
+        auto out = s.merged.block(r0, h * Dh, T, Dh);
+        if (head_off[h]) out.setZero();
+        else tiled_attention_forward(q, k, v, tiled_scores(h), s.tiles, out,
+                                     s.lse.row(Eigen::Index(b) * H + h).data(), s.tiled_ws);
+        continue;
+      }
       auto p = s.probs.block(p0, 0, T, T);
       matmul_nt(q, k, p, scale);  // scores (T,T) = q k^T / sqrt(Dh)
       if (options.alibi) add_alibi_bias(p, alibi_m[size_t(h)]);
@@ -169,8 +187,10 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
   s.dqkv.resize(N, qkv_proj.out_features);
   if (group > 1) s.dkv_scratch.resize(T, Dh);
   s.dmerged.resize(N, D);
-  s.dweights.resize(s.inspect ? N * H : T, T);
-  s.dscores.resize(s.inspect ? N * H : T, T);
+  if (!s.tiled_used) {
+    s.dweights.resize(s.inspect ? N * H : T, T);
+    s.dscores.resize(s.inspect ? N * H : T, T);
+  }
   const float scale = score_scale();
 
   if (s.out_dropped) {  // y = out_proj(merged) * out_mask
@@ -192,12 +212,12 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
       // Ungrouped, every head is the first of its group: the curriculum's code path.
       const bool first_of_group = h % group == 0;
       auto dout = s.dmerged.block(r0, h * Dh, T, Dh);
-      auto dw = s.dweights.block(s.inspect ? p0 : 0, 0, T, T);
-      auto ds = s.dscores.block(s.inspect ? p0 : 0, 0, T, T);
       if (head_off[h]) {  // merged_h = 0: nothing flows back into this head
         dout.setZero();
-        dw.setZero();
-        ds.setZero();
+        if (!s.tiled_used) {
+          s.dweights.block(s.inspect ? p0 : 0, 0, T, T).setZero();
+          s.dscores.block(s.inspect ? p0 : 0, 0, T, T).setZero();
+        }
         dq.setZero();
         if (first_of_group) {
           dk.setZero();
@@ -205,6 +225,14 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
         }
         continue;
       }
+      if (s.tiled_used) {  // the weights recomputed per tile from the rows' log-sum-exp
+        tiled_attention_backward(q, k, v, s.merged.block(r0, h * Dh, T, Dh),
+                                 s.lse.row(Eigen::Index(b) * H + h).data(), dout, tiled_scores(h),
+                                 s.tiles, dq, dk, dv, !first_of_group, s.tiled_ws);
+        continue;
+      }
+      auto dw = s.dweights.block(s.inspect ? p0 : 0, 0, T, T);
+      auto ds = s.dscores.block(s.inspect ? p0 : 0, 0, T, T);
       auto a = w.block(p0, 0, T, T);
       // merged_h = a v  =>  dv = a^T dout, da = dout v^T
       if (first_of_group) {

@@ -11,8 +11,14 @@
 #include "attn/kernels/ops.h"
 #include "attn/nn/linear.h"
 #include "attn/nn/positions.h"
+#include "attn/nn/tiled_attention.h"
 
 namespace attn {
+
+// The sequence length from which callers that need no attention weights run the layer tile by
+// tile (State::tiled): a training step and an evaluation at length. Measured faster from about
+// here (bench/README.md), and it never holds the (T,T) matrices, which grow as T^2.
+constexpr int kTiledMinLength = 256;
 
 // The layer's variants beyond the curriculum. The defaults are the curriculum's layer exactly:
 // the same draws, the same code path, the same numbers.
@@ -55,6 +61,16 @@ class MultiHeadSelfAttention {
     Mat dqkv, dmerged, dweights, dscores, dx_scratch;
     Mat dqkv_proj;   // (N,W) RoPE only: dqkv rotated back, dL/d(qkv_proj's output)
     Mat dkv_scratch; // (T,Dh) grouped K/V only: one query head's share of dk or dv
+    // Set before forward() to compute the attention tile by tile (tiled_attention.h) with these
+    // tile sizes, never holding (T,T): taken when the layer allows it (a causal mask or none, no
+    // attention dropout in this pass, not inspect), else the plain path runs. A tiled forward
+    // leaves probs, weights(), dweights and dscores empty, keeps each row's log-sum-exp in lse,
+    // and its backward recomputes the weights per tile.
+    bool tiled = false;
+    TileSizes tiles;
+    bool tiled_used = false;  // the last forward ran tiled
+    Mat lse;                  // (B*H,T) tiled only: log sum_j exp(score_ij) of each row
+    TiledWorkspace tiled_ws;
     // The attention weights that multiplied V: (B*H*T,T), i.e. (B,H,T,T) row-major.
     const Mat& weights() const { return attn_dropped ? attn : probs; }
   };
@@ -138,6 +154,9 @@ class MultiHeadSelfAttention {
   bool scale_scores = true;       // false: scores are q k^T, without the 1/sqrt(Dh)
   MaskMode mask = MaskMode::Causal;
   float score_scale() const;
+  // Head h's scores as the tiled kernels take them: the scale, the mask (causal or none) and
+  // its ALiBi slope.
+  TiledScores tiled_scores(int h) const;
 
   // The K/V head query head h reads: h / (H / KV).
   int kv_head(int h) const { return h / (n_heads / options.kv_heads); }

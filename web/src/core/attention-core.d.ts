@@ -284,9 +284,10 @@ export interface Trainer {
   stepsDone(): number;
   /** Loss and accuracy in eval mode over n in [1, 1000] fixed batches, under the ablation. */
   evaluate(n: number): Evaluation;
-  /** The live model (weights and ablation) on its task at length seqLen in [1, 1024], over
+  /** The live model (weights and ablation) on its task at length seqLen in [1, 4096], over
    * batches in [1, 1000] batches of batchSize sequences from the same seed as evaluate(), so
-   * evaluateAt(seqLen, n) measures what evaluate(n) does. Longer than maxSeqLen with learned
+   * evaluateAt(seqLen, n) measures what evaluate(n) does; from seqLen 256 on, the attention runs tile
+   * by tile (no seqLen x seqLen matrix is held). Longer than maxSeqLen with learned
    * positions: a `config` error with key maxSeqLen (there is no row of the table to add); a task
    * that cannot fit seqLen: key task. Changes nothing. */
   evaluateAt(seqLen: number, batches: number): LengthEvaluation;
