@@ -29,6 +29,11 @@ int cmd_eval(const std::vector<std::string>& args);     // cmd_eval.cpp
 int cmd_inspect(const std::vector<std::string>& args);  // cmd_inspect.cpp
 int cmd_sample(const std::vector<std::string>& args);   // cmd_sample.cpp
 
+// attn bench --config speculative and --config tiled (cmd_bench_decode.cpp): JSON members
+// "speculative" and "tiled", printed without a trailing newline.
+void print_speculative_bench(int blocks, int target_steps);
+void print_tiled_bench(int blocks);
+
 // The vocabulary a text model's weights file (bytes, read from path) carries; a file without
 // one is an Error of kind Format saying the model was not trained on text (cmd_sample.cpp).
 std::u32string text_vocab(const std::string& path, const std::vector<uint8_t>& bytes);

@@ -393,7 +393,7 @@ TEST_CASE("speculative: bigram table, and errors name the bad value") {
               "number of tokens (-1)");
   o.draft_tokens = 0;
   check_error([&] { SpeculativeDecoder(target, right, {1}, 5, o); }, ErrorKind::Input, "",
-              "draft_tokens (0) must be in [1, 16]");
+              "the draft tokens per round (0) must be in [1, 16]");
   o.draft_tokens = 2;
   o.sampling.top_p = 0.0f;
   check_error([&] { SpeculativeDecoder(target, right, {1}, 5, o); }, ErrorKind::Input, "",

@@ -61,6 +61,11 @@ void BigramDraft::rollback(int n) {
   total_ -= n;
 }
 
+std::unique_ptr<BigramDraft> make_bigram_draft(const std::u32string& vocab, const TextCorpus& corpus) {
+  const std::vector<int32_t> ids = encode(vocab, decode(corpus.vocab, corpus.train));
+  return std::make_unique<BigramDraft>(ids.data(), ids.size(), int(vocab.size()));
+}
+
 void check_draft_vocab(int target_vocab_size, int draft_vocab_size) {
   require(target_vocab_size == draft_vocab_size, "the draft's vocabulary has ", draft_vocab_size,
           " tokens but the target's has ", target_vocab_size);
@@ -117,8 +122,8 @@ Verification verify_drafts(ConstMatRef q_rows, ConstMatRef p_rows, const int32_t
 // ---- Options and figures
 
 void SpeculativeOptions::validate(int V) const {
-  require(draft_tokens >= 1 && draft_tokens <= kMaxDraftTokens, "draft_tokens (", draft_tokens,
-          ") must be in [1, ", kMaxDraftTokens, "]");
+  require(draft_tokens >= 1 && draft_tokens <= kMaxDraftTokens, "the draft tokens per round (",
+          draft_tokens, ") must be in [1, ", kMaxDraftTokens, "]");
   sampling.validate(V);
 }
 

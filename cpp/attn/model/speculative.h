@@ -20,6 +20,7 @@
 #include "attn/base/rng.h"
 #include "attn/base/stats.h"
 #include "attn/base/tensor.h"
+#include "attn/data/text.h"
 #include "attn/model/decoder.h"
 #include "attn/model/model.h"
 #include "attn/model/sampling.h"
@@ -88,6 +89,10 @@ class BigramDraft : public Draft {
   int64_t total_ = 0, passes_ = 0;
   RowVec logits_;
 };
+
+// The bigram of a text model: corpus's training split (its first 90%) counted as ids of vocab
+// (the model's characters). A character vocab lacks is an Error of kind Input naming it.
+std::unique_ptr<BigramDraft> make_bigram_draft(const std::u32string& vocab, const TextCorpus& corpus);
 
 // An Error of kind Input unless the draft's vocabulary has the target's size: "the draft's
 // vocabulary has 40 tokens but the target's has 35".
