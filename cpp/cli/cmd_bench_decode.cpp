@@ -54,10 +54,12 @@ TrainerConfig gpt_preset() {
   return c;
 }
 
-// Heap bytes in use (glibc's allocator), -1 where it cannot be read.
+// Heap bytes in use (glibc's allocator: the small chunks and the mmap'd large ones), -1 where it
+// cannot be read.
 int64_t heap_in_use() {
 #if defined(__GLIBC__)
-  return int64_t(mallinfo2().uordblks);
+  const struct mallinfo2 m = mallinfo2();
+  return int64_t(m.uordblks) + int64_t(m.hblkhd);
 #else
   return -1;
 #endif
