@@ -15,6 +15,7 @@
 #include "attn/data/text.h"
 #include "attn/model/speculative.h"
 #include "attn/nn/tiled_attention.h"
+#include "attn/train/bench.h"
 #include "attn/train/draft.h"
 #include "attn/train/trainer.h"
 #include "cli/commands.h"
@@ -35,25 +36,6 @@ double median_of(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// The "Train a GPT on text" preset (web/src/settings/presets.ts): 2 pre-norm blocks, LayerNorm,
-// RoPE, GELU, D 64, H 4, T 64, B 16, lr 3e-3, seed 0, on the default corpus.
-TrainerConfig gpt_preset() {
-  TrainerConfig c;
-  c.task = "text";
-  c.d_model = 64;
-  c.n_heads = 4;
-  c.seq_len = 64;
-  c.batch_size = 16;
-  c.lr = 3e-3f;
-  c.seed = 0;
-  c.n_layers = 2;
-  c.residual = true;
-  c.positions = "rope";
-  c.norm = "layernorm";
-  c.ffn = "gelu";
-  return c;
-}
-
 // Heap bytes in use (glibc's allocator: the small chunks and the mmap'd large ones), -1 where it
 // cannot be read.
 int64_t heap_in_use() {
@@ -70,7 +52,7 @@ int64_t heap_in_use() {
 void print_speculative_bench(int blocks, int target_steps) {
   const std::shared_ptr<const TextCorpus> corpus =
       std::make_shared<const TextCorpus>(make_corpus(default_corpus(), 64));
-  Trainer target(gpt_preset(), corpus);
+  Trainer target(text_preset_config(), corpus);
   target.step(target_steps);
   Trainer draft_trainer(draft_config(target.config()), corpus);
   draft_trainer.step(kDraftSteps);
@@ -145,7 +127,7 @@ void print_speculative_bench(int blocks, int target_steps) {
 void print_tiled_bench(int blocks) {
   // The preset's shapes: D 64, H 4, 2 layers: a training step and a forward at T 64 and 256
   // (B 16), and forwards (eval) at long T.
-  TrainerConfig tc = gpt_preset();
+  TrainerConfig tc = text_preset_config();
   tc.vocab_size = 35;
   std::printf("  \"tiled\": {\"model\": \"the GPT preset's shapes (V 35, D 64, H 4, 2 layers)\", "
               "\"tiles\": [%d, %d], \"runs\": [\n", TileSizes{}.query, TileSizes{}.key);

@@ -47,35 +47,41 @@ void check_same_caches(const Decoder& a, const Decoder& b, int layers) {
   }
 }
 
-const PositionKind kAllPositions[] = {PositionKind::Sinusoidal, PositionKind::Learned,
-                                      PositionKind::Rope, PositionKind::Alibi, PositionKind::None};
+// Runs check(model) on a scrambled model of rows_config for every position method at 1 to
+// max_layers layers.
+template <typename Check>
+void for_each_model(int max_layers, uint64_t seed, Check&& check) {
+  for (PositionKind pos : {PositionKind::Sinusoidal, PositionKind::Learned, PositionKind::Rope,
+                           PositionKind::Alibi, PositionKind::None})
+    for (int layers = 1; layers <= max_layers; ++layers) {
+      CAPTURE(position_kind_name(pos), layers);
+      TinyAttentionLM model(rows_config(pos, layers), seed);
+      scramble(model, seed + 1);
+      check(model);
+    }
+}
 
 }  // namespace
 
 TEST_CASE("push_rows: m rows give the logits of m pushes, within, across and past the window") {
-  for (PositionKind pos : kAllPositions)
-    for (int layers = 1; layers <= 3; ++layers) {
-      const ModelConfig c = rows_config(pos, layers);
-      CAPTURE(position_kind_name(pos), layers);
-      TinyAttentionLM model(c, 3);
-      scramble(model, 4);
-      const std::vector<int32_t> tokens = random_tokens(40, c.vocab_size, 5);
-      Decoder rows(model), pushes(model);
-      // Steps of 1, 4, 2, 5, 3, ... rows: some fit the window, one crosses it, the rest are past it.
-      size_t at = 0;
-      for (int step = 0; at < tokens.size(); ++step) {
-        const int m = std::min<int>(1 + (step * 3) % 5, int(tokens.size() - at));
-        CAPTURE(at, m);
-        const Mat got = rows.push_rows(tokens.data() + at, m);
-        REQUIRE(got.rows() == m);
-        for (int i = 0; i < m; ++i)
-          CHECK(rows_max_diff(got.row(i), pushes.push(tokens[at + size_t(i)])) <= kRowsTolerance);
-        CHECK(rows.context() == pushes.context());
-        CHECK(rows_max_diff(rows.attention(), pushes.attention()) <= kRowsTolerance);
-        at += size_t(m);
-      }
-      CHECK(rows.length() == int64_t(tokens.size()));
+  for_each_model(3, 3, [](TinyAttentionLM& model) {
+    const std::vector<int32_t> tokens = random_tokens(40, model.config.vocab_size, 5);
+    Decoder rows(model), pushes(model);
+    // Steps of 1, 4, 2, 5, 3, ... rows: some fit the window, one crosses it, the rest are past it.
+    size_t at = 0;
+    for (int step = 0; at < tokens.size(); ++step) {
+      const int m = std::min<int>(1 + (step * 3) % 5, int(tokens.size() - at));
+      CAPTURE(at, m);
+      const Mat got = rows.push_rows(tokens.data() + at, m);
+      REQUIRE(got.rows() == m);
+      for (int i = 0; i < m; ++i)
+        CHECK(rows_max_diff(got.row(i), pushes.push(tokens[at + size_t(i)])) <= kRowsTolerance);
+      CHECK(rows.context() == pushes.context());
+      CHECK(rows_max_diff(rows.attention(), pushes.attention()) <= kRowsTolerance);
+      at += size_t(m);
     }
+    CHECK(rows.length() == int64_t(tokens.size()));
+  });
 }
 
 TEST_CASE("push_rows: one evaluation where the rows fit the window or the window is full") {
@@ -95,77 +101,67 @@ TEST_CASE("push_rows: one evaluation where the rows fit the window or the window
 }
 
 TEST_CASE("prefill: the state and logits of n pushes in one evaluation, for prompts past the window") {
-  for (PositionKind pos : kAllPositions)
-    for (int layers : {1, 2})
-      for (int n : {1, 6, 10, 11, 25}) {
-        const ModelConfig c = rows_config(pos, layers);
-        CAPTURE(position_kind_name(pos), layers, n);
-        TinyAttentionLM model(c, 8);
-        scramble(model, 9);
-        const std::vector<int32_t> prompt = random_tokens(n, c.vocab_size, 10);
-        const std::vector<int32_t> next = random_tokens(12, c.vocab_size, 11);
-        Decoder filled(model), pushed(model);
-        const RowVec got = filled.prefill(prompt.data(), prompt.size());
-        CHECK(filled.passes() == 1);
-        const RowVec* want = nullptr;
-        for (int32_t t : prompt) want = &pushed.push(t);
-        CHECK(rows_max_diff(got, *want) <= kRowsTolerance);
-        CHECK(filled.context() == pushed.context());
-        CHECK(filled.length() == pushed.length());
-        for (int32_t t : next) CHECK(rows_max_diff(filled.push(t), pushed.push(t)) <= kRowsTolerance);
-      }
+  for_each_model(2, 8, [](TinyAttentionLM& model) {
+    for (int n : {1, 6, 10, 11, 25}) {
+      CAPTURE(n);
+      const std::vector<int32_t> prompt = random_tokens(n, model.config.vocab_size, 10);
+      const std::vector<int32_t> next = random_tokens(12, model.config.vocab_size, 11);
+      Decoder filled(model), pushed(model);
+      const RowVec got = filled.prefill(prompt.data(), prompt.size());
+      CHECK(filled.passes() == 1);
+      const RowVec* want = nullptr;
+      for (int32_t t : prompt) want = &pushed.push(t);
+      CHECK(rows_max_diff(got, *want) <= kRowsTolerance);
+      CHECK(filled.context() == pushed.context());
+      CHECK(filled.length() == pushed.length());
+      for (int32_t t : next) CHECK(rows_max_diff(filled.push(t), pushed.push(t)) <= kRowsTolerance);
+    }
+  });
 }
 
 TEST_CASE("rollback: the caches after a rollback are a fresh decoder's of the kept tokens") {
-  for (PositionKind pos : kAllPositions)
-    for (int layers = 1; layers <= 3; ++layers) {
-      const ModelConfig c = rows_config(pos, layers);
-      CAPTURE(position_kind_name(pos), layers);
-      TinyAttentionLM model(c, 12);
-      scramble(model, 13);
-      const std::vector<int32_t> t = random_tokens(9, c.vocab_size, 14);
-      // 3 kept tokens, then 5 rows of which 2 are kept (a speculative round that accepted 1 of
-      // 4 drafts), then one more push.
-      Decoder d(model);
-      d.push_rows(t.data(), 3);
-      d.push_rows(t.data() + 3, 5);
-      d.rollback(3);
-      CHECK(d.length() == 5);
-      Decoder fresh(model);
-      for (int i = 0; i < 5; ++i) fresh.push(t[size_t(i)]);
-      check_same_caches(d, fresh, layers);
-      CHECK(d.context() == fresh.context());
-      CHECK(rows_max_diff(d.push(t[8]), fresh.push(t[8])) <= kRowsTolerance);
-      check_same_caches(d, fresh, layers);
-      // Back to nothing, and again.
-      d.rollback(int(d.length()));
-      CHECK(d.length() == 0);
-      CHECK(d.cache(0).length == 0);
-      Decoder empty(model);
-      CHECK(rows_max_diff(d.push(t[0]), empty.push(t[0])) <= kRowsTolerance);
-    }
+  for_each_model(3, 12, [](TinyAttentionLM& model) {
+    const int layers = model.config.n_layers;
+    const std::vector<int32_t> t = random_tokens(9, model.config.vocab_size, 14);
+    // 3 kept tokens, then 5 rows of which 2 are kept (a speculative round that accepted 1 of
+    // 4 drafts), then one more push.
+    Decoder d(model);
+    d.push_rows(t.data(), 3);
+    d.push_rows(t.data() + 3, 5);
+    d.rollback(3);
+    CHECK(d.length() == 5);
+    Decoder fresh(model);
+    for (int i = 0; i < 5; ++i) fresh.push(t[size_t(i)]);
+    check_same_caches(d, fresh, layers);
+    CHECK(d.context() == fresh.context());
+    CHECK(rows_max_diff(d.push(t[8]), fresh.push(t[8])) <= kRowsTolerance);
+    check_same_caches(d, fresh, layers);
+    // Back to nothing, and again.
+    d.rollback(int(d.length()));
+    CHECK(d.length() == 0);
+    CHECK(d.cache(0).length == 0);
+    Decoder empty(model);
+    CHECK(rows_max_diff(d.push(t[0]), empty.push(t[0])) <= kRowsTolerance);
+  });
 }
 
 TEST_CASE("rollback: across and past the window the next pushes are those of the kept tokens") {
-  for (PositionKind pos : kAllPositions)
-    for (int layers : {1, 2})
-      for (int kept : {7, 10, 14}) {  // before, at and past the window of 10
-        const ModelConfig c = rows_config(pos, layers);
-        CAPTURE(position_kind_name(pos), layers, kept);
-        TinyAttentionLM model(c, 15);
-        scramble(model, 16);
-        const std::vector<int32_t> t = random_tokens(30, c.vocab_size, 17);
-        Decoder d(model), fresh(model);
-        for (int i = 0; i < kept + 6; ++i) d.push(t[size_t(i)]);  // slides 2 to 10 times
-        d.rollback(6);
-        CHECK(d.length() == kept);
-        for (int i = 0; i < kept; ++i) fresh.push(t[size_t(i)]);
-        CHECK(d.context() == fresh.context());
-        for (int i = 20; i < 30; ++i) {
-          INFO("push " << i);
-          CHECK(rows_max_diff(d.push(t[size_t(i)]), fresh.push(t[size_t(i)])) <= kRowsTolerance);
-        }
+  for_each_model(2, 15, [](TinyAttentionLM& model) {
+    for (int kept : {7, 10, 14}) {  // before, at and past the window of 10
+      CAPTURE(kept);
+      const std::vector<int32_t> t = random_tokens(30, model.config.vocab_size, 17);
+      Decoder d(model), fresh(model);
+      for (int i = 0; i < kept + 6; ++i) d.push(t[size_t(i)]);  // slides 2 to 10 times
+      d.rollback(6);
+      CHECK(d.length() == kept);
+      for (int i = 0; i < kept; ++i) fresh.push(t[size_t(i)]);
+      CHECK(d.context() == fresh.context());
+      for (int i = 20; i < 30; ++i) {
+        INFO("push " << i);
+        CHECK(rows_max_diff(d.push(t[size_t(i)]), fresh.push(t[size_t(i)])) <= kRowsTolerance);
       }
+    }
+  });
 }
 
 TEST_CASE("rollback: a mask that is not causal, a short window, and the limits") {

@@ -15,6 +15,8 @@
 #include "attn/data/text.h"
 #include "attn/model/decoder.h"
 #include "attn/model/speculative.h"
+#include "attn/train/bench.h"
+#include "attn/train/draft.h"
 #include "attn/train/trainer.h"
 #include "expect_error.h"
 #include "scrambled_model.h"
@@ -39,8 +41,8 @@ const std::vector<float> kP = {0.20f, 0.30f, 0.05f, 0.15f, 0.02f, 0.18f, 0.05f, 
 
 std::vector<double> as_double(const std::vector<float>& v) { return {v.begin(), v.end()}; }
 
-// The target and the draft, trained once per process on the default corpus: a GPT-like target
-// (2 pre-norm layers, LayerNorm, RoPE, GELU, D 32, T 32) and a 1-layer draft (D 16).
+// The target and the draft, trained once per process on the default corpus: the GPT preset at
+// D 32, T 32, and its suggested draft at D 16 (1 layer).
 struct TextModels {
   std::shared_ptr<const TextCorpus> corpus;
   std::unique_ptr<Trainer> target, draft;
@@ -50,29 +52,14 @@ TextModels& text_models() {
   static TextModels m = [] {
     TextModels t;
     t.corpus = std::make_shared<const TextCorpus>(make_corpus(default_corpus(), 32));
-    TrainerConfig c;
-    c.task = "text";
+    TrainerConfig c = text_preset_config();  // at half the width and length
     c.d_model = 32;
-    c.n_heads = 4;
     c.seq_len = 32;
-    c.batch_size = 16;
-    c.lr = 3e-3f;
-    c.seed = 0;
-    c.n_layers = 2;
-    c.residual = true;
-    c.positions = "rope";
-    c.norm = "layernorm";
-    c.ffn = "gelu";
     c.ffn_mult = 2;
     t.target = std::make_unique<Trainer>(c, t.corpus);
     t.target->step(120);
-    TrainerConfig d = c;
+    TrainerConfig d = draft_config(c);
     d.d_model = 16;
-    d.n_heads = 2;
-    d.n_layers = 1;
-    d.norm = "none";
-    d.ffn = "none";
-    d.lr = 1e-2f;
     t.draft = std::make_unique<Trainer>(d, t.corpus);
     t.draft->step(120);
     return t;
