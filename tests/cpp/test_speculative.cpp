@@ -1,7 +1,7 @@
 // Speculative decoding (cpp/attn/model/speculative.h): the acceptance rule on fixed distributions
 // (the course's setting), greedy output token-identical to the target's own for any draft, the
-// emitted tokens' distribution against the target's by a chi-square test, the figures of a
-// generation, and the errors.
+// figures of a generation, and the errors. The chi-square test on trained models is in
+// test_speculative_exactness.cpp (native only).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -15,66 +15,20 @@
 #include "attn/data/text.h"
 #include "attn/model/decoder.h"
 #include "attn/model/speculative.h"
-#include "attn/train/bench.h"
-#include "attn/train/draft.h"
-#include "attn/train/trainer.h"
 #include "expect_error.h"
 #include "scrambled_model.h"
+#include "speculative_models.h"
 
 using namespace attn;
+using namespace speculative_test;
 
 namespace {
-
-// The chi-square tests' threshold. Under a correct implementation the p-value of each test is
-// (asymptotically) uniform on [0, 1], so one test fails with probability 1e-5 and the two tests
-// of a run (first and second token) with at most 2e-5 together (a union bound): once in 50,000
-// runs. The chi-square law is an approximation at finite counts; with every bin's expected count
-// at least 5 (smaller ones pooled) it is good to well within the factor of 5 this leaves against
-// the once-in-10^4 budget. The counts are large enough that the wrong rules below, whose
-// distributions differ by a few percent, fall far below it (checked: they fail).
-constexpr double kPValueThreshold = 1e-5;
-constexpr int kSamples = 20000;
 
 // The course's verifier distribution and a draft that differs from it.
 const std::vector<float> kQ = {0.35f, 0.20f, 0.15f, 0.10f, 0.08f, 0.06f, 0.04f, 0.02f};
 const std::vector<float> kP = {0.20f, 0.30f, 0.05f, 0.15f, 0.02f, 0.18f, 0.05f, 0.05f};
 
 std::vector<double> as_double(const std::vector<float>& v) { return {v.begin(), v.end()}; }
-
-// The target and the draft, trained once per process on the default corpus: the GPT preset at
-// D 32, T 32, and its suggested draft at D 16 (1 layer).
-struct TextModels {
-  std::shared_ptr<const TextCorpus> corpus;
-  std::unique_ptr<Trainer> target, draft;
-};
-
-TextModels& text_models() {
-  static TextModels m = [] {
-    TextModels t;
-    t.corpus = std::make_shared<const TextCorpus>(make_corpus(default_corpus(), 32));
-    TrainerConfig c = text_preset_config();  // at half the width and length
-    c.d_model = 32;
-    c.seq_len = 32;
-    c.ffn_mult = 2;
-    t.target = std::make_unique<Trainer>(c, t.corpus);
-    t.target->step(120);
-    TrainerConfig d = draft_config(c);
-    d.d_model = 16;
-    t.draft = std::make_unique<Trainer>(d, t.corpus);
-    t.draft->step(120);
-    return t;
-  }();
-  return m;
-}
-
-std::vector<int32_t> text_ids(const std::string& text) {
-  return encode(text_models().corpus->vocab, text);
-}
-
-BigramDraft corpus_bigram() {
-  const TextCorpus& c = *text_models().corpus;
-  return BigramDraft(c.train.data(), c.train.size(), c.vocab_size());
-}
 
 }  // namespace
 
@@ -240,56 +194,6 @@ TEST_CASE("speculative: greedy output is the target's own greedy output, for any
         CHECK(int64_t(std::count(d.fates().begin(), d.fates().end(), TokenFate::Accepted)) <= s.accepted);
         if (draft == &itself) CHECK(s.alpha() == 1.0);
       }
-  }
-}
-
-TEST_CASE("speculative: the first and second tokens follow the target's distribution (chi-square)") {
-  TextModels& m = text_models();
-  TinyAttentionLM& target = m.target->model();
-  BigramDraft bigram = corpus_bigram();
-  ModelDraft trained(m.draft->model());
-  const std::vector<int32_t> prompt = text_ids("the mo");
-  struct Case {
-    Draft* draft;
-    SamplingOptions sampling;
-    int N;
-  };
-  SamplingOptions t1, cut;
-  cut.temperature = 0.8f;
-  cut.top_k = 12;
-  cut.top_p = 0.95f;
-  const Case cases[] = {{&bigram, t1, 4}, {&trained, t1, 4}, {&trained, cut, 2}};
-  uint64_t seed = 11;
-  for (const Case& c : cases) {
-    SpeculativeOptions o;
-    o.draft_tokens = c.N;
-    o.sampling = c.sampling;
-    o.seed = seed++;
-    const Exactness e = speculative_exactness(target, *c.draft, prompt, o, kSamples);
-    CAPTURE(c.draft->kind(), c.N, c.sampling.temperature, c.sampling.top_k);
-    CAPTURE(e.first.test.statistic, e.first.test.dof, e.first.test.p_value);
-    CAPTURE(e.second.test.statistic, e.second.test.dof, e.second.test.p_value);
-    CAPTURE(e.stats.alpha(), e.stats.mean_overlap());
-    CHECK(e.first.test.samples == kSamples);
-    CHECK(e.first.test.dof >= 3);  // a real distribution, not one token
-    CHECK(e.second.test.dof >= 3);
-    CHECK(e.first.test.p_value > kPValueThreshold);
-    CHECK(e.second.test.p_value > kPValueThreshold);
-    CHECK(e.stats.judged > 0);
-    CHECK(e.stats.accepted < e.stats.judged);  // rejections happened: the residual was drawn
-    // The same counts drawn from the draft alone (every proposal accepted) fail the test.
-    if (c.draft == &bigram && c.sampling.temperature == 1.0f) {
-      std::vector<float> p(size_t(target.config.vocab_size));
-      bigram.reset();
-      next_token_distribution(bigram.push(prompt.data(), int(prompt.size())).data(),
-                              int(p.size()), c.sampling, p.data());
-      Rng rng(5);
-      std::vector<int64_t> counts(p.size(), 0);
-      for (int s = 0; s < kSamples; ++s) ++counts[size_t(sample_token(p.data(), int(p.size()), rng))];
-      const ChiSquare wrong = chi_square_test(counts, e.first.expected);
-      CAPTURE(wrong.statistic, wrong.p_value);
-      CHECK(wrong.p_value < kPValueThreshold);
-    }
   }
 }
 
