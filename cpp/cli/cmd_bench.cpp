@@ -167,7 +167,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
     return 0;
   }
   if (which == "speculative" || which == "tiled") {
-    if (which == "speculative") print_speculative_bench(blocks, args.get_int("target-steps", 0, 100000));
+    if (which == "speculative") print_speculative_bench(blocks, block_seconds, args.get_int("target-steps", 0, 100000));
     else print_tiled_bench(blocks);
     std::printf("\n}\n");
     return 0;

@@ -49,7 +49,7 @@ int64_t heap_in_use() {
 
 }  // namespace
 
-void print_speculative_bench(int blocks, int target_steps) {
+void print_speculative_bench(int blocks, double block_seconds, int target_steps) {
   const std::shared_ptr<const TextCorpus> corpus =
       std::make_shared<const TextCorpus>(make_corpus(default_corpus(), 64));
   Trainer target(text_preset_config(), corpus);
@@ -61,8 +61,9 @@ void print_speculative_bench(int blocks, int target_steps) {
   std::unique_ptr<BigramDraft> bigram = make_bigram_draft(corpus->vocab, *corpus);
   const std::vector<int32_t> prompt = encode(corpus->vocab, "The ");
   std::printf("  \"speculative\": {\"target\": \"the GPT preset after %d steps (validation %.3f "
-              "bits/char)\", \"draft\": \"draft_config, 1 layer D 32, after %d steps (%.3f "
-              "bits/char)\", \"draft_tokens\": 4, \"runs\": [\n",
+              "bits/char)\", \"draft\": \"draft_config (1 pre-norm block, D 32) after %d steps "
+              "(%.3f bits/char)\", \"draft_tokens\": 4, \"calls_per_block\": \"as many as "
+              "fill --block-seconds / 2\", \"runs\": [\n",
               target_steps, te.val_bits_per_char, kDraftSteps, de.val_bits_per_char);
   struct Run {
     const char* draft_name;
@@ -81,20 +82,15 @@ void print_speculative_bench(int blocks, int target_steps) {
     SpeculativeOptions o;
     o.draft_tokens = 4;
     o.sampling.temperature = r.temperature;
-    std::vector<double> spec_ms, plain_ms;
+    // One generation of each kind, the seed moving on with every call: plain generate() and
+    // speculative decoding, whose figures add up in stats.
+    uint64_t seed = 0;
     SpeculativeStats stats;
-    for (int b = 0; b < blocks + 1; ++b) {  // block 0 warms up
-      o.seed = uint64_t(b);
-      auto t0 = Clock::now();
-      const std::vector<int32_t> plain = generate(target.model(), prompt, r.tokens, o.sampling, o.seed);
-      const double p_ms = ms_since(t0);
-      t0 = Clock::now();
+    const auto plain = [&] { generate(target.model(), prompt, r.tokens, o.sampling, seed++); };
+    const auto speculative = [&] {
+      o.seed = seed++;
       SpeculativeDecoder d(target.model(), *r.draft, prompt, r.tokens, o);
       d.run();
-      const double s_ms = ms_since(t0);
-      if (b == 0) continue;
-      plain_ms.push_back(p_ms);
-      spec_ms.push_back(s_ms);
       const SpeculativeStats& s = d.stats();
       stats.tokens += s.tokens;
       stats.rounds += s.rounds;
@@ -104,9 +100,24 @@ void print_speculative_bench(int blocks, int target_steps) {
       stats.judged += s.judged;
       stats.accepted += s.accepted;
       stats.overlap_sum += s.overlap_sum;
-      if (r.temperature == 0.0f && d.tokens() != plain)
-        std::fprintf(stderr, "bench: greedy speculative output differs from plain decoding\n");
+    };
+    // Calls per block: as many as fill block_seconds (measured on the warm-up), the same for
+    // both; each block times both, in turns, and the medians are of the blocks.
+    auto t0 = Clock::now();
+    int reps = 0;
+    while (ms_since(t0) < 500.0 * block_seconds) {
+      speculative();
+      ++reps;
     }
+    stats = SpeculativeStats{};
+    std::vector<double> spec_ms, plain_ms;
+    for (int b = 0; b < blocks; ++b)
+      for (int side = 0; side < 2; ++side) {
+        const bool spec_side = (side == 0) == (b % 2 == 0);
+        t0 = Clock::now();
+        for (int k = 0; k < reps; ++k) spec_side ? speculative() : plain();
+        (spec_side ? spec_ms : plain_ms).push_back(ms_since(t0) / reps);
+      }
     const double alpha = stats.alpha();
     std::printf("    {\"draft\": \"%s\", \"temperature\": %g, \"tokens\": %d, "
                 "\"target_passes_per_token\": %.3f, \"draft_passes_per_token\": %.3f, "

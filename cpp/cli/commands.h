@@ -31,7 +31,7 @@ int cmd_sample(const std::vector<std::string>& args);   // cmd_sample.cpp
 
 // attn bench --config speculative and --config tiled (cmd_bench_decode.cpp): JSON members
 // "speculative" and "tiled", printed without a trailing newline.
-void print_speculative_bench(int blocks, int target_steps);
+void print_speculative_bench(int blocks, double block_seconds, int target_steps);
 void print_tiled_bench(int blocks);
 
 // The vocabulary a text model's weights file (bytes, read from path) carries; a file without

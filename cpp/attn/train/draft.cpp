@@ -11,9 +11,11 @@ TrainerConfig draft_config(const TrainerConfig& target) {
   d.d_model = std::min(32, target.d_model);
   d.n_heads = d.d_model % 2 == 0 && (d.d_model / 2) % 2 == 0 ? 2 : 1;
   d.kv_heads = 0;
-  d.norm = "none";
-  d.ffn = "none";
-  d.lr = 1e-2f;
+  d.norm = "layernorm";
+  d.norm_position = "pre";
+  d.ffn = "gelu";
+  d.ffn_mult = 2;
+  d.lr = 5e-3f;
   d.attn_dropout = 0.0f;
   d.out_dropout = 0.0f;
   return d;

@@ -15,10 +15,11 @@ namespace attn {
 // continuations the target makes.
 constexpr int kDraftSteps = 300;
 
-// The target's config with the draft's model: 1 layer with the residual stream, d_model 32 (or
-// the target's, if smaller), 2 heads, no norm and no FFN, Adam lr 1e-2; the task, text windows
+// The target's config with the draft's model: 1 pre-norm block (LayerNorm, a GELU FFN of width
+// 2 D), d_model 32 (or the target's, if smaller), 2 heads, Adam lr 5e-3; the task, text windows
 // (seq_len, max_seq_len), positions and seed stay the target's, so it reads the same text and
-// has the same vocabulary.
+// has the same vocabulary. Measured on the GPT preset (300 target steps, 300 draft steps,
+// temperature 1, N 4): alpha 0.70 against 0.55 for the same block without norm and FFN.
 TrainerConfig draft_config(const TrainerConfig& target);
 
 // The bigram draft of a text model (make_bigram_draft): the training split of text (UTF-8; the

@@ -765,8 +765,9 @@ export interface AttentionCore {
   /** (1 - alpha^(N+1)) / (1 - alpha): the tokens per verification when each draft token is
    * accepted with probability alpha in [0, 1] (N + 1 at 1). */
   expectedTokensPerRound(alpha: number, draftTokens: number): number;
-  /** The suggested draft for a target config: 1 layer with the residual stream, dModel 32 (or
-   * less), 2 heads, no norm or FFN, lr 0.01; the task, text windows, positions and seed kept.
+  /** The suggested draft for a target config: 1 pre-norm block (LayerNorm, GELU FFN of width
+   * 2 dModel), dModel 32 (or less), 2 heads, lr 0.005; the task, text windows, positions and seed
+   * kept.
    * Train it for draftSteps steps on the same text. */
   draftConfig(config: TrainerConfig): ResolvedTrainerConfig;
   /** Training steps for the suggested draft (300). */
