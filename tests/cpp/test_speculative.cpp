@@ -253,6 +253,27 @@ TEST_CASE("speculative: measured alpha agrees with the mean of sum min(p, q)") {
   CHECK(std::abs(double(s.accepted) - s.overlap_sum) <= 5.0 * std::sqrt(0.25 * s.judged));
 }
 
+TEST_CASE("speculative: a draft serves one generation at a time") {
+  ModelConfig c{11, 16, 4, 10};
+  TinyAttentionLM target(c, 1), small(c, 2);
+  scramble(target, 3);
+  scramble(small, 4);
+  ModelDraft draft(small);
+  SpeculativeOptions o;
+  o.sampling.temperature = 0.0f;
+  SpeculativeDecoder a(target, draft, {1, 2, 3}, 6, o);
+  a.round();
+  {
+    SpeculativeDecoder b(target, draft, {4, 5}, 6, o);  // takes the draft
+    b.run();
+    CHECK(b.tokens() == generate(target, {4, 5}, 6, o.sampling, 0));
+    check_error([&] { a.round(); }, ErrorKind::State, "", "another generation has used this draft");
+  }
+  a.restart();  // the prompt goes in again
+  a.run();
+  CHECK(a.tokens() == generate(target, {1, 2, 3}, 6, o.sampling, 0));
+}
+
 TEST_CASE("speculative: bigram table, and errors name the bad value") {
   // Counted by hand: ids 0 1 0 1 1 over V 3: row 0 has (0->1) twice, row 1 has (1->0), (1->1).
   const int32_t ids[] = {0, 1, 0, 1, 1};

@@ -172,14 +172,21 @@ SpeculativeDecoder::SpeculativeDecoder(TinyAttentionLM& target, Draft& draft,
   require(n_tokens >= 0 && n_tokens <= kMaxGenerateTokens, "the number of tokens (", n_tokens,
           ") must be in [0, ", kMaxGenerateTokens, "]");
   options.validate(V);
+  draft_.user = this;
   fill_prompt();
   target_passes0_ = target_.passes();
   draft_passes0_ = draft_.passes();
   stats_.draft_tokens = options.draft_tokens;
 }
 
+SpeculativeDecoder::~SpeculativeDecoder() {
+  if (draft_.user == this) draft_.user = nullptr;
+}
+
 int SpeculativeDecoder::round() {
   if (done()) return 0;
+  require_state(draft_.user == this, "another generation has used this draft since this one "
+                "started; start this one again");
   const int V = model_.config.vocab_size, W = target_.window();
   const SamplingOptions& so = options_.sampling;
   const int pending_t = int(int64_t(committed_.size()) - target_len_);  // 1
@@ -246,6 +253,7 @@ void SpeculativeDecoder::run() {
 }
 
 void SpeculativeDecoder::fill_prompt() {
+  draft_.user = this;
   draft_.reset();
   target_.reset();
   if (prompt_size_ > 1) {
@@ -264,7 +272,7 @@ void SpeculativeDecoder::restart() {
   committed_.resize(prompt_size_);
   tokens_.clear();
   fates_.clear();
-  if (t <= kMaxRollback && d <= kMaxRollback) {
+  if (draft_.user == this && t <= kMaxRollback && d <= kMaxRollback) {
     target_.rollback(int(t));
     draft_.rollback(int(d));
     target_len_ = draft_len_ = prompt_len;

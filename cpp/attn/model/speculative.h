@@ -46,6 +46,11 @@ class Draft {
   virtual void rollback(int n) = 0;
   // Evaluations since construction: a model's forward passes, a bigram's table lookups.
   virtual int64_t passes() const = 0;
+
+  // The generation the draft's context belongs to: a draft serves one at a time, and a
+  // SpeculativeDecoder whose draft another one has taken since fails instead of reading the
+  // other's context.
+  const void* user = nullptr;
 };
 
 // A saved or live model as the draft, decoded with the KV cache (Decoder). The model must outlive
@@ -171,9 +176,13 @@ class SpeculativeDecoder {
   // outside [0, kMaxGenerateTokens], a bad option, a draft of another vocabulary size.
   SpeculativeDecoder(TinyAttentionLM& target, Draft& draft, const std::vector<int32_t>& prompt,
                      int n_tokens, const SpeculativeOptions& options);
+  ~SpeculativeDecoder();
+  SpeculativeDecoder(const SpeculativeDecoder&) = delete;
+  SpeculativeDecoder& operator=(const SpeculativeDecoder&) = delete;
   // One round: up to N proposals (fewer where the target's window would be crossed), one
   // verification, the rollbacks. Appends its tokens (at most the n_tokens asked in all) to
-  // tokens() and fates(); returns how many. 0 once done().
+  // tokens() and fates(); returns how many. 0 once done(). An Error of kind State when another
+  // generation has used the draft since.
   int round();
   bool done() const { return int64_t(tokens_.size()) >= n_tokens_; }
   // Runs rounds until done().
