@@ -231,6 +231,13 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       return to_js(speculative_exactness(t.model(), d, a.prompt, a.options, a.samples));
     });
   });
+  // The acceptance rate to expect on a text, without sampling: {ids, options, window}.
+  function("expectedAcceptance", +[](Trainer& t, Draft& d, val args) {
+    return js_call([&] {
+      const SpeculativeArgs a = to_speculative_args(args, SpeculativeCall::Acceptance);
+      return expected_acceptance(t.model(), d, a.prompt, a.options.sampling, a.options.window);
+    });
+  });
   function("expectedTokensPerRound", +[](val alpha, val n) {
     return js_call([&] { return expected_tokens_per_round(to_double(alpha, "alpha"), to_int(n, "draftTokens")); });
   });

@@ -737,14 +737,24 @@ SamplingOptions to_sampling_options(const val& v) {
 // ---- Speculative decoding and tiled attention.
 
 SpeculativeArgs to_speculative_args(const val& js, SpeculativeCall call) {
-  const char* what = call == SpeculativeCall::Exactness ? "speculativeExactness" : "speculative";
+  const char* what = call == SpeculativeCall::Exactness    ? "speculativeExactness"
+                     : call == SpeculativeCall::Acceptance ? "expectedAcceptance"
+                                                           : "speculative";
   require(is_object(js), what, " options must be an object, got ", type_of(js));
+  SpeculativeArgs a;
+  if (call == SpeculativeCall::Acceptance) {
+    check_keys(js, std::initializer_list<const char*>{"ids", "options", "window"}, what,
+               ErrorKind::Input);
+    a.prompt = copy_in<int32_t>(js["ids"], "Int32Array", "ids", size_t(kMaxPromptTokens));
+    a.options.sampling = to_sampling_options(js["options"]);
+    if (!js["window"].isUndefined()) a.options.window = to_integer(js["window"], "window", 0, kIntMax);
+    return a;
+  }
   std::vector<const char*> known = {"prompt", "draftTokens", "options", "seed", "window"};
   if (call != SpeculativeCall::Exactness) known.push_back("tokens");
   if (call == SpeculativeCall::Generate) known.push_back("comparePlain");
   if (call == SpeculativeCall::Exactness) known.push_back("samples");
   check_keys(js, known, what, ErrorKind::Input);
-  SpeculativeArgs a;
   a.prompt = copy_in<int32_t>(js["prompt"], "Int32Array", "prompt", size_t(kMaxPromptTokens));
   if (call != SpeculativeCall::Exactness) a.tokens = to_integer(js["tokens"], "tokens", 0, kIntMax);
   if (!js["draftTokens"].isUndefined())

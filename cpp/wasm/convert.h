@@ -182,7 +182,8 @@ struct SpeculativeArgs {
   bool compare_plain = true;
   int samples = 0;
 };
-enum class SpeculativeCall { Decoder, Generate, Exactness };
+// Acceptance (expectedAcceptance) reads {ids, options, window}, ids into prompt.
+enum class SpeculativeCall { Decoder, Generate, Exactness, Acceptance };
 SpeculativeArgs to_speculative_args(const val& js, SpeculativeCall call);
 val to_js(const SpeculativeStats& s);  // SpeculativeStats
 // The tokens and fates from index `from` on: {tokens: Int32Array, fates: Uint8Array, done}.

@@ -253,6 +253,29 @@ TEST_CASE("speculative: measured alpha agrees with the mean of sum min(p, q)") {
   CHECK(std::abs(double(s.accepted) - s.overlap_sum) <= 5.0 * std::sqrt(0.25 * s.judged));
 }
 
+TEST_CASE("speculative: the expected acceptance on a text is 1 for the target itself, less for others") {
+  TextModels& m = text_models();
+  TinyAttentionLM& target = m.target->model();
+  ModelDraft itself(target), trained(m.draft->model());
+  BigramDraft bigram = corpus_bigram();
+  const std::vector<int32_t> text = text_ids("The cat sat on the mat. A small dog ran to the park.");
+  SamplingOptions t1, cold;
+  cold.temperature = 0.5f;
+  CHECK(expected_acceptance(target, itself, text, t1) == Approx(1.0).margin(1e-5));
+  const double a_trained = expected_acceptance(target, trained, text, t1);
+  const double a_bigram = expected_acceptance(target, bigram, text, t1);
+  CAPTURE(a_trained, a_bigram);
+  CHECK(a_trained > 0.3);
+  CHECK(a_trained < 1.0);
+  CHECK(a_bigram > 0.1);
+  CHECK(a_bigram < a_trained);  // the trained draft reads more context than one character
+  // Deterministic; and it is the overlap of the distributions under the strategies asked for.
+  CHECK(expected_acceptance(target, trained, text, t1) == a_trained);
+  CHECK(expected_acceptance(target, trained, text, cold) != a_trained);
+  check_error([&] { expected_acceptance(target, trained, {1}, t1); }, ErrorKind::Input, "",
+              "at least 2 tokens");
+}
+
 TEST_CASE("speculative: a draft serves one generation at a time") {
   ModelConfig c{11, 16, 4, 10};
   TinyAttentionLM target(c, 1), small(c, 2);

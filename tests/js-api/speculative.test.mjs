@@ -119,6 +119,12 @@ for (const variant of variants) {
         assert.ok(s.alpha >= 0 && s.alpha <= 1 && s.meanOverlap > 0 && s.meanOverlap <= 1);
         assert.equal(s.expectedTokensPerRound, core.expectedTokensPerRound(s.alpha, 4));
         assert.equal(g.next(3).tokens.length, 0, 'nothing after done');
+        // A draft serves one generation at a time.
+        const h = new core.SpeculativeDecoder(target, draft, options);
+        h.next(1);
+        core.speculativeGenerate(target, draft, { ...options, tokens: 5, comparePlain: false });
+        assert.throws(() => h.next(1), (e) => e.kind === 'state' && /another generation has used this draft/.test(e.message));
+        h.delete();
       } finally {
         g.delete();
         draft.delete();
@@ -139,6 +145,27 @@ for (const variant of variants) {
         assert.ok(e.stats.judged > e.stats.accepted, 'rejections happened');
       } finally {
         draft.delete();
+      }
+    });
+
+    test('the acceptance to expect on a text: 1 for the target itself, falling with the draft', () => {
+      const ids = core.encodeText(vocab, 'The cat sat on the mat. A small dog ran to the park.');
+      const itself = core.modelDraft(target);
+      const small = core.modelDraft(draftTrainer);
+      const bigram = core.bigramDraft(target);
+      try {
+        assert.ok(Math.abs(core.expectedAcceptance(target, itself, { ids }) - 1) < 1e-5);
+        const a = core.expectedAcceptance(target, small, { ids });
+        const b = core.expectedAcceptance(target, bigram, { ids, options: { temperature: 1 } });
+        assert.ok(a > 0 && a < 1 && b > 0 && b < 1, `${a} ${b}`);
+        assert.equal(core.expectedAcceptance(target, small, { ids }), a, 'deterministic');
+        assert.notEqual(core.expectedAcceptance(target, small, { ids, options: { temperature: 0.5 } }), a);
+        assert.throws(() => core.expectedAcceptance(target, small, { ids: Int32Array.of(1) }), isInput(/at least 2 tokens/));
+        assert.throws(() => core.expectedAcceptance(target, small, { prompt: ids }), isInput(/unknown expectedAcceptance key 'prompt'/));
+      } finally {
+        itself.delete();
+        small.delete();
+        bigram.delete();
       }
     });
 

@@ -158,9 +158,11 @@ export function speculative(core: AttentionCore, target: Trainer): number {
   // @ts-expect-error the exactness check generates two tokens itself
   core.speculativeExactness(target, drafts[2], { prompt, samples: 10, tokens: 2 });
   const t: TiledAttentionTrace = core.tiledAttention({ config: { dModel: 16, nHeads: 2 }, ids: prompt, head: 1, tileSize: 2 });
+  const alpha: number = core.expectedAcceptance(target, drafts[1], { ids: prompt, options: { temperature: 0.7 } });
+  const vocab: number = drafts[0].vocabSize();
   for (const d of drafts) d.delete();
   draftTrainer.delete();
   const fate: number = chunk.fates[0];
   return r.stats.alpha + r.wallMs / r.plainMs + stats.expectedTokensPerRound + e.first.pValue + e.second.counts[0] +
-    t.rowMax.data[0] + t.plainBytes / t.tiledBytes + fate + core.expectedTokensPerRound(0.5, 4) + drafts[0].vocabSize();
+    t.rowMax.data[0] + t.plainBytes / t.tiledBytes + fate + core.expectedTokensPerRound(0.5, 4) + vocab + alpha;
 }

@@ -281,6 +281,26 @@ void SpeculativeDecoder::restart() {
   }
 }
 
+double expected_acceptance(TinyAttentionLM& target, Draft& draft, const std::vector<int32_t>& ids,
+                           const SamplingOptions& options, int window) {
+  const int V = target.config.vocab_size;
+  check_draft_vocab(V, draft.vocab_size());
+  check_prompt(ids, V);
+  require(ids.size() >= 2, "the text needs at least 2 tokens, got ", ids.size());
+  options.validate(V);
+  Decoder decoder(target, true, window);
+  draft.user = nullptr;
+  draft.reset();
+  std::vector<float> p(static_cast<size_t>(V)), q(static_cast<size_t>(V));
+  double sum = 0.0;
+  for (size_t t = 0; t + 1 < ids.size(); ++t) {
+    next_token_distribution(decoder.push(ids[t]).data(), V, options, q.data());
+    next_token_distribution(draft.push(&ids[t], 1).data(), V, options, p.data());
+    sum += distribution_overlap(p.data(), q.data(), V);
+  }
+  return sum / double(ids.size() - 1);
+}
+
 SpeculativeResult speculative_generate(TinyAttentionLM& target, Draft& draft,
                                        const std::vector<int32_t>& prompt, int n_tokens,
                                        const SpeculativeOptions& options, bool compare_plain) {

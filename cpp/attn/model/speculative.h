@@ -220,6 +220,14 @@ class SpeculativeDecoder {
   Mat p_, q_;
 };
 
+// The acceptance rate to expect on a text, without sampling: ids (2 to kMaxPromptTokens tokens)
+// through both models, and the mean over positions t = 0 .. n - 2 of sum_x min(p_t(x), q_t(x)),
+// p_t and q_t the draft's and the target's next-token distributions after ids[0..t] under
+// options. Deterministic, so alpha against temperature or draft size draws a smooth curve.
+// Takes the draft from any generation using it. Errors of kind Input as SpeculativeDecoder's.
+double expected_acceptance(TinyAttentionLM& target, Draft& draft, const std::vector<int32_t>& ids,
+                           const SamplingOptions& options, int window = 0);
+
 // speculative_generate's result: the tokens, their fates, the figures, and the wall time against
 // plain decoding (generate(), the same options and seed) of the same number of tokens.
 struct SpeculativeResult {

@@ -419,7 +419,10 @@ export interface SpeculativeChunk {
 }
 
 /** Speculative generation of a Trainer's live model, a round at a time (the prompt goes in at
- * construction). Delete it before its draft and its Trainer; it fails after either trains. */
+ * construction). Delete it before its draft and its Trainer; after either trains, start a new
+ * one (its caches would be stale). A draft serves one generation at a time: once another
+ * generation (a SpeculativeDecoder, speculativeGenerate, speculativeExactness) has used the same
+ * draft, next() fails with kind `state`. */
 export interface SpeculativeDecoder {
   /** Runs up to rounds in [1, 10000] rounds (each: the draft's proposals, one verification, the
    * rollbacks) and returns their tokens, at most the tokens asked for in all. */
@@ -762,6 +765,11 @@ export interface AttentionCore {
   /** The exactness check: samples in [1, 1000000] speculative continuations of two tokens after
    * prompt, counted against the target's own distributions, with a chi-square test each. */
   speculativeExactness(trainer: Trainer, draft: Draft, options: Omit<SpeculativeOptions, 'tokens'> & { samples: number }): Exactness;
+  /** The acceptance rate to expect on a text, without sampling: ids (2 to 10000 tokens) through
+   * both models, and the mean over its positions of sum_x min(p(x), q(x)) under options (default
+   * temperature 1). Deterministic: alpha against temperature or draft size as a smooth curve.
+   * Takes the draft from any generation using it. */
+  expectedAcceptance(trainer: Trainer, draft: Draft, input: { ids: Int32Array; options?: SamplingOptions; window?: number }): number;
   /** (1 - alpha^(N+1)) / (1 - alpha): the tokens per verification when each draft token is
    * accepted with probability alpha in [0, 1] (N + 1 at 1). */
   expectedTokensPerRound(alpha: number, draftTokens: number): number;
