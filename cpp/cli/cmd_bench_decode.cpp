@@ -13,6 +13,7 @@
 #endif
 
 #include "attn/data/text.h"
+#include "attn/interp/readouts.h"
 #include "attn/model/speculative.h"
 #include "attn/nn/tiled_attention.h"
 #include "attn/train/bench.h"
@@ -56,7 +57,8 @@ void print_speculative_bench(int blocks, double block_seconds, int target_steps)
   target.step(target_steps);
   Trainer draft_trainer(draft_config(target.config()), corpus);
   draft_trainer.step(kDraftSteps);
-  const Trainer::TextEvaluation te = target.evaluate_text(8), de = draft_trainer.evaluate_text(8);
+  const TextEvaluation te = evaluate_text(target.model(), target.data(), 8),
+                       de = evaluate_text(draft_trainer.model(), draft_trainer.data(), 8);
   ModelDraft trained(draft_trainer.model());
   std::unique_ptr<BigramDraft> bigram = make_bigram_draft(corpus->vocab, *corpus);
   const std::vector<int32_t> prompt = encode(corpus->vocab, "The ");

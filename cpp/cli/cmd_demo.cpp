@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <string>
 
+#include "attn/interp/readouts.h"
 #include "attn/nn/multihead.h"
 #include "attn/train/trainer.h"
 #include "cli/commands.h"
@@ -48,8 +49,7 @@ Verdict shape_contract(TinyAttentionLM& model, const std::vector<int32_t>& ids, 
   const ModelConfig& c = model.config;
   const Eigen::Index D = c.d_model, H = c.n_heads, Dh = D / H, V = c.vocab_size;
   const Eigen::Index KV = c.kv_heads_resolved();
-  Rng unused(0);  // eval mode: no dropout
-  model.forward(ids.data(), B, T, /*training=*/false, unused, s);
+  model.forward(ids.data(), B, T, s);
   std::printf("1. Shape contract: B=%d T=%d D=%lld H=%lld Dh=%lld V=%lld, one eval forward of a "
               "batch of random ids\n",
               B, T, (long long)D, (long long)H, (long long)Dh, (long long)V);
@@ -147,9 +147,8 @@ Verdict causal_check(TinyAttentionLM& model, const std::vector<int32_t>& ids, in
       int32_t& id = changed[size_t(b) * T + t];
       id = (id + 1) % V;
     }
-  Rng unused(0);
   TinyAttentionLM::State s2;
-  model.forward(changed.data(), B, T, /*training=*/false, unused, s2);
+  model.forward(changed.data(), B, T, s2);
   s2.stacked_weights(w2);
   double past_logits = 0.0, past_w = 0.0, later_logits = 0.0;
   for (int b = 0; b < B; ++b)
@@ -302,7 +301,7 @@ int cmd_demo(const std::vector<std::string>& argv) {
 
   std::vector<int32_t> sample(size_t(T), 7 % V);
   Mat weights, logits;
-  trainer.attention(sample.data(), T, weights, logits);
+  sequence_attention(trainer.model(), sample.data(), T, weights, logits);
   Eigen::Index predicted;
   logits.row(T - 1).maxCoeff(&predicted);
   std::printf("\n5. Attention per head for the repeated sample [%d x %d]; next token predicted: "

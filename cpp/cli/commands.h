@@ -28,6 +28,7 @@ int cmd_selftest(const std::vector<std::string>& args); // cmd_selftest.cpp
 int cmd_eval(const std::vector<std::string>& args);     // cmd_eval.cpp
 int cmd_inspect(const std::vector<std::string>& args);  // cmd_inspect.cpp
 int cmd_sample(const std::vector<std::string>& args);   // cmd_sample.cpp
+int cmd_schema(const std::vector<std::string>& args);   // cmd_schema.cpp
 
 // attn bench --config speculative and --config tiled (cmd_bench_decode.cpp): JSON members
 // "speculative" and "tiled", printed without a trailing newline.

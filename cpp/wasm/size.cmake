@@ -16,7 +16,7 @@ set(ATTN_WASM_SIZE_SOURCES
     ${CMAKE_SOURCE_DIR}/cpp/attn/teach/selftest.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/io/weights.cpp
     ${CMAKE_SOURCE_DIR}/cpp/attn/interp/inspect.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/data/text.cpp
     ${CMAKE_SOURCE_DIR}/cpp/attn/model/sampling.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/teach/block_stages.cpp
-    ${CMAKE_SOURCE_DIR}/cpp/attn/interp/length_eval.cpp
+    ${CMAKE_SOURCE_DIR}/cpp/attn/interp/length_eval.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/teach/lesson.cpp
     ${CMAKE_SOURCE_DIR}/cpp/attn/model/speculative.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/base/stats.cpp
     ${CMAKE_SOURCE_DIR}/cpp/attn/train/draft.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/teach/tiled_trace.cpp
     ${CMAKE_SOURCE_DIR}/cpp/wasm/bindings.cpp ${CMAKE_SOURCE_DIR}/cpp/wasm/convert.cpp)

@@ -1,6 +1,6 @@
 // The attention layer's options: grouped K/V heads (GQA, multi-query), RoPE and ALiBi. The
 // defaults are today's layer bit for bit; each option is checked against a reference built
-// from the pieces, by finite differences, and for its defining property.
+// from the pieces and for its defining property (finite differences: test_gradcheck.cpp).
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -69,36 +69,6 @@ std::pair<Mat, Mat> reference(const MultiHeadSelfAttention& m, const Mat& x, int
   Mat y(B * T, D);
   m.out_proj.forward(merged, y);
   return {y, weights};
-}
-
-// dx and every parameter gradient against finite differences; dropout masks are fixed by
-// seeding every forward's generator the same.
-void check_grads(AttentionOptions o, float p_attn = 0.0f, float p_out = 0.0f,
-                 int head_off = -1) {
-  const int B = 2, T = 4, D = 8, H = 4;
-  auto m = make(D, H, 6, o, 13, p_attn, p_out);
-  if (head_off >= 0) m.head_off[size_t(head_off)] = 1;
-  attn::Rng data(14);
-  Mat x = gradcheck::random_mat(B * T, D, data);
-  const Mat dout = gradcheck::random_mat(B * T, D, data);
-  const bool training = p_attn > 0 || p_out > 0;
-  MultiHeadSelfAttention::State s;
-  run(m, x, B, T, s, training, 77);
-  Mat dx(B * T, D);
-  m.backward(s, dout, dx);
-  auto loss = [&] {
-    MultiHeadSelfAttention::State ls;
-    return gradcheck::fakeloss(run(m, x, B, T, ls, training, 77), dout);
-  };
-  gradcheck::check_grad("dx", x.data(), dx.data(), x.size(), loss);
-  gradcheck::check_grad("qkv_proj.weight", m.qkv_proj.weight.data(), m.qkv_proj.dweight.data(),
-                        m.qkv_proj.weight.size(), loss);
-  gradcheck::check_grad("qkv_proj.bias", m.qkv_proj.bias.data(), m.qkv_proj.dbias.data(),
-                        m.qkv_proj.bias.size(), loss);
-  gradcheck::check_grad("out_proj.weight", m.out_proj.weight.data(), m.out_proj.dweight.data(),
-                        m.out_proj.weight.size(), loss);
-  gradcheck::check_grad("out_proj.bias", m.out_proj.bias.data(), m.out_proj.dbias.data(),
-                        m.out_proj.bias.size(), loss);
 }
 
 }  // namespace
@@ -271,17 +241,6 @@ TEST_CASE("gqa: alibi penalises distance by each head's slope", "[gqa][alibi]") 
   // The nearest key gets the most weight, more so in the steeper head.
   CHECK(s.probs(T - 1, T - 1) > s.probs(T - 1, 0));
   CHECK(s.probs(T - 1, T - 1) > s.probs(2 * T - 1, T - 1));
-}
-
-TEST_CASE("gqa: backward matches finite differences", "[gqa][gradcheck]") {
-  SECTION("kv_heads 2") { check_grads(gqa_options(2)); }
-  SECTION("multi-query") { check_grads(gqa_options(1)); }
-  SECTION("rope") { check_grads(gqa_options(4, true)); }
-  SECTION("alibi") { check_grads(gqa_options(4, false, true)); }
-  SECTION("kv_heads 2, rope and alibi") { check_grads(gqa_options(2, true, true)); }
-  SECTION("multi-query, rope, with dropout") { check_grads(gqa_options(1, true), 0.3f, 0.25f); }
-  SECTION("kv_heads 2, the first head of a group off") { check_grads(gqa_options(2, true), 0, 0, 2); }
-  SECTION("kv_heads 2, the second head of a group off") { check_grads(gqa_options(2), 0, 0, 1); }
 }
 
 TEST_CASE("gqa: head_row reads the grouped, rotated caches", "[gqa][rope]") {

@@ -1,5 +1,5 @@
 // MultiHeadSelfAttention: the curriculum's PyTorch tests ported one for one, then a per-head
-// reference, dropout properties and finite-difference checks of every gradient.
+// reference and dropout properties (finite differences of every gradient: test_gradcheck.cpp).
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -288,57 +288,6 @@ TEST_CASE("mhsa: a state reused for another (B,T) gives the same as a fresh one"
   CHECK(gradcheck::max_abs_diff(reused.weights(), fresh.weights()) == 0.0f);
 }
 
-namespace {
-
-// Checks dx and all four parameter gradients of one layer against finite differences. The
-// dropout masks are the same in every forward because each forward gets a generator seeded
-// identically, so the loss is a smooth function of the inputs and parameters.
-// setup applies teaching interventions (head_off, scale_scores, mask) to the fresh layer.
-void check_mhsa_grads(float p_attn, float p_out,
-                      void (*setup)(MultiHeadSelfAttention&) = [](MultiHeadSelfAttention&) {}) {
-  const int B = 2, T = 4, D = 8, H = 2;
-  auto m = make_mhsa(D, H, 6, p_attn, p_out, 13);
-  setup(m);
-  attn::Rng data(14);
-  Mat x = gradcheck::random_mat(B * T, D, data);
-  const Mat dout = gradcheck::random_mat(B * T, D, data);
-  const bool training = p_attn > 0 || p_out > 0;
-  const uint64_t dropout_seed = 77;
-  MultiHeadSelfAttention::State s;
-  run(m, x, B, T, s, training, dropout_seed);
-  REQUIRE(s.attn_dropped == (p_attn > 0));
-  REQUIRE(s.out_dropped == (p_out > 0));
-  Mat dx(B * T, D);
-  m.backward(s, dout, dx);
-  auto loss = [&] {
-    MultiHeadSelfAttention::State ls;
-    return gradcheck::fakeloss(run(m, x, B, T, ls, training, dropout_seed), dout);
-  };
-  gradcheck::check_grad("mhsa dx", x.data(), dx.data(), x.size(), loss);
-  gradcheck::check_grad("mhsa qkv_proj.weight", m.qkv_proj.weight.data(),
-                        m.qkv_proj.dweight.data(), m.qkv_proj.weight.size(), loss);
-  gradcheck::check_grad("mhsa qkv_proj.bias", m.qkv_proj.bias.data(), m.qkv_proj.dbias.data(),
-                        m.qkv_proj.bias.size(), loss);
-  gradcheck::check_grad("mhsa out_proj.weight", m.out_proj.weight.data(),
-                        m.out_proj.dweight.data(), m.out_proj.weight.size(), loss);
-  gradcheck::check_grad("mhsa out_proj.bias", m.out_proj.bias.data(), m.out_proj.dbias.data(),
-                        m.out_proj.bias.size(), loss);
-}
-
-}  // namespace
-
-TEST_CASE("mhsa: backward matches finite differences without dropout",
-          "[multihead][gradcheck]") {
-  check_mhsa_grads(0.0f, 0.0f);
-}
-
-TEST_CASE("mhsa: backward matches finite differences with dropout (same masks)",
-          "[multihead][gradcheck][dropout]") {
-  SECTION("attention dropout") { check_mhsa_grads(0.3f, 0.0f); }
-  SECTION("output dropout") { check_mhsa_grads(0.0f, 0.25f); }
-  SECTION("both") { check_mhsa_grads(0.3f, 0.25f); }
-}
-
 // ---- Teaching interventions: switched-off heads, no 1/sqrt(dk), broken masks ---------------
 
 TEST_CASE("mhsa: mask modes: causal -inf above the diagonal, none untouched, inverted -1e4 below",
@@ -425,18 +374,6 @@ TEST_CASE("mhsa: broken masks let queries see the future", "[multihead][ablation
   CHECK(si.weights()(T - 1, T - 1) == 1.0f);
 }
 
-TEST_CASE("mhsa: backward matches finite differences under every intervention",
-          "[multihead][gradcheck][ablation]") {
-  SECTION("head 0 off") { check_mhsa_grads(0, 0, [](MultiHeadSelfAttention& m) { m.head_off[0] = 1; }); }
-  SECTION("no scaling") { check_mhsa_grads(0, 0, [](MultiHeadSelfAttention& m) { m.scale_scores = false; }); }
-  SECTION("no mask") { check_mhsa_grads(0, 0, [](MultiHeadSelfAttention& m) { m.mask = attn::MaskMode::None; }); }
-  SECTION("inverted mask") {
-    check_mhsa_grads(0, 0, [](MultiHeadSelfAttention& m) { m.mask = attn::MaskMode::Inverted; });
-  }
-  SECTION("head 1 off, with dropout") {
-    check_mhsa_grads(0.3f, 0.25f, [](MultiHeadSelfAttention& m) { m.head_off[1] = 1; });
-  }
-}
 
 TEST_CASE("mhsa: head_row is the layer's backward for a loss on one query row",
           "[multihead][ablation]") {

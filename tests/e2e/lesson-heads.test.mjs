@@ -72,9 +72,9 @@ test('three heads: each head\'s stages, the concatenation and W_o are the core\'
 });
 
 test('the mask: presets, a click and Enter/Space on a cell, a fully masked row gives 0 (not NaN), the old causal link', async () => {
-  const { page, context, errors } = await openReused(browser, `${srv.url}#view=lesson&stage=7&causal=1`, { bypassCSP: true });
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=lesson&stage=7&lesson-mask=causal`, { bypassCSP: true });
   await page.waitForSelector('table[data-matrix=output]');
-  assert.equal(await page.inputValue('[name=lessonMask]'), 'causal', 'causal=1 still works');
+  assert.equal(await page.inputValue('[name=lessonMask]'), 'causal', 'lesson-mask=causal still works');
   const T = 6;
   const pattern = async () => {
     const shown = await shownMatrices(page);

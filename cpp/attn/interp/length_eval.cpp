@@ -62,7 +62,7 @@ LengthEvaluation evaluate_at_length(TinyAttentionLM& model, Task task, int N, in
       make_text_batch(*text, batch, N, rng, b);
     else
       make_batch(task, m.config.vocab_size, batch, N, rng, b);
-    m.forward(b.inputs.data(), batch, N, /*training=*/false, rng, s);
+    m.forward(b.inputs.data(), batch, N, s);
     const int32_t* targets = b.targets.data();
     int predictable = 0;
     for (Eigen::Index r = 0; r < s.logits.rows(); ++r) {
@@ -89,6 +89,12 @@ LengthEvaluation evaluate_at_length(TinyAttentionLM& model, Task task, int N, in
     out.accuracy = correct / total;
   }
   return out;
+}
+
+LengthEvaluation evaluate_at_length(TinyAttentionLM& model, const TaskData& data, int N,
+                                    int n_batches, KeyNamer namer) {
+  return evaluate_at_length(model, data.task, N, n_batches, data.batch_size, data.eval_seed(),
+                            namer, data.corpus ? &data.corpus->val : nullptr);
 }
 
 }  // namespace attn

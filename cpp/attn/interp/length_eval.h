@@ -1,12 +1,13 @@
 // Length extrapolation: a model evaluated on its task at a sequence length other than
-// the one it was trained at. The one implementation behind `attn eval`, Trainer::evaluate_at and
-// the page's "Longer than trained" panel.
+// the one it was trained at. The one implementation behind `attn eval`, the JS API's evaluateAt
+// and the page's "Longer than trained" panel.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "attn/data/task_data.h"
 #include "attn/data/tasks.h"
 #include "attn/model/model.h"
 
@@ -45,5 +46,11 @@ std::unique_ptr<TinyAttentionLM> model_for_length(TinyAttentionLM& model, int le
 LengthEvaluation evaluate_at_length(TinyAttentionLM& model, Task task, int N, int n_batches,
                                     int batch, uint64_t seed, KeyNamer namer = nullptr,
                                     const std::vector<int32_t>* text = nullptr);
+
+// The same on the model's own data: its task and batch size, the batches from data.eval_seed()
+// (evaluate()'s, so N = data.seq_len measures what evaluate(model, data, n) does; readouts.h), and
+// for text the validation split. Changes nothing.
+LengthEvaluation evaluate_at_length(TinyAttentionLM& model, const TaskData& data, int N,
+                                    int n_batches, KeyNamer namer = nullptr);
 
 }  // namespace attn

@@ -147,7 +147,7 @@ void Decoder::rollback(int n) {
 
 void Decoder::run_reference() {
   const int n = context_length(), H = model_.config.n_heads;
-  model_.forward(context_data(), 1, n, /*training=*/false, unused_rng_, state_);
+  model_.forward(context_data(), 1, n, state_);
   ++passes_;
   logits_ = state_.logits.row(n - 1);
   // Head h's weights are rows [h n, h n + n) of its layer's (H n, n); the last one is the query's.
@@ -174,7 +174,7 @@ void Decoder::run_windows(const int32_t* tokens, int m) {
   for (int i = 0; i < m; ++i)
     std::copy(all.begin() + i + 1, all.begin() + i + 1 + W, windows_.begin() + size_t(i) * W);
   for (int i = 0; i < m; ++i) append(tokens[i]);
-  model_.forward(windows_.data(), m, W, /*training=*/false, unused_rng_, state_);
+  model_.forward(windows_.data(), m, W, state_);
   ++passes_;
   cache_valid_ = false;
   for (int i = 0; i < m; ++i) rows_logits_.row(i) = state_.logits.row(Eigen::Index(i) * W + W - 1);

@@ -1,5 +1,5 @@
-// View 2, "Self-attention from scratch": H heads taken apart, stage by stage. The worker makes
-// seeded inputs (embeddings, every head's Wq, Wk, Wv, and Wo) and the core computes every stage;
+// View 2, "Self-attention from scratch": H heads taken apart, stage by stage. The core makes
+// the inputs from the seed (embeddings, every head's Wq, Wk, Wv, and Wo) and computes every stage;
 // this module only lays them out. Tables carry data-matrix (the matrix's name) and data-head (its
 // head, from 0); each stage's section carries data-stage.
 import type { Controller } from '../client/controller';
@@ -117,7 +117,7 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
         win.el,
         h('div', { class: 'field' }, h('label', { for: posId, class: 'inline' }, posBox, ' add positions to X')),
       ),
-    h('p', { class: 'hint', text: `X holds one seeded ${LESSON_D_MODEL}-number embedding per lower-cased token (the seed is the training view's), plus its position's sinusoidal code when positions are on. Every other number is computed by the wasm core.` }),
+    h('p', { class: 'hint', text: `X holds one ${LESSON_D_MODEL}-number embedding per lower-cased token, drawn by the wasm core from the seed (the training view's: attn demo self-attention --seed with the same sentence, dk, dv and heads prints the same numbers), plus its position's sinusoidal code when positions are on. Every other number is computed by the core too.` }),
   );
   form.addEventListener('submit', (e) => e.preventDefault());
   const stageNav = h('nav', { class: 'stage-nav', 'aria-label': 'Stages' }, prevBtn, stageLabel, nextBtn);
