@@ -4,11 +4,11 @@
 // Generate panel's greedy text character for character (values, not a sentence), with each
 // character's fate coloured and a legend; the acceptance table; the exactness check's histograms
 // with their p-value (1000 samples: enough for the figure, short in time). Then one head of the
-// block computed tile by tile, equal to the plain softmax. Waits are guards only (GUARD_MS); no
-// duration is asserted.
+// block computed tile by tile, equal to the plain softmax (a11y.test.mjs audits the block view with
+// it). Waits are guards only (GUARD_MS); no duration is asserted.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openReused, useBrowser, waitForStep, waitReady } from './harness.mjs';
+import { audit, openReused, useBrowser, waitForStep, waitReady } from './harness.mjs';
 
 /** The "Train a GPT on text" preset's model (presets.ts), on the Speculative decoding panel. */
 const GPT = 'task=text&d-model=64&heads=4&seq-len=64&batch=16&lr=0.003&seed=0&layers=2&residual=1&positions=rope&norm=layernorm&ffn=gelu';
@@ -105,6 +105,7 @@ test('Speculative decoding: greedy text identical to plain greedy generation, to
     assert.equal(h.observed, 1000, 'every sample in a bar');
     assert.match(h.text, /χ² = [\d.]+ with \d+ degrees of freedom, p-value [\d.e-]+\./);
   }
+  assert.deepEqual(await audit(page), [], 'axe: the Speculative decoding panel with its text, table and histograms');
   // A bad count: one sentence, the histograms stay.
   await page.fill('[name=spec-samples]', '5');
   await page.click(`${panel} [data-action=exactness]`);

@@ -3,7 +3,7 @@
 // core's figures and say what they mean.
 import { describe, expect, test } from 'vitest';
 import type { ExactnessPosition, SpeculativeStats } from '../../web/src/core/attention-core';
-import { exactnessSentence, FATES, histogramBars, parseForm, parseSamples, reportSentences, type SpeculativeForm } from '../../web/src/panels/speculative/model';
+import { acceptanceSentences, exactnessSentence, FATES, histogramBars, parseForm, parseSamples, reportSentences, type SpeculativeForm } from '../../web/src/panels/speculative/model';
 import type { SpeculativeReport } from '../../web/src/panels/speculative/request';
 
 const form = (over: Partial<SpeculativeForm> = {}): SpeculativeForm => ({ prompt: 'The ', chars: '120', draftTokens: '4', temperature: '0.8', seed: '1', ...over });
@@ -87,5 +87,29 @@ describe('the sentences under a generation', () => {
   test('at temperature 0: identical to plain greedy, or a bug said as such', () => {
     expect(reportSentences(report(), { draftTokens: 4, options: { temperature: 0 } }).exact).toMatch(/identical to plain decoding, character for character/);
     expect(reportSentences(report({ plainText: 'the cat sat!' }), { draftTokens: 4, options: { temperature: 0 } }).exact).toMatch(/this is a bug/);
+  });
+});
+
+describe('the sentences under the acceptance table', () => {
+  const table = (bigram: number[], model: number[]) => ({
+    step: 30,
+    temperatures: [0.5, 1, 1.5],
+    text: 'the cat',
+    rows: [
+      { draft: 'the bigram', kind: 'bigram' as const, dModel: 0, nLayers: 0, alpha: bigram },
+      { draft: 'the draft model', kind: 'model' as const, dModel: 32, nLayers: 1, alpha: model },
+      { draft: 'the target itself', kind: 'target' as const, dModel: 64, nLayers: 2, alpha: [1, 1, 1] },
+    ],
+  });
+  test('what a cell is, and the draft the target accepts most at temperature 1, whichever it is', () => {
+    const early = acceptanceSentences(table([0.7, 0.72, 0.73], [0.4, 0.41, 0.45]));
+    expect(early[0]).toMatch(/^Each cell is the mean of Σ min\(p, q\) over the 7 characters of the validation text "the cat", at step 30/);
+    expect(early[1]).toMatch(/^At temperature 1\.0 the target accepts the bigram most \(α 0\.720\)\./);
+    expect(acceptanceSentences(table([0.7, 0.5, 0.73], [0.4, 0.61, 0.45]))[1]).toMatch(/accepts the draft model most \(α 0\.610\)/);
+  });
+  test('with the bigram alone, no comparison between drafts', () => {
+    const t = table([0.7, 0.72, 0.73], []);
+    t.rows.splice(1, 1);
+    expect(acceptanceSentences(t)).toHaveLength(2);
   });
 });

@@ -351,7 +351,10 @@ export function mountBlockView(root: HTMLElement, store: Store, ctl: Controller,
           class: 'stage-text tiled-verdict',
           text:
             `The largest difference between the tiled rows and the plain softmax is ${sci(t.maxWeightDifference)}, and between the two outputs ${sci(t.maxOutDifference)}: the same numbers up to float32 rounding, because rescaling by exp(old m − new m) is exact algebra. ` +
-            `Memory for this head over T = ${T}: ${count(t.plainBytes)} bytes for the plain (T, T) weights against ${count(t.tiledBytes)} bytes for the tiled path's output, one max and sum per row and one tile of scores.`,
+            `Memory for this head over T = ${T}: ${count(t.plainBytes)} bytes for the plain (T, T) weights against ${count(t.tiledBytes)} bytes for the tiled path's output, one max and sum per row and one tile of scores. ` +
+            (t.tiledBytes >= t.plainBytes
+              ? 'At a length this short the tiled path holds more; but its memory grows with T and the plain one with T², so at a few hundred positions the tiled path holds far less (bench/README.md measures both up to T = 4096).'
+              : 'The plain path grows with T², the tiled one with T: the longer the sequence, the larger the saving.'),
         }),
       );
     }

@@ -92,12 +92,21 @@ export function reportSentences(r: SpeculativeReport, spec: Pick<SpeculativeSpec
   return { alpha, passes, clock, exact };
 }
 
-/** The sentences under the acceptance table. */
+/** The sentences under the acceptance table: what a cell is, which draft the target accepts most
+ * at temperature 1 (or the nearest temperature measured), and why that is not a matter of size alone. */
 export function acceptanceSentences(t: AcceptanceTable): string[] {
-  return [
-    `Each cell is the mean of Σ min(p, q) over the ${count([...t.text].length)} characters of the validation text "${t.text}", at step ${count(t.step)}: the acceptance rate α to expect for that draft at that temperature, computed from the two distributions without sampling.`,
-    'A draft closer to the target in size and training is accepted more often (the target itself: always); a higher temperature flattens both distributions, which usually brings p and q closer, and a lower one makes them disagree on the top character more sharply.',
+  const col = t.temperatures.reduce((best, T, i) => (Math.abs(T - 1) < Math.abs(t.temperatures[best] - 1) ? i : best), 0);
+  const drafts = t.rows.filter((r) => r.kind !== 'target');
+  const best = drafts.reduce((a, b) => (b.alpha[col] > a.alpha[col] ? b : a), drafts[0]);
+  const sentences = [
+    `Each cell is the mean of Σ min(p, q) over the ${count([...t.text].length)} characters of the validation text "${t.text}", at step ${count(t.step)}: the acceptance rate α to expect for that draft at that temperature, computed from the two distributions without sampling. The target itself would always be accepted (α = 1) but saves nothing.`,
   ];
+  if (drafts.length > 1 && best)
+    sentences.push(
+      `At temperature ${num(t.temperatures[col], 1)} the target accepts ${best.draft} most (α ${num(best.alpha[col], 3)}). What counts is how close the draft's guesses are to the target's, not how good the draft is on its own: early in training the target still writes much like character counts, so the bigram matches it best; as the target learns words, a trained draft overtakes the bigram.`,
+    );
+  sentences.push('Temperature reshapes both distributions alike: a higher one flattens them, which usually brings p and q closer; a lower one sharpens them, so two models that disagree on the top character disagree more.');
+  return sentences;
 }
 
 /** One bar of the histogram: observed and expected counts of a token (or of the rest). */
