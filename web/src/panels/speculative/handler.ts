@@ -6,10 +6,11 @@
 import type { AttentionCore, Draft, Trainer } from '../../core/attention-core';
 import { handle, stepCount, type Held, type WorkerContext } from '../../worker/context';
 import { RequestFailure } from '../../worker/post';
+import { promptIds, vocabOf as textVocab } from '../generate/handler';
 import { acceptanceRequest, draftMakeRequest, exactnessRequest, speculativeGenerateRequest, type AcceptanceTable, type DraftReport, type DraftSpec, type SpeculativeReport, type SpeculativeSpec } from './request';
 
-/** The most characters of a prompt and of one generation; the most samples of the exactness check. */
-export const MAX_PROMPT_CHARS = 1000;
+/** The most characters of one generation (the prompt's limit is the Generate panel's); the most
+ * samples of the exactness check. */
 export const MAX_SPECULATIVE_CHARS = 1000;
 export const MAX_SAMPLES = 20000;
 /** The draft tokens per target pass the panel offers (the core takes up to 16). */
@@ -18,24 +19,11 @@ export const MAX_DRAFT_TOKENS = 8;
 export const MAX_TEMPERATURES = 8;
 
 /** The run's vocabulary, or the sentence that speculative decoding needs a text model. */
-function vocabOf(trainer: Trainer): string {
-  const corpus = trainer.corpus();
-  if (!corpus) throw new RequestFailure('input', 'Speculative decoding needs the text task: this model was trained on token ids, not characters.');
-  return corpus.vocab;
-}
+const vocabOf = (trainer: Trainer): string => textVocab(trainer, 'Speculative decoding');
 
 function checkWhole(v: number, lo: number, hi: number, what: string): number {
   if (!Number.isInteger(v) || v < lo || v > hi) throw new RequestFailure('input', `The ${what} (${v}) must be a whole number from ${lo} to ${hi}.`);
   return v;
-}
-
-/** The prompt's ids: one sentence for an empty or too long prompt, the core's for a character
- * outside the vocabulary. */
-function promptIds(core: AttentionCore, vocab: string, prompt: string): Int32Array {
-  if (typeof prompt !== 'string' || prompt.length === 0) throw new RequestFailure('input', 'The prompt is empty: give at least one character to start from.');
-  const n = [...prompt].length;
-  if (n > MAX_PROMPT_CHARS) throw new RequestFailure('input', `The prompt has ${n} characters; at most ${MAX_PROMPT_CHARS} are taken.`);
-  return core.encodeText(vocab, prompt);
 }
 
 /** The held draft: the core's Draft, and for a model draft its Trainer (freed after the Draft). */
