@@ -168,7 +168,15 @@ export function mount(slot: HTMLElement, ctl: Controller, _opts: PanelOptions): 
     );
     accText.replaceChildren(...acceptanceSentences(t).map((s) => h('p', { class: 'hint', text: s })));
   }
-  const measureAcceptance = async () => renderAcceptance(await ctl.call(acceptanceRequest, { temperatures: TEMPERATURES }));
+  /** The table after each draft and generation; its failure is its own sentence, not the generation's. */
+  async function measureAcceptance(): Promise<void> {
+    try {
+      renderAcceptance(await ctl.call(acceptanceRequest, { temperatures: TEMPERATURES }));
+    } catch (e) {
+      accTable.replaceChildren();
+      accText.replaceChildren(h('p', { class: 'problem', text: `The acceptance could not be measured: ${messageOf(e)}` }));
+    }
+  }
 
   async function makeDraft(kind: 'model' | 'bigram'): Promise<void> {
     await guarded('drafting', 'No draft was made', async () => {
