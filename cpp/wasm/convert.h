@@ -19,10 +19,12 @@
 #include "attn/interp/readouts.h"
 #include "attn/kernels/ops.h"
 #include "attn/model/sampling.h"
+#include "attn/model/speculative.h"
 #include "attn/nn/attention.h"
 #include "attn/teach/block_stages.h"
 #include "attn/teach/lesson.h"
 #include "attn/teach/selftest.h"
+#include "attn/teach/tiled_trace.h"
 #include "attn/train/trainer.h"
 
 namespace attn::js {
@@ -67,6 +69,8 @@ void validate_js(const TrainerConfig& c);
 // conversion).
 constexpr double kIntMax = 2147483647.0;
 int to_int(const val& v, const char* name, double lo = -kIntMax, double hi = kIntMax);
+// A JS number (any value; the core checks its range).
+double to_double(const val& v, const char* name);
 
 // An Int32Array of at most max_length token ids.
 std::vector<int32_t> to_ids(const val& ids, size_t max_length);
@@ -174,5 +178,33 @@ std::vector<float> to_next_logits(const val& v);
 SamplingOptions to_sampling_options(const val& v);
 // Sampler.draw's probabilities: a Float32Array of 1 to 65536 values (the core checks them).
 std::vector<float> to_probs(const val& v);
+
+// ---- Speculative decoding and tiled attention.
+
+// The options of a speculative generation or exactness check: {prompt (Int32Array of token ids),
+// tokens, draftTokens, options (SamplingOptions), seed, window}, plus comparePlain (generation)
+// or samples (exactness); what is absent takes the core's default. Unknown keys refused.
+struct SpeculativeArgs {
+  std::vector<int32_t> prompt;
+  int tokens = 0;
+  SpeculativeOptions options;
+  bool compare_plain = true;
+  int samples = 0;
+};
+// Acceptance (expectedAcceptance) reads {ids, options, window}, ids into prompt.
+enum class SpeculativeCall { Decoder, Generate, Exactness, Acceptance };
+SpeculativeArgs to_speculative_args(const val& js, SpeculativeCall call);
+val to_js(const SpeculativeStats& s);  // SpeculativeStats
+// The tokens and fates from index `from` on: {tokens: Int32Array, fates: Uint8Array, done}.
+val speculative_chunk_to_js(const SpeculativeDecoder& d, size_t from);
+val to_js(const SpeculativeResult& r);  // SpeculativeResult
+val to_js(const Exactness& e);          // Exactness
+// tiledAttention's argument: transformerBlock's (to_block_input) plus head and tileSize.
+struct TiledTraceArgs {
+  BlockStagesInput block;
+  int head = 0, tile = 0;
+};
+TiledTraceArgs to_tiled_trace_args(const val& js);
+val to_js(const BlockTiledTrace& t);  // TiledAttentionTrace
 
 }  // namespace attn::js

@@ -57,6 +57,7 @@ set(ATTN_CLI_CASES
   text_bad_input
   text_sample
   text_sample_bad
+  text_sample_speculative
   text_eval
   # Looking inside
   inspect_reference
@@ -72,5 +73,5 @@ endforeach()
 # first under `ctest -j`, so that none of them is the last one running alone (a fresh build tree
 # has no timing data yet).
 set_tests_properties(cli.demo_epoch_means cli.train_ablation cli.layers_flags cli.block_flags
-                     cli.text_sample cli.text_sample_bad cli.text_bad_input cli.text_eval
+                     cli.text_sample cli.text_sample_bad cli.text_sample_speculative cli.text_bad_input cli.text_eval
                      cli.inspect_reference cli.inspect_bad PROPERTIES COST 1000)

@@ -715,6 +715,57 @@ text_sample_bad)
   bad "--prompt" "$ATTN" sample --weights "$S/t.st"
   ;;
 
+text_sample_speculative)
+  # attn sample --draft: the same text as attn sample at temperature 0, for a trained draft and
+  # for the bigram, within the window (16) and past it; then one line of figures. Bad drafts: one
+  # line, exit 2.
+  blk="--task text --residual --positions rope --seq-len 16 --log-every 40"
+  ok "$ATTN" train $blk --layers 2 --norm layernorm --ffn gelu --steps 40 --save "$S/t.st"
+  ok "$ATTN" train $blk --layers 1 --d-model 16 --heads 2 --steps 40 --save "$S/d.st"
+  smp="$ATTN sample --weights $S/t.st --prompt"
+  for prompt in "the " "a small dog and a big cat"; do
+    ok $smp "$prompt" --tokens 40 --temperature 0
+    cp "$S/stdout" "$S/plain"
+    for draft in "$S/d.st" bigram; do
+      for n in 1 4 16; do
+        ok $smp "$prompt" --tokens 40 --temperature 0 --draft "$draft" --draft-tokens $n
+        [[ $(wc -l < "$S/stdout") -eq 2 ]] || fail "not the text and one line: $(cat "$S/stdout")"
+        head -n 1 "$S/stdout" | cmp -s - "$S/plain" ||
+          fail "--draft $draft --draft-tokens $n: greedy differs from plain: $(cat "$S/stdout") vs $(cat "$S/plain")"
+        tail -n 1 "$S/stdout" | grep -q "^speculative decoding (draft .*, N $n): 40 tokens in [0-9]* target passes ([0-9.]* per token) and [0-9]* draft passes; [0-9]* of [0-9]* judged draft tokens accepted: alpha [0-9.]*, mean sum min(p, q) [0-9.]*; [0-9.]* tokens per target pass, (1 - alpha^$((n + 1))) / (1 - alpha) = [0-9.]*; [0-9.]* ms, plain decoding [0-9.]* ms ([0-9.]* times as long)$" ||
+          fail "figures line: $(tail -n 1 "$S/stdout")"
+      done
+    done
+  done
+  # Sampled: the same seed gives the same text; the bigram of another text says which.
+  for i in $(seq 1 40); do printf 'the cat sat on the mat. a dog ran to the cat.\n'; done > "$S/cats.txt"
+  ok $smp "the " --tokens 60 --seed 3 --top-k 10 --draft bigram --text "$S/cats.txt"
+  cp "$S/stdout" "$S/a"
+  grep -q "^speculative decoding (draft bigram of $S/cats.txt's training split, N 4): 60 tokens" "$S/a" ||
+    fail "bigram source: $(tail -n 1 "$S/a")"
+  ok $smp "the " --tokens 60 --seed 3 --top-k 10 --draft bigram --text "$S/cats.txt"
+  head -n 1 "$S/stdout" | cmp -s - <(head -n 1 "$S/a") || fail "a seed gives two texts"
+  ok $smp "the " --tokens 10 --draft bigram
+  grep -q "draft bigram of the default corpus's training split" "$S/stdout" || fail "default corpus: $(cat "$S/stdout")"
+  # A draft of another vocabulary: the cats text has 15 characters, the default corpus 35.
+  ok "$ATTN" train --task text --text "$S/cats.txt" --seq-len 16 --steps 1 --save "$S/cats.st"
+  bad "--draft $S/cats.st: the draft's vocabulary has 15 tokens but the target's has 35" \
+    $smp "the " --draft "$S/cats.st"
+  printf 'The Queen sat.\n%.0s' $(seq 1 20) > "$S/queen.txt"
+  bad "$S/queen.txt: the character 'Q' (U+0051) is not in the model's vocabulary" \
+    $smp "the " --draft bigram --text "$S/queen.txt"
+  bad "--draft-tokens (0) must be in [1, 16]" $smp "the " --draft bigram --draft-tokens 0
+  bad "--draft-tokens (17) must be in [1, 16]" $smp "the " --draft bigram --draft-tokens 17
+  bad "--text needs --draft bigram" $smp "the " --draft "$S/d.st" --text "$S/cats.txt"
+  bad "--draft-tokens needs --draft" $smp "the " --draft-tokens 2
+  bad "--text needs --draft" $smp "the " --text "$S/cats.txt"
+  bad "cannot open" $smp "the " --draft "$S/missing.st"
+  printf hello > "$S/not-weights"
+  bad "not-weights: " $smp "the " --draft "$S/not-weights"
+  ok "$ATTN" sample --help
+  grep -q -- '--draft-tokens N' "$S/stdout" || fail "sample --help lacks --draft-tokens"
+  ;;
+
 text_eval)
   # attn eval --task text: the validation split of --text FILE, or of the default corpus.
   for i in $(seq 1 40); do printf 'the cat sat on the mat. a dog ran.\n'; done > "$S/corpus.txt"

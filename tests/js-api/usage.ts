@@ -13,6 +13,12 @@ import createAttentionCore, {
   type RowBackward,
   type SelfTestResult,
   type AttentionCore,
+  type Draft,
+  type Exactness,
+  type SpeculativeChunk,
+  type SpeculativeResult,
+  type SpeculativeStats,
+  type TiledAttentionTrace,
   type AttentionResult,
   type CoreError,
   type CoreErrorKind,
@@ -144,4 +150,29 @@ export function decoding(core: AttentionCore): number {
   const token: number = sampler.draw(p);
   sampler.delete();
   return p[0] + core.nextTokenDistribution(Float32Array.of(0, 1), {})[1] + token;
+}
+
+/** Speculative decoding with a draft trained from the same text, the bigram, the exactness check
+ * and the tiled trace of one head. */
+export function speculative(core: AttentionCore, target: Trainer): number {
+  const draftTrainer = new core.Trainer(core.draftConfig(target.config()), core.defaultCorpus());
+  draftTrainer.step(core.draftSteps);
+  const drafts: Draft[] = [core.modelDraft(draftTrainer), core.bigramDraft(target), core.bigramDraft(target, 'some text')];
+  const prompt = Int32Array.of(1, 2, 3);
+  const r: SpeculativeResult = core.speculativeGenerate(target, drafts[0], { prompt, tokens: 20, draftTokens: 4, options: { temperature: 0 }, comparePlain: true });
+  const g = new core.SpeculativeDecoder(target, drafts[1], { prompt, tokens: 20, seed: 1 });
+  const chunk: SpeculativeChunk = g.next(2);
+  const stats: SpeculativeStats = g.stats();
+  g.delete();
+  const e: Exactness = core.speculativeExactness(target, drafts[2], { prompt, samples: 1000, draftTokens: 2 });
+  // @ts-expect-error the exactness check generates two tokens itself
+  core.speculativeExactness(target, drafts[2], { prompt, samples: 10, tokens: 2 });
+  const t: TiledAttentionTrace = core.tiledAttention({ config: { dModel: 16, nHeads: 2 }, ids: prompt, head: 1, tileSize: 2 });
+  const alpha: number = core.expectedAcceptance(target, drafts[1], { ids: prompt, options: { temperature: 0.7 } });
+  const vocab: number = drafts[0].vocabSize();
+  for (const d of drafts) d.delete();
+  draftTrainer.delete();
+  const fate: number = chunk.fates[0];
+  return r.stats.alpha + r.wallMs / r.plainMs + stats.expectedTokensPerRound + e.first.pValue + e.second.counts[0] +
+    t.rowMax.data[0] + t.plainBytes / t.tiledBytes + fate + core.expectedTokensPerRound(0.5, 4) + vocab + alpha;
 }

@@ -25,6 +25,8 @@ import { inspectRequest } from '../../web/src/panels/inspect/request';
 import { scalingDemoRequest, selfAttentionRequest, softmaxStepsRequest } from '../../web/src/panels/lesson/request';
 import { comparisonEndRequest, comparisonLengthsRequest, comparisonStartRequest, comparisonStepRequest, lengthsRequest } from '../../web/src/panels/longer/request';
 import { predictionsRequest } from '../../web/src/panels/predictions/request';
+import { tiledAttentionRequest } from '../../web/src/panels/block/request';
+import { acceptanceRequest, draftMakeRequest, exactnessRequest, speculativeGenerateRequest } from '../../web/src/panels/speculative/request';
 import { explainMissingReference, PYTORCH_REFERENCE } from '../../web/src/panels/selftest/handler';
 import { selfTestRequest } from '../../web/src/panels/selftest/request';
 import { timelineRequest } from '../../web/src/panels/timeline/request';
@@ -466,6 +468,66 @@ describe('view 2 panels', () => {
     expect(s.transferred.length).toBeGreaterThanOrEqual(12);
     expect((await s.callFails(scalingDemoRequest, { dk: 65, keys: 8, seed: 1 })).kind).toBe('input');
     expect((await s.callFails(softmaxStepsRequest, { logits: [] })).kind).toBe('input');
+  });
+});
+
+describe('speculative decoding and the tiled step', () => {
+  test('a draft; greedy speculative text equal to plain decoding; the acceptance table; the exactness check; no draft or no text: one sentence', async () => {
+    const s = open();
+    const text = config({ task: 'text', dModel: 32, nHeads: 2, seqLen: 16, batchSize: 8, nLayers: 1, residual: true });
+    await s.ok('configure', { config: text, sample: { seed: 1 } });
+    await s.ok('step', { n: 20 });
+    const greedy = { prompt: 'The ', tokens: 30, draftTokens: 3, options: { temperature: 0 }, seed: 0 };
+    const none = await s.callFails(speculativeGenerateRequest, greedy);
+    expect([none.kind, none.message]).toEqual(['state', 'No draft yet: train a draft model or take the bigram first.']);
+
+    const d = await s.call(draftMakeRequest, { kind: 'model', steps: 20 });
+    expect(d).toMatchObject({ kind: 'model', nLayers: 1, dModel: 32, steps: 20, targetStep: 20 });
+    const r = await s.call(speculativeGenerateRequest, greedy);
+    expect(r.chars.length).toBe(30);
+    expect(r.chars.join('')).toBe(r.plainText);
+    expect(r.fates.length).toBe(30);
+    expect(r.fates.every((f) => f === 0 || f === 1 || f === 2)).toBe(true);
+    expect(r.stats.tokens).toBe(30);
+    expect(r.stats.targetPasses).toBeLessThanOrEqual(30);
+    expect(r.expectedFromOverlap).toBe(core.expectedTokensPerRound(r.stats.meanOverlap, 3));
+
+    const t = await s.call(acceptanceRequest, { temperatures: [0.5, 1] });
+    expect(t.rows.map((row) => row.kind)).toEqual(['bigram', 'model', 'target']);
+    for (const a of t.rows[2].alpha) expect(a).toBeCloseTo(1, 5);
+    for (const a of [...t.rows[0].alpha, ...t.rows[1].alpha]) expect(a > 0 && a < 1).toBe(true);
+    expect([...t.text].length).toBe(16);
+
+    const e = await s.call(exactnessRequest, { prompt: 'The ', draftTokens: 3, options: { temperature: 1 }, seed: 2, samples: 500 });
+    for (const p of [e.first, e.second]) {
+      expect(p.counts.reduce((a, b) => a + b, 0)).toBe(500);
+      expect(p.pValue >= 0 && p.pValue <= 1).toBe(true);
+      expect(p.impossible).toBe(0);
+    }
+    expect(e.vocab.length).toBe(e.first.counts.length);
+    expect((await s.callFails(exactnessRequest, { prompt: 'The ', draftTokens: 3, options: {}, seed: 2, samples: 5 })).message).toMatch(/number of samples \(5\)/);
+    expect((await s.callFails(speculativeGenerateRequest, { ...greedy, draftTokens: 9 })).message).toMatch(/draft tokens N \(9\)/);
+    expect((await s.callFails(speculativeGenerateRequest, { ...greedy, prompt: 'The ☃' })).message).toMatch(/☃/);
+
+    expect((await s.call(draftMakeRequest, { kind: 'bigram' })).kind).toBe('bigram');
+    expect((await s.call(acceptanceRequest, { temperatures: [1] })).rows.map((row) => row.kind)).toEqual(['bigram', 'target']);
+    expect((await s.call(speculativeGenerateRequest, greedy)).chars.join('')).toBe(r.plainText);
+
+    // A new run frees the draft; a run on token ids has no text to draft from.
+    await s.ok('configure', configure());
+    expect((await s.callFails(speculativeGenerateRequest, greedy)).kind).toBe('state');
+    const ids = await s.callFails(draftMakeRequest, { kind: 'bigram' });
+    expect([ids.kind, ids.message]).toEqual(['input', 'Speculative decoding needs the text task: this model was trained on token ids, not characters.']);
+  });
+
+  test('tiledAttention: one head of the block tile by tile, equal to the plain softmax; a bad tile size is an input error', async () => {
+    const s = open();
+    const t = await s.call(tiledAttentionRequest, { config: config(), sample: SAMPLE, head: 1, tileSize: 4 });
+    expect([t.head, t.seqLen, t.tiles, t.tileSize]).toEqual([1, 12, 3, 4]);
+    expect([t.rowMax.rows, t.rowMax.cols, t.rowSum.rows, t.rowSum.cols]).toEqual([3, 12, 3, 12]);
+    expect(t.maxWeightDifference).toBeLessThan(1e-6);
+    expect(t.plainBytes > 0 && t.tiledBytes > 0).toBe(true);
+    expect((await s.callFails(tiledAttentionRequest, { config: config(), sample: SAMPLE, head: 0, tileSize: 0 })).kind).toBe('input');
   });
 });
 

@@ -54,6 +54,7 @@ LengthEvaluation evaluate_at_length(TinyAttentionLM& model, Task task, int N, in
   Rng rng(seed);
   Batch b;
   TinyAttentionLM::State s;
+  s.tiled = N >= kTiledMinLength;  // no weights are read here
   std::vector<double> right(size_t(N), 0.0), count(size_t(N), 0.0);
   double loss_sum = 0.0, total = 0.0;
   for (int i = 0; i < n_batches; ++i) {

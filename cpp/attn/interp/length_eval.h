@@ -23,8 +23,9 @@ struct LengthEvaluation {
 
 
 // The longest sequence a model may be evaluated at past its max_seq_len (position methods other
-// than learned extrapolate; the cap bounds the work).
-constexpr int kMaxEvalLength = 1024;
+// than learned extrapolate; the cap bounds the work). From kTiledMinLength on the attention runs
+// tile by tile: at 4096 the plain path would hold B*H*T^2 floats per layer (4 GB for B 16, H 4).
+constexpr int kMaxEvalLength = 4096;
 
 // A new model with model's weights and teaching interventions (heads off, score scaling, mask)
 // that accepts sequences of up to length positions (length > model.config.max_context_length):

@@ -178,6 +178,7 @@ void TinyAttentionLM::run(const int32_t* ids, int B, int T, Rng* dropout, State&
   for (int l = 0; l < L; ++l) {
     MultiHeadSelfAttention::State& st = s.layers[size_t(l)];
     if (s.inspect) st.inspect = true;
+    st.tiled = s.tiled;
     if (hooks) hooks->stream(l, s.a);
     layer_forward(l, s.a, s.y, s.blocks[size_t(l)], [&](const Mat& in, Mat& out) {
       if (dropout) layers[size_t(l)].forward(in, B, T, /*training=*/true, *dropout, st, out);

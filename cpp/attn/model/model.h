@@ -112,6 +112,9 @@ class TinyAttentionLM {
     // Set before forward() to inspect heads (MultiHeadSelfAttention::State::inspect) in every
     // layer.
     bool inspect = false;
+    // Set before forward() to run every layer's attention tile by tile where it can
+    // (MultiHeadSelfAttention::State::tiled), never holding a (T,T) matrix.
+    bool tiled = false;
     Mat x;          // (N,D) token_emb(ids) + pe[:T], the input of layer 0
     Mat a;          // (N,D) the residual stream after the last layer: lm_head's input
     Mat y;          // (N,D) one layer's attention output before it joins the stream (residual)

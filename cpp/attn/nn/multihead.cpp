@@ -79,6 +79,10 @@ float MultiHeadSelfAttention::score_scale() const {
   return scale_scores ? 1.0f / std::sqrt(static_cast<float>(d_head)) : 1.0f;
 }
 
+TiledScores MultiHeadSelfAttention::tiled_scores(int h) const {
+  return {score_scale(), mask == MaskMode::Causal, options.alibi ? alibi_m[size_t(h)] : 0.0f};
+}
+
 void MultiHeadSelfAttention::check_input(Eigen::Index rows, Eigen::Index cols, int B,
                                          int T) const {
   require(B >= 1, "batch size (", B, ") must be >= 1");
@@ -107,9 +111,16 @@ void MultiHeadSelfAttention::run(ConstMatRef x, int B, int T, Rng* dropout, Stat
   const Eigen::Index N = Eigen::Index(B) * T;
   s.B = B;
   s.T = T;
+  s.tiled_used = s.tiled && !s.inspect && !(dropout && attn_dropout > 0.0f) &&
+                 (mask == MaskMode::Causal || mask == MaskMode::None);
   s.x.resize(N, D);
   s.qkv.resize(N, qkv_proj.out_features);
-  s.probs.resize(N * H, T);
+  if (s.tiled_used) {
+    s.probs.resize(0, 0);
+    s.lse.resize(Eigen::Index(B) * H, T);
+  } else {
+    s.probs.resize(N * H, T);
+  }
   if (s.inspect) s.scores.resize(N * H, T);
   s.merged.resize(N, D);
   s.backward_done = false;
@@ -137,6 +148,13 @@ void MultiHeadSelfAttention::run(ConstMatRef x, int B, int T, Rng* dropout, Stat
       Head hd = head_views(*this, s.qkv, b, h, T);
       const Eigen::Index r0 = hd.r0, p0 = hd.p0;
       auto &q = hd.q, &k = hd.k, &v = hd.v;
+      if (s.tiled_used) {  // softmax(q k^T * scale + bias) v, tile by tile
+        auto out = s.merged.block(r0, h * Dh, T, Dh);
+        if (head_off[h]) out.setZero();
+        else tiled_attention_forward(q, k, v, tiled_scores(h), s.tiles, out,
+                                     s.lse.row(Eigen::Index(b) * H + h).data(), s.tiled_ws);
+        continue;
+      }
       auto p = s.probs.block(p0, 0, T, T);
       matmul_nt(q, k, p, scale);  // scores (T,T) = q k^T / sqrt(Dh)
       if (options.alibi) add_alibi_bias(p, alibi_m[size_t(h)]);
@@ -178,8 +196,10 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
   s.dqkv.resize(N, qkv_proj.out_features);
   if (group > 1) s.dkv_scratch.resize(T, Dh);
   s.dmerged.resize(N, D);
-  s.dweights.resize(s.inspect ? N * H : T, T);
-  s.dscores.resize(s.inspect ? N * H : T, T);
+  if (!s.tiled_used) {
+    s.dweights.resize(s.inspect ? N * H : T, T);
+    s.dscores.resize(s.inspect ? N * H : T, T);
+  }
   const float scale = score_scale();
 
   if (s.out_dropped) {  // y = out_proj(merged) * out_mask
@@ -201,12 +221,12 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
       // Ungrouped, every head is the first of its group: the curriculum's code path.
       const bool first_of_group = h % group == 0;
       auto dout = s.dmerged.block(r0, h * Dh, T, Dh);
-      auto dw = s.dweights.block(s.inspect ? p0 : 0, 0, T, T);
-      auto ds = s.dscores.block(s.inspect ? p0 : 0, 0, T, T);
       if (head_off[h]) {  // merged_h = 0: nothing flows back into this head
         dout.setZero();
-        dw.setZero();
-        ds.setZero();
+        if (!s.tiled_used) {
+          s.dweights.block(s.inspect ? p0 : 0, 0, T, T).setZero();
+          s.dscores.block(s.inspect ? p0 : 0, 0, T, T).setZero();
+        }
         dq.setZero();
         if (first_of_group) {
           dk.setZero();
@@ -214,6 +234,14 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
         }
         continue;
       }
+      if (s.tiled_used) {  // the weights recomputed per tile from the rows' log-sum-exp
+        tiled_attention_backward(q, k, v, s.merged.block(r0, h * Dh, T, Dh),
+                                 s.lse.row(Eigen::Index(b) * H + h).data(), dout, tiled_scores(h),
+                                 s.tiles, dq, dk, dv, !first_of_group, s.tiled_ws);
+        continue;
+      }
+      auto dw = s.dweights.block(s.inspect ? p0 : 0, 0, T, T);
+      auto ds = s.dscores.block(s.inspect ? p0 : 0, 0, T, T);
       auto a = w.block(p0, 0, T, T);
       // merged_h = a v  =>  dv = a^T dout, da = dout v^T
       if (first_of_group) {
@@ -291,45 +319,64 @@ void MultiHeadSelfAttention::reset_cache(KVCache& c) const {
   c.merged.resize(1, d_model);
 }
 
-// The last row of forward() for T = p + 1, computed from the cache: qkv = x W^T + b (1,W); q and
-// k rotated by p; k, v appended as row p; per head w = softmax(q K^T * scale + bias) over rows
-// [0, p] and merged_h = w V; y = out_proj(merged).
 void MultiHeadSelfAttention::forward_step(ConstMatRef x, KVCache& c, MatRef weights,
                                           MatRef y) const {
-  const int H = n_heads, Dh = d_head, KV = options.kv_heads, p = c.length, n = p + 1;
+  forward_rows(x, c, weights, y);
+}
+
+// The last m rows of forward() for T = p0 + m, computed from the cache: qkv = x W^T + b (m,W);
+// q and k of row i rotated by p0 + i; k, v appended as rows p0 .. p0 + m - 1; per head and row i,
+// w = softmax(q_i K^T * scale + bias) over rows [0, p0 + i] and merged_h,i = w V; y = out_proj(merged).
+void MultiHeadSelfAttention::forward_rows(ConstMatRef x, KVCache& c, MatRef weights,
+                                          MatRef y) const {
+  const int H = n_heads, Dh = d_head, KV = options.kv_heads, p0 = c.length;
+  const int m = int(x.rows()), n = p0 + m;
   const Eigen::Index KVDh = Eigen::Index(KV) * Dh;
-  require_state(c.k.rows() == max_context_length && c.merged.cols() == d_model,
+  require_state(c.k.rows() == max_context_length && c.v.rows() == max_context_length,
                 "forward_step needs a cache sized by reset_cache");
-  require_state(p < max_context_length, "the KV cache is full (", max_context_length,
-                " positions); drop a position first");
-  require(x.rows() == 1 && x.cols() == d_model, "forward_step expects one row of ", d_model,
+  require(m >= 1 && x.cols() == d_model, "forward_step expects rows of ", d_model,
           " features, got (", x.rows(), ",", x.cols(), ")");
-  require(weights.rows() == H && weights.cols() == n, "forward_step's weights must be (", H, ",",
-          n, "), got (", weights.rows(), ",", weights.cols(), ")");
+  require_state(n <= max_context_length, "the KV cache is full (", max_context_length,
+                " positions; ", p0, " held, ", m, " more asked); drop a position first");
+  require(weights.rows() == Eigen::Index(m) * H && weights.cols() == n,
+          "forward_step's weights must be (", m * H, ",", n, "), got (", weights.rows(), ",",
+          weights.cols(), ")");
   require(head_off.size() == size_t(H), "head_off has ", head_off.size(), " entries for ", H,
           " heads");
+  c.qkv.resize(m, qkv_proj.out_features);
+  c.merged.resize(m, d_model);
   qkv_proj.forward(x, c.qkv);  // x is not read again, so y may alias it
   const Eigen::Index k0 = Eigen::Index(H) * Dh, v0 = k0 + KVDh;
   if (rope) {
-    c.k_raw.row(p) = c.qkv.block(0, k0, 1, KVDh);
-    for (int h = 0; h < H; ++h) rope->rotate(c.qkv.block(0, Eigen::Index(h) * Dh, 1, Dh), p);
-    for (int g = 0; g < KV; ++g) rope->rotate(c.qkv.block(0, k0 + Eigen::Index(g) * Dh, 1, Dh), p);
+    c.k_raw.middleRows(p0, m) = c.qkv.block(0, k0, m, KVDh);
+    for (int h = 0; h < H; ++h) rope->rotate(c.qkv.block(0, Eigen::Index(h) * Dh, m, Dh), p0);
+    for (int g = 0; g < KV; ++g) rope->rotate(c.qkv.block(0, k0 + Eigen::Index(g) * Dh, m, Dh), p0);
   }
-  c.k.row(p) = c.qkv.block(0, k0, 1, KVDh);
-  c.v.row(p) = c.qkv.block(0, v0, 1, KVDh);
+  c.k.middleRows(p0, m) = c.qkv.block(0, k0, m, KVDh);
+  c.v.middleRows(p0, m) = c.qkv.block(0, v0, m, KVDh);
   c.length = n;
   const float scale = score_scale();
-  for (int h = 0; h < H; ++h) {
-    const Eigen::Index g0 = Eigen::Index(kv_head(h)) * Dh;
-    auto w = weights.row(h);
-    matmul_nt(c.qkv.block(0, q_offset(h), 1, Dh), c.k.block(0, g0, n, Dh), w, scale);
-    if (options.alibi) add_alibi_bias(w, alibi_m[size_t(h)], p);
-    softmax_rows(w, w);
-    auto out = c.merged.block(0, Eigen::Index(h) * Dh, 1, Dh);
-    if (head_off[size_t(h)]) out.setZero();
-    else matmul_nn(w, c.v.block(0, g0, n, Dh), out);
+  for (int i = 0; i < m; ++i) {
+    const int p = p0 + i, len = p + 1;  // row i is position p; it sees positions [0, p]
+    if (len < n) weights.block(Eigen::Index(i) * H, len, H, n - len).setZero();
+    for (int h = 0; h < H; ++h) {
+      const Eigen::Index g0 = Eigen::Index(kv_head(h)) * Dh;
+      auto w = weights.block(Eigen::Index(i) * H + h, 0, 1, len);
+      matmul_nt(c.qkv.block(i, q_offset(h), 1, Dh), c.k.block(0, g0, len, Dh), w, scale);
+      if (options.alibi) add_alibi_bias(w, alibi_m[size_t(h)], p);
+      softmax_rows(w, w);
+      auto out = c.merged.block(i, Eigen::Index(h) * Dh, 1, Dh);
+      if (head_off[size_t(h)]) out.setZero();
+      else matmul_nn(w, c.v.block(0, g0, len, Dh), out);
+    }
   }
   out_proj.forward(c.merged, y);
+}
+
+void MultiHeadSelfAttention::truncate_cache(KVCache& c, int length) const {
+  require(length >= 0 && length <= c.length, "the cache holds ", c.length,
+          " positions; it cannot be truncated to ", length);
+  c.length = length;
 }
 
 void MultiHeadSelfAttention::drop_first(KVCache& c) const {

@@ -11,8 +11,14 @@
 #include "attn/kernels/ops.h"
 #include "attn/nn/linear.h"
 #include "attn/nn/positions.h"
+#include "attn/nn/tiled_attention.h"
 
 namespace attn {
+
+// The sequence length from which callers that need no attention weights run the layer tile by
+// tile (State::tiled): a training step and an evaluation at length. Measured faster from about
+// here (bench/README.md), and it never holds the (T,T) matrices, which grow as T^2.
+constexpr int kTiledMinLength = 256;
 
 // The layer's variants beyond the curriculum. The defaults are the curriculum's layer exactly:
 // the same draws, the same code path, the same numbers.
@@ -55,6 +61,16 @@ class MultiHeadSelfAttention {
     Mat dqkv, dmerged, dweights, dscores, dx_scratch;
     Mat dqkv_proj;   // (N,W) RoPE only: dqkv rotated back, dL/d(qkv_proj's output)
     Mat dkv_scratch; // (T,Dh) grouped K/V only: one query head's share of dk or dv
+    // Set before forward() to compute the attention tile by tile (tiled_attention.h) with these
+    // tile sizes, never holding (T,T): taken when the layer allows it (a causal mask or none, no
+    // attention dropout in this pass, not inspect), else the plain path runs. A tiled forward
+    // leaves probs, weights(), dweights and dscores empty, keeps each row's log-sum-exp in lse,
+    // and its backward recomputes the weights per tile.
+    bool tiled = false;
+    TileSizes tiles;
+    bool tiled_used = false;  // the last forward ran tiled
+    Mat lse;                  // (B*H,T) tiled only: log sum_j exp(score_ij) of each row
+    TiledWorkspace tiled_ws;
     // The attention weights that multiplied V: (B*H*T,T), i.e. (B,H,T,T) row-major.
     const Mat& weights() const { return attn_dropped ? attn : probs; }
   };
@@ -84,8 +100,8 @@ class MultiHeadSelfAttention {
     // [g Dh, g Dh + Dh).
     Mat k, v;
     Mat k_raw;       // RoPE only: (C, KV Dh) the keys before their rotation
-    Mat qkv;         // (1, W) scratch: the new position's projection
-    Mat merged;      // (1, D) scratch: the heads' outputs
+    Mat qkv;         // (m, W) scratch: the new positions' projection
+    Mat merged;      // (m, D) scratch: the heads' outputs
   };
   // Empties cache and sizes it for this layer.
   void reset_cache(KVCache& cache) const;
@@ -96,6 +112,16 @@ class MultiHeadSelfAttention {
   // alias x. Honours head_off and scale_scores; the mask is taken to be causal (the Decoder
   // checks). Throws an Error of kind State when the cache already holds C positions.
   void forward_step(ConstMatRef x, KVCache& cache, MatRef weights, MatRef y) const;
+  // forward_step for m new positions p0 .. p0 + m - 1 at once (p0 = cache.length): one
+  // projection of x (m,D), their m keys and values appended to cache, then row i of head h
+  // attends over positions [0, p0 + i] (causal among the new rows too) into weights.row(i*H + h)
+  // ((m*H, p0 + m); the entries past p0 + i are 0), and y (m,D) gets the outputs (may alias x).
+  // Row i's attention is forward_step's for that position, number for number; the projections
+  // are (m,D) products. Throws an Error of kind State when the cache cannot take m more.
+  void forward_rows(ConstMatRef x, KVCache& cache, MatRef weights, MatRef y) const;
+  // Keeps only the first length positions of cache (a rollback): as if the later ones had never
+  // been appended. length in [0, cache.length].
+  void truncate_cache(KVCache& cache, int length) const;
   // Drops the oldest position: position p + 1 becomes p. With RoPE the kept keys are rotated
   // again from k_raw to their new positions. Only for layers whose keys and values do not depend
   // on the other positions (the first, with positions that are not added to x): decoder.h.
@@ -130,6 +156,9 @@ class MultiHeadSelfAttention {
   bool scale_scores = true;       // false: scores are q k^T, without the 1/sqrt(Dh)
   MaskMode mask = MaskMode::Causal;
   float score_scale() const;
+  // Head h's scores as the tiled kernels take them: the scale, the mask (causal or none) and
+  // its ALiBi slope.
+  TiledScores tiled_scores(int h) const;
 
   // The K/V head query head h reads: h / (H / KV).
   int kv_head(int h) const { return h / (n_heads / options.kv_heads); }

@@ -35,6 +35,23 @@ float gemm_probe(int n, int reps) {
   return checksum;
 }
 
+TrainerConfig text_preset_config() {
+  TrainerConfig c;
+  c.task = "text";
+  c.d_model = 64;
+  c.n_heads = 4;
+  c.seq_len = 64;
+  c.batch_size = 16;
+  c.lr = 3e-3f;
+  c.seed = 0;
+  c.n_layers = 2;
+  c.residual = true;
+  c.positions = "rope";
+  c.norm = "layernorm";
+  c.ffn = "gelu";
+  return c;
+}
+
 ModelConfig generation_bench_config() {
   ModelConfig c{60, 64, 4, 64};  // V, D, H, C
   c.n_layers = 2;

@@ -47,6 +47,8 @@ Trainer::Trainer(const TrainerConfig& c, std::shared_ptr<const TextCorpus> corpu
       last_loss_(std::nanf("")),
       last_accuracy_(std::nanf("")) {
   history_.reserve(kMaxHistory);
+  // Long sequences train tile by tile (where the layers allow it: no attention dropout).
+  train_state_.tiled = c.seq_len >= kTiledMinLength;
 }
 
 float Trainer::step(int n) {

@@ -28,6 +28,7 @@ export const PANELS = [
   { name: 'generate', label: 'Generate', title: 'Generate', hide: "the Generate panel (task text: text from the model, each character with its alternatives and attention, the KV cache's speed-up, samples over training)" },
   { name: 'inspect', label: 'Look inside', title: 'Look inside', hide: 'the "Look inside" panel (logit lens, direct attribution, activation patching, QK/OV circuits)' },
   { name: 'export', label: 'Export / import', title: 'Export / import', hide: 'the Export / import panel of the training view' },
+  { name: 'speculative', label: 'Speculative decoding', title: 'Speculative decoding', hide: 'the "Speculative decoding" panel (task text: a draft, text coloured by token fate, the acceptance and passes per token, the exactness check)' },
 ] as const satisfies readonly PanelEntry[];
 
 /** A panel's name: its folder and its value of the `panel` setting. */
