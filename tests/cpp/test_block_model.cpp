@@ -110,6 +110,30 @@ const std::vector<Variant>& variants() {
       {"kv_heads H/2 + rope", [](ModelConfig& c) {
          c.kv_heads = c.n_heads / 2, c.positions = PositionKind::Rope;
        }},
+      // The objective and the attention variants (the model's vocab_size counts [MASK]).
+      {"objective mlm", [](ModelConfig& c) { c.objective = attn::Objective::Mlm; }},
+      {"mlm + alibi + layernorm + gelu",
+       [](ModelConfig& c) {
+         c.objective = attn::Objective::Mlm, c.positions = PositionKind::Alibi,
+         c.norm = NormKind::LayerNorm, c.ffn = FfnKind::GELU;
+       }},
+      {"window 2", [](ModelConfig& c) { c.attention = attn::AttentionKind::Window, c.window = 2; }},
+      {"strided 2 / 3 + rope",
+       [](ModelConfig& c) {
+         c.attention = attn::AttentionKind::Strided, c.window = 2, c.stride = 3;
+         c.positions = PositionKind::Rope;
+       }},
+      {"differential", [](ModelConfig& c) { c.differential = true; }},
+      {"differential + kv_heads 1 + rmsnorm post + swiglu",
+       [](ModelConfig& c) {
+         c.differential = true, c.kv_heads = 1, c.norm = NormKind::RMSNorm;
+         c.norm_position = NormPosition::Post, c.ffn = FfnKind::SwiGLU;
+       }},
+      {"mlm + window 2 + differential + learned",
+       [](ModelConfig& c) {
+         c.objective = attn::Objective::Mlm, c.attention = attn::AttentionKind::Window;
+         c.window = 2, c.differential = true, c.positions = PositionKind::Learned;
+       }},
   };
   return v;
 }

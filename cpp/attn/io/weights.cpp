@@ -45,14 +45,16 @@ int metadata_layers(const SafetensorsFile& file) {
   return file.metadata.count("n_layers") ? metadata_int(file, "n_layers", kMaxLayers) : 1;
 }
 
-bool metadata_residual(const SafetensorsFile& file) {
-  const auto it = file.metadata.find("residual");
+// A boolean setting from the metadata: "true" or "false"; absent: false.
+bool metadata_flag(const SafetensorsFile& file, const std::string& key) {
+  const auto it = file.metadata.find(key);
   if (it == file.metadata.end()) return false;
-  require_format(it->second == "true" || it->second == "false", kWhat,
-                 ": __metadata__ residual ", printable(it->second),
-                 " must be \"true\" or \"false\"");
+  require_format(it->second == "true" || it->second == "false", kWhat, ": __metadata__ ", key,
+                 " ", printable(it->second), " must be \"true\" or \"false\"");
   return it->second == "true";
 }
+
+bool metadata_residual(const SafetensorsFile& file) { return metadata_flag(file, "residual"); }
 
 // A string setting of the block from the metadata, through its parser (an unknown value is a
 // format error); absent: fallback.
@@ -78,6 +80,11 @@ void metadata_block(const SafetensorsFile& file, ModelConfig& c) {
   c.ffn = metadata_kind(file, "ffn", &parse_ffn_kind, FfnKind::None);
   c.ffn_mult =
       file.metadata.count("ffn_mult") ? metadata_int(file, "ffn_mult", FeedForward::kMaxFfnMult) : 4;
+  c.objective = metadata_kind(file, "objective", &parse_objective, Objective::Causal);
+  c.attention = metadata_kind(file, "attention", &parse_attention_kind, AttentionKind::Full);
+  c.window = file.metadata.count("window") ? metadata_int(file, "window", kMaxPatternSize) : 4;
+  c.stride = file.metadata.count("stride") ? metadata_int(file, "stride", kMaxPatternSize) : 4;
+  c.differential = metadata_flag(file, "differential");
   if (file.metadata.count("max_seq_len")) {
     const int m = metadata_int(file, "max_seq_len", kMaxFileContext);
     require_format(m == c.max_context_length, kWhat, ": __metadata__ max_seq_len ", m,
@@ -98,8 +105,10 @@ std::vector<uint8_t> save_model(TinyAttentionLM& model) {
 }
 
 std::vector<uint8_t> save_model(TinyAttentionLM& model, const std::u32string& vocab) {
-  require(vocab.empty() || vocab.size() == size_t(model.config.vocab_size), "the vocabulary has ",
-          vocab.size(), " characters but the model has vocab_size ", model.config.vocab_size);
+  const int chars = model.config.real_vocab_size();
+  require(vocab.empty() || vocab.size() == size_t(chars), "the vocabulary has ", vocab.size(),
+          " characters but the model has vocab_size ", chars,
+          model.config.mask_id() >= 0 ? " besides [MASK]" : "");
   std::vector<TensorOut> tensors;
   for (const ParamRef& p : model.parameters())
     tensors.push_back({p.name, "F32", p.shape, p.value});
@@ -122,6 +131,15 @@ std::vector<uint8_t> save_model(TinyAttentionLM& model, const std::u32string& vo
     metadata["norm_position"] = norm_position_name(c.norm_position);
     metadata["ffn"] = ffn_kind_name(c.ffn);
     metadata["ffn_mult"] = std::to_string(c.ffn_mult);
+    // The objective and the attention variants only when they are not the default, so the
+    // files of the other block models stay as they were.
+    if (c.objective != Objective::Causal) metadata["objective"] = objective_name(c.objective);
+    if (c.attention != AttentionKind::Full) {
+      metadata["attention"] = attention_kind_name(c.attention);
+      metadata["window"] = std::to_string(c.window);
+      if (c.attention == AttentionKind::Strided) metadata["stride"] = std::to_string(c.stride);
+    }
+    if (c.differential) metadata["differential"] = "true";
   }
   if (!vocab.empty()) metadata["vocab"] = json::quote(vocab_to_utf8(vocab));
   return write_safetensors(std::move(tensors), metadata);
@@ -130,7 +148,8 @@ std::vector<uint8_t> save_model(TinyAttentionLM& model, const std::u32string& vo
 std::optional<std::u32string> read_vocab(const SafetensorsFile& file) {
   const auto it = file.metadata.find("vocab");
   if (it == file.metadata.end()) return std::nullopt;
-  const int V = infer_config(file).vocab_size;
+  const ModelConfig c = infer_config(file);
+  const int V = c.real_vocab_size();
   std::u32string vocab;
   try {
     const json::Value value = json::parse(it->second);
@@ -141,7 +160,8 @@ std::optional<std::u32string> read_vocab(const SafetensorsFile& file) {
     throw Error(ErrorKind::Format, "", str_cat(kWhat, ": __metadata__ vocab: ", e.what()));
   }
   require_format(vocab.size() == size_t(V), kWhat, ": __metadata__ vocab has ", vocab.size(),
-                 " characters but the model has vocab_size ", V);
+                 " characters but the model has vocab_size ", V,
+                 c.mask_id() >= 0 ? " besides [MASK]" : "");
   return vocab;
 }
 
@@ -244,6 +264,13 @@ void load_weights(TinyAttentionLM& model, const SafetensorsFile& file) {
   differ("norm_position", norm_position_name(f.norm_position), norm_position_name(c.norm_position));
   differ("ffn", ffn_kind_name(f.ffn), ffn_kind_name(c.ffn));
   differ("ffn_mult", std::to_string(f.ffn_mult), std::to_string(c.ffn_mult));
+  differ("objective", objective_name(f.objective), objective_name(c.objective));
+  differ("attention", attention_kind_name(f.attention), attention_kind_name(c.attention));
+  if (c.attention != AttentionKind::Full)
+    differ("window", std::to_string(f.window), std::to_string(c.window));
+  if (c.attention == AttentionKind::Strided)
+    differ("stride", std::to_string(f.stride), std::to_string(c.stride));
+  differ("differential", f.differential ? "true" : "false", c.differential ? "true" : "false");
   const std::vector<ParamRef> params = model.parameters();
   // Stage everything first, so an error anywhere leaves the model untouched.
   std::vector<std::vector<float>> staged;

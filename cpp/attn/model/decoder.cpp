@@ -10,9 +10,20 @@ bool relative_positions(PositionKind p) {
 
 namespace {
 int checked_window(const ModelConfig& c, int window) {
+  require_config(c.objective == Objective::Causal, "objective",
+                 "a masked language model (objective mlm) cannot generate left to right: it was "
+                 "trained to see both sides of each token; fill blanks with it instead");
   require(window >= 0 && window <= c.max_context_length, "the window (", window,
           ") must be in [1, ", c.max_context_length, "], or 0 for the model's max context length");
   return window > 0 ? window : c.max_context_length;
+}
+
+// Whether every layer's cache stays exact as the context slides past `window` tokens (header).
+bool keeps_cache(const ModelConfig& c, int window) {
+  if (!relative_positions(c.positions)) return false;
+  if (c.n_layers == 1) return true;
+  const MaskPattern p = c.mask_pattern();
+  return p.window > 0 && p.stride == 0 && int64_t(c.n_layers) * (p.window - 1) <= window - 1;
 }
 }  // namespace
 
@@ -20,8 +31,7 @@ Decoder::Decoder(TinyAttentionLM& model, bool use_cache, int window)
     : model_(model),
       use_cache_(use_cache),
       window_(checked_window(model.config, window)),
-      keeps_cache_when_sliding_(model.config.n_layers == 1 &&
-                                relative_positions(model.config.positions)) {
+      keeps_cache_when_sliding_(keeps_cache(model.config, window_)) {
   const ModelConfig& c = model.config;
   context_.reserve(size_t(window_) + 1);
   logits_.resize(c.vocab_size);
@@ -56,7 +66,8 @@ const RowVec& Decoder::push(int32_t token) {
   if (!cached_ || (slides && !keeps_cache_when_sliding_)) {
     run_reference();
   } else {
-    if (slides) model_.layers.front().drop_first(caches_.front());  // one layer: see the header
+    if (slides)  // see the header
+      for (size_t l = 0; l < caches_.size(); ++l) model_.layers[l].drop_first(caches_[l]);
     run_step();
   }
   return logits_;

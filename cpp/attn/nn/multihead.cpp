@@ -33,6 +33,8 @@ AttentionOptions checked_options(AttentionOptions o, int d_model, int n_heads) {
   const int d_head = d_model / n_heads;
   require_config(!o.rope || d_head % 2 == 0, "positions", "d_head (", d_head,
                  ") must be even for rope positions");
+  require_config(o.pattern.window >= 0, "window", "window (", o.pattern.window, ") must be >= 1");
+  require_config(o.pattern.stride >= 0, "stride", "stride (", o.pattern.stride, ") must be >= 1");
   return o;
 }
 
@@ -49,6 +51,32 @@ Head head_views(const MultiHeadSelfAttention& m, Mat& qkv, int b, int h, int T) 
   const Eigen::Index r0 = Eigen::Index(b) * T;
   return {r0, (Eigen::Index(b) * m.n_heads + h) * T, qkv.block(r0, m.q_offset(h), T, Dh),
           qkv.block(r0, m.k_offset(h), T, Dh), qkv.block(r0, m.v_offset(h), T, Dh)};
+}
+
+// A differential head's second query and key, (T,Dh) views like head_views'.
+struct Head2 {
+  Eigen::Block<Mat> q, k;
+};
+
+Head2 head2_views(const MultiHeadSelfAttention& m, Mat& qkv, int b, int h, int T) {
+  const Eigen::Index r0 = Eigen::Index(b) * T;
+  return {qkv.block(r0, m.q2_offset(h), T, m.d_head), qkv.block(r0, m.k2_offset(h), T, m.d_head)};
+}
+
+// One map's weights from its query and keys, in place in p (R,S): p = softmax(q k^T * scale +
+// the ALiBi bias, masked), the query rows and the key columns at absolute positions first_row
+// and first_col. scores, when given, receives the masked scores (the softmax's input).
+void attention_map(const MultiHeadSelfAttention& m, int h, ConstMatRef q, ConstMatRef k,
+                   float scale, MatRef p, int64_t first_row, int64_t first_col, Mat* scores,
+                   Eigen::Index scores_row) {
+  matmul_nt(q, k, p, scale);  // scores = q k^T / sqrt(Dh)
+  if (m.options.alibi) add_alibi_bias(p, m.alibi_m[size_t(h)], int(first_row), int(first_col));
+  if (m.mask == MaskMode::Causal)
+    apply_mask_pattern(p, m.options.pattern, first_row, first_col);
+  else
+    apply_mask(p, m.mask);
+  if (scores) scores->block(scores_row, 0, p.rows(), p.cols()) = p;
+  softmax_rows(p, p);
 }
 
 std::optional<Rope> make_rope(const AttentionOptions& o, int max_context_length, int d_head) {
@@ -68,11 +96,16 @@ MultiHeadSelfAttention::MultiHeadSelfAttention(int d_model_, int n_heads_, int C
       attn_dropout(p_attn),
       out_dropout(p_out),
       options(checked_options(options_, d_model_, n_heads_)),
-      qkv_proj(d_model_, (n_heads_ + 2 * options.kv_heads) * d_head, rng),
+      qkv_proj(d_model_, (qk_maps() * (n_heads_ + options.kv_heads) + options.kv_heads) * d_head,
+               rng),
       out_proj(d_model_, d_model_, rng),
       rope(make_rope(options, C, d_head)) {
   head_off.assign(n_heads, 0);
   if (options.alibi) alibi_m = attn::alibi_slopes(n_heads);
+  if (options.differential) {
+    lambda = RowVec::Constant(n_heads, kDiffLambdaInit);
+    dlambda = RowVec::Zero(n_heads);
+  }
 }
 
 float MultiHeadSelfAttention::score_scale() const {
@@ -89,18 +122,25 @@ void MultiHeadSelfAttention::check_input(Eigen::Index rows, Eigen::Index cols, i
   require(rows == Eigen::Index(B) * T, "x has ", rows, " rows but B*T = ", Eigen::Index(B) * T);
 }
 
-// x (B*T,D) -> y (B*T,D); caches x, qkv (N,W) (q and k rotated with RoPE), probs (B,H,T,T),
-// dropout masks, merged heads, and with s.inspect the masked scores (B,H,T,T).
+// x (B*T,D) -> y (B*T,D); caches x, qkv (N,W) (q and k rotated with RoPE), probs (B,H,T,T)
+// (differential: probs2 and combined too), dropout masks, merged heads, and with s.inspect the
+// masked scores (B,H,T,T).
 void MultiHeadSelfAttention::forward(ConstMatRef x, int B, int T, bool training, Rng& rng,
                                      State& s, MatRef y) {
   check_input(x.rows(), x.cols(), B, T);
   const int D = d_model, H = n_heads, Dh = d_head, KV = options.kv_heads;
+  const bool diff = options.differential;
   const Eigen::Index N = Eigen::Index(B) * T;
   s.B = B;
   s.T = T;
   s.x.resize(N, D);
   s.qkv.resize(N, qkv_proj.out_features);
   s.probs.resize(N * H, T);
+  s.differential = diff;
+  if (diff) {
+    s.probs2.resize(N * H, T);
+    s.combined.resize(N * H, T);
+  }
   if (s.inspect) s.scores.resize(N * H, T);
   s.merged.resize(N, D);
   s.backward_done = false;
@@ -115,40 +155,37 @@ void MultiHeadSelfAttention::forward(ConstMatRef x, int B, int T, bool training,
           " heads");
   s.x = x;  // from here on only the copy is read, so y may alias x
   qkv_proj.forward(s.x, s.qkv);
-  if (rope)  // every query head's q and every K/V head's k, each row by its position
+  if (rope)  // every query head's q and every K/V head's k (both maps'), each row by its position
     for (int b = 0; b < B; ++b) {
       const Eigen::Index r0 = Eigen::Index(b) * T;
-      for (int h = 0; h < H; ++h) rope->rotate(s.qkv.block(r0, Eigen::Index(h) * Dh, T, Dh));
-      for (int g = 0; g < KV; ++g)
-        rope->rotate(s.qkv.block(r0, Eigen::Index(H + g) * Dh, T, Dh));
+      for (int c = 0; c < qk_maps() * (H + KV); ++c)
+        rope->rotate(s.qkv.block(r0, Eigen::Index(c) * Dh, T, Dh));
     }
   const float scale = score_scale();
+  Mat* scores = s.inspect ? &s.scores : nullptr;
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < H; ++h) {
       Head hd = head_views(*this, s.qkv, b, h, T);
       const Eigen::Index r0 = hd.r0, p0 = hd.p0;
-      auto &q = hd.q, &k = hd.k, &v = hd.v;
       auto p = s.probs.block(p0, 0, T, T);
-      matmul_nt(q, k, p, scale);  // scores (T,T) = q k^T / sqrt(Dh)
-      if (options.alibi) add_alibi_bias(p, alibi_m[size_t(h)]);
-      apply_mask(p, mask);
-      if (s.inspect) s.scores.block(p0, 0, T, T) = p;
-      softmax_rows(p, p);
-      if (head_off[h]) {
-        s.merged.block(r0, h * Dh, T, Dh).setZero();
-        if (s.attn_dropped) {  // draw the same dropout masks as if the head were on
-          auto a = s.attn.block(p0, 0, T, T);
-          a = p;
-          dropout_forward(a, s.attn_mask.block(p0, 0, T, T), attn_dropout, rng);
-        }
-      } else if (s.attn_dropped) {
-        auto a = s.attn.block(p0, 0, T, T);
-        a = p;
-        dropout_forward(a, s.attn_mask.block(p0, 0, T, T), attn_dropout, rng);
-        matmul_nn(a, v, s.merged.block(r0, h * Dh, T, Dh));
-      } else {
-        matmul_nn(p, v, s.merged.block(r0, h * Dh, T, Dh));
+      attention_map(*this, h, hd.q, hd.k, scale, p, 0, 0, scores, p0);
+      // The weights that multiply V: probs, or differential probs - lambda probs2.
+      Eigen::Block<Mat> w = diff ? s.combined.block(p0, 0, T, T) : p;
+      if (diff) {
+        Head2 hd2 = head2_views(*this, s.qkv, b, h, T);
+        auto p2 = s.probs2.block(p0, 0, T, T);
+        attention_map(*this, h, hd2.q, hd2.k, scale, p2, 0, 0, nullptr, 0);
+        w = p - lambda[h] * p2;
       }
+      if (s.attn_dropped) {  // a head that is off draws the same masks as if it were on
+        auto a = s.attn.block(p0, 0, T, T);
+        a = w;
+        dropout_forward(a, s.attn_mask.block(p0, 0, T, T), attn_dropout, rng);
+        if (!head_off[h]) matmul_nn(a, hd.v, s.merged.block(r0, h * Dh, T, Dh));
+      } else if (!head_off[h]) {
+        matmul_nn(w, hd.v, s.merged.block(r0, h * Dh, T, Dh));
+      }
+      if (head_off[h]) s.merged.block(r0, h * Dh, T, Dh).setZero();
     }
   out_proj.forward(s.merged, y);
   if (s.out_dropped) {
@@ -163,6 +200,7 @@ void MultiHeadSelfAttention::forward(ConstMatRef x, int B, int T, bool training,
 void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
   const int D = d_model, H = n_heads, Dh = d_head, B = s.B, T = s.T, KV = options.kv_heads;
   const int group = H / KV;  // query heads per K/V head
+  const bool diff = options.differential;
   const Eigen::Index N = Eigen::Index(B) * T;
   require(dy.rows() == N && dy.cols() == D, "dy must be (", N, ",", D, "), got (", dy.rows(),
           ",", dy.cols(), ")");
@@ -171,6 +209,10 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
   s.dmerged.resize(N, D);
   s.dweights.resize(s.inspect ? N * H : T, T);
   s.dscores.resize(s.inspect ? N * H : T, T);
+  if (diff) {
+    s.dscores2.resize(T, T);
+    dlambda.setZero();
+  }
   const float scale = score_scale();
 
   if (s.out_dropped) {  // y = out_proj(merged) * out_mask
@@ -181,12 +223,24 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
     out_proj.backward(s.merged, dy, s.dmerged);
   }
   const Mat& w = s.weights();
+  // One map's scores = q k^T * scale (+ bias)  =>  dq = ds k * scale, dk = ds^T q * scale; the
+  // first query head of a K/V group writes dk, the others add their share.
+  const auto scores_backward = [&](ConstMatRef ds, ConstMatRef q, ConstMatRef k, MatRef dq,
+                                   MatRef dk, bool first_of_group) {
+    matmul_nn(ds, k, dq, scale);
+    if (first_of_group) {
+      matmul_tn(ds, q, dk, scale);
+    } else {
+      matmul_tn(ds, q, s.dkv_scratch, scale);
+      dk += s.dkv_scratch;
+    }
+  };
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < H; ++h) {
       Head hd = head_views(*this, s.qkv, b, h, T);
       Head dhd = head_views(*this, s.dqkv, b, h, T);
       const Eigen::Index r0 = hd.r0, p0 = hd.p0;
-      auto &q = hd.q, &k = hd.k, &v = hd.v;
+      auto &v = hd.v;
       auto &dq = dhd.q, &dk = dhd.k, &dv = dhd.v;
       // The first query head of a K/V group writes dk and dv, the others add their share.
       // Ungrouped, every head is the first of its group: the curriculum's code path.
@@ -203,6 +257,11 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
           dk.setZero();
           dv.setZero();
         }
+        if (diff) {
+          Head2 dhd2 = head2_views(*this, s.dqkv, b, h, T);
+          dhd2.q.setZero();
+          if (first_of_group) dhd2.k.setZero();
+        }
         continue;
       }
       auto a = w.block(p0, 0, T, T);
@@ -214,20 +273,21 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
         dv += s.dkv_scratch;
       }
       matmul_nt(dout, v, dw);
+      // a = weights * attn_mask  =>  d(weights) = da * attn_mask (in place in dw)
+      if (s.attn_dropped) dw = dw.cwiseProduct(s.attn_mask.block(p0, 0, T, T));
       // probs = softmax(scores); masked cells have probs 0, so their dscores are 0
-      if (s.attn_dropped) {  // a = probs * attn_mask
-        ds = dw.cwiseProduct(s.attn_mask.block(p0, 0, T, T));
-        softmax_rows_backward(s.probs.block(p0, 0, T, T), ds, ds);
-      } else {
-        softmax_rows_backward(s.probs.block(p0, 0, T, T), dw, ds);
-      }
-      // scores = q k^T * scale (+ bias)  =>  dq = dscores k * scale, dk = dscores^T q * scale
-      matmul_nn(ds, k, dq, scale);
-      if (first_of_group) {
-        matmul_tn(ds, q, dk, scale);
-      } else {
-        matmul_tn(ds, q, s.dkv_scratch, scale);
-        dk += s.dkv_scratch;
+      softmax_rows_backward(s.probs.block(p0, 0, T, T), dw, ds);
+      scores_backward(ds, hd.q, hd.k, dq, dk, first_of_group);
+      if (diff) {
+        // weights = probs - lambda probs2  =>  dprobs = dw, dprobs2 = -lambda dw,
+        // dlambda = -sum(dw * probs2)
+        const auto p2 = s.probs2.block(p0, 0, T, T);
+        dlambda[h] -= dw.cwiseProduct(p2).sum();
+        s.dscores2 = -lambda[h] * dw;
+        softmax_rows_backward(p2, s.dscores2, s.dscores2);
+        Head2 hd2 = head2_views(*this, s.qkv, b, h, T);
+        Head2 dhd2 = head2_views(*this, s.dqkv, b, h, T);
+        scores_backward(s.dscores2, hd2.q, hd2.k, dhd2.q, dhd2.k, first_of_group);
       }
     }
   if (rope) {  // q and k were rotated after the projection: rotate their gradients back
@@ -235,7 +295,7 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
     s.dqkv_proj = s.dqkv;
     for (int b = 0; b < B; ++b) {
       const Eigen::Index r0 = Eigen::Index(b) * T;
-      for (int c = 0; c < H + KV; ++c)  // the H q blocks, then the KV k blocks
+      for (int c = 0; c < qk_maps() * (H + KV); ++c)  // the q blocks, then the k blocks
         rope->rotate_backward(s.dqkv_proj.block(r0, Eigen::Index(c) * Dh, T, Dh));
     }
     qkv_proj.backward(s.x, s.dqkv_proj, dx);
@@ -251,6 +311,8 @@ MultiHeadSelfAttention::HeadRow MultiHeadSelfAttention::head_row(const State& s,
   require_state(s.backward_done, "head_row needs a forward and a backward pass first");
   require_state(s.inspect, "head_row needs a forward pass with State::inspect set");
   require_state(!s.attn_dropped && !s.out_dropped, "head_row needs a forward pass in eval mode");
+  require_state(!options.differential, "one query row of a differential head has two score maps, "
+                "which head_row does not show");
   require(b >= 0 && b < s.B, "batch index (", b, ") must be in [0, ", s.B - 1, "]");
   require(h >= 0 && h < H, "head (", h, ") must be in [0, ", H - 1, "]");
   require(i >= 0 && i < T, "query position (", i, ") must be in [0, ", T - 1, "]");
@@ -272,24 +334,41 @@ MultiHeadSelfAttention::HeadRow MultiHeadSelfAttention::head_row(const State& s,
   return r;
 }
 
+int MultiHeadSelfAttention::cache_rows() const {
+  const MaskPattern& p = options.pattern;
+  const bool window_only = p.causal && p.window > 0 && p.stride == 0;
+  return window_only && p.window < max_context_length ? p.window : max_context_length;
+}
+
 void MultiHeadSelfAttention::reset_cache(KVCache& c) const {
-  const Eigen::Index C = max_context_length, KVDh = Eigen::Index(options.kv_heads) * d_head;
-  c.length = 0;
-  c.k.resize(C, KVDh);
-  c.v.resize(C, KVDh);
-  if (rope) c.k_raw.resize(C, KVDh);
+  const Eigen::Index R = cache_rows(), KVDh = Eigen::Index(options.kv_heads) * d_head;
+  c.first = c.length = 0;
+  c.k.resize(R, qk_maps() * KVDh);
+  c.v.resize(R, KVDh);
+  if (rope) c.k_raw.resize(R, qk_maps() * KVDh);
+  if (options.differential) c.w2.resize(1, R);
   c.qkv.resize(1, qkv_proj.out_features);
   c.merged.resize(1, d_model);
 }
 
+namespace {
+// Moves rows [1, n) of m up by one (rows are contiguous: row-major).
+void shift_rows_up(Mat& m, int n) {
+  if (n > 1)
+    std::memmove(m.data(), m.data() + m.cols(), sizeof(float) * size_t(n - 1) * size_t(m.cols()));
+}
+}  // namespace
+
 // The last row of forward() for T = p + 1, computed from the cache: qkv = x W^T + b (1,W); q and
-// k rotated by p; k, v appended as row p; per head w = softmax(q K^T * scale + bias) over rows
-// [0, p] and merged_h = w V; y = out_proj(merged).
+// k rotated by p; k, v appended at position p; per head w = softmax(q K^T * scale + bias,
+// masked) over the cached positions (differential: minus lambda times the second map's) and
+// merged_h = w V; y = out_proj(merged).
 void MultiHeadSelfAttention::forward_step(ConstMatRef x, KVCache& c, MatRef weights,
                                           MatRef y) const {
-  const int H = n_heads, Dh = d_head, KV = options.kv_heads, p = c.length, n = p + 1;
+  const int H = n_heads, Dh = d_head, KV = options.kv_heads, M = qk_maps();
+  const int p = c.first + c.length, n = p + 1;
   const Eigen::Index KVDh = Eigen::Index(KV) * Dh;
-  require_state(c.k.rows() == max_context_length && c.merged.cols() == d_model,
+  require_state(c.k.rows() == cache_rows() && c.merged.cols() == d_model,
                 "forward_step needs a cache sized by reset_cache");
   require_state(p < max_context_length, "the KV cache is full (", max_context_length,
                 " positions); drop a position first");
@@ -299,48 +378,59 @@ void MultiHeadSelfAttention::forward_step(ConstMatRef x, KVCache& c, MatRef weig
           n, "), got (", weights.rows(), ",", weights.cols(), ")");
   require(head_off.size() == size_t(H), "head_off has ", head_off.size(), " entries for ", H,
           " heads");
-  qkv_proj.forward(x, c.qkv);  // x is not read again, so y may alias it
-  const Eigen::Index k0 = Eigen::Index(H) * Dh, v0 = k0 + KVDh;
-  if (rope) {
-    c.k_raw.row(p) = c.qkv.block(0, k0, 1, KVDh);
-    for (int h = 0; h < H; ++h) rope->rotate(c.qkv.block(0, Eigen::Index(h) * Dh, 1, Dh), p);
-    for (int g = 0; g < KV; ++g) rope->rotate(c.qkv.block(0, k0 + Eigen::Index(g) * Dh, 1, Dh), p);
+  if (c.length == c.k.rows()) {  // a full window cache: the oldest position is out of every window
+    shift_rows_up(c.k, c.length);
+    shift_rows_up(c.v, c.length);
+    if (rope) shift_rows_up(c.k_raw, c.length);
+    ++c.first;
+    --c.length;
   }
-  c.k.row(p) = c.qkv.block(0, k0, 1, KVDh);
-  c.v.row(p) = c.qkv.block(0, v0, 1, KVDh);
-  c.length = n;
+  qkv_proj.forward(x, c.qkv);  // x is not read again, so y may alias it
+  const Eigen::Index k0 = Eigen::Index(M) * H * Dh, v0 = k0 + M * KVDh;  // k1 (k2) and v columns
+  const int r = c.length;  // the new position's row
+  if (rope) {
+    c.k_raw.row(r) = c.qkv.block(0, k0, 1, M * KVDh);
+    for (int b = 0; b < M * (H + KV); ++b)  // every q block, then every k block
+      rope->rotate(c.qkv.block(0, Eigen::Index(b) * Dh, 1, Dh), p);
+  }
+  c.k.row(r) = c.qkv.block(0, k0, 1, M * KVDh);
+  c.v.row(r) = c.qkv.block(0, v0, 1, KVDh);
+  c.length = r + 1;
   const float scale = score_scale();
+  const int first = c.first, len = c.length;
   for (int h = 0; h < H; ++h) {
     const Eigen::Index g0 = Eigen::Index(kv_head(h)) * Dh;
-    auto w = weights.row(h);
-    matmul_nt(c.qkv.block(0, q_offset(h), 1, Dh), c.k.block(0, g0, n, Dh), w, scale);
-    if (options.alibi) add_alibi_bias(w, alibi_m[size_t(h)], p);
-    softmax_rows(w, w);
+    weights.row(h).head(first).setZero();  // positions a window cache let go: out of the window
+    auto w = weights.block(h, first, 1, len);
+    attention_map(*this, h, c.qkv.block(0, q_offset(h), 1, Dh), c.k.block(0, g0, len, Dh), scale,
+                  w, p, first, nullptr, 0);
+    if (options.differential) {
+      auto w2 = c.w2.leftCols(len);
+      attention_map(*this, h, c.qkv.block(0, q2_offset(h), 1, Dh),
+                    c.k.block(0, KVDh + g0, len, Dh), scale, w2, p, first, nullptr, 0);
+      w -= lambda[h] * w2;
+    }
     auto out = c.merged.block(0, Eigen::Index(h) * Dh, 1, Dh);
     if (head_off[size_t(h)]) out.setZero();
-    else matmul_nn(w, c.v.block(0, g0, n, Dh), out);
+    else matmul_nn(w, c.v.block(0, g0, len, Dh), out);
   }
   out_proj.forward(c.merged, y);
 }
 
 void MultiHeadSelfAttention::drop_first(KVCache& c) const {
-  if (c.length == 0) return;
-  const int n = c.length - 1;
-  const Eigen::Index KVDh = c.k.cols();
-  // Rows are contiguous (row-major): move rows [1, length) up by one.
-  const auto shift = [&](Mat& m) {
-    std::memmove(m.data(), m.data() + KVDh, sizeof(float) * size_t(n) * size_t(KVDh));
-  };
-  shift(c.v);
-  if (rope) {
-    shift(c.k_raw);
-    c.k.topRows(n) = c.k_raw.topRows(n);
-    for (int g = 0; g < options.kv_heads && n > 0; ++g)
-      rope->rotate(c.k.block(0, Eigen::Index(g) * d_head, n, d_head), 0);
-  } else {
-    shift(c.k);
+  if (c.first > 0) {
+    --c.first;  // position 0 was let go already: the kept rows only move down a position
+  } else if (c.length > 0) {
+    shift_rows_up(c.k, c.length);
+    shift_rows_up(c.v, c.length);
+    if (rope) shift_rows_up(c.k_raw, c.length);
+    --c.length;
   }
-  c.length = n;
+  if (rope && c.length > 0) {  // every kept key turned again to its new position
+    c.k.topRows(c.length) = c.k_raw.topRows(c.length);
+    for (int b = 0; b < qk_maps() * options.kv_heads; ++b)
+      rope->rotate(c.k.block(0, Eigen::Index(b) * d_head, c.length, d_head), c.first);
+  }
 }
 
 Mat split_heads(ConstMatRef x, int B, int T, int H) {

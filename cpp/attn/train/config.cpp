@@ -12,7 +12,7 @@ int64_t state_elements(const TrainerConfig& c) {
   const int64_t V = c.vocab_size, D = c.d_model, H = c.n_heads, T = c.seq_len, B = c.batch_size;
   const int64_t L = c.n_layers, C = std::max(c.max_seq_len, c.seq_len);
   const int64_t F = c.ffn == "none" ? 0 : int64_t(c.ffn_mult) * D;  // FFN hidden width
-  const int64_t params = 2 * V * D + C * D + L * (4 * D * D + 8 * D + 3 * F * D + F) + V;
+  const int64_t params = 2 * V * D + C * D + L * (6 * D * D + 8 * D + 3 * F * D + F) + V;
   const int64_t acts = B * T * (L * (16 * D + 8 * F) + 2 * V) + L * 3 * B * H * T * T;
   return 4 * params + acts + C * D;
 }
@@ -39,6 +39,9 @@ void TrainerConfig::validate(KeyNamer namer) const {
     require_config(v == "none" || residual, k, key_name(k, namer), " (", v, ") needs ",
                    key_name("residual", namer), " (true): it works on the residual stream");
   }
+  require_config(objective != "mlm" || vocab_size >= 2, "vocab_size", key_name("objective", namer),
+                 " mlm replaces some selected tokens by another one: it needs ",
+                 key_name("vocab_size", namer), " >= 2, got ", vocab_size);
   try {
     check_task(parse_task(task), vocab_size, seq_len);
   } catch (const std::invalid_argument& e) {
@@ -69,6 +72,12 @@ ModelConfig TrainerConfig::model_config() const {
   m.ffn = parse_ffn_kind(ffn);
   m.ffn_mult = ffn_mult;
   m.emb_init_std = emb_init_std;
+  m.objective = parse_objective(objective);
+  if (m.objective == Objective::Mlm) ++m.vocab_size;  // the last id is [MASK]
+  m.attention = parse_attention_kind(attention);
+  m.window = window;
+  m.stride = stride;
+  m.differential = differential;
   return m;
 }
 

@@ -35,6 +35,14 @@ struct TrainerConfig {
   // The token embedding's init std: the curriculum's 0.02; a larger one makes the
   // induction preset form its head sooner (cpp/README.md, induction heads).
   float emb_init_std = 0.02f;
+  // Masked language modelling (objective mlm) and the attention variants; the defaults keep the
+  // causal model with full attention.
+  std::string objective = "causal";  // causal or mlm
+  float mask_rate = 0.15f;           // mlm: the chance that a token is selected
+  std::string attention = "full";    // full, window or strided
+  int window = 4;                    // W: the window's keys, the query's own included
+  int stride = 4;                    // S: strided keys at multiples of S
+  bool differential = false;         // two softmax maps per head, the second weighed by lambda
 
   // Throws an Error of kind Config naming the first bad value; its key is the key's snake_case
   // name ("" for a config too large as a whole). Messages name keys as namer spells them

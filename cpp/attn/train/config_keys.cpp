@@ -108,6 +108,26 @@ std::vector<ConfigKey> make_keys() {
       float_key("emb_init_std", &C::emb_init_std, "S",
                 "std of the token embedding's initial values (0.02 in the curriculum)")
           .in(0, 10, true, false),
+      string_key("objective", &C::objective, "KIND",
+                 "causal (predict the next token) or mlm (masked language modelling: "
+                 "bidirectional attention, predict the selected tokens; one more id, [MASK])",
+                 [](const std::string& s) { parse_objective(s); }),
+      float_key("mask_rate", &C::mask_rate, "P",
+                "mlm: the chance that each token is selected (80% become [MASK], 10% another "
+                "token, 10% stay)")
+          .in(0.01, 0.5),
+      string_key("attention", &C::attention, "KIND",
+                 "which keys a query sees: full, window (the last {window}) or strided "
+                 "(the window and every {stride}-th position)",
+                 [](const std::string& s) { parse_attention_kind(s); }),
+      int_key("window", &C::window, "W",
+              "attention window in keys, the query's own included (window, strided)")
+          .in(1, kMaxPatternSize),
+      int_key("stride", &C::stride, "S", "strided keys at the multiples of S (strided)")
+          .in(1, kMaxPatternSize),
+      bool_key("differential", &C::differential,
+               "differential attention: two softmax maps per head, the second weighed by a "
+               "learned lambda (0.5 at init)"),
   };
   return std::vector<ConfigKey>(std::begin(rows), std::end(rows));
 }
@@ -185,9 +205,11 @@ void check_config_keys(const TrainerConfig& c, KeyNamer namer) {
     if (!k.bounded) continue;
     const double hi = k.hi_key ? std::min(k.hi, number_value(c, key_named(k.hi_key))) : k.hi;
     if (k.type == ConfigType::Float) {
-      const float v = c.*k.float_member;  // printed as the float it is
-      const bool ok = std::isfinite(v) && (k.lo_open ? v > k.lo : v >= k.lo) &&
-                      (k.hi_open ? v < hi : v <= hi);
+      // Compared with the bounds as floats, so that a bound such as 0.01 accepts itself.
+      const float v = c.*k.float_member, lo_f = static_cast<float>(k.lo);
+      const float hi_f = static_cast<float>(hi);
+      const bool ok = std::isfinite(v) && (k.lo_open ? v > lo_f : v >= lo_f) &&
+                      (k.hi_open ? v < hi_f : v <= hi_f);
       require_config(ok, k.name, name, " (", v, ") must be in ", k.lo_open ? "(" : "[", k.lo,
                      ", ", hi, k.hi_open ? ")" : "]");
     } else {

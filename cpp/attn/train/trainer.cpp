@@ -7,6 +7,7 @@
 #include <mutex>
 #include <utility>
 
+#include "attn/data/mlm.h"
 #include "attn/interp/length_eval.h"
 #include "attn/nn/loss.h"
 
@@ -46,6 +47,7 @@ Trainer::Trainer(const TrainerConfig& c, std::shared_ptr<const TextCorpus> corpu
       task_(parse_task(c.task)),
       model_(config_.model_config(), c.seed),
       adam_(model_.parameters(), AdamConfig{c.lr}),
+      mlm_(config_.objective == "mlm"),
       data_rng_(c.seed ^ 0xD1B54A32D192ED03ULL),
       dropout_rng_(c.seed ^ 0x9E6C63D0676A9A99ULL),
       last_loss_(std::nanf("")),
@@ -82,6 +84,7 @@ float Trainer::step(int n) {
         f.qkv_w = m.qkv_proj.weight;  // same sizes (set_ablation): no allocation
         f.qkv_b = m.qkv_proj.bias;
         f.out_w = m.out_proj.weight;
+        f.lambda = m.lambda;
       }
     adam_.step();
     if (any_frozen_) restore_frozen();
@@ -122,7 +125,8 @@ Trainer::Evaluation Trainer::evaluate(int n_batches) {
 
 LengthEvaluation Trainer::evaluate_at(int seq_len, int n_batches, KeyNamer namer) {
   return evaluate_at_length(model_, task_, seq_len, n_batches, config_.batch_size,
-                            eval_seed(config_), namer, corpus_ ? &corpus_->val : nullptr);
+                            eval_seed(config_), namer, corpus_ ? &corpus_->val : nullptr,
+                            config_.mask_rate);
 }
 
 Trainer::TextEvaluation Trainer::evaluate_text(int n_batches) {
@@ -144,6 +148,7 @@ void Trainer::draw_batch(Rng& rng, Batch& batch, bool validation) {
     make_text_batch(validation ? corpus_->val : corpus_->train, B, T, rng, batch);
   else
     make_batch(task_, config_.vocab_size, B, T, rng, batch);
+  if (mlm_) mask_for_mlm(batch, config_.vocab_size, config_.mask_rate, rng);
 }
 
 void Trainer::set_ablation(const Ablation& a) {
@@ -174,6 +179,7 @@ void Trainer::set_ablation(const Ablation& a) {
     f.qkv_w.resize(m.qkv_proj.weight.rows(), m.qkv_proj.weight.cols());
     f.qkv_b.resize(m.qkv_proj.bias.size());
     f.out_w.resize(m.out_proj.weight.rows(), m.out_proj.weight.cols());
+    f.lambda.resize(m.lambda.size());
   }
 }
 
@@ -195,11 +201,16 @@ void Trainer::restore_frozen() {
     for (int h = 0; h < m.n_heads; ++h) {
       if (!ablation_.heads_frozen[size_t(l) * m.n_heads + h]) continue;
       // With grouped K/V heads, the k and v a frozen head reads stay put for its whole group.
-      for (const Eigen::Index r : {m.q_offset(h), m.k_offset(h), m.v_offset(h)}) {
-        m.qkv_proj.weight.middleRows(r, Dh) = f.qkv_w.middleRows(r, Dh);
-        m.qkv_proj.bias.segment(r, Dh) = f.qkv_b.segment(r, Dh);
+      // A differential head keeps its second query and key, and its lambda, too.
+      const int rows = m.options.differential ? 5 : 3;
+      const Eigen::Index starts[5] = {m.q_offset(h), m.k_offset(h), m.v_offset(h),
+                                      m.q2_offset(h), m.k2_offset(h)};
+      for (int i = 0; i < rows; ++i) {
+        m.qkv_proj.weight.middleRows(starts[i], Dh) = f.qkv_w.middleRows(starts[i], Dh);
+        m.qkv_proj.bias.segment(starts[i], Dh) = f.qkv_b.segment(starts[i], Dh);
       }
       m.out_proj.weight.middleCols(h * Dh, Dh) = f.out_w.middleCols(h * Dh, Dh);
+      if (m.options.differential) m.lambda[h] = f.lambda[h];
     }
   }
 }

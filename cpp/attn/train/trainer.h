@@ -44,7 +44,9 @@ class Trainer {
   // Losses of every step, or of every history_stride()-th step once more than
   // kMaxHistory steps were run (the history is thinned, never grown past its cap).
   const std::vector<float>& loss_history() const { return history_; }
-  // Token accuracy of the last step's batch, before its update (NaN before any step).
+  // Token accuracy of the last step's batch, before its update (NaN before any step). With
+  // objective mlm, every loss and accuracy is over the selected positions only (mask_for_mlm):
+  // the masked-position accuracy.
   float last_accuracy() const { return last_accuracy_; }
 
   // Token accuracy in eval mode over n_batches fresh batches of the task. The batches come from
@@ -152,7 +154,8 @@ class Trainer {
 
  private:
   void record_loss(float loss);
-  // A batch of the task from rng: for text, windows of the validation or the training split.
+  // A batch of the task from rng: for text, windows of the validation or the training split;
+  // with objective mlm, masked (mask_for_mlm) from the same rng.
   void draw_batch(Rng& rng, Batch& batch, bool validation);
 
   std::shared_ptr<const TextCorpus> corpus_;  // text task only; before config_, which reads it
@@ -160,6 +163,7 @@ class Trainer {
   Task task_;
   TinyAttentionLM model_;
   Adam adam_;
+  bool mlm_;         // objective mlm: every batch is masked (mask_for_mlm) from its own rng
   Rng data_rng_;     // batches only, so dropout cannot change the data a seed gives
   Rng dropout_rng_;  // dropout masks of training steps
   Batch batch_;
@@ -173,7 +177,7 @@ class Trainer {
   // Parameter copies taken before Adam, per layer with a frozen head (empty for the others).
   struct FrozenCopy {
     Mat qkv_w, out_w;
-    RowVec qkv_b;
+    RowVec qkv_b, lambda;  // lambda: differential only
   };
   std::vector<FrozenCopy> frozen_;  // (L)
   bool any_frozen_ = false;
