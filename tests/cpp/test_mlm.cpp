@@ -357,7 +357,7 @@ TEST_CASE("weights: the objective and the attention variants round-trip in __met
   CHECK(parse_safetensors(legacy_bytes.data(), legacy_bytes.size()).metadata.size() == 3);
 }
 
-TEST_CASE("weights: a differential model names diff_lambda after each qkv_proj", "[mlm][weights]") {
+TEST_CASE("weights: a differential model names each layer's diff_lambda first", "[mlm][weights]") {
   ModelConfig c{11, 8, 4, 6};
   c.differential = true;
   c.kv_heads = 2;
@@ -369,14 +369,14 @@ TEST_CASE("weights: a differential model names diff_lambda after each qkv_proj",
     shapes.push_back(p.shape);
   }
   const std::vector<std::string> want = {
-      "token_emb.embedding.weight", "layers.0.qkv_proj.weight", "layers.0.qkv_proj.bias",
-      "layers.0.diff_lambda",       "layers.0.out_proj.weight", "layers.0.out_proj.bias",
-      "layers.1.qkv_proj.weight",   "layers.1.qkv_proj.bias",   "layers.1.diff_lambda",
+      "token_emb.embedding.weight", "layers.0.diff_lambda",     "layers.0.qkv_proj.weight",
+      "layers.0.qkv_proj.bias",     "layers.0.out_proj.weight", "layers.0.out_proj.bias",
+      "layers.1.diff_lambda",       "layers.1.qkv_proj.weight", "layers.1.qkv_proj.bias",
       "layers.1.out_proj.weight",   "layers.1.out_proj.bias",   "lm_head.weight",
       "lm_head.bias"};
   CHECK(names == want);
-  CHECK(shapes[1] == std::vector<int64_t>{(2 * 4 + 3 * 2) * 2, 8});  // q1 q2 k1 k2 v, Dh 2
-  CHECK(shapes[3] == std::vector<int64_t>{4});
+  CHECK(shapes[2] == std::vector<int64_t>{(2 * 4 + 3 * 2) * 2, 8});  // q1 q2 k1 k2 v, Dh 2
+  CHECK(shapes[1] == std::vector<int64_t>{4});
   TinyAttentionLM model(c, 1);
   for (const ParamRef& p : model.parameters())
     if (p.name.find("diff_lambda") != std::string::npos)

@@ -346,10 +346,11 @@ std::vector<ParamSpec> state_dict_specs(const ModelConfig& c) {
     specs.push_back({"pos_emb.weight", {c.max_context_length, D}});
   for (int l = 0; l < c.n_layers; ++l) {
     const std::string p = layer_prefix(c, l);
+    // A layer's own parameter comes before its submodules' in PyTorch's state dict.
+    if (c.differential) specs.push_back({p + "diff_lambda", {c.n_heads}});
     if (norm) norm_specs(c, p + "attn_norm.", specs);
     specs.push_back({p + "qkv_proj.weight", {W, D}});
     specs.push_back({p + "qkv_proj.bias", {W}});
-    if (c.differential) specs.push_back({p + "diff_lambda", {c.n_heads}});
     specs.push_back({p + "out_proj.weight", {D, D}});
     specs.push_back({p + "out_proj.bias", {D}});
     if (c.ffn == FfnKind::None) continue;
@@ -378,11 +379,11 @@ std::vector<ParamRef> TinyAttentionLM::parameters() {
   add(token_emb.weight.data(), token_emb.dweight.data());
   if (learned_pos) add(learned_pos->weight.data(), learned_pos->dweight.data());
   for (size_t l = 0; l < layers.size(); ++l) {
-    if (!attn_norms.empty()) attn_norms[l].append_params("", refs);
     MultiHeadSelfAttention& m = layers[l];
+    if (m.options.differential) add(m.lambda.data(), m.dlambda.data());
+    if (!attn_norms.empty()) attn_norms[l].append_params("", refs);
     add(m.qkv_proj.weight.data(), m.qkv_proj.dweight.data());
     add(m.qkv_proj.bias.data(), m.qkv_proj.dbias.data());
-    if (m.options.differential) add(m.lambda.data(), m.dlambda.data());
     add(m.out_proj.weight.data(), m.out_proj.dweight.data());
     add(m.out_proj.bias.data(), m.out_proj.dbias.data());
     if (!ffn_norms.empty()) ffn_norms[l].append_params("", refs);

@@ -98,8 +98,9 @@ struct ParamSpec {
 
 // The state dict of a model with config c, in the PyTorch module's order (= init order = file
 // order): token_emb, pos_emb (learned), per layer attn_norm, qkv_proj, out_proj, ffn_norm, ffn,
-// then final_norm and lm_head (differential: diff_lambda after each qkv_proj). The one list of
-// parameter names: parameters() and the weights file use it. Layer l is "attn." for the curriculum's one-layer model and "layers.<l>." otherwise
+// then final_norm and lm_head (differential: each layer's diff_lambda (H) first, a parameter of
+// the layer itself, which PyTorch lists before its submodules'). The one list of parameter names:
+// parameters() and the weights file use it. Layer l is "attn." for the curriculum's one-layer model and "layers.<l>." otherwise
 // (a torch.nn.ModuleList named layers; always for a block model): layer_prefix(c, l).
 std::vector<ParamSpec> state_dict_specs(const ModelConfig& c);
 std::string layer_prefix(const ModelConfig& c, int layer);
