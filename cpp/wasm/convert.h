@@ -16,6 +16,7 @@
 #include "attn/data/text.h"
 #include "attn/interp/inspect.h"
 #include "attn/kernels/ops.h"
+#include "attn/model/fill.h"
 #include "attn/model/sampling.h"
 #include "attn/nn/attention.h"
 #include "attn/teach/block_stages.h"
@@ -93,6 +94,13 @@ std::string to_text(const val& text, const char* name);
 val to_js(const Trainer::TextEvaluation& e);  // TextEvaluation
 val to_js(const TextCorpus& c);               // CorpusInfo
 // new Decoder(trainer, {useCache, window}): the options checked (unknown keys, types).
+// fill's options {blank, top}: blank one character (default "_"), top an integer (default 1).
+struct FillOptions {
+  char32_t blank = kDefaultBlank;
+  int top = 1;
+};
+FillOptions to_fill_options(const val& js);
+
 struct DecoderOptions {
   bool use_cache = true;
   int window = 0;
@@ -104,6 +112,7 @@ val to_js(const Inspection& r);      // Inspection
 val to_js(const Corruption& c);      // Corruption
 val row_to_js(const RowVec& v);     // Float32Array
 val matrix_to_js(ConstMatRef m);    // {data: Float32Array, rows, cols}
+val to_js(const FillResult& r);     // {text, blanks: [{position, top: [{char, prob}]}]}
 
 // selfAttention's argument {X, Wq, Wk, Wv, causal}, each matrix {data: Float32Array, rows, cols}.
 struct SelfAttentionArgs {

@@ -4,7 +4,7 @@
 # than once per training step is optimised for size: the lesson's functions, weights files and
 # JSON, the self-test, the circuit measurements, looking inside (its eigenvalue solver is the
 # largest code of all), the text task's corpus, the sampler, the block's stages, the length
-# evaluation, and the bindings with their conversions. The
+# evaluation, filling blanks, the receptive field, and the bindings with their conversions. The
 # per-step code (model, attention layers, our SIMD kernels, loss, Adam, batches) keeps -O3. This
 # keeps the page's download within its budget (README, Benchmarks) at no measured cost to the
 # training speed. Not in the scalar build: there the products are Eigen's templates, and the
@@ -16,7 +16,8 @@ set(ATTN_WASM_SIZE_SOURCES
     ${CMAKE_SOURCE_DIR}/cpp/attn/teach/selftest.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/io/weights.cpp
     ${CMAKE_SOURCE_DIR}/cpp/attn/interp/inspect.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/data/text.cpp
     ${CMAKE_SOURCE_DIR}/cpp/attn/model/sampling.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/teach/block_stages.cpp
-    ${CMAKE_SOURCE_DIR}/cpp/attn/interp/length_eval.cpp
+    ${CMAKE_SOURCE_DIR}/cpp/attn/interp/length_eval.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/model/fill.cpp
+    ${CMAKE_SOURCE_DIR}/cpp/attn/interp/receptive_field.cpp
     ${CMAKE_SOURCE_DIR}/cpp/wasm/bindings.cpp ${CMAKE_SOURCE_DIR}/cpp/wasm/convert.cpp)
 if(ATTN_SIMD)
   set_source_files_properties(${ATTN_WASM_SIZE_SOURCES} PROPERTIES COMPILE_OPTIONS -Os)

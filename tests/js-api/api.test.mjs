@@ -19,6 +19,7 @@ for (const variant of variants) {
         attnDropout: 0, outDropout: 0, task: 'repeat', nLayers: 1, residual: false,
         kvHeads: 0, positions: 'sinusoidal', maxSeqLen: 0, norm: 'none', normPosition: 'pre',
         ffn: 'none', ffnMult: 4, embInitStd: 0.02,
+        objective: 'causal', maskRate: 0.15, attention: 'full', window: 4, stride: 4, differential: false,
       });
     });
 
@@ -26,6 +27,7 @@ for (const variant of variants) {
       const config = {
         ...SMALL, lr: 0.003, seed: 2 ** 53 - 1, attnDropout: 0.25, outDropout: 0.1, task: 'repeat', nLayers: 2, residual: true,
         kvHeads: 1, positions: 'rope', maxSeqLen: 0, norm: 'rmsnorm', normPosition: 'post', ffn: 'swiglu', ffnMult: 2, embInitStd: 0.5,
+        objective: 'mlm', maskRate: 0.2, attention: 'strided', window: 3, stride: 2, differential: true,
       };
       const a = new core.Trainer(config);
       const b = new core.Trainer(a.config());

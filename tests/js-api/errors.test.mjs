@@ -48,6 +48,7 @@ for (const variant of variants) {
         attnDropout: 0, outDropout: 0, task: 'repeat', nLayers: 1, residual: false,
         kvHeads: 0, positions: 'sinusoidal', maxSeqLen: 0, norm: 'none', normPosition: 'pre',
         ffn: 'none', ffnMult: 4, embInitStd: 0.02,
+        objective: 'causal', maskRate: 0.15, attention: 'full', window: 4, stride: 4, differential: false,
       });
       d.delete();
     });

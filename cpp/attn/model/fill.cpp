@@ -16,6 +16,8 @@ FillResult fill_blanks(TinyAttentionLM& model, const std::u32string& vocab, std:
                  "filling blanks needs a masked language model (objective mlm): a causal model "
                  "cannot see the right side of a blank");
   const int V = c.real_vocab_size();  // the real ids are [0, V); [MASK] is V
+  require_state(!vocab.empty(), "filling blanks needs a model of characters (the text task): "
+                "this one's tokens have no characters");
   require(vocab.size() == size_t(V), "the vocabulary has ", vocab.size(),
           " characters but the model has ", V, " ids besides [MASK]");
   require(top >= 1 && top <= V, key_name("top", namer), " (", top, ") must be in [1, ", V, "]");

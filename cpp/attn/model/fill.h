@@ -35,7 +35,8 @@ struct FillResult {
 // probabilities are the softmax over the real ids: [MASK] is no character, its logit is left
 // out. Ties go to the lower id. Errors, each one sentence naming the argument as namer spells it
 // (nullptr: text, blank, top): a causal model is an Error of kind Config on key objective (it
-// cannot see the right side of a blank); of kind Input: a blank that is a character of the
+// cannot see the right side of a blank); an empty vocab (a model of another task than text) is
+// one of kind State; of kind Input: a blank that is a character of the
 // vocabulary, a text with no blank, a text that is all blanks, a text longer than the model's
 // context or empty, a character outside the vocabulary (named), top outside [1, vocab size].
 FillResult fill_blanks(TinyAttentionLM& model, const std::u32string& vocab, std::string_view text,

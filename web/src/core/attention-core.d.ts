@@ -84,6 +84,26 @@ export interface TrainerConfig {
   /** The std of the token embedding's initial values: in (0, 10]; default 0.02 (the
    * curriculum's). Only the init: a weights file does not carry it. */
   embInitStd?: number;
+  /** What the model learns: "causal" (default: the next token) or "mlm" (masked language
+   * modelling, BERT's: bidirectional attention; each step selects every token with probability
+   * maskRate, turns 80% of the selected into [MASK], 10% into another random token and keeps
+   * 10%, and takes the loss at the selected positions only; the model gets one more id, [MASK],
+   * the last). Every loss and accuracy of an mlm Trainer is over the selected positions. */
+  objective?: ObjectiveKind;
+  /** mlm: the chance that a token is selected, in [0.01, 0.5]; default 0.15. */
+  maskRate?: number;
+  /** Which keys each query sees: "full" (default), "window" (the last `window` keys, the query's
+   * own included; under mlm |i - j| < window) or "strided" (the window, plus every position that
+   * is a multiple of `stride`). Hidden keys get exactly 0 weight. */
+  attention?: AttentionKind;
+  /** W, the window in keys, integer in [1, 4096]; default 4. */
+  window?: number;
+  /** S, the stride of the strided keys, integer in [1, 4096]; default 4. */
+  stride?: number;
+  /** Differential attention: each head has two query/key maps and a learned lambda (0.5 at
+   * init), its weights softmax(s1) - lambda softmax(s2), so rows sum to 1 - lambda; default
+   * false. */
+  differential?: boolean;
 }
 
 export type TaskName = 'repeat' | 'shift' | 'copy' | 'reverse' | 'sort' | 'future' | 'induction' | 'text';
@@ -95,6 +115,34 @@ export type NormKind = 'none' | 'layernorm' | 'rmsnorm';
 export type NormPosition = 'pre' | 'post';
 /** The block's feed-forward networks. */
 export type FfnKind = 'none' | 'relu' | 'gelu' | 'swiglu';
+/** Next-token prediction, or masked language modelling. */
+export type ObjectiveKind = 'causal' | 'mlm';
+/** The attention patterns. */
+export type AttentionKind = 'full' | 'window' | 'strided';
+
+/** fill()'s options. */
+export interface FillOptions {
+  /** The character that marks a blank: one character that is not in the model's vocabulary;
+   * default "_". */
+  blank?: string;
+  /** How many guesses to return per blank, integer in [1, vocabulary size]; default 1. */
+  top?: number;
+}
+
+/** One guess for a blank: a character of the vocabulary and its probability (the softmax over
+ * the characters; [MASK] is none). */
+export interface FillGuess {
+  char: string;
+  prob: number;
+}
+
+/** fill(): the text with every blank replaced by its most likely character, and per blank (in
+ * the text's order) its position among the text's characters and its `top` guesses, most likely
+ * first. */
+export interface FillResult {
+  text: string;
+  blanks: { position: number; top: FillGuess[] }[];
+}
 
 /** How the attention scores are masked: the causal mask, none, or the classic bug that fills
  * -1e4 at the wrong cells (the past) and leaves the future visible. */
@@ -245,6 +293,7 @@ export interface AttentionResult {
   nLayers: number;
   /** T of this call: the length of the ids passed in. */
   seqLen: number;
+  /** The model's ids: the config's vocabSize, plus [MASK] (the last id) for objective "mlm". */
   vocabSize: number;
 }
 
@@ -262,7 +311,8 @@ export interface Trainer {
   evalAccuracy(n: number): number;
   /** The loss of every step, thinned to every historyStride()-th step after 16384 steps. */
   lossHistory(): Float32Array;
-  /** ids: 1..seqLen token ids, each in [0, vocabSize). */
+  /** ids: 1..seqLen token ids, each in [0, vocabSize) (objective "mlm": [0, vocabSize], the
+   * last being [MASK]). */
   attention(ids: Int32Array): AttentionResult;
   /** The weights as a safetensors file (PyTorch state-dict names). */
   exportWeights(): Uint8Array;
@@ -308,6 +358,17 @@ export interface Trainer {
   rowBackward(ids: Int32Array, head: number, query: number, target: number): RowBackward;
   /** Runs the curriculum's invariants on this model (unchanged) and, given, a PyTorch case. */
   selfTest(reference: ReferenceCase | null): SelfTestResult[];
+  /** A masked language model of text (objective "mlm", task "text"): fills every blank of text
+   * (at most seqLen characters of the vocabulary) with one forward pass in eval mode. A causal
+   * model is a `config` error with key objective (it cannot see the right side of a blank);
+   * another task a `state` error; a blank that is in the vocabulary, a text with no blank or
+   * only blanks, a character outside the vocabulary: `input`. */
+  fill(text: string, options?: FillOptions): FillResult;
+  /** The receptive field measured: (T, T), row i column j the norm of the gradient of the output
+   * at i (along a fixed random direction of the logits) with respect to the input at j (the
+   * first layer's input), in eval mode; exactly 0 where i cannot depend on j (with L layers of
+   * a window of W keys: beyond L (W - 1)). ids as for attention(). Overwrites the gradients. */
+  receptiveField(ids: Int32Array): Matrix;
   /** lossHistory()[i] is the loss of step i * historyStride() + 1. */
   historyStride(): number;
   /** Frees the C++ object. Using the Trainer afterwards throws. */

@@ -7,7 +7,7 @@
 // (element/attributes.ts), the training view's controls and the import's config checks. The
 // values themselves live in the Store (store.ts), and nowhere else.
 import type { Ablation as CoreAblation, FfnKind, NormKind, NormPosition, PositionKind, TrainerConfig } from '../core/attention-core';
-import type { MaskMode } from '../model/protocol';
+import type { MaskMode, NotOnThePage } from '../model/protocol';
 import { cleanHeads, cleanSample, cleanSentence, DEFAULT_SENTENCE, MAX_HEADS, MAX_LAYERS, quote, TEXT_LIMITS } from './parse';
 import { cleanMask, cleanSecondSentence, MAX_MASK_TOKENS } from './lesson-mask';
 import { TASKS, type TaskName } from './tasks';
@@ -33,7 +33,7 @@ export const PANELS = ['predictions', 'shapes', 'ablation', 'timeline', 'circuit
 export type PanelName = (typeof PANELS)[number];
 
 /** Every setting of the page. Model/training keys are the core's JS config keys. */
-export interface State extends Required<TrainerConfig> {
+export interface State extends Required<Omit<TrainerConfig, NotOnThePage>> {
   view: View;
   task: TaskName;
   /** Token ids (space separated) of the sequence whose attention the heatmaps show; empty: a
