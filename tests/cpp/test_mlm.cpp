@@ -446,3 +446,26 @@ TEST_CASE("trainer: a frozen differential head keeps its second query, key and l
   CHECK(gradcheck::max_abs_diff(m.qkv_proj.weight.middleRows(m.q2_offset(0), Dh),
                                 w0.middleRows(m.q2_offset(0), Dh)) > 0.0f);
 }
+
+TEST_CASE("a window that grows with depth: copy's answer 5 back needs L (W - 1) >= 5",
+          "[mlm][window][budget]") {
+  // The preset's config: copy at T 12 (the answer 5 positions back), V 16, RoPE, the residual
+  // stream, a sliding window of 3 keys (2 back per layer). Measured on seeds 1-3 (bench/mlm.mjs,
+  // depth): 3 layers reach batch accuracy 0.99 by step 350; 1 and 2 layers stay at chance (1/16).
+  TrainerConfig c;
+  c.task = "copy";
+  c.vocab_size = 16;
+  c.residual = true;
+  c.positions = "rope";
+  c.attention = "window";
+  c.window = 3;
+  c.seed = 1;
+  c.n_layers = 3;
+  Trainer deep(c);
+  deep.step(800);
+  CHECK(deep.evaluate(8).accuracy >= 0.99f);
+  c.n_layers = 1;
+  Trainer shallow(c);
+  shallow.step(800);
+  CHECK(shallow.evaluate(8).accuracy < 0.2f);
+}
