@@ -47,14 +47,8 @@ int cmd_fill(const std::vector<std::string>& argv) {
     throw UsageError(str_cat("--blank (", json::quote(args.get("blank")),
                              ") must be exactly one character"));
   const std::string path = args.get("weights");
-  const std::vector<uint8_t> bytes = read_file(path);
-  std::unique_ptr<TinyAttentionLM> model;
-  try {
-    model = load_model(bytes.data(), bytes.size());
-  } catch (const Error& e) {
-    if (e.kind() != ErrorKind::Format) throw;
-    throw Error(ErrorKind::Format, e.key(), str_cat(path, ": ", e.what()));
-  }
+  std::vector<uint8_t> bytes;
+  const std::unique_ptr<TinyAttentionLM> model = load_model_file(path, &bytes);
   const std::u32string vocab = text_vocab(path, bytes);
   const int top = args.get_int("top", 0, model->config.real_vocab_size());
   const FillResult r =

@@ -4,8 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "attn/model/model.h"
 
 namespace attn::cli {
 
@@ -28,6 +31,11 @@ int cmd_fill(const std::vector<std::string>& args);     // cmd_fill.cpp
 // The vocabulary a text model's weights file (bytes, read from path) carries; a file without
 // one is an Error of kind Format saying the model was not trained on text (cmd_sample.cpp).
 std::u32string text_vocab(const std::string& path, const std::vector<uint8_t>& bytes);
+
+// The model of the weights file at path (its bytes in *bytes when given); a file the loader
+// refuses is an Error of kind Format whose message starts with the path (cmd_sample.cpp).
+std::unique_ptr<TinyAttentionLM> load_model_file(const std::string& path,
+                                                 std::vector<uint8_t>* bytes = nullptr);
 
 // attn selftest's default --reference: the committed PyTorch case of this checkout
 // (default_reference.cpp).

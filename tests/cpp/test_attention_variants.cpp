@@ -268,31 +268,9 @@ TEST_CASE("variants: backward matches finite differences for every option", "[va
       SECTION(v.name + (r.p_attn > 0 ? ", dropout" : "") + (r.head_off >= 0 ? ", head off" : "")) {
         MultiHeadSelfAttention m = variant_layer(v.options, D, H, 6, 13, r.p_attn, r.p_out);
         if (r.head_off >= 0) m.head_off[size_t(r.head_off)] = 1;
-        const bool training = r.p_attn > 0;
-        attn::Rng data(14);
-        Mat x = gradcheck::random_mat(B * T, D, data);
-        const Mat dout = gradcheck::random_mat(B * T, D, data);
-        MultiHeadSelfAttention::State s;
-        run(m, x, B, T, s, training, 77);
-        Mat dx(B * T, D);
-        m.backward(s, dout, dx);
-        auto loss = [&] {
-          MultiHeadSelfAttention::State ls;  // the same dropout masks: the same seed
-          return gradcheck::fakeloss(run(m, x, B, T, ls, training, 77), dout);
-        };
-        gradcheck::check_grad("dx", x.data(), dx.data(), x.size(), loss);
-        gradcheck::check_grad("qkv_proj.weight", m.qkv_proj.weight.data(),
-                              m.qkv_proj.dweight.data(), m.qkv_proj.weight.size(), loss);
-        gradcheck::check_grad("qkv_proj.bias", m.qkv_proj.bias.data(), m.qkv_proj.dbias.data(),
-                              m.qkv_proj.bias.size(), loss);
-        gradcheck::check_grad("out_proj.weight", m.out_proj.weight.data(),
-                              m.out_proj.dweight.data(), m.out_proj.weight.size(), loss);
-        if (v.options.differential) {
-          const Mat dlambda = m.dlambda;
-          gradcheck::check_grad("diff_lambda", m.lambda.data(), dlambda.data(), m.lambda.size(),
-                                loss);
-          if (r.head_off >= 0) CHECK(dlambda(0, r.head_off) == 0.0f);
-        }
+        mhsa_test::check_layer_grads(m, B, T, 14, r.p_attn > 0);
+        // No gradient reaches a head that is off (dlambda is still the checked backward's).
+        if (v.options.differential && r.head_off >= 0) CHECK(m.dlambda[r.head_off] == 0.0f);
       }
     }
 }

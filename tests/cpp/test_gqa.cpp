@@ -71,34 +71,12 @@ std::pair<Mat, Mat> reference(const MultiHeadSelfAttention& m, const Mat& x, int
   return {y, weights};
 }
 
-// dx and every parameter gradient against finite differences; dropout masks are fixed by
-// seeding every forward's generator the same.
+// dx and every parameter gradient against finite differences (mhsa_run.h).
 void check_grads(AttentionOptions o, float p_attn = 0.0f, float p_out = 0.0f,
                  int head_off = -1) {
-  const int B = 2, T = 4, D = 8, H = 4;
-  auto m = make(D, H, 6, o, 13, p_attn, p_out);
+  auto m = make(8, 4, 6, o, 13, p_attn, p_out);
   if (head_off >= 0) m.head_off[size_t(head_off)] = 1;
-  attn::Rng data(14);
-  Mat x = gradcheck::random_mat(B * T, D, data);
-  const Mat dout = gradcheck::random_mat(B * T, D, data);
-  const bool training = p_attn > 0 || p_out > 0;
-  MultiHeadSelfAttention::State s;
-  run(m, x, B, T, s, training, 77);
-  Mat dx(B * T, D);
-  m.backward(s, dout, dx);
-  auto loss = [&] {
-    MultiHeadSelfAttention::State ls;
-    return gradcheck::fakeloss(run(m, x, B, T, ls, training, 77), dout);
-  };
-  gradcheck::check_grad("dx", x.data(), dx.data(), x.size(), loss);
-  gradcheck::check_grad("qkv_proj.weight", m.qkv_proj.weight.data(), m.qkv_proj.dweight.data(),
-                        m.qkv_proj.weight.size(), loss);
-  gradcheck::check_grad("qkv_proj.bias", m.qkv_proj.bias.data(), m.qkv_proj.dbias.data(),
-                        m.qkv_proj.bias.size(), loss);
-  gradcheck::check_grad("out_proj.weight", m.out_proj.weight.data(), m.out_proj.dweight.data(),
-                        m.out_proj.weight.size(), loss);
-  gradcheck::check_grad("out_proj.bias", m.out_proj.bias.data(), m.out_proj.dbias.data(),
-                        m.out_proj.bias.size(), loss);
+  mhsa_test::check_layer_grads(m, 2, 4, 14, p_attn > 0 || p_out > 0);
 }
 
 }  // namespace

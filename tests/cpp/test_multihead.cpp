@@ -299,30 +299,13 @@ void check_mhsa_grads(float p_attn, float p_out,
   const int B = 2, T = 4, D = 8, H = 2;
   auto m = make_mhsa(D, H, 6, p_attn, p_out, 13);
   setup(m);
-  attn::Rng data(14);
-  Mat x = gradcheck::random_mat(B * T, D, data);
-  const Mat dout = gradcheck::random_mat(B * T, D, data);
   const bool training = p_attn > 0 || p_out > 0;
-  const uint64_t dropout_seed = 77;
+  attn::Rng data(14);
   MultiHeadSelfAttention::State s;
-  run(m, x, B, T, s, training, dropout_seed);
+  run(m, gradcheck::random_mat(B * T, D, data), B, T, s, training, 77);
   REQUIRE(s.attn_dropped == (p_attn > 0));
   REQUIRE(s.out_dropped == (p_out > 0));
-  Mat dx(B * T, D);
-  m.backward(s, dout, dx);
-  auto loss = [&] {
-    MultiHeadSelfAttention::State ls;
-    return gradcheck::fakeloss(run(m, x, B, T, ls, training, dropout_seed), dout);
-  };
-  gradcheck::check_grad("mhsa dx", x.data(), dx.data(), x.size(), loss);
-  gradcheck::check_grad("mhsa qkv_proj.weight", m.qkv_proj.weight.data(),
-                        m.qkv_proj.dweight.data(), m.qkv_proj.weight.size(), loss);
-  gradcheck::check_grad("mhsa qkv_proj.bias", m.qkv_proj.bias.data(), m.qkv_proj.dbias.data(),
-                        m.qkv_proj.bias.size(), loss);
-  gradcheck::check_grad("mhsa out_proj.weight", m.out_proj.weight.data(),
-                        m.out_proj.dweight.data(), m.out_proj.weight.size(), loss);
-  gradcheck::check_grad("mhsa out_proj.bias", m.out_proj.bias.data(), m.out_proj.dbias.data(),
-                        m.out_proj.bias.size(), loss);
+  mhsa_test::check_layer_grads(m, B, T, 14, training, 77);
 }
 
 }  // namespace
