@@ -469,3 +469,26 @@ TEST_CASE("a window that grows with depth: copy's answer 5 back needs L (W - 1) 
   shallow.step(800);
   CHECK(shallow.evaluate(8).accuracy < 0.2f);
 }
+
+TEST_CASE("mlm: every task trains under masked language modelling, with every variant",
+          "[mlm][trainer]") {
+  // Driven by the task enum, so a new task cannot be forgotten.
+  for (int k = 0; k <= int(Task::Text); ++k) {
+    const char* task = task_name(Task(k));
+    CAPTURE(task);
+    TrainerConfig c = mlm_config(task);
+    c.residual = true;
+    c.n_layers = 2;
+    c.attention = k % 2 ? "window" : "strided";
+    c.window = 3;
+    c.differential = k % 3 == 0;
+    Trainer t(c);
+    CHECK(std::isfinite(t.step(3)));
+    const Batch& b = t.last_batch();
+    for (Eigen::Index i = 0; i < b.inputs.size(); ++i)
+      if (b.targets.data()[i] == kIgnoreIndex) CHECK(b.inputs.data()[i] < t.config().vocab_size);
+    const Trainer::Evaluation e = t.evaluate(2);
+    CHECK(std::isfinite(e.loss));
+    CHECK((e.accuracy >= 0.0f && e.accuracy <= 1.0f));
+  }
+}
