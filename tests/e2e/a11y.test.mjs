@@ -3,7 +3,7 @@
 // violations are allowed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { audit, launch, lessonPage, openRecorded, serveDistWith, waitReady } from './harness.mjs';
+import { audit, launch, lessonPage, openRecorded, serveDistWith, waitForStep, waitReady } from './harness.mjs';
 
 let browser;
 let srv;
@@ -21,12 +21,12 @@ test('the page: the trained view after training, then the lesson view at its las
   const { context, page } = await openRecorded(browser, `${srv.url}index.html#seed=3&panel=all`, { bypassCSP: true });
   await waitReady(page);
   await page.click('[data-action=step10]');
-  await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '10');
+  await waitForStep(page, 10);
   await page.click('[data-action=play]');
-  await page.waitForFunction(() => Number(document.querySelector('.readout').dataset.step) >= 300, null, { timeout: 60000 });
+  await waitForStep(page, 300, { atLeast: true });
   await page.click('[data-action=play]');
   await page.waitForFunction(() => document.querySelector('.readout').dataset.status === 'paused');
-  await page.waitForFunction(() => Number(document.querySelector('.timeline-panel')?.dataset.entries ?? 0) >= 2, null, { timeout: 60000 });
+  await page.waitForFunction(() => Number(document.querySelector('.timeline-panel')?.dataset.entries ?? 0) >= 2);
   assert.deepEqual(await audit(page), [], 'trained view');
 
   await page.click('[role=tab][data-view=lesson]');
@@ -60,9 +60,9 @@ test('the block view with RoPE, GQA, a norm and SwiGLU: no axe violations', asyn
 
 test('the element on a lesson page, after training: no axe violations', async () => {
   const { context, page } = await openRecorded(browser, `${srv.url}lesson.html`);
-  await page.waitForFunction(() => window.__events.some((e) => e.type === 'ready'), null, { timeout: 30000 });
+  await page.waitForFunction(() => window.__events.some((e) => e.type === 'ready'));
   await page.evaluate(() => document.getElementById('pg').play());
-  await page.waitForFunction(() => window.__events.some((e) => e.type === 'solved'), null, { timeout: 60000 });
+  await page.waitForFunction(() => window.__events.some((e) => e.type === 'solved'));
   await page.evaluate(() => document.getElementById('pg').pause());
   assert.deepEqual(await audit(page), []);
   await context.close();

@@ -4,11 +4,7 @@
 // panel's data attributes (full precision) and its text.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openReused, useBrowser, waitReady } from './harness.mjs';
-
-/** How long a wait may take before the test calls it a hang (a guard, not a verdict: CI's other
- * core may be busy). */
-const GUARD_MS = 60000;
+import { openReused, useBrowser, waitForStep, waitReady } from './harness.mjs';
 
 let srv;
 let browser;
@@ -19,7 +15,7 @@ useBrowser((s, b) => {
 
 /** The panel's measurement, once it is for the given step. */
 async function measured(page, step) {
-  await page.waitForFunction((s) => document.querySelector('.ablation-panel').dataset.step === String(s), step);
+  await waitForStep(page, step, { sel: '.ablation-panel' });
   return page.evaluate(() => {
     const d = document.querySelector('.ablation-panel').dataset;
     return {
@@ -37,7 +33,7 @@ async function measured(page, step) {
 /** Plays until the readout's step reaches n, then pauses; returns the step it paused at. */
 async function playTo(page, n) {
   await page.click('[data-action=play]');
-  await page.waitForFunction((k) => Number(document.querySelector('.readout').dataset.step) >= k, n, { timeout: GUARD_MS });
+  await waitForStep(page, n, { atLeast: true });
   await page.click('[data-action=play]');
   await page.waitForSelector('.readout[data-status="paused"]');
   return Number(await page.getAttribute('.readout', 'data-step'));
@@ -125,7 +121,7 @@ test('a broken mask lets the model read the future: accuracy on the future task 
   await page.selectOption('[name=mask-mode]', 'inverted');
   await page.waitForFunction(() => /inverted mask/.test(document.querySelector('.ablation-explain').textContent));
   await page.click('[data-action=reset]');
-  await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '0');
+  await waitForStep(page, 0);
   assert.equal(await page.inputValue('[name=mask-mode]'), 'inverted');
   assert.deepEqual(errors, []);
   await context.close();

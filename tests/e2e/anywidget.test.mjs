@@ -65,7 +65,7 @@ test('render({model, el}) maps traits to attributes, follows change:<trait>, wri
   assert.deepEqual(exported.keys, declared);
 
   // Traits -> attributes -> the element's settings.
-  await page.waitForFunction(() => document.querySelector('#output attention-playground')?.ready === true, null, { timeout: 30000 });
+  await page.waitForFunction(() => document.querySelector('#output attention-playground')?.ready === true);
   const st = await page.evaluate(() => {
     const pg = document.querySelector('#output attention-playground');
     return { state: pg.state, attrs: Object.fromEntries([...pg.attributes].map((a) => [a.name, a.value])) };
@@ -82,7 +82,7 @@ test('render({model, el}) maps traits to attributes, follows change:<trait>, wri
 
   // The element writes step, loss and solved back, with save_changes.
   await page.evaluate(() => document.querySelector('#output attention-playground').play());
-  await page.waitForFunction(() => window.__widget.traits.solved === true, null, { timeout: 30000 });
+  await page.waitForFunction(() => window.__widget.traits.solved === true);
   await page.evaluate(() => document.querySelector('#output attention-playground').pause());
   const back = await page.evaluate(() => ({ ...window.__widget.traits, saves: window.__widget.log.saves }));
   assert.ok(back.step > 0 && back.loss < 0.5, `step ${back.step}, loss ${back.loss}`);

@@ -5,11 +5,7 @@
 // head, the query or the target changes what is shown; the controls work from the keyboard.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { downloadBytes, openReused, useBrowser, waitReady } from './harness.mjs';
-
-/** How long a wait may take before the test calls it a hang (a guard, not a verdict: CI's other
- * core may be busy). */
-const GUARD_MS = 60000;
+import { downloadBytes, openReused, useBrowser, waitForStep, waitReady } from './harness.mjs';
 
 let srv;
 let browser;
@@ -20,8 +16,6 @@ useBrowser((s, b) => {
 
 const PANEL = 'section.backward-panel';
 
-const stepTo = (page, n) => page.waitForFunction((n) => document.querySelector('.readout').dataset.step === String(n), n);
-
 /** Waits until the panel shows the row for these attributes (and is not loading). */
 function panelShows(page, want) {
   return page.waitForFunction(
@@ -30,7 +24,6 @@ function panelShows(page, want) {
       return d.state === 'ready' && Object.entries(want).every(([k, v]) => d[k] === String(v));
     },
     { sel: PANEL, want },
-    { timeout: GUARD_MS },
   );
 }
 
@@ -151,7 +144,7 @@ test('backward panel: after training, one row of head 2 is consistent, and the l
   assert.equal(await page.textContent(`${PANEL} h2`), 'Backward pass of one query row');
   for (let k = 1; k <= 5; ++k) {
     await page.click('[data-action=step10]');
-    await stepTo(page, 10 * k);
+    await waitForStep(page, 10 * k);
   }
   // Pause/step refreshes the panel.
   await panelShows(page, { step: 50 });
@@ -224,13 +217,13 @@ test('backward panel: keyboard operable, follows steps and training, no overflow
 
   // A step refreshes it; so does training (throttled, while the panel is on screen), and pausing.
   await page.click('[data-action=step1]');
-  await stepTo(page, 1);
+  await waitForStep(page, 1);
   await panelShows(page, { step: 1, head: 1, target: 0 });
   await page.focus('[data-action=play]');
   await page.keyboard.press('Enter');
   await page.waitForSelector('.readout[data-status="playing"]');
   await page.$eval(PANEL, (el) => el.scrollIntoView());
-  await page.waitForFunction((sel) => Number(document.querySelector(sel).dataset.step) > 1, PANEL, { timeout: GUARD_MS });
+  await waitForStep(page, 2, { sel: PANEL, atLeast: true });
   await page.keyboard.press('Enter'); // the play button still has the focus: Pause
   await waitReady(page);
   const step = (await page.$eval('.readout', (el) => el.dataset.step));

@@ -1,10 +1,11 @@
 // View 3 end to end: "The transformer block, step by step" opened from a link draws every stage
 // with the shapes of the settings, in the order of the norm position; the pre/post switch
 // reorders them; rope draws the rotation of one pair, alibi one bias matrix per head; a bad
-// value in the link gets the banner.
+// value in the link gets the banner. It opens on a varied sample.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openReused, useBrowser } from './harness.mjs';
+import { loadCoreInPage } from './lesson-shown.mjs';
 
 let srv;
 let browser;
@@ -92,4 +93,30 @@ test('a bad value in a block link gets the banner, and the view still draws', as
   const s = await shown(page);
   assert.deepEqual(s.grids.find(([n]) => n === 'x').slice(1), [5, 32]);
   assert.deepEqual(errors, []);
+});
+
+test('the block view opens on a varied sample: random tokens for the repeat task, the task\'s own draw otherwise, typed ids as they are', async () => {
+  const ids = (page) => page.$eval('.view-block .block-stages', (el) => el.dataset.ids);
+  const { page, errors, context } = await openReused(browser, `${srv.url}#view=block`, { bypassCSP: true });
+  await drawn(page, 'pre');
+  await loadCoreInPage(page);
+  const draw = (task, seed) => page.evaluate(({ task, seed }) => Array.from(window.__core.taskSample(task, 64, 12, seed)).join(' '), { task, seed });
+  // The repeat task's own draw is one token twelve times; the block shows random tokens instead.
+  assert.equal(new Set((await draw('repeat', 1)).split(' ')).size, 1);
+  const shownIds = await ids(page);
+  assert.equal(shownIds, await draw('shift', 1));
+  assert.ok(new Set(shownIds.split(' ')).size > 6, `varied: ${shownIds}`);
+  assert.doesNotMatch(await page.textContent('.block-stage[data-stage=x] .stage-text'), /Every token of this sample is the same id/);
+  // Another task: its own draw; typed ids: as they are.
+  const copy = await openReused(browser, `${srv.url}#view=block&task=copy&sample-seed=4`, { bypassCSP: true });
+  await drawn(copy.page, 'pre');
+  assert.equal(await ids(copy.page), await draw('copy', 4));
+  await copy.context.close();
+  const typed = await openReused(browser, `${srv.url}#view=block&sample=5%205%205`);
+  await drawn(typed.page, 'pre');
+  assert.equal(await ids(typed.page), '5 5 5');
+  assert.match(await typed.page.textContent('.block-stage[data-stage=x] .stage-text'), /Every token of this sample is the same id/);
+  await typed.context.close();
+  assert.deepEqual(errors, []);
+  await context.close();
 });

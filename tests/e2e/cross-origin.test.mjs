@@ -39,9 +39,9 @@ async function open(url) {
 }
 
 const events = (page, type) => page.evaluate((type) => window.__events.filter((e) => e.type === type), type);
-const waitEvent = (page, type, timeout = 30000) => page.waitForFunction((type) => window.__events.some((e) => e.type === type), type, { timeout });
+const waitEvent = (page, type) => page.waitForFunction((type) => window.__events.some((e) => e.type === type), type);
 /** Waits until f() is truthy in the page (f reads the element through __root()). */
-const waitShadow = (page, f, timeout = 30000) => page.waitForFunction(f, null, { timeout });
+const waitShadow = (page, f) => page.waitForFunction(f);
 
 for (const [name, file] of [['no CSP', 'lesson.html'], ['a strict CSP that allows the CDN and blob: workers', 'strict.html']]) {
   test(`from a CDN (${name}): ready, play, step and solved, every panel, the PyTorch files, export and import`, async () => {
@@ -65,7 +65,7 @@ for (const [name, file] of [['no CSP', 'lesson.html'], ['a strict CSP that allow
     await waitShadow(page, () => Number(__root().querySelector('.timeline-panel').dataset.entries) >= 2);
     await waitShadow(page, () => __root().querySelector('.ablation-panel').dataset.intactLoss !== undefined);
     await page.evaluate(() => __root().querySelector('.selftest-panel [data-action=selftest]').click());
-    await waitShadow(page, () => __root().querySelector('.selftest-panel').dataset.state === 'done', 60000);
+    await waitShadow(page, () => __root().querySelector('.selftest-panel').dataset.state === 'done');
     const checks = await page.evaluate(() => [...__root().querySelectorAll('.selftest-panel tr[data-check]')].map((tr) => [tr.dataset.check, tr.dataset.pass]));
     assert.deepEqual(Object.fromEntries(checks).pytorch_reference, 'true', `the PyTorch case came from the CDN: ${JSON.stringify(checks)}`);
     assert.ok(checks.every(([, pass]) => pass === 'true'), JSON.stringify(checks));

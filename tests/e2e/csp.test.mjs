@@ -6,11 +6,7 @@
 // securitypolicyviolation event in the page or in the worker, and no console error.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DIST, useBrowser, waitReady, readout } from './harness.mjs';
-
-/** How long a wait may take before the test calls it a hang (a guard, not a verdict: CI's other
- * core may be busy). */
-const GUARD_MS = 60000;
+import { DIST, GUARD_MS, readout, useBrowser, waitForStep, waitReady } from './harness.mjs';
 
 const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'";
 /** The built page (CSP_DIST overrides it, e.g. to check a patched copy). */
@@ -58,7 +54,7 @@ async function openWithCsp(hash) {
 test('under the CSP header the page loads, trains, and reports no violation', async (t) => {
   const { page, context, errors, violations, workers } = await openWithCsp('view=train&vocab=16&dmodel=8&heads=2&seqlen=6&batch=4');
   // Ready, or the load error the page shows (e.g. Embind needing 'unsafe-eval'): fail with its text.
-  await page.waitForSelector('.readout[data-status="paused"], .loading.error', { timeout: GUARD_MS });
+  await page.waitForSelector('.readout[data-status="paused"], .loading.error');
   assert.match(await page.textContent('.loading'), /Core loaded/);
   await waitReady(page);
   // The worker really ran under the header: it was served with it and Embind's glue runs in it.
@@ -92,9 +88,9 @@ test('under the CSP header the page loads, trains, and reports no violation', as
   });
 
   await page.click('[data-action=step10]');
-  await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '10', null, { timeout: GUARD_MS });
+  await waitForStep(page, 10);
   await page.click('[data-action=play]');
-  await page.waitForFunction(() => Number(document.querySelector('.readout').dataset.step) >= 200, null, { timeout: GUARD_MS });
+  await waitForStep(page, 200, { atLeast: true });
   await page.click('[data-action=play]');
   await page.waitForSelector('.readout[data-status="paused"]');
   const r = await readout(page);

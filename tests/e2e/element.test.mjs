@@ -4,7 +4,7 @@
 // no WebAssembly, and a host page's hostile CSS.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { canvasInk, expectWorkers, openPage, RECORD_WORKER, screenshot, useBrowser } from './harness.mjs';
+import { canvasInk, expectWorkers, openPage, RECORD_WORKER, screenshot, useBrowser, waitForStep } from './harness.mjs';
 
 let srv;
 let browser;
@@ -14,10 +14,6 @@ useBrowser((s, b) => {
 });
 
 const coursePage = () => `${srv.url}examples/course-page.html`;
-
-/** How long a wait may take before the test calls it a hang (a guard, not a verdict: CI's other
- * core may be busy). No test here times anything. */
-const GUARD_MS = 60000;
 
 /** The course page's trainer (seed 7) gets its loss under 0.1 at step 121 in the core; the page
  * reports it at the next snapshot. */
@@ -30,8 +26,6 @@ async function waitCourseReady(page) {
       document.getElementById('lesson').ready &&
       document.querySelector('#trainer-log [data-type=ready]') &&
       document.querySelector('#frame-log [data-type=ready]'),
-    null,
-    { timeout: GUARD_MS },
   );
 }
 
@@ -57,7 +51,7 @@ test('the course page loads all three instances with no console errors and no ex
   assert.equal(await frame.locator('.heatmaps canvas').count(), 5, 'iframe: 4 heads + the average');
   // Both drew their heatmaps: once a frame is counted, every canvas has its cells in several colours.
   for (const [name, where] of [['trainer', page.locator('#trainer')], ['iframe', frame.locator('body')]]) {
-    await where.locator('.heatmaps:not([data-frames="0"])').waitFor({ timeout: GUARD_MS });
+    await where.locator('.heatmaps:not([data-frames="0"])').waitFor();
     for (const [i, c] of (await canvasInk(where.locator('.heatmaps canvas'))).entries()) {
       assert.ok(c.inked >= 0.5 * c.width * c.height && c.colours >= 4, `${name} heatmap ${i}: ${JSON.stringify(c)}`);
     }
@@ -94,12 +88,12 @@ test('the element API drives an instance: step, play, throttled step events, sol
 
   // Play until the course page's goal (solved-at="0.1"); the page pauses on `solved`.
   await page.evaluate(() => document.getElementById('trainer').play());
-  await page.waitForFunction(() => window.__events.trainer.some((e) => e.type === 'solved'), null, { timeout: GUARD_MS });
+  await page.waitForFunction(() => window.__events.trainer.some((e) => e.type === 'solved'));
   // The pause lands, and the last step event carries the step it paused at.
   await page.waitForFunction(() => {
     const paused = window.__worker.snapshots.findLast((s) => s.type === 'paused');
     return paused && window.__events.trainer.findLast((e) => e.type === 'step')?.step === paused.step;
-  }, null, { timeout: GUARD_MS });
+  });
   const solved = await events(page, 'trainer', 'solved');
   t.diagnostic(`solved (loss < 0.1) at step ${solved[0].step}`);
   assert.equal(solved.length, 1);
@@ -119,11 +113,11 @@ test('the element API drives an instance: step, play, throttled step events, sol
   /** Waits until the worker has reported n more snapshots (while playing: n more progress events). */
   const moreSnapshots = async (n) => {
     const have = await page.evaluate(() => window.__worker.snapshots.length);
-    await page.waitForFunction((want) => window.__worker.snapshots.length >= want, have + n, { timeout: GUARD_MS });
+    await page.waitForFunction((want) => window.__worker.snapshots.length >= want, have + n);
   };
   await page.evaluate(() => document.getElementById('trainer').play());
   // The first event goes out at once (200 ms have passed since the last one)...
-  await page.waitForFunction(() => window.__events.trainer.some((e) => e.type === 'step'), null, { timeout: GUARD_MS });
+  await page.waitForFunction(() => window.__events.trainer.some((e) => e.type === 'step'));
   // ...then nothing while the clock stands, however much the worker reports...
   await moreSnapshots(3);
   assert.equal((await stepEvents()).length, 1, 'one step event while the page clock stands');
@@ -213,7 +207,7 @@ test('hidden control groups are absent, and hide can change at run time', async 
   assert.equal(await present('trainer', '.export-panel'), true);
   assert.equal(await present('trainer', '.ablation-panel'), true);
   await page.click('#trainer >> [data-action=step10]');
-  await page.waitForFunction(() => document.getElementById('trainer').shadowRoot.querySelector('.readout').dataset.step === '10');
+  await waitForStep(page, 10, { root: '#trainer' });
   // An unknown group: an error event and a visible message; the known ones still apply.
   await listen(page, 'trainer');
   await page.evaluate(() => document.getElementById('trainer').setAttribute('hide', 'loss, bogus'));
@@ -238,7 +232,7 @@ test('two instances train independently: own workers, different seeds give diffe
       document.querySelector('main').append(el);
     }
   });
-  await page.waitForFunction(() => ['a', 'b', 'c'].every((id) => document.getElementById(id).ready), null, { timeout: GUARD_MS });
+  await page.waitForFunction(() => ['a', 'b', 'c'].every((id) => document.getElementById(id).ready));
   assert.equal(page.workers().length, workers0 + 3, 'one worker per instance');
   const loss = (id) => page.evaluate((id) => Number(document.getElementById(id).shadowRoot.querySelector('.readout').dataset.loss), id);
   const step = (id) => page.evaluate((id) => Number(document.getElementById(id).shadowRoot.querySelector('.readout').dataset.step), id);
@@ -259,7 +253,7 @@ test('two instances train independently: own workers, different seeds give diffe
     el.setAttribute('hide', 'header,model,loss,heatmaps');
     document.querySelector('main').append(el);
   });
-  await page.waitForFunction(() => Number(document.getElementById('d').shadowRoot.querySelector('.readout')?.dataset.step) > 50, null, { timeout: GUARD_MS });
+  await waitForStep(page, 51, { root: '#d', atLeast: true });
   await page.evaluate(() => document.getElementById('d').remove());
   assert.equal(await step('b'), 30, 'b did not move while d trained');
   // Removing an instance stops its worker; the others keep going.
@@ -287,7 +281,7 @@ test('attribute values are validated like the URL: error events, a visible messa
     el.addEventListener('ready', () => window.__bad.push({ ready: true }));
     document.querySelector('main').prepend(el);
   });
-  await page.waitForFunction(() => document.getElementById('bad').ready, null, { timeout: GUARD_MS });
+  await page.waitForFunction(() => document.getElementById('bad').ready);
   const st = await page.evaluate(() => document.getElementById('bad').state);
   assert.deepEqual([st.dModel, st.nHeads, st.seqLen, st.lr, st.view, st.vocabSize], [34, 2, 128, 0.005, 'train', 512]);
   const msgs = (await page.evaluate(() => window.__bad.filter((e) => e.message).map((e) => e.message))).join('\n');
@@ -337,7 +331,7 @@ test('without WebAssembly every instance shows a readable message instead of a b
   page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
   page.on('pageerror', (e) => errors.push(e.message));
   await page.goto(coursePage());
-  await page.waitForFunction(() => document.querySelector('#trainer-log [data-type=error]') && window.__fromFrame.some((m) => m.type === 'error'), null, { timeout: GUARD_MS });
+  await page.waitForFunction(() => document.querySelector('#trainer-log [data-type=error]') && window.__fromFrame.some((m) => m.type === 'error'));
   for (const id of ['lesson', 'trainer']) {
     const text = await page.locator(`#${id} >> .ap-fallback`).textContent();
     assert.match(text, /needs WebAssembly/);
@@ -379,7 +373,7 @@ test("a host page's hostile CSS does not break the element, and the element's CS
   const url = `${srv.url}examples/hostile.html`;
   await page.route(url, (r) => r.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: HOSTILE }));
   await page.goto(url);
-  await page.waitForFunction(() => document.getElementById('el').ready, null, { timeout: GUARD_MS });
+  await page.waitForFunction(() => document.getElementById('el').ready);
   await page.waitForFunction(() => document.getElementById('el').shadowRoot.querySelector('.heatmaps').dataset.frames !== '0');
   const host = await page.locator('#el').boundingBox();
   assert.ok(host.width >= 880 && host.height > 400, `host box ${JSON.stringify(host)}`);
@@ -405,7 +399,7 @@ test("a host page's hostile CSS does not break the element, and the element's CS
   assert.equal(inside.fieldset, 'block');
   // It still trains.
   await page.click('#el >> [data-action=step10]');
-  await page.waitForFunction(() => document.getElementById('el').shadowRoot.querySelector('.readout').dataset.step === '10');
+  await waitForStep(page, 10, { root: '#el' });
   // Nothing leaks out: the host's own button and heading keep the host's styles.
   const outside = await page.evaluate(() => ({
     btnBg: getComputedStyle(document.getElementById('outside-btn')).backgroundColor,

@@ -5,11 +5,7 @@
 import http from 'node:http';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openPage, useBrowser } from './harness.mjs';
-
-/** How long a wait may take before the test calls it a hang (a guard, not a verdict: CI's other
- * core may be busy). */
-const GUARD_MS = 60000;
+import { GUARD_MS, openPage, useBrowser, waitForStep } from './harness.mjs';
 
 /** Records the page's console warnings (frames included) as they reach node: {lines, until(f)}, where
  * until(f) resolves once f(lines) holds (a guard of GUARD_MS: it throws on a hang). */
@@ -66,7 +62,7 @@ const logged = (page, type) => page.$$eval(`#frame-log [data-type=${type}]`, (li
 
 test('the course page drives the iframe with postMessage; its events reach the parent', async () => {
   const { page, context, errors } = await openPage(browser, `${srv.url}examples/course-page.html`);
-  await page.waitForSelector('#frame-log [data-type=ready]', { timeout: GUARD_MS });
+  await page.waitForSelector('#frame-log [data-type=ready]');
   const frame = page.frame({ url: /embed\.html/ });
   assert.deepEqual(await frameState(frame), { ready: true, step: 0, status: 'paused', seed: 3, hide: 'header,status,model,loss,legend,ablation,timeline,backward,selftest,export' });
 
@@ -98,7 +94,7 @@ test('the course page drives the iframe with postMessage; its events reach the p
   await page.waitForSelector('#frame-log [data-type=error]');
   assert.match((await logged(page, 'error'))[0].message, /^heads: "many" is not a number; using 4/);
   await page.click('[data-frame=reset]');
-  await frame.waitForFunction(() => document.querySelector('attention-playground').shadowRoot.querySelector('.readout').dataset.step === '0');
+  await waitForStep(frame, 0, { root: 'attention-playground' });
   assert.deepEqual(errors, []);
   await context.close();
 });
@@ -106,7 +102,7 @@ test('the course page drives the iframe with postMessage; its events reach the p
 test('malformed messages are ignored and logged once, with console.warn', async () => {
   const { page, context, errors } = await openPage(browser, `${srv.url}examples/course-page.html`);
   const warnings = warningsOf(page);
-  await page.waitForSelector('#frame-log [data-type=ready]', { timeout: GUARD_MS });
+  await page.waitForSelector('#frame-log [data-type=ready]');
   const frame = page.frame({ url: /embed\.html/ });
   await page.evaluate(() => {
     const w = document.getElementById('frame').contentWindow;
@@ -119,7 +115,7 @@ test('malformed messages are ignored and logged once, with console.warn', async 
     // A valid one after them still works.
     w.postMessage({ source: 'attention-playground', type: 'step', n: 3 }, location.origin);
   });
-  await frame.waitForFunction(() => document.querySelector('attention-playground').shadowRoot.querySelector('.readout').dataset.step === '3');
+  await waitForStep(frame, 3, { root: 'attention-playground' });
   // The frame handled every bad message before the valid one; the sentinel brings their warnings.
   await flushWarnings([frame], warnings);
   const malformed = warnings.lines.filter((w) => /malformed/.test(w));
@@ -162,15 +158,15 @@ test('a message from a wrong origin, or from a window other than the parent, is 
   await page.goto(url);
   const closed = await (await page.waitForSelector('#closed')).contentFrame();
   const open = await (await page.waitForSelector('#open')).contentFrame();
-  await closed.waitForFunction(() => document.querySelector('attention-playground')?.ready, null, { timeout: GUARD_MS });
-  await open.waitForFunction(() => document.querySelector('attention-playground')?.ready, null, { timeout: GUARD_MS });
+  await closed.waitForFunction(() => document.querySelector('attention-playground')?.ready);
+  await open.waitForFunction(() => document.querySelector('attention-playground')?.ready);
   await page.waitForFunction(() => window.got.some((m) => m.id === 'open' && m.type === 'ready'));
 
   // The parent (localhost) commands both frames (127.0.0.1).
   await page.evaluate((o) => {
     for (const id of ['closed', 'open']) document.getElementById(id).contentWindow.postMessage({ type: 'step', n: 5 }, o);
   }, new URL(frameBase).origin);
-  await open.waitForFunction(() => document.querySelector('attention-playground').shadowRoot.querySelector('.readout').dataset.step === '5');
+  await waitForStep(open, 5, { root: 'attention-playground' });
   await page.waitForFunction(() => window.got.some((m) => m.id === 'open' && m.type === 'step' && m.detail.step === 5));
   // A sibling frame (same origin as the frames, but not their parent) commands the open one.
   await closed.evaluate(() => parent.frames[1].postMessage({ type: 'step', n: 7 }, '*'));

@@ -2,11 +2,7 @@
 // run into a fresh page, and every kind of bad file.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { downloadBytes, openReused, readout, screenshot, useBrowser, waitReady } from './harness.mjs';
-
-/** How long a wait may take before the test calls it a hang (a guard, not a verdict: CI's other
- * core may be busy). */
-const GUARD_MS = 60000;
+import { downloadBytes, GUARD_MS, openReused, readout, screenshot, useBrowser, waitForStep, waitReady } from './harness.mjs';
 
 let srv;
 let browser;
@@ -44,7 +40,6 @@ const one = async (page, what) => (await downloads(page, `[data-export=${what}]`
 /** Waits until the heatmaps have been drawn for the current snapshot. */
 const settle = (page) => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
 const heatmapPixels = (page) => page.$$eval('.heatmaps canvas', (cs) => cs.map((c) => c.toDataURL()));
-const stepTo = (page, n) => page.waitForFunction((n) => document.querySelector('.readout').dataset.step === String(n), n);
 
 /** Parses a safetensors header: {names, dataBytes}. */
 function safetensorsHeader(bytes) {
@@ -72,10 +67,10 @@ test('export after training, import into a fresh page: same attention, step and 
   await waitReady(page);
   for (const k of [1, 2, 3]) {
     await page.click('[data-action=step10]');
-    await stepTo(page, k * 10);
+    await waitForStep(page, k * 10);
   }
   await page.click('[data-action=step1]');
-  await stepTo(page, 31);
+  await waitForStep(page, 31);
   await settle(page);
   const weights = await one(page, 'weights');
   const json = await one(page, 'json');
@@ -123,7 +118,7 @@ test('export after training, import into a fresh page: same attention, step and 
   const fresh = await openReused(browser, `${srv.url}#view=train&panel=export&heads=2&seed=1`);
   await waitReady(fresh.page);
   await importFiles(fresh.page, [file(weights, 'application/octet-stream'), file(json, 'application/json')]);
-  await stepTo(fresh.page, 31);
+  await waitForStep(fresh.page, 31);
   await fresh.page.waitForFunction(() => document.querySelectorAll('.heatmaps canvas').length === 5);
   assert.match(await fresh.page.textContent('.export-msg'), /Restored the run/);
   assert.equal(await fresh.page.inputValue('[name=task]'), 'copy');
@@ -143,7 +138,7 @@ test('export after training, import into a fresh page: same attention, step and 
   // The weights round-trip byte for byte, and training continues from the imported step.
   assert.ok((await one(fresh.page, 'weights')).bytes.equals(weights.bytes));
   await fresh.page.click('[data-action=step10]');
-  await stepTo(fresh.page, 41);
+  await waitForStep(fresh.page, 41);
   const after = await readout(fresh.page);
   assert.ok(Number.isFinite(after.loss) && after.loss > 0);
   assert.deepEqual(fresh.errors, []);
@@ -157,7 +152,7 @@ test('a run trained under a broken mask and a switched-off head comes back with 
   const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=export&task=future&mask=none&off=2&scale=0&seed=5`);
   await waitReady(page);
   await page.click('[data-action=step10]');
-  await stepTo(page, 10);
+  await waitForStep(page, 10);
   await settle(page);
   const weights = await one(page, 'weights');
   const json = await one(page, 'json');
@@ -168,7 +163,7 @@ test('a run trained under a broken mask and a switched-off head comes back with 
   const fresh = await openReused(browser, `${srv.url}#view=train&panel=export`);
   await waitReady(fresh.page);
   await importFiles(fresh.page, [file(weights, 'application/octet-stream'), file(json, 'application/json')]);
-  await stepTo(fresh.page, 10);
+  await waitForStep(fresh.page, 10);
   await fresh.page.waitForFunction(() => /mask=none&scale-scores=0&heads-off=2&heads-frozen=$/.test(location.hash));
   await fresh.page.waitForSelector('.ablation-panel [name=zero-h2]:checked', { state: 'attached' });
   assert.equal(await fresh.page.inputValue('[name=mask-mode]'), 'none');
@@ -181,7 +176,7 @@ test('a run trained under a broken mask and a switched-off head comes back with 
   const old = await openReused(browser, `${srv.url}#view=train&panel=export`);
   await waitReady(old.page);
   await importFiles(old.page, [file(weights, 'application/octet-stream'), file(oldJson, 'application/json')]);
-  await stepTo(old.page, 10);
+  await waitForStep(old.page, 10);
   await old.page.waitForFunction(() => /mask=none&scale-scores=0&heads-off=2&heads-frozen=$/.test(location.hash));
   await old.page.waitForSelector('.ablation-panel [name=zero-h2]:checked', { state: 'attached' });
   assert.deepEqual([...errors, ...fresh.errors, ...old.errors], []);
@@ -194,7 +189,7 @@ test('PNG and SVG: one file per head plus the average', async () => {
   const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=export&heads=4&seqlen=8&sample=1+2+3+4+5+6`);
   await waitReady(page);
   await page.click('[data-action=step10]');
-  await stepTo(page, 10);
+  await waitForStep(page, 10);
   const pngs = await downloads(page, '[data-export=png]', 5);
   assert.deepEqual(pngs.map((d) => d.name).sort(), ['attention-playground-average.png', 'attention-playground-head-1.png', 'attention-playground-head-2.png', 'attention-playground-head-3.png', 'attention-playground-head-4.png']);
   for (const d of pngs) assert.ok(d.bytes.subarray(0, 8).equals(Buffer.from([137, 80, 78, 71, 13, 10, 26, 10])), `${d.name} is a PNG`);
@@ -229,7 +224,7 @@ test('bad files show one sentence, leave the run untouched, and the page still t
   const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=export`);
   await waitReady(page);
   await page.click('[data-action=step10]');
-  await stepTo(page, 10);
+  await waitForStep(page, 10);
   await settle(page);
   const good = await one(page, 'weights');
   const before = await heatmapPixels(page);
@@ -265,9 +260,9 @@ test('bad files show one sentence, leave the run untouched, and the page still t
   assert.equal(await page.$eval('.problem', (e) => e.hidden), true, 'no problem in the run panel');
   // Still trains: step, then play and pause.
   await page.click('[data-action=step10]');
-  await stepTo(page, 20);
+  await waitForStep(page, 20);
   await page.click('[data-action=play]');
-  await page.waitForFunction(() => Number(document.querySelector('.readout').dataset.step) > 40);
+  await waitForStep(page, 41, { atLeast: true });
   await page.click('[data-action=play]');
   await page.waitForSelector('.readout[data-status="paused"]');
   assert.deepEqual(errors, []);
@@ -278,7 +273,7 @@ test('the JSON alone sets the config; weights alone (dropped) load into a matchi
   const a = await openReused(browser, `${srv.url}#view=train&panel=export&seed=3`);
   await waitReady(a.page);
   await a.page.click('[data-action=step10]');
-  await stepTo(a.page, 10);
+  await waitForStep(a.page, 10);
   const weights = await one(a.page, 'weights');
   const csv = await one(a.page, 'csv');
   // Keyboard: focus the CSV button and press Enter.
@@ -307,7 +302,7 @@ test('the JSON alone sets the config; weights alone (dropped) load into a matchi
   assert.equal(await page.locator('.heatmaps canvas').count(), 3);
   assert.equal((await readout(page)).step, 0);
   await page.click('[data-action=step1]');
-  await stepTo(page, 1);
+  await waitForStep(page, 1);
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import puppeteer from 'puppeteer-core';
+import { GUARD_MS } from './harness.mjs';
 
 /** Launches Firefox ESR headless with a fresh profile. */
 export async function launchFirefox() {
@@ -26,6 +27,7 @@ export async function launchFirefox() {
  */
 export async function openFirefoxPage(browser, url, { init } = {}) {
   const page = await browser.newPage();
+  page.setDefaultTimeout(GUARD_MS);
   const errors = [];
   page.on('console', (m) => m.type() === 'error' && errors.push(`console: ${m.text()}`));
   page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
@@ -34,7 +36,7 @@ export async function openFirefoxPage(browser, url, { init } = {}) {
   return { page, errors };
 }
 
-/** Waits until f(arg) is truthy in the page (a guard, not a verdict: the timeout only bounds a hang). */
-export function waitFor(page, f, arg, timeout = 60000) {
-  return page.waitForFunction(f, { timeout, polling: 100 }, arg);
+/** Waits until f(arg) is truthy in the page (a guard, GUARD_MS, not a verdict: it only bounds a hang). */
+export function waitFor(page, f, arg) {
+  return page.waitForFunction(f, { timeout: GUARD_MS, polling: 100 }, arg);
 }

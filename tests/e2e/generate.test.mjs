@@ -6,9 +6,8 @@
 // sentence on a task that is not text. Waits have timeouts as guards only; no duration is asserted.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { audit, openReused, serveDistWith, useBrowser, waitReady } from './harness.mjs';
+import { audit, openReused, serveDistWith, useBrowser, waitForStep, waitReady } from './harness.mjs';
 
-const GUARD_MS = 60000;
 const HASH = 'view=train&panel=generate&task=text&d-model=32&heads=2&seq-len=16&batch=8&lr=0.01&seed=3&layers=2&residual=1';
 /** The page's config for HASH: every config key, the page's defaults for the ones HASH leaves out. */
 const CONFIG = {
@@ -68,18 +67,18 @@ test('Generate: greedy text, alternatives and attention are the core\'s; the cac
   const { page, context, errors } = await openReused(browser, `${srv.url}#${HASH}`, { bypassCSP: true });
   await waitReady(page);
   const panel = '.generate-panel';
-  await page.waitForSelector(`${panel} .gen-body:not([hidden])`, { timeout: GUARD_MS });
+  await page.waitForSelector(`${panel} .gen-body:not([hidden])`);
   // The strip's first sample, at step 0.
-  await page.waitForSelector(`${panel} .gen-strip li[data-step="0"]`, { timeout: GUARD_MS });
+  await page.waitForSelector(`${panel} .gen-strip li[data-step="0"]`);
   for (let i = 0; i < STEPS / 10; ++i) {
     await page.click('[data-action=step10]');
-    await page.waitForFunction((s) => document.querySelector('.readout').dataset.step === String(s), (i + 1) * 10, { timeout: GUARD_MS });
+    await waitForStep(page, (i + 1) * 10);
   }
   await page.fill('[name=gen-chars]', String(CHARS));
   await page.selectOption('[name=gen-strategy]', 'greedy');
   await page.fill('[name=gen-seed]', '1');
   await page.click('[data-action=generate]');
-  await page.waitForSelector(`${panel}[data-state=done]`, { timeout: GUARD_MS });
+  await page.waitForSelector(`${panel}[data-state=done]`);
   const text = await page.$$eval(`${panel} .gen-char`, (els) => els.map((e) => e.textContent).join(''));
   const ref = await reference(page);
   assert.equal(text, ref.text);
@@ -102,7 +101,7 @@ test('Generate: greedy text, alternatives and attention are the core\'s; the cac
   await page.waitForFunction((i) => document.querySelector('.generate-panel').dataset.selected === String(i), AT + 1);
 
   // The KV cache's speed-up: two tokens/s and their ratio.
-  await page.waitForSelector(`${panel} .gen-speed[data-ratio]`, { timeout: GUARD_MS });
+  await page.waitForSelector(`${panel} .gen-speed[data-ratio]`);
   const speed = await page.$eval(`${panel} .gen-speed`, (el) => ({ ...el.dataset, text: el.textContent }));
   for (const k of ['cached', 'uncached', 'ratio']) assert.ok(Number(speed[k]) > 0, `${k}: ${speed[k]}`);
   assert.match(speed.text, /With the KV cache: \d+ tokens\/s; without: \d+ tokens\/s, so [\d.]+× faster/);
@@ -124,7 +123,7 @@ test('Generate: greedy text, alternatives and attention are the core\'s; the cac
 
   // While training plays, the strip takes samples (steps 200, 500, ...); newest last.
   await page.click('[data-action=play]');
-  await page.waitForFunction(() => Number(document.querySelector('.generate-panel').dataset.samples) >= 3, null, { timeout: GUARD_MS });
+  await page.waitForFunction(() => Number(document.querySelector('.generate-panel').dataset.samples) >= 3);
   await page.click('[data-action=play]');
   const strip = await page.$$eval(`${panel} .gen-strip li`, (lis) => lis.map((li) => [Number(li.dataset.step), li.textContent]));
   assert.ok(strip.length >= 3 && strip.length <= 8, JSON.stringify(strip));
@@ -136,7 +135,7 @@ test('Generate: greedy text, alternatives and attention are the core\'s; the cac
 test('Generate on a task that is not text: one sentence', async () => {
   const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=generate`);
   await waitReady(page);
-  await page.waitForSelector('.generate-panel .gen-needs-text:not([hidden])', { timeout: GUARD_MS });
+  await page.waitForSelector('.generate-panel .gen-needs-text:not([hidden])');
   assert.match(await page.textContent('.generate-panel .gen-needs-text'), /needs the text task/);
   assert.equal(await page.isVisible('.generate-panel .gen-body'), false);
   assert.deepEqual(errors, []);
@@ -151,9 +150,9 @@ test('Generate in the element: a prompt character the text lacks and an over-lon
   const site = await serveDistWith({ 'generate-element.html': page });
   const { page: p, context, errors } = await openReused(browser, `${site.url}generate-element.html`);
   try {
-    await p.waitForFunction(() => document.getElementById('el').ready, null, { timeout: GUARD_MS });
+    await p.waitForFunction(() => document.getElementById('el').ready);
     const root = (sel) => `#el >> ${sel}`; // Playwright's CSS pierces the shadow root
-    await p.waitForSelector(root('.generate-panel .gen-body:not([hidden])'), { timeout: GUARD_MS });
+    await p.waitForSelector(root('.generate-panel .gen-body:not([hidden])'));
     for (const [prompt, pattern] of [['The ☃', /^Nothing was generated: .*☃/], ['a'.repeat(1001), /^The prompt has 1001 characters; at most 1000 are taken\.$/]]) {
       await p.fill(root('[name=gen-prompt]'), prompt);
       await p.click(root('[data-action=generate]'));
@@ -163,7 +162,7 @@ test('Generate in the element: a prompt character the text lacks and an over-lon
     }
     // The element still works.
     await p.evaluate(() => document.getElementById('el').step(5));
-    await p.waitForFunction(() => document.getElementById('el').shadowRoot.querySelector('.readout').dataset.step === '5');
+    await waitForStep(p, 5, { root: '#el' });
     assert.deepEqual(errors, []);
   } finally {
     await context.close();

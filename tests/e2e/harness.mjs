@@ -8,9 +8,36 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { before, after } from 'node:test';
 import { createRequire } from 'node:module';
-import { launch } from './chromium.mjs';
+import { launch as launchChromium } from './chromium.mjs';
 
-export { launch };
+/**
+ * How long any wait may take before the test calls it a hang: the one guard of the suite, for
+ * every wait of every page it opens (a guard, never a verdict: no test asserts a duration). Long
+ * enough for the longest wait (the induction preset training to its phase change) with the other
+ * file of the pair and other work loading the machine.
+ */
+export const GUARD_MS = 180000;
+
+/**
+ * Chromium for one test file (chromium.mjs), whose every context and page waits at most GUARD_MS
+ * by default: a test's waits need no timeout of their own.
+ */
+export async function launch() {
+  const browser = await launchChromium();
+  const newContext = browser.newContext.bind(browser);
+  const newPage = browser.newPage.bind(browser);
+  browser.newContext = async (options) => {
+    const context = await newContext(options);
+    context.setDefaultTimeout(GUARD_MS);
+    return context;
+  };
+  browser.newPage = async (options) => {
+    const page = await newPage(options);
+    page.setDefaultTimeout(GUARD_MS);
+    return page;
+  };
+  return browser;
+}
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 /** The built page: web/dist, or ATTN_DIST (to test a build made elsewhere). */
@@ -161,7 +188,24 @@ export async function openReused(browser, url, { width = 1280, height = 900, byp
 
 /** Waits until the training view has a model (status paused at some step). */
 export async function waitReady(page) {
-  await page.waitForSelector('.readout[data-status="paused"]', { timeout: 20000 });
+  await page.waitForSelector('.readout[data-status="paused"]', { timeout: GUARD_MS });
+}
+
+/**
+ * Waits until the step an element shows (its data-step; by default the Run box's readout) is n,
+ * or at least n (atLeast). root: the selector of the element whose shadow root holds it (the
+ * custom element). page may be a page or a frame.
+ */
+export function waitForStep(page, n, { sel = '.readout', root = null, atLeast = false } = {}) {
+  return page.waitForFunction(
+    ({ n, sel, root, atLeast }) => {
+      const scope = root ? document.querySelector(root)?.shadowRoot : document;
+      const step = scope?.querySelector(sel)?.dataset.step;
+      return step !== undefined && step !== '' && (atLeast ? Number(step) >= n : step === String(n));
+    },
+    { n, sel, root, atLeast },
+    { timeout: GUARD_MS },
+  );
 }
 
 /** The readout's step and loss. */
@@ -266,10 +310,9 @@ export async function openRecorded(browser, url, contextOptions = {}, init = [RE
   return { context, page, errors };
 }
 
-/** Waits (a guard of 60 s: the other test file may load the machine) until the page has exactly n
- * live workers, then asserts it. */
+/** Waits (GUARD_MS at most) until the page has exactly n live workers, then asserts it. */
 export async function expectWorkers(page, n) {
-  for (let i = 0; i < 2400 && page.workers().length !== n; ++i) await page.waitForTimeout(25);
+  for (let i = 0; i < GUARD_MS / 25 && page.workers().length !== n; ++i) await page.waitForTimeout(25);
   if (page.workers().length !== n) throw new Error(`expected ${n} live workers, found: ${page.workers().map((w) => w.url())}`);
 }
 

@@ -10,7 +10,7 @@
 // milliseconds that takes is a timing: bench/browser_bench.mjs.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { useBrowser, waitReady } from './harness.mjs';
+import { useBrowser, waitForStep, waitReady } from './harness.mjs';
 
 let srv;
 let browser;
@@ -270,13 +270,10 @@ async function load(hash) {
 const controlValues = (page) =>
   page.$$eval('.view-train .field[data-key] :is(input, select)', (els) => Object.fromEntries(els.map((e) => [e.name, e.value])));
 
-/** How long a wait may take before the test calls it a hang (a guard, not a verdict). */
-const GUARD_MS = 60000;
-
 /** What the page showed at DOMContentLoaded: {items (the banner's, [] if hidden), status (the
  * readout's)}. */
 async function atLoad(page) {
-  const h = await page.waitForFunction(() => window.__atLoad, null, { timeout: GUARD_MS });
+  const h = await page.waitForFunction(() => window.__atLoad);
   return h.jsonValue();
 }
 
@@ -358,7 +355,7 @@ for (const c of CASES) {
     // And the page still trains.
     await page.click('[data-view=train]');
     await page.click('[data-action=step1]');
-    await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '1', null, { timeout: GUARD_MS });
+    await waitForStep(page, 1);
     assert.ok(Number.isFinite(Number(await page.getAttribute('.readout', 'data-loss'))));
     await checkClean(page, errors, c.name);
   });

@@ -7,9 +7,8 @@
 // Waits have timeouts as guards only (CI's other core may be busy); no duration is asserted.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { audit, downloadBytes, lessonPage, openRecorded, openReused, serveDistWith, useBrowser, waitReady } from './harness.mjs';
+import { audit, downloadBytes, GUARD_MS, lessonPage, openRecorded, openReused, serveDistWith, useBrowser, waitForStep, waitReady } from './harness.mjs';
 
-const GUARD_MS = 180000;
 /** The preset, as presets.ts writes it (the unit tests pin the same string). */
 const PRESET =
   'view=train&vocab-size=32&d-model=32&heads=2&seq-len=32&batch=32&lr=0.005&seed=0&task=induction&layers=2&residual=1&emb-init-std=0.5' +
@@ -116,8 +115,8 @@ test('trained from the preset until the phase change: the chart marks it, the sc
   assert.match(await page.textContent('.phase-note'), new RegExp(`^Phase change at step ${phase} \\(the dashed line\\)`));
 
   // What the panels show, once they measured this step.
-  await page.waitForFunction((s) => document.querySelector('.composition-panel').dataset.step === String(s), step, { timeout: GUARD_MS });
-  await page.waitForFunction((s) => document.querySelector('.ablation-panel').dataset.step === String(s), step, { timeout: GUARD_MS });
+  await waitForStep(page, step, { sel: '.composition-panel' });
+  await waitForStep(page, step, { sel: '.ablation-panel' });
   // The timeline holds the last snapshot before the pause (its step: the last multiple of its interval).
   await page.waitForFunction(
     (s) => {
@@ -125,7 +124,6 @@ test('trained from the preset until the phase change: the chart marks it, the sc
       return Number(d.entries) >= 2 && Number(d.step) === Math.floor(s / Number(d.every)) * Number(d.every);
     },
     step,
-    { timeout: GUARD_MS },
   );
   const timelineStep = Number(await page.getAttribute('.timeline-panel', 'data-step'));
   assert.ok(timelineStep > phase && timelineStep <= step, `the latest snapshot ${timelineStep} is after the phase change ${phase}`);
@@ -202,7 +200,7 @@ test('trained from the preset until the phase change: the chart marks it, the sc
   // Knock out the previous-token head.
   const before = await page.getAttribute('.ablation-panel', 'data-ablated-loss');
   await page.check(`.ablation-panel [name=zero-h${prev + 1}]`);
-  await page.waitForFunction((b) => document.querySelector('.ablation-panel').dataset.ablatedLoss !== b, before, { timeout: GUARD_MS });
+  await page.waitForFunction((b) => document.querySelector('.ablation-panel').dataset.ablatedLoss !== b, before);
   assert.match(await page.evaluate(() => location.hash), new RegExp(`&heads-off=${prev + 1}&`));
   const shown = await page.$eval('.ablation-panel', (p) => ({
     ...p.dataset,
@@ -236,11 +234,11 @@ test('trained from the preset until the phase change: the chart marks it, the sc
   // The Backward panel picks heads of both layers; the Self-test passes on this model.
   assert.deepEqual(await page.locator('.backward-panel select[name=bw-head] option').allTextContents(), shown.headNames);
   await page.selectOption('.backward-panel select[name=bw-head]', String(ind));
-  await page.waitForFunction((g) => document.querySelector('.backward-panel').dataset.head === String(g) && document.querySelector('.backward-panel').dataset.state === 'ready', ind, { timeout: GUARD_MS });
+  await page.waitForFunction((g) => document.querySelector('.backward-panel').dataset.head === String(g) && document.querySelector('.backward-panel').dataset.state === 'ready', ind);
   assert.match(await page.textContent('.backward-panel h3'), new RegExp(`^Forward: layer 2 · head ${ind - 1}, query`));
   await page.focus('[data-action=selftest]');
   await page.keyboard.press('Enter');
-  await page.waitForFunction(() => document.querySelector('.selftest-panel').dataset.state === 'done', null, { timeout: GUARD_MS });
+  await page.waitForFunction(() => document.querySelector('.selftest-panel').dataset.state === 'done');
   const st = await page.$eval('.selftest-panel', (p) => ({ passed: p.dataset.passed, total: p.dataset.total }));
   assert.equal(st.passed, st.total, 'every check passes on the two-layer model');
 
@@ -253,10 +251,10 @@ test('one layer on the induction task: the chart says why no phase change will c
   const { page, context, errors } = await openReused(browser, `${srv.url}#${PRESET.replace('layers=2', 'layers=1')}&panel=all`, { width: 360, height: 800 });
   await waitReady(page);
   await page.click('[data-action=step10]');
-  await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '10');
+  await waitForStep(page, 10);
   await page.waitForFunction(() => !document.querySelector('.phase-note').hidden);
   assert.match(await page.textContent('.phase-note'), /^One layer cannot solve this task/);
-  await page.waitForFunction(() => document.querySelector('.composition-panel').dataset.step === '10', null, { timeout: GUARD_MS });
+  await waitForStep(page, 10, { sel: '.composition-panel' });
   assert.match(await page.textContent('.composition-panel .composition-none'), /^One layer: no head can read another head's output/);
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   assert.ok(overflow <= 0, `no sideways scroll at 360 px (${overflow} px)`);
@@ -268,13 +266,13 @@ test('the element takes the preset as attributes (residual as a boolean attribut
   const attrs = 'layers="2" residual task="induction" vocab-size="32" d-model="32" heads="2" seq-len="32" batch="32" lr="0.005" seed="0" sample="3 17 5 12 20 8 29 16 22 1 26 10 14 5 12 20 8 29 16 31 9"';
   const site = await serveDistWith({ 'lesson.html': lessonPage('./attention-playground.js', { attrs }) });
   const { page, context, errors } = await openRecorded(browser, `${site.url}lesson.html`);
-  await page.waitForFunction(() => window.__events.some((e) => e.type === 'ready'), null, { timeout: 30000 });
+  await page.waitForFunction(() => window.__events.some((e) => e.type === 'ready'));
   const state = await page.evaluate(() => document.getElementById('pg').state);
   assert.deepEqual(
     { nLayers: state.nLayers, residual: state.residual, task: state.task, nHeads: state.nHeads, seqLen: state.seqLen, sample: state.sample },
     { nLayers: 2, residual: true, task: 'induction', nHeads: 2, seqLen: 32, sample: SAMPLE.join(' ') },
   );
-  await page.waitForFunction(() => window.__root().querySelectorAll('.heatmaps canvas').length === 6, null, { timeout: 30000 });
+  await page.waitForFunction(() => window.__root().querySelectorAll('.heatmaps canvas').length === 6);
   assert.deepEqual(await page.evaluate(() => window.__events.filter((e) => e.type === 'error')), []);
   assert.deepEqual(errors, []);
   await context.close();
@@ -285,7 +283,7 @@ test('export and import at two layers: the layers.<l> state dict, the JSON with 
   const { page, context, errors } = await openReused(browser, `${srv.url}#${PRESET}&panel=all`);
   await waitReady(page);
   await page.click('[data-action=step10]');
-  await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '10');
+  await waitForStep(page, 10);
   const save = async (what) => {
     await page.focus(`[data-export=${what}]`);
     const [d] = await Promise.all([page.waitForEvent('download'), page.keyboard.press('Enter')]);
@@ -311,7 +309,8 @@ test('export and import at two layers: the layers.<l> state dict, the JSON with 
     { name: 'attention-playground.safetensors', mimeType: 'application/octet-stream', buffer: weights.buffer },
     { name: 'attention-playground.json', mimeType: 'application/json', buffer: json.buffer },
   ]);
-  await fresh.page.waitForFunction(() => document.querySelector('.readout').dataset.step === '10' && document.querySelector('.heatmaps').dataset.layers === '2', null, { timeout: GUARD_MS });
+  await waitForStep(fresh.page, 10);
+  await fresh.page.waitForFunction(() => document.querySelector('.heatmaps').dataset.layers === '2');
   assert.match(await fresh.page.evaluate(() => location.hash), /&layers=2&residual=1&/);
   await fresh.page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
   assert.deepEqual(await fresh.page.$$eval('.heatmaps canvas', (cs) => cs.map((c) => c.toDataURL())), pixels);

@@ -7,9 +7,8 @@
 // opens the induction preset with the panel. Waits have timeouts as guards only.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { audit, openReused, useBrowser, waitReady } from './harness.mjs';
+import { audit, openReused, useBrowser, waitForStep, waitReady } from './harness.mjs';
 
-const GUARD_MS = 120000;
 const HASH = 'view=train&task=induction&layers=2&residual=1&heads=2&d-model=16&vocab-size=16&seq-len=16&batch=8&lr=0.005&seed=1&panel=inspect';
 const CONFIG = { vocabSize: 16, dModel: 16, nHeads: 2, seqLen: 16, batchSize: 8, lr: 0.005, seed: 1, attnDropout: 0, outDropout: 0, task: 'induction', nLayers: 2, residual: true };
 const STEPS = 50;
@@ -61,12 +60,12 @@ test('stepped and paused: the four figures show the core\'s numbers; a bad corru
   await waitReady(page);
   for (let k = 0; k < STEPS / 10; ++k) {
     await page.click('[data-action=step10]');
-    await page.waitForFunction((s) => document.querySelector('.readout').dataset.step === String(s), (k + 1) * 10);
+    await waitForStep(page, (k + 1) * 10);
   }
   await page.waitForFunction((s) => {
     const d = document.querySelector('.inspect-panel').dataset;
     return d.step === String(s) && d.state === 'done';
-  }, STEPS, { timeout: GUARD_MS });
+  }, STEPS);
   const ids = (await page.getAttribute('.inspect-panel', 'data-ids')).split(' ').map(Number);
   const ref = await reference(page, CONFIG, STEPS, ids);
 
@@ -125,7 +124,7 @@ test('without the residual stream the lens says why; the preset link opens the i
   const hash = 'view=train&task=induction&layers=1&residual=0&heads=2&d-model=16&vocab-size=16&seq-len=16&panel=inspect';
   const { page, context, errors } = await openReused(browser, `${srv.url}#${hash}`, { bypassCSP: true });
   await waitReady(page);
-  await page.waitForFunction(() => document.querySelector('.inspect-panel').dataset.state === 'done', null, { timeout: GUARD_MS });
+  await page.waitForFunction(() => document.querySelector('.inspect-panel').dataset.state === 'done');
   const ids = (await page.getAttribute('.inspect-panel', 'data-ids')).split(' ').map(Number);
   const ref = await reference(page, { ...CONFIG, nLayers: 1, residual: false }, 0, ids);
   assert.equal(ref.lens.applies, false);
@@ -140,7 +139,7 @@ test('without the residual stream the lens says why; the preset link opens the i
   await waitReady(page);
   assert.equal(await page.getAttribute('.panel-picker [data-panel=inspect]', 'aria-selected'), 'true');
   assert.equal(await page.isVisible('.inspect-panel'), true);
-  await page.waitForFunction(() => document.querySelector('.inspect-lens').dataset.applies === 'true', null, { timeout: GUARD_MS });
+  await page.waitForFunction(() => document.querySelector('.inspect-lens').dataset.applies === 'true');
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -36,7 +36,7 @@ test(`${CYCLES} remove/add cycles: each removal ends the worker, none is left, t
   await page.goto(`${srv.url}lesson.html`);
 
   const readyCount = () => page.evaluate(() => window.__events.filter((e) => e.type === 'ready').length);
-  await page.waitForFunction(() => window.__events.some((e) => e.type === 'ready'), null, { timeout: 30000 });
+  await page.waitForFunction(() => window.__events.some((e) => e.type === 'ready'));
   await expectWorkers(page, 1);
 
   // One cycle: navigate away (remove the figure), come back (add it again) and wait until ready.
@@ -48,7 +48,7 @@ test(`${CYCLES} remove/add cycles: each removal ends the worker, none is left, t
     });
     await expectWorkers(page, 0);
     await page.evaluate(() => document.querySelector('main').append(window.__parked));
-    await page.waitForFunction((n) => window.__events.filter((e) => e.type === 'ready').length >= n, i + 2, { timeout: 30000 });
+    await page.waitForFunction((n) => window.__events.filter((e) => e.type === 'ready').length >= n, i + 2);
   };
 
   let heapWarm = 0;
@@ -65,7 +65,7 @@ test(`${CYCLES} remove/add cycles: each removal ends the worker, none is left, t
   // The element added again works: it trains.
   await expectWorkers(page, 1);
   await page.evaluate(() => document.getElementById('pg').step(30));
-  await page.waitForFunction(() => window.__events.some((e) => e.type === 'step' && e.step === 30), null, { timeout: 30000 });
+  await page.waitForFunction(() => window.__events.some((e) => e.type === 'step' && e.step === 30));
 
   // Removed for good: no worker is left.
   await page.evaluate(() => document.getElementById('pg').remove());

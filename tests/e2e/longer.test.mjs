@@ -5,10 +5,7 @@
 // cancel. Numbers are read from the panel's data attributes (the core's, full precision).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openReused, useBrowser, waitReady } from './harness.mjs';
-
-/** A guard against a hang, not a verdict (the machine's other core may be busy). */
-const GUARD_MS = 60000;
+import { openReused, useBrowser, waitForStep, waitReady } from './harness.mjs';
 
 let srv;
 let browser;
@@ -23,13 +20,13 @@ const SMALL = 'view=train&task=shift&residual=1&seq-len=8&vocab-size=16&d-model=
 async function trainAndMeasure(page) {
   await waitReady(page);
   await page.click('[data-action=step10]');
-  await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '10');
+  await waitForStep(page, 10);
   await page.click('[data-action=step10]');
-  await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '20');
+  await waitForStep(page, 20);
   await page.waitForFunction(() => {
     const p = document.querySelector('.longer-panel');
     return p?.dataset.state === 'done' && p.dataset.step === '20';
-  }, null, { timeout: GUARD_MS });
+  });
   return page.$$eval('.longer-table tbody tr', (rows) => rows.map((r) => ({ length: Number(r.dataset.length), accuracy: r.dataset.accuracy, loss: r.dataset.loss, problem: r.dataset.problem, text: r.textContent })));
 }
 
@@ -68,7 +65,7 @@ test('the preset compares the five methods at 16, 32 and 64 (5 steps each), and 
   await trainAndMeasure(page);
   await page.fill('[name=comparison-steps]', '5');
   await page.click('[data-action=compare-positions]');
-  await page.waitForFunction(() => document.querySelector('.longer-panel').dataset.comparison === 'done', null, { timeout: GUARD_MS });
+  await page.waitForFunction(() => document.querySelector('.longer-panel').dataset.comparison === 'done');
   const table = await page.$$eval('.longer-compare tbody tr', (rows) =>
     rows.map((r) => ({ positions: r.dataset.positions, cells: [...r.querySelectorAll('td[data-length]')].map((c) => [Number(c.dataset.length), Number(c.dataset.accuracy), Number(c.dataset.loss)]) })),
   );
@@ -84,7 +81,7 @@ test('the preset compares the five methods at 16, 32 and 64 (5 steps each), and 
   await page.click('[data-action=compare-positions]');
   await page.waitForFunction(() => /Training sinusoidal/.test(document.querySelector('.longer-status').textContent));
   await page.click('[data-action=compare-cancel]');
-  await page.waitForFunction(() => document.querySelector('.longer-panel').dataset.comparison === 'cancelled', null, { timeout: GUARD_MS });
+  await page.waitForFunction(() => document.querySelector('.longer-panel').dataset.comparison === 'cancelled');
   assert.match(await page.textContent('.longer-status'), /Cancelled after 0 of 5/);
   // A bad step count: one sentence, nothing started.
   await page.fill('[name=comparison-steps]', '0');

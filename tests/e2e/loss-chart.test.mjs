@@ -3,7 +3,7 @@
 // exported JSON has every step's loss), as the curriculum's demo prints them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { downloadBytes, openReused, useBrowser, waitReady } from './harness.mjs';
+import { downloadBytes, openReused, useBrowser, waitForStep, waitReady } from './harness.mjs';
 
 let srv;
 let browser;
@@ -29,7 +29,7 @@ test('chance is ln V; the epoch means are the means of each 120 steps of the run
   for (let i = 0; i < 30; ++i) {
     await page.focus('[data-action=step10]');
     await page.keyboard.press('Enter');
-    await page.waitForFunction((n) => document.querySelector('.readout').dataset.step === String(n), 10 * (i + 1), { timeout: 60000 });
+    await waitForStep(page, 10 * (i + 1));
   }
   await page.waitForFunction(() => document.querySelector('.loss-panel .chart').dataset.epochMeans.split(',').length === 3);
   c = await chart(page);

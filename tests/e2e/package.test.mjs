@@ -137,9 +137,9 @@ test('the built app in Chromium: the element reaches solved, the core loads, no 
   // Closed on failure too: an open browser (or connection) would keep this file's process alive.
   try {
     const { page, errors } = await openRecorded(browser, url);
-    await page.waitForFunction(() => window.__events.some((e) => e.type === 'ready'), null, { timeout: 30000 });
+    await page.waitForFunction(() => window.__events.some((e) => e.type === 'ready'));
     await page.evaluate(() => document.getElementById('pg').play());
-    await page.waitForFunction(() => window.__events.some((e) => e.type === 'solved'), null, { timeout: 60000 });
+    await page.waitForFunction(() => window.__events.some((e) => e.type === 'solved'));
     assert.match(await page.title(), /^solved at step \d+ \(loss 0\.0\d\d\)$/);
     assert.match(await page.textContent('#core-check'), /^core: loss at init \d\.\d{4}$/);
     assert.ok(page.workers().every((w) => !w.url().startsWith('blob:')), 'same origin: no blob: bootstrap');

@@ -1,9 +1,34 @@
 // The training view's panel picker: the loss and the heatmaps first, then one panel at a time
 // chosen by tabs whose choice is in the hash; `panel=all` stacks them; a bad value is corrected.
 // Also the block on the page: GQA captions on the heatmaps and the shapes of a whole block.
+import fs from 'node:fs';
+import path from 'node:path';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openReused, useBrowser, waitReady } from './harness.mjs';
+import ts from 'typescript';
+import { openReused, ROOT, useBrowser, waitForStep, waitReady } from './harness.mjs';
+
+/** The panels of the registry (web/src/panels/registry.ts), in its order: name, tab label and hide
+ * group, read from the source by TypeScript's parser. */
+function registry() {
+  const file = path.join(ROOT, 'web/src/panels/registry.ts');
+  const source = ts.createSourceFile(file, fs.readFileSync(file, 'utf8'), ts.ScriptTarget.ES2022, true);
+  let list = null;
+  const visit = (node) => {
+    if (ts.isVariableDeclaration(node) && node.name.getText(source) === 'PANELS') {
+      let init = node.initializer;
+      while (init && !ts.isArrayLiteralExpression(init)) init = init.expression;
+      list = init.elements.map((o) => Object.fromEntries(o.properties.map((p) => [p.name.getText(source), p.initializer.text])));
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return list.map((p) => ({ name: p.name, label: p.label, group: p.group ?? p.name }));
+}
+
+/** The panel names of today, in their order: public names (hash `panel=`, attribute `panel`) that
+ * must stay, and stay in this order; a new panel may come after them. */
+const NAMES_OF_TODAY = ['predictions', 'shapes', 'ablation', 'timeline', 'circuits', 'backward', 'selftest', 'longer', 'generate', 'inspect', 'export'];
 
 let srv;
 let browser;
@@ -25,7 +50,11 @@ test('one panel at a time under the loss and the heatmaps; the choice is in the 
   const order = await page.$$eval('.train-plots > *', (els) => els.slice(0, 3).map((e) => e.className));
   assert.deepEqual(order, ['panel loss-panel', 'panel heat-panel', 'picker']);
   const tabs = await page.$$eval('.panel-picker [role=tab]', (ts) => ts.map((t) => [t.dataset.panel, t.textContent, t.getAttribute('aria-selected')]));
-  assert.deepEqual(tabs.map((t) => t[0]), ['predictions', 'shapes', 'ablation', 'timeline', 'circuits', 'backward', 'selftest', 'longer', 'generate', 'inspect', 'export', 'all']);
+  // The registry's panels, in its order, each with its label, then "All panels"; today's names all
+  // there, in today's order.
+  const panels = registry();
+  assert.deepEqual(tabs.map((t) => [t[0], t[1]]), [...panels.map((p) => [p.name, p.label]), ['all', 'All panels']]);
+  assert.deepEqual(panels.map((p) => p.name).slice(0, NAMES_OF_TODAY.length), NAMES_OF_TODAY);
   assert.deepEqual(tabs.filter((t) => t[2] === 'true').map((t) => t[0]), ['predictions']);
   assert.deepEqual(await shownPanels(page), ['predictions-panel']);
 
@@ -35,14 +64,14 @@ test('one panel at a time under the loss and the heatmaps; the choice is in the 
   assert.deepEqual(await shownPanels(page), ['timeline-panel']);
   // A panel shown after training was paused catches up with the model: train, then show Ablation.
   await page.click('[data-action=step10]');
-  await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '10');
+  await waitForStep(page, 10);
   // The arrow keys move between the tabs (timeline -> circuits -> ... ; left goes back).
   await page.focus('.panel-picker [data-panel=timeline]');
   await page.keyboard.press('ArrowLeft');
   await page.waitForFunction(() => /[#&]panel=ablation(&|$)/.test(location.hash));
   assert.equal(await page.evaluate(() => document.activeElement.dataset.panel), 'ablation');
   assert.deepEqual(await shownPanels(page), ['ablation-panel']);
-  await page.waitForFunction(() => document.querySelector('.ablation-panel').dataset.step === '10', null, { timeout: 30000 });
+  await waitForStep(page, 10, { sel: '.ablation-panel' });
 
   // The link opens the same panel.
   const url = await page.evaluate(() => location.href);
@@ -54,8 +83,9 @@ test('one panel at a time under the loss and the heatmaps; the choice is in the 
   // All: every panel, one after another.
   await page.click('.panel-picker [data-panel=all]');
   await page.waitForFunction(() => /[#&]panel=all(&|$)/.test(location.hash));
-  assert.deepEqual(await shownPanels(page), [
-    'predictions-panel', 'shape-panel', 'ablation-panel', 'timeline-panel', 'composition-panel', 'backward-panel', 'selftest-panel', 'longer-panel', 'generate-panel', 'inspect-panel', 'export-panel',
+  assert.deepEqual(await shownPanels(page), panels.map((p) => `${p.group}-panel`));
+  assert.deepEqual(panels.slice(0, NAMES_OF_TODAY.length).map((p) => p.group), [
+    'predictions', 'shapes', 'ablation', 'timeline', 'composition', 'backward', 'selftest', 'longer', 'generate', 'inspect', 'export',
   ]);
   assert.deepEqual(errors, []);
   await context.close();

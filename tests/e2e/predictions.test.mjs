@@ -6,10 +6,8 @@
 // the URL; a hostile one gets one clear sentence. Works at 360 px, the table reachable by keyboard.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { downloadBytes, openReused, useBrowser, waitReady } from './harness.mjs';
+import { downloadBytes, openReused, useBrowser, waitForStep, waitReady } from './harness.mjs';
 
-/** How long a wait may take before the test calls it a hang (a guard, not a verdict). */
-const GUARD_MS = 60000;
 const PANEL = 'section.predictions-panel';
 const TASKS = ['repeat', 'shift', 'copy', 'reverse', 'sort', 'future'];
 
@@ -20,8 +18,6 @@ useBrowser((s, b) => {
   browser = b;
 });
 
-const stepTo = (page, n) => page.waitForFunction((n) => document.querySelector('.readout').dataset.step === String(n), n, { timeout: GUARD_MS });
-
 /** Waits until the panel shows its answer for this step and these sample ids. */
 function panelShows(page, { step, ids }) {
   return page.waitForFunction(
@@ -30,7 +26,6 @@ function panelShows(page, { step, ids }) {
       return d?.state === 'ready' && (step === undefined || d.step === String(step)) && (ids === undefined || d.ids === ids);
     },
     { sel: PANEL, step, ids },
-    { timeout: GUARD_MS },
   );
 }
 
@@ -135,7 +130,7 @@ test('predictions: the top 3 and their probabilities are a softmax of the core\'
   await waitReady(page);
   for (let k = 1; k <= 3; ++k) {
     await page.click('[data-action=step10]');
-    await stepTo(page, 10 * k);
+    await waitForStep(page, 10 * k);
   }
   await panelShows(page, { step: 30 });
   const run = await exported(page);
@@ -157,9 +152,9 @@ test('after training repeat, every position is marked right', async () => {
   const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=all`, { bypassCSP: true });
   await waitReady(page);
   await page.click('[data-action=play]');
-  await page.waitForFunction(() => Number(document.querySelector('.readout').dataset.step) >= 400, null, { timeout: GUARD_MS * 2 });
+  await waitForStep(page, 400, { atLeast: true });
   await page.click('[data-action=play]');
-  await page.waitForSelector('.readout[data-status="paused"]', { timeout: GUARD_MS });
+  await page.waitForSelector('.readout[data-status="paused"]');
   const step = Number(await page.getAttribute('.readout', 'data-step'));
   await panelShows(page, { step });
   const run = await exported(page);
@@ -224,7 +219,7 @@ test('a typed sample still works and stays in the URL; emptying the box goes bac
   const old = await openReused(browser, `${srv.url}#view=train&panel=all&sample=3%2014%2015%209`);
   await waitReady(old.page);
   assert.equal(await old.page.inputValue('[name=sample]'), '3 14 15 9');
-  await old.page.waitForFunction((sel) => document.querySelector(sel)?.dataset.ids === '3 14 15 9', PANEL, { timeout: GUARD_MS });
+  await old.page.waitForFunction((sel) => document.querySelector(sel)?.dataset.ids === '3 14 15 9', PANEL);
   await old.context.close();
 
   // Hostile: markup and out-of-range ids are named in one sentence; the ids that fit are used.
@@ -265,12 +260,12 @@ test('at 360 px the table scrolls in a box the keyboard reaches, and the page do
   await page.keyboard.press('ArrowRight');
   await page.keyboard.press('ArrowRight');
   // The arrow keys scroll it (the browser may animate the scroll: wait for it, as a guard).
-  await page.waitForFunction((sel) => document.querySelector(sel).scrollLeft > 0, box, { timeout: GUARD_MS });
+  await page.waitForFunction((sel) => document.querySelector(sel).scrollLeft > 0, box);
   assert.equal((await shown(page)).length, 16);
   // The New sample button is reachable and works from the keyboard.
   await page.focus('[data-action=new-sample]');
   await page.keyboard.press('Enter');
-  await page.waitForFunction(() => new URLSearchParams(location.hash.slice(1)).get('sample-seed') === '2', null, { timeout: GUARD_MS });
+  await page.waitForFunction(() => new URLSearchParams(location.hash.slice(1)).get('sample-seed') === '2');
   assert.deepEqual(errors, []);
   await context.close();
 });

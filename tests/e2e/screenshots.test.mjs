@@ -12,10 +12,6 @@ useBrowser((s, b) => {
   browser = b;
 });
 
-/** How long a wait may take before the test calls it a hang (a guard, not a verdict: CI's other
- * core may be busy). */
-const GUARD_MS = 60000;
-
 const SIZES = [
   { name: 'desktop', width: 1280, height: 900 },
   { name: '360', width: 360, height: 780 },
@@ -26,9 +22,9 @@ for (const size of SIZES) {
     const { page, context, errors } = await openPage(browser, `${srv.url}#view=train`, size);
     await waitReady(page);
     await page.click('[data-action=play]');
-    await page.waitForFunction(() => Number(document.querySelector('.readout').dataset.loss) < 0.1 && document.querySelector('.readout').dataset.step !== '0', null, { timeout: GUARD_MS });
+    await page.waitForFunction(() => Number(document.querySelector('.readout').dataset.loss) < 0.1 && document.querySelector('.readout').dataset.step !== '0');
     await page.click('[data-action=play]');
-    await page.waitForSelector('.readout[data-status="paused"]', { timeout: GUARD_MS });
+    await page.waitForSelector('.readout[data-status="paused"]');
     await page.locator('.heatmaps canvas').nth(1).focus();
     await page.keyboard.press('ArrowDown');
     await page.keyboard.press('ArrowDown');
@@ -72,9 +68,9 @@ test('prefers-reduced-motion: no smooth scrolling or transitions, slower live up
   const [f0, n0] = [await frames(), await snapshots()];
   await page.click('[data-action=play]');
   // Still updates: three redraws while playing (a guard: without them this times out).
-  await page.waitForFunction((f) => Number(document.querySelector('.heatmaps').dataset.frames) >= f + 3, f0, { timeout: GUARD_MS });
+  await page.waitForFunction((f) => Number(document.querySelector('.heatmaps').dataset.frames) >= f + 3, f0);
   await page.click('[data-action=play]');
-  await page.waitForSelector('.readout[data-status="paused"]', { timeout: GUARD_MS });
+  await page.waitForSelector('.readout[data-status="paused"]');
   const [f1, n1] = [await frames(), await snapshots()];
   // Slower: the page asks the worker for progress at most every 500 ms (the default is 50 ms), and
   // redraws only for something new (a snapshot, or Play's status change). The redraws per second

@@ -4,7 +4,7 @@
 // its own check, with a sentence saying so.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openPage, waitReady, useBrowser } from './harness.mjs';
+import { openPage, useBrowser, waitForStep, waitReady } from './harness.mjs';
 
 let srv;
 let browser;
@@ -27,7 +27,6 @@ async function runChecks(page) {
       return (el.dataset.state === 'done' || el.dataset.state === 'error') && (el.dataset.runs ?? '0') !== before;
     },
     { sel: PANEL, before },
-    { timeout: 60000 },
   );
 }
 
@@ -79,9 +78,9 @@ test('self-test: all six checks pass on the live SIMD build, before and after tr
 
   // Train, then again: a trained model passes too.
   await page.click('[data-action=step10]');
-  await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '10');
+  await waitForStep(page, 10);
   await page.click('[data-action=step10]');
-  await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '20');
+  await waitForStep(page, 20);
   await runChecks(page);
   assertAllPass(await shownResults(page));
   assert.match(await summary(page), /^6 of 6 checks passed .* \(the model at step 20\)\.$/);
@@ -96,7 +95,7 @@ test('self-test: all six checks pass on the live SIMD build, before and after tr
 
   // A new run (Reset) makes the shown results stale.
   await page.click('[data-action=reset]');
-  await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '0');
+  await waitForStep(page, 0);
   await page.waitForSelector(`${PANEL} .selftest-stale:not([hidden])`);
   assert.match(await page.textContent(`${PANEL} .selftest-stale`), /results are for an earlier model; run again/);
   await runChecks(page);
@@ -110,7 +109,7 @@ test('self-test: the scalar build (?core=scalar) passes every check too', async 
   const { page, context, errors } = await openPage(browser, `${srv.url}?core=scalar#view=train&panel=selftest&task=copy&heads=2`);
   await waitReady(page);
   await page.click('[data-action=step10]');
-  await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '10');
+  await waitForStep(page, 10);
   await runChecks(page);
   assertAllPass(await shownResults(page));
   assert.match(await summary(page), /^6 of 6 checks passed on the live scalar WebAssembly build in [\d.]+ ms/);
@@ -137,7 +136,7 @@ test('self-test: without the reference files, only the PyTorch check fails, and 
   assert.match(await summary(page), /^5 of 6 checks passed/);
   // The page keeps working: it still trains.
   await page.click('[data-action=step1]');
-  await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '1');
+  await waitForStep(page, 1);
   // The request failures are expected; nothing else went wrong.
   assert.deepEqual(errors, []);
   await context.close();

@@ -1,7 +1,7 @@
 // The state object mirrored in the URL hash: round trips, and hostile or bad values.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openReused, readout, useBrowser, waitReady } from './harness.mjs';
+import { openReused, readout, useBrowser, waitForStep, waitReady } from './harness.mjs';
 
 let srv;
 let browser;
@@ -147,7 +147,7 @@ test('bad and hostile URL values are corrected with a visible message, never inj
   // The page still works.
   await page.click('[data-view=train]');
   await page.click('[data-action=step1]');
-  await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '1');
+  await waitForStep(page, 1);
   assert.ok(Number.isFinite((await readout(page)).loss));
   assert.deepEqual(errors, []);
   await context.close();
@@ -189,6 +189,6 @@ test('every control has a label and is reachable from the keyboard', async () =>
   await page.click('[data-view=train]');
   await page.focus('[data-action=step1]');
   await page.keyboard.press('Enter');
-  await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '1');
+  await waitForStep(page, 1);
   await context.close();
 });

@@ -22,7 +22,7 @@ test('placeholders become elements with their data-* settings, also one added af
   const browser = await launch();
   try {
     const { page, errors } = await openRecorded(browser, `${srv.url}static.html`);
-    await page.waitForFunction(() => window.__events.some((e) => e.type === 'ready'), null, { timeout: 30000 });
+    await page.waitForFunction(() => window.__events.some((e) => e.type === 'ready'));
     const a = await page.evaluate(() => {
       const el = document.querySelector('#fig-a attention-playground');
       return { state: el.state, attrs: Object.fromEntries([...el.attributes].map((x) => [x.name, x.value])) };
@@ -37,7 +37,7 @@ test('placeholders become elements with their data-* settings, also one added af
       article.innerHTML = '<h2>Next page</h2><div class="lesson-figure" data-figure="attention-playground" id="fig-b" data-view="lesson" data-seed="9"></div>';
       document.getElementById('content').append(article);
     });
-    await page.waitForFunction(() => document.querySelector('#fig-b attention-playground')?.ready === true, null, { timeout: 30000 });
+    await page.waitForFunction(() => document.querySelector('#fig-b attention-playground')?.ready === true);
     assert.deepEqual(await page.evaluate(() => document.querySelector('#fig-b attention-playground').state.view), 'lesson');
     assert.equal(await page.evaluate(() => document.querySelectorAll('attention-playground').length), 2);
     // A placeholder of another figure is left alone. The playground's placeholder after it is the
@@ -45,7 +45,7 @@ test('placeholders become elements with their data-* settings, also one added af
     await page.evaluate(() =>
       document.getElementById('content').insertAdjacentHTML('beforeend', '<div class="lesson-figure" data-figure="other" id="fig-c"></div><div class="lesson-figure" data-figure="attention-playground" id="fig-d" data-seed="2"></div>'),
     );
-    await page.waitForFunction(() => document.querySelector('#fig-d attention-playground') !== null, null, { timeout: 30000 });
+    await page.waitForFunction(() => document.querySelector('#fig-d attention-playground') !== null);
     assert.equal(await page.evaluate(() => document.getElementById('fig-c').children.length), 0);
     assert.deepEqual(errors, []);
   } finally {

@@ -6,9 +6,8 @@
 // Waits have timeouts as guards only; no duration is asserted.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { audit, chartInk, openReused, readout, serveDistWith, useBrowser, waitReady } from './harness.mjs';
+import { audit, chartInk, openReused, readout, serveDistWith, useBrowser, waitForStep, waitReady } from './harness.mjs';
 
-const GUARD_MS = 180000;
 /** The preset's config as the core gets it (presets.ts; the unit test pins its hash). */
 const CONFIG = { dModel: 64, nHeads: 4, seqLen: 64, batchSize: 16, lr: 0.003, seed: 0, task: 'text', nLayers: 2, residual: true, positions: 'rope', norm: 'layernorm', normPosition: 'pre', ffn: 'gelu' };
 
@@ -26,7 +25,8 @@ test('the preset trains on the default text: validation and unigram lines, and t
   const { page, context, errors } = await openReused(browser, `${srv.url}#view=train`, { bypassCSP: true });
   await waitReady(page);
   await page.click('a[data-preset=text]');
-  await page.waitForFunction(() => location.hash.includes('task=text') && document.querySelector('.readout').dataset.step === '0');
+  await page.waitForFunction(() => location.hash.includes('task=text'));
+  await waitForStep(page, 0);
   await page.waitForSelector('.text-readout:not([hidden])');
   // The vocab control shows the text's 35 characters, off, with why.
   const vocab = await page.$eval('input[name=vocabSize]', (el) => ({ value: el.value, disabled: el.disabled, note: el.closest('.field').querySelector('.vocab-note').textContent }));
@@ -35,11 +35,11 @@ test('the preset trains on the default text: validation and unigram lines, and t
   await page.click('[data-action=play]');
   // 50 steps: the validation loss is well below the unigram line by then (native CLI, seeds 0, 1
   // and 2: 2.94-2.95 bits/char at step 50 against 4.31), and the main thread trains them again.
-  await page.waitForFunction(() => Number(document.querySelector('.readout').dataset.step) >= 50, null, { timeout: GUARD_MS });
+  await waitForStep(page, 50, { atLeast: true });
   await page.click('[data-action=play]');
   await page.waitForFunction(() => document.querySelector('.readout').dataset.status === 'paused');
   const step = (await readout(page)).step;
-  await page.waitForFunction((s) => document.querySelector('.text-readout').dataset.step === String(s), step);
+  await waitForStep(page, step, { sel: '.text-readout' });
   const shown = await page.$eval('.text-readout', (el) => ({ text: el.textContent, bits: Number(el.dataset.valBitsPerChar), unigram: Number(el.dataset.unigramBits) }));
   const ref = await page.evaluate(
     async ({ config, step }) => {
@@ -81,7 +81,7 @@ test('a pasted text trains (its characters are the vocabulary); each bad text or
   assert.equal(await page.$eval('fieldset.corpus', (el) => el.dataset.vocabSize), String(new Set(mine).size));
   assert.equal(await page.$eval('input[name=vocabSize]', (el) => el.value), String(new Set(mine).size));
   await page.click('[data-action=step10]');
-  await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '10');
+  await waitForStep(page, 10);
   const before = await readout(page);
   assert.ok(Number.isFinite(before.loss));
 
@@ -112,6 +112,57 @@ test('a pasted text trains (its characters are the vocabulary); each bad text or
   await context.close();
 });
 
+test('the sample box of the text task takes and shows characters; one the text lacks gets the Generate panel\'s sentence', async () => {
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&task=text&seq-len=8&panel=generate`, { bypassCSP: true });
+  await waitReady(page);
+  await page.waitForSelector('.sample-field[data-unit=characters]');
+  assert.equal(await page.textContent('.sample-field label'), 'sample sequence (characters)');
+  // The core on the page's main thread: the default text's vocabulary, and what it encodes.
+  const core = (f, arg) => page.evaluate(async ({ f, arg }) => {
+    window.__core ??= await (await import(new URL('wasm/attention-core-simd.js', document.baseURI).href)).default();
+    const vocab = window.__core.textCorpus(window.__core.defaultCorpus(), 8).vocab;
+    return f === 'encode' ? Array.from(window.__core.encodeText(vocab, arg)) : window.__core.decodeText(vocab, Int32Array.from(arg));
+  }, { f, arg });
+  // The drawn sample (the note gives its ids, the heatmaps' own): the box shows their characters.
+  const drawn = (await page.$eval('.sample-field .sample-note', (el) => /\(ids ([\d ]+)\)/.exec(el.textContent)?.[1] ?? '')).split(' ').map(Number);
+  assert.equal(drawn.length, 8);
+  assert.equal(await page.inputValue('[name=sample]'), (await core('decode', drawn)).replace(/\n/g, '⏎'));
+  // Typed characters: the heatmaps show them, and the link keeps their ids.
+  await page.fill('[name=sample]', 'the cat');
+  await page.press('[name=sample]', 'Enter');
+  const ids = await core('encode', 'the cat');
+  await page.waitForFunction((want) => new URLSearchParams(location.hash.slice(1)).get('sample') === want, ids.join(' '));
+  await page.waitForFunction((want) => document.querySelector('.sample-field .sample-note').textContent.includes(`(ids ${want})`), ids.join(' '));
+  assert.equal(await page.inputValue('[name=sample]'), 'the cat');
+  assert.equal(await page.textContent('.sample-field .field-msg'), '');
+  // A character the text lacks: the core's sentence, the one a prompt with it gets in the Generate panel.
+  await page.fill('[name=gen-prompt]', 'the ☃');
+  await page.click('[data-action=generate]');
+  await page.waitForSelector('.generate-panel .problem:not([hidden])');
+  const generated = await page.textContent('.generate-panel .problem');
+  const why = /^Nothing was generated: (.*)$/.exec(generated)?.[1];
+  assert.match(why ?? '', /☃/);
+  await page.fill('[name=sample]', 'the ☃');
+  await page.press('[name=sample]', 'Enter');
+  await page.waitForFunction(() => document.querySelector('.sample-field .field-msg').textContent !== '');
+  assert.equal(await page.textContent('.sample-field .field-msg'), `sample sequence: ${why}`);
+  assert.equal(await page.getAttribute('[name=sample]', 'aria-invalid'), 'true');
+  assert.equal(await page.inputValue('[name=sample]'), 'the ☃', 'what was typed stays');
+  assert.equal(new URLSearchParams((await page.evaluate(() => location.hash)).slice(1)).get('sample'), ids.join(' '), 'the sample is unchanged');
+  // More characters than seq_len: one sentence.
+  await page.fill('[name=sample]', 'the cat s');
+  await page.press('[name=sample]', 'Enter');
+  await page.waitForFunction(() => /more than seq_len/.test(document.querySelector('.sample-field .field-msg').textContent));
+  assert.equal(await page.textContent('.sample-field .field-msg'), 'sample sequence: 9 characters, more than seq_len (8); type at most 8');
+  // Emptied: the text's own sample again.
+  await page.fill('[name=sample]', '');
+  await page.press('[name=sample]', 'Enter');
+  await page.waitForFunction((want) => document.querySelector('.sample-field .sample-note').textContent.includes(`(ids ${want})`), drawn.join(' '));
+  assert.equal(await page.textContent('.sample-field .field-msg'), '');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('the element trains on its slot\'s text; a bad slot text falls back to the default one; a bad corpus property fires one error and changes nothing', async () => {
   const text = 'the cat sat on the mat. '.repeat(12);
   const page = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>text</title><link rel="icon" href="data:,">
@@ -123,7 +174,7 @@ test('the element trains on its slot\'s text; a bad slot text falls back to the 
   const site = await serveDistWith({ 'text-element.html': page });
   const { page: p, context, errors } = await openReused(browser, `${site.url}text-element.html`);
   try {
-    await p.waitForFunction(() => document.getElementById('el').ready, null, { timeout: GUARD_MS });
+    await p.waitForFunction(() => document.getElementById('el').ready);
     await p.waitForFunction(() => document.getElementById('el').shadowRoot.querySelector('fieldset.corpus')?.dataset.vocabSize);
     const vocab = await p.evaluate(() => document.getElementById('el').shadowRoot.querySelector('fieldset.corpus').dataset.vocabSize);
     assert.equal(vocab, String(new Set(text).size));
@@ -167,7 +218,7 @@ test('the element trains on its slot\'s text; a bad slot text falls back to the 
       assert.deepEqual(after, { step: '20', vocab }, `${name}: the run is untouched`);
     }
     // The bad slot text: one error, and the model trains on the default text (35 characters).
-    await p.waitForFunction(() => document.getElementById('bad').ready, null, { timeout: GUARD_MS });
+    await p.waitForFunction(() => document.getElementById('bad').ready);
     await p.waitForFunction(() => document.getElementById('bad').shadowRoot.querySelector('fieldset.corpus')?.dataset.vocabSize === '35');
     const bad = await p.evaluate(() => window.__errors);
     assert.equal(bad.length, 1, JSON.stringify(bad));

@@ -36,7 +36,7 @@ function look(page) {
 for (const scheme of ['light', 'dark']) {
   test(`system scheme ${scheme}: auto follows it, light and dark fix the colours and redraw, the palette stays`, async () => {
     const { context, page, errors } = await openRecorded(browser, `${srv.url}lesson.html`, { colorScheme: scheme });
-    await page.waitForFunction(() => window.__events.some((e) => e.type === 'ready'), null, { timeout: 30000 });
+    await page.waitForFunction(() => window.__events.some((e) => e.type === 'ready'));
     await page.evaluate(() => document.getElementById('pg').step(50));
     await page.waitForFunction(() => window.__events.some((e) => e.type === 'step' && e.step === 50));
     await page.waitForFunction(() => Number(document.getElementById('pg').shadowRoot.querySelector('.heatmaps').dataset.frames) > 0);
@@ -77,7 +77,7 @@ test('the iframe page: theme in the hash, and a configure message changes it', a
   await page.goto(`${srv.url}framed.html`);
   const frame = page.frameLocator('#f');
   const bg = () => frame.locator('attention-playground').evaluate((el) => getComputedStyle(el.shadowRoot.querySelector('.ap-root')).backgroundColor);
-  await frame.locator('.heatmaps canvas').first().waitFor({ timeout: 30000 });
+  await frame.locator('.heatmaps canvas').first().waitFor();
   assert.equal(await bg(), DARK.bg, '#theme=dark');
   await page.evaluate(() => document.getElementById('f').contentWindow.postMessage({ type: 'configure', config: { theme: 'light' } }, location.origin));
   await frame.locator('attention-playground[theme=light]').waitFor();

@@ -3,11 +3,7 @@
 // Reset or a new head count, and the worker's memory cap.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { canvasInk, chartInk, openReused, readout, useBrowser, waitReady } from './harness.mjs';
-
-/** How long a wait may take before the test calls it a hang (a guard, not a verdict: CI's other
- * core may be busy). */
-const GUARD_MS = 60000;
+import { canvasInk, chartInk, openReused, readout, useBrowser, waitForStep, waitReady } from './harness.mjs';
 
 let srv;
 let browser;
@@ -35,10 +31,10 @@ const timelinePixels = (page) => page.$$eval(`${PANEL} .timeline-heatmaps canvas
 const scrubber = (page) => page.$eval(SCRUB, (el) => ({ value: Number(el.value), max: Number(el.max), disabled: el.disabled, text: el.getAttribute('aria-valuetext') }));
 
 /** Trains with Play (from the keyboard) until the step reaches atLeast, then pauses. */
-async function trainTo(page, atLeast, timeout = GUARD_MS) {
+async function trainTo(page, atLeast) {
   await page.focus('[data-action=play]');
   await page.keyboard.press('Space');
-  await page.waitForFunction((n) => Number(document.querySelector('.readout').dataset.step) >= n, atLeast, { timeout });
+  await waitForStep(page, atLeast, { atLeast: true });
   await page.focus('[data-action=play]');
   await page.keyboard.press('Space');
   await page.waitForSelector('.readout[data-status="paused"]');
@@ -61,8 +57,6 @@ async function waitCaughtUp(page, step) {
   );
   return panelState(page);
 }
-
-const waitStep = (page, step) => page.waitForFunction(([sel, s]) => document.querySelector(sel).dataset.step === String(s), [PANEL, step]);
 
 test('the timeline scrubs: scrubber, heatmaps per head, Play-through, charts per head, Reset starts over', async () => {
   const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=timeline`);
@@ -94,19 +88,19 @@ test('the timeline scrubs: scrubber, heatmaps per head, Play-through, charts per
   // Keyboard on the focused range: Home goes to step 0, whose matrices differ from the last ones.
   await page.focus(SCRUB);
   await page.keyboard.press('Home');
-  await waitStep(page, 0);
+  await waitForStep(page, 0, { sel: PANEL });
   assert.equal((await scrubber(page)).text, `step 0 (1 of ${st.entries})`);
   const atFirst = await timelinePixels(page);
   assert.equal(atFirst.length, 4);
   assert.ok(atFirst.every((p, i) => p !== atLast[i]), 'every head drew differently at step 0 than at the last snapshot');
   await page.keyboard.press('ArrowRight');
-  await waitStep(page, st.every);
+  await waitForStep(page, st.every, { sel: PANEL });
   const atSecond = await timelinePixels(page);
   assert.ok(atSecond.some((p, i) => p !== atFirst[i]), 'moving the scrubber one position redrew the heatmaps');
   // page.fill sets the range to a position too.
   const mid = Math.floor(st.entries / 2);
   await page.fill(SCRUB, String(mid));
-  await waitStep(page, mid * st.every);
+  await waitForStep(page, mid * st.every, { sel: PANEL });
   assert.notDeepEqual(await timelinePixels(page), atFirst);
 
   // The charts: one series per head (uPlot's legend lists x and then the series).
@@ -124,19 +118,21 @@ test('the timeline scrubs: scrubber, heatmaps per head, Play-through, charts per
   // Play-through from the start reaches the last snapshot, then the button reads Play-through again.
   await page.focus(SCRUB);
   await page.keyboard.press('Home');
-  await waitStep(page, 0);
+  await waitForStep(page, 0, { sel: PANEL });
   await page.focus(PLAY);
   await page.keyboard.press('Enter');
   await page.waitForFunction((sel) => document.querySelector(sel).textContent === 'Stop', PLAY);
   assert.equal(await page.getAttribute(PLAY, 'aria-pressed'), 'true');
-  await page.waitForFunction(([sel, l]) => document.querySelector(sel).dataset.step === String(l) && document.querySelector(sel).dataset.playthrough === 'stopped', [PANEL, last], { timeout: GUARD_MS });
+  await waitForStep(page, last, { sel: PANEL });
+  await page.waitForSelector(`${PANEL}[data-playthrough=stopped]`);
   assert.equal(await page.textContent(PLAY), 'Play-through');
   assert.equal((await scrubber(page)).value, st.entries - 1);
 
   // Reset: the timeline starts over with the snapshot of step 0.
   await page.focus('[data-action=reset]');
   await page.keyboard.press('Enter');
-  await page.waitForFunction((sel) => document.querySelector(sel).dataset.entries === '1' && document.querySelector(sel).dataset.step === '0', PANEL);
+  await waitForStep(page, 0, { sel: PANEL });
+  await page.waitForSelector(`${PANEL}[data-entries="1"]`);
   const sr = await scrubber(page);
   assert.equal(sr.max, 0);
   assert.ok(sr.disabled, 'nothing to scrub with one snapshot');
@@ -177,7 +173,7 @@ for (const [H, T, B] of [[8, 64, 2], [16, 128, 1]]) test(`the timeline memory st
   // Train past capacity x interval: the worker doubles the interval and thins.
   await page.focus('[data-action=play]');
   await page.keyboard.press('Space');
-  await page.waitForFunction((sel) => Number(document.querySelector(sel).dataset.every) >= 20, PANEL, { timeout: 2 * GUARD_MS });
+  await page.waitForFunction((sel) => Number(document.querySelector(sel).dataset.every) >= 20, PANEL);
   await page.focus('[data-action=play]');
   await page.keyboard.press('Space');
   await page.waitForSelector('.readout[data-status="paused"]');
@@ -194,9 +190,9 @@ for (const [H, T, B] of [[8, 64, 2], [16, 128, 1]]) test(`the timeline memory st
   // The kept steps are on the doubled grid (the latest one aside).
   await page.focus(SCRUB);
   await page.keyboard.press('Home');
-  await waitStep(page, 0);
+  await waitForStep(page, 0, { sel: PANEL });
   await page.keyboard.press('ArrowRight');
-  await page.waitForFunction((sel) => document.querySelector(sel).dataset.step !== '0', PANEL);
+  await waitForStep(page, 1, { sel: PANEL, atLeast: true });
   const second = (await panelState(page)).step;
   assert.equal(second % st.every, 0, `second kept step ${second} is a multiple of ${st.every}`);
   assert.deepEqual(errors, []);

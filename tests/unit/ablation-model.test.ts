@@ -1,18 +1,20 @@
 // The Ablation panel's model under node, against a fake controller: it measures once per new run
 // and per change of the Store's interventions (sized to the run's heads), a measurement's own
-// snapshot does not start another, and an imported run's interventions are not sent again. Under
+// snapshot (adopted by the controller) does not start another, and an imported run's interventions are not sent again. Under
 // fake timers: each check comes after every round trip the model started has ended (settle()).
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import type { Controller } from '../../web/src/client/controller';
-import type { AblationReport, Snapshot } from '../../web/src/model/protocol';
+import type { RequestDef, Snapshot } from '../../web/src/model/protocol';
+import { ablateRequest, type AblationReport } from '../../web/src/panels/ablation/request';
 import { DEFAULTS } from '../../web/src/settings/settings';
 import { ablationOf } from '../../web/src/settings/state';
 import { Store } from '../../web/src/settings/store';
-import { AblationModel, type AblationViewHooks } from '../../web/src/ui/ablation-model';
+import { AblationModel, type AblationView } from '../../web/src/panels/ablation/model';
 
 const snap = (H: number, step: number, L = 1) => ({ H, L, T: 2, step }) as unknown as Snapshot;
 
-/** A controller whose ablate() answers at once and, like the real one, emits its snapshot first. */
+/** A controller whose ablate request answers at once and whose adopt() emits its snapshot, as the
+ * real one's does. */
 function fakeController(store: Store, H: number) {
   const listeners = new Set<() => void>();
   const ctl = {
@@ -21,6 +23,9 @@ function fakeController(store: Store, H: number) {
     snapshot: snap(H, 0) as Snapshot | null,
     runId: 1,
     ablations: [] as unknown[],
+    get ready() {
+      return ctl.snapshot !== null;
+    },
     subscribe(f: () => void) {
       listeners.add(f);
       return () => listeners.delete(f);
@@ -28,25 +33,28 @@ function fakeController(store: Store, H: number) {
     emit() {
       for (const f of listeners) f();
     },
-    async ablate(): Promise<AblationReport> {
-      const ablation = ablationOf(store.state, ctl.snapshot!.L * ctl.snapshot!.H);
+    adopt(s: Snapshot) {
+      ctl.snapshot = s;
+      ctl.emit();
+    },
+    async call(request: RequestDef<unknown, unknown>, ablation: unknown): Promise<unknown> {
+      expect(request).toBe(ablateRequest);
       ctl.ablations.push(ablation);
       await new Promise((r) => setTimeout(r, 1));
-      ctl.emit();
-      return { ablation, step: ctl.snapshot!.step } as unknown as AblationReport;
+      return { report: { ablation, step: ctl.snapshot!.step } as unknown as AblationReport, snapshot: { ...ctl.snapshot } };
     },
   };
   return ctl;
 }
 
 function hooks() {
-  const got = { heads: [] as number[], reports: 0, problems: [] as (string | null)[] };
-  const view: AblationViewHooks = {
+  const got = { heads: [] as number[], reports: 0, problems: [] as string[] };
+  const view: AblationView = {
     heads: (L, H) => got.heads.push(L * H),
     settings: () => {},
     ready: () => {},
-    report: () => got.reports++,
-    problem: (m) => got.problems.push(m),
+    done: () => got.reports++,
+    failed: (m) => got.problems.push(m),
     visible: () => true,
   };
   return { got, view };

@@ -6,13 +6,15 @@ import { describe, expect, test } from 'vitest';
 import { stateFromAttributes } from '../../web/src/element/attributes';
 import { argmaxHead, averageLabel, globalHead, headFileName, headLabel, kvGroupLabel, layerWeights, splitHead } from '../../web/src/model/layers';
 import { INDUCTION_PRESET, presetAttributes, presetHash, presetState } from '../../web/src/settings/presets';
-import type { AblationReport, HeadScores, Snapshot } from '../../web/src/model/protocol';
+import type { HeadScores } from '../../web/src/core/attention-core';
+import type { Snapshot } from '../../web/src/model/protocol';
+import type { AblationReport } from '../../web/src/panels/ablation/request';
 import { DEFAULTS } from '../../web/src/settings/settings';
 import { stateFromHash } from '../../web/src/settings/state';
-import { explainAblation, explainInduction, inductionHead } from '../../web/src/ui/ablation-model';
-import { compositionMatrix, explainScores, strongestPair } from '../../web/src/ui/composition-model';
+import { explainAblation, explainInduction, inductionHead } from '../../web/src/panels/ablation/model';
+import { compositionMatrix, explainScores, strongestPair } from '../../web/src/panels/circuits/model';
 import { phaseChangeText } from '../../web/src/ui/depth-view';
-import { attentionCsv, EXPORT_FORMAT, exportFigures, parseRunJson } from '../../web/src/ui/export-model';
+import { attentionCsv, EXPORT_FORMAT, exportFigures, parseRunJson } from '../../web/src/panels/export/model';
 
 describe('heads across layers', () => {
   test('global head g = l * H + h, both ways', () => {

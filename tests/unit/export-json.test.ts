@@ -1,8 +1,8 @@
-// The run JSON (web/src/ui/export-model.ts): its "ablation", written with the new keys headsOff and
+// The run JSON (web/src/panels/export/model.ts): its "ablation", written with the new keys headsOff and
 // headsFrozen (older files, with zeroed and frozen, still import), and the
 // block's config keys (older files, without them, import as the legacy model).
 import { describe, expect, test } from 'vitest';
-import { EXPORT_FORMAT, parseRunJson } from '../../web/src/ui/export-model';
+import { EXPORT_FORMAT, parseRunJson } from '../../web/src/panels/export/model';
 
 const run = (ablation: unknown) =>
   JSON.stringify({

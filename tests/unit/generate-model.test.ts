@@ -1,4 +1,4 @@
-// The Generate panel's logic (ui/generate-model.ts): the strategy as the core's options, the form's
+// The Generate panel's logic (panels/generate/model.ts): the strategy as the core's options, the form's
 // one-sentence checks, a character's alternatives, the strongest keys, the strip's schedule.
 import { describe, expect, test } from 'vitest';
 import {
@@ -10,7 +10,7 @@ import {
   samplingOptions,
   strongestKeys,
   type GenerateForm,
-} from '../../web/src/ui/generate-model';
+} from '../../web/src/panels/generate/model';
 
 const form = (over: Partial<GenerateForm> = {}): GenerateForm => ({ prompt: 'The ', chars: '200', strategy: 'top-k', temperature: '0.8', setting: '5', seed: '1', ...over });
 

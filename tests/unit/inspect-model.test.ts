@@ -1,10 +1,10 @@
-// The "Look inside" panel's pure logic (ui/inspect-model.ts, model/inspect.ts): reading the
+// The "Look inside" panel's pure logic (panels/inspect/model.ts, handler.ts): reading the
 // learner's corrupted input (one sentence for each bad input), the figures' row labels, the
 // attribution table's rows, and the default corrupted inputs built on the page's side.
 import { describe, expect, test } from 'vitest';
-import { changeTokenAt, defaultChangePosition } from '../../web/src/model/inspect';
-import type { InspectReport } from '../../web/src/model/protocol';
-import { attributionTable, changedPositions, headLabels, parseCorrupted, streamRowLabels, tokenLabels } from '../../web/src/ui/inspect-model';
+import { changeTokenAt, defaultChangePosition } from '../../web/src/panels/inspect/handler';
+import type { InspectReport } from '../../web/src/panels/inspect/request';
+import { attributionTable, changedPositions, headLabels, parseCorrupted, streamRowLabels, tokenLabels } from '../../web/src/panels/inspect/model';
 
 describe('the corrupted input', () => {
   test('T ids in [0, V), separated by spaces or commas', () => {

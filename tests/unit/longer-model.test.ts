@@ -1,8 +1,9 @@
-// The "Longer than trained" panel's logic (ui/longer-model.ts): the lengths, the cell sentence for a
+// The "Longer than trained" panel's logic (panels/longer/model.ts): the lengths, the cell sentence for a
 // learned table too short, the chart's series, and the preset's sequence of worker requests with
 // progress and cancel (against a fake of the controller's comparison API).
 import { describe, expect, test } from 'vitest';
-import type { LengthRow, LengthsReport, TrainerConfigMsg } from '../../web/src/model/protocol';
+import type { TrainerConfigMsg } from '../../web/src/model/protocol';
+import type { LengthRow, LengthsReport } from '../../web/src/panels/longer/request';
 import {
   COMPARISON_METHODS,
   comparisonConfig,
@@ -13,7 +14,7 @@ import {
   problemText,
   runComparison,
   type ComparisonApi,
-} from '../../web/src/ui/longer-model';
+} from '../../web/src/panels/longer/model';
 
 const row = (length: number, acc: number[] | null): LengthRow => ({
   length,

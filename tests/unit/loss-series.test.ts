@@ -1,6 +1,6 @@
-// The loss chart's derived lines: the smoothed curve, the demo's epoch means, the tick labels.
+// The loss chart's derived lines: the smoothed curve, the demo's epoch means.
 import { expect, test } from 'vitest';
-import { ema, epochMeans, tickLabel } from '../../web/src/draw/loss-series';
+import { ema, epochMeans } from '../../web/src/draw/loss-series';
 
 test('ema: starts at the first value, follows a constant exactly, smooths a step', () => {
   expect(Array.from(ema([2, 2, 2], 0.9))).toEqual([2, 2, 2]);
@@ -19,15 +19,4 @@ test('epochMeans: exact means of every step with stride 1, and of the kept point
   // Stride 2: points at steps 1, 3, 5, ...: indices 0..59 are epoch 0.
   expect(epochMeans(Array.from({ length: 180 }, (_, i) => i), 2, 120)).toEqual([29.5, 89.5, 149.5]);
   expect(epochMeans([], 1, 120)).toEqual([]);
-});
-
-test('tick labels stay readable below 0.001 on a log scale', () => {
-  expect(tickLabel(1)).toBe('1');
-  expect(tickLabel(0.5)).toBe('0.5');
-  expect(tickLabel(0.01)).toBe('0.01');
-  expect(tickLabel(0.001)).toBe('1e-3');
-  expect(tickLabel(0.0001)).toBe('1e-4');
-  expect(tickLabel(0.0005)).toBe('5e-4');
-  expect(tickLabel(2e-7)).toBe('2e-7');
-  for (const v of [1e-3, 1e-4, 1e-5, 1e-6]) expect(tickLabel(v)).not.toBe('0');
 });

@@ -1,10 +1,9 @@
-// The predictions panel's arithmetic (worker/predictions.ts, ui/predictions-model.ts) against a
+// The predictions panel's arithmetic (panels/predictions/handler.ts and model.ts) against a
 // plain reference: softmax, the top k with ties, the verdicts and the tally.
 import { describe, expect, test } from 'vitest';
-import type { PredictionsReport } from '../../web/src/model/protocol';
-import { softmaxTopK } from '../../web/src/worker/predictions';
-import { tally, verdictAt } from '../../web/src/ui/predictions-model';
-import { formatProb } from '../../web/src/ui/predictions-panel';
+import type { PredictionsReport } from '../../web/src/panels/predictions/request';
+import { softmaxTopK } from '../../web/src/panels/predictions/handler';
+import { tally, verdictAt } from '../../web/src/panels/predictions/model';
 
 describe('softmaxTopK', () => {
   test('probabilities of a softmax, most likely first, ties to the smaller id', () => {
@@ -36,8 +35,5 @@ describe('verdicts', () => {
     const r = report([4, 5, 6, /**/ 7, 4, 1, /**/ 2, 3, 0], [4, 4, -100]);
     expect([0, 1, 2].map((t) => verdictAt(r, t))).toEqual(['right', 'wrong', 'none']);
     expect(tally(r)).toEqual({ counted: 2, right: 1, inTopK: 2 });
-  });
-  test('probabilities: 3 decimals, tiny ones in exponent form', () => {
-    expect([formatProb(0.98765), formatProb(0.0123), formatProb(0.00001234), formatProb(0), formatProb(NaN)]).toEqual(['0.988', '0.012', '1.2e-5', '0.000', '—']);
   });
 });

@@ -1,6 +1,6 @@
 // The shapes panel's tensors for the curriculum's model and for the block's settings.
 import { describe, expect, test } from 'vitest';
-import { shapeSteps } from '../../web/src/ui/shape-steps';
+import { shapeSteps } from '../../web/src/panels/shapes/model';
 
 const base = {
   batchSize: 8, seqLen: 8, dModel: 16, nHeads: 4, vocabSize: 32, residual: false,

@@ -8,6 +8,8 @@ import type { Ablation, Request, Snapshot } from '../../web/src/model/protocol';
 import { DEFAULTS, type State } from '../../web/src/settings/settings';
 import { Store, type ChangeSource } from '../../web/src/settings/store';
 import type { WorkerClient } from '../../web/src/client/worker-client';
+import { AblationModel } from '../../web/src/panels/ablation/model';
+import { ablateRequest, type AblationReport } from '../../web/src/panels/ablation/request';
 
 /** A request as the controller hands it to the client (without its id). */
 type Sent = { [K in Request['type']]: Omit<Extract<Request, { type: K }>, 'id'> }[Request['type']];
@@ -39,8 +41,9 @@ function fakeClient() {
           return { type: 'configured', snapshot: snapshot(H, 7, L) };
         case 'sample':
           return { type: 'sampled', snapshot: snapshot(H, 0, L) };
-        case 'ablate':
-          return { type: 'ablated', snapshot: snapshot(H, 0, L), report: { ablation: body.ablation, step: 0 } };
+        case 'call':
+          if (body.request !== ablateRequest.name) throw new Error(`unexpected call ${body.request}`);
+          return { type: 'answer', output: { snapshot: snapshot(H, 0, L), report: { ablation: body.input, step: 0 } } };
         default:
           throw new Error(`unexpected request ${body.type}`);
       }
@@ -50,6 +53,24 @@ function fakeClient() {
 }
 
 const tick = () => new Promise((r) => setTimeout(r, 0));
+
+/** The Ablation panel's request, as its model builds it from the Store and sends it through the
+ * controller when it meets a new run; resolves with the report. */
+function ablate(ctl: Controller): Promise<AblationReport> {
+  return new Promise((resolve, reject) => {
+    const model = new AblationModel(ctl, {
+      heads: () => {},
+      settings: () => {},
+      ready: () => {},
+      visible: () => true,
+      done: (r) => {
+        model.destroy();
+        resolve(r);
+      },
+      failed: (why) => reject(new Error(why)),
+    }, false);
+  });
+}
 
 async function started(state: Partial<State> = {}) {
   const store = new Store({ ...DEFAULTS, ...state });
@@ -93,8 +114,8 @@ describe('the Store owns the settings; the controller derives its requests', () 
     const { store, ctl, sent } = await started({ nHeads: 2, nLayers: 2, residual: true, headsOff: '3' });
     expect(sent.at(-1)).toMatchObject({ type: 'configure', config: { nHeads: 2, nLayers: 2, residual: true }, ablation: { headsOff: [false, false, true, false] } });
     store.set({ headsFrozen: '2' });
-    await ctl.ablate();
-    expect(sent.at(-1)).toEqual({ type: 'ablate', ablation: { headsOff: [false, false, true, false], headsFrozen: [false, true, false, false], scaleScores: true, mask: 'causal' } });
+    await ablate(ctl);
+    expect(sent.at(-1)).toEqual({ type: 'call', request: 'ablate', input: { headsOff: [false, false, true, false], headsFrozen: [false, true, false, false], scaleScores: true, mask: 'causal' } });
     // One layer again: head 3 does not exist, and is left out.
     store.set({ nLayers: 1 });
     await tick();
@@ -121,11 +142,13 @@ describe('the Store owns the settings; the controller derives its requests', () 
     expect(sent.filter((r) => r.type === 'configure')).toHaveLength(1);
   });
 
-  test('ablate sends the Store\'s interventions for the run\'s heads', async () => {
+  test('the Ablation panel\'s request sends the Store\'s interventions for the run\'s heads, and its snapshot becomes the page\'s', async () => {
     const { store, ctl, sent } = await started({ nHeads: 4 });
     store.set({ headsFrozen: '3', scaleScores: false });
-    const report = await ctl.ablate();
-    expect(sent.at(-1)).toEqual({ type: 'ablate', ablation: { headsOff: [false, false, false, false], headsFrozen: [false, false, true, false], scaleScores: false, mask: 'causal' } });
+    const before = ctl.snapshot;
+    const report = await ablate(ctl);
+    expect(sent.at(-1)).toEqual({ type: 'call', request: 'ablate', input: { headsOff: [false, false, false, false], headsFrozen: [false, false, true, false], scaleScores: false, mask: 'causal' } });
+    expect(ctl.snapshot).not.toBe(before);
     expect(report.ablation.headsFrozen).toEqual([false, false, true, false]);
   });
 
@@ -145,9 +168,9 @@ describe('the Store owns the settings; the controller derives its requests', () 
     expect(seen[0][1]).toBe('run');
     expect(ctl.runId).toBe(runId + 1);
     expect(ctl.snapshot?.step).toBe(7);
-    // Ablate reads the imported interventions from the Store.
-    await ctl.ablate();
-    expect(sent.at(-1)).toEqual({ type: 'ablate', ablation });
+    // The Ablation panel reads the imported interventions from the Store.
+    await ablate(ctl);
+    expect(sent.at(-1)).toEqual({ type: 'call', request: 'ablate', input: ablation });
   });
 
   test('after destroy the controller no longer follows the Store', async () => {

@@ -1,4 +1,4 @@
-// The timeline panel's model (web/src/ui/timeline-model.ts) under node, with a real worker Session
+// The timeline panel's model (web/src/panels/timeline/model.ts) under node, with a real worker Session
 // (the page's core under Node) behind a stand-in controller: what the panel holds is what the
 // worker keeps, through thinning and new runs; the selection keeps its step; nothing is fetched
 // while hidden; the play-through walks to the end. Under fake timers: each check comes after every
@@ -6,9 +6,10 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, test, vi } from 'vitest';
 import type { Controller, RunStatus } from '../../web/src/client/controller';
 import type { AttentionCore } from '../../web/src/core/attention-core';
-import type { Snapshot, Timeline } from '../../web/src/model/protocol';
+import type { RequestDef, Snapshot } from '../../web/src/model/protocol';
 import { HEADS_EVERY, snapshotBytes } from '../../web/src/model/timeline';
-import { TimelineModel, type TimelineChange } from '../../web/src/ui/timeline-model';
+import { TimelineModel, type TimelineChange } from '../../web/src/panels/timeline/model';
+import { timelineRequest, type Timeline } from '../../web/src/panels/timeline/request';
 import { Session } from '../../web/src/worker/session';
 import { createCore } from '../js-api/load-core.mjs';
 
@@ -34,10 +35,15 @@ class StandIn {
     this.#listeners.add(f);
     return () => this.#listeners.delete(f);
   }
-  async timeline(since: number): Promise<Timeline> {
+  get ready(): boolean {
+    return this.snapshot !== null;
+  }
+  /** A panel's request, answered by the session as the worker answers it (a copy, as postMessage
+   * makes one). */
+  async call(request: RequestDef<unknown, unknown>, input: unknown): Promise<unknown> {
     this.requests++;
     await new Promise((r) => setTimeout(r, 1));
-    return structuredClone(this.session.timeline(since));
+    return structuredClone(await this.session.call(request.name, input));
   }
   configure(seqLen = 12, nHeads = 4): void {
     this.snapshot = this.session.configure({ ...core.defaultConfig(), seqLen, nHeads, dModel: 16, batchSize: 2 }, Array.from({ length: seqLen }, (_, i) => i % 64));
@@ -86,7 +92,9 @@ const heldSteps = (m: TimelineModel) => m.entries.map((e) => e.step);
 /** A budget of 7.5 snapshots of a 2-head, 12-token model: 7 kept, so a few dozen steps thin it
  * (as the page's budget does for the largest model, whose snapshots cost seconds to take here). */
 const SMALL = { seqLen: 12, nHeads: 2, timelineBytes: 7.5 * snapshotBytes(2, 12) };
-const workerSteps = (ctl: StandIn) => ctl.session.timeline(Infinity).steps;
+/** What the worker keeps now (no entries: only the steps, the policy and the bytes). */
+const kept = (ctl: StandIn) => ctl.session.call(timelineRequest.name, { since: Infinity }) as Timeline;
+const workerSteps = (ctl: StandIn) => kept(ctl).steps;
 
 describe('TimelineModel', () => {
   test('holds exactly what the worker keeps, through thinning', async () => {
@@ -103,7 +111,7 @@ describe('TimelineModel', () => {
       expect(model.sel).toBe(model.entries.length - 1);
     }
     expect(model.info!.every).toBeGreaterThan(10);
-    expect(model.info!.bytes).toBe(ctl.session.timeline(Infinity).bytes);
+    expect(model.info!.bytes).toBe(kept(ctl).bytes);
   });
 
   test('a selection off the end keeps its step, or the last kept one before it once thinned', async () => {

@@ -11,13 +11,23 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import type { AttentionCore } from '../../web/src/core/attention-core';
-import type { Ablation, ErrorReply, ReplyFor, Snapshot, TrainerConfigMsg, WorkerMessage } from '../../web/src/model/protocol';
+import type { Ablation, ErrorReply, ReplyFor, RequestDef, Snapshot, TrainerConfigMsg, WorkerMessage } from '../../web/src/model/protocol';
 import { noAblation } from '../../web/src/model/protocol';
 import { follow, hasHeadStats, HEADS_EVERY, snapshotBytes, type Stepped } from '../../web/src/model/timeline';
 import { handle, type SessionRequest } from '../../web/src/worker/handlers';
 import type { Post } from '../../web/src/worker/post';
 import { Session } from '../../web/src/worker/session';
-import { explainMissingReference, PYTORCH_REFERENCE } from '../../web/src/worker/self-test';
+import { ablateRequest } from '../../web/src/panels/ablation/request';
+import { rowBackwardRequest } from '../../web/src/panels/backward/request';
+import { headScoresRequest } from '../../web/src/panels/circuits/request';
+import { exportWeightsRequest } from '../../web/src/panels/export/request';
+import { inspectRequest } from '../../web/src/panels/inspect/request';
+import { scalingDemoRequest, selfAttentionRequest, softmaxStepsRequest } from '../../web/src/panels/lesson/request';
+import { comparisonEndRequest, comparisonLengthsRequest, comparisonStartRequest, comparisonStepRequest, lengthsRequest } from '../../web/src/panels/longer/request';
+import { predictionsRequest } from '../../web/src/panels/predictions/request';
+import { explainMissingReference, PYTORCH_REFERENCE } from '../../web/src/panels/selftest/handler';
+import { selfTestRequest } from '../../web/src/panels/selftest/request';
+import { timelineRequest } from '../../web/src/panels/timeline/request';
 import { createCore } from '../js-api/load-core.mjs';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -72,6 +82,14 @@ function open(fetchBytes = readReference, options: { timelineBytes?: number } = 
     if (r.type !== 'error') throw new Error(`${type}: expected an error, got ${r.type}`);
     return r;
   }
+  /** A panel's request (a `call`) and its output, which must not be an error. */
+  async function call<In, Out>(request: RequestDef<In, Out>, ...input: [In] extends [void] ? [] : [In]): Promise<Out> {
+    return (await ok('call', { request: request.name, input: input[0] })).output as Out;
+  }
+  /** A panel's request that must fail: its error reply. */
+  function callFails<In, Out>(request: RequestDef<In, Out>, ...input: [In] extends [void] ? [] : [In]): Promise<ErrorReply> {
+    return fails('call', { request: request.name, input: input[0] });
+  }
   const events = () => posted.filter((m) => !('replyTo' in m));
   /** Runs the play loop's turns, each 20 ms after the last, while one is queued (at most max);
    * returns how many ran. A loop that stopped queues none. */
@@ -84,7 +102,7 @@ function open(fetchBytes = readReference, options: { timelineBytes?: number } = 
     return n;
   }
   sessions.push(session);
-  return { session, posted, transferred, ask, ok, fails, events, turns, queued };
+  return { session, posted, transferred, ask, ok, fails, call, callFails, events, turns, queued };
 }
 const sessions: Session[] = [];
 afterEach(() => {
@@ -116,7 +134,7 @@ describe('configure, step, reset, sample', () => {
     expect(snap.lossAtInit).toBe(false);
     expect(snap.history.length).toBe(25);
     expect(snap.loss).toBe(snap.history[24]);
-    expect((await s.ok('timeline', { since: -1 })).timeline.steps).toEqual([0, 10, 20]);
+    expect((await s.call(timelineRequest, { since: -1 })).steps).toEqual([0, 10, 20]);
     for (const n of [0, 1001, NaN]) {
       const e = await s.fails('step', { n });
       expect(e.kind).toBe('input');
@@ -133,7 +151,7 @@ describe('configure, step, reset, sample', () => {
     expect(again.step).toBe(0);
     expect(again.initLoss).toBe(first.initLoss);
     expect(again.weights).toEqual(first.weights);
-    expect((await s.ok('timeline', { since: -1 })).timeline.steps).toEqual([0]);
+    expect((await s.call(timelineRequest, { since: -1 })).steps).toEqual([0]);
   });
 
   test('sample: the heatmaps follow it; one that does not fit leaves the old one', async () => {
@@ -153,16 +171,16 @@ describe('configure, step, reset, sample', () => {
     await s.ok('step', { n: 20 });
     const n = s.transferred.length;
     for (let i = 0; i < 3; ++i) {
-      await s.ok('timeline', { since: -1 });
-      await s.ok('ablate', { ablation: noAblation(4) });
-      await s.ok('exportWeights', {});
-      await s.ok('rowBackward', { head: 0, query: 3 });
+      await s.call(timelineRequest, { since: -1 });
+      await s.call(ablateRequest, noAblation(4));
+      await s.call(exportWeightsRequest);
+      await s.call(rowBackwardRequest, { head: 0, query: 3 });
     }
     expect(s.transferred.length).toBeGreaterThan(n);
     // Detached: the page owns them now.
     expect(s.transferred.every((b) => b.byteLength === 0)).toBe(true);
     // What the session holds was never sent: its timeline still reads.
-    const tl = (await s.ok('timeline', { since: -1 })).timeline;
+    const tl = await s.call(timelineRequest, { since: -1 });
     expect(tl.entries.every((e) => e.weights.length === 4 * 144)).toBe(true);
   });
 });
@@ -209,7 +227,7 @@ describe('play and pause', () => {
   test('a non-finite loss while playing: a stopped event of kind nonFinite, at the last good step', async () => {
     const s = open();
     await s.ok('configure', configure());
-    const { bytes } = await s.ok('exportWeights', {});
+    const { bytes } = await s.call(exportWeightsRequest);
     await s.ok('importRun', { run: { weights: poisoned(bytes) } });
     await s.ok('play', {});
     // The first chunk fails, and the loop ends there.
@@ -241,7 +259,7 @@ describe('export and import', () => {
     const s = open();
     await s.ok('configure', configure());
     await s.ok('step', { n: 30 });
-    const exported = await s.ok('exportWeights', {});
+    const exported = await s.call(exportWeightsRequest);
     expect(exported.snapshot.step).toBe(30);
     expect(exported.bytes.length).toBeGreaterThan(100);
     await s.ok('reset', {});
@@ -252,7 +270,7 @@ describe('export and import', () => {
     expect(Array.from(restored.history)).toEqual(Array.from(exported.snapshot.history));
     // Training continues the step count; the timeline starts at the imported step.
     expect((await s.ok('step', { n: 10 })).snapshot.step).toBe(40);
-    expect((await s.ok('timeline', { since: -1 })).timeline.steps).toEqual([30, 40]);
+    expect((await s.call(timelineRequest, { since: -1 })).steps).toEqual([30, 40]);
   });
 
   test('a config and a sample alone: a fresh run of that config at step 0', async () => {
@@ -275,7 +293,7 @@ describe('export and import', () => {
     expect((await s.fails('importRun', { run: { config: config({ nHeads: 3 }) } })).kind).toBe('config');
     const other = open();
     await other.ok('configure', configure(config({ dModel: 16 })));
-    const { bytes } = await other.ok('exportWeights', {});
+    const { bytes } = await other.call(exportWeightsRequest);
     expect((await s.fails('importRun', { run: { weights: bytes } })).kind).toBe('format');
     const after = (await s.ok('pause', {})).snapshot;
     expect([after.step, after.H, after.T]).toEqual([before.step, before.H, before.T]);
@@ -295,7 +313,7 @@ describe('ablation', () => {
     await s.ok('configure', configure());
     await s.ok('step', { n: 40 });
     const a: Ablation = { headsOff: [true, true, true, true], headsFrozen: [false, true, false, false], scaleScores: false, mask: 'none' };
-    const { report, snapshot } = await s.ok('ablate', { ablation: a });
+    const { report, snapshot } = await s.call(ablateRequest, a);
     expect(report.ablation).toEqual(a);
     expect([report.step, report.task]).toEqual([40, 'repeat']);
     expect(report.ablated.loss).not.toBe(report.intact.loss);
@@ -304,9 +322,9 @@ describe('ablation', () => {
     expect(snapshot.mask).toBe('none');
     expect((await s.ok('reset', {})).snapshot.mask).toBe('none');
     // A bad one: an input error, and the one in force stays.
-    const bad = await s.fails('ablate', { ablation: { ...a, headsOff: [true] } });
+    const bad = await s.callFails(ablateRequest, { ...a, headsOff: [true] });
     expect(bad.kind).toBe('input');
-    expect((await s.ok('ablate', { ablation: noAblation(4) })).report.intact.loss).toBeCloseTo((await s.ok('ablate', { ablation: noAblation(4) })).report.ablated.loss, 6);
+    expect((await s.call(ablateRequest, noAblation(4))).report.intact.loss).toBeCloseTo((await s.call(ablateRequest, noAblation(4))).report.ablated.loss, 6);
   });
 
   test('configure applies the ablation the page sends, for a new head count too', async () => {
@@ -314,7 +332,7 @@ describe('ablation', () => {
     await s.ok('configure', configure(config(), SAMPLE, { ...noAblation(4), mask: 'inverted' }));
     const snap = (await s.ok('configure', configure(config({ nHeads: 2 }), SAMPLE, { ...noAblation(2), headsOff: [false, true], mask: 'none' }))).snapshot;
     expect([snap.H, snap.mask]).toEqual([2, 'none']);
-    const { report } = await s.ok('ablate', { ablation: { ...noAblation(2), headsOff: [false, true], mask: 'none' } });
+    const { report } = await s.call(ablateRequest, { ...noAblation(2), headsOff: [false, true], mask: 'none' });
     expect(report.ablation.headsOff).toEqual([false, true]);
   });
 
@@ -337,7 +355,7 @@ describe('timeline', () => {
     await s.ok('configure', configure());
     const last = 10 * HEADS_EVERY;
     await s.ok('step', { n: last + 5 });
-    const all = (await s.ok('timeline', { since: -1 })).timeline;
+    const all = await s.call(timelineRequest, { since: -1 });
     const grid = Array.from({ length: HEADS_EVERY + 1 }, (_, i) => 10 * i);
     expect(all.steps).toEqual(grid);
     expect(all.entries.map((e) => e.step)).toEqual(grid);
@@ -345,7 +363,7 @@ describe('timeline', () => {
     expect([all.every, all.capacity, all.bytes]).toEqual([10, 240, 2 * snapshotBytes(4, 12) + (HEADS_EVERY - 1) * snapshotBytes(4, 12, false)]);
     expect(all.entries.map((e) => e.entropy.length)).toEqual(grid.map((step) => (step % last === 0 ? 4 : 0)));
     expect(all.entries[0].loss).toBe((await s.ok('pause', {})).snapshot.initLoss);
-    const newer = (await s.ok('timeline', { since: last - 20 })).timeline;
+    const newer = await s.call(timelineRequest, { since: last - 20 });
     expect(newer.entries.map((e) => e.step)).toEqual([last - 10, last]);
     expect(newer.entries[1].weights).toEqual(all.entries[HEADS_EVERY].weights);
     expect(newer.entries.map((e) => e.entropy.length)).toEqual([0, 4]);
@@ -359,13 +377,13 @@ describe('timeline', () => {
     const s = open(readReference, { timelineBytes: budget });
     await s.ok('configure', configure(config({ nHeads: 2, dModel: 16, seqLen: T, batchSize: 1 })));
     let held: (Stepped & { weights: Float32Array; entropy: Float32Array })[] = [];
-    let tl = (await s.ok('timeline', { since: -1 })).timeline;
+    let tl = await s.call(timelineRequest, { since: -1 });
     expect(tl.capacity).toBe(7);
     for (let i = 0; i < 5; ++i) {
       // 78 steps in uneven requests: past the doubling at step 70.
       await s.ok('step', { n: 10 + (i % 3) * 7 });
       const since = held.length > 0 ? held[held.length - 1].step : -1;
-      tl = (await s.ok('timeline', { since })).timeline;
+      tl = await s.call(timelineRequest, { since });
       held = follow(held, tl.steps, tl.entries);
       expect(held.map((e) => e.step)).toEqual(tl.steps);
       expect(held.length).toBeLessThanOrEqual(tl.capacity);
@@ -375,7 +393,7 @@ describe('timeline', () => {
     expect(tl.steps).toEqual([0, 20, 40, 60, 70]);
     expect(tl.bytes).toBeLessThanOrEqual(budget);
     // What the page holds is what a fresh full read gives.
-    const full = (await s.ok('timeline', { since: -1 })).timeline;
+    const full = await s.call(timelineRequest, { since: -1 });
     expect(full.entries.map((e) => e.step)).toEqual(held.map((e) => e.step));
     full.entries.forEach((e, i) => expect(e.weights).toEqual(held[i].weights));
   });
@@ -385,17 +403,17 @@ describe('row backward', () => {
   test('the default target (the task\'s answer, else the next token) and a chosen one; a bad head is an input error', async () => {
     const s = open();
     await s.ok('configure', configure());
-    const first = (await s.ok('rowBackward', { head: 1, query: 0 })).report;
+    const first = await s.call(rowBackwardRequest, { head: 1, query: 0 });
     expect([first.head, first.query]).toEqual([1, 0]);
     const answers = core.taskTargets('repeat', Int32Array.from(SAMPLE));
     if (answers[0] >= 0) expect([first.targetSource, first.target]).toEqual(['task', answers[0]]);
     else expect([first.targetSource, first.target]).toEqual(['next', SAMPLE[1]]);
     expect(first.row.weights.length).toBe(12);
     expect(first.row.weights[5]).toBe(0); // causal: key 5 is after query 0
-    const chosen = (await s.ok('rowBackward', { head: 0, query: 4, target: 7 })).report;
+    const chosen = await s.call(rowBackwardRequest, { head: 0, query: 4, target: 7 });
     expect([chosen.target, chosen.targetSource]).toEqual([7, 'chosen']);
     expect(Array.from(chosen.ids)).toEqual(SAMPLE);
-    expect((await s.fails('rowBackward', { head: 9, query: 0 })).kind).toBe('input');
+    expect((await s.callFails(rowBackwardRequest, { head: 9, query: 0 })).kind).toBe('input');
   });
 });
 
@@ -403,7 +421,7 @@ describe('self-test', () => {
   test('with the shipped reference case: all six checks pass', async () => {
     const s = open();
     await s.ok('configure', configure());
-    const { report } = await s.ok('selfTest', { reference: files });
+    const report = await s.call(selfTestRequest, files);
     expect(report.results.map((r) => r.id)).toEqual(['rows_and_mask', 'future_invariance', 'split_merge', 'fused_qkv', 'gradcheck', 'pytorch_reference']);
     for (const r of report.results) expect(r.pass, `${r.id}: ${r.detail}`).toBe(true);
     expect(report.ms).toBeGreaterThanOrEqual(0);
@@ -416,13 +434,13 @@ describe('self-test', () => {
       return readReference(name);
     });
     await s.ok('configure', configure());
-    const { report } = await s.ok('selfTest', { reference: files });
+    const report = await s.call(selfTestRequest, files);
     const row = report.results.find((r) => r.id === PYTORCH_REFERENCE)!;
     expect(row.pass).toBe(false);
     expect(row.detail).toBe('The PyTorch reference case could not be loaded: short.weights.safetensors answered 404.');
     for (const r of report.results.filter((r) => r.id !== PYTORCH_REFERENCE)) expect(r.pass, r.id).toBe(true);
     fail = false;
-    const again = (await s.ok('selfTest', { reference: files })).report;
+    const again = await s.call(selfTestRequest, files);
     expect(again.results.every((r) => r.pass)).toBe(true);
   });
 
@@ -437,17 +455,17 @@ describe('self-test', () => {
 describe('view 2 panels', () => {
   test('scalingDemo and softmaxSteps need no Trainer; their arrays are transferred; bad values are input errors', async () => {
     const s = open();
-    const demo = (await s.ok('scalingDemo', { dk: 16, keys: 8, seed: 42 })).demo;
+    const demo = await s.call(scalingDemoRequest, { dk: 16, keys: 8, seed: 42 });
     expect(Array.from(demo.query)).toEqual(Array.from(core.scalingDemo(16, 8, 42).query));
     expect([demo.keys.rows, demo.keys.cols, demo.weightsScaled.length]).toEqual([8, 16, 8]);
-    const c = (await s.ok('softmaxSteps', { logits: [100, 200, 300] })).comparison;
+    const c = await s.call(softmaxStepsRequest, { logits: [100, 200, 300] });
     expect(Array.from(c.logits)).toEqual([100, 200, 300]);
     expect(c.naive.sum).toBe(Infinity);
     expect(Array.from(c.naive.weights).every(Number.isNaN)).toBe(true);
     expect([c.stable.max, c.stable.sum, c.stable.weights[2]]).toEqual([300, 1, 1]);
     expect(s.transferred.length).toBeGreaterThanOrEqual(12);
-    expect((await s.fails('scalingDemo', { dk: 65, keys: 8, seed: 1 })).kind).toBe('input');
-    expect((await s.fails('softmaxSteps', { logits: [] })).kind).toBe('input');
+    expect((await s.callFails(scalingDemoRequest, { dk: 65, keys: 8, seed: 1 })).kind).toBe('input');
+    expect((await s.callFails(softmaxStepsRequest, { logits: [] })).kind).toBe('input');
   });
 });
 
@@ -471,17 +489,21 @@ describe('errors', () => {
 
   test('before configure: kind state', async () => {
     const s = open();
-    for (const [type, body] of [['step', { n: 1 }], ['pause', {}], ['reset', {}], ['timeline', { since: -1 }], ['play', {}]] as const) {
+    for (const [type, body] of [['step', { n: 1 }], ['pause', {}], ['reset', {}], ['play', {}]] as const) {
       const e = await s.fails(type, body as never);
       expect(e.kind, type).toBe('state');
     }
+    expect((await s.callFails(timelineRequest, { since: -1 })).kind).toBe('state');
+    // A request of no panel: an input error naming it.
+    const unknown = await s.fails('call', { request: 'noSuchRequest', input: {} });
+    expect([unknown.kind, unknown.message]).toEqual(['input', 'there is no request named "noSuchRequest"']);
     // View 2 needs no Trainer.
     const causal = Uint8Array.from([0, 1, 1, 0, 0, 1, 0, 0, 0]);
-    const stages = (await s.ok('selfAttention', { input: { tokens: ['a', 'b', 'c'], dModel: 8, dk: 4, dv: 4, seed: 1, mask: causal } })).stages;
+    const stages = await s.call(selfAttentionRequest, { tokens: ['a', 'b', 'c'], dModel: 8, dk: 4, dv: 4, seed: 1, mask: causal });
     const head = stages.heads[0];
     expect([head.weights.rows, head.weights.cols, head.output.cols]).toEqual([3, 3, 4]);
     expect(head.weights.data[1]).toBe(0);
-    expect((await s.fails('selfAttention', { input: { tokens: [], dModel: 8, dk: 4, dv: 4, seed: 1 } })).kind).toBe('input');
+    expect((await s.callFails(selfAttentionRequest, { tokens: [], dModel: 8, dk: 4, dv: 4, seed: 1 })).kind).toBe('input');
   });
 });
 
@@ -509,7 +531,7 @@ describe('depth and induction', () => {
     expect(snap.phaseChange).toBe(-1);
     const last = 10 * HEADS_EVERY;
     await s.ok('step', { n: last });
-    const tl = (await s.ok('timeline', { since: -1 })).timeline;
+    const tl = await s.call(timelineRequest, { since: -1 });
     const grid = Array.from({ length: HEADS_EVERY + 1 }, (_, i) => 10 * i);
     expect(tl.steps).toEqual(grid);
     expect(tl.bytes).toBe(2 * snapshotBytes(4, SEQ.length) + (HEADS_EVERY - 1) * snapshotBytes(4, SEQ.length, false));
@@ -529,7 +551,7 @@ describe('depth and induction', () => {
     const s = open();
     await s.ok('configure', configure(deep(), SEQ));
     await s.ok('step', { n: 30 });
-    const { report } = await s.ok('headScores', {});
+    const report = await s.call(headScoresRequest);
     const [want] = direct(deep(), [30]);
     expect(report.step).toBe(30);
     expect(report.scores.previousToken).toEqual(want.scores.previousToken);
@@ -544,22 +566,22 @@ describe('depth and induction', () => {
     await s.ok('configure', configure(deep(), SEQ));
     await s.ok('step', { n: 20 });
     const a: Ablation = { ...noAblation(4), headsOff: [false, true, false, false] };
-    const { report } = await s.ok('ablate', { ablation: a });
+    const { report } = await s.call(ablateRequest, a);
     expect(report.ablation.headsOff).toEqual([false, true, false, false]);
     const [want] = direct(deep(), [20]);
     expect(report.intactScores.prefixMatching).toEqual(want.scores.prefixMatching);
     expect(report.ablatedScores.previousToken.length).toBe(4);
     expect(report.ablated.loss).not.toBe(report.intact.loss);
-    expect((await s.fails('ablate', { ablation: noAblation(2) })).kind).toBe('input');
+    expect((await s.callFails(ablateRequest, noAblation(2))).kind).toBe('input');
   });
 
   test('the one-row backward takes the global head index', async () => {
     const s = open();
     await s.ok('configure', configure(deep(), SEQ));
-    const r = (await s.ok('rowBackward', { head: 3, query: 14 })).report;
+    const r = await s.call(rowBackwardRequest, { head: 3, query: 14 });
     expect([r.head, r.query]).toEqual([3, 14]);
     expect(r.row.weights.length).toBe(SEQ.length);
-    expect((await s.fails('rowBackward', { head: 4, query: 14 })).kind).toBe('input');
+    expect((await s.callFails(rowBackwardRequest, { head: 4, query: 14 })).kind).toBe('input');
   });
 });
 
@@ -582,7 +604,7 @@ describe('the sample from the task, and the predictions on it', () => {
     const c = config({ task: 'shift', nHeads: 2, seed: 7 });
     await s.ok('configure', configure(c));
     await s.ok('step', { n: 30 });
-    const r = (await s.ok('predictions', {})).report;
+    const r = await s.call(predictionsRequest);
     // The same run again, by hand: training is deterministic for a config.
     const t = new core.Trainer(c);
     try {
@@ -605,7 +627,7 @@ describe('the sample from the task, and the predictions on it', () => {
     } finally {
       t.delete();
     }
-    expect((await open().fails('predictions', {})).kind).toBe('state');
+    expect((await open().callFails(predictionsRequest)).kind).toBe('state');
   });
 });
 
@@ -614,32 +636,32 @@ describe('length extrapolation', () => {
     const s = open();
     await s.ok('configure', configure(config({ task: 'shift', residual: true, positions: 'rope' })));
     await s.ok('step', { n: 20 });
-    const { report } = await s.ok('lengths', { lengths: [12, 24, 48], batches: 2 });
+    const report = await s.call(lengthsRequest, { lengths: [12, 24, 48], batches: 2 });
     expect([report.step, report.config.positions]).toEqual([20, 'rope']);
     expect(report.rows.map((r) => [r.length, r.evaluation?.accuracyPerPosition.length, r.problem])).toEqual([[12, 12, null], [24, 24, null], [48, 48, null]]);
     for (const r of report.rows) expect(Number.isFinite(r.evaluation!.loss)).toBe(true);
     await s.ok('configure', configure(config({ task: 'shift', residual: true, positions: 'learned' })));
-    const learned = (await s.ok('lengths', { lengths: [12, 24], batches: 1 })).report.rows;
+    const learned = (await s.call(lengthsRequest, { lengths: [12, 24], batches: 1 })).rows;
     expect(learned[0].evaluation).not.toBeNull();
     expect(learned[1].evaluation).toBeNull();
     expect(learned[1].problem).toMatchObject({ kind: 'config', key: 'maxSeqLen' });
-    expect((await s.fails('lengths', { lengths: [], batches: 1 })).kind).toBe('input');
-    expect((await s.fails('lengths', { lengths: [0], batches: 1 })).key).toBe('seqLen');
+    expect((await s.callFails(lengthsRequest, { lengths: [], batches: 1 })).kind).toBe('input');
+    expect((await s.callFails(lengthsRequest, { lengths: [0], batches: 1 })).key).toBe('seqLen');
   });
 
   test('the comparison trainer: apart from the run, stepped, measured, freed', async () => {
     const s = open();
     await s.ok('configure', configure());
-    expect((await s.fails('comparisonStep', { n: 1 })).kind).toBe('state');
-    await s.ok('comparisonStart', { config: config({ task: 'shift', residual: true, positions: 'alibi', seqLen: 16 }) });
-    expect(await s.ok('comparisonStep', { n: 30 })).toMatchObject({ step: 30 });
-    const r = await s.ok('comparisonLengths', { lengths: [16, 32, 64], batches: 1 });
-    expect([r.report.step, r.report.config.positions, r.report.rows.map((x) => x.evaluation?.accuracyPerPosition.length)]).toEqual([30, 'alibi', [16, 32, 64]]);
+    expect((await s.callFails(comparisonStepRequest, { n: 1 })).kind).toBe('state');
+    await s.call(comparisonStartRequest, config({ task: 'shift', residual: true, positions: 'alibi', seqLen: 16 }));
+    expect(await s.call(comparisonStepRequest, { n: 30 })).toMatchObject({ step: 30 });
+    const r = await s.call(comparisonLengthsRequest, { lengths: [16, 32, 64], batches: 1 });
+    expect([r.step, r.config.positions, r.rows.map((x) => x.evaluation?.accuracyPerPosition.length)]).toEqual([30, 'alibi', [16, 32, 64]]);
     // The run is untouched.
     expect((await s.ok('step', { n: 1 })).snapshot.step).toBe(1);
-    expect((await s.fails('comparisonStart', { config: config({ nHeads: 3 }) })).kind).toBe('config');
-    await s.ok('comparisonEnd', {});
-    expect((await s.fails('comparisonLengths', { lengths: [16], batches: 1 })).kind).toBe('state');
+    expect((await s.callFails(comparisonStartRequest, config({ nHeads: 3 }))).kind).toBe('config');
+    await s.call(comparisonEndRequest);
+    expect((await s.callFails(comparisonLengthsRequest, { lengths: [16], batches: 1 })).kind).toBe('state');
   });
 });
 
@@ -647,7 +669,7 @@ describe('length extrapolation: memory', () => {
   test('a length whose attention would not fit the page\'s budget is that row\'s problem, not measured', async () => {
     const s = open();
     await s.ok('configure', configure(config({ seqLen: 128, batchSize: 64, nHeads: 4 }), [1, 2, 3]));
-    const rows = (await s.ok('lengths', { lengths: [128, 512], batches: 1 })).report.rows;
+    const rows = (await s.call(lengthsRequest, { lengths: [128, 512], batches: 1 })).rows;
     expect(rows[0].evaluation).not.toBeNull();
     expect(rows[1].evaluation).toBeNull();
     expect(rows[1].problem).toMatchObject({ kind: 'input' });
@@ -663,33 +685,33 @@ describe('look inside', () => {
     const c = config({ task: 'induction', nLayers: 2, residual: true, nHeads: 2, vocabSize: 16 });
     await s.ok('configure', configure(c, ind));
     await s.ok('step', { n: 5 });
-    const r = (await s.ok('inspect', {})).report;
+    const r = await s.call(inspectRequest, {});
     const def = core.inductionCorruption(Int32Array.from(ind), 16);
     expect([r.step, r.task, Array.from(r.ids), Array.from(r.corrupted!), r.changed, r.patchingNote]).toEqual([5, 'induction', ind, Array.from(def.ids), def.changed, '']);
     expect(r.inspection.patching).toMatchObject({ position: def.position, answerClean: def.answerClean, answerCorrupt: def.answerCorrupt });
     expect([r.inspection.lens.applies, r.inspection.attribution.applies, r.inspection.circuits.length]).toEqual([true, true, 4]);
     // The learner's own corrupted input, then one token changed at a position they picked.
     const own = ind.map((t, i) => (i === 1 ? 0 : t));
-    expect(Array.from((await s.ok('inspect', { corrupted: own })).report.corrupted!)).toEqual(own);
-    const changed = (await s.ok('inspect', { change: 4 })).report;
+    expect(Array.from((await s.call(inspectRequest, { corrupted: own })).corrupted!)).toEqual(own);
+    const changed = await s.call(inspectRequest, { change: 4 });
     expect([changed.changed, Array.from(changed.corrupted!)]).toEqual([4, ind.map((t, i) => (i === 4 ? 0 : t))]);
     // Another length, a token outside the vocabulary: one sentence, kind input; the run goes on.
     for (const bad of [ind.slice(1), ind.map((t, i) => (i === 0 ? 16 : t))]) {
-      const e = await s.fails('inspect', { corrupted: bad });
+      const e = await s.callFails(inspectRequest, { corrupted: bad });
       expect(e.kind).toBe('input');
       expect(e.message.split('. ').length).toBe(1);
     }
     expect((await s.ok('step', { n: 1 })).snapshot.step).toBe(6);
     // No repeat in the sample: no default, and the note says why.
     await s.ok('sample', { sample: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] });
-    const none = (await s.ok('inspect', {})).report;
+    const none = await s.call(inspectRequest, {});
     expect([none.corrupted, none.inspection.patching]).toEqual([null, null]);
     expect(none.patchingNote).toMatch(/^No default corrupted input: the sequence holds no repeated segment.*, or pick a token to change\.$/);
     // Another task: the token the last answer copies (shift: the one before the last position).
     await s.ok('configure', configure(config({ task: 'shift', nHeads: 2 })));
-    const shift = (await s.ok('inspect', {})).report;
+    const shift = await s.call(inspectRequest, {});
     expect(shift.changed).toBe(SAMPLE.length - 2);
     expect(shift.inspection.lens).toMatchObject({ applies: false });
-    expect((await open().fails('inspect', {})).kind).toBe('state');
+    expect((await open().callFails(inspectRequest, {})).kind).toBe('state');
   });
 });

@@ -9,7 +9,7 @@ import referenceInput from '../../../tests/reference/data/short.input.safetensor
 import referenceExpected from '../../../tests/reference/data/short.expected.safetensors?url';
 import { absolute, CORE_FILES } from '../core/core-files';
 import type { CoreFiles } from '../core/load-core.js';
-import type { ReferenceFiles } from '../model/protocol';
+import type { ReferenceFiles } from '../panels/selftest/request';
 
 /** Absolute URLs of everything the worker loads. */
 export interface Assets {

@@ -1,33 +1,10 @@
-// The controller: reset, step, play/pause, restart. It talks to the worker only through the
+// The controller: reset, step, play/pause, restart, import. It talks to the worker only through the
 // worker client (the messages of model/protocol.ts) and never touches wasm. It keeps no settings: every
 // request is built from the Store at the moment it is sent, and a change of the Store's config or
 // sample becomes a configure or sample request here. Views subscribe to its snapshots and status.
-import type {
-  AblationReport,
-  HeadScoresReport,
-  RowBackwardReport,
-  SelfTestReport,
-  Timeline,
-  ErrorKind,
-  ImportRun,
-  SelfAttentionRequest,
-  SelfAttentionStages,
-  BlockStages,
-  ScalingDemo,
-  SoftmaxComparison,
-  Snapshot,
-  WorkerEvent,
-  PredictionsReport,
-  InspectReport,
-  LengthsReport,
-  TrainerConfigMsg,
-  CacheSpeed,
-  GenerateChunk,
-  GenerateSpec,
-  GenerateStarted,
-  TextSample,
-  CorpusInput,
-} from '../model/protocol';
+// The panels' requests all go through one method, call(request, input), typed by the request's
+// declaration (web/src/panels/<name>/request.ts): the controller has no method per panel.
+import type { ErrorKind, ImportRun, RequestDef, Snapshot, WorkerEvent, CorpusInput } from '../model/protocol';
 import { CONFIG_KEYS, keysOf, type State } from '../settings/settings';
 import { ablationOf, ablationState, sampleSpec, totalHeads, trainerConfig } from '../settings/state';
 import type { ChangeSource, Store } from '../settings/store';
@@ -207,18 +184,25 @@ export class Controller {
     }
   }
 
+  /**
+   * Task text: shows these characters in the heatmaps (the core's encodeText on the run's
+   * vocabulary); the Store then holds their ids (the sample setting, in the URL) as the run's. A
+   * character outside the vocabulary is rejected with the core's sentence (a RequestError of kind
+   * `input`) and nothing changes.
+   */
+  async setSampleText(text: string): Promise<void> {
+    if (!this.ready) throw new RequestError('state', 'the core is not ready');
+    const r = await this.client.request('sample', { type: 'sample', sample: { text } });
+    this.snapshot = r.snapshot;
+    this.store.set({ sample: Array.from(r.snapshot.ids).join(' ') }, 'run');
+    this.emit();
+  }
+
   /** A new worker after a crash, with the Store's settings (back to step 0). */
   async restart(): Promise<void> {
     this.emitProblem(null);
     await this.start();
     if (this.configured) await this.configure();
-  }
-
-  /** The weights as a safetensors file and the snapshot they belong to (pauses first). */
-  async exportWeights(): Promise<{ bytes: Uint8Array; snapshot: Snapshot }> {
-    if (this.status === 'playing') await this.pause();
-    const r = await this.client.request('exportWeights', { type: 'exportWeights' });
-    return { bytes: r.bytes, snapshot: r.snapshot };
   }
 
   /**
@@ -242,130 +226,29 @@ export class Controller {
     this.emit();
   }
 
-  /** Applies the Store's interventions, sized to the run's head count (every layer's; the worker
-   * keeps them across reset), and measures their effect. */
-  async ablate(): Promise<AblationReport> {
-    this.requireRun();
-    const ablation = ablationOf(this.store.state, this.snapshot!.L * this.snapshot!.H);
-    const r = await this.client.request('ablate', { type: 'ablate', ablation });
-    this.snapshot = r.snapshot;
+  /** Whether a run exists to ask about (the panels' requests need one). */
+  get ready(): boolean {
+    return !!this.snapshot && this.status !== 'loading' && this.status !== 'crashed';
+  }
+
+  /** What the page loads at run time (the worker, the core's builds, the self-test's case). */
+  get assets(): WorkerClient['assets'] {
+    return this.client.assets;
+  }
+
+  /** Sends a panel's request (declared in web/src/panels/<name>/request.ts) to the worker;
+   * resolves with its output, rejects with a RequestError (kind `state` after a crash, until
+   * Restart). */
+  async call<In, Out>(request: RequestDef<In, Out>, ...input: [In] extends [void] ? [] : [In]): Promise<Out> {
+    if (this.status === 'crashed') throw new RequestError('state', 'the core is not ready');
+    return (await this.client.request('call', { type: 'call', request: request.name, input: input[0] })).output as Out;
+  }
+
+  /** A panel's request changed what the heatmaps show (the interventions): its snapshot becomes
+   * the page's, and every subscriber hears of it. */
+  adopt(snapshot: Snapshot): void {
+    this.snapshot = snapshot;
     this.emit();
-    return r.report;
-  }
-
-  /** The timeline entries after step `since` (-1: all), and which steps are kept. */
-  async timeline(since: number): Promise<Timeline> {
-    this.requireRun();
-    return (await this.client.request('timeline', { type: 'timeline', since })).timeline;
-  }
-
-  /** The core's per-head scores of the live model (previous-token, prefix-matching, K-composition). */
-  async headScores(): Promise<HeadScoresReport> {
-    this.requireRun();
-    return (await this.client.request('headScores', { type: 'headScores' })).report;
-  }
-
-  /** One query row of one head (global index l * H + h), forward and backward, on the sample sequence. */
-  async rowBackward(head: number, query: number, target?: number): Promise<RowBackwardReport> {
-    this.requireRun();
-    return (await this.client.request('rowBackward', { type: 'rowBackward', head, query, target })).report;
-  }
-
-  /** The curriculum's invariants on the live model, plus the shipped PyTorch case. */
-  async selfTest(): Promise<SelfTestReport> {
-    this.requireRun();
-    return (await this.client.request('selfTest', { type: 'selfTest', reference: this.client.assets.reference })).report;
-  }
-
-  /** The model's top 3 next tokens at each position of the sample, with the task's answers. */
-  async predictions(): Promise<PredictionsReport> {
-    this.requireRun();
-    return (await this.client.request('predictions', { type: 'predictions' })).report;
-  }
-
-  /** The live model on its task at each of lengths (a row per length; a learned table too short
-   * for one is that row's problem). */
-  async lengths(lengths: number[], batches: number): Promise<LengthsReport> {
-    this.requireRun();
-    return (await this.client.request('lengths', { type: 'lengths', lengths, batches })).report;
-  }
-
-  /** Look inside the live model on the sample: the logit lens, attribution, patching against
-   * `corrupted` (or the sample with the token at `change` changed, or the task's default) and the
-   * QK/OV circuits. A bad corrupted input is rejected with kind `input`. */
-  async inspect(corrupted?: number[], change?: number): Promise<InspectReport> {
-    this.requireRun();
-    return (await this.client.request('inspect', { type: 'inspect', corrupted, change })).report;
-  }
-
-  /** The comparison's Trainer in the worker, apart from the run: start it for config, train it n
-   * steps (its step count and last loss), measure it at lengths, free it. */
-  readonly comparison = {
-    start: async (config: TrainerConfigMsg): Promise<void> => {
-      await this.client.request('comparisonStart', { type: 'comparisonStart', config });
-    },
-    step: async (n: number): Promise<{ step: number; loss: number }> => {
-      const r = await this.client.request('comparisonStep', { type: 'comparisonStep', n });
-      return { step: r.step, loss: r.loss };
-    },
-    lengths: async (lengths: number[], batches: number): Promise<LengthsReport> =>
-      (await this.client.request('comparisonLengths', { type: 'comparisonLengths', lengths, batches })).report,
-    end: async (): Promise<void> => {
-      await this.client.request('comparisonEnd', { type: 'comparisonEnd' });
-    },
-  };
-
-  /** The Generate panel's generation in the worker (task text): start it (the prompt pushed),
-   * take the next n characters, free it. */
-  readonly generation = {
-    start: async (spec: GenerateSpec): Promise<GenerateStarted> => {
-      this.requireRun();
-      return (await this.client.request('generateStart', { type: 'generateStart', spec })).started;
-    },
-    next: async (n: number): Promise<GenerateChunk> => (await this.client.request('generateNext', { type: 'generateNext', n })).chunk,
-    end: async (): Promise<void> => {
-      await this.client.request('generateEnd', { type: 'generateEnd' });
-    },
-  };
-
-  /** A short sample of the live model (the strip of samples over training). */
-  async textSample(spec: GenerateSpec): Promise<TextSample> {
-    this.requireRun();
-    return (await this.client.request('textSample', { type: 'textSample', spec })).sample;
-  }
-
-  /** The same greedy characters with and without the KV cache: tokens/s of each. */
-  async cacheSpeed(prompt: string, tokens: number): Promise<CacheSpeed> {
-    this.requireRun();
-    return (await this.client.request('cacheSpeed', { type: 'cacheSpeed', prompt, tokens })).speed;
-  }
-
-  private requireRun(): void {
-    if (!this.snapshot || this.status === 'loading' || this.status === 'crashed') throw new RequestError('state', 'the core is not ready');
-  }
-
-  /** View 2: every stage of one head, computed by the core in the worker. */
-  async selfAttention(input: SelfAttentionRequest): Promise<SelfAttentionStages> {
-    const r = await this.client.request('selfAttention', { type: 'selfAttention', input });
-    return r.stages;
-  }
-
-  /** View 3: one block of the Store's model (config and sample as the training view's), every
-   * stage computed by the core in the worker. */
-  async transformerBlock(opts: { ropePair?: number; ropeHead?: number } = {}): Promise<BlockStages> {
-    const s = this.store.state;
-    const input = { config: trainerConfig(s), sample: sampleSpec(s), ...opts };
-    return (await this.client.request('transformerBlock', { type: 'transformerBlock', input })).stages;
-  }
-
-  /** View 2's sqrt(dk) panel: one seeded query row of width dk against `keys` keys. */
-  async scalingDemo(dk: number, keys: number, seed: number): Promise<ScalingDemo> {
-    return (await this.client.request('scalingDemo', { type: 'scalingDemo', dk, keys, seed })).demo;
-  }
-
-  /** View 2's stability panel: the logits' softmax without and with the max subtracted. */
-  async softmaxSteps(logits: number[]): Promise<SoftmaxComparison> {
-    return (await this.client.request('softmaxSteps', { type: 'softmaxSteps', logits })).comparison;
   }
 
   private async run(p: Promise<{ snapshot: Snapshot }>, after: RunStatus, newRun = false): Promise<void> {

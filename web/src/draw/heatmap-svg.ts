@@ -2,6 +2,7 @@
 // markup): cells as rects in the heatmap's viridis colours, masked cells grey and hatched, token
 // labels on both axes. For the export panel.
 import { MASKED_FILL, MASKED_HATCH, cssColour } from './colormap';
+import { num } from '../model/format';
 
 const NS = 'http://www.w3.org/2000/svg';
 
@@ -39,7 +40,7 @@ export function heatmapSvg(opts: { title: string; values: Float32Array; rows: nu
       const v = values[i * cols + j];
       const r = el('rect', { x: x0 + j * cell, y: y0 + i * cell, width: cell, height: cell, fill: masked ? 'url(#masked)' : cssColour(v) });
       const t = el('title', {});
-      t.textContent = `query ${i} (${opts.rowLabels[i]}) -> key ${j} (${opts.colLabels[j]}): ${masked ? 'masked' : v.toFixed(4)}`;
+      t.textContent = `query ${i} (${opts.rowLabels[i]}) -> key ${j} (${opts.colLabels[j]}): ${masked ? 'masked' : num(v, 4)}`;
       r.append(t);
       r.setAttribute('data-masked', masked ? '1' : '0');
       cells.append(r);

@@ -69,7 +69,7 @@ function scratchCanvas(key: string, w: number, h: number, paint?: (c: CanvasRend
 function hatchOverlay(rows: number, cols: number, cellPx: number): HTMLCanvasElement {
   const w = Math.ceil(cols * cellPx);
   const h = Math.ceil(rows * cellPx);
-  return scratchCanvas(`hatch:${rows}:${cols}:${cellPx.toFixed(3)}`, w, h, (g) => {
+  return scratchCanvas(`hatch:${rows}:${cols}:${Math.round(cellPx * 1000)}`, w, h, (g) => {
     g.beginPath();
     for (let i = 0; i < rows; ++i) {
       if (i + 1 >= cols) break;

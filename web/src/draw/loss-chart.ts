@@ -6,14 +6,10 @@
 import type uPlot from 'uplot';
 import { stepChart, stepChartHeight, stepMarker, type StepSeries } from './chart';
 import { alignPoints } from '../model/text';
-import { ema, epochMeans, tickLabel } from './loss-series';
+import { ema, epochMeans } from './loss-series';
+import { exact, tick } from '../model/format';
 
 const HEIGHT: [number, number] = [160, 240];
-
-/** Formats a loss for the hover legend: exact to float32 precision. */
-export function formatLoss(v: number | null | undefined): string {
-  return v == null || !Number.isFinite(v) ? '—' : Number(v.toPrecision(7)).toString();
-}
 
 /** What the loss chart shows besides the loss. */
 export interface LossChartOptions {
@@ -56,13 +52,13 @@ export class LossChart {
   /** The lines drawn, in data order after x: loss, then the optional ones. */
   private series(): StepSeries[] {
     const o = this.opts;
-    const s: StepSeries[] = [{ label: 'loss', stroke: o.smooth ? 'rgba(59, 82, 139, 0.35)' : '#3b528b', value: formatLoss, width: o.smooth ? 1 : 1.5 }];
-    if (o.smooth) s.push({ label: 'smoothed', stroke: '#3b528b', value: formatLoss, width: 2 });
-    if (o.epochSteps > 0) s.push({ label: `epoch mean (${o.epochSteps} steps)`, stroke: '#c2571a', value: formatLoss, width: 2, stepped: true });
-    if (o.chance !== null) s.push({ label: 'chance (ln V)', stroke: '#7a7a7a', value: formatLoss, width: 1, dash: [6, 4] });
+    const s: StepSeries[] = [{ label: 'loss', stroke: o.smooth ? 'rgba(59, 82, 139, 0.35)' : '#3b528b', value: exact, width: o.smooth ? 1 : 1.5 }];
+    if (o.smooth) s.push({ label: 'smoothed', stroke: '#3b528b', value: exact, width: 2 });
+    if (o.epochSteps > 0) s.push({ label: `epoch mean (${o.epochSteps} steps)`, stroke: '#c2571a', value: exact, width: 2, stepped: true });
+    if (o.chance !== null) s.push({ label: 'chance (ln V)', stroke: '#7a7a7a', value: exact, width: 1, dash: [6, 4] });
     if (o.unigram !== null) {
-      s.push({ label: 'validation', stroke: '#c2571a', value: formatLoss, width: 2, spanGaps: true });
-      s.push({ label: 'unigram entropy', stroke: '#7a7a7a', value: formatLoss, width: 1, dash: [6, 4] });
+      s.push({ label: 'validation', stroke: '#c2571a', value: exact, width: 2, spanGaps: true });
+      s.push({ label: 'unigram entropy', stroke: '#7a7a7a', value: exact, width: 1, dash: [6, 4] });
     }
     return s;
   }
@@ -71,7 +67,7 @@ export class LossChart {
     this.plot?.destroy();
     const logY = this.opts.logY;
     const phase = stepMarker(() => (this.phaseStep >= 0 ? this.phaseStep : null), '#b8326b', 'phase change');
-    const spec = { yLabel: logY ? 'loss (log)' : 'loss', logY, series: this.series(), yTick: tickLabel, plugins: [phase] };
+    const spec = { yLabel: logY ? 'loss (log)' : 'loss', logY, series: this.series(), yTick: tick, plugins: [phase] };
     this.plot = stepChart(this.el, spec, this.data, this.width, stepChartHeight(this.width, HEIGHT, 0.45));
     this.el.dataset.scale = logY ? 'log' : 'linear';
     this.el.dataset.series = spec.series.map((x) => x.label).join('|');

@@ -1,6 +1,5 @@
 // The loss chart's derived lines, computed from the loss history (pure; the chart draws them):
-// a smoothed curve, the epoch means of the curriculum's demo, and tick labels that stay readable
-// on a log scale far below 0.001.
+// a smoothed curve and the epoch means of the curriculum's demo (the tick labels are model/format.ts's tick).
 
 /** The exponential moving average of values (bias-corrected, as TensorBoard's smoothing): y_0 is
  * values[0], and each next y moves 1 - alpha of the way to the new value. NaN values are skipped. */
@@ -33,12 +32,4 @@ export function epochMeans(losses: ArrayLike<number>, stride: number, stepsPerEp
     counts[epoch] = (counts[epoch] ?? 0) + 1;
   }
   return sums.map((s, e) => s / counts[e]);
-}
-
-/** A y tick label: 3 significant digits down to 0.01, then as 1e-4, 5e-5 (never "0"). */
-export function tickLabel(v: number): string {
-  if (v === 0 || !Number.isFinite(v)) return String(v);
-  const a = Math.abs(v);
-  if (a >= 0.01 && a < 1e5) return String(Number(v.toPrecision(3)));
-  return v.toExponential(0).replace('e+', 'e');
 }

@@ -4,6 +4,7 @@
 // weights in [0, 1] on the heatmaps' viridis; masked cells grey.
 import { cssColour, MASKED_FILL } from './colormap';
 import { divergingColours, symmetricScale } from './diverging';
+import { sig } from '../model/format';
 import type { Matrix } from '../model/protocol';
 
 const NS = 'http://www.w3.org/2000/svg';
@@ -43,7 +44,7 @@ export function matrixSvg(m: Matrix, opts: MatrixSvgOptions): SVGSVGElement {
       r.setAttribute('fill', masked ? MASKED_FILL : opts.colour === 'signed' ? divergingColours(v, scale).background : cssColour(v));
       r.setAttribute('data-value', String(v));
       const t = document.createElementNS(NS, 'title');
-      t.textContent = `${opts.label}[${i}, ${j}] = ${masked ? 'masked' : v.toPrecision(4)}`;
+      t.textContent = `${opts.label}[${i}, ${j}] = ${masked ? 'masked' : sig(v, 4)}`;
       r.append(t);
       svg.append(r);
     }

@@ -3,6 +3,7 @@
 // be coloured: weights on the heatmaps' viridis, signed values on the diverging ramp.
 import { cssColour, textColourOn } from './colormap';
 import { divergingColours, symmetricScale } from './diverging';
+import { cell } from '../model/format';
 import type { Matrix } from '../model/protocol';
 
 /** How to label and colour a matrix. */
@@ -18,15 +19,6 @@ export interface MatrixTableOptions {
   digits?: number;
   /** Cells that a mask hid (rows*cols, 1 = masked): drawn hatched even when their value is 0. */
   masked?: Uint8Array;
-}
-
-/** Shows a float as the page does: fixed digits, "−∞" for -Infinity. */
-export function formatCell(v: number, digits = 3): string {
-  if (v === -Infinity) return '−∞';
-  if (v === Infinity) return '∞';
-  const s = v.toFixed(digits);
-  if (Number(s) === 0) return s.replace('-', ''); // a tiny negative rounds to 0, not "−0.000"
-  return s.startsWith('-') ? `−${s.slice(1)}` : s; // typographic minus
 }
 
 /** Builds a table for m. Throws if the labels do not match its shape. */
@@ -62,7 +54,7 @@ export function matrixTable(m: Matrix, opts: MatrixTableOptions): HTMLTableEleme
     for (let j = 0; j < m.cols; ++j) {
       const v = m.data[i * m.cols + j];
       const td = tr.insertCell();
-      td.textContent = formatCell(v, digits);
+      td.textContent = cell(v, digits);
       td.dataset.value = String(v);
       if (v === -Infinity || opts.masked?.[i * m.cols + j]) {
         td.className = 'masked';

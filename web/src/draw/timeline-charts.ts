@@ -5,7 +5,7 @@
 import type uPlot from 'uplot';
 import { num } from '../model/format';
 import { headLabel } from '../model/layers';
-import type { TimelineEntry } from '../model/protocol';
+import type { TimelineEntry } from '../model/timeline';
 import { hasHeadStats } from '../model/timeline';
 import { stepChart, stepChartHeight, stepMarker } from './chart';
 

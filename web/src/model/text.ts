@@ -1,5 +1,6 @@
 // The text task's pure helpers: how a character token is labelled in the figures, and the
 // validation curve the loss chart draws (the worker's evaluateText points).
+import { num } from './format';
 
 /** A character as a figure labels it: space and the control characters get a visible sign. */
 export function charLabel(ch: string): string {
@@ -23,7 +24,7 @@ export const MAX_CORPUS_BYTES = 2 * 1024 * 1024;
 
 /** The sentence for a file over MAX_CORPUS_BYTES (refused before it is read). */
 export function tooLargeMessage(name: string, bytes: number): string {
-  return `${name || 'The file'} is ${(bytes / (1024 * 1024)).toFixed(1)} MB (${bytes} bytes), more than the 2 MB a text may have.`;
+  return `${name || 'The file'} is ${num(bytes / (1024 * 1024), 1)} MB (${bytes} bytes), more than the 2 MB a text may have.`;
 }
 
 /** Values at the chart's x positions: xs[i] is a step (ascending), points the steps and values

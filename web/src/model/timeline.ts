@@ -5,7 +5,26 @@
 // The policy: a snapshot at step 0 (or wherever a run starts) and at every multiple of `every`
 // steps. When one more than `capacity` are held, `every` doubles and only the snapshots on the
 // doubled grid stay, plus the latest, so memory stays capped and the history stays evenly spaced.
-import type { TimelineEntry } from './protocol';
+import type { MaskMode } from './protocol';
+
+/** One timeline snapshot: the sample's attention (L,H,T,T) and the head statistics and scores
+ * (L*H each, global head index) at a step; the four head arrays are empty at the snapshots that do
+ * not measure the heads (HEADS_EVERY). */
+export interface TimelineEntry {
+  step: number;
+  loss: number;
+  ids: Int32Array;
+  weights: Float32Array;
+  H: number;
+  L: number;
+  T: number;
+  mask: MaskMode;
+  entropy: Float32Array;
+  answerMass: Float32Array;
+  /** headScores()'s previous-token and prefix-matching scores. */
+  previousToken: Float32Array;
+  prefixMatching: Float32Array;
+}
 
 /** At most this many bytes of snapshots are kept. The byte budget wins over the entry bounds:
  * one layer of the largest config (H 16, T 128: just over 1 MiB a snapshot) keeps 7; four such

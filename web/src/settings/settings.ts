@@ -8,6 +8,7 @@
 // values themselves live in the Store (store.ts), and nowhere else.
 import type { Ablation as CoreAblation, FfnKind, NormKind, NormPosition, PositionKind, TrainerConfig } from '../core/attention-core';
 import type { MaskMode, NotOnThePage } from '../model/protocol';
+import { PANELS, type PanelId } from '../panels/registry';
 import { cleanHeads, cleanSample, cleanSentence, DEFAULT_SENTENCE, MAX_HEADS, MAX_LAYERS, quote, TEXT_LIMITS } from './parse';
 import { cleanMask, cleanSecondSentence, MAX_MASK_TOKENS } from './lesson-mask';
 import { TASKS, type TaskName } from './tasks';
@@ -27,10 +28,10 @@ const FFN_KINDS = ['none', 'relu', 'gelu', 'swiglu'] as const satisfies readonly
 /** View 1 trains the tiny LM; view 2 takes one head apart ("lesson"); view 3 one transformer block ("block"). */
 export type View = 'train' | 'lesson' | 'block';
 
-/** The training view's panel picker: the panel shown under the loss and the heatmaps, or all of
- * them one after another. */
-export const PANELS = ['predictions', 'shapes', 'ablation', 'timeline', 'circuits', 'backward', 'selftest', 'longer', 'generate', 'inspect', 'export', 'all'] as const;
-export type PanelName = (typeof PANELS)[number];
+/** The training view's panel picker: the panel shown under the loss and the heatmaps (a line of
+ * the panel registry), or all of them one after another. */
+export type PanelName = PanelId | 'all';
+const PANEL_NAMES: readonly PanelName[] = [...PANELS.map((p) => p.name), 'all'];
 
 /** Every setting of the page. Model/training keys are the core's JS config keys. */
 export interface State extends Required<Omit<TrainerConfig, NotOnThePage>> {
@@ -235,7 +236,7 @@ export const SETTINGS: { readonly [K in keyof State]: Omit<Setting<K>, 'key'> } 
   },
   panel: {
     group: 'page', core: null, cpp: null, hash: 'panel', attribute: 'panel', cli: null,
-    label: 'panel', type: 'enum', default: 'predictions', ...oneOf(PANELS), aliases: none,
+    label: 'panel', type: 'enum', default: 'predictions', ...oneOf(PANEL_NAMES), aliases: none,
   },
   sentence: {
     group: 'lesson', core: null, cpp: null, hash: 'sentence', attribute: null, cli: null,

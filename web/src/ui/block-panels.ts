@@ -1,8 +1,8 @@
 // View 3's two position figures: the RoPE rotation of one q/k pair at every position, and the
 // ALiBi bias as one small matrix per head. Every number drawn is the core's (transformerBlock).
 import { matrixSvg } from '../draw/matrix-svg';
-import { formatCell } from '../draw/matrix-table';
-import type { BlockStages } from '../model/protocol';
+import { cell } from '../model/format';
+import type { BlockStages } from '../panels/block/request';
 import { h } from './dom';
 
 const NS = 'http://www.w3.org/2000/svg';
@@ -54,9 +54,9 @@ export function ropeFigure(r: NonNullable<BlockStages['rope']>, tokens: string[]
         svgEl('line', { class: 'rope-after', x1: cx, y1: cy, x2: cx + ax, y2: cy - ay, stroke: 'var(--accent, #c0580c)', 'stroke-width': 2 }),
         svgEl('circle', { cx: cx + ax, cy: cy - ay, r: 2.5, fill: 'var(--accent, #c0580c)' }),
       );
-      g.append(svgEl('title', {}, `${name} at position ${p}: (${formatCell(before.data[2 * p])}, ${formatCell(before.data[2 * p + 1])}) turned by ${formatCell(r.angles[p])} rad to (${formatCell(after.data[2 * p])}, ${formatCell(after.data[2 * p + 1])})`));
+      g.append(svgEl('title', {}, `${name} at position ${p}: (${cell(before.data[2 * p])}, ${cell(before.data[2 * p + 1])}) turned by ${cell(r.angles[p])} rad to (${cell(after.data[2 * p])}, ${cell(after.data[2 * p + 1])})`));
       svg.append(g);
-      svg.append(svgEl('text', { x: cx, y: y0 + box + 10, 'text-anchor': 'middle', 'font-size': 9, fill: 'currentColor' }, `θ ${formatCell(r.angles[p], 2)}`));
+      svg.append(svgEl('text', { x: cx, y: y0 + box + 10, 'text-anchor': 'middle', 'font-size': 9, fill: 'currentColor' }, `θ ${cell(r.angles[p], 2)}`));
     }
   });
   return h(
@@ -78,7 +78,7 @@ export function alibiFigure(a: NonNullable<BlockStages['alibi']>, T: number): HT
   const heads = Array.from({ length: H }, (_, hd) => {
     const m = { rows: T, cols: T, data: a.bias.data.slice(hd * T * T, (hd + 1) * T * T) };
     const svg = matrixSvg(m, { label: `ALiBi bias, head ${hd + 1}`, colour: 'signed', cell: Math.max(5, Math.min(10, Math.floor(120 / T))), masked: (i, j) => j > i });
-    return h('figure', { class: 'matrix-fig', 'data-matrix': 'alibi', 'data-head': hd }, h('figcaption', { text: `head ${hd + 1}: m = ${formatCell(a.slopes[hd], 4)}` }), svg);
+    return h('figure', { class: 'matrix-fig', 'data-matrix': 'alibi', 'data-head': hd }, h('figcaption', { text: `head ${hd + 1}: m = ${cell(a.slopes[hd], 4)}` }), svg);
   });
   return h(
     'figure',

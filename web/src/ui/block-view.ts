@@ -1,14 +1,16 @@
 // View 3, "The transformer block, step by step": one block of the model the settings describe
-// (the training view's config, at its seeded init, on the training view's sample), taken apart
+// (the training view's config, at its seeded init, on the training view's sample, or on random
+// tokens where the task's own sample is one token repeated), taken apart
 // stage by stage: norm -> attention -> add -> norm -> FFN -> add (pre-norm) or attention -> add
 // -> norm -> FFN -> add -> norm (post-norm). The core computes every stage in the worker
 // (transformerBlock); this module only lays them out. Each stage's section carries data-stage,
 // each grid data-matrix (its name) and data-rows/data-cols (its shape).
 import type { Controller } from '../client/controller';
 import { matrixSvg } from '../draw/matrix-svg';
-import type { BlockStages, Matrix } from '../model/protocol';
+import type { Matrix, SampleSpec } from '../model/protocol';
+import { transformerBlockRequest, type BlockStages } from '../panels/block/request';
 import { checkField, CONFIG_KEYS, keysOf, type Correction, type State } from '../settings/settings';
-import { fixConsistency } from '../settings/state';
+import { fixConsistency, generatedSample, sampleSpec, trainerConfig } from '../settings/state';
 import type { Store } from '../settings/store';
 import { alibiFigure, ropeFigure } from './block-panels';
 import { h, uniqueId } from './dom';
@@ -24,6 +26,13 @@ type StageId = (typeof BLOCK_STAGES)['pre'][number];
 
 /** The settings the view's controls set (the model's own keys, shared with the training view). */
 const BLOCK_CONTROL_KEYS = ['nHeads', 'kvHeads', 'positions', 'norm', 'ffn', 'seed'] as const satisfies readonly (keyof State)[];
+
+/** The sample the block runs on: the training view's, except that the repeat task's own draw (one
+ * token repeated, so the rows would differ only by their positions) gives way to random tokens of
+ * the same seed (the shift task's generator). Ids the learner typed are always used as they are. */
+export function blockSample(s: Readonly<State>): SampleSpec {
+  return generatedSample(s) && s.task === 'repeat' ? { seed: s.sampleSeed, task: 'shift' } : sampleSpec(s);
+}
 
 /** A mounted view 3. */
 export interface BlockView {
@@ -96,7 +105,7 @@ export function mountBlockView(root: HTMLElement, store: Store, ctl: Controller,
     h('div', { class: 'fields' }, placeField, ...fields, pairField),
     h('p', {
       class: 'hint',
-      text: 'One block of the model the training view builds (its d_model, seq_len and the rest are the same settings), with the weights it starts from for this seed, run on the training view\'s sample. Changing a value here changes that model too. Every number is computed by the wasm core.',
+      text: 'One block of the model the training view builds (its d_model, seq_len and the rest are the same settings), with the weights it starts from for this seed, run on the training view\'s sample (on the repeat task, whose sample is one token repeated, on random tokens instead). Changing a value here changes that model too. Every number is computed by the wasm core.',
     }),
   );
   form.addEventListener('submit', (e) => e.preventDefault());
@@ -119,7 +128,8 @@ export function mountBlockView(root: HTMLElement, store: Store, ctl: Controller,
     if (stale) return;
     const mine = ++request;
     try {
-      const r = await ctl.transformerBlock({ ropePair: Number(pairSelect.value || 0) });
+      const s = store.state;
+      const r = await ctl.call(transformerBlockRequest, { config: trainerConfig(s), sample: blockSample(s), ropePair: Number(pairSelect.value || 0) });
       if (mine !== request) return;
       problem.hidden = true;
       render(r);
@@ -254,6 +264,7 @@ export function mountBlockView(root: HTMLElement, store: Store, ctl: Controller,
       h3.textContent = `${i + 1}. ${h3.textContent}`;
     });
     stagesEl.dataset.order = r.normPosition;
+    stagesEl.dataset.ids = tokens.join(' ');
     stagesEl.replaceChildren(...sections);
   }
 

@@ -5,6 +5,7 @@
 import { tokenLabels } from '../model/text';
 import type { Controller } from '../client/controller';
 import { cellAt, drawHeatmap, drawLegendBar, drawMaskedSwatch, type HeatmapLayout } from '../draw/heatmap';
+import { num } from '../model/format';
 import { headAverage, headWeights } from '../model/heads';
 import { averageLabel, headLabel, kvGroupLabel, layerWeights } from '../model/layers';
 import type { Snapshot } from '../model/protocol';
@@ -112,7 +113,7 @@ export function mountHeatmapGrid(store: Store, ctl: Controller, opts: { reducedM
     const masked = s.mask === 'causal' && col > row;
     const w = f.values[row * s.T + col];
     const leak = s.mask !== 'causal' && col > row ? ' (a future key: the broken mask lets it through)' : '';
-    const value = masked ? 'masked (a query cannot see later keys), weight 0' : `${w.toFixed(4)}${leak}`;
+    const value = masked ? 'masked (a query cannot see later keys), weight 0' : `${num(w, 4)}${leak}`;
     return `${f.title}: query ${row} (${tok(row)}) → key ${col} (${tok(col)}): ${value}`;
   }
 

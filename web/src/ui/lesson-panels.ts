@@ -4,9 +4,11 @@
 // softmaxSteps); the blend multiplies the core's weights and V and sets the products beside the
 // core's output row. Also installs the cell links and the colour legend of the stage tables.
 import type { Controller } from '../client/controller';
-import { formatCell, matrixTable } from '../draw/matrix-table';
+import { matrixTable } from '../draw/matrix-table';
+import { cell, wide } from '../model/format';
 import { parseLogits } from '../settings/logits';
-import type { Matrix, ScalingDemo, SoftmaxComparison, SoftmaxSteps } from '../model/protocol';
+import type { Matrix } from '../model/protocol';
+import { scalingDemoRequest, softmaxStepsRequest, type ScalingDemo, type SoftmaxComparison, type SoftmaxSteps } from '../panels/lesson/request';
 import { checkField, LIMITS, type State } from '../settings/settings';
 import type { Store } from '../settings/store';
 import { linkCells, markLinkable } from './cell-links';
@@ -33,30 +35,20 @@ export interface LessonPanels {
   destroy(): void;
 }
 
-/** A number as the panels show it: "∞", "NaN", an exponent for the very large or very small
- * (so exp(-100) reads 3.72e−44, not 0.000), else formatCell's fixed digits. */
-export function formatWide(v: number): string {
-  if (Number.isNaN(v)) return 'NaN';
-  if (!Number.isFinite(v)) return formatCell(v);
-  const a = Math.abs(v);
-  if (a !== 0 && (a >= 1e5 || a < 1e-3)) return v.toExponential(2).replace('-', '−').replace('e+', 'e');
-  return formatCell(v);
-}
-
 /** A labelled bar per value, with the value as text (data-value holds it exactly). */
 function bars(caption: string, labels: string[], values: ArrayLike<number>, name: string): HTMLElement {
   const rows = labels.map((label, j) => {
     const v = values[j];
     const bar = h('span', { class: 'bar' });
     bar.style.width = `${Math.max(0, Math.min(1, v)) * 100}%`;
-    return h('tr', {}, h('th', { scope: 'row', text: label }), h('td', { class: 'bar-cell' }, bar), h('td', { class: 'bar-value', 'data-value': String(v), text: formatCell(v) }));
+    return h('tr', {}, h('th', { scope: 'row', text: label }), h('td', { class: 'bar-cell' }, bar), h('td', { class: 'bar-value', 'data-value': String(v), text: cell(v) }));
   });
   return h('table', { class: 'bars', 'data-bars': name }, h('caption', { text: caption }), h('tbody', {}, ...rows));
 }
 
 /** One "label value" pair of a readout, the exact value in data-value. */
 function stat(label: string, v: number, name: string): HTMLElement {
-  return h('span', {}, `${label} `, h('output', { 'data-stat': name, 'data-value': String(v), text: formatCell(v) }));
+  return h('span', {}, `${label} `, h('output', { 'data-stat': name, 'data-value': String(v), text: cell(v) }));
 }
 
 /** Mounts the panels (not yet placed: update() places them). */
@@ -122,7 +114,7 @@ export function mountLessonPanels(store: Store, ctl: Controller): LessonPanels {
     const { scaleDk, seed } = store.state;
     const mine = ++scalingRequest;
     try {
-      const d = await ctl.scalingDemo(scaleDk, SCALING_KEYS, seed);
+      const d = await ctl.call(scalingDemoRequest, { dk: scaleDk, keys: SCALING_KEYS, seed });
       if (mine !== scalingRequest) return;
       scalingProblem.hidden = true;
       scaling.dataset.dk = String(scaleDk);
@@ -170,7 +162,7 @@ export function mountLessonPanels(store: Store, ctl: Controller): LessonPanels {
     ];
     const head = h('tr', {}, h('td', {}), ...Array.from({ length: n }, (_, j) => h('th', { scope: 'col', text: `x${j}` })));
     const body = rows.map(([label, step, v]) => {
-      const cells = typeof v === 'number' ? [h('td', { colspan: n, 'data-value': String(v), text: formatWide(v), class: cellClass(v) })] : Array.from({ length: n }, (_, j) => h('td', { 'data-value': String(v[j]), text: formatWide(v[j]), class: cellClass(v[j]) }));
+      const cells = typeof v === 'number' ? [h('td', { colspan: n, 'data-value': String(v), text: wide(v), class: cellClass(v) })] : Array.from({ length: n }, (_, j) => h('td', { 'data-value': String(v[j]), text: wide(v[j]), class: cellClass(v[j]) }));
       return h('tr', { 'data-step': step }, h('th', { scope: 'row', text: label }), ...cells);
     });
     const table = h('table', { class: 'matrix steps', 'data-softmax': name }, h('caption', { class: 'visually-hidden', text: title }), h('thead', {}, head), h('tbody', {}, ...body));
@@ -192,7 +184,7 @@ export function mountLessonPanels(store: Store, ctl: Controller): LessonPanels {
     const { logits } = parseLogits(store.state.logits);
     const mine = ++stabilityRequest;
     try {
-      const c = await ctl.softmaxSteps(logits);
+      const c = await ctl.call(softmaxStepsRequest, { logits });
       if (mine !== stabilityRequest) return;
       stabilityProblem.hidden = true;
       drawStability(c);
@@ -237,7 +229,7 @@ export function mountLessonPanels(store: Store, ctl: Controller): LessonPanels {
       for (let c = 0; c < dv; ++c) data[j * dv + c] = w * r.V.data[j * dv + c];
     }
     data.set(r.output.data.subarray(i * dv, (i + 1) * dv), T * dv);
-    const rowLabels = [...r.tokens.map((t, j) => `${formatCell(r.weights.data[i * T + j])} × V[${j} ${t}]`), `Σ = output[${i} ${r.tokens[i]}]`];
+    const rowLabels = [...r.tokens.map((t, j) => `${cell(r.weights.data[i * T + j])} × V[${j} ${t}]`), `Σ = output[${i} ${r.tokens[i]}]`];
     const m: Matrix = { rows: T + 1, cols: dv, data };
     const t = matrixTable(m, { rowLabels, colLabels: Array.from({ length: dv }, (_, c) => `v${c}`), caption: `Output row ${i} as weighted value rows${r.head === null ? '' : ` (head ${r.head + 1})`}`, colour: 'signed' });
     t.dataset.matrix = 'blend';

@@ -3,8 +3,10 @@
 // this module only lays them out. Tables carry data-matrix (the matrix's name) and data-head (its
 // head, from 0); each stage's section carries data-stage.
 import type { Controller } from '../client/controller';
-import { formatCell, matrixTable } from '../draw/matrix-table';
-import type { Matrix, SelfAttentionStages } from '../model/protocol';
+import { matrixTable } from '../draw/matrix-table';
+import { cell } from '../model/format';
+import type { Matrix } from '../model/protocol';
+import { selfAttentionRequest, type SelfAttentionStages } from '../panels/lesson/request';
 import { checkField, LIMITS, tokenize, type State } from '../settings/settings';
 import type { Store } from '../settings/store';
 import { checkYourself, LESSON_QUESTIONS } from './check-yourself';
@@ -153,7 +155,7 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
     const { cells, note } = maskCells(s.lessonMask, tokens.length, s.window, split);
     const mine = ++request;
     try {
-      const r = await ctl.selfAttention({ tokens, split, dModel: LESSON_D_MODEL, dk: s.dk, dv: s.dv, heads: s.lessonHeads, seed: s.seed, positions: s.lessonPositions, mask: cells });
+      const r = await ctl.call(selfAttentionRequest, { tokens, split, dModel: LESSON_D_MODEL, dk: s.dk, dv: s.dv, heads: s.lessonHeads, seed: s.seed, positions: s.lessonPositions, mask: cells });
       if (mine !== request) return;
       result = r;
       maskNote = note ?? '';
@@ -244,7 +246,7 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
         ),
       ),
       section(3, 'Scores', 'S = Q Kᵀ   (query i · key j)', `(T, T) = (${T}, ${T})`, square('scores', 'scores', 'scores')),
-      section(4, 'Scaled scores', `S / √dk = S / √${dkN} = S / ${formatCell(Math.sqrt(dkN), 3)}`, `(T, T) = (${T}, ${T})`, square('scaledScores', 'scaledScores', 'scaled scores')),
+      section(4, 'Scaled scores', `S / √dk = S / √${dkN} = S / ${cell(Math.sqrt(dkN), 3)}`, `(T, T) = (${T}, ${T})`, square('scaledScores', 'scaledScores', 'scaled scores')),
       section(
         5,
         'Mask',

@@ -2,8 +2,14 @@
 // and the one place that puts them in or leaves them out. Each view hands its parts to Parts as it
 // builds them, so a hidden part never enters the page, and no code looks for parts by class name.
 // A change of the hidden groups moves only what changed; a comment keeps each absent part's place.
+// Each panel of the training view is a group of its own, from its line of the panel registry.
+import { groupOf, PANELS, type PanelGroup } from '../panels/registry';
 
-/** The groups, in the order the element lists them, with what each one is. */
+/** The panels' groups, in the picker's order. */
+const PANEL_PARTS = Object.fromEntries(PANELS.map((p) => [groupOf(p), { what: p.hide }])) as Record<PanelGroup, { what: string }>;
+
+/** The groups, in the order the element lists them, with what each one is (the panels' from the
+ * registry). */
 export const PART_GROUPS = {
   header: { what: 'the title and the view tabs (the view is then fixed by the view attribute)' },
   status: { what: 'the "Core loaded" line' },
@@ -16,18 +22,8 @@ export const PART_GROUPS = {
   'lesson-controls': { what: 'the inputs of the lesson view: the two sentences, heads, dk, dv, the mask preset and its window, the positions toggle' },
   'block-controls': { what: 'the inputs of the transformer block view: pre/post, norm, FFN, positions, heads, K/V heads, seed and the RoPE pair drawn' },
   'stage-nav': { what: 'the Prev/Next stage buttons of the lesson view' },
-  shapes: { what: 'the shape contract of the training view' },
+  ...PANEL_PARTS,
   questions: { what: 'the "Check yourself" questions of both views' },
-  predictions: { what: 'the predictions on the sample (the top 3 next tokens at each position)' },
-  ablation: { what: 'the Ablation panel (heads off or frozen, the 1/sqrt(dk) toggle, the broken mask)' },
-  timeline: { what: 'the attention timeline (scrubber, entropy and answer-mass plots)' },
-  backward: { what: 'the backward pass of one query row' },
-  selftest: { what: "the self-test panel (the curriculum's checks on the live core)" },
-  export: { what: 'the Export / import panel of the training view' },
-  composition: { what: 'the per-head scores and the composition matrices between layers' },
-  longer: { what: 'the "Longer than trained" panel (the model at 2x and 4x its training length, and the comparison of the five position methods)' },
-  generate: { what: "the Generate panel (task text: text from the model, each character with its alternatives and attention, the KV cache's speed-up, samples over training)" },
-  inspect: { what: 'the "Look inside" panel (logit lens, direct attribution, activation patching, QK/OV circuits)' },
   presets: { what: 'the preset links under the controls ("watch an induction head form")' },
 } as const;
 

@@ -3,7 +3,7 @@
 // per config setting of the key table. A control writes the Store (checked like a link); a core
 // error that names a key shows next to that control.
 import type { Controller, Problem } from '../client/controller';
-import { num } from '../model/format';
+import { count, num } from '../model/format';
 import { CONFIG_KEYS, checkField, settingOf, TASKS, type State } from '../settings/settings';
 import type { Store } from '../settings/store';
 import { h, uniqueId } from './dom';
@@ -194,7 +194,7 @@ export function mountTrainControls(store: Store, ctl: Controller, parts: Parts):
     readout.dataset.status = st;
     if (s) {
       stepOut.textContent = String(s.step);
-      rateOut.textContent = st === 'playing' ? Math.round(s.stepsPerSec).toLocaleString('en-US') : '0';
+      rateOut.textContent = st === 'playing' ? count(s.stepsPerSec) : '0';
       lossOut.textContent = num(s.loss, 4);
       lossNote.textContent = s.lossAtInit ? ' (at init: first batch, before any update)' : '';
       readout.dataset.step = String(s.step);

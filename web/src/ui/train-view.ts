@@ -1,26 +1,25 @@
 // View 1, "Multi-head attention, trained": the controls column (train-controls.ts), the live loss
-// chart, the heatmaps (heatmap-grid.ts), then the panel picker (panel-picker.ts) over the learning
-// panels, the shapes and the Export / import panel. Binds
-// the Store and the Controller to the DOM; draws at most once per animation frame.
+// chart, the heatmaps (heatmap-grid.ts), then the panel picker (panel-picker.ts) over the panels of
+// the registry (web/src/panels/registry.ts). Binds the Store and the Controller to the DOM; draws
+// at most once per animation frame.
 import type { Controller } from '../client/controller';
 import { DEMO_EPOCH_STEPS, LossChart } from '../draw/loss-chart';
 import type { State } from '../settings/settings';
 import type { Store } from '../settings/store';
 import { h, uniqueId } from './dom';
-import { mountExportPanel } from './export-panel';
 import { mountHeatmapGrid } from './heatmap-grid';
 import type { PanelOptions } from './panel';
 import type { Parts } from './parts';
 import { checkYourself, TRAIN_QUESTIONS } from './check-yourself';
 import { mountPanelPicker, type PickerEntry } from './panel-picker';
-import { mountShapeContract } from './shape-contract';
 import { mountTrainControls } from './train-controls';
 import { mountPresets, phaseChangeNote } from './depth-view';
 import { mountCorpusBox } from './corpus-box';
 import type { Snapshot } from '../model/protocol';
 import { num } from '../model/format';
+import { groupOf, PANELS } from '../panels/registry';
 
-/** With the heatmaps hidden (no first draw), the learning panels start this long after the first snapshot. */
+/** With the heatmaps hidden (no first draw), the panels start this long after the first snapshot. */
 const PANEL_START_FALLBACK_MS = 300;
 
 /** A mounted view 1; destroy to unmount. */
@@ -75,10 +74,6 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
   const heat = mountHeatmapGrid(store, ctl, { reducedMotion: opts.reducedMotion, request: scheduleDraw, parts });
   cleanups.push(heat.destroy);
 
-  // ---- The shape contract, with the live settings
-  const shapes = h('section', { class: 'panel shape-panel', 'aria-label': 'Shapes' });
-  cleanups.push(mountShapeContract(shapes, store));
-
   const plots = h('div', { class: 'train-plots' }, parts.place(chartSection, 'loss'), parts.place(heat.section, 'heatmaps'));
   // With both boxes of the controls column out, the column goes too and the plots take the width.
   const layout = h('div', { class: 'train-layout' }, parts.place(controls.form, 'run', 'model'), plots);
@@ -92,66 +87,35 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
   const corpusBox = mountCorpusBox(store, ctl);
   cleanups.push(corpusBox.destroy);
   controls.form.querySelector('fieldset.config')?.after(corpusBox.element);
-  // ---- The learning panels, each computed by the core in the worker. They start once the first
-  // heatmap is drawn (or, when the heatmaps are not shown, shortly after the first snapshot), so
-  // their requests and renders never delay it.
-  // Their sections are placed now (so the layout is stable, and each is in or out by its group),
-  // their code is loaded and mounted then.
+  // ---- The panels of the registry, each in its section, one at a time under the picker. They
+  // start once the first heatmap is drawn (or, when the heatmaps are not shown, shortly after the
+  // first snapshot), so their requests and renders never delay it. Their sections are placed now
+  // (so the layout is stable, and each is in or out by its group), their code (one chunk,
+  // panels/views.ts) is loaded and mounted then.
   let markStarted = () => {};
   const started = new Promise<void>((r) => (markStarted = r));
   const panelOpts: PanelOptions = { reducedMotion: opts.reducedMotion, store, onRestyle: opts.onRestyle };
-  const slot = (cls: string, label: string) => h('section', { class: `panel ${cls}`, 'aria-label': label });
-  const slots = {
-    predictions: slot('predictions-panel', 'Predictions on the sample'),
-    ablation: slot('ablation-panel', 'Ablation'),
-    timeline: slot('timeline-panel', 'Attention timeline'),
-    composition: slot('composition-panel', 'Composition between layers'),
-    backward: slot('backward-panel', 'Backward pass for one query row'),
-    selftest: slot('selftest-panel', 'Self-test'),
-    longer: slot('longer-panel', 'Longer than trained'),
-    generate: slot('generate-panel', 'Generate'),
-    inspect: slot('inspect-panel', 'Look inside'),
-  };
-  // ---- Export / import. An imported run's settings go to the Store (Controller.importRun).
-  const exporter = mountExportPanel(ctl);
-  cleanups.push(exporter.destroy);
-  // ---- The panel picker: one panel at a time under the loss and the heatmaps (panel-picker.ts).
-  const entries: PickerEntry[] = [
-    { name: 'predictions', label: 'Predictions', section: slots.predictions, group: 'predictions' },
-    { name: 'shapes', label: 'Shapes', section: shapes, group: 'shapes' },
-    { name: 'ablation', label: 'Ablation', section: slots.ablation, group: 'ablation' },
-    { name: 'timeline', label: 'Timeline', section: slots.timeline, group: 'timeline' },
-    { name: 'circuits', label: 'Circuits', section: slots.composition, group: 'composition' },
-    { name: 'backward', label: 'Backward pass', section: slots.backward, group: 'backward' },
-    { name: 'selftest', label: 'Self-test', section: slots.selftest, group: 'selftest' },
-    { name: 'longer', label: 'Longer than trained', section: slots.longer, group: 'longer' },
-    { name: 'generate', label: 'Generate', section: slots.generate, group: 'generate' },
-    { name: 'inspect', label: 'Look inside', section: slots.inspect, group: 'inspect' },
-    { name: 'export', label: 'Export / import', section: exporter.panel, group: 'export' },
-  ];
+  const entries: PickerEntry[] = PANELS.map((p) => ({
+    name: p.name,
+    label: p.label,
+    group: groupOf(p),
+    section: h('section', { class: `panel ${groupOf(p)}-panel`, 'aria-label': p.title }),
+  }));
   const picker = mountPanelPicker(store, parts, entries, () => ctl.refresh());
   cleanups.push(picker.destroy);
   plots.append(picker.element, ...entries.map((e) => parts.place(e.section, e.group)), parts.place(checkYourself(TRAIN_QUESTIONS), 'questions'));
   let unmounted = false;
   cleanups.push(() => (unmounted = true));
   void started
-    .then(() => import('./learning-panels'))
-    .then((m) => {
-      if (unmounted) return;
-      cleanups.push(m.mountPredictionsPanel(slots.predictions, ctl, panelOpts));
-      cleanups.push(
-        m.mountAblationPanel(slots.ablation, ctl, panelOpts),
-        m.mountTimelinePanel(slots.timeline, ctl, panelOpts),
-        m.mountBackwardPanel(slots.backward, ctl, panelOpts),
-        m.mountSelfTestPanel(slots.selftest, ctl, panelOpts),
-        m.mountCompositionPanel(slots.composition, ctl, panelOpts),
-        m.mountLongerPanel(slots.longer, ctl, panelOpts),
-        m.mountGeneratePanel(slots.generate, ctl, panelOpts),
-        m.mountInspectPanel(slots.inspect, ctl, panelOpts),
-      );
+    .then(() => import('../panels/views'))
+    .then(({ VIEWS }) => {
+      for (const e of entries) {
+        if (unmounted) return;
+        cleanups.push(VIEWS[e.name](e.section, ctl, panelOpts));
+      }
     })
     .catch((e: unknown) => {
-      for (const el of Object.values(slots)) el.textContent = `This panel could not be loaded: ${e instanceof Error ? e.message : String(e)}`;
+      for (const { section } of entries) section.textContent = `This panel could not be loaded: ${e instanceof Error ? e.message : String(e)}`;
     });
 
   // ---- State -> what the chart shows (chance follows the vocabulary of the settings)
@@ -220,7 +184,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
     requestAnimationFrame(draw);
   }
 
-  // ---- Controller -> a redraw; the learning panels' start without heatmaps.
+  // ---- Controller -> a redraw; the panels' start without heatmaps.
   let fallbackStart: ReturnType<typeof setTimeout> | null = null;
   cleanups.push(() => fallbackStart && clearTimeout(fallbackStart));
   cleanups.push(

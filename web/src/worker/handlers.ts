@@ -1,8 +1,10 @@
 // The worker's requests as a table, typed over model/protocol.ts: each request type maps to the Session
 // call that answers it and the reply it names (ReplyFor), and to the error kind it reports when
-// what failed carries no kind of its own. One wrapper, respond(), turns a handler's result into
+// what failed carries no kind of its own. The panels' requests are one type, `call`, answered from
+// the panel registry (panels/handlers.ts). One wrapper, respond(), turns a handler's result into
 // the reply, or its error into an `error` reply, and transfers the reply's typed arrays.
 import type { ErrorKind, ReplyFor, Request } from '../model/protocol';
+import { PANEL_HANDLERS } from '../panels/handlers';
 import { errorReply, isTrap, send, type Post } from './post';
 import type { Session } from './session';
 
@@ -13,7 +15,7 @@ type RequestOf<K extends Request['type']> = Extract<Request, { type: K }>;
 /** What answers request type K. */
 export type Handler<K extends SessionRequest['type']> = (s: Session, req: RequestOf<K>) => ReplyFor[K] | Promise<ReplyFor[K]>;
 
-/** The handler of every request type. */
+/** The handler of every request type; `call` answers a panel's request through the Session. */
 export const handlers: { [K in SessionRequest['type']]: Handler<K> } = {
   configure: (s, r) => ({ type: 'configured', replyTo: r.id, snapshot: s.configure(r.config, r.sample, r.ablation, r.corpus) }),
   useCorpus: (s, r) => ({ type: 'configured', replyTo: r.id, snapshot: s.useCorpus(r.corpus) }),
@@ -25,41 +27,12 @@ export const handlers: { [K in SessionRequest['type']]: Handler<K> } = {
   },
   pause: (s, r) => ({ type: 'paused', replyTo: r.id, snapshot: s.pause() }),
   sample: (s, r) => ({ type: 'sampled', replyTo: r.id, snapshot: s.setSample(r.sample) }),
-  selfAttention: (s, r) => ({ type: 'selfAttentionDone', replyTo: r.id, stages: s.selfAttention(r.input) }),
-  transformerBlock: (s, r) => ({ type: 'transformerBlockDone', replyTo: r.id, stages: s.transformerBlock(r.input) }),
-  scalingDemo: (s, r) => ({ type: 'scalingDemoDone', replyTo: r.id, demo: s.scalingDemo(r.dk, r.keys, r.seed) }),
-  softmaxSteps: (s, r) => ({ type: 'softmaxStepsDone', replyTo: r.id, comparison: s.softmaxSteps(r.logits) }),
-  exportWeights: (s, r) => ({ type: 'exported', replyTo: r.id, ...s.exportWeights() }),
   importRun: (s, r) => ({ type: 'configured', replyTo: r.id, snapshot: s.importRun(r.run) }),
-  ablate: (s, r) => ({ type: 'ablated', replyTo: r.id, ...s.ablate(r.ablation) }),
-  timeline: (s, r) => ({ type: 'timelineDone', replyTo: r.id, timeline: s.timeline(r.since) }),
-  rowBackward: (s, r) => ({ type: 'rowBackwardDone', replyTo: r.id, report: s.rowBackward(r.head, r.query, r.target) }),
-  selfTest: async (s, r) => ({ type: 'selfTestDone', replyTo: r.id, report: await s.selfTest(r.reference) }),
-  headScores: (s, r) => ({ type: 'headScoresDone', replyTo: r.id, report: s.headScores() }),
-  predictions: (s, r) => ({ type: 'predictionsDone', replyTo: r.id, report: s.predictions() }),
-  lengths: (s, r) => ({ type: 'lengthsDone', replyTo: r.id, report: s.lengths(r.lengths, r.batches) }),
-  comparisonStart: (s, r) => {
-    s.comparisonStart(r.config);
-    return { type: 'comparisonStarted', replyTo: r.id };
-  },
-  comparisonStep: (s, r) => ({ type: 'comparisonStepped', replyTo: r.id, ...s.comparisonStep(r.n) }),
-  comparisonLengths: (s, r) => ({ type: 'comparisonLengthsDone', replyTo: r.id, report: s.comparisonLengths(r.lengths, r.batches) }),
-  comparisonEnd: (s, r) => {
-    s.comparisonEnd();
-    return { type: 'comparisonEnded', replyTo: r.id };
-  },
-  generateStart: (s, r) => ({ type: 'generateStarted', replyTo: r.id, started: s.generateStart(r.spec) }),
-  generateNext: (s, r) => ({ type: 'generateChunk', replyTo: r.id, chunk: s.generateNext(r.n) }),
-  generateEnd: (s, r) => {
-    s.generateEnd();
-    return { type: 'generateEnded', replyTo: r.id };
-  },
-  textSample: (s, r) => ({ type: 'textSampled', replyTo: r.id, sample: s.textSample(r.spec) }),
-  cacheSpeed: (s, r) => ({ type: 'cacheSpeedDone', replyTo: r.id, speed: s.cacheSpeed(r.prompt, r.tokens) }),
-  inspect: (s, r) => ({ type: 'inspectDone', replyTo: r.id, report: s.inspect(r.corrupted, r.change) }),
+  call: async (s, r) => ({ type: 'answer', replyTo: r.id, output: await s.call(r.request, r.input) }),
 };
 
-/** The kind of an error that carries none (not from the core, not a RequestFailure), per request. */
+/** The kind of an error that carries none (not from the core, not a RequestFailure), per request
+ * type; a `call` reports its request's own (RequestDef.fallback). */
 export const fallbackKind: { [K in Request['type']]: ErrorKind } = {
   init: 'internal',
   configure: 'config',
@@ -69,30 +42,15 @@ export const fallbackKind: { [K in Request['type']]: ErrorKind } = {
   play: 'internal',
   pause: 'internal',
   sample: 'input',
-  selfAttention: 'input',
-  transformerBlock: 'config',
-  scalingDemo: 'input',
-  softmaxSteps: 'input',
-  exportWeights: 'internal',
   importRun: 'input',
-  ablate: 'input',
-  timeline: 'internal',
-  rowBackward: 'input',
-  selfTest: 'internal',
-  headScores: 'internal',
-  predictions: 'internal',
-  lengths: 'input',
-  comparisonStart: 'config',
-  comparisonStep: 'internal',
-  comparisonLengths: 'input',
-  comparisonEnd: 'internal',
-  generateStart: 'input',
-  generateNext: 'input',
-  generateEnd: 'internal',
-  textSample: 'input',
-  cacheSpeed: 'input',
-  inspect: 'input',
+  call: 'input',
 };
+
+/** The fallback kind of req: its type's, or for a `call` its request's. */
+function fallbackOf(req: { type: Request['type']; request?: unknown }): ErrorKind {
+  if (req.type === 'call' && typeof req.request === 'string') return PANEL_HANDLERS.get(req.request)?.request.fallback ?? fallbackKind.call;
+  return fallbackKind[req.type];
+}
 
 /**
  * Answers request req with what answer() returns, or with an error reply (its kind: the error's
@@ -100,7 +58,7 @@ export const fallbackKind: { [K in Request['type']]: ErrorKind } = {
  */
 export async function respond<K extends Request['type']>(
   post: Post,
-  req: { type: K; id: number },
+  req: { type: K; id: number; request?: unknown },
   answer: () => ReplyFor[K] | Promise<ReplyFor[K]>,
   crash: (err: unknown) => void,
 ): Promise<void> {
@@ -109,7 +67,7 @@ export async function respond<K extends Request['type']>(
     reply = await answer();
   } catch (e) {
     if (isTrap(e)) crash(e);
-    send(post, errorReply(req.id, fallbackKind[req.type], e));
+    send(post, errorReply(req.id, fallbackOf(req), e));
     return;
   }
   send(post, reply);
@@ -117,9 +75,9 @@ export async function respond<K extends Request['type']>(
 
 /** Answers one request with the session's handler for it. */
 export function handle(s: Session, post: Post, req: SessionRequest): Promise<void> {
-  return dispatch(req.type, req.id, req);
-  function dispatch<K extends SessionRequest['type']>(type: K, id: number, r: RequestOf<K>): Promise<void> {
+  return dispatch(req.type, req);
+  function dispatch<K extends SessionRequest['type']>(type: K, r: RequestOf<K>): Promise<void> {
     const handler: Handler<K> = handlers[type];
-    return respond(post, { type, id }, () => handler(s, r), (e) => s.reportTrap(e));
+    return respond(post, r, () => handler(s, r), (e) => s.reportTrap(e));
   }
 }

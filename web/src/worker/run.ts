@@ -2,8 +2,8 @@
 // loss, an imported run's past, its timeline). The Session holds one Run at a time, and what
 // outlives runs (the sample, the interventions, the play loop).
 import type { TextCorpusInfo, Trainer } from '../core/attention-core';
-import type { ImportRun, MaskMode, Snapshot, TextReadout, TimelineEntry, TrainerConfigMsg } from '../model/protocol';
-import { addSnapshot, emptyTimeline, isSnapshotStep, measuresHeads, stepsToNextSnapshot, type TimelineState } from '../model/timeline';
+import type { ImportRun, MaskMode, Snapshot, TextReadout, TrainerConfigMsg } from '../model/protocol';
+import { addSnapshot, emptyTimeline, isSnapshotStep, measuresHeads, stepsToNextSnapshot, type TimelineEntry, type TimelineState } from '../model/timeline';
 import { headScoresOf } from './scores';
 
 /** An imported run's steps and losses before its Trainer (importRun's `past`). */

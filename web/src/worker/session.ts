@@ -1,60 +1,29 @@
 // The worker's one piece of state: a Session owns the core's Trainer and everything derived from
 // it. The current Run (run.ts) holds the Trainer with what belongs to it alone (config, losses,
 // loss at init, an imported run's past, timeline); the Session adds what outlives a run (the
-// sample, the interventions, the play loop, the reference-case cache). Each public method answers
-// one request of model/protocol.ts (handlers.ts maps them). It runs wherever it is given a core and a
-// post function: in the worker, and under node in the unit tests. Every number comes from the core.
+// sample, the interventions, the corpus, the play loop, what the panels hold between requests).
+// Its methods answer the run's own requests (configure, step, play...; handlers.ts maps them);
+// every panel's request goes through call(), to the handler its panel registers
+// (web/src/panels/<name>/handler.ts), which sees the session as a WorkerContext (context.ts). It
+// runs wherever it is given a core and a post function: in the worker, and under node in the unit
+// tests. Every number comes from the core.
 import type { AttentionCore, CorpusInput, Trainer } from '../core/attention-core';
-import {
-  MAX_STEPS_PER_REQUEST,
-  type Ablation,
-  type AblationReport,
-  type CacheSpeed,
-  type GenerateChunk,
-  type GenerateSpec,
-  type GenerateStarted,
-  type TextSample,
-  type HeadScoresReport,
-  type ImportRun,
-  type InspectReport,
-  type LengthsReport,
-  type PredictionsReport,
-  type ReferenceFiles,
-  type RowBackwardReport,
-  type SampleSpec,
-  type SelfAttentionRequest,
-  type BlockRequest,
-  type BlockStages,
-  type SelfAttentionStages,
-  type ScalingDemo,
-  type SoftmaxComparison,
-  type SelfTestReport,
-  type Snapshot,
-  type Timeline,
-  type TrainerConfigMsg,
-} from '../model/protocol';
-import { entriesAfter, TIMELINE_BYTES, timelineBytes } from '../model/timeline';
-import { measureAblation } from './ablation';
-import { cacheSpeed, Generation, textSample } from './generate';
-import { measureLengths } from './lengths';
-import { inspectSample } from './inspect';
+import { MAX_STEPS_PER_REQUEST, type Ablation, type ImportRun, type SampleSpec, type Snapshot, type TrainerConfigMsg } from '../model/protocol';
+import { TIMELINE_BYTES } from '../model/timeline';
+import { PANEL_HANDLERS } from '../panels/handlers';
+import { fetchBytes, stepCount, type FetchBytes, type Held, type HeldUntil, type WorkerContext } from './context';
 import { newTrainer } from './new-trainer';
 import { Pace } from './pace';
-import { predictions } from './predictions';
 import { isTrap, kindOf, messageOf, RequestFailure, rethrowLater, send, withKind, type Post } from './post';
-import { fetchBytes, ReferenceCache, type FetchBytes } from './reference';
 import { Run, type Past, type View } from './run';
-import { selfAttentionStages } from './self-attention';
-import { headScoresOf } from './scores';
-import { runSelfTest } from './self-test';
 
 /** What a Session needs besides the core and post; the defaults are the worker's. */
 export interface SessionOptions {
   /** Runs f after the messages already queued (the play loop's next chunk). */
   defer?: (f: () => void) => void;
-  /** The clock, in ms (chunk sizes, steps/s, progress interval, self-test time). */
+  /** The clock, in ms (chunk sizes, steps/s, progress interval, the panels' timings). */
   now?: () => number;
-  /** Reads the reference case's files. */
+  /** Reads files by URL (the self-test's reference case). */
   fetchBytes?: FetchBytes;
   /** Called with a wasm trap, which leaves the module unusable (the worker: a crash). */
   crash?: (err: unknown) => void;
@@ -74,20 +43,19 @@ export class Session {
   #ablation: Ablation | null = null;
   #playing = false;
   #loopScheduled = false;
-  /** The Generate panel's generation on the run's model (generateStart); null: none. */
-  #generation: Generation | null = null;
-  /** The comparison's Trainer (comparisonStart), apart from the run; null: none. */
-  #comparison: { trainer: Trainer; config: TrainerConfigMsg } | null = null;
+  /** What the panels hold between their requests, by key, and until when. */
+  readonly #held = new Map<string, { value: Held; until: HeldUntil }>();
   /** Task text: the corpus the runs train on (null: the core's default); kept across runs. */
   #corpus: CorpusInput | null = null;
   /** When the text run's validation loss was last measured (ms, the clock's). */
   #textMeasuredAt = -Infinity;
   readonly #pace = new Pace();
-  readonly #reference: ReferenceCache;
   readonly #defer: (f: () => void) => void;
   readonly #now: () => number;
   readonly #crash: (err: unknown) => void;
   readonly #timelineBytes: number;
+  /** The session as the panels' handlers see it. */
+  readonly #context: WorkerContext;
 
   constructor(
     readonly core: AttentionCore,
@@ -98,7 +66,35 @@ export class Session {
     this.#now = options.now ?? (() => performance.now());
     this.#crash = options.crash ?? rethrowLater;
     this.#timelineBytes = options.timelineBytes ?? TIMELINE_BYTES;
-    this.#reference = new ReferenceCache(options.fetchBytes ?? fetchBytes);
+    const session = this;
+    this.#context = {
+      core,
+      run: () => this.#require(),
+      get sample() {
+        return session.#sample;
+      },
+      get ablation() {
+        return session.#ablation;
+      },
+      setAblation: (a) => {
+        this.#ablation = a;
+        this.#release('ablation');
+      },
+      get corpus() {
+        return session.#corpus;
+      },
+      sampleIds: (sample, config) => this.#sampleIds(sample, config, this.#run?.trainer),
+      snapshot: () => this.snapshot(),
+      now: this.#now,
+      fetchBytes: options.fetchBytes ?? fetchBytes,
+      held: <T extends Held>(key: string) => (this.#held.get(key)?.value as T | undefined) ?? null,
+      hold: (key, value, until = 'released') => {
+        const old = this.#held.get(key);
+        this.#held.delete(key);
+        old?.value.free();
+        if (value) this.#held.set(key, { value, until });
+      },
+    };
   }
 
   /** Whether the play loop is running. */
@@ -162,9 +158,7 @@ export class Session {
   /** Runs n steps (1..MAX_STEPS_PER_REQUEST), taking timeline snapshots on the way. */
   step(n: number): Snapshot {
     const run = this.#require();
-    const k = Math.floor(n);
-    if (!(k >= 1 && k <= MAX_STEPS_PER_REQUEST)) throw new RequestFailure('input', `step count (${n}) must be in [1, ${MAX_STEPS_PER_REQUEST}]`);
-    run.train(k, this.#view());
+    run.train(stepCount(n), this.#view());
     return this.snapshot();
   }
 
@@ -198,12 +192,6 @@ export class Session {
     }
   }
 
-  /** The weights as a safetensors file, and the snapshot they belong to. */
-  exportWeights(): { bytes: Uint8Array; snapshot: Snapshot } {
-    const run = this.#require();
-    return { bytes: run.trainer.exportWeights(), snapshot: this.snapshot() };
-  }
-
   /** A new Trainer from the run's config (else the current one), weights, interventions (else the
    * kept ones) and sample; all or nothing: on an error the current run is untouched and plays on. */
   importRun(imported: ImportRun): Snapshot {
@@ -218,169 +206,12 @@ export class Session {
     return this.snapshot();
   }
 
-  /** Sets the interventions and measures the run without and with them. */
-  ablate(wanted: Ablation): { report: AblationReport; snapshot: Snapshot } {
-    const run = this.#require();
-    this.generateEnd(); // its cache was made under the old interventions
-    const measured = measureAblation(run.trainer, run.config.nLayers, run.config.nHeads, wanted, this.#ablation);
-    this.#ablation = measured.ablation;
-    const report: AblationReport = { ...measured, step: run.step, task: run.config.task };
-    return { report, snapshot: this.snapshot() };
-  }
-
-  /** The kept steps, copies of the snapshots after `since` (-1: all), and the policy's state. */
-  timeline(since: number): Timeline {
-    const { timeline: tl } = this.#require();
-    const entries = entriesAfter(tl, since).map((e) => ({
-      ...e,
-      ids: e.ids.slice(),
-      weights: e.weights.slice(),
-      entropy: e.entropy.slice(),
-      answerMass: e.answerMass.slice(),
-      previousToken: e.previousToken.slice(),
-      prefixMatching: e.prefixMatching.slice(),
-    }));
-    return { steps: tl.entries.map((e) => e.step), entries, every: tl.every, capacity: tl.capacity, bytes: timelineBytes(tl.entries) };
-  }
-
-  /** The core's per-head scores now (previous-token, prefix-matching, K-composition). */
-  headScores(): HeadScoresReport {
-    const run = this.#require();
-    return { scores: headScoresOf(run.trainer, run.config.nLayers, run.config.nHeads), step: run.step };
-  }
-
-  /** One query row of one head (global index), forward and backward, on the sample; the target is the one
-   * given, else the default one (chooseTarget). */
-  rowBackward(head: number, query: number, chosen?: number): RowBackwardReport {
-    const run = this.#require();
-    const ids = this.#sample;
-    const { target, targetSource } = chosen !== undefined ? { target: chosen, targetSource: 'chosen' as const } : chooseTarget(this.core.taskTargets(run.config.task, ids), ids, query);
-    return { ids: ids.slice(), head, query, target, targetSource, row: run.trainer.rowBackward(ids, head, query, target) };
-  }
-
-  /** The core's checks on the live model, with the reference case at files when it loads. */
-  async selfTest(files: ReferenceFiles): Promise<SelfTestReport> {
-    this.#require();
-    let reference = null;
-    let loadError = '';
-    try {
-      reference = await this.#reference.load(files);
-    } catch (e) {
-      loadError = messageOf(e);
-    }
-    return runSelfTest(this.#require().trainer, reference, loadError, this.#now);
-  }
-
-  /** The model's top tokens at each position of the sample, and the task's answers. */
-  predictions(): PredictionsReport {
-    const run = this.#require();
-    return predictions(this.core, run.trainer, run.config, this.#sample, run.step);
-  }
-
-  /** Look inside the live model on the sample (the "Look inside" panel; see inspectSample). */
-  inspect(corrupted?: number[], change?: number): InspectReport {
-    const run = this.#require();
-    return inspectSample(this.core, run.trainer, run.config, this.#sample, run.step, corrupted, change);
-  }
-
-  /** The live model on its task at each of lengths (a row per length; see measureLengths). */
-  lengths(lengths: number[], batches: number): LengthsReport {
-    const run = this.#require();
-    return { step: run.step, config: run.config, rows: measureLengths(run.trainer, lengths, batches) };
-  }
-
-  /** A new Trainer for the comparison, apart from the run (which plays on); the previous one is
-   * freed once the new one exists. */
-  comparisonStart(config: TrainerConfigMsg): void {
-    const trainer = new this.core.Trainer(config, this.#corpus);
-    this.comparisonEnd();
-    this.#comparison = { trainer, config };
-  }
-
-  /** n steps (1..MAX_STEPS_PER_REQUEST) of the comparison's Trainer: its step count and last loss. */
-  comparisonStep(n: number): { step: number; loss: number } {
-    const c = this.#requireComparison();
-    const k = Math.floor(n);
-    if (!(k >= 1 && k <= MAX_STEPS_PER_REQUEST)) throw new RequestFailure('input', `step count (${n}) must be in [1, ${MAX_STEPS_PER_REQUEST}]`);
-    const loss = c.trainer.step(k);
-    return { step: c.trainer.stepsDone(), loss };
-  }
-
-  /** The comparison's Trainer at each of lengths, as lengths() measures the run. */
-  comparisonLengths(lengths: number[], batches: number): LengthsReport {
-    const c = this.#requireComparison();
-    return { step: c.trainer.stepsDone(), config: c.config, rows: measureLengths(c.trainer, lengths, batches) };
-  }
-
-  /** Frees the comparison's Trainer (if any). */
-  comparisonEnd(): void {
-    this.#comparison?.trainer.delete();
-    this.#comparison = null;
-  }
-
-  /** A generation on the live model (task text), its prompt pushed; replaces the previous one. */
-  generateStart(spec: GenerateSpec): GenerateStarted {
-    const run = this.#require();
-    const g = new Generation(this.core, run.trainer, spec);
-    this.generateEnd();
-    this.#generation = g;
-    return g.started;
-  }
-
-  /** The generation's next n characters; it is freed once done or failed. */
-  generateNext(n: number): GenerateChunk {
-    const g = this.#generation;
-    if (!g) throw new RequestFailure('state', 'No generation is running: press Generate.');
-    try {
-      const chunk = g.next(n);
-      if (chunk.done) this.generateEnd();
-      return chunk;
-    } catch (e) {
-      this.generateEnd();
-      throw e;
-    }
-  }
-
-  /** Frees the generation (if any). */
-  generateEnd(): void {
-    this.#generation?.delete();
-    this.#generation = null;
-  }
-
-  /** A short sample of the live model (the strip of samples over training). */
-  textSample(spec: GenerateSpec): TextSample {
-    const run = this.#require();
-    return { step: run.step, text: textSample(this.core, run.trainer, spec) };
-  }
-
-  /** The KV cache's speed-up on the live model. */
-  cacheSpeed(prompt: string, tokens: number): CacheSpeed {
-    const run = this.#require();
-    return { ...cacheSpeed(this.core, run.trainer, prompt, tokens, this.#now), step: run.step };
-  }
-
-  /** View 2: every stage of one head (needs no Trainer). */
-  selfAttention(input: SelfAttentionRequest): SelfAttentionStages {
-    return selfAttentionStages(this.core, input);
-  }
-
-  /** View 3: one block of the config's model at its seeded init, on the sample, every stage
-   * from the core (needs no Trainer; the run is untouched). */
-  transformerBlock(input: BlockRequest): BlockStages {
-    const ids = withKind('input', () => this.#sampleIds(input.sample, input.config, this.#run?.trainer));
-    const stages = this.core.transformerBlock({ config: input.config, ids, ropePair: input.ropePair, ropeHead: input.ropeHead });
-    return { ...stages, ids };
-  }
-
-  /** View 2's sqrt(dk) panel (needs no Trainer). */
-  scalingDemo(dk: number, keys: number, seed: number): ScalingDemo {
-    return this.core.scalingDemo(dk, keys, seed);
-  }
-
-  /** View 2's stability panel: the logits in float32 through both recipes (needs no Trainer). */
-  softmaxSteps(logits: number[]): SoftmaxComparison {
-    const x = Float32Array.from(logits);
-    return { logits: x, naive: this.core.softmaxSteps(x, false), stable: this.core.softmaxSteps(x, true) };
+  /** Answers a panel's request (web/src/panels/<name>/handler.ts) by its name; an unknown name
+   * is an `input` error. */
+  call(name: string, input: unknown): unknown {
+    const handler = PANEL_HANDLERS.get(name);
+    if (!handler) throw new RequestFailure('input', `there is no request named ${JSON.stringify(name)}`);
+    return handler.answer(this.#context, input);
   }
 
   /** Everything the page draws for the current moment of the run. */
@@ -397,8 +228,7 @@ export class Session {
 
   /** Frees the Trainer and stops the play loop. */
   dispose(): void {
-    this.generateEnd();
-    this.comparisonEnd();
+    for (const key of [...this.#held.keys()]) this.#context.hold(key, null);
     this.#playing = false;
     this.#run?.delete();
     this.#run = null;
@@ -406,23 +236,32 @@ export class Session {
 
   // ---- The run
 
-  /** The ids of a sample request: the ids given, or the task generator's sequence for the seed
-   * (task text: the text's, from trainer's validation split, so it needs a text trainer). */
+  /** The ids of a sample request: the ids given, the characters given (a text trainer's
+   * vocabulary: a character outside it is the core's `input` error naming it), or the task
+   * generator's sequence for the seed (the run's task unless the spec names one; task text: the
+   * text's, from trainer's validation split, so it needs a text trainer). */
   #sampleIds(sample: SampleSpec, config: TrainerConfigMsg, trainer: Trainer | undefined): Int32Array<ArrayBuffer> {
     if (Array.isArray(sample)) return Int32Array.from(sample);
-    if (config.task !== 'text') return Int32Array.from(this.core.taskSample(config.task, config.vocabSize, config.seqLen, sample.seed));
+    if ('text' in sample) {
+      const corpus = trainer?.corpus();
+      if (!corpus) throw new RequestFailure('input', 'a sample of characters needs a text run: train on the text task first');
+      return Int32Array.from(this.core.encodeText(corpus.vocab, sample.text));
+    }
+    const task = sample.task ?? config.task;
+    if (task !== 'text') return Int32Array.from(this.core.taskSample(task, config.vocabSize, config.seqLen, sample.seed));
     if (!trainer?.corpus()) throw new RequestFailure('input', 'a text sample needs a text run: train on the text task first');
     return Int32Array.from(trainer.sampleSequence(sample.seed));
-  }
-
-  #requireComparison(): { trainer: Trainer; config: TrainerConfigMsg } {
-    if (!this.#comparison) throw new RequestFailure('state', 'no comparison trainer: send comparisonStart first');
-    return this.#comparison;
   }
 
   #require(): Run {
     if (!this.#run) throw new RequestFailure('state', 'no trainer: send configure first');
     return this.#run;
+  }
+
+  /** Frees what the panels hold until the run changes (until: 'run'), or until the run or the
+   * interventions change ('ablation': both). */
+  #release(event: 'run' | 'ablation'): void {
+    for (const [key, { until }] of [...this.#held]) if (until === 'ablation' || until === event) this.#context.hold(key, null);
   }
 
   /** What the run is shown on: the sample, under the mask in force. */
@@ -433,7 +272,7 @@ export class Session {
   /** Makes trainer the current one (the old one is freed), with a new timeline and its first
    * snapshot (none when the sample does not fit this model: configure reports that). */
   #install(trainer: Trainer, config: TrainerConfigMsg, initLoss: number, past: Past | null): void {
-    this.generateEnd(); // its decoder reads the old Trainer
+    this.#release('run'); // a generation's decoder reads the old Trainer
     this.#run?.delete();
     const run = new Run(trainer, config, initLoss, past, this.#timelineBytes);
     this.#run = run;
@@ -473,13 +312,4 @@ export class Session {
     if (this.#pace.progressDue(t1)) send(this.post, { type: 'progress', snapshot: this.snapshot() });
     this.#schedule();
   }
-}
-
-/** The default target of the one-row backward at query: the task's answer there (answers: the
- * task's targets, -100 where it has none), else the next token, else the token itself. */
-export function chooseTarget(answers: Int32Array, ids: Int32Array, query: number): Pick<RowBackwardReport, 'target' | 'targetSource'> {
-  const answer = answers[query];
-  if (answer !== undefined && answer >= 0) return { target: answer, targetSource: 'task' };
-  if (query + 1 < ids.length) return { target: ids[query + 1], targetSource: 'next' };
-  return { target: ids[query] ?? 0, targetSource: 'last' };
 }
