@@ -26,10 +26,7 @@ Args::Args(const std::string& command, const std::string& summary, std::vector<F
       name = name.substr(0, eq);
     }
     const Flag& f = spec(name);
-    if (values_.count(f.name))
-      throw UsageError(f.name == name ? "--" + name + " given twice"
-                                      : "--" + name + " (alias of --" + f.name + ") given twice");
-    name = f.name;
+    if (values_.count(f.name)) throw UsageError("--" + name + " given twice");
     if (f.value_name.empty()) {
       if (inline_value) throw UsageError("--" + name + " takes no value");
       values_[name] = "1";
@@ -50,7 +47,7 @@ Args::Args(const std::string& command, const std::string& summary, std::vector<F
 
 const Flag& Args::spec(const std::string& name) const {
   for (const Flag& f : flags_)
-    if (f.name == name || (!f.alias.empty() && f.alias == name)) return f;
+    if (f.name == name) return f;
   throw UsageError("unknown flag --" + name + " (see --help)");
 }
 
@@ -67,7 +64,6 @@ std::string Args::usage() const {
     std::string left = "  --" + f.name + (f.value_name.empty() ? "" : " " + f.value_name);
     os << left << std::string(left.size() < 26 ? 26 - left.size() : 1, ' ') << f.help;
     if (!f.default_value.empty()) os << " (default " << f.default_value << ")";
-    if (!f.alias.empty()) os << " (alias --" << f.alias << ")";
     os << "\n";
   }
   os << "  --help                  show this help\n";

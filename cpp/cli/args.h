@@ -20,7 +20,6 @@ struct Flag {
   std::string default_value;  // shown in --help; empty means required when value_name is set
   std::string help;
   bool required = false;
-  std::string alias = {};  // an older name (without "--") accepted for this flag; empty for none
 };
 
 class Args {

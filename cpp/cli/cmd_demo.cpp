@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <string>
 
+#include "attn/interp/readouts.h"
 #include "attn/nn/multihead.h"
 #include "attn/train/trainer.h"
 #include "cli/commands.h"
@@ -48,8 +49,7 @@ Verdict shape_contract(TinyAttentionLM& model, const std::vector<int32_t>& ids, 
   const ModelConfig& c = model.config;
   const Eigen::Index D = c.d_model, H = c.n_heads, Dh = D / H, V = c.real_vocab_size();
   const Eigen::Index KV = c.kv_heads_resolved(), M = c.differential ? 2 : 1;  // q/k maps
-  Rng unused(0);  // eval mode: no dropout
-  model.forward(ids.data(), B, T, /*training=*/false, unused, s);
+  model.forward(ids.data(), B, T, s);
   std::printf("1. Shape contract: B=%d T=%d D=%lld H=%lld Dh=%lld V=%lld, one eval forward of a "
               "batch of random ids\n",
               B, T, (long long)D, (long long)H, (long long)Dh, (long long)V);
@@ -160,9 +160,8 @@ Verdict causal_check(TinyAttentionLM& model, const std::vector<int32_t>& ids, in
       int32_t& id = changed[size_t(b) * T + t];
       id = (id + 1) % V;
     }
-  Rng unused(0);
   TinyAttentionLM::State s2;
-  model.forward(changed.data(), B, T, /*training=*/false, unused, s2);
+  model.forward(changed.data(), B, T, s2);
   s2.stacked_weights(w2);
   double past_logits = 0.0, past_w = 0.0, later_logits = 0.0;
   for (int b = 0; b < B; ++b)
@@ -224,6 +223,19 @@ int failed(const Verdict& v) {
   return 1;
 }
 
+// The header's block settings: every key a block model's weights file keeps (a 0 that stands
+// for another key shown as that key's value), or nothing for the curriculum's model.
+std::string block_keys(const TrainerConfig& c, const ModelConfig& mc) {
+  std::string out;
+  if (mc.legacy()) return out;
+  for (const ConfigKey& k : config_keys()) {
+    if (k.weights != InWeights::Block && k.weights != InWeights::Changed) continue;
+    const ConfigKey& shown = k.zero_means && number_value(c, k) == 0 ? *find_config_key(k.zero_means) : k;
+    out += str_cat(" ", k.name, "=", value_text(c, shown));
+  }
+  return out;
+}
+
 }  // namespace
 
 int cmd_demo(const std::vector<std::string>& argv) {
@@ -260,19 +272,7 @@ int cmd_demo(const std::vector<std::string>& argv) {
                   ? ""
                   : str_cat(" layers=", config.n_layers, config.residual ? " residual" : "")
                         .c_str(),
-              mc.legacy() ? ""
-                          : str_cat(" kv_heads=", mc.kv_heads_resolved(), " positions=",
-                                    config.positions, " max_seq_len=", mc.max_context_length,
-                                    " norm=", config.norm, " norm_position=",
-                                    config.norm_position, " ffn=", config.ffn,
-                                    " ffn_mult=", config.ffn_mult, " objective=",
-                                    config.objective, " attention=", config.attention,
-                                    config.attention == "full"
-                                        ? std::string()
-                                        : str_cat(" window=", config.window, " stride=",
-                                                  config.stride),
-                                    config.differential ? " differential" : "")
-                                .c_str());
+              block_keys(config, mc).c_str());
   if (args.has("mask") || args.has("no-scale-scores") || args.has("heads-off") || args.has("heads-frozen"))
     std::printf("# ablation: mask %s, scaling %s, heads off [%s], frozen [%s]\n",
                 mask_mode_name(ablation.mask), ablation.scale_scores ? "on" : "off",
@@ -321,7 +321,7 @@ int cmd_demo(const std::vector<std::string>& argv) {
 
   std::vector<int32_t> sample(size_t(T), 7 % V);
   Mat weights, logits;
-  trainer.attention(sample.data(), T, weights, logits);
+  sequence_attention(trainer.model(), sample.data(), T, weights, logits);
   Eigen::Index predicted;
   logits.row(T - 1).maxCoeff(&predicted);
   std::printf("\n5. Attention per head for the repeated sample [%d x %d]; next token predicted: "

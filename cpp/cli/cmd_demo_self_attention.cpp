@@ -14,6 +14,7 @@
 #include "attn/kernels/ops.h"
 #include "attn/nn/attention.h"
 #include "attn/nn/embedding.h"
+#include "attn/teach/lesson.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 
@@ -23,7 +24,6 @@ namespace {
 
 constexpr int kMaxTokens = 16;
 constexpr int kMaxLogits = 16;
-constexpr uint64_t kOutProjSeed = 0x0F0F0F0FULL;  // W_o's stream, apart from the heads'
 
 // Lower-cased words: runs of letters, digits and apostrophes; anything else separates words.
 std::vector<std::string> tokenize(const std::string& text) {
@@ -179,23 +179,21 @@ int cmd_demo_self_attention(const std::vector<std::string>& argv) {
   for (int i = 0; i < T; ++i) std::printf(" %s=%d", tokens[size_t(i)].c_str(), ids[size_t(i)]);
   std::printf("\n");
 
-  // 2. X (T,D): the word's embedding row, N(0,1) from the seed, plus the position's row.
-  Rng rng(seed);
-  Mat emb(Eigen::Index(vocab.size()), D);
-  for (Eigen::Index i = 0; i < emb.size(); ++i) emb.data()[i] = rng.normal();
-  Mat X(T, D);
-  for (int i = 0; i < T; ++i) X.row(i) = emb.row(ids[size_t(i)]);
+  // The lesson's inputs (the page's lesson view draws the same): E, every head's weights, W_o.
+  const LessonInputs in = lesson_inputs(tokens, D, dk, dv, H, seed);
+
+  // 2. X (T,D): the word's embedding row plus the position's row.
+  Mat X = in.E;
   if (positions) X += SinusoidalPositionalEmbedding(T, D).table;
-  std::printf("\n2. X (T,D) = (%d,%d): one N(0,1) row per distinct word (seed %llu)%s\n", T, D,
-              static_cast<unsigned long long>(seed),
+  std::printf("\n2. X (T,D) = (%d,%d): one N(0,1) row per distinct word, from the word's own "
+              "stream of seed %llu%s\n", T, D, static_cast<unsigned long long>(seed),
               positions ? "\n   + the sinusoidal row of its position, so a repeated word gets "
                           "another row"
                         : ";\n   no positions (--no-positions): a repeated word gets the same row");
   print_matrix("X", X, tokens);
 
-  // 3-6. One head: the lesson's SelfAttention(d_model, dk, dv, seed).
-  const SelfAttention head(D, dk, dv, seed);
-  const AttentionStages st = self_attention_stages(X, head.Wq, head.Wk, head.Wv, causal);
+  // 3-6. One head: the lesson's SelfAttention(d_model, dk, dv, seed), head 0 of the inputs.
+  const AttentionStages st = self_attention_stages(X, in.Wq[0], in.Wk[0], in.Wv[0], causal);
   std::printf("\n3. Projections of the lesson's SelfAttention(d_model=%d, dk=%d, dv=%d, seed=%llu)"
               "\n   Q = X Wq (T,dk), K = X Wk (T,dk), V = X Wv (T,dv)"
               "\n   Wq, Wk ~ N(0, sqrt(2/(D+dk))), Wv ~ N(0, sqrt(2/(D+dv)))\n",
@@ -216,22 +214,12 @@ int cmd_demo_self_attention(const std::vector<std::string>& argv) {
   print_matrix("output", st.output, tokens);
 
   // 8. H heads, concatenated, then W_o without bias.
-  std::vector<Mat> Wq, Wk, Wv;
-  for (int h = 0; h < H; ++h) {
-    const SelfAttention a(D, dk, dv, seed + 1 + uint64_t(h));
-    Wq.push_back(a.Wq);
-    Wk.push_back(a.Wk);
-    Wv.push_back(a.Wv);
-  }
-  Mat Wo(Eigen::Index(H) * dv, D);
-  Rng wo_rng(seed ^ kOutProjSeed);
-  const float wo_std = static_cast<float>(std::sqrt(2.0 / (H * dv + D)));
-  for (Eigen::Index i = 0; i < Wo.size(); ++i) Wo.data()[i] = wo_rng.normal() * wo_std;
-  const MultiHeadStages mh = multi_head_self_attention(X, Wq, Wk, Wv, Wo, causal);
+  const MultiHeadStages mh = multi_head_self_attention(X, in.Wq, in.Wk, in.Wv, in.Wo, causal);
   std::printf("\n8. Multi-head: %d heads, each its own SelfAttention(d_model=%d, dk=%d, dv=%d), "
-              "seeds %llu to %llu;\n   their outputs side by side (concat), then mixed by W_o\n",
-              H, D, dk, dv, static_cast<unsigned long long>(seed + 1),
-              static_cast<unsigned long long>(seed + uint64_t(H)));
+              "seeds %llu to %llu (head 1 is the head above);\n   their outputs side by side "
+              "(concat), then mixed by W_o\n",
+              H, D, dk, dv, static_cast<unsigned long long>(seed),
+              static_cast<unsigned long long>(seed + uint64_t(H) - 1));
   for (int h = 0; h < H; ++h) {
     const AttentionStages& s = mh.heads[size_t(h)];
     std::printf("\n   head %d: Q_%d = X Wq_%d, K_%d = X Wk_%d, V_%d = X Wv_%d\n", h + 1, h + 1,

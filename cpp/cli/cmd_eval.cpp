@@ -20,8 +20,7 @@ namespace {
 
 const std::vector<Flag> kEvalFlags = {
     {"weights", "PATH", "", "model weights (safetensors, as written by attn train --save)", true},
-    {"task", "NAME", "", "task: repeat, shift, copy, reverse, sort, future, induction or text",
-     true},
+    {"task", "NAME", "", str_cat("task: ", choices_text(kTasks)), true},
     {"seq-len", "N", "", "sequence length to evaluate at (past max_seq_len: not with learned "
                          "positions)", true},
     {"batches", "N", "8", "batches of fresh sequences to average over"},

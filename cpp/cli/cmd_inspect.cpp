@@ -1,9 +1,7 @@
 // attn inspect: look inside saved weights on one sequence: the logit lens, direct logit
 // attribution, activation patching and the QK/OV circuits (cpp/attn/interp/inspect.h), written as one
 // safetensors file. No math lives here.
-#include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -15,55 +13,38 @@
 #include "attn/nn/loss.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/inputs.h"
 
 namespace attn::cli {
 
 namespace {
 
-constexpr size_t kMaxIds = 4096;
+constexpr int kMaxIds = 4096;
 
-const std::vector<Flag> kInspectFlags = {
-    {"weights", "PATH", "", "model weights (safetensors, as written by attn train --save)", true},
-    {"input", "IDS", "", "the sequence: comma-separated token ids, e.g. 7,1,2,3,9,1,2", true},
-    {"answers", "IDS", "",
-     "the answer at each position, comma-separated, -100 for none (default: the model's own "
-     "top token at each position)"},
-    {"corrupted", "IDS", "",
-     "patching's corrupted input, as long as --input (default: --input with the last token of "
-     "its repeated segment's first occurrence changed, when it has one; else no patching)"},
-    {"position", "P", "",
-     "patching's answer position (default: the last position with an answer; with the default "
-     "corruption, the last query of the second occurrence)"},
-    {"corrupted-answer", "TOKEN", "",
-     "the corrupted run's answer at the position, for the metric logit[answer] - "
-     "logit[corrupted answer] (default: the replacement token of the default corruption, else "
-     "the corrupted run's top token)"},
-    {"output", "PATH", "",
-     "written: lens.*, attribution.*, patching.*, circuits.* (see cpp/README.md, Look inside)",
-     true},
-};
-
-// "7,1,2" -> {7, 1, 2}; throws UsageError naming the flag. Range checks are the core's.
-std::vector<int32_t> parse_ids(const std::string& flag, const std::string& text) {
-  std::vector<int32_t> out;
-  size_t pos = 0;
-  while (true) {
-    const size_t comma = text.find(',', pos);
-    const std::string item =
-        text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    char* end = nullptr;
-    errno = 0;
-    const long v = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || errno == ERANGE || v < INT32_MIN || v > INT32_MAX)
-      throw UsageError("--" + flag + ": '" + item + "' is not a token id (comma-separated "
-                       "integers, e.g. 7,1,2)");
-    out.push_back(static_cast<int32_t>(v));
-    if (out.size() > kMaxIds)
-      throw UsageError(str_cat("--", flag, " has more than ", kMaxIds, " ids"));
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
-  return out;
+std::vector<Flag> inspect_flags() {
+  std::vector<Flag> flags = model_input_flags(
+      "safetensors: the sequence as ids (1,T), I64 or I32 (as for attn forward)");
+  const std::vector<Flag> rest = {
+      {"answers", "IDS", "",
+       "the answer at each position, comma-separated, -100 for none (default: the model's own "
+       "top token at each position)"},
+      {"corrupted", "IDS", "",
+       "patching's corrupted input, as long as the sequence (default: the sequence with the "
+       "last token of its repeated segment's first occurrence changed, when it has one; else no "
+       "patching)"},
+      {"position", "P", "",
+       "patching's answer position (default: the last position with an answer; with the "
+       "default corruption, the last query of the second occurrence)"},
+      {"corrupted-answer", "TOKEN", "",
+       "the corrupted run's answer at the position, for the metric logit[answer] - "
+       "logit[corrupted answer] (default: the replacement token of the default corruption, "
+       "else the corrupted run's top token)"},
+      {"output", "PATH", "",
+       "written: lens.*, attribution.*, patching.*, circuits.* (see cpp/README.md, Look inside)",
+       true},
+  };
+  flags.insert(flags.end(), rest.begin(), rest.end());
+  return flags;
 }
 
 }  // namespace
@@ -73,13 +54,17 @@ int cmd_inspect(const std::vector<std::string>& argv) {
                   "Looks inside saved weights on one sequence, in eval mode: the logit lens, "
                   "direct logit attribution, activation patching against a corrupted input, and "
                   "every head's QK and OV circuits with its copying score.",
-                  kInspectFlags, argv);
+                  inspect_flags(), argv);
   if (args.help()) {
     std::fputs(args.usage().c_str(), stdout);
     return 0;
   }
   InspectRequest r;
-  r.ids = parse_ids("input", args.get("input"));
+  {
+    IdsInput in = read_ids(args, /*targets_ok=*/false);
+    require(in.B == 1, in.what, ": ids has ", in.B, " sequences; attn inspect looks at one, (1,T)");
+    r.ids = std::move(in.ids);
+  }
   if (args.has("answers")) r.answers = parse_ids("answers", args.get("answers"));
   if (args.has("corrupted")) r.corrupted = parse_ids("corrupted", args.get("corrupted"));
   if (args.has("position")) r.patching.position = args.get_int("position", 0, kMaxIds - 1);
@@ -108,7 +93,7 @@ int cmd_inspect(const std::vector<std::string>& argv) {
       corruption = str_cat("induction: token ", cor.changed, " changed from ", cor.answer_clean,
                            " to ", cor.answer_corrupt);
     } else {
-      corruption = "none: --input holds no repeated segment and no --corrupted was given";
+      corruption = "none: the sequence holds no repeated segment and no --corrupted was given";
     }
   }
   const Inspection in = inspect(*model, r);

@@ -10,45 +10,13 @@
 #include "attn/nn/loss.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/inputs.h"
 
 namespace attn::cli {
 
 namespace {
 
 using json::printable;
-
-// The file at path, parsed; errors name the path.
-struct InputFile {
-  std::vector<uint8_t> bytes;
-  SafetensorsFile file;
-};
-void load_input(const std::string& path, InputFile& in) {
-  in.bytes = read_file(path);
-  try {
-    in.file = parse_safetensors(in.bytes.data(), in.bytes.size());
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(str_cat(path, ": ", e.what()));
-  }
-}
-
-// Refuses tensors other than the allowed ones, naming the first stranger.
-void check_names(const SafetensorsFile& file, const std::string& what,
-                 const std::vector<std::string>& allowed) {
-  for (const TensorView& t : file.tensors) {
-    bool ok = false;
-    for (const std::string& a : allowed) ok = ok || a == t.name;
-    std::string list;
-    for (const std::string& a : allowed) list += (list.empty() ? "" : ", ") + a;
-    require(ok, what, ": unexpected tensor ", printable(t.name), " (expected ", list, ")");
-  }
-}
-
-// A 2-D tensor's shape, checked: F32/ids dtype is checked by the reader.
-void require_2d(const TensorView& t, const std::string& what) {
-  require(t.shape.size() == 2 && t.shape[0] >= 1 && t.shape[1] >= 1, what, ": tensor ",
-          printable(t.name), " must be 2-D with non-zero dimensions, got shape ",
-          shape_str(t.shape));
-}
 
 std::vector<float> finite_f32(const SafetensorsFile& file, const std::string& name,
                               const std::string& what) {
@@ -59,14 +27,16 @@ std::vector<float> finite_f32(const SafetensorsFile& file, const std::string& na
   return v;
 }
 
-const std::vector<Flag> kForwardFlags = {
-    {"weights", "PATH", "", "model weights (safetensors, as written by attn train --save)", true},
-    {"input", "PATH", "", "ids (B,T) I64 or I32, optional targets (B,T) (-100 = ignore)", true},
-    {"output", "PATH", "",
-     "written: logits (B,T,V), attention (B,H,T,T) (with L > 1 layers (L,B,H,T,T)); with "
-     "targets also loss (1) and grad.<param> for every parameter",
-     true},
-};
+std::vector<Flag> forward_flags() {
+  std::vector<Flag> flags = model_input_flags(
+      "safetensors: ids (B,T) I64 or I32, optional targets (B,T) (-100 = ignore)");
+  flags.push_back({"output", "PATH", "",
+                   "written: logits (B,T,V), attention (B,H,T,T) (with L > 1 layers "
+                   "(L,B,H,T,T)); with targets also loss (1) and grad.<param> for every "
+                   "parameter",
+                   true});
+  return flags;
+}
 
 const std::vector<Flag> kAttendFlags = {
     {"input", "PATH", "", "X (T,D), Wq (D,dk), Wk (D,dk), Wv (D,dv), all F32", true},
@@ -80,13 +50,13 @@ int cmd_forward(const std::vector<std::string>& argv) {
   const Args args("forward",
                   "Runs saved weights on token ids (eval mode, no dropout); with targets also "
                   "computes the loss and every parameter gradient.",
-                  kForwardFlags, argv);
+                  forward_flags(), argv);
   if (args.help()) {
     std::fputs(args.usage().c_str(), stdout);
     return 0;
   }
-  const std::string weights_path = args.get("weights"), input_path = args.get("input");
-
+  const IdsInput in = read_ids(args, /*targets_ok=*/true);
+  const std::string weights_path = args.get("weights");
   std::unique_ptr<TinyAttentionLM> model;
   {
     const std::vector<uint8_t> bytes = read_file(weights_path);
@@ -98,40 +68,28 @@ int cmd_forward(const std::vector<std::string>& argv) {
   }
   const ModelConfig& c = model->config;
 
-  InputFile in;
-  load_input(input_path, in);
-  const std::string what = input_path;
-  check_names(in.file, what, {"ids", "targets"});
-  const TensorView& ids_t = in.file.get("ids", what);
-  require_2d(ids_t, what);
-  const int64_t B64 = ids_t.shape[0], T64 = ids_t.shape[1];
-  require(T64 <= c.max_context_length, what, ": ids has T = ", T64,
+  const std::string& what = in.what;
+  const int B = in.B, T = in.T;
+  const int64_t B64 = B, T64 = T;
+  require(T <= c.max_context_length, what, ": ids has T = ", T,
           " positions, more than the model's max_context_length (", c.max_context_length, ")");
-  require(B64 * T64 <= kMaxOutputElements && B64 * T64 * c.vocab_size <= kMaxOutputElements &&
+  require(B64 * T64 * c.vocab_size <= kMaxOutputElements &&
               c.n_layers * B64 * c.n_heads * T64 * T64 <= kMaxOutputElements,
-          what, ": ids shape ", shape_str(ids_t.shape), " would need more than ",
-          kMaxOutputElements, " floats of output");
-  const int B = static_cast<int>(B64), T = static_cast<int>(T64);
-  const std::vector<int32_t> ids = in.file.ids("ids", what);
+          what, ": ids shape ", shape_str({B64, T64}), " would need more than ", kMaxOutputElements,
+          " floats of output");
+  const std::vector<int32_t>& ids = in.ids;
   for (size_t i = 0; i < ids.size(); ++i)
     require(ids[i] >= 0 && ids[i] < c.vocab_size, what, ": ids[", i / T, "][", i % T, "] = ",
             ids[i], " is outside [0, ", c.vocab_size, ")");
+  const std::vector<int32_t>& targets = in.targets;
+  const bool has_targets = !targets.empty();
+  for (size_t i = 0; i < targets.size(); ++i)
+    require(targets[i] == kIgnoreIndex || (targets[i] >= 0 && targets[i] < c.vocab_size), what,
+            ": targets[", i / T, "][", i % T, "] = ", targets[i], " is outside [0, ",
+            c.vocab_size, ") and is not ", kIgnoreIndex);
 
-  const TensorView* targets_t = in.file.find("targets");
-  std::vector<int32_t> targets;
-  if (targets_t) {
-    require(targets_t->shape == ids_t.shape, what, ": targets has shape ",
-            shape_str(targets_t->shape), " but ids has ", shape_str(ids_t.shape));
-    targets = in.file.ids("targets", what);
-    for (size_t i = 0; i < targets.size(); ++i)
-      require(targets[i] == kIgnoreIndex || (targets[i] >= 0 && targets[i] < c.vocab_size), what,
-              ": targets[", i / T, "][", i % T, "] = ", targets[i], " is outside [0, ",
-              c.vocab_size, ") and is not ", kIgnoreIndex);
-  }
-
-  Rng rng(0);  // unused: eval mode has no dropout
   TinyAttentionLM::State s;
-  model->forward(ids.data(), B, T, /*training=*/false, rng, s);
+  model->forward(ids.data(), B, T, s);
 
   const int64_t V = c.vocab_size, H = c.n_heads, L = c.n_layers;
   Mat weights;
@@ -145,7 +103,7 @@ int cmd_forward(const std::vector<std::string>& argv) {
   };
   float loss = 0.0f;
   std::vector<std::string> grad_names;
-  if (targets_t) {
+  if (has_targets) {
     s.dlogits.resize(s.logits.rows(), s.logits.cols());
     loss = cross_entropy(s.logits, targets.data(), s.dlogits);
     model->backward(ids.data(), s);
@@ -160,7 +118,7 @@ int cmd_forward(const std::vector<std::string>& argv) {
   std::printf("wrote %s: logits (%d,%d,%d), attention (%s%d,%d,%d,%d)",
               args.get("output").c_str(), B, T, c.vocab_size,
               L > 1 ? str_cat(L, ",").c_str() : "", B, c.n_heads, T, T);
-  if (targets_t) std::printf(", loss %.9g, %zu gradients", static_cast<double>(loss), grad_names.size());
+  if (has_targets) std::printf(", loss %.9g, %zu gradients", static_cast<double>(loss), grad_names.size());
   std::printf("\n");
   return 0;
 }

@@ -4,6 +4,7 @@
 
 #include "attn/base/json.h"
 #include "attn/data/text.h"
+#include "attn/interp/readouts.h"
 #include "attn/io/weights.h"
 #include "cli/commands.h"
 #include "cli/config_flags.h"
@@ -19,11 +20,11 @@ constexpr int kTextEvalBatches = 8;
 void print_circuits(Trainer& trainer) {
   const TrainerConfig& c = trainer.config();
   const int L = c.n_layers, H = c.n_heads;
-  const Trainer::HeadScores s = trainer.head_scores();
+  const HeadScores s = head_scores(trainer.model(), trainer.data());
   std::printf("# phase change at step %lld (-1: none yet)\n",
               static_cast<long long>(trainer.phase_change_step()));
   std::printf("# head scores (eval mode, %d induction rows): layer head previous-token prefix-matching\n",
-              Trainer::kScoreRows);
+              kScoreRows);
   for (int l = 0; l < L; ++l)
     for (int h = 0; h < H; ++h)
       std::printf("head L%d.H%d previous-token %.4f prefix-matching %.4f\n", l + 1, h + 1,
@@ -134,12 +135,13 @@ int cmd_train(const std::vector<std::string>& argv) {
     std::printf("step %d loss %.9g accuracy %.4f", done, static_cast<double>(loss),
                 static_cast<double>(trainer.last_accuracy()));
     if (corpus) {
-      const Trainer::TextEvaluation v = trainer.evaluate_text(kTextEvalBatches);
+      const TextEvaluation v = evaluate_text(trainer.model(), trainer.data(), kTextEvalBatches);
       std::printf(" val_loss %.6f val_bits_per_char %.4f", v.val_loss, v.val_bits_per_char);
       if (mlm) std::printf(" val_masked_accuracy %.4f", v.accuracy);
     } else if (mlm) {
       std::printf(" val_masked_accuracy %.4f",
-                  static_cast<double>(trainer.evaluate(kTextEvalBatches).accuracy));
+                  static_cast<double>(
+                      evaluate(trainer.model(), trainer.data(), kTextEvalBatches).accuracy));
     }
     std::printf("\n");
   }
@@ -147,7 +149,7 @@ int cmd_train(const std::vector<std::string>& argv) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (steps > 0) {
     std::printf("# %d steps in %.3f s (%.1f steps/s)\n", steps, secs, steps / secs);
-    const Trainer::Evaluation e = trainer.evaluate(8);
+    const Evaluation e = evaluate(trainer.model(), trainer.data(), 8);
     if (mlm)
       std::printf("# eval masked-position accuracy %.4f loss %.6g (eval mode, 8 fresh %s, "
                   "%g of the tokens selected)\n",
@@ -159,7 +161,7 @@ int cmd_train(const std::vector<std::string>& argv) {
                   static_cast<double>(e.accuracy), static_cast<double>(e.loss));
     if (ablated) {  // the same weights with the intact layer: what the interventions changed
       trainer.set_ablation(Trainer::Ablation{});
-      const Trainer::Evaluation intact = trainer.evaluate(8);
+      const Evaluation intact = evaluate(trainer.model(), trainer.data(), 8);
       std::printf("# intact layer: eval accuracy %.4f loss %.6g (same weights, causal mask)\n",
                   static_cast<double>(intact.accuracy), static_cast<double>(intact.loss));
       trainer.set_ablation(ablation);

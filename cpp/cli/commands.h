@@ -27,6 +27,7 @@ int cmd_eval(const std::vector<std::string>& args);     // cmd_eval.cpp
 int cmd_inspect(const std::vector<std::string>& args);  // cmd_inspect.cpp
 int cmd_sample(const std::vector<std::string>& args);   // cmd_sample.cpp
 int cmd_fill(const std::vector<std::string>& args);     // cmd_fill.cpp
+int cmd_schema(const std::vector<std::string>& args);   // cmd_schema.cpp
 
 // The vocabulary a text model's weights file (bytes, read from path) carries; a file without
 // one is an Error of kind Format saying the model was not trained on text (cmd_sample.cpp).

@@ -6,34 +6,17 @@
 #include <string>
 #include <string_view>
 
-#include "attn/train/config_keys.h"
+#include "attn/train/config.h"
 
 namespace attn::cli {
 
 namespace {
 
-// Flags whose name is not the key's in kebab-case (shorter names, kept from the first CLI).
-struct FlagAlias {
-  const char* key;
-  const char* flag;
-};
-constexpr FlagAlias kFlagNames[] = {{"n_heads", "heads"}, {"batch_size", "batch"},
-                                    {"n_layers", "layers"}};
-// Older flag names still accepted.
-constexpr FlagAlias kOldFlagNames[] = {{"vocab_size", "vocab"}};
-
-// A config key's flag, without the leading "--": vocab_size -> vocab-size.
-std::string flag_of(std::string_view key) {
-  for (const FlagAlias& a : kFlagNames)
-    if (key == a.key) return a.flag;
-  std::string flag(key);
-  for (char& c : flag)
-    if (c == '_') c = '-';
-  return flag;
+// How TrainerConfig::validate names a key here: its flag, --vocab-size.
+std::string flag_namer(std::string_view key) {
+  const ConfigKey* k = find_config_key(key);
+  return str_cat("--", k ? k->flag : std::string(key));
 }
-
-// How TrainerConfig::validate names a key here: --vocab-size.
-std::string flag_namer(std::string_view key) { return "--" + flag_of(key); }
 
 }  // namespace
 
@@ -41,10 +24,8 @@ std::vector<Flag> trainer_flags() {
   const TrainerConfig d;
   std::vector<Flag> flags;
   for (const ConfigKey& k : config_keys()) {
-    Flag f{flag_of(k.name), k.symbol, "", expand_keys(k.doc, &flag_namer)};
+    Flag f{k.flag, k.symbol, "", key_help(k, &flag_namer)};
     if (k.type != ConfigType::Bool) f.default_value = value_text(d, k);
-    for (const FlagAlias& a : kOldFlagNames)
-      if (std::string_view(k.name) == a.key) f.alias = a.flag;
     flags.push_back(std::move(f));
   }
   return flags;
@@ -55,27 +36,26 @@ TrainerConfig trainer_config_from(const Args& a) {
   // Parsing checks only that a value converts (to an int, a float); TrainerConfig::validate
   // gives each key's rule, in flag names.
   for (const ConfigKey& k : config_keys()) {
-    const std::string flag = flag_of(k.name);
     switch (k.type) {
-      case ConfigType::Int: c.*k.int_member = a.get_int(flag, INT_MIN, INT_MAX); break;
-      case ConfigType::UInt64: c.*k.u64_member = a.get_u64(flag); break;
-      case ConfigType::Float: c.*k.float_member = a.get_float(flag, -FLT_MAX, FLT_MAX); break;
-      case ConfigType::Bool: c.*k.bool_member = a.has(flag); break;
-      case ConfigType::String: c.*k.string_member = a.get(flag); break;
+      case ConfigType::Int: c.*k.int_member = a.get_int(k.flag, INT_MIN, INT_MAX); break;
+      case ConfigType::UInt64: c.*k.u64_member = a.get_u64(k.flag); break;
+      case ConfigType::Float: c.*k.float_member = a.get_float(k.flag, -FLT_MAX, FLT_MAX); break;
+      case ConfigType::Bool: c.*k.bool_member = a.has(k.flag); break;
+      case ConfigType::String: c.*k.string_member = a.get(k.flag); break;
     }
   }
   c.validate(&flag_namer);
   return c;
 }
+
 std::vector<Flag> ablation_flags() {
   return {
       {"mask", "MODE", "causal", "causal, none, or inverted (-1e4 on the past: the future leaks)"},
-      {"no-scale-scores", "", "", "do not divide the scores by sqrt(dk)", false, "no-scale"},
+      {"no-scale-scores", "", "", "do not divide the scores by sqrt(dk)"},
       {"heads-off", "LIST", "",
        "heads whose output is zero, 1-based, e.g. 1,3; with --layers, layer l's head h is "
        "l*H + h (layer-major, both 0-based) + 1"},
-      {"heads-frozen", "LIST", "", "heads whose projections stop updating, 1-based, e.g. 2", false,
-       "freeze"},
+      {"heads-frozen", "LIST", "", "heads whose projections stop updating, 1-based, e.g. 2"},
   };
 }
 

@@ -8,16 +8,15 @@
 
 namespace attn::cli {
 
-// One flag per Trainer config key (attn/config_keys.h), in kebab-case (--vocab-size), except
-// --heads, --batch and --layers; --vocab is an alias of --vocab-size. DemoConfig defaults.
+// One flag per Trainer config key: the schema row's flag (train/config.h), e.g. --vocab-size,
+// --heads; its help and default from the row.
 std::vector<Flag> trainer_flags();
 
 // Reads those flags; throws UsageError naming the flag on a value that does not parse and an
 // attn::Error of kind Config (the message naming flags) on a value the config refuses.
 TrainerConfig trainer_config_from(const Args& args);
 
-// --mask --no-scale-scores --heads-off --heads-frozen: the Ablation panel's interventions
-// (--no-scale and --freeze are accepted as aliases).
+// --mask --no-scale-scores --heads-off --heads-frozen: the Ablation panel's interventions.
 std::vector<Flag> ablation_flags();
 
 // Reads those flags for a model of config c; head numbers are 1-based global indices

@@ -64,14 +64,16 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       .function("peekLoss", +[](Trainer& t) { return js_call([&] { return t.peek_loss(); }); })
       .function("lastAccuracy", &Trainer::last_accuracy)
       .function("evalAccuracy", +[](Trainer& t, val n) {
-        return js_call([&] { return t.eval_accuracy(to_int(n, "evalAccuracy batches", 1, 1000)); });
+        return js_call([&] {
+          return evaluate(t.model(), t.data(), to_int(n, "evalAccuracy batches", 1, 1000)).accuracy;
+        });
       })
       .function("lossHistory", +[](Trainer& t) { return float32_array(t.loss_history()); })
       .function("attention", +[](Trainer& t, val ids) {
         return js_call([&] {
           const std::vector<int32_t> x = to_ids(ids, size_t(t.config().seq_len));
           Mat weights, logits;
-          t.attention(x.data(), int(x.size()), weights, logits);
+          sequence_attention(t.model(), x.data(), int(x.size()), weights, logits);
           return attention_to_js(weights, logits, t.config(), int(x.size()));
         });
       })
@@ -87,14 +89,18 @@ EMSCRIPTEN_BINDINGS(attention_core) {
         });
       })
       .function("evaluate", +[](Trainer& t, val n) {
-        return js_call([&] { return to_js(t.evaluate(to_int(n, "evaluate batches", 1, 1000))); });
+        return js_call([&] {
+          return to_js(evaluate(t.model(), t.data(), to_int(n, "evaluate batches", 1, 1000)));
+        });
       })
       .function("evaluateText", +[](Trainer& t, val n) {
-        return js_call([&] { return to_js(t.evaluate_text(to_int(n, "evaluateText batches", 1, 1000))); });
+        return js_call([&] {
+          return to_js(evaluate_text(t.model(), t.data(), to_int(n, "evaluateText batches", 1, 1000)));
+        });
       })
       .function("corpus", +[](Trainer& t) { return t.corpus() ? to_js(*t.corpus()) : val::null(); })
       .function("sampleSequence", +[](Trainer& t, val seed) {
-        return js_call([&] { return int32_array(t.sample_sequence(to_seed(seed))); });
+        return js_call([&] { return int32_array(t.data().sample(to_seed(seed))); });
       })
       // Look inside: lens, attribution, patching and circuits in one call.
       .function("inspect", +[](Trainer& t, val request) {
@@ -105,8 +111,8 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       })
       .function("evaluateAt", +[](Trainer& t, val seq_len, val n) {
         return js_call([&] {
-          return to_js(t.evaluate_at(to_int(seq_len, "evaluateAt seqLen"),
-                                     to_int(n, "evaluateAt batches", 1, 1000), &js_key));
+          return to_js(evaluate_at_length(t.model(), t.data(), to_int(seq_len, "evaluateAt seqLen"),
+                                          to_int(n, "evaluateAt batches", 1, 1000), &js_key));
         });
       })
       .function("setAblation", +[](Trainer& t, val ablation) {
@@ -114,11 +120,11 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       })
       .function("ablation", +[](Trainer& t) { return to_js(t.ablation(), t.config()); })
       .function("attentionStats", +[](Trainer& t) {
-        return js_call([&] { return to_js(t.attention_stats()); });
+        return js_call([&] { return to_js(attention_stats(t.model(), t.data())); });
       })
       .function("headScores", +[](Trainer& t) {
         return js_call([&] {
-          const Trainer::HeadScores s = t.head_scores();
+          const HeadScores s = head_scores(t.model(), t.data());
           val js = val::object();
           js.set("previousToken", float32_array(s.previous_token));
           js.set("prefixMatching", float32_array(s.prefix_matching));
@@ -135,7 +141,19 @@ EMSCRIPTEN_BINDINGS(attention_core) {
           const std::vector<int32_t> x = to_ids(ids, size_t(t.config().seq_len));
           const int h = to_int(head, "head"), q = to_int(query, "query");
           const int y = to_int(target, "target");
-          return to_js(t.row_backward(x.data(), int(x.size()), h, q, y));
+          return to_js(row_backward(t.model(), x.data(), int(x.size()), h, q, y));
+        });
+      })
+      // The predictions panel: the k most likely next tokens at each position, and the task's
+      // answers with their probabilities.
+      .function("predictions", +[](Trainer& t, val ids, val k) {
+        return js_call([&] {
+          const std::vector<int32_t> x = to_ids(ids, size_t(t.config().seq_len));
+          std::vector<int32_t> answers(x.size());
+          task_targets(t.data().task, x.data(), int(x.size()), answers.data());
+          const Predictions p = predictions(t.model(), x.data(), int(x.size()),
+                                            to_int(k, "predictions k", 1, kIntMax), answers.data());
+          return to_js(p, answers);
         });
       })
       .function("selfTest", +[](Trainer& t, val reference) {
@@ -212,6 +230,13 @@ EMSCRIPTEN_BINDINGS(attention_core) {
   function("transformerBlock", +[](val args) {
     return js_call([&] { return to_js(transformer_block_stages(to_block_input(args), &js_key)); });
   });
+  // The lesson view's inputs: the embeddings and weights `attn demo self-attention` draws.
+  function("lessonInputs", +[](val args) {
+    return js_call([&] {
+      const LessonArgs a = to_lesson_args(args);
+      return to_js(lesson_inputs(a.tokens, a.d_model, a.dk, a.dv, a.heads, a.seed));
+    });
+  });
   function("addPositions", +[](val E) {
     return js_call([&] { return to_js(add_sinusoidal_positions(to_matrix_arg(E, "E"))); });
   });
@@ -276,6 +301,10 @@ EMSCRIPTEN_BINDINGS(attention_core) {
     });
   });
   function("defaultConfig", +[]() { return to_js(TrainerConfig{}); });
+  // The config schema (train/config.h): the objects `attn schema` prints.
+  function("configSchema", +[]() {
+    return val::global("JSON").call<val>("parse", config_schema_json());
+  });
   // Bytes the allocator has handed out and not taken back: the tests see a leak long before it
   // would grow the wasm memory.
   function("heapBytesInUse", +[]() { return double(mallinfo().uordblks); });

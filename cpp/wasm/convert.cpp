@@ -2,25 +2,14 @@
 
 #include <emscripten/bind.h>
 
-#include <cctype>
 #include <cmath>
 #include <initializer_list>
 
-#include "attn/train/config_keys.h"
+#include "attn/train/config.h"
 
 namespace attn::js {
 
 using emscripten::typed_memory_view;
-
-std::string js_key(std::string_view snake_name) {
-  std::string out;
-  for (size_t i = 0; i < snake_name.size(); ++i) {
-    const bool cap = snake_name[i] == '_' && i + 1 < snake_name.size();
-    if (cap) ++i;
-    out += cap ? char(std::toupper(static_cast<unsigned char>(snake_name[i]))) : snake_name[i];
-  }
-  return out;
-}
 
 void throw_error(const std::string& message, ErrorKind kind, const std::string& key) {
   val error = val::global("Error").new_(message);
@@ -103,10 +92,8 @@ std::vector<uint8_t> to_head_flags(const val& v, const std::string& name, int L,
 
 // Throws (with the given kind, no key) naming the first own key of the object js that is not in
 // known ("unknown <what> key 'x'; the keys are a b c").
-// Keys in also_accepted (old names, aliases) pass too, unlisted.
 template <typename Known>
-void check_keys(const val& js, const Known& known, const char* what, ErrorKind kind,
-                std::initializer_list<const char*> also_accepted = {}) {
+void check_keys(const val& js, const Known& known, const char* what, ErrorKind kind) {
   const val keys = val::global("Object").call<val>("keys", js);
   const int n_keys = keys["length"].as<int>();
   for (int i = 0; i < n_keys; ++i) {
@@ -117,7 +104,6 @@ void check_keys(const val& js, const Known& known, const char* what, ErrorKind k
       ok = ok || key == k;
       list += list.empty() ? std::string(k) : str_cat(" ", k);
     }
-    for (const char* k : also_accepted) ok = ok || key == k;
     if (!ok)
       throw Error(kind, "", str_cat("unknown ", what, " key '", key, "'; the keys are ", list));
   }
@@ -170,15 +156,6 @@ val from_mat(const Mat& m) {
 }
 
 const char* const kAblationKeys[] = {"headsOff", "headsFrozen", "scaleScores", "mask"};
-
-// An ablation key that may also come under its old name (zeroed is now headsOff,
-// frozen headsFrozen): the value under either; both at once is an input error.
-val renamed_key(const val& js, const char* key, const char* old_key) {
-  const val now = js[key], old = js[old_key];
-  require(now.isUndefined() || old.isUndefined(), "ablation has both ", key, " and ", old_key,
-          " (its old name); give one");
-  return now.isUndefined() ? old : now;
-}
 
 }  // namespace
 
@@ -238,11 +215,11 @@ std::vector<uint8_t> to_bytes(const val& bytes, const char* name) {
 
 Trainer::Ablation to_ablation(const val& js, const TrainerConfig& c) {
   require(is_object(js), "ablation must be an object, got ", type_of(js));
-  check_keys(js, kAblationKeys, "ablation", ErrorKind::Input, {"zeroed", "frozen"});
+  check_keys(js, kAblationKeys, "ablation", ErrorKind::Input);
   Trainer::Ablation a;
   const int L = c.n_layers, H = c.n_heads;
-  a.heads_off = to_head_flags(renamed_key(js, "headsOff", "zeroed"), "headsOff", L, H);
-  a.heads_frozen = to_head_flags(renamed_key(js, "headsFrozen", "frozen"), "headsFrozen", L, H);
+  a.heads_off = to_head_flags(js["headsOff"], "headsOff", L, H);
+  a.heads_frozen = to_head_flags(js["headsFrozen"], "headsFrozen", L, H);
   a.scale_scores = to_bool(js["scaleScores"], "scaleScores", true);
   const val mask = js["mask"];
   if (!mask.isUndefined()) {
@@ -275,7 +252,7 @@ std::string to_text(const val& text, const char* name) {
   return std::string(b.begin(), b.end());
 }
 
-val to_js(const Trainer::TextEvaluation& e) {
+val to_js(const TextEvaluation& e) {
   val js = val::object();
   js.set("valLoss", e.val_loss);
   js.set("valBitsPerChar", e.val_bits_per_char);
@@ -512,6 +489,31 @@ BlockStagesInput to_block_input(const val& js) {
   return in;
 }
 
+const char* const kLessonKeys[] = {"tokens", "dModel", "dk", "dv", "heads", "seed"};
+
+LessonArgs to_lesson_args(const val& js) {
+  require(is_object(js), "lessonInputs expects {tokens, dModel, dk, dv, heads, seed}, got ",
+          type_of(js));
+  check_keys(js, kLessonKeys, "lessonInputs", ErrorKind::Input);
+  const val tokens = js["tokens"];
+  require(tokens.isArray(), "tokens must be an array of strings, got ", type_of(tokens));
+  const int T = tokens["length"].as<int>();
+  require(T >= 1 && T <= kLessonMaxWords, "tokens has ", T, " words; expected 1 to ",
+          kLessonMaxWords);
+  LessonArgs a;
+  for (int t = 0; t < T; ++t) {
+    const val w = tokens[t];
+    require(w.isString(), "tokens[", t, "] must be a string, got ", type_of(w));
+    a.tokens.push_back(w.as<std::string>());
+  }
+  a.d_model = int(to_integer(js["dModel"], "dModel", 1, kLessonMaxWidth));
+  a.dk = int(to_integer(js["dk"], "dk", 1, kLessonMaxWidth));
+  a.dv = int(to_integer(js["dv"], "dv", 1, kLessonMaxWidth));
+  a.heads = js["heads"].isUndefined() ? 1 : int(to_integer(js["heads"], "heads", 1, kLessonMaxHeads));
+  a.seed = to_seed(js["seed"]);
+  return a;
+}
+
 Mat to_matrix_arg(const val& js, const char* name) {
   return to_mat(js, name, kMaxSelfAttentionT, kMaxSelfAttentionWidth);
 }
@@ -533,7 +535,7 @@ val to_js(const TrainerConfig& c) {
   return js;
 }
 
-val to_js(const Trainer::Evaluation& e) {
+val to_js(const Evaluation& e) {
   val js = val::object();
   js.set("loss", e.loss);
   js.set("accuracy", e.accuracy);
@@ -564,7 +566,7 @@ val to_js(const Trainer::Ablation& a, const TrainerConfig& c) {
   return js;
 }
 
-val to_js(const Trainer::HeadStats& s) {
+val to_js(const HeadStats& s) {
   val js = val::object();
   js.set("entropy", float32_array(s.entropy));
   js.set("maxWeight", float32_array(s.max_weight));
@@ -572,7 +574,7 @@ val to_js(const Trainer::HeadStats& s) {
   return js;
 }
 
-val to_js(const Trainer::RowBackward& r) {
+val to_js(const RowBackward& r) {
   const MultiHeadSelfAttention::HeadRow& g = r.row;
   val js = val::object();
   js.set("loss", r.loss);
@@ -589,6 +591,16 @@ val to_js(const Trainer::RowBackward& r) {
   js.set("dK", from_mat(g.d_k));
   js.set("dV", from_mat(g.d_v));
   js.set("scale", g.scale);
+  return js;
+}
+
+val to_js(const Predictions& p, const std::vector<int32_t>& answers) {
+  val js = val::object();
+  js.set("k", p.k);
+  js.set("top", int32_array(p.top));
+  js.set("probs", float32_array(p.probs));
+  js.set("answers", int32_array(answers));
+  js.set("answerProbs", float32_array(p.answer_probs));
   return js;
 }
 
@@ -627,6 +639,21 @@ val to_js(const MultiHeadStages& m) {
   js.set("heads", heads);
   js.set("concat", from_mat(m.concat));
   js.set("output", from_mat(m.output));
+  return js;
+}
+
+val to_js(const LessonInputs& in) {
+  val js = val::object();
+  js.set("E", from_mat(in.E));
+  const auto mats = [](const std::vector<Mat>& ms) {
+    val a = val::array();
+    for (const Mat& m : ms) a.call<void>("push", from_mat(m));
+    return a;
+  };
+  js.set("Wq", mats(in.Wq));
+  js.set("Wk", mats(in.Wk));
+  js.set("Wv", mats(in.Wv));
+  js.set("Wo", from_mat(in.Wo));
   return js;
 }
 

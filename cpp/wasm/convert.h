@@ -15,11 +15,14 @@
 
 #include "attn/data/text.h"
 #include "attn/interp/inspect.h"
+#include "attn/interp/length_eval.h"
+#include "attn/interp/readouts.h"
 #include "attn/kernels/ops.h"
 #include "attn/model/fill.h"
 #include "attn/model/sampling.h"
 #include "attn/nn/attention.h"
 #include "attn/teach/block_stages.h"
+#include "attn/teach/lesson.h"
 #include "attn/teach/selftest.h"
 #include "attn/train/trainer.h"
 
@@ -32,9 +35,6 @@ using emscripten::val;
 // Throws a JS Error with message, .kind (error_kind_name: "config", "input", "nonFinite",
 // "format", "state", "io" or "internal") and, when key is not empty, .key (a JS config key).
 [[noreturn]] void throw_error(const std::string& message, ErrorKind kind, const std::string& key);
-
-// A core config key (snake_case) in the JS API's spelling, camelCase: vocab_size -> vocabSize.
-std::string js_key(std::string_view snake_name);
 
 // Runs body and returns its result. A C++ exception becomes a JS Error carrying its message, its
 // kind (internal for an exception that is not an attn::Error or RuntimeError) and its key in JS
@@ -57,7 +57,7 @@ auto js_call(Body&& body) -> decltype(body()) {
 // ---- JS -> C++. Each reader names the key or argument it reads. A bad value of a Trainer config
 // key throws kind config with that key; any other bad argument throws kind input.
 
-// {vocabSize, ...} -> TrainerConfig, one key per row of attn/config_keys.h in camelCase. A
+// {vocabSize, ...} -> TrainerConfig, one key per row of the schema (train/config.h) in camelCase. A
 // missing key keeps its DemoConfig default; a key of the wrong type or an unknown key throws.
 // The values' bounds are then checked by TrainerConfig::validate, its messages in JS names.
 TrainerConfig to_trainer_config(const val& js);
@@ -77,8 +77,7 @@ std::vector<int32_t> to_task_ids(const val& ids);
 // A Uint8Array of at most 1 GiB (a safetensors file).
 std::vector<uint8_t> to_bytes(const val& bytes, const char* name);
 
-// {headsOff, headsFrozen, scaleScores, mask} (zeroed and frozen, the old names, are accepted for
-// headsOff and headsFrozen); a missing key takes the default. A head list has
+// {headsOff, headsFrozen, scaleScores, mask}; a missing key takes the default. A head list has
 // n_layers * n_heads entries of config c (or none), global head g = l * n_heads + h.
 Trainer::Ablation to_ablation(const val& js, const TrainerConfig& c);
 
@@ -91,9 +90,8 @@ std::string to_task_name(const val& task);
 // A text as UTF-8 bytes: a JS string (Embind encodes it) or a Uint8Array of the file's bytes (so a
 // file that is not valid UTF-8 reaches the core's check as it is).
 std::string to_text(const val& text, const char* name);
-val to_js(const Trainer::TextEvaluation& e);  // TextEvaluation
+val to_js(const TextEvaluation& e);  // TextEvaluation
 val to_js(const TextCorpus& c);               // CorpusInfo
-// new Decoder(trainer, {useCache, window}): the options checked (unknown keys, types).
 // fill's options {blank, top}: blank one character (default "_"), top an integer (default 1).
 struct FillOptions {
   char32_t blank = kDefaultBlank;
@@ -101,6 +99,7 @@ struct FillOptions {
 };
 FillOptions to_fill_options(const val& js);
 
+// new Decoder(trainer, {useCache, window}): the options checked (unknown keys, types).
 struct DecoderOptions {
   bool use_cache = true;
   int window = 0;
@@ -136,19 +135,29 @@ MultiHeadArgs to_multi_head_args(const val& js);
 BlockStagesInput to_block_input(const val& js);
 // addPositions' argument: one matrix E.
 Mat to_matrix_arg(const val& js, const char* name);
+// lessonInputs' argument {tokens, dModel, dk, dv, heads, seed}: tokens an array of strings.
+struct LessonArgs {
+  std::vector<std::string> tokens;
+  int d_model, dk, dv, heads;
+  uint64_t seed;
+};
+LessonArgs to_lesson_args(const val& js);
 
 // ---- C++ -> JS, in the shapes of web/src/core/attention-core.d.ts.
 
 val to_js(const TrainerConfig& c);                  // ResolvedTrainerConfig
-val to_js(const Trainer::Evaluation& e);            // Evaluation
+val to_js(const Evaluation& e);            // Evaluation
 val to_js(const LengthEvaluation& e);               // LengthEvaluation
 val to_js(const Trainer::Ablation& a, const TrainerConfig& c);  // Required<Ablation>, L*H heads
-val to_js(const Trainer::HeadStats& s);             // AttentionStats
-val to_js(const Trainer::RowBackward& r);               // RowBackward
+val to_js(const HeadStats& s);             // AttentionStats
+val to_js(const RowBackward& r);               // RowBackward
+// Predictions with the answers they were measured against (T entries).
+val to_js(const Predictions& p, const std::vector<int32_t>& answers);  // Predictions
 val to_js(const std::vector<SelfTestResult>& results);  // SelfTestResult[]
 val to_js(const AttentionStages& s);                    // SelfAttentionStages
 val to_js(const MultiHeadStages& m);                    // MultiHeadStages
 val to_js(const PositionedInput& p);                    // PositionedInput
+val to_js(const LessonInputs& in);                      // LessonInputs
 val to_js(const BlockStages& b);                        // TransformerBlockStages
 // AttentionResult of one sequence of T tokens: weights (L*H*T,T) layer-major, logits (T,V).
 val attention_to_js(const Mat& weights, const Mat& logits, const TrainerConfig& c, int T);

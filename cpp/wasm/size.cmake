@@ -16,8 +16,8 @@ set(ATTN_WASM_SIZE_SOURCES
     ${CMAKE_SOURCE_DIR}/cpp/attn/teach/selftest.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/io/weights.cpp
     ${CMAKE_SOURCE_DIR}/cpp/attn/interp/inspect.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/data/text.cpp
     ${CMAKE_SOURCE_DIR}/cpp/attn/model/sampling.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/teach/block_stages.cpp
-    ${CMAKE_SOURCE_DIR}/cpp/attn/interp/length_eval.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/model/fill.cpp
-    ${CMAKE_SOURCE_DIR}/cpp/attn/interp/receptive_field.cpp
+    ${CMAKE_SOURCE_DIR}/cpp/attn/interp/length_eval.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/teach/lesson.cpp
+    ${CMAKE_SOURCE_DIR}/cpp/attn/model/fill.cpp ${CMAKE_SOURCE_DIR}/cpp/attn/interp/receptive_field.cpp
     ${CMAKE_SOURCE_DIR}/cpp/wasm/bindings.cpp ${CMAKE_SOURCE_DIR}/cpp/wasm/convert.cpp)
 if(ATTN_SIMD)
   set_source_files_properties(${ATTN_WASM_SIZE_SOURCES} PROPERTIES COMPILE_OPTIONS -Os)

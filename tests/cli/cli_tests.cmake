@@ -11,6 +11,7 @@ set(ATTN_CLI_CASES
   help
   forward_reference
   forward_no_targets
+  forward_ids
   forward_i32_ids
   train_save_forward
   attend_reference

@@ -104,6 +104,23 @@ forward_no_targets)
   printf 'attention F32 (1,4,2,2)\nlogits F32 (1,2,64)\n' | diff - "$S/list" || fail "tensors"
   ;;
 
+forward_ids)
+  # attn forward reads one sequence from --ids as from a file's ids (1,T); one of the two.
+  ids64 "$S/in.st" 3 63
+  ok fwd "$W" "$S/in.st"
+  mv "$OUT" "$S/from-file.st"
+  ok "$ATTN" forward --weights "$W" --ids 3,63 --output "$OUT"
+  "$CMP" "$S/from-file.st" "$OUT" 0 0 || fail "--input FILE and --ids differ"
+  bad "give --input PATH (a safetensors file with ids) or --ids LIST, one of them" \
+    "$ATTN" forward --weights "$W" --output "$OUT"
+  bad "give --input PATH (a safetensors file with ids) or --ids LIST, one of them" \
+    "$ATTN" forward --weights "$W" --input "$S/in.st" --ids 3 --output "$OUT"
+  bad "--ids: 'x' is not a token id" "$ATTN" forward --weights "$W" --ids 3,x --output "$OUT"
+  bad "--ids: ids[0][1] = 64 is outside [0, 64)" "$ATTN" forward --weights "$W" --ids 3,64 --output "$OUT"
+  bad "--ids: ids has T = 13 positions, more than the model's max_context_length (12)" \
+    "$ATTN" forward --weights "$W" --ids 1,2,3,4,5,6,7,8,9,10,11,12,13 --output "$OUT"
+  ;;
+
 forward_i32_ids)
   mkst "$S/i32.st" '{"ids":{"dtype":"I32","shape":[2,2],"data_offsets":[0,16]}}' \
     '\x05\0\0\0\x07\0\0\0\x3f\0\0\0\0\0\0\0'
@@ -309,6 +326,10 @@ selftest)
   for id in rows_and_mask future_invariance split_merge fused_qkv gradcheck pytorch_reference; do
     grep -q "^PASS $id " "$S/stdout" || fail "no PASS line for $id"
   done
+  # Without --reference: the shipped case (cpp/attn/teach/selftest_case), not the test data.
+  ok "$ATTN" selftest
+  grep -q '; reference .*/cpp/attn/teach/selftest_case/short$' "$S/stdout" || fail "default reference: $(head -1 "$S/stdout")"
+  grep -qx '# 6 of 6 checks passed' "$S/stdout" || fail "the shipped case: $(cat "$S/stdout")"
   ok "$ATTN" train --steps 40 --heads 2 --save "$S/w.st"
   ok "$ATTN" selftest --weights "$S/w.st" --reference "$REF/short"
   grep -q "H=2 C=12 ($S/w.st)" "$S/stdout" || fail "not the loaded model: $(head -1 "$S/stdout")"
@@ -383,23 +404,15 @@ ablation_bad_flags)
   bad "--heads-frozen: 'x' is not a head number in [1, 2]" "$ATTN" train --heads 2 --heads-frozen 1,x
   bad "--heads-off: '' is not a head number" "$ATTN" train --heads-off 1,,2
   bad "--no-scale-scores given twice" "$ATTN" train --no-scale-scores --no-scale-scores
-  # The old names are aliases: same meaning; errors name the new flag; old and new
-  # together are one flag given twice.
-  bad "--heads-frozen: 'x' is not a head number in [1, 2]" "$ATTN" train --heads 2 --freeze 1,x
-  bad "--no-scale" "$ATTN" train --no-scale --no-scale
-  bad "--no-scale (alias of --no-scale-scores) given twice" "$ATTN" train --no-scale-scores --no-scale
-  bad "--freeze (alias of --heads-frozen) given twice" "$ATTN" train --heads-frozen 1 --freeze 2
-  bad "--vocab (alias of --vocab-size) given twice" "$ATTN" train --vocab-size 8 --vocab 8
-  for flags in "--no-scale-scores --heads-frozen 2" "--no-scale --freeze 2"; do
-    # shellcheck disable=SC2086
-    ok "$ATTN" train --heads 2 --d-model 8 --steps 2 --log-every 2 $flags
-    grep -q '^# ablation: mask causal, scaling off, heads off \[\], frozen \[2\]$' "$S/stdout" ||
-      fail "$flags: ablation line: $(grep '^# ablation' "$S/stdout")"
+  # Names that never shipped are unknown flags.
+  for old in --no-scale --freeze --vocab; do
+    bad "unknown flag $old (see --help)" "$ATTN" train "$old" 1
   done
-  for flag in --vocab-size --vocab; do
-    ok "$ATTN" train --task future $flag 7 --d-model 4 --heads 1 --seq-len 4 --steps 1 --log-every 1
-    grep -q '^# V=7 ' "$S/stdout" || fail "$flag 7: header $(head -1 "$S/stdout")"
-  done
+  ok "$ATTN" train --heads 2 --d-model 8 --steps 2 --log-every 2 --no-scale-scores --heads-frozen 2
+  grep -q '^# ablation: mask causal, scaling off, heads off \[\], frozen \[2\]$' "$S/stdout" ||
+    fail "ablation line: $(grep '^# ablation' "$S/stdout")"
+  ok "$ATTN" train --task future --vocab-size 7 --d-model 4 --heads 1 --seq-len 4 --steps 1 --log-every 1
+  grep -q '^# V=7 ' "$S/stdout" || fail "--vocab-size 7: header $(head -1 "$S/stdout")"
   ;;
 
 demo_verdict)
@@ -415,7 +428,7 @@ demo_verdict)
     grep -q -- "$line" "$S/stdout" || fail "no line matching '$line'"
   done
   # The contract follows the flags, not fixed shapes.
-  ok "$ATTN" demo --vocab 10 --d-model 12 --heads 3 --seq-len 5 --batch 2 --epochs 2 \
+  ok "$ATTN" demo --vocab-size 10 --d-model 12 --heads 3 --seq-len 5 --batch 2 --epochs 2 \
     --steps-per-epoch 30
   grep -q 'Shape contract: B=2 T=5 D=12 H=3 Dh=4 V=10' "$S/stdout" || fail "contract header"
   grep -q '(B,H,T,Dh) = (2, 3, 5, 4)$' "$S/stdout" || fail "heads shape"
@@ -449,7 +462,7 @@ demo_epoch_means)
   # Epoch means come from every step's loss (they came from the thinned history, so
   # 20,000 steps printed "mean loss 0.0000", and more steps than the history holds underflowed).
   # attn train --log-every 1 prints the loss of every step of the same run.
-  cfg=(--task future --vocab 8 --d-model 4 --heads 1 --seq-len 4 --batch 2)
+  cfg=(--task future --vocab-size 8 --d-model 4 --heads 1 --seq-len 4 --batch 2)
   ok "$ATTN" demo "${cfg[@]}" --epochs 1 --steps-per-epoch 2000
   m2k=$(sed -n 's/^   epoch 1: mean loss \([0-9.]*\)$/\1/p' "$S/stdout")
   ok "$ATTN" demo "${cfg[@]}" --epochs 1 --steps-per-epoch 20000
@@ -508,8 +521,8 @@ layers_flags)
   bad "--layers (5) must be in [1, 4]" "$ATTN" train --layers 5
   bad "--layers (0) must be in [1, 4]" "$ATTN" demo --layers 0
   bad "--layers must be an integer" "$ATTN" train --layers two
-  # Every config flag is bounded by the core's key table (attn/config_keys.h), named as a flag.
-  bad "--vocab-size (0) must be in [1, 65536]" "$ATTN" train --vocab 0
+  # Every config flag is bounded by the core's schema (attn/train/config.h), named as a flag.
+  bad "--vocab-size (0) must be in [1, 65536]" "$ATTN" train --vocab-size 0
   bad "--heads (64) must be in [1, 32]" "$ATTN" train --heads 64
   bad "--batch (5000) must be in [1, 4096]" "$ATTN" train --batch 5000
   bad "--lr (-1) must be in (0, 10]" "$ATTN" train --lr -1
@@ -752,11 +765,13 @@ mlm_fill_bad)
 attention_flags)
   # --attention window/strided, --window, --stride and --differential reach the model, its
   # file, selftest, eval and sample; bad values name the flag.
+  # A window at its default (4) is not written: absent, it reads as 4.
   ok "$ATTN" train --attention window --window 4 --task shift --steps 3 --log-every 3 --save "$S/w.st"
   grep -q '^# attention window window 4$' "$S/stdout" || fail "window line: $(head -3 "$S/stdout")"
-  for kv in '"attention":"window"' '"window":"4"'; do
+  for kv in '"attention":"window"' '"kv_heads":"4"'; do
     header "$S/w.st" | grep -qF "$kv" || fail "metadata lacks $kv: $(header "$S/w.st")"
   done
+  ! header "$S/w.st" | grep -qF '"window":' || fail "window 4 written: $(header "$S/w.st")"
   ok "$ATTN" train --attention strided --window 2 --stride 3 --differential --residual --layers 2 \
     --steps 3 --log-every 3 --save "$S/s.st"
   grep -q '^# attention strided window 2 stride 3, differential$' "$S/stdout" || fail "strided line"
@@ -775,7 +790,7 @@ attention_flags)
   ok "$ATTN" selftest --objective mlm --differential --residual --attention window --window 2
   grep -q '^FAIL' "$S/stdout" && fail "selftest of an mlm model: $(grep FAIL "$S/stdout")"
   ok "$ATTN" demo --objective mlm --differential --attention window --window 3 --epochs 2 --steps-per-epoch 20
-  grep -q '^# attn demo: .* objective=mlm attention=window window=3 stride=4 differential$' "$S/stdout" ||
+  grep -q '^# attn demo: .* objective=mlm attention=window window=3 stride=4 differential=true$' "$S/stdout" ||
     fail "demo header: $(head -1 "$S/stdout")"
   grep -q '(B,T,5D)' "$S/stdout" || fail "demo: the differential qkv shape"
   grep -q '^Demo OK\.$' "$S/stdout" || fail "demo of an mlm model: $(tail -3 "$S/stdout")"
@@ -867,7 +882,7 @@ inspect_reference)
   # Without --corrupted and --position: the induction corruption of the repeated segment, the
   # same runs (the file's input.corrupted is the reference's).
   name=l2_rope_rmsnorm_pre_gelu
-  flags=$(grep -A6 "\"name\": \"$name\"" "$I/cases.json" | sed -n 's/.*"cli": "\(--input [^ ]* --answers [^ ]*\) .*/\1/p')
+  flags=$(grep -A6 "\"name\": \"$name\"" "$I/cases.json" | sed -n 's/.*"cli": "\(--ids [^ ]* --answers [^ ]*\) .*/\1/p')
   # shellcheck disable=SC2086
   ok "$ATTN" inspect --weights "$I/$name.weights.safetensors" $flags --output "$OUT"
   "$CMP" "$OUT" "$I/$name.expected.safetensors" > "$S/cmp" || fail "default corruption: $(grep -v '^ok' "$S/cmp")"
@@ -875,7 +890,7 @@ inspect_reference)
 
 inspect_bad)
   # attn inspect: what does not apply is said in the file; bad input is one line, no file.
-  ok "$ATTN" inspect --weights "$W" --input 1,2,3,4,5,9,1,2,3,4,5 --output "$OUT"
+  ok "$ATTN" inspect --weights "$W" --ids 1,2,3,4,5,9,1,2,3,4,5 --output "$OUT"
   grep -q "lens no, attribution no, patching at position 9 (answer 5 vs 0), circuits (1,4,64,64)" \
     "$S/stdout" || fail "no residual stream: $(cat "$S/stdout")"
   "$CMP" --list "$OUT" > "$S/list"
@@ -883,28 +898,44 @@ inspect_bad)
   grep -q '^circuits.ov F32 (1,4,64,64)$' "$S/list" || fail "circuits.ov: $(cat "$S/list")"
   grep -q '^patching.heads F32 (1,4,11)$' "$S/list" || fail "patching.heads: $(cat "$S/list")"
   grep -q 'residual stream' "$OUT" || fail "the lens's reason is not in the metadata"
-  ok "$ATTN" inspect --weights "$W" --input 1,2,3 --output "$OUT"
+  ok "$ATTN" inspect --weights "$W" --ids 1,2,3 --output "$OUT"
   grep -q "patching no" "$S/stdout" || fail "no repeat, no patching: $(cat "$S/stdout")"
   bad "the corrupted input has 2 tokens but the clean input has 3" \
-    "$ATTN" inspect --weights "$W" --input 1,2,3 --corrupted 1,2 --output "$OUT"
+    "$ATTN" inspect --weights "$W" --ids 1,2,3 --corrupted 1,2 --output "$OUT"
   bad "token 64 at position 1 of the input is outside the vocabulary [0, 64)" \
-    "$ATTN" inspect --weights "$W" --input 1,64,3 --output "$OUT"
+    "$ATTN" inspect --weights "$W" --ids 1,64,3 --output "$OUT"
   bad "token -1 at position 0 of the corrupted input is outside the vocabulary" \
-    "$ATTN" inspect --weights "$W" --input 1,2,3 --corrupted -1,2,3 --output "$OUT"
+    "$ATTN" inspect --weights "$W" --ids 1,2,3 --corrupted -1,2,3 --output "$OUT"
   bad "answer 70 at position 2 is outside the vocabulary [0, 64)" \
-    "$ATTN" inspect --weights "$W" --input 1,2,3 --answers 1,2,70 --output "$OUT"
+    "$ATTN" inspect --weights "$W" --ids 1,2,3 --answers 1,2,70 --output "$OUT"
   bad "the answer position (3) must be in [0, 2]" \
-    "$ATTN" inspect --weights "$W" --input 1,2,3 --corrupted 1,2,4 --position 3 --output "$OUT"
+    "$ATTN" inspect --weights "$W" --ids 1,2,3 --corrupted 1,2,4 --position 3 --output "$OUT"
   bad "the input has 13 tokens, but the model reads 1 to 12" \
-    "$ATTN" inspect --weights "$W" --input 1,2,3,4,5,6,7,8,9,10,11,12,13 --output "$OUT"
-  bad "--input: '2x' is not a token id" "$ATTN" inspect --weights "$W" --input 1,2x --output "$OUT"
+    "$ATTN" inspect --weights "$W" --ids 1,2,3,4,5,6,7,8,9,10,11,12,13 --output "$OUT"
+  bad "--ids: '2x' is not a token id" "$ATTN" inspect --weights "$W" --ids 1,2x --output "$OUT"
   bad "--answers: '' is not a token id" \
-    "$ATTN" inspect --weights "$W" --input 1,2 --answers 1, --output "$OUT"
-  bad "--input is required" "$ATTN" inspect --weights "$W" --output "$OUT"
-  bad "unknown flag --layer" "$ATTN" inspect --weights "$W" --input 1 --layer 2 --output "$OUT"
-  bad "--position" "$ATTN" inspect --weights "$W" --input 1 --position x --output "$OUT"
+    "$ATTN" inspect --weights "$W" --ids 1,2 --answers 1, --output "$OUT"
+  # The sequence comes as --input FILE (ids (1,T), as for attn forward) or --ids LIST, one of them.
+  bad "give --input PATH (a safetensors file with ids) or --ids LIST, one of them" \
+    "$ATTN" inspect --weights "$W" --output "$OUT"
+  ids64 "$S/in.st" 3 5
+  bad "give --input PATH (a safetensors file with ids) or --ids LIST, one of them" \
+    "$ATTN" inspect --weights "$W" --input "$S/in.st" --ids 3,5 --output "$OUT"
+  ok "$ATTN" inspect --weights "$W" --input "$S/in.st" --output "$OUT"
+  mv "$OUT" "$S/from-file.st"
+  ok "$ATTN" inspect --weights "$W" --ids 3,5 --output "$OUT"
+  "$CMP" "$S/from-file.st" "$OUT" 0 0 || fail "inspect: --input FILE and --ids differ"
+  mkst "$S/two.st" '{"ids":{"dtype":"I32","shape":[2,2],"data_offsets":[0,16]}}' \
+    '\x05\0\0\0\x07\0\0\0\x3f\0\0\0\0\0\0\0'
+  bad "--input $S/two.st: ids has 2 sequences; attn inspect looks at one, (1,T)" \
+    "$ATTN" inspect --weights "$W" --input "$S/two.st" --output "$OUT"
+  bad "--input $REF/demo.input.safetensors: unexpected tensor \"targets\" (expected ids)" \
+    "$ATTN" inspect --weights "$W" --input "$REF/demo.input.safetensors" --output "$OUT"
+  bad "$S/nope.st" "$ATTN" inspect --weights "$W" --input "$S/nope.st" --output "$OUT"
+  bad "unknown flag --layer" "$ATTN" inspect --weights "$W" --ids 1 --layer 2 --output "$OUT"
+  bad "--position" "$ATTN" inspect --weights "$W" --ids 1 --position x --output "$OUT"
   bad "the answer token (64) is outside the vocabulary [0, 64)" \
-    "$ATTN" inspect --weights "$W" --input 1,2 --corrupted 2,2 --corrupted-answer 64 --output "$OUT"
+    "$ATTN" inspect --weights "$W" --ids 1,2 --corrupted 2,2 --corrupted-answer 64 --output "$OUT"
   ;;
 
 *)

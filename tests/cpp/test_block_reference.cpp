@@ -72,9 +72,8 @@ void check_case(const json::Value& c, bool with_grads) {
   const testdata::ReferenceFile expected("block/" + name + ".expected.safetensors");
   const std::vector<int32_t> ids = input.file.ids("ids"), targets = input.file.ids("targets");
   REQUIRE(input.file.get("ids").shape == std::vector<int64_t>{B, T});
-  Rng rng(0);
   TinyAttentionLM::State s;
-  model->forward(ids.data(), B, T, false, rng, s);
+  model->forward(ids.data(), B, T, s);
   const std::vector<int64_t> logits_shape = {B, T, mc.vocab_size};
   compare::check_close("logits", s.logits.data(), expected.file.f32("logits", &logits_shape), kReferenceOutAbs,
               kReferenceOutRel);

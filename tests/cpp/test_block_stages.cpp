@@ -47,8 +47,7 @@ Mat model_stream(const BlockStagesInput& in) {
   c.residual = true;
   attn::TinyAttentionLM model(c.model_config(), c.seed);
   attn::TinyAttentionLM::State s;
-  attn::Rng rng(0);
-  model.forward(in.ids.data(), 1, int(in.ids.size()), false, rng, s);
+  model.forward(in.ids.data(), 1, int(in.ids.size()), s);
   return s.a;
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "attn/interp/readouts.h"
 #include "attn/data/tasks.h"
 #include "attn/interp/circuits.h"
 #include "attn/nn/loss.h"
@@ -314,7 +315,7 @@ TEST_CASE("circuits: no phase change without a plateau, for a slow drift or for 
   CHECK_THROWS_WITH(attn::PhaseChangeDetector().update(nullptr, 0, 0), Contains("stride (0)"));
 }
 
-TEST_CASE("circuits: Trainer::head_scores has one score per head and the model's composition",
+TEST_CASE("circuits: head_scores has one score per head and the model's composition",
           "[circuits][trainer]") {
   attn::TrainerConfig c;
   c.vocab_size = 16;
@@ -327,7 +328,7 @@ TEST_CASE("circuits: Trainer::head_scores has one score per head and the model's
   c.task = "repeat";  // the scores use their own induction rows whatever the task
   attn::Trainer t(c);
   t.step(5);
-  const attn::Trainer::HeadScores s = t.head_scores();
+  const attn::HeadScores s = head_scores(t.model(), t.data());
   REQUIRE(s.previous_token.size() == 6);
   REQUIRE(s.prefix_matching.size() == 6);
   REQUIRE(s.composition.size() == 8);  // (L-1) * H * H
@@ -341,16 +342,16 @@ TEST_CASE("circuits: Trainer::head_scores has one score per head and the model's
         CHECK(s.composition[size_t((l * 2 + h1) * 2 + h2)] ==
               attn::k_composition(attn::qk_circuit(t.model().layers[size_t(l + 1)], h2),
                                   attn::ov_circuit(t.model().layers[size_t(l)], h1)));
-  CHECK(s.composition_baseline == attn::k_composition_baseline(16, 8, attn::Trainer::kBaselineSamples, 0x5EED));
+  CHECK(s.composition_baseline == attn::k_composition_baseline(16, 8, attn::kBaselineSamples, 0x5EED));
   // The same rows every call, training not disturbed.
-  const attn::Trainer::HeadScores again = t.head_scores();
+  const attn::HeadScores again = head_scores(t.model(), t.data());
   CHECK(again.previous_token == s.previous_token);
   CHECK(again.prefix_matching == s.prefix_matching);
   // Too short for induction rows: no prefix-matching score; previous-token still measured.
   c.seq_len = 3;
   c.n_layers = 1;
   attn::Trainer small(c);
-  const attn::Trainer::HeadScores few = small.head_scores();
+  const attn::HeadScores few = head_scores(small.model(), small.data());
   CHECK(std::isnan(few.prefix_matching[0]));
   CHECK(few.previous_token[0] > 0.0f);
   CHECK(few.composition.empty());
@@ -358,5 +359,5 @@ TEST_CASE("circuits: Trainer::head_scores has one score per head and the model's
   CHECK(small.phase_change_step() == -1);
   // The baseline depends on the shapes alone: another trainer of those shapes reads the same.
   attn::Trainer other(t.config());
-  CHECK(other.head_scores().composition_baseline == s.composition_baseline);
+  CHECK(head_scores(other.model(), other.data()).composition_baseline == s.composition_baseline);
 }

@@ -1,5 +1,6 @@
-// The Trainer config's key table (attn/config_keys.h): its names and defaults, the members its
-// rows reach, and validate() enforcing each row's bounds under the row's own name.
+// The config schema (attn/train/config.h): the members its rows reach, validate() enforcing each
+// row's bounds under the row's own name, the text and JSON forms of the rows, and the mapping to
+// the model's config. The public names and defaults are tests/contract/public-names.txt's.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -7,7 +8,8 @@
 #include <vector>
 
 #include "attn/base/error.h"
-#include "attn/train/config_keys.h"
+#include "attn/base/json.h"
+#include "attn/train/config.h"
 
 using namespace attn;
 
@@ -31,29 +33,116 @@ std::string bracketed(std::string_view key) { return "<" + std::string(key) + ">
 
 }  // namespace
 
-TEST_CASE("config keys: one row per TrainerConfig field, in its order, with its default",
-          "[config]") {
-  const std::vector<std::pair<std::string, std::string>> expected = {
-      {"vocab_size", "64"}, {"d_model", "32"},      {"n_heads", "4"},
-      {"seq_len", "12"},    {"batch_size", "16"},   {"lr", "0.005"},
-      {"seed", "42"},       {"attn_dropout", "0"},  {"out_dropout", "0"},
-      {"task", "repeat"},   {"n_layers", "1"},      {"residual", "false"},
-      {"kv_heads", "0"},    {"positions", "sinusoidal"}, {"max_seq_len", "0"},
-      {"norm", "none"},     {"norm_position", "pre"},    {"ffn", "none"},
-      {"ffn_mult", "4"},    {"emb_init_std", "0.02"},
-      {"objective", "causal"}, {"mask_rate", "0.15"}, {"attention", "full"},
-      {"window", "4"},      {"stride", "4"},        {"differential", "false"},
-  };
+TEST_CASE("config keys: one row per name and flag, each found by its name", "[config]") {
   const std::vector<ConfigKey>& keys = config_keys();
-  REQUIRE(keys.size() == expected.size());
-  const TrainerConfig d;
   for (size_t i = 0; i < keys.size(); ++i) {
-    CAPTURE(i);
-    CHECK(keys[i].name == expected[i].first);
-    CHECK(value_text(d, keys[i]) == expected[i].second);
-    CHECK(find_config_key(expected[i].first) == &keys[i]);
+    CAPTURE(keys[i].name);
+    CHECK(find_config_key(keys[i].name) == &keys[i]);
+    for (size_t j = 0; j < i; ++j) CHECK(std::string(keys[j].flag) != keys[i].flag);
+    // Exactly one member pointer, of the row's type.
+    const int members = (keys[i].int_member != nullptr) + (keys[i].u64_member != nullptr) +
+                        (keys[i].float_member != nullptr) + (keys[i].bool_member != nullptr) +
+                        (keys[i].string_member != nullptr);
+    CHECK(members == 1);
+    CHECK((keys[i].type == ConfigType::String) == (keys[i].choices != nullptr));
   }
   CHECK(find_config_key("vocabSize") == nullptr);
+}
+
+TEST_CASE("config keys: every value reads back from its text, and every default is valid",
+          "[config]") {
+  const TrainerConfig d;
+  CHECK_NOTHROW(d.validate());
+  for (const ConfigKey& k : config_keys()) {
+    CAPTURE(k.name);
+    TrainerConfig c;
+    CHECK(at_default(c, k));
+    REQUIRE(set_value_text(c, k, value_text(d, k)));
+    CHECK(value_text(c, k) == value_text(d, k));
+    CHECK_FALSE(set_value_text(c, k, "x"));
+    CHECK_FALSE(set_value_text(c, k, ""));
+    CHECK(value_text(c, k) == value_text(d, k));  // unchanged by a refused text
+  }
+  TrainerConfig c;
+  CHECK(set_value_text(c, *find_config_key("lr"), "0.25"));
+  CHECK(c.lr == 0.25f);
+  CHECK_FALSE(set_value_text(c, *find_config_key("lr"), "inf"));
+  CHECK_FALSE(set_value_text(c, *find_config_key("n_heads"), " 4"));
+  CHECK_FALSE(set_value_text(c, *find_config_key("n_heads"), "99999999999"));
+  CHECK_FALSE(set_value_text(c, *find_config_key("seed"), "-1"));
+  CHECK(set_value_text(c, *find_config_key("ffn"), "gelu"));
+  CHECK(c.ffn == "gelu");
+  CHECK_FALSE(at_default(c, *find_config_key("ffn")));
+  CHECK_FALSE(set_value_text(c, *find_config_key("ffn"), "GELU"));
+}
+
+TEST_CASE("config keys: the model's config and back; ModelConfig's defaults are the schema's",
+          "[config]") {
+  // A ModelConfig built without the schema has every model key at the schema's default.
+  const TrainerConfig from_model = trainer_config_of(ModelConfig());
+  for (const ConfigKey& k : config_keys()) {
+    CAPTURE(k.name);
+    CHECK(at_default(from_model, k));
+  }
+  // Every key of group Model or Block survives model_config() and trainer_config_of().
+  TrainerConfig c;
+  c.vocab_size = 20, c.d_model = 24, c.n_heads = 6, c.seq_len = 9, c.max_seq_len = 0;
+  c.n_layers = 3, c.residual = true, c.kv_heads = 2, c.positions = "rope", c.norm = "rmsnorm";
+  c.norm_position = "post", c.ffn = "swiglu", c.ffn_mult = 2, c.emb_init_std = 0.5f;
+  c.attn_dropout = 0.25f, c.out_dropout = 0.125f;
+  const TrainerConfig back = trainer_config_of(c.model_config());
+  for (const ConfigKey& k : config_keys()) {
+    if (k.group != ConfigGroup::Model && k.group != ConfigGroup::Block) continue;
+    CAPTURE(k.name);
+    CHECK(value_text(back, k) == value_text(c, k));
+  }
+  // One form per model: kv_heads equal to n_heads is 0, max_seq_len becomes seq_len.
+  c.kv_heads = 6, c.max_seq_len = 12;
+  const TrainerConfig one = trainer_config_of(c.model_config());
+  CHECK(one.kv_heads == 0);
+  CHECK(one.max_seq_len == 0);
+  CHECK(one.seq_len == 12);
+}
+
+TEST_CASE("config keys: the schema as JSON, one object per row with the row's fields",
+          "[config]") {
+  const json::Value schema = json::parse(config_schema_json());
+  REQUIRE(schema.is_array());
+  REQUIRE(schema.array.size() == config_keys().size());
+  const TrainerConfig d;
+  for (size_t i = 0; i < schema.array.size(); ++i) {
+    const json::Value& o = schema.array[i];
+    const ConfigKey& k = config_keys()[i];
+    CAPTURE(k.name);
+    REQUIRE(o.is_object());
+    CHECK(o.find("name")->string == k.name);
+    CHECK(o.find("flag")->string == k.flag);
+    CHECK(o.find("js")->string == js_key(k.name));
+    CHECK(o.find("help")->string == key_help(k, nullptr));
+    CHECK(o.find("help")->string.find('{') == std::string::npos);
+    CHECK((o.find("in_weights")->boolean) == (k.weights != InWeights::No));
+    const json::Value& def = *o.find("default");
+    switch (k.type) {
+      case ConfigType::Bool: CHECK(def.boolean == d.*k.bool_member); break;
+      case ConfigType::String: CHECK(def.string == d.*k.string_member); break;
+      case ConfigType::Float: CHECK(def.number == shortest_decimal(d.*k.float_member)); break;
+      default: CHECK(def.number == number_value(d, k)); break;
+    }
+    CHECK((o.find("min") != nullptr) == k.bounded);
+    if (k.bounded) {
+      CHECK(o.find("min")->number == k.lo);
+      CHECK(o.find("max")->number == k.hi);
+      CHECK(o.find("min_exclusive")->boolean == k.lo_open);
+      CHECK(o.find("max_exclusive")->boolean == k.hi_open);
+    }
+    CHECK((o.find("choices") != nullptr) == (k.choices != nullptr));
+    if (k.choices) {
+      REQUIRE(o.find("choices")->array.size() == size_t(k.choices->count));
+      for (int c = 0; c < k.choices->count; ++c)
+        CHECK(o.find("choices")->array[size_t(c)].string == k.choices->names[c]);
+      CHECK(o.find("choices_type")->string == k.choices->js_type);
+    }
+  }
 }
 
 TEST_CASE("config keys: each row writes its own member", "[config]") {
@@ -144,8 +233,11 @@ TEST_CASE("config keys: messages and help spell keys through the namer", "[confi
   c.n_heads = 3;
   CHECK(refusal(c, &bracketed).message == "<d_model> (32) must be divisible by <n_heads> (3)");
   CHECK(refusal(c, &bracketed).key == "d_model");
-  CHECK(expand_keys(find_config_key("d_model")->doc, &bracketed) ==
+  CHECK(key_help(*find_config_key("d_model"), &bracketed) ==
         "model width (even, divisible by <n_heads>)");
-  CHECK(expand_keys("{a} and {b_c}.", nullptr) == "a and b_c.");
-  CHECK(expand_keys("no keys", &bracketed) == "no keys");
+  CHECK(key_help(*find_config_key("max_seq_len"), nullptr) ==
+        "longest sequence the model accepts (rows of a learned table), >= seq_len; 0 = seq_len");
+  CHECK(key_help(*find_config_key("ffn"), &bracketed) ==
+        "feed-forward network: none, relu, gelu or swiglu");
+  CHECK(key_help(*find_config_key("lr"), &bracketed) == "Adam learning rate");
 }

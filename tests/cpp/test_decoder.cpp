@@ -94,11 +94,10 @@ TEST_CASE("decoder: the uncached reference is the forward over the last C tokens
   const std::vector<int32_t> tokens = random_tokens(12, c.vocab_size, 3);
   Decoder d(model, false);
   TinyAttentionLM::State s;
-  Rng unused(0);
   for (int i = 0; i < 12; ++i) {
     const RowVec& logits = d.push(tokens[size_t(i)]);
     const int start = std::max(0, i + 1 - c.max_context_length), T = i + 1 - start;
-    model.forward(tokens.data() + start, 1, T, false, unused, s);
+    model.forward(tokens.data() + start, 1, T, s);
     CHECK(logits == s.logits.row(T - 1));
     CHECK(d.context() == std::vector<int32_t>(tokens.begin() + start, tokens.begin() + i + 1));
     // The attention is the last query row of each head's weights.

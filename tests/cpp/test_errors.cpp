@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "attn/interp/readouts.h"
 #include "attn/base/error.h"
 #include "attn/base/json.h"
 #include "attn/data/tasks.h"
@@ -154,13 +155,13 @@ TEST_CASE("errors: input for bad call arguments", "[errors]") {
   Trainer t(small_trainer_config());
   Mat w, logits;
   const std::vector<int32_t> ids = {1, 16, 2};
-  const Caught id = caught([&] { t.attention(ids.data(), 3, w, logits); });
+  const Caught id = caught([&] { sequence_attention(t.model(), ids.data(), 3, w, logits); });
   CHECK(id.kind == ErrorKind::Input);
   CHECK(id.key.empty());
   CHECK(id.message == "token id 16 at position 1 is outside [0, 16)");
-  CHECK(caught([&] { t.attention(ids.data(), 7, w, logits); }).kind == ErrorKind::Input);
+  CHECK(caught([&] { sequence_attention(t.model(), ids.data(), 7, w, logits); }).kind == ErrorKind::Input);
   CHECK(caught([&] { t.step(-1); }).kind == ErrorKind::Input);
-  CHECK(caught([&] { t.row_backward(ids.data(), 1, 2, 0, 0); }).kind == ErrorKind::Input);
+  CHECK(caught([&] { row_backward(t.model(), ids.data(), 1, 2, 0, 0); }).kind == ErrorKind::Input);
   Trainer::Ablation a;
   a.heads_off = {1, 0, 0};
   CHECK(caught([&] { t.set_ablation(a); }).kind == ErrorKind::Input);

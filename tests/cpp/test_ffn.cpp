@@ -1,6 +1,6 @@
 // The feed-forward network: relu, gelu and swiglu by hand, torch's Linear init in the documented
-// order, the activations' derivatives, finite-difference checks of every gradient, aliasing,
-// parameter names and errors.
+// order, the activations' derivatives, aliasing, parameter names and errors (finite differences
+// of every gradient: test_gradcheck.cpp).
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -133,44 +133,6 @@ TEST_CASE("ffn: init is torch.nn.Linear's, in the documented order", "[ffn]") {
   attn::Linear nb(3, 2, a, false);
   for (int i = 0; i < 6; ++i) b.uniform();
   CHECK(a.state() == b.state());
-}
-
-namespace {
-
-void check_ffn_grads(FfnKind kind) {
-  const int N = 6, D = 4, mult = 2;
-  auto f = make_ffn(kind, D, mult, 11);
-  attn::Rng data(12);
-  Mat x = gradcheck::random_mat(N, D, data, 1.5f);
-  const Mat dout = gradcheck::random_mat(N, D, data);
-  FeedForward::State s;
-  run(f, x, s);
-  Mat dx(N, D);
-  f.backward(s, dout, dx);
-  auto loss = [&] {
-    FeedForward::State ls;
-    return gradcheck::fakeloss(run(f, x, ls), dout);
-  };
-  const std::string name = attn::ffn_kind_name(kind);
-  gradcheck::check_grad(name + " dx", x.data(), dx.data(), x.size(), loss);
-  std::vector<attn::ParamRef> params;
-  f.append_params("ffn.", params);
-  for (const attn::ParamRef& p : params)
-    gradcheck::check_grad(name + " " + p.name, p.value, p.grad, p.numel(), loss);
-}
-
-}  // namespace
-
-TEST_CASE("ffn: relu backward matches finite differences", "[ffn][gradcheck]") {
-  check_ffn_grads(FfnKind::ReLU);
-}
-
-TEST_CASE("ffn: gelu backward matches finite differences", "[ffn][gradcheck]") {
-  check_ffn_grads(FfnKind::GELU);
-}
-
-TEST_CASE("ffn: swiglu backward matches finite differences", "[ffn][gradcheck]") {
-  check_ffn_grads(FfnKind::SwiGLU);
 }
 
 TEST_CASE("ffn: y may alias x, dx may alias dy, and backward overwrites", "[ffn]") {

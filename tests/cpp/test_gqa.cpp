@@ -1,6 +1,6 @@
 // The attention layer's options: grouped K/V heads (GQA, multi-query), RoPE and ALiBi. The
 // defaults are today's layer bit for bit; each option is checked against a reference built
-// from the pieces, by finite differences, and for its defining property.
+// from the pieces and for its defining property (finite differences: test_gradcheck.cpp).
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -69,14 +69,6 @@ std::pair<Mat, Mat> reference(const MultiHeadSelfAttention& m, const Mat& x, int
   Mat y(B * T, D);
   m.out_proj.forward(merged, y);
   return {y, weights};
-}
-
-// dx and every parameter gradient against finite differences (mhsa_run.h).
-void check_grads(AttentionOptions o, float p_attn = 0.0f, float p_out = 0.0f,
-                 int head_off = -1) {
-  auto m = make(8, 4, 6, o, 13, p_attn, p_out);
-  if (head_off >= 0) m.head_off[size_t(head_off)] = 1;
-  mhsa_test::check_layer_grads(m, 2, 4, 14, p_attn > 0 || p_out > 0);
 }
 
 }  // namespace
@@ -249,17 +241,6 @@ TEST_CASE("gqa: alibi penalises distance by each head's slope", "[gqa][alibi]") 
   // The nearest key gets the most weight, more so in the steeper head.
   CHECK(s.probs(T - 1, T - 1) > s.probs(T - 1, 0));
   CHECK(s.probs(T - 1, T - 1) > s.probs(2 * T - 1, T - 1));
-}
-
-TEST_CASE("gqa: backward matches finite differences", "[gqa][gradcheck]") {
-  SECTION("kv_heads 2") { check_grads(gqa_options(2)); }
-  SECTION("multi-query") { check_grads(gqa_options(1)); }
-  SECTION("rope") { check_grads(gqa_options(4, true)); }
-  SECTION("alibi") { check_grads(gqa_options(4, false, true)); }
-  SECTION("kv_heads 2, rope and alibi") { check_grads(gqa_options(2, true, true)); }
-  SECTION("multi-query, rope, with dropout") { check_grads(gqa_options(1, true), 0.3f, 0.25f); }
-  SECTION("kv_heads 2, the first head of a group off") { check_grads(gqa_options(2, true), 0, 0, 2); }
-  SECTION("kv_heads 2, the second head of a group off") { check_grads(gqa_options(2), 0, 0, 1); }
 }
 
 TEST_CASE("gqa: head_row reads the grouped, rotated caches", "[gqa][rope]") {

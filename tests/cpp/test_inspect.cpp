@@ -72,9 +72,8 @@ std::vector<int32_t> induction_ids() {
 }
 
 Mat model_probs(TinyAttentionLM& m, const std::vector<int32_t>& ids) {
-  Rng rng(0);
   TinyAttentionLM::State s;
-  m.forward(ids.data(), 1, int(ids.size()), false, rng, s);
+  m.forward(ids.data(), 1, int(ids.size()), s);
   Mat p(s.logits.rows(), s.logits.cols());
   softmax_rows(s.logits, p);
   return p;

@@ -1,4 +1,4 @@
-// Length extrapolation: evaluate_at_length, model_for_length and Trainer::evaluate_at,
+// Length extrapolation: evaluate_at_length, model_for_length and its overload on a TaskData,
 // the one computation behind `attn eval` and the page's "Longer than trained" panel.
 #include <catch2/catch.hpp>
 
@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "attn/interp/readouts.h"
 #include "attn/interp/length_eval.h"
 #include "attn/io/weights.h"
 #include "attn/train/trainer.h"
@@ -36,8 +37,8 @@ TEST_CASE("evaluate_at at the training length measures what evaluate does", "[le
     INFO("positions " << p);
     Trainer t(small(p));
     t.step(30);
-    const Trainer::Evaluation e = t.evaluate(3);
-    const LengthEvaluation l = t.evaluate_at(8, 3);
+    const attn::Evaluation e = evaluate(t.model(), t.data(), 3);
+    const LengthEvaluation l = evaluate_at_length(t.model(), t.data(), 8, 3);
     CHECK_THAT(l.loss, WithinAbs(e.loss, 1e-5));
     CHECK_THAT(l.accuracy, WithinAbs(e.accuracy, 1e-6));
     REQUIRE(l.accuracy_per_position.size() == 8);
@@ -69,7 +70,7 @@ TEST_CASE("evaluate_at_length: the numbers attn eval prints, from the saved file
     // Two calls see the same data.
     CHECK(evaluate_at_length(*loaded, Task::Shift, 32, 8, 16, 1).loss == cli.loss);
     // The trainer's own evaluation at 4x: length 32, finite.
-    const LengthEvaluation at4 = t.evaluate_at(32, 2);
+    const LengthEvaluation at4 = evaluate_at_length(t.model(), t.data(), 32, 2);
     CHECK(at4.accuracy_per_position.size() == 32);
     CHECK(std::isfinite(at4.loss));
   }
@@ -87,8 +88,8 @@ TEST_CASE("model_for_length keeps the weights: a longer model's prefix gives the
     for (size_t i = 0; i < ids.size(); ++i) ids[i] = int32_t((i * 7 + 3) % 16);
     Rng rng(1);
     TinyAttentionLM::State a, b;
-    t.model().forward(ids.data(), 1, 8, false, rng, a);
-    longer->forward(ids.data(), 1, 24, false, rng, b);
+    t.model().forward(ids.data(), 1, 8, a);
+    longer->forward(ids.data(), 1, 24, b);
     // Causal: the first 8 rows see the same 8 tokens at the same positions.
     CHECK(a.logits.isApprox(b.logits.topRows(8), 1e-5f));
   }
@@ -98,22 +99,22 @@ TEST_CASE("learned positions past max_seq_len: an error of kind config naming ma
           "[length_eval]") {
   TrainerConfig c = small("learned");
   Trainer t(c);
-  check_error([&] { t.evaluate_at(16, 1); }, ErrorKind::Config, "max_seq_len", "max_seq_len 8");
+  check_error([&] { evaluate_at_length(t.model(), t.data(), 16, 1); }, ErrorKind::Config, "max_seq_len", "max_seq_len 8");
   check_error([&] { evaluate_at_length(t.model(), Task::Shift, 9, 1, 4, 1); }, ErrorKind::Config,
               "max_seq_len", "learned position table");
   // The key as an edge spells it.
-  check_error([&] { t.evaluate_at(16, 1, [](std::string_view) { return std::string("maxSeqLen"); }); },
+  check_error([&] { evaluate_at_length(t.model(), t.data(), 16, 1, [](std::string_view) { return std::string("maxSeqLen"); }); },
               ErrorKind::Config, "max_seq_len", "maxSeqLen 8");
   // A table with room: max_seq_len 32 evaluates at 16 and 32.
   c.max_seq_len = 32;
   Trainer roomy(c);
-  CHECK(roomy.evaluate_at(32, 1).accuracy_per_position.size() == 32);
-  check_error([&] { roomy.evaluate_at(33, 1); }, ErrorKind::Config, "max_seq_len", "33");
+  CHECK(evaluate_at_length(roomy.model(), roomy.data(), 32, 1).accuracy_per_position.size() == 32);
+  check_error([&] { evaluate_at_length(roomy.model(), roomy.data(), 33, 1); }, ErrorKind::Config, "max_seq_len", "33");
   // Bad lengths name seq_len; a task that cannot fit the length names task.
-  check_error([&] { t.evaluate_at(0, 1); }, ErrorKind::Config, "seq_len", "(0)");
-  check_error([&] { t.evaluate_at(kMaxEvalLength + 1, 1); }, ErrorKind::Config, "seq_len", "1025");
+  check_error([&] { evaluate_at_length(t.model(), t.data(), 0, 1); }, ErrorKind::Config, "seq_len", "(0)");
+  check_error([&] { evaluate_at_length(t.model(), t.data(), kMaxEvalLength + 1, 1); }, ErrorKind::Config, "seq_len", "1025");
   TrainerConfig ind = small("rope");
   ind.task = "induction";
   Trainer it(ind);
-  check_error([&] { it.evaluate_at(2, 1); }, ErrorKind::Config, "task", "task");
+  check_error([&] { evaluate_at_length(it.model(), it.data(), 2, 1); }, ErrorKind::Config, "task", "task");
 }

@@ -13,6 +13,8 @@
 
 #include "attn/data/mlm.h"
 #include "attn/data/text.h"
+#include "attn/interp/length_eval.h"
+#include "attn/interp/readouts.h"
 #include "attn/interp/receptive_field.h"
 #include "attn/io/safetensors.h"
 #include "attn/io/weights.h"
@@ -184,14 +186,14 @@ TEST_CASE("mlm trainer: bidirectional attention fills the copy task from the oth
   // copy: the second half repeats the first, so a masked token can be read off its twin; a
   // causal model could do it only in the second half.
   Trainer t(mlm_config());
-  const float before = t.evaluate(8).accuracy;
+  const float before = evaluate(t.model(), t.data(), 8).accuracy;
   t.step(600);
-  const Trainer::Evaluation e = t.evaluate(8);
+  const Evaluation e = evaluate(t.model(), t.data(), 8);
   CAPTURE(before, e.accuracy, e.loss);
   CHECK(e.accuracy > 0.8f);
-  CHECK(e.accuracy == t.evaluate(8).accuracy);  // the same eval masks every call
+  CHECK(e.accuracy == evaluate(t.model(), t.data(), 8).accuracy);  // the same eval masks every call
   // Longer than trained, masked the same way.
-  const LengthEvaluation longer = t.evaluate_at(12, 8);
+  const LengthEvaluation longer = evaluate_at_length(t.model(), t.data(), 12, 8);
   CHECK(longer.accuracy == Approx(e.accuracy).margin(1e-6));
 }
 
@@ -350,7 +352,7 @@ TEST_CASE("weights: the objective and the attention variants round-trip in __met
   c.window = 2;
   TinyAttentionLM window2(c, 1);
   check_error([&] { load_weights(window2, bytes.data(), bytes.size()); }, ErrorKind::Format, "",
-              "the file has window 3 but the model has 2");
+              "the file has window 3 but the model has window 2");
   // The default model writes none of the new keys: the curriculum's file, byte for byte.
   TinyAttentionLM legacy(ModelConfig{}, 1);
   const std::vector<uint8_t> legacy_bytes = save_model(legacy);
@@ -463,11 +465,11 @@ TEST_CASE("a window that grows with depth: copy's answer 5 back needs L (W - 1) 
   c.n_layers = 3;
   Trainer deep(c);
   deep.step(800);
-  CHECK(deep.evaluate(8).accuracy >= 0.99f);
+  CHECK(evaluate(deep.model(), deep.data(), 8).accuracy >= 0.99f);
   c.n_layers = 1;
   Trainer shallow(c);
   shallow.step(800);
-  CHECK(shallow.evaluate(8).accuracy < 0.2f);
+  CHECK(evaluate(shallow.model(), shallow.data(), 8).accuracy < 0.2f);
 }
 
 TEST_CASE("mlm: every task trains under masked language modelling, with every variant",
@@ -487,7 +489,7 @@ TEST_CASE("mlm: every task trains under masked language modelling, with every va
     const Batch& b = t.last_batch();
     for (Eigen::Index i = 0; i < b.inputs.size(); ++i)
       if (b.targets.data()[i] == kIgnoreIndex) CHECK(b.inputs.data()[i] < t.config().vocab_size);
-    const Trainer::Evaluation e = t.evaluate(2);
+    const Evaluation e = evaluate(t.model(), t.data(), 2);
     CHECK(std::isfinite(e.loss));
     CHECK((e.accuracy >= 0.0f && e.accuracy <= 1.0f));
   }

@@ -1,5 +1,5 @@
 // MultiHeadSelfAttention: the curriculum's PyTorch tests ported one for one, then a per-head
-// reference, dropout properties and finite-difference checks of every gradient.
+// reference and dropout properties (finite differences of every gradient: test_gradcheck.cpp).
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -288,40 +288,6 @@ TEST_CASE("mhsa: a state reused for another (B,T) gives the same as a fresh one"
   CHECK(gradcheck::max_abs_diff(reused.weights(), fresh.weights()) == 0.0f);
 }
 
-namespace {
-
-// Checks dx and all four parameter gradients of one layer against finite differences. The
-// dropout masks are the same in every forward because each forward gets a generator seeded
-// identically, so the loss is a smooth function of the inputs and parameters.
-// setup applies teaching interventions (head_off, scale_scores, mask) to the fresh layer.
-void check_mhsa_grads(float p_attn, float p_out,
-                      void (*setup)(MultiHeadSelfAttention&) = [](MultiHeadSelfAttention&) {}) {
-  const int B = 2, T = 4, D = 8, H = 2;
-  auto m = make_mhsa(D, H, 6, p_attn, p_out, 13);
-  setup(m);
-  const bool training = p_attn > 0 || p_out > 0;
-  attn::Rng data(14);
-  MultiHeadSelfAttention::State s;
-  run(m, gradcheck::random_mat(B * T, D, data), B, T, s, training, 77);
-  REQUIRE(s.attn_dropped == (p_attn > 0));
-  REQUIRE(s.out_dropped == (p_out > 0));
-  mhsa_test::check_layer_grads(m, B, T, 14, training, 77);
-}
-
-}  // namespace
-
-TEST_CASE("mhsa: backward matches finite differences without dropout",
-          "[multihead][gradcheck]") {
-  check_mhsa_grads(0.0f, 0.0f);
-}
-
-TEST_CASE("mhsa: backward matches finite differences with dropout (same masks)",
-          "[multihead][gradcheck][dropout]") {
-  SECTION("attention dropout") { check_mhsa_grads(0.3f, 0.0f); }
-  SECTION("output dropout") { check_mhsa_grads(0.0f, 0.25f); }
-  SECTION("both") { check_mhsa_grads(0.3f, 0.25f); }
-}
-
 // ---- Teaching interventions: switched-off heads, no 1/sqrt(dk), broken masks ---------------
 
 TEST_CASE("mhsa: mask modes: causal -inf above the diagonal, none untouched, inverted -1e4 below",
@@ -408,18 +374,6 @@ TEST_CASE("mhsa: broken masks let queries see the future", "[multihead][ablation
   CHECK(si.weights()(T - 1, T - 1) == 1.0f);
 }
 
-TEST_CASE("mhsa: backward matches finite differences under every intervention",
-          "[multihead][gradcheck][ablation]") {
-  SECTION("head 0 off") { check_mhsa_grads(0, 0, [](MultiHeadSelfAttention& m) { m.head_off[0] = 1; }); }
-  SECTION("no scaling") { check_mhsa_grads(0, 0, [](MultiHeadSelfAttention& m) { m.scale_scores = false; }); }
-  SECTION("no mask") { check_mhsa_grads(0, 0, [](MultiHeadSelfAttention& m) { m.mask = attn::MaskMode::None; }); }
-  SECTION("inverted mask") {
-    check_mhsa_grads(0, 0, [](MultiHeadSelfAttention& m) { m.mask = attn::MaskMode::Inverted; });
-  }
-  SECTION("head 1 off, with dropout") {
-    check_mhsa_grads(0.3f, 0.25f, [](MultiHeadSelfAttention& m) { m.head_off[1] = 1; });
-  }
-}
 
 TEST_CASE("mhsa: head_row is the layer's backward for a loss on one query row",
           "[multihead][ablation]") {

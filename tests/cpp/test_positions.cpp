@@ -91,22 +91,6 @@ TEST_CASE("rope: q . k depends only on the offset between the positions", "[posi
   CHECK(std::fabs(q.row(3).dot(k.row(0)) - q.row(0).dot(k.row(0))) > 1e-3f);
 }
 
-TEST_CASE("rope: backward matches finite differences", "[positions][rope][gradcheck]") {
-  const int T = 5, Dh = 6;
-  const Rope rope(8, Dh);
-  attn::Rng rng(3);
-  Mat x = gradcheck::random_mat(T, Dh, rng);
-  const Mat dout = gradcheck::random_mat(T, Dh, rng);
-  Mat dx = dout;
-  rope.rotate_backward(dx);
-  auto loss = [&] {
-    Mat r = x;
-    rope.rotate(r);
-    return gradcheck::fakeloss(r, dout);
-  };
-  gradcheck::check_grad("rope dx", x.data(), dx.data(), x.size(), loss);
-}
-
 TEST_CASE("rope: works in place on strided blocks", "[positions][rope]") {
   // The attention layer rotates a head's columns of the fused qkv.
   const int T = 5, Dh = 6;

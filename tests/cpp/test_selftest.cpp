@@ -161,6 +161,17 @@ TEST_CASE("selftest: all six checks pass on a fresh demo model with the real ref
   CHECK(find(rs, "rows_and_mask").detail.find("(0 of 528 nonzero)") != std::string::npos);
 }
 
+TEST_CASE("selftest: the shipped case (cpp/attn/teach/selftest_case) is the reference case short, "
+          "byte for byte", "[selftest]") {
+  // `attn selftest` and the page load it; make_reference.py writes both copies.
+  const std::string shipped = testdata::reference_dir() + "/../../../cpp/attn/teach/selftest_case/";
+  for (const char* kind : {"weights", "input", "expected"}) {
+    CAPTURE(kind);
+    CHECK(read_file(shipped + "short." + kind + ".safetensors") ==
+          read_file(testdata::reference_path(std::string("short.") + kind + ".safetensors")));
+  }
+}
+
 TEST_CASE("selftest: all checks pass on a model trained for 300 steps", "[selftest]") {
   Trainer trainer{TrainerConfig{}};
   const float first = trainer.step(1);
@@ -479,9 +490,8 @@ TEST_CASE("selftest: fused_qkv of a deep model catches a layer whose qkv is not 
   CHECK(check_fused_qkv(model).pass);
   // Layer 2's input is layer 1's output: checking layer 2's qkv against layer 1's weights fails.
   TinyAttentionLM::State s;
-  Rng rng(0);
   const std::vector<int32_t> ids = {1, 2, 3, 4, 5};
-  model.forward(ids.data(), 1, 5, false, rng, s);
+  model.forward(ids.data(), 1, 5, s);
   CHECK(check_fused_qkv(s.layers[2].x, s.layers[2].qkv, model.layers[2].qkv_proj.weight,
                         model.layers[2].qkv_proj.bias).pass);
   CHECK_FALSE(check_fused_qkv(s.layers[2].x, s.layers[2].qkv, model.layers[1].qkv_proj.weight,

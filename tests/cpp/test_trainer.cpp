@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "attn/interp/readouts.h"
 #include "attn/train/trainer.h"
 #include "gradcheck.h"
 
@@ -84,7 +85,7 @@ TEST_CASE("trainer: the DemoConfig converges (mean of the last 20 of 360 steps <
   // The trained model predicts the repeated id from every position.
   std::vector<int32_t> ids(12, 17);
   Mat weights, logits;
-  t.attention(ids.data(), 12, weights, logits);
+  sequence_attention(t.model(), ids.data(), 12, weights, logits);
   for (int pos = 0; pos < 12; ++pos) {
     Eigen::Index best;
     logits.row(pos).maxCoeff(&best);
@@ -117,10 +118,10 @@ TEST_CASE("trainer: dropout draws from its own generator: the same seed gives th
           "with dropout on or off", "[trainer][dropout]") {
   // The curriculum keeps dropout's randomness apart from the data's. Every task, since each
   // consumes the batch generator differently.
-  for (const char* task : {"repeat", "shift", "copy", "sort"}) {
-    CAPTURE(task);
+  for (const attn::Task task : attn::all_tasks()) {
+    CAPTURE(attn::task_name(task));
     TrainerConfig off;
-    off.task = task;
+    off.task = attn::task_name(task);
     off.seed = 1234;
     TrainerConfig on = off;
     on.attn_dropout = 0.3f;
@@ -216,7 +217,7 @@ TEST_CASE("trainer: a non-finite loss stops the step, keeps the weights, and the
   // Still usable: eval attention works, and training resumes once the weights are sane.
   std::vector<int32_t> ids(12, 1);
   Mat w, logits;
-  CHECK_NOTHROW(t.attention(ids.data(), 12, w, logits));
+  CHECK_NOTHROW(sequence_attention(t.model(), ids.data(), 12, w, logits));
   CHECK(w.allFinite());
   restore(t, good);
   const float l = t.step(2);
@@ -244,7 +245,7 @@ TEST_CASE("trainer: lr 10 never leaves non-finite weights", "[trainer]") {
   CHECK(all_weights_finite(t));
   std::vector<int32_t> ids(5, 3);
   Mat w, logits;
-  CHECK_NOTHROW(t.attention(ids.data(), 5, w, logits));
+  CHECK_NOTHROW(sequence_attention(t.model(), ids.data(), 5, w, logits));
   for (Eigen::Index i = 0; i < w.rows(); ++i) CHECK_THAT(w.row(i).sum(), WithinAbs(1.0, 1e-5));
 }
 
@@ -279,7 +280,7 @@ TEST_CASE("trainer: attention() in eval mode", "[trainer]") {
   std::vector<int32_t> ids(12);
   for (int32_t& id : ids) id = int32_t(rng.below(64));
   Mat w1, l1, w2, l2;
-  t.attention(ids.data(), 12, w1, l1);
+  sequence_attention(t.model(), ids.data(), 12, w1, l1);
   REQUIRE(w1.rows() == 4 * 12);
   REQUIRE(w1.cols() == 12);
   REQUIRE(l1.rows() == 12);
@@ -289,22 +290,22 @@ TEST_CASE("trainer: attention() in eval mode", "[trainer]") {
     CHECK_THAT(w1.row(r).sum(), WithinAbs(1.0, 1e-5));
     for (Eigen::Index j = r % 12 + 1; j < 12; ++j) CHECK(w1(r, j) == 0.0f);
   }
-  t.attention(ids.data(), 12, w2, l2);
+  sequence_attention(t.model(), ids.data(), 12, w2, l2);
   CHECK(gradcheck::max_abs_diff(w1, w2) == 0.0f);
   CHECK(gradcheck::max_abs_diff(l1, l2) == 0.0f);
   // A shorter sequence gives (H*T,T) and (T,V) for that T.
-  t.attention(ids.data(), 3, w2, l2);
+  sequence_attention(t.model(), ids.data(), 3, w2, l2);
   CHECK(w2.rows() == 4 * 3);
   CHECK(w2.cols() == 3);
   CHECK(l2.rows() == 3);
-  CHECK_THROWS_WITH(t.attention(ids.data(), 13, w2, l2),
+  CHECK_THROWS_WITH(sequence_attention(t.model(), ids.data(), 13, w2, l2),
                     Contains("sequence length (13)") && Contains("[1, 12]"));
-  CHECK_THROWS_WITH(t.attention(ids.data(), 0, w2, l2), Contains("sequence length (0)"));
+  CHECK_THROWS_WITH(sequence_attention(t.model(), ids.data(), 0, w2, l2), Contains("sequence length (0)"));
   ids[4] = 64;
-  CHECK_THROWS_WITH(t.attention(ids.data(), 12, w2, l2),
+  CHECK_THROWS_WITH(sequence_attention(t.model(), ids.data(), 12, w2, l2),
                     Contains("token id 64") && Contains("position 4"));
   ids[4] = -1;
-  CHECK_THROWS_WITH(t.attention(ids.data(), 12, w2, l2), Contains("token id -1"));
+  CHECK_THROWS_WITH(sequence_attention(t.model(), ids.data(), 12, w2, l2), Contains("token id -1"));
 }
 
 TEST_CASE("trainer: attention() does not disturb training", "[trainer]") {
@@ -314,7 +315,7 @@ TEST_CASE("trainer: attention() does not disturb training", "[trainer]") {
   a.step(5);
   std::vector<int32_t> ids(12, 2);
   Mat w, l;
-  a.attention(ids.data(), 12, w, l);
+  sequence_attention(a.model(), ids.data(), 12, w, l);
   a.step(5);
   b.step(10);
   CHECK(a.loss_history() == b.loss_history());
@@ -380,16 +381,16 @@ TEST_CASE("trainer: switching a trained head off changes the loss at once, and b
   c.task = "copy";
   Trainer t(c);
   t.step(400);
-  const Trainer::Evaluation base = t.evaluate(4);
+  const attn::Evaluation base = evaluate(t.model(), t.data(), 4);
   CHECK(base.accuracy >= 0.99f);
-  CHECK(base.accuracy == t.eval_accuracy(4));
+  CHECK(base.accuracy == evaluate(t.model(), t.data(), 4).accuracy);
   float worst = base.loss;
   for (int h = 0; h < 4; ++h) {
     Trainer::Ablation a;
     a.heads_off.assign(4, 0);
     a.heads_off[size_t(h)] = 1;
     t.set_ablation(a);
-    const Trainer::Evaluation e = t.evaluate(4);
+    const attn::Evaluation e = evaluate(t.model(), t.data(), 4);
     CAPTURE(h, e.loss, e.accuracy);
     CHECK(e.loss != base.loss);
     worst = std::max(worst, e.loss);
@@ -399,10 +400,10 @@ TEST_CASE("trainer: switching a trained head off changes the loss at once, and b
   Trainer::Ablation all;
   all.heads_off.assign(4, 1);
   t.set_ablation(all);
-  CHECK(t.evaluate(4).accuracy < 0.2f);  // no attention at all: the copy is gone
+  CHECK(evaluate(t.model(), t.data(), 4).accuracy < 0.2f);  // no attention at all: the copy is gone
   t.set_ablation(Trainer::Ablation{});
-  CHECK(t.evaluate(4).loss == base.loss);
-  CHECK(t.evaluate(4).accuracy == base.accuracy);
+  CHECK(evaluate(t.model(), t.data(), 4).loss == base.loss);
+  CHECK(evaluate(t.model(), t.data(), 4).accuracy == base.accuracy);
 }
 
 TEST_CASE("trainer: a frozen head does not move while the others train", "[trainer][ablation]") {
@@ -438,7 +439,7 @@ TEST_CASE("trainer: attention statistics: entropy within [0, ln T], mass on the 
   TrainerConfig c;
   c.task = "shift";
   Trainer t(c);
-  const Trainer::HeadStats before = t.attention_stats();
+  const attn::HeadStats before = attention_stats(t.model(), t.data());
   REQUIRE(before.entropy.size() == 4);
   REQUIRE(before.answer_mass.size() == 4);
   for (int h = 0; h < 4; ++h) {
@@ -449,26 +450,26 @@ TEST_CASE("trainer: attention statistics: entropy within [0, ln T], mass on the 
     CHECK(before.max_weight[size_t(h)] <= 1.0f);
   }
   t.step(500);
-  const Trainer::HeadStats after = t.attention_stats();
-  REQUIRE(t.eval_accuracy(4) >= 0.99f);
+  const attn::HeadStats after = attention_stats(t.model(), t.data());
+  REQUIRE(evaluate(t.model(), t.data(), 4).accuracy >= 0.99f);
   // Shift is solved by a head that looks one key back: it puts most of its mass there.
   const float best = *std::max_element(after.answer_mass.begin(), after.answer_mass.end());
   CHECK(best > 0.6f);  // measured 0.77
-  CHECK(t.attention_stats().entropy == after.entropy);  // same eval batch every call
+  CHECK(attention_stats(t.model(), t.data()).entropy == after.entropy);  // same eval batch every call
   // Removing the mask raises the entropy of an untrained model: the early rows see more keys.
   Trainer u(TrainerConfig{});
-  const float causal = u.attention_stats().entropy[0];
+  const float causal = attention_stats(u.model(), u.data()).entropy[0];
   Trainer::Ablation a;
   a.mask = attn::MaskMode::None;
   u.set_ablation(a);
-  CHECK(u.attention_stats().entropy[0] > causal);
+  CHECK(attention_stats(u.model(), u.data()).entropy[0] > causal);
   // Without the 1/sqrt(dk) scaling the softmax saturates: larger top weights, lower entropy.
   a.mask = attn::MaskMode::Causal;
   u.set_ablation(a);
-  const Trainer::HeadStats scaled = u.attention_stats();
+  const attn::HeadStats scaled = attention_stats(u.model(), u.data());
   a.scale_scores = false;
   u.set_ablation(a);
-  const Trainer::HeadStats raw = u.attention_stats();
+  const attn::HeadStats raw = attention_stats(u.model(), u.data());
   for (int h = 0; h < 4; ++h) {
     CAPTURE(h);
     CHECK(raw.max_weight[size_t(h)] > scaled.max_weight[size_t(h)]);
@@ -486,8 +487,7 @@ TEST_CASE("trainer: row_backward is the model's backward for the loss at one pos
   // The same loss through the whole model: dlogits only on row `query`.
   attn::TinyAttentionLM& model = t.model();
   attn::TinyAttentionLM::State s;
-  attn::Rng rng(0);
-  model.forward(ids.data(), 1, T, false, rng, s);
+  model.forward(ids.data(), 1, T, s);
   const attn::RowVec row = s.logits.row(query);
   const float lse = std::log((row.array() - row.maxCoeff()).exp().sum()) + row.maxCoeff();
   s.dlogits = Mat::Zero(T, c.vocab_size);
@@ -496,17 +496,17 @@ TEST_CASE("trainer: row_backward is the model's backward for the loss at one pos
   model.backward(ids.data(), s);
   for (int h = 0; h < H; ++h) {
     CAPTURE(h);
-    const Trainer::RowBackward r = t.row_backward(ids.data(), T, h, query, target);
+    const attn::RowBackward r = row_backward(t.model(), ids.data(), T, h, query, target);
     CHECK_THAT(r.loss, WithinAbs(lse - row[target], 1e-5));
     CHECK(gradcheck::max_abs_diff(r.row.d_q, s.attn.dqkv.block(query, h * Dh, 1, Dh)) < 1e-6f);
     CHECK(gradcheck::max_abs_diff(r.row.d_k, s.attn.dqkv.block(0, D + h * Dh, T, Dh)) < 1e-6f);
     CHECK(gradcheck::max_abs_diff(r.row.d_v, s.attn.dqkv.block(0, 2 * D + h * Dh, T, Dh)) < 1e-6f);
     for (int j = query + 1; j < T; ++j) CHECK(r.row.d_scores[j] == 0.0f);  // masked keys
   }
-  CHECK_THROWS_WITH(t.row_backward(ids.data(), T, 4, 0, 1), Contains("head (4)"));
-  CHECK_THROWS_WITH(t.row_backward(ids.data(), T, 0, 8, 1), Contains("query position (8)"));
-  CHECK_THROWS_WITH(t.row_backward(ids.data(), T, 0, 0, 64), Contains("target (64)"));
-  CHECK_THROWS_WITH(t.row_backward(ids.data(), 13, 0, 0, 1), Contains("sequence length (13)"));
+  CHECK_THROWS_WITH(row_backward(t.model(), ids.data(), T, 4, 0, 1), Contains("head (4)"));
+  CHECK_THROWS_WITH(row_backward(t.model(), ids.data(), T, 0, 8, 1), Contains("query position (8)"));
+  CHECK_THROWS_WITH(row_backward(t.model(), ids.data(), T, 0, 0, 64), Contains("target (64)"));
+  CHECK_THROWS_WITH(row_backward(t.model(), ids.data(), 13, 0, 0, 1), Contains("sequence length (13)"));
 }
 
 // ---- Depth: n_layers and residual through the Trainer; heads are global, g = l*H + h.
@@ -563,12 +563,11 @@ TEST_CASE("trainer: attention() of a deep model is (L,H,T,T), layer-major", "[tr
   const std::vector<int32_t> ids = {1, 2, 3, 4, 5, 6, 7};
   const int T = 7, H = 4;
   Mat w, logits;
-  t.attention(ids.data(), T, w, logits);
+  sequence_attention(t.model(), ids.data(), T, w, logits);
   REQUIRE(w.rows() == 3 * H * T);
   REQUIRE(w.cols() == T);
   attn::TinyAttentionLM::State s;
-  attn::Rng rng(0);
-  t.model().forward(ids.data(), 1, T, false, rng, s);
+  t.model().forward(ids.data(), 1, T, s);
   for (int l = 0; l < 3; ++l) {
     CAPTURE(l);
     CHECK(w.middleRows(l * H * T, H * T) == s.layers[size_t(l)].weights());
@@ -603,8 +602,7 @@ TEST_CASE("trainer: the ablation of a deep model has L*H entries, global index l
   // A head that is off in layer 1 contributes nothing there: its merged output is zero.
   const std::vector<int32_t> ids = {5, 6, 7, 8};
   attn::TinyAttentionLM::State s;
-  attn::Rng rng(0);
-  t.model().forward(ids.data(), 1, 4, false, rng, s);
+  t.model().forward(ids.data(), 1, 4, s);
   CHECK(s.layers[1].merged.middleCols(8, 8).isZero(0.0f));
   CHECK(!s.layers[0].merged.middleCols(8, 8).isZero(0.0f));
 }
@@ -639,7 +637,7 @@ TEST_CASE("trainer: a frozen head of layer 1 does not move while every other hea
 TEST_CASE("trainer: attention_stats of a deep model has L*H entries, each its layer's head",
           "[trainer][depth][ablation]") {
   Trainer t(deep_trainer_config(2, false));
-  const Trainer::HeadStats st = t.attention_stats();
+  const attn::HeadStats st = attention_stats(t.model(), t.data());
   REQUIRE(st.entropy.size() == 8);
   REQUIRE(st.max_weight.size() == 8);
   REQUIRE(st.answer_mass.size() == 8);
@@ -652,7 +650,7 @@ TEST_CASE("trainer: attention_stats of a deep model has L*H entries, each its la
   // Layer 0 of a deeper model is the 1-layer model's layer (same init draws, same eval batch):
   // entries 0..H-1 are the 1-layer trainer's, exactly.
   Trainer one(TrainerConfig{});
-  const Trainer::HeadStats ref = one.attention_stats();
+  const attn::HeadStats ref = attention_stats(one.model(), one.data());
   for (int h = 0; h < 4; ++h) {
     CAPTURE(h);
     CHECK(st.entropy[size_t(h)] == ref.entropy[size_t(h)]);
@@ -664,11 +662,11 @@ TEST_CASE("trainer: attention_stats of a deep model has L*H entries, each its la
   a.heads_off.assign(8, 0);
   a.heads_off[5] = 1;
   t.set_ablation(a);
-  CHECK(t.attention_stats().entropy == st.entropy);
+  CHECK(attention_stats(t.model(), t.data()).entropy == st.entropy);
   a.heads_off.assign(8, 0);
   a.heads_off[1] = 1;
   t.set_ablation(a);
-  const Trainer::HeadStats off0 = t.attention_stats();
+  const attn::HeadStats off0 = attention_stats(t.model(), t.data());
   bool moved = false;
   for (int g = 0; g < 4; ++g) CHECK(off0.entropy[size_t(g)] == st.entropy[size_t(g)]);
   for (int g = 4; g < 8; ++g) moved = moved || off0.entropy[size_t(g)] != st.entropy[size_t(g)];
@@ -686,8 +684,7 @@ TEST_CASE("trainer: row_backward of a deep model takes the global head index",
     const int T = 8, query = 5, target = 35, H = 4, D = 32, Dh = 8;
     attn::TinyAttentionLM& model = t.model();
     attn::TinyAttentionLM::State s;
-    attn::Rng rng(0);
-    model.forward(ids.data(), 1, T, false, rng, s);
+    model.forward(ids.data(), 1, T, s);
     const attn::RowVec row = s.logits.row(query);
     const float lse = std::log((row.array() - row.maxCoeff()).exp().sum()) + row.maxCoeff();
     s.dlogits = Mat::Zero(T, c.vocab_size);
@@ -697,7 +694,7 @@ TEST_CASE("trainer: row_backward of a deep model takes the global head index",
     for (int l = 0; l < 3; ++l)
       for (int h = 0; h < H; ++h) {
         CAPTURE(l, h);
-        const Trainer::RowBackward r = t.row_backward(ids.data(), T, l * H + h, query, target);
+        const attn::RowBackward r = row_backward(t.model(), ids.data(), T, l * H + h, query, target);
         const Mat& dqkv = s.layers[size_t(l)].dqkv;
         CHECK_THAT(r.loss, WithinAbs(lse - row[target], 1e-5));
         CHECK(r.row.weights == s.layers[size_t(l)].probs.row(h * T + query));
@@ -705,7 +702,7 @@ TEST_CASE("trainer: row_backward of a deep model takes the global head index",
         CHECK(gradcheck::max_abs_diff(r.row.d_k, dqkv.block(0, D + h * Dh, T, Dh)) < 1e-6f);
         CHECK(gradcheck::max_abs_diff(r.row.d_v, dqkv.block(0, 2 * D + h * Dh, T, Dh)) < 1e-6f);
       }
-    CHECK_THROWS_WITH(t.row_backward(ids.data(), T, 12, 0, 1),
+    CHECK_THROWS_WITH(row_backward(t.model(), ids.data(), T, 12, 0, 1),
                       Contains("head (12)") && Contains("[0, 11]"));
   }
 }

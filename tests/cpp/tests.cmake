@@ -18,8 +18,9 @@ endif()
 # cpp/attn/kernels/kernels.cpp, so it runs the suites of that code and of the layers built on it, and the
 # PyTorch parity of the whole model; the rest of the suite runs natively and in the SIMD build.
 # tests/js-api compares the two builds' training step by step besides.
+# test_gradcheck holds the finite-difference checks of those layers (with the others').
 set(ATTN_WASM_SCALAR_TESTS test_kernels test_linear test_loss test_ops test_adam test_multihead
-    test_reference)
+    test_gradcheck test_reference)
 if(EMSCRIPTEN AND NOT ATTN_SIMD)
   list(TRANSFORM ATTN_WASM_SCALAR_TESTS PREPEND ${CMAKE_CURRENT_LIST_DIR}/ OUTPUT_VARIABLE scalar)
   list(TRANSFORM scalar APPEND .cpp)

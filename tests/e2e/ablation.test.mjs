@@ -128,7 +128,7 @@ test('a broken mask lets the model read the future: accuracy on the future task 
 });
 
 test('the interventions live in the URL: a link sets them from the first heatmap, and the panel writes them back', async () => {
-  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=ablation&task=future&mask=none&scale=0&off=2`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=ablation&task=future&mask=none&scale-scores=0&heads-off=2`);
   await waitReady(page);
   // The first snapshot is already computed under the link's mask: future cells are not masked.
   await page.locator('.heatmaps canvas').first().focus();

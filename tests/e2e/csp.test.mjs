@@ -52,7 +52,7 @@ async function openWithCsp(hash) {
 }
 
 test('under the CSP header the page loads, trains, and reports no violation', async (t) => {
-  const { page, context, errors, violations, workers } = await openWithCsp('view=train&vocab=16&dmodel=8&heads=2&seqlen=6&batch=4');
+  const { page, context, errors, violations, workers } = await openWithCsp('view=train&vocab-size=16&d-model=8&heads=2&seq-len=6&batch=4');
   // Ready, or the load error the page shows (e.g. Embind needing 'unsafe-eval'): fail with its text.
   await page.waitForSelector('.readout[data-status="paused"], .loading.error');
   assert.match(await page.textContent('.loading'), /Core loaded/);

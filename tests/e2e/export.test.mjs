@@ -2,6 +2,7 @@
 // run into a fresh page, and every kind of bad file.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { CONFIG } from './contract.mjs';
 import { downloadBytes, GUARD_MS, openReused, readout, screenshot, useBrowser, waitForStep, waitReady } from './harness.mjs';
 
 let srv;
@@ -86,10 +87,7 @@ test('export after training, import into a fresh page: same attention, step and 
   // The JSON: the documented fields.
   const run = JSON.parse(json.bytes.toString('utf8'));
   assert.equal(run.format, 'attention-playground/1');
-  assert.deepEqual(Object.keys(run.config).sort(), [
-    'attnDropout', 'batchSize', 'dModel', 'embInitStd', 'ffn', 'ffnMult', 'kvHeads', 'lr', 'maxSeqLen', 'nHeads', 'nLayers', 'norm', 'normPosition', 'outDropout', 'positions', 'residual', 'seed',
-    'seqLen', 'task', 'vocabSize',
-  ]);
+  assert.deepEqual(Object.keys(run.config), CONFIG.map((k) => k.js));
   assert.equal(run.config.task, 'copy');
   assert.equal(run.config.seed, 7);
   assert.equal(run.step, 31);
@@ -149,7 +147,7 @@ test('export after training, import into a fresh page: same attention, step and 
 });
 
 test('a run trained under a broken mask and a switched-off head comes back with them', async () => {
-  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=export&task=future&mask=none&off=2&scale=0&seed=5`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=export&task=future&mask=none&heads-off=2&scale-scores=0&seed=5`);
   await waitReady(page);
   await page.click('[data-action=step10]');
   await waitForStep(page, 10);
@@ -170,23 +168,13 @@ test('a run trained under a broken mask and a switched-off head comes back with 
   await settle(fresh.page);
   const csv2 = await one(fresh.page, 'csv');
   assert.equal(csv2.bytes.toString('utf8'), csv.bytes.toString('utf8'), 'the same attention under the same broken mask');
-  // An older file names the head lists zeroed and frozen: it imports the same.
-  const oldJson = { ...json, bytes: Buffer.from(json.bytes.toString('utf8').replace('"headsOff"', '"zeroed"').replace('"headsFrozen"', '"frozen"')) };
-  assert.match(oldJson.bytes.toString('utf8'), /"zeroed": \[/);
-  const old = await openReused(browser, `${srv.url}#view=train&panel=export`);
-  await waitReady(old.page);
-  await importFiles(old.page, [file(weights, 'application/octet-stream'), file(oldJson, 'application/json')]);
-  await waitForStep(old.page, 10);
-  await old.page.waitForFunction(() => /mask=none&scale-scores=0&heads-off=2&heads-frozen=$/.test(location.hash));
-  await old.page.waitForSelector('.ablation-panel [name=zero-h2]:checked', { state: 'attached' });
-  assert.deepEqual([...errors, ...fresh.errors, ...old.errors], []);
-  await old.context.close();
+  assert.deepEqual([...errors, ...fresh.errors], []);
   await fresh.context.close();
   await context.close();
 });
 
 test('PNG and SVG: one file per head plus the average', async () => {
-  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=export&heads=4&seqlen=8&sample=1+2+3+4+5+6`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=export&heads=4&seq-len=8&sample=1+2+3+4+5+6`);
   await waitReady(page);
   await page.click('[data-action=step10]');
   await waitForStep(page, 10);
@@ -215,7 +203,7 @@ test('PNG and SVG: one file per head plus the average', async () => {
 
 test('bad files show one sentence, leave the run untouched, and the page still trains', async (t) => {
   // Weights of another config.
-  const other = await openReused(browser, `${srv.url}#view=train&panel=export&dmodel=16&heads=2`);
+  const other = await openReused(browser, `${srv.url}#view=train&panel=export&d-model=16&heads=2`);
   await waitReady(other.page);
   const otherWeights = await one(other.page, 'weights');
   const otherJson = await one(other.page, 'json');

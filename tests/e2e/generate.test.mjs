@@ -6,14 +6,12 @@
 // sentence on a task that is not text. Waits have timeouts as guards only; no duration is asserted.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { configWith } from './contract.mjs';
 import { audit, openReused, serveDistWith, useBrowser, waitForStep, waitReady } from './harness.mjs';
 
 const HASH = 'view=train&panel=generate&task=text&d-model=32&heads=2&seq-len=16&batch=8&lr=0.01&seed=3&layers=2&residual=1';
 /** The page's config for HASH: every config key, the page's defaults for the ones HASH leaves out. */
-const CONFIG = {
-  vocabSize: 64, dModel: 32, nHeads: 2, seqLen: 16, batchSize: 8, lr: 0.01, seed: 3, attnDropout: 0, outDropout: 0, task: 'text', nLayers: 2, residual: true,
-  kvHeads: 0, positions: 'sinusoidal', maxSeqLen: 0, norm: 'none', normPosition: 'pre', ffn: 'none', ffnMult: 4, embInitStd: 0.02,
-};
+const CONFIG = configWith({ dModel: 32, nHeads: 2, seqLen: 16, batchSize: 8, lr: 0.01, seed: 3, task: 'text', nLayers: 2, residual: true });
 const STEPS = 100;
 const PROMPT = 'The ';
 const CHARS = 40;

@@ -10,6 +10,7 @@
 // milliseconds that takes is a timing: bench/browser_bench.mjs.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { HASH_ORDER } from './contract.mjs';
 import { useBrowser, waitForStep, waitReady } from './harness.mjs';
 
 let srv;
@@ -40,7 +41,7 @@ const KB100 = 100 * 1024;
 const CASES = [
   {
     name: 'huge numbers',
-    hash: 'vocab=1e308&dmodel=99999999999999999999&seqlen=1e400&batch=123456789&seed=18446744073709551616&dk=9007199254740993',
+    hash: 'vocab-size=1e308&d-model=99999999999999999999&seq-len=1e400&batch=123456789&seed=18446744073709551616&dk=9007199254740993',
     messages: [
       /^vocab: 1e\+308 is above the maximum 512; using 512$/,
       /^d_model: 100000000000000000000 is above the maximum 256; using 256$/,
@@ -53,7 +54,7 @@ const CASES = [
   },
   {
     name: 'negatives',
-    hash: 'vocab=-5&dmodel=-32&heads=-1&seqlen=-0&batch=-64&lr=-0.01&seed=-1&attndrop=-0.5&outdrop=-1e-9&dk=-3&stage=-1&sample=-3&sample-seed=-2',
+    hash: 'vocab-size=-5&d-model=-32&heads=-1&seq-len=-0&batch=-64&lr=-0.01&seed=-1&attn-dropout=-0.5&out-dropout=-1e-9&dk=-3&stage=-1&sample=-3&sample-seed=-2',
     messages: [
       /^vocab: -5 is below the minimum 2; using 2$/,
       /^d_model: -32 is below the minimum 2; using 2$/,
@@ -73,7 +74,7 @@ const CASES = [
   },
   {
     name: 'NaN and Infinity',
-    hash: 'vocab=NaN&dmodel=Infinity&heads=-Infinity&lr=NaN&attndrop=Infinity&outdrop=-Infinity&seed=nan&logy=NaN&causal=Infinity&lr=Infinity',
+    hash: 'vocab-size=NaN&d-model=Infinity&heads=-Infinity&lr=NaN&attn-dropout=Infinity&out-dropout=-Infinity&seed=nan&logy=NaN&lesson-mask=Infinity&lr=Infinity',
     messages: [
       /^vocab: "NaN" is not a number; using 64$/,
       /^d_model: "Infinity" is not a number; using 32$/,
@@ -89,7 +90,7 @@ const CASES = [
   },
   {
     name: 'lesson keys: a mask that is no mask, a drawn mask too large or not square, k, heads, positions, second sentence',
-    hash: `lesson-mask=%3Cscript%3E&window=999&lesson-heads=9&lesson-positions=2&second-sentence=%00%01`,
+    hash: `lesson-mask=%3Cscript%3E&lesson-window=999&lesson-heads=9&lesson-positions=2&second-sentence=%00%01`,
     messages: [
       /^lesson mask: "<script>" is not none, causal, window, blocks or rows of 0 and 1 such as 011\.001\.000; using none$/,
       /^window k: 999 is above the maximum 32; using 32$/,
@@ -101,13 +102,13 @@ const CASES = [
   },
   {
     name: 'lesson mask: drawn rows past the bound, and rows of unequal length',
-    hash: `lesson-mask=${Array(33).fill('1'.repeat(33)).join('.')}&causal=1`,
+    hash: `lesson-mask=${Array(33).fill('1'.repeat(33)).join('.')}`,
     messages: [/^lesson mask: "1{24}…" is not a square of at most 32 rows of 0 and 1; using none$/],
     controls: {},
   },
   {
     name: 'ablation keys: unknown mask, non-boolean scaling, head numbers out of range or not numbers',
-    hash: 'heads=2&mask=triu&scale=2&off=0%2C2%2C99%2Cx&frozen=-1%2C1%2C1',
+    hash: 'heads=2&mask=triu&scale-scores=2&heads-off=0%2C2%2C99%2Cx&heads-frozen=-1%2C1%2C1',
     messages: [
       /^mask: "triu" is not one of causal, none, inverted; using causal$/,
       /^1\/sqrt\(dk\) scaling: "2" is not 0 or 1; using 1$/,
@@ -118,13 +119,13 @@ const CASES = [
   },
   {
     name: 'ablation keys: a head past the model\'s head count',
-    hash: 'heads=2&off=1%2C3',
+    hash: 'heads=2&heads-off=1%2C3',
     messages: [/^heads switched off: "3" is not a head number in \[1, 2\] \(heads 2\)$/],
     controls: { nHeads: '2' },
   },
   {
     name: 'non-numeric strings',
-    hash: 'vocab=abc&seqlen=12px&batch=&lr=five&seed=4.7&stage=3.5&heads=%20%20&view=TRAIN&task=bogus&dk=1%2C5',
+    hash: 'vocab-size=abc&seq-len=12px&batch=&lr=five&seed=4.7&stage=3.5&heads=%20%20&view=TRAIN&task=bogus&dk=1%2C5',
     messages: [
       /^vocab: "abc" is not a number; using 64$/,
       /^seq_len: "12px" is not a number; using 12$/,
@@ -141,26 +142,26 @@ const CASES = [
   },
   {
     name: 'a 100 KB sentence',
-    hash: `sentence=${'ab '.repeat(KB100 / 3)}&vocab=7`,
+    hash: `sentence=${'ab '.repeat(KB100 / 3)}&vocab-size=7`,
     messages: [/^sentence: more than 16 tokens; keeping the first 16$/],
     controls: { vocabSize: '64' }, // vocab=7 lies past the 8 KB the page reads of a hash
   },
   {
     name: 'a 100 KB sample sequence',
-    hash: `vocab=32&sample=${'7 '.repeat(KB100 / 2)}`,
+    hash: `vocab-size=32&sample=${'7 '.repeat(KB100 / 2)}`,
     messages: [/^sample sequence: longer than 1024 characters; cut$/, /^sample sequence: only the first 12 ids fit \(seq_len 12\)$/],
     controls: { vocabSize: '32' },
     sample: '7 7 7 7 7 7 7 7 7 7 7 7',
   },
   {
     name: 'a 100 KB unknown key and value, after a bad value',
-    hash: `vocab=3000&${'k'.repeat(KB100 / 2)}=${'v'.repeat(KB100 / 2)}`,
+    hash: `vocab-size=3000&${'k'.repeat(KB100 / 2)}=${'v'.repeat(KB100 / 2)}`,
     messages: [/^vocab: 3000 is above the maximum 512; using 512$/, /^ignored unknown keys: "k{24}…"$/],
     controls: { vocabSize: '512' },
   },
   {
     name: 'unknown keys (ignored and named in the banner) and no prototype pollution',
-    hash: `__proto__[x]=1&__proto__=2&constructor=3&toString=4&hasOwnProperty=5&${enc(XSS[1])}=${enc(XSS[0])}&vocab=128`,
+    hash: `__proto__[x]=1&__proto__=2&constructor=3&toString=4&hasOwnProperty=5&${enc(XSS[1])}=${enc(XSS[0])}&vocab-size=128`,
     messages: [/^ignored unknown keys: "__proto__\[x\]", "__proto__", "constructor", "toString", "hasOwnProperty" and 1 more$/],
     controls: { vocabSize: '128' },
   },
@@ -168,7 +169,7 @@ const CASES = [
     name: 'script fragments in every kind of field',
     hash:
       `sentence=${enc(XSS[0] + XSS[6])}&sample=${enc(XSS[1])}&view=${enc(XSS[2])}&task=${enc(XSS[3])}` +
-      `&lr=${enc(XSS[4])}&logy=${enc(XSS[5])}&vocab=${enc(XSS[7])}&${enc(XSS[1])}=1`,
+      `&lr=${enc(XSS[4])}&logy=${enc(XSS[5])}&vocab-size=${enc(XSS[7])}&${enc(XSS[1])}=1`,
     messages: [
       /^view: "<svg\/onload=window\.__pw\w*…" is not one of train, lesson, block; using train$/,
       /^task: "\\"><img src=x onerror=win…" is not one of repeat, shift, copy, reverse, sort, future, induction, text; using repeat$/,
@@ -183,7 +184,7 @@ const CASES = [
   {
     name: 'unicode: full-width and Arabic digits, accents, RTL override, emoji, NUL, bad UTF-8',
     hash:
-      `vocab=${enc('１２８')}&seed=${enc('٣')}&view=${enc('tráin')}&task=repeat%00&batch=%ED%A0%80` +
+      `vocab-size=${enc('１２８')}&seed=${enc('٣')}&view=${enc('tráin')}&task=repeat%00&batch=%ED%A0%80` +
       `&sentence=${enc('Ünïcödé 𝔘𝔫𝔦 \u202Eevil\u202C zero\u200Bwidth 日本語 🙂 e\u0301')}&heads=${enc('４')}`,
     messages: [
       /^vocab: "１２８" is not a number; using 64$/,
@@ -344,7 +345,8 @@ for (const c of CASES) {
     // The hash written back is canonical: only known keys, short, and it needs no corrections.
     const written = await page.evaluate(() => location.hash);
     assert.ok(written.length < 2000, `written hash is ${written.length} chars`);
-    assert.match(written, /^#view=(train|lesson)&vocab-size=\d+&d-model=\d+&heads=\d+&seq-len=\d+&batch=\d+&lr=[\d.e-]+&seed=\d+&attn-dropout=[\d.e-]+&out-dropout=[\d.e-]+&task=repeat&layers=[1-4]&residual=[01]&kv-heads=\d+&positions=(sinusoidal|learned|rope|alibi|none)&max-seq-len=\d+&norm=(none|layernorm|rmsnorm)&norm-position=(pre|post)&ffn=(none|relu|gelu|swiglu)&ffn-mult=[1-8]&emb-init-std=[\d.e-]+&sample=[\d+]*&sample-seed=\d+&logy=[01]&smooth=[01]&epochs=[01]&panel=(predictions|shapes|ablation|timeline|circuits|backward|selftest|longer|generate|inspect|export|all)&sentence=[^&]*&dk=\d+&dv=\d+&lesson-mask=[a-z01.]+&window=\d+&lesson-heads=\d&lesson-positions=[01]&second-sentence=[^&]*&stage=\d&scale-dk=\d+&logits=[-\d.+e]+&blend-row=\d+&mask=(causal|none|inverted)&scale-scores=[01]&heads-off=[\d%C,]*&heads-frozen=[\d%C,]*$/);
+    // Every setting once, in the table's order, and nothing else.
+    assert.deepEqual([...new URLSearchParams(written.slice(1)).keys()], HASH_ORDER.map((s) => s.hash));
     assert.ok(!/pwned|script|onerror/i.test(decodeURIComponent(written.replace(/^#/, '').split('&').filter((kv) => !/^(sentence|second-sentence)=/.test(kv)).join('&'))), 'no payload outside the sentence');
     // That it needs no correction is checked with the others' in one page, below.
     WRITTEN.set(c.name, written);

@@ -57,6 +57,12 @@ test('view 2 shows, for the default sentence, exactly the numbers of the core', 
   assert.deepEqual(shown.projected.values, mh.output.data);
   assert.deepEqual(shown.projected.texts, mh.output.data.map(fmt));
   assert.deepEqual([shown.Wo.rows, shown.Wo.cols], [4, 8]);
+  // The inputs are the core's own (lessonInputs, what `attn demo self-attention --seed 42` prints
+  // from: tests/js-api/lesson.test.mjs): the lower-cased words at the training view's seed.
+  const inputs = await page.evaluate(() => window.__plain(window.__core.lessonInputs({ tokens: ['the', 'cat', 'sat', 'on', 'the', 'mat'], dModel: 8, dk: 4, dv: 4, heads: 1, seed: 42 })));
+  assert.deepEqual(shown.X.values, inputs.E.data, 'X is the core\'s E (no positions)');
+  assert.deepEqual([shown.Wq.values, shown.Wk.values, shown.Wv.values], [inputs.Wq[0].data, inputs.Wk[0].data, inputs.Wv[0].data]);
+  assert.deepEqual(shown.Wo.values, inputs.Wo.data);
   // Sanity of what is shown: rows of the weights sum to 1.
   for (let i = 0; i < 6; ++i) {
     const s = shown.weights.values.slice(i * 6, i * 6 + 6).reduce((a, b) => a + b, 0);

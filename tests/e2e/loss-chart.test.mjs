@@ -15,7 +15,7 @@ useBrowser((s, b) => {
 const chart = (page) => page.$eval('.loss-panel .chart', (el) => ({ chance: el.dataset.chance, means: el.dataset.epochMeans, series: el.dataset.series }));
 
 test('chance is ln V; the epoch means are the means of each 120 steps of the run; smoothing adds a line', async () => {
-  const { page, context, errors } = await openReused(browser, `${srv.url}#vocab=32&seed=5&panel=export`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#vocab-size=32&seed=5&panel=export`);
   await waitReady(page);
   let c = await chart(page);
   assert.equal(Number(c.chance), Math.log(32));

@@ -59,6 +59,10 @@ function loadCore(page) {
   });
 }
 
+/** The core's probabilities are float32: a double softmax differs from them by their rounding
+ * (half an ulp of a number <= 1, 6e-8) and the float32 logits' sums. */
+const PROB_TOL = 1e-7;
+
 /** A plain reference from the core loaded here with the exported weights: each position's
  * softmax of the logits (in double, the maximum subtracted) and the task's targets. */
 async function reference(page, { weights, config, ids }) {
@@ -98,7 +102,7 @@ function assertMatches(rows, ids, ref) {
     assert.equal(row.token, ids[i]);
     assert.deepEqual(row.guesses.map((g) => g.token), order.slice(0, 3), `position ${i}: the three most likely tokens`);
     for (const [j, g] of row.guesses.entries()) {
-      assert.ok(Math.abs(g.prob - p[g.token]) <= 1e-9, `position ${i}, guess ${j}: ${g.prob} vs ${p[g.token]}`);
+      assert.ok(Math.abs(g.prob - p[g.token]) <= PROB_TOL, `position ${i}, guess ${j}: ${g.prob} vs ${p[g.token]}`);
       const [tok, num] = g.text.replace(' (the answer)', '').split(' ');
       assert.equal(Number(tok), g.token);
       const tol = g.prob >= 0.0005 ? 0.0005 : 0.05 * g.prob;
@@ -111,7 +115,7 @@ function assertMatches(rows, ids, ref) {
       assert.equal(row.answerText, 'none');
       assert.deepEqual([row.verdict, row.verdictText], ['none', '– not counted']);
     } else {
-      assert.ok(Math.abs(row.answerProb - p[answer]) <= 1e-9, `position ${i}: p(answer)`);
+      assert.ok(Math.abs(row.answerProb - p[answer]) <= PROB_TOL, `position ${i}: p(answer)`);
       const right = order[0] === answer;
       assert.deepEqual([row.verdict, row.verdictText], right ? ['right', '✓ right'] : ['wrong', '✗ wrong'], `position ${i}`);
     }

@@ -17,7 +17,7 @@ const shown = (page) =>
   );
 
 test('the shape contract: (B,T,D) -> (B,T,3D) -> (B,H,T,Dh) -> (B,H,T,T) -> (B,T,D) -> (B,T,V), with the numbers of the settings', async () => {
-  const { page, context, errors } = await openReused(browser, `${srv.url}#vocab=32&dmodel=16&heads=2&seqlen=8&batch=8&panel=shapes`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&panel=shapes`);
   await waitReady(page);
   let s = await shown(page);
   assert.deepEqual(Object.keys(s), ['x', 'qkv', 'heads', 'scores', 'merged', 'logits']);

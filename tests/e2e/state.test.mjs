@@ -1,6 +1,7 @@
 // The state object mirrored in the URL hash: round trips, and hostile or bad values.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { controlsWith, hashWith } from './contract.mjs';
 import { openReused, readout, useBrowser, waitForStep, waitReady } from './harness.mjs';
 
 let srv;
@@ -14,20 +15,15 @@ const controlValues = (page) =>
   page.$$eval('.view-train .field[data-key] :is(input, select)', (els) => Object.fromEntries(els.map((e) => [e.name, e.type === 'checkbox' ? String(e.checked) : e.value])));
 
 test('the URL hash round-trips: a copied link reproduces view, config and seed', async () => {
-  const hash =
-    'view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat&layers=1&residual=0' +
-    '&kv-heads=0&positions=sinusoidal&max-seq-len=0&norm=none&norm-position=pre&ffn=none&ffn-mult=4&emb-init-std=0.02' +
-    '&sample=1+2+3+4&sample-seed=1&logy=0&smooth=1&epochs=1&panel=ablation&sentence=Attention+is+all+you+need&dk=3&dv=5&lesson-mask=causal&window=2&lesson-heads=1&lesson-positions=0&second-sentence=&stage=4' +
-    '&scale-dk=16&logits=100+200+300&blend-row=0' +
-    '&mask=none&scale-scores=0&heads-off=2&heads-frozen=1';
+  const config = { vocabSize: 32, dModel: 16, nHeads: 2, seqLen: 8, batchSize: 8, lr: 0.01, seed: 7, attnDropout: 0.1 };
+  const hash = hashWith({
+    ...config, sample: '1 2 3 4', logY: false, smooth: true, epochMeans: true, panel: 'ablation', sentence: 'Attention is all you need', dk: 3, dv: 5,
+    lessonMask: 'causal', stage: 4, mask: 'none', scaleScores: false, headsOff: '2', headsFrozen: '1',
+  });
   const { page, context, errors } = await openReused(browser, `${srv.url}#${hash}`);
   await waitReady(page);
   assert.equal(await page.evaluate(() => location.hash), `#${hash}`, 'a canonical hash is kept as it is');
-  assert.deepEqual(await controlValues(page), {
-    vocabSize: '32', dModel: '16', nHeads: '2', seqLen: '8', batchSize: '8', lr: '0.01', seed: '7',
-    attnDropout: '0.1', outDropout: '0', task: 'repeat', nLayers: '1', residual: 'false',
-    kvHeads: '0', positions: 'sinusoidal', maxSeqLen: '0', norm: 'none', normPosition: 'pre', ffn: 'none', ffnMult: '4', embInitStd: '0.02',
-  });
+  assert.deepEqual(await controlValues(page), controlsWith(config));
   assert.equal(await page.inputValue('[name=sample]'), '1 2 3 4');
   assert.equal(await page.isChecked('[name=logY]'), false);
   assert.equal(await page.isChecked('[name=smooth]'), true);
@@ -67,37 +63,6 @@ test('the URL hash round-trips: a copied link reproduces view, config and seed',
   await context.close();
 });
 
-test('a link with the old key names opens the same, and is written back with the new names', async () => {
-  const old =
-    'view=train&vocab=32&dmodel=16&heads=2&seqlen=8&batch=8&lr=0.01&seed=7&attndrop=0.1&outdrop=0&task=repeat' +
-    '&sample=1+2+3+4&logy=0&smooth=1&epochs=1&sentence=Attention+is+all+you+need&dk=3&dv=5&causal=1&stage=4' +
-    '&mask=none&scale=0&off=2&frozen=1';
-  const { page, context, errors } = await openReused(browser, `${srv.url}#${old}`);
-  await waitReady(page);
-  assert.equal(
-    await page.evaluate(() => location.hash),
-    '#view=train&vocab-size=32&d-model=16&heads=2&seq-len=8&batch=8&lr=0.01&seed=7&attn-dropout=0.1&out-dropout=0&task=repeat&layers=1&residual=0' +
-      '&kv-heads=0&positions=sinusoidal&max-seq-len=0&norm=none&norm-position=pre&ffn=none&ffn-mult=4&emb-init-std=0.02' +
-      '&sample=1+2+3+4&sample-seed=1&logy=0&smooth=1&epochs=1&panel=predictions&sentence=Attention+is+all+you+need&dk=3&dv=5&lesson-mask=causal&window=2&lesson-heads=1&lesson-positions=0&second-sentence=&stage=4' +
-      '&scale-dk=16&logits=100+200+300&blend-row=0' +
-      '&mask=none&scale-scores=0&heads-off=2&heads-frozen=1',
-  );
-  assert.equal(await page.inputValue('[name=sample]'), '1 2 3 4', 'the typed sample of an old link stays');
-  assert.deepEqual(await controlValues(page), {
-    vocabSize: '32', dModel: '16', nHeads: '2', seqLen: '8', batchSize: '8', lr: '0.01', seed: '7',
-    attnDropout: '0.1', outDropout: '0', task: 'repeat', nLayers: '1', residual: 'false',
-    kvHeads: '0', positions: 'sinusoidal', maxSeqLen: '0', norm: 'none', normPosition: 'pre', ffn: 'none', ffnMult: '4', embInitStd: '0.02',
-  });
-  assert.equal(await page.isHidden('.banner'), true, 'nothing to correct');
-  // The old link opens the default panel: the Ablation panel is built, though not shown.
-  await page.waitForSelector('.ablation-panel [name=zero-h2]', { state: 'attached' });
-  assert.equal(await page.isChecked('[name=scale-scores]'), false);
-  assert.equal(await page.isChecked('[name=zero-h2]'), true);
-  assert.equal(await page.isChecked('[name=freeze-h1]'), true);
-  assert.deepEqual(errors, []);
-  await context.close();
-});
-
 test('a link with missing keys gets the defaults, written back in full', async () => {
   const { page, context } = await openReused(browser, `${srv.url}#seed=9`);
   await waitReady(page);
@@ -109,7 +74,7 @@ test('a link with missing keys gets the defaults, written back in full', async (
 test('bad and hostile URL values are corrected with a visible message, never injected, and the page works', async () => {
   const hostile = encodeURIComponent('<img src=x onerror="window.__pwned=1">');
   const hash =
-    `vocab=99999&dmodel=31&heads=5&seqlen=abc&batch=0&lr=-1&attndrop=2&view=evil&logy=maybe` +
+    `vocab-size=99999&d-model=31&heads=5&seq-len=abc&batch=0&lr=-1&attn-dropout=2&view=evil&logy=maybe` +
     `&sentence=${hostile}&sample=${encodeURIComponent('<script>alert(1)</script> 3 4')}&dk=1e9`;
   const { page, context, errors } = await openReused(browser, `${srv.url}#${hash}`);
   await waitReady(page);
@@ -131,11 +96,7 @@ test('bad and hostile URL values are corrected with a visible message, never inj
     /^sample sequence: "<script>alert\(1\)<\/script…" is not a token id in \[0, 511\]/,
   ];
   for (const re of expect) assert.ok(items.some((t) => re.test(t)), `banner has ${re}: ${JSON.stringify(items)}`);
-  assert.deepEqual(await controlValues(page), {
-    vocabSize: '512', dModel: '32', nHeads: '4', seqLen: '12', batchSize: '1', lr: '0.005', seed: '42',
-    attnDropout: '0.9', outDropout: '0', task: 'repeat', nLayers: '1', residual: 'false',
-    kvHeads: '0', positions: 'sinusoidal', maxSeqLen: '0', norm: 'none', normPosition: 'pre', ffn: 'none', ffnMult: '4', embInitStd: '0.02',
-  });
+  assert.deepEqual(await controlValues(page), controlsWith({ vocabSize: 512, batchSize: 1, attnDropout: 0.9 }));
   // Nothing from the URL became markup.
   assert.equal(await page.locator('main img, main script').count(), 0);
   assert.equal(await page.evaluate(() => window.__pwned), undefined);
@@ -156,7 +117,7 @@ test('bad and hostile URL values are corrected with a visible message, never inj
 test('a hash edited by hand is validated too', async () => {
   const { page, context } = await openReused(browser, `${srv.url}#view=train`);
   await waitReady(page);
-  await page.evaluate(() => (location.hash = 'view=train&heads=3&seqlen=500'));
+  await page.evaluate(() => (location.hash = 'view=train&heads=3&seq-len=500'));
   await page.waitForSelector('.banner:not([hidden])');
   const items = await page.locator('.banner li').allTextContents();
   assert.ok(items.some((t) => /seq_len: 500 is above the maximum 128; using 128/.test(t)), JSON.stringify(items));

@@ -14,7 +14,7 @@ useBrowser((s, b) => {
 const sentences = (text) => text.split(/(?<=[.!?])\s+/).filter((x) => x.trim()).length;
 
 test('lesson stages explain themselves; both views have check-yourself questions with answers on request', async () => {
-  const { page, context, errors } = await openReused(browser, `${srv.url}#view=lesson&stage=7&causal=1&dk=16`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=lesson&stage=7&lesson-mask=causal&dk=16`);
   await page.waitForSelector('.stage[data-stage=output]');
   const texts = await page.$$eval('.stage', (els) => els.map((e) => [e.dataset.stage, e.querySelector('.stage-text')?.textContent ?? '']));
   assert.equal(texts.length, 8);

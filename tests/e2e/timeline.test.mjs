@@ -157,7 +157,7 @@ test('the timeline scrubs: scrubber, heatmaps per head, Play-through, charts per
 // A small batch keeps the steps cheap.
 for (const [H, T, B] of [[8, 64, 2], [16, 128, 1]]) test(`the timeline memory stays capped (H ${H}, T ${T}): thinned when full, at most capacity snapshots and 8 MB`, async () => {
   const sample = Array.from({ length: T }, (_, i) => (i * 7) % 64).join(' ');
-  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=timeline&seqlen=${T}&heads=${H}&dmodel=32&batch=${B}&sample=${encodeURIComponent(sample)}`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=timeline&seq-len=${T}&heads=${H}&d-model=32&batch=${B}&sample=${encodeURIComponent(sample)}`);
   await waitReady(page);
   await page.waitForFunction((sel) => document.querySelector(sel).dataset.entries === '1', PANEL);
   const first = await panelState(page);

@@ -100,7 +100,7 @@ test(`Play trains the repeat task to loss < 0.1 within ${STEP_BUDGET} steps, and
 });
 
 test('Step 1 advances exactly one step, Step 10 ten; Reset returns to step 0 with loss near ln(vocab)', async () => {
-  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&vocab=64`);
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&vocab-size=64`);
   await waitReady(page);
   await settle(page);
   const initial = await heatmapPixels(page);

@@ -9,7 +9,6 @@
 #include <stdexcept>
 #include <vector>
 
-#include "attn/base/rng.h"
 #include "attn/io/weights.h"
 #include "attn/model/model.h"
 
@@ -50,9 +49,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int T = c.max_context_length < 4 ? c.max_context_length : 4;
   std::vector<int32_t> ids(T);
   for (int t = 0; t < T; ++t) ids[t] = (t * 7 + 3) % c.vocab_size;
-  attn::Rng rng(1);
   attn::TinyAttentionLM::State state;
-  model->forward(ids.data(), 1, T, /*training=*/false, rng, state);
+  model->forward(ids.data(), 1, T, state);
   if (state.logits.rows() != T || state.logits.cols() != c.vocab_size)
     fail("forward gave logits of the wrong shape");
 

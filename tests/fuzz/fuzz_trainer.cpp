@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "attn/interp/readouts.h"
 #include "attn/train/trainer.h"
 
 namespace {
@@ -117,7 +118,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                    : in.ConsumeIntegralInRange<int32_t>(0, V - 1));
   attn::Mat weights, logits;
   try {
-    t.attention(ids.data(), T, weights, logits);
+    sequence_attention(t.model(), ids.data(), T, weights, logits);
   } catch (const std::invalid_argument&) {
     return 0;
   }

@@ -1,10 +1,33 @@
 // The JS API of cpp/README.md: what each call returns, its shapes, and its guarantees.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 
-import { loadCore, variants } from './core.mjs';
+import { errorMessage, loadCore, repoRoot, variants } from './core.mjs';
 
 const SMALL = { vocabSize: 16, dModel: 8, nHeads: 2, seqLen: 6, batchSize: 4 };
+
+/** Every task's budget: the table the C++ suite and cpp/README.md's tasks table share. */
+const BUDGETS = JSON.parse(readFileSync(`${repoRoot}tests/task_budgets.json`, 'utf8'));
+
+/** A config of the table (snake_case, the core's spelling) in the JS API's keys. */
+const camel = (config) => Object.fromEntries(Object.entries(config).map(([k, v]) => [k.replace(/_([a-z])/g, (_, c) => c.toUpperCase()), v]));
+
+/** The core's tasks, in its order: the choices its error for an unknown task names. */
+function coreTasks(core) {
+  const m = /expected ([a-z, ]+) or ([a-z]+)\)/.exec(errorMessage(() => new core.Trainer({ task: '?' })));
+  assert.ok(m, 'the unknown-task error names the choices');
+  return [...m[1].split(', '), m[2]];
+}
+
+test('cpp/README.md\'s tasks table gives every task the budget of tests/task_budgets.json', () => {
+  const readme = readFileSync(`${repoRoot}cpp/README.md`, 'utf8');
+  const start = readme.indexOf('| task | sequence | solved by | budget (steps) |');
+  assert.ok(start >= 0, 'the tasks table');
+  const table = readme.slice(start, readme.indexOf('\n\n', start));
+  const rows = Object.fromEntries([...table.matchAll(/^\| `([a-z]+)` \|.*\| (\d+)[^|]*\|$/gm)].map((m) => [m[1], Number(m[2])]));
+  for (const [task, b] of Object.entries(BUDGETS.tasks)) assert.equal(rows[task], b.steps, `${task}: the README's budget`);
+});
 
 for (const variant of variants) {
   describe(`API (${variant})`, async () => {
@@ -14,13 +37,8 @@ for (const variant of variants) {
       assert.equal(typeof core.Trainer, 'function');
       assert.equal(typeof core.selfAttention, 'function');
       assert.equal(core.simd, variant === 'simd');
-      assert.deepEqual(core.defaultConfig(), {
-        vocabSize: 64, dModel: 32, nHeads: 4, seqLen: 12, batchSize: 16, lr: 0.005, seed: 42,
-        attnDropout: 0, outDropout: 0, task: 'repeat', nLayers: 1, residual: false,
-        kvHeads: 0, positions: 'sinusoidal', maxSeqLen: 0, norm: 'none', normPosition: 'pre',
-        ffn: 'none', ffnMult: 4, embInitStd: 0.02,
-        objective: 'causal', maskRate: 0.15, attention: 'full', window: 4, stride: 4, differential: false,
-      });
+      // Every key at the schema's default (the values: tests/unit/public-contract.txt).
+      assert.deepEqual(core.defaultConfig(), Object.fromEntries(core.configSchema().map((k) => [k.js, k.default])));
     });
 
     test('config() returns what was set, and feeds a Trainer with the same weights', () => {
@@ -32,7 +50,7 @@ for (const variant of variants) {
       const a = new core.Trainer(config);
       const b = new core.Trainer(a.config());
       try {
-        assert.deepEqual(a.config(), config);
+        assert.deepEqual(a.config(), { ...core.defaultConfig(), ...config });
         assert.deepEqual(b.exportWeights(), a.exportWeights());
       } finally {
         a.delete();
@@ -59,23 +77,67 @@ for (const variant of variants) {
       }
     });
 
-    test('every task trains, with token accuracy measured by the core', () => {
-      for (const task of ['repeat', 'shift', 'copy', 'reverse', 'sort']) {
-        const t = new core.Trainer({ task, seed: 3 });
+    // In one build (the SIMD one when tested): both builds train as the native one does, step by
+    // step (native.test.mjs), and the native suite trains every task to its budget too.
+    const trains = variant === (variants.includes('simd') ? 'simd' : variants[0]);
+    if (trains) test('every task of the core reaches its target within its budget (tests/task_budgets.json)', () => {
+      const tasks = coreTasks(core);
+      assert.deepEqual(Object.keys(BUDGETS.tasks), tasks, 'one budget per task of the core, in its order');
+      for (const task of tasks) {
+        const b = BUDGETS.tasks[task];
+        const t = new core.Trainer({ ...camel(b.config), task });
         try {
           assert.ok(Number.isNaN(t.lastAccuracy()), 'NaN before any step');
-          const before = t.evalAccuracy(4);
-          assert.equal(t.evalAccuracy(4), before, 'the same eval batches every call');
-          t.step(task === 'sort' ? 50 : 400);
-          const acc = t.lastAccuracy();
-          assert.ok(acc >= 0 && acc <= 1, `${task}: lastAccuracy ${acc}`);
-          if (task !== 'sort') assert.ok(t.evalAccuracy(4) >= 0.95, `${task}: ${t.evalAccuracy(4)} after 400 steps`);
+          if (b.mask) t.setAblation({ mask: b.mask });
+          const metric = () => {
+            if (b.metric === 'accuracy') return t.evalAccuracy(BUDGETS.eval_batches);
+            const e = t.evaluateText(BUDGETS.eval_batches);
+            return e.unigramNats - e.valLoss;
+          };
+          const before = metric();
+          assert.equal(metric(), before, `${task}: the same eval batches every call`);
+          assert.ok(before < b.target, `${task}: ${before} before training`);
+          let after = before;
+          while (t.stepsDone() < b.steps && after < b.target) {
+            t.step(b.every);
+            after = metric();
+          }
+          assert.ok(after >= b.target, `${task}: ${b.metric} ${after} after ${t.stepsDone()} steps, target ${b.target} within ${b.steps}`);
           assert.equal(t.config().task, task);
         } finally {
           t.delete();
         }
       }
       assert.throws(() => new core.Trainer({ task: 'sort', vocabSize: 4 }), /^Error: task: the sort task draws 6 distinct ids/);
+    });
+
+    test('predictions(ids, k): the top k of the sampler\'s distribution at each position, and the task\'s answers', () => {
+      const t = new core.Trainer({ ...SMALL, task: 'copy', seed: 4 });
+      try {
+        t.step(30);
+        const ids = t.sampleSequence(2);
+        const T = ids.length;
+        const p = t.predictions(ids, 3);
+        assert.equal(p.k, 3);
+        assert.ok(p.top instanceof Int32Array && p.probs instanceof Float32Array && p.answerProbs instanceof Float32Array);
+        assert.deepEqual([p.top.length, p.probs.length, p.answers.length, p.answerProbs.length], [3 * T, 3 * T, T, T]);
+        assert.deepEqual(p.answers, core.taskTargets('copy', ids));
+        const { logits } = t.attention(ids);
+        const V = SMALL.vocabSize;
+        for (let i = 0; i < T; ++i) {
+          const dist = core.nextTokenDistribution(logits.slice(i * V, (i + 1) * V), {});
+          const order = [...dist.keys()].sort((a, b) => dist[b] - dist[a] || a - b);
+          assert.deepEqual(Array.from(p.top.subarray(3 * i, 3 * i + 3)), order.slice(0, 3), `position ${i}`);
+          assert.deepEqual(Array.from(p.probs.subarray(3 * i, 3 * i + 3)), order.slice(0, 3).map((v) => dist[v]));
+          const a = p.answers[i];
+          if (a < 0) assert.ok(Number.isNaN(p.answerProbs[i]));
+          else assert.equal(p.answerProbs[i], dist[a]);
+        }
+        assert.equal(t.predictions(ids, 99).k, V, 'k is capped at V');
+        assert.throws(() => t.predictions(ids, 0), /k/);
+      } finally {
+        t.delete();
+      }
     });
 
     test('the seed decides the weights', () => {

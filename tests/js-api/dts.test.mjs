@@ -7,12 +7,13 @@ import { describe, test } from 'node:test';
 import { detectSimd } from '../../web/src/core/load-core.js';
 import { loadCore, repoRoot, variants } from './core.mjs';
 
-const dts = readFileSync(`${repoRoot}web/src/core/attention-core.d.ts`, 'utf8');
+// The hand-written declarations and the config's, which scripts/build-wasm writes from the schema.
+const dts = readFileSync(`${repoRoot}web/src/core/attention-core.d.ts`, 'utf8') + readFileSync(`${repoRoot}web/src/core/config-schema.ts`, 'utf8');
 
 // The member names of `export interface <name> { ... }` in the .d.ts.
 function declaredMembers(name) {
   const body = dts.match(new RegExp(`export interface ${name} \\{([\\s\\S]*?)\\n\\}`));
-  assert.ok(body, `interface ${name} in attention-core.d.ts`);
+  assert.ok(body, `interface ${name} in attention-core.d.ts or config-schema.ts`);
   const withoutComments = body[1].replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
   return [...withoutComments.matchAll(/^\s*(?:readonly\s+)?(\w+)\??\s*[:(]/gm)].map((m) => m[1]).sort();
 }

@@ -43,13 +43,7 @@ for (const variant of variants) {
       assert.deepEqual(t.config(), { ...core.defaultConfig(), vocabSize: 20 });
       t.delete();
       const d = new core.Trainer({});
-      assert.deepEqual(d.config(), {
-        vocabSize: 64, dModel: 32, nHeads: 4, seqLen: 12, batchSize: 16, lr: 0.005, seed: 42,
-        attnDropout: 0, outDropout: 0, task: 'repeat', nLayers: 1, residual: false,
-        kvHeads: 0, positions: 'sinusoidal', maxSeqLen: 0, norm: 'none', normPosition: 'pre',
-        ffn: 'none', ffnMult: 4, embInitStd: 0.02,
-        objective: 'causal', maskRate: 0.15, attention: 'full', window: 4, stride: 4, differential: false,
-      });
+      assert.deepEqual(d.config(), core.defaultConfig());
       d.delete();
     });
 
@@ -239,7 +233,6 @@ for (const variant of variants) {
         [() => t.rowBackward(ids, 2, 0, 0), 'input', undefined],
         [() => t.setAblation({ headsOff: [true] }), 'input', undefined],
         [() => t.setAblation({ zeroed: [true] }), 'input', undefined],
-        [() => t.setAblation({ headsOff: [], zeroed: [] }), 'input', undefined],
         [() => t.setAblation({ mask: 'triu' }), 'input', undefined],
         [() => t.setAblation({ off: [] }), 'input', undefined],
         [() => t.importWeights(Array.from(bytes)), 'input', undefined],

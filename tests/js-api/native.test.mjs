@@ -44,17 +44,15 @@ const CONFIGS = {
   },
 };
 
-const FLAGS = {
-  vocabSize: '--vocab-size', dModel: '--d-model', nHeads: '--heads', seqLen: '--seq-len', batchSize: '--batch',
-  lr: '--lr', seed: '--seed', attnDropout: '--attn-dropout', outDropout: '--out-dropout', task: '--task',
-  nLayers: '--layers', residual: '--residual', kvHeads: '--kv-heads', positions: '--positions',
-  maxSeqLen: '--max-seq-len', norm: '--norm', normPosition: '--norm-position', ffn: '--ffn', ffnMult: '--ffn-mult', embInitStd: '--emb-init-std',
-  objective: '--objective', maskRate: '--mask-rate', attention: '--attention', window: '--window', stride: '--stride',
-  differential: '--differential',
+// Each JS config key's flag, from the CLI's own schema (attn schema).
+let flags;
+const flagOf = (key) => {
+  flags ??= Object.fromEntries(JSON.parse(runCli(['schema'])).map((k) => [k.js, `--${k.flag}`]));
+  return flags[key];
 };
 // A boolean key is a switch: given when true, left out when false.
 const cliFlags = (config) => Object.entries(config).flatMap(([k, v]) =>
-  typeof v === 'boolean' ? (v ? [FLAGS[k]] : []) : [FLAGS[k], String(v)]);
+  typeof v === 'boolean' ? (v ? [flagOf(k)] : []) : [flagOf(k), String(v)]);
 
 const dir = mkdtempSync(join(tmpdir(), 'attn-web-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

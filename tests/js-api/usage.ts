@@ -9,6 +9,8 @@ import createAttentionCore, {
   type FillResult,
   type HeadScores,
   type LengthEvaluation,
+  type LessonInputs,
+  type Predictions,
   type ReferenceCase,
   type RowBackward,
   type SelfTestResult,
@@ -89,7 +91,15 @@ export async function train(): Promise<number[]> {
     trainer.selfTest(ref);
     const targets: Int32Array = core.taskTargets('future', ids);
     const drawn: Int32Array = core.taskSample('copy', 16, 9, 1);
-    const extra = [filled.text.length, guess?.prob ?? NaN, field.rows, ev.loss, longer.loss, perPosition[0] ?? NaN, stats.entropy[0] ?? NaN, row.dScores[0] ?? NaN, dK.rows, checks.length, targets[0] ?? NaN, drawn[0] ?? NaN, Number(ablation.scaleScores), composition[0] ?? NaN, phase, baseline.length];
+    const predicted: Predictions = trainer.predictions(ids, 3);
+    const topProb: Float32Array = predicted.probs;
+    // @ts-expect-error k is a number
+    trainer.predictions(ids, '3');
+    const lesson: LessonInputs = core.lessonInputs({ tokens: ['the', 'cat'], dModel: 8, dk: 4, dv: 4, heads: 2, seed: 42 });
+    const firstWq: Matrix | undefined = lesson.Wq[0];
+    // @ts-expect-error tokens are strings
+    core.lessonInputs({ tokens: [1, 2], dModel: 8, dk: 4, dv: 4, seed: 42 });
+    const extra = [filled.text.length, guess?.prob ?? NaN, field.rows, ev.loss, longer.loss, perPosition[0] ?? NaN, stats.entropy[0] ?? NaN, row.dScores[0] ?? NaN, dK.rows, checks.length, targets[0] ?? NaN, drawn[0] ?? NaN, Number(ablation.scaleScores), composition[0] ?? NaN, phase, baseline.length, topProb[0] ?? NaN, predicted.answerProbs[0] ?? NaN, lesson.E.rows, firstWq?.cols ?? NaN];
     return [loss, history[0] ?? NaN, head0[0] ?? NaN, logits[0] ?? NaN, vocab + depth, strided, atInit, accuracy, ...extra];
   } finally {
     trainer.delete();

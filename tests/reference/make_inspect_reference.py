@@ -320,7 +320,7 @@ def write_case(name, cfg):
                f"{name}: {k} of the reloaded model differs")
     print(f"{name}: seed {seed}, span {span:.3f}, copying {expected['circuits.copying'].tolist()}")
     text = lambda t: ",".join(str(int(v)) for v in t)  # noqa: E731
-    cli = (f"--input {text(ids)} --answers {text(answers)} --corrupted {text(corrupted)} "
+    cli = (f"--ids {text(ids)} --answers {text(answers)} --corrupted {text(corrupted)} "
            f"--position {int(patch[0])} --corrupted-answer {int(patch[2])}")
     return {"name": name, "T": T, "seed": seed, "attribution": "attribution.total" in expected,
             "cli": cli}

@@ -4,7 +4,8 @@
 Run with Debian's python3-torch:  /usr/bin/python3 tests/reference/make_reference.py [--only NAMES]
   (re)writes tests/reference/data/*.safetensors, which are committed; the Catch2 suite
   (tests/cpp/test_reference.cpp, test_embedding.cpp) and the CLI tests compare against them
-  without Python. --only writes just the named cases (comma-separated: a config name of
+  without Python. The "short" case's weights, input and expected files are also copied to
+  cpp/attn/teach/selftest_case/, the self-test's shipped case (`attn selftest`, the page). --only writes just the named cases (comma-separated: a config name of
   CONFIGS, "attend" or "positions").
 
   The six model cases were written while this model's position table was computed in float64
@@ -32,6 +33,7 @@ import argparse
 import copy
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -45,6 +47,10 @@ from st import read_safetensors, write_safetensors  # noqa: F401
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "data")
+# The self-test's shipped PyTorch case (`attn selftest`'s default, the page's self-test panel):
+# the "short" case's weights, input and expected files, copied here byte for byte.
+SHIPPED = os.path.join(os.path.dirname(os.path.dirname(HERE)), "cpp", "attn", "teach", "selftest_case")
+SHIPPED_CASE = "short"
 
 # ---------------------------------------------------------------- the reference model
 
@@ -290,6 +296,10 @@ def make_config(name, V, D, H, C, T, B, seed, L=1, residual=False):
         adam[pname] = p
     write_safetensors(os.path.join(DATA, f"{name}.adam.safetensors"), adam,
                       {k: repr(v) for k, v in ADAM.items()})
+    if name == SHIPPED_CASE:
+        for kind in ("weights", "input", "expected"):
+            shutil.copyfile(os.path.join(DATA, f"{name}.{kind}.safetensors"),
+                            os.path.join(SHIPPED, f"{name}.{kind}.safetensors"))
 
 
 def make_attend():

@@ -1,6 +1,6 @@
-// The run JSON (web/src/panels/export/model.ts): its "ablation", written with the new keys headsOff and
-// headsFrozen (older files, with zeroed and frozen, still import), and the
-// block's config keys (older files, without them, import as the legacy model).
+// The run JSON (web/src/panels/export/model.ts): its "ablation" (headsOff, headsFrozen, scaleScores,
+// mask), and the config keys added since the format's first files (older files, without them,
+// import as the legacy model).
 import { describe, expect, test } from 'vitest';
 import { EXPORT_FORMAT, parseRunJson } from '../../web/src/panels/export/model';
 
@@ -18,15 +18,15 @@ const run = (ablation: unknown) =>
 describe('the run JSON ablation', () => {
   const want = { headsOff: [false, true], headsFrozen: [true, false], scaleScores: false, mask: 'none' };
 
-  test('new keys and old keys read the same', () => {
+  test('read as written', () => {
     expect(parseRunJson(run(want)).ablation).toEqual(want);
-    expect(parseRunJson(run({ zeroed: [false, true], frozen: [true, false], scaleScores: false, mask: 'none' })).ablation).toEqual(want);
   });
 
-  test('both names for one list is refused; a bad old-named list names the old key', () => {
-    expect(() => parseRunJson(run({ ...want, zeroed: [false, true] }))).toThrow(/both "headsOff" and "zeroed"/);
-    expect(() => parseRunJson(run({ headsOff: [false, true], frozen: [true], scaleScores: true, mask: 'causal' }))).toThrow(/"ablation\.frozen" is not a list of 2/);
+  test('a missing or bad list is refused naming it', () => {
+    expect(() => parseRunJson(run({ headsOff: [false, true], headsFrozen: [true], scaleScores: true, mask: 'causal' }))).toThrow(/"ablation\.headsFrozen" is not a list of 2/);
     expect(() => parseRunJson(run({ headsFrozen: [false, true], scaleScores: true, mask: 'causal' }))).toThrow(/"ablation\.headsOff" is not a list of 2/);
+    // Names that never shipped are not read.
+    expect(() => parseRunJson(run({ zeroed: [false, true], frozen: [true, false], scaleScores: false, mask: 'none' }))).toThrow(/"ablation\.headsOff" is not a list of 2/);
   });
 });
 
@@ -35,9 +35,11 @@ describe('the run JSON config: the block', () => {
   const json = (config: object) => JSON.stringify({ format: EXPORT_FORMAT, config, step: 0, historyStride: 1, lossHistory: [], sample: [1, 2], ablation: undefined });
   const block = { kvHeads: 1, positions: 'alibi', maxSeqLen: 8, norm: 'layernorm', normPosition: 'post', ffn: 'gelu', ffnMult: 3 };
 
-  test('the seven keys are read; a file from before them is the legacy model', () => {
+  test('the seven keys are read; a file from before them is the legacy model; the first keys are required', () => {
     expect(parseRunJson(json({ ...base, ...block })).config).toMatchObject(block);
     expect(parseRunJson(json(base)).config).toMatchObject({ kvHeads: 0, positions: 'sinusoidal', maxSeqLen: 0, norm: 'none', normPosition: 'pre', ffn: 'none', ffnMult: 4 });
+    const { lr: _lr, ...noLr } = base;
+    expect(() => parseRunJson(json(noLr))).toThrow(/lr is missing, not a number/);
   });
 
   test('a bad value is refused naming the key', () => {

@@ -9,14 +9,10 @@ import { cleanMask, cleanSecondSentence, fullyMaskedRows, maskCells, maskValue, 
 const grid = (cells: Uint8Array, T: number) => maskValue(cells, T).split('.');
 
 describe('the mask setting', () => {
-  test('presets and drawn rows pass; the old causal link reads 1 as causal and 0 as none', () => {
-    for (const v of ['none', 'causal', 'window', 'blocks', '0', '01.00', '011.001.000']) expect(cleanMask(v).why).toBeUndefined();
-    expect(cleanMask('1')).toEqual({ value: 'causal' });
-    expect(cleanMask('true')).toEqual({ value: 'causal' });
-    expect(cleanMask('0')).toEqual({ value: 'none' });
-    expect(stateFromHash('#causal=1').state.lessonMask).toBe('causal');
-    expect(stateFromHash('#causal=0').state.lessonMask).toBe('none');
-    expect(stateFromHash('#causal=1&lesson-mask=blocks').state.lessonMask).toBe('blocks');
+  test('presets and drawn rows pass (1 and 0 are drawn one-cell masks); anything else is none', () => {
+    for (const v of ['none', 'causal', 'window', 'blocks', '0', '1', '01.00', '011.001.000']) expect(cleanMask(v)).toEqual({ value: v });
+    expect(cleanMask('true').value).toBe('none');
+    expect(stateFromHash('#lesson-mask=blocks').state.lessonMask).toBe('blocks');
   });
 
   test('hostile values become none with one sentence that names them', () => {
@@ -37,7 +33,7 @@ describe('the mask setting', () => {
     expect(cleanSecondSentence(' . ')).toEqual({ value: ' . ' });
     expect(cleanSecondSentence('\u0000')).toEqual({ value: '', why: '"\\u0000" has no words; left empty' });
     expect(checkField('lessonHeads', '7').value).toBe(4);
-    expect(checkField('window', '0').value).toBe(1);
+    expect(checkField('lessonWindow', '0').value).toBe(1);
     expect(checkField('stage', '9').value).toBe(9);
   });
 });

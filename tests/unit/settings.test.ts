@@ -1,15 +1,15 @@
-// The key table (web/src/settings/settings.ts) under node: every row complete, every public name unique,
-// old names resolved; checkField's bounds, clamping and messages; the element's attribute map and
-// the training view's controls derived from it. What is derived is checked against the contract
-// written out here (the defaults a link falls back to, the attributes, the controls), never
-// against another list built from the same table.
+// The key table (web/src/settings/settings.ts) under node: every row complete, every public name
+// unique, the config's rows built from the core's schema with the page's own labels and bounds (and
+// a key the page knows nothing of still a full row); checkField's bounds, clamping and messages;
+// the training view's controls. The public names and defaults are tests/unit/public-contract.txt's
+// (contract.test.ts).
 import { describe, expect, test } from 'vitest';
-import { ATTRIBUTES, CONFIG_ATTRIBUTES, ELEMENT_ATTRIBUTES, OBSERVED_ATTRIBUTES, attributeMap, keyOfAttribute, stateFromAttributes, stateFromPatch } from '../../web/src/element/attributes';
-import { ABLATION_KEYS, CONFIG_KEYS, DEFAULTS, SETTING_LIST, SETTINGS, checkField, settingByHash, type Setting } from '../../web/src/settings/settings';
+import { CONFIG_SCHEMA } from '../../web/src/core/config-schema';
+import { ELEMENT_ATTRIBUTES, keyOfAttribute, stateFromAttributes, stateFromPatch } from '../../web/src/element/attributes';
+import { ABLATION_KEYS, CONFIG_KEYS, DEFAULTS, SETTING_LIST, SETTINGS, checkField, checkValue, configRow, settingByHash, type Setting, type State } from '../../web/src/settings/settings';
 import { CONTROLS } from '../../web/src/ui/train-controls';
-import { withAliases } from './aliases';
 
-const FIELDS: (keyof Setting)[] = ['key', 'group', 'core', 'cpp', 'hash', 'attribute', 'cli', 'label', 'type', 'default', 'range', 'exclusiveMin', 'values', 'step', 'clean', 'aliases'];
+const FIELDS: (keyof Setting)[] = ['key', 'group', 'core', 'hash', 'attribute', 'label', 'type', 'default', 'range', 'exclusiveMin', 'exclusiveMax', 'values', 'step', 'clean'];
 
 describe('the key table', () => {
   test('every setting has every field, of the right kind for its type', () => {
@@ -18,8 +18,6 @@ describe('the key table', () => {
       expect(s.label, s.key).toMatch(/\S/);
       expect(s.hash, s.key).toMatch(/^[a-z]+(-[a-z]+)*$/);
       if (s.attribute !== null) expect(s.attribute, s.key).toMatch(/^[a-z]+(-[a-z]+)*$/);
-      if (s.cli !== null) expect(s.cli.flag, s.key).toMatch(/^--[a-z]+(-[a-z]+)*$/);
-      expect(Array.isArray(s.aliases.hash) && Array.isArray(s.aliases.attribute), s.key).toBe(true);
       switch (s.type) {
         case 'int':
         case 'float':
@@ -43,17 +41,6 @@ describe('the key table', () => {
     }
   });
 
-  test('the defaults of today, exactly (a link or a page that leaves a setting out gets these)', () => {
-    expect(DEFAULTS).toEqual({
-      view: 'train', vocabSize: 64, dModel: 32, nHeads: 4, seqLen: 12, batchSize: 16, lr: 0.005, seed: 42, attnDropout: 0, outDropout: 0,
-      task: 'repeat', nLayers: 1, residual: false,
-      kvHeads: 0, positions: 'sinusoidal', maxSeqLen: 0, norm: 'none', normPosition: 'pre', ffn: 'none', ffnMult: 4, embInitStd: 0.02,
-      sample: '', sampleSeed: 1, logY: true, smooth: false, epochMeans: false, panel: 'predictions',
-      sentence: 'The cat sat on the mat', dk: 4, dv: 4, lessonMask: 'none', window: 2, lessonHeads: 1, lessonPositions: false, secondSentence: '', stage: 0,
-      scaleDk: 16, logits: '100 200 300', blendRow: 0, mask: 'causal', scaleScores: true, headsOff: '', headsFrozen: '',
-    });
-  });
-
   test('each default passes its own validation unchanged', () => {
     for (const s of SETTING_LIST) {
       const raw = typeof s.default === 'boolean' ? (s.default ? '1' : '0') : String(s.default);
@@ -61,119 +48,39 @@ describe('the key table', () => {
     }
   });
 
-  test('names are unique: hash keys (with old ones), attributes (with old ones and the element\'s own), JS, core and C++ names, CLI flags', () => {
+  test('names are unique: hash keys, attributes (with the element\'s own), JS and core names', () => {
     const unique = (names: string[]) => expect(new Set(names).size, names.join(' ')).toBe(names.length);
-    unique(SETTING_LIST.flatMap((s) => [s.hash, ...s.aliases.hash]));
-    unique([...SETTING_LIST.flatMap((s) => (s.attribute === null ? [] : [s.attribute, ...s.aliases.attribute])), ...ELEMENT_ATTRIBUTES]);
+    unique(SETTING_LIST.map((s) => s.hash));
+    unique([...SETTING_LIST.flatMap((s) => (s.attribute === null ? [] : [s.attribute])), ...ELEMENT_ATTRIBUTES]);
     unique(SETTING_LIST.map((s) => s.key));
     unique(SETTING_LIST.flatMap((s) => (s.core === null ? [] : [s.core])));
-    unique(SETTING_LIST.flatMap((s) => (s.cpp === null ? [] : [s.cpp])));
-    unique(SETTING_LIST.flatMap((s) => (s.cli === null ? [] : [s.cli.flag])));
-    // With the test's old names too.
-    unique(withAliases().flatMap((s) => [s.hash, ...s.aliases.hash]));
   });
 
-  test('the public names of today, exactly (contracts: old links and pages use them)', () => {
-    const names = Object.fromEntries(SETTING_LIST.map((s) => [s.key, [s.hash, s.attribute, s.cli?.flag ?? null, s.core, s.cpp]]));
-    expect(names).toEqual({
-      view: ['view', 'view', null, null, null],
-      vocabSize: ['vocab-size', 'vocab-size', '--vocab-size', 'vocabSize', 'vocab_size'],
-      dModel: ['d-model', 'd-model', '--d-model', 'dModel', 'd_model'],
-      nHeads: ['heads', 'heads', '--heads', 'nHeads', 'n_heads'],
-      seqLen: ['seq-len', 'seq-len', '--seq-len', 'seqLen', 'seq_len'],
-      batchSize: ['batch', 'batch', '--batch', 'batchSize', 'batch_size'],
-      lr: ['lr', 'lr', '--lr', 'lr', 'lr'],
-      seed: ['seed', 'seed', '--seed', 'seed', 'seed'],
-      attnDropout: ['attn-dropout', null, '--attn-dropout', 'attnDropout', 'attn_dropout'],
-      outDropout: ['out-dropout', null, '--out-dropout', 'outDropout', 'out_dropout'],
-      task: ['task', 'task', '--task', 'task', 'task'],
-      nLayers: ['layers', 'layers', '--layers', 'nLayers', 'n_layers'],
-      residual: ['residual', 'residual', '--residual', 'residual', 'residual'],
-      kvHeads: ['kv-heads', 'kv-heads', '--kv-heads', 'kvHeads', 'kv_heads'],
-      positions: ['positions', 'positions', '--positions', 'positions', 'positions'],
-      maxSeqLen: ['max-seq-len', 'max-seq-len', '--max-seq-len', 'maxSeqLen', 'max_seq_len'],
-      norm: ['norm', 'norm', '--norm', 'norm', 'norm'],
-      normPosition: ['norm-position', 'norm-position', '--norm-position', 'normPosition', 'norm_position'],
-      ffn: ['ffn', 'ffn', '--ffn', 'ffn', 'ffn'],
-      ffnMult: ['ffn-mult', 'ffn-mult', '--ffn-mult', 'ffnMult', 'ffn_mult'],
-      embInitStd: ['emb-init-std', 'emb-init-std', '--emb-init-std', 'embInitStd', 'emb_init_std'],
-      sample: ['sample', 'sample', null, null, null],
-      sampleSeed: ['sample-seed', null, null, null, null],
-      logY: ['logy', null, null, null, null],
-      smooth: ['smooth', null, null, null, null],
-      epochMeans: ['epochs', null, null, null, null],
-      panel: ['panel', 'panel', null, null, null],
-      sentence: ['sentence', null, null, null, null],
-      dk: ['dk', null, null, null, null],
-      dv: ['dv', null, null, null, null],
-      lessonMask: ['lesson-mask', null, null, null, null],
-      window: ['window', null, null, null, null],
-      lessonHeads: ['lesson-heads', null, null, null, null],
-      lessonPositions: ['lesson-positions', null, null, null, null],
-      secondSentence: ['second-sentence', null, null, null, null],
-      stage: ['stage', null, null, null, null],
-      scaleDk: ['scale-dk', null, null, null, null],
-      logits: ['logits', null, null, null, null],
-      blendRow: ['blend-row', null, null, null, null],
-      mask: ['mask', null, '--mask', 'mask', 'mask'],
-      scaleScores: ['scale-scores', null, '--no-scale-scores', 'scaleScores', 'scale_scores'],
-      headsOff: ['heads-off', null, '--heads-off', 'headsOff', 'heads_off'],
-      headsFrozen: ['heads-frozen', null, '--heads-frozen', 'headsFrozen', 'heads_frozen'],
-    });
-  });
-
-  test('one name per concept: the hash key, attribute and flag are the kebab-case of the JS name', () => {
-    const kebab = (js: string) => js.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-    const snake = (js: string) => js.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-    // The names kept as they were: short hash keys of the page's own settings, and the core's
-    // nHeads/batchSize (hash, attribute and flag heads, batch), logY and epochMeans; nLayers
-    // (layers, as heads) and residual, a switch that turns the stream on (--residual).
-    const kept = ['view', 'nHeads', 'batchSize', 'logY', 'epochMeans', 'nLayers', 'residual'];
-    for (const s of SETTING_LIST) {
-      if (kept.includes(s.key)) continue;
-      expect(s.hash, s.key).toBe(kebab(s.key));
-      if (s.attribute !== null) expect(s.attribute, s.key).toBe(s.hash);
-      if (s.core !== null) expect(s.core, s.key).toBe(s.key);
-      if (s.cpp !== null) expect(s.cpp, s.key).toBe(snake(s.key));
-      if (s.cli !== null && 'value' in s.cli) expect(s.cli.flag, s.key).toBe(`--${s.hash}`);
-      if (s.cli !== null && 'sets' in s.cli) expect(s.cli.flag, s.key).toBe(`--no-${s.hash}`);
+  test('the config keys are the core\'s schema, in its order, each with its default and choices; the ablation keys the core\'s Ablation', () => {
+    expect(CONFIG_KEYS).toEqual(CONFIG_SCHEMA.map((k) => k.js));
+    for (const k of CONFIG_SCHEMA) {
+      const s = SETTINGS[k.js as keyof State];
+      expect(s.core, k.name).toBe(k.js);
+      expect(s.default, k.name).toBe(k.default);
+      if (k.type === 'enum') expect(s.values, k.name).toEqual(k.choices);
     }
-  });
-
-  test('the old names, exactly: hash keys and attn flags that still work', () => {
-    const old = Object.fromEntries(SETTING_LIST.filter((s) => s.aliases.hash.length || s.aliases.attribute.length || s.cli?.alias).map((s) => [s.key, [s.aliases.hash, s.aliases.attribute, s.cli?.alias ?? null]]));
-    expect(old).toEqual({
-      vocabSize: [['vocab'], [], '--vocab'],
-      dModel: [['dmodel'], [], null],
-      seqLen: [['seqlen'], [], null],
-      attnDropout: [['attndrop'], [], null],
-      outDropout: [['outdrop'], [], null],
-      scaleScores: [['scale'], [], '--no-scale'],
-      headsOff: [['off'], [], null],
-      headsFrozen: [['frozen'], [], '--freeze'],
-      lessonMask: [['causal'], [], null],
-    });
-  });
-
-  test('the config keys are the core\'s JS config keys; the ablation keys the core\'s Ablation', () => {
-    expect(CONFIG_KEYS).toEqual(['vocabSize', 'dModel', 'nHeads', 'seqLen', 'batchSize', 'lr', 'seed', 'attnDropout', 'outDropout', 'task', 'nLayers', 'residual',
-      'kvHeads', 'positions', 'maxSeqLen', 'norm', 'normPosition', 'ffn', 'ffnMult', 'embInitStd',
-    ]);
-    for (const k of CONFIG_KEYS) expect(SETTINGS[k].core).toBe(k);
     expect(ABLATION_KEYS.map((k) => SETTINGS[k].core).sort()).toEqual(['headsFrozen', 'headsOff', 'mask', 'scaleScores']);
+    expect(settingByHash('heads-off')?.key).toBe('headsOff');
+    expect(settingByHash('off')).toBeUndefined();
+    expect(keyOfAttribute('vocab-size')).toBe('vocabSize');
+    expect(keyOfAttribute('hide')).toBeUndefined();
   });
 
-  test('old names resolve to their setting: hash keys, attributes', () => {
-    const table = withAliases();
-    expect(settingByHash('off')?.key).toBe('headsOff');
-    expect(settingByHash('nope')).toBeUndefined();
-    expect(attributeMap(table, true)['n-heads']).toBe('nHeads');
-    expect(attributeMap(table, false)['n-heads']).toBeUndefined();
-    const { state, problems } = stateFromAttributes(DEFAULTS, (a) => (a === 'n-heads' ? '2' : null), table);
-    expect(problems).toEqual([]);
-    expect(state.nHeads).toBe(2);
-    // The attribute itself wins over its old name.
-    expect(stateFromAttributes(DEFAULTS, (a) => (a === 'n-heads' ? '2' : a === 'heads' ? '8' : null), table).state.nHeads).toBe(8);
+  test('a config key the page knows nothing of is a full row: its flag as hash key and attribute, its name as label, the core\'s bounds', () => {
+    const key = 'dropRate' as keyof State;
+    const row = { key, ...configRow({ name: 'drop_rate', flag: 'drop-rate', js: key, type: 'float', default: 0.15, min: 0, max: 1, min_exclusive: false, max_exclusive: true, help: 'share of dropped tokens', symbol: 'P', group: 'training', in_weights: false }) } as Setting;
+    expect(row).toMatchObject({ group: 'config', core: key, hash: 'drop-rate', attribute: 'drop-rate', label: 'drop_rate', type: 'float', default: 0.15, range: [0, 1], exclusiveMin: false, exclusiveMax: true, step: 'any' });
+    expect(checkValue(row, '0.5')).toEqual({ value: 0.5 });
+    expect(checkValue(row, '1')).toEqual({ value: 0.15, correction: { key, message: 'drop_rate: 1 is not in [0, 1); using 0.15' } });
+    const choice = configRow({ name: 'pooling', flag: 'pooling', js: 'pooling', type: 'enum', default: 'mean', choices: ['mean', 'max'], choices_type: 'Pooling', help: 'the pooling', symbol: 'KIND', group: 'training', in_weights: true });
+    expect(choice).toMatchObject({ hash: 'pooling', type: 'enum', values: ['mean', 'max'], default: 'mean' });
+    const count = configRow({ name: 'span', flag: 'span-size', js: 'spanSize', type: 'int', default: 0, min: 0, max: 4096, min_exclusive: false, max_exclusive: false, help: 'window', symbol: 'W', group: 'block', in_weights: true });
+    expect(count).toMatchObject({ hash: 'span-size', attribute: 'span-size', type: 'int', range: [0, 4096], step: '1' });
   });
 });
 
@@ -237,50 +144,22 @@ describe('validation', () => {
 });
 
 describe('derived from the table', () => {
-  test('the element\'s attributes: the settings\' own, then the element-only ones', () => {
-    expect(CONFIG_ATTRIBUTES).toEqual({
-      view: 'view', panel: 'panel', 'vocab-size': 'vocabSize', 'd-model': 'dModel', heads: 'nHeads', 'seq-len': 'seqLen', batch: 'batchSize', lr: 'lr', seed: 'seed', task: 'task',
-      layers: 'nLayers', residual: 'residual',
-      'kv-heads': 'kvHeads', positions: 'positions', 'max-seq-len': 'maxSeqLen', norm: 'norm', 'norm-position': 'normPosition', ffn: 'ffn', 'ffn-mult': 'ffnMult', 'emb-init-std': 'embInitStd',
-      sample: 'sample',
-    });
-    expect([...ATTRIBUTES].sort()).toEqual([
-      'autoplay', 'batch', 'd-model', 'emb-init-std', 'ffn', 'ffn-mult', 'heads', 'height', 'hide', 'kv-heads', 'layers', 'lr', 'max-seq-len', 'norm', 'norm-position', 'panel', 'positions',
-      'residual', 'sample', 'seed', 'seq-len', 'solved-at', 'task', 'theme', 'view', 'vocab-size',
-    ]);
-    // The shipped table has no old attribute names, so the element watches exactly these.
-    expect([...OBSERVED_ATTRIBUTES].sort()).toEqual([
-      'autoplay', 'batch', 'd-model', 'emb-init-std', 'ffn', 'ffn-mult', 'heads', 'height', 'hide', 'kv-heads', 'layers', 'lr', 'max-seq-len', 'norm', 'norm-position', 'panel', 'positions',
-      'residual', 'sample', 'seed', 'seq-len', 'solved-at', 'task', 'theme', 'view', 'vocab-size',
-    ]);
-    expect(keyOfAttribute('vocab-size')).toBe('vocabSize');
-    expect(keyOfAttribute('hide')).toBeUndefined();
-  });
-
-  test('the training view\'s controls: one per config setting, in order, with its label, core name, bounds and step', () => {
-    const row = (c: (typeof CONTROLS)[number]) => [c.label, c.coreKey, c.min ?? null, c.max ?? null, c.step ?? null, c.options ?? null, c.bool ?? false];
-    expect(Object.fromEntries(CONTROLS.map((c) => [c.key, row(c)]))).toEqual({
-      vocabSize: ['vocab', 'vocabSize', 2, 512, '1', null, false],
-      dModel: ['d_model', 'dModel', 2, 256, '2', null, false],
-      nHeads: ['heads', 'nHeads', 1, 16, '1', null, false],
-      seqLen: ['seq_len', 'seqLen', 1, 128, '1', null, false],
-      batchSize: ['batch', 'batchSize', 1, 64, '1', null, false],
-      lr: ['learning rate', 'lr', 0, 10, 'any', null, false],
-      seed: ['seed', 'seed', 0, 2 ** 32 - 1, '1', null, false],
-      attnDropout: ['attention dropout', 'attnDropout', 0, 0.9, '0.05', null, false],
-      outDropout: ['output dropout', 'outDropout', 0, 0.9, '0.05', null, false],
-      task: ['task', 'task', null, null, null, ['repeat', 'shift', 'copy', 'reverse', 'sort', 'future', 'induction', 'text'], false],
-      nLayers: ['layers', 'nLayers', 1, 4, '1', null, false],
-      residual: ['residual stream', 'residual', null, null, null, null, true],
-      kvHeads: ['K/V heads (0 = heads)', 'kvHeads', 0, 16, '1', null, false],
-      positions: ['positions', 'positions', null, null, null, ['sinusoidal', 'learned', 'rope', 'alibi', 'none'], false],
-      maxSeqLen: ['max_seq_len (0 = seq_len)', 'maxSeqLen', 0, 512, '1', null, false],
-      norm: ['norm', 'norm', null, null, null, ['none', 'layernorm', 'rmsnorm'], false],
-      normPosition: ['norm position', 'normPosition', null, null, null, ['pre', 'post'], false],
-      ffn: ['FFN', 'ffn', null, null, null, ['none', 'relu', 'gelu', 'swiglu'], false],
-      ffnMult: ['FFN width (× d_model)', 'ffnMult', 1, 8, '1', null, false],
-      embInitStd: ['embedding init std', 'embInitStd', 0, 10, 'any', null, false],
-    });
-    expect(CONTROLS.map((c) => c.key)).toEqual(['vocabSize', 'dModel', 'nHeads', 'seqLen', 'batchSize', 'lr', 'seed', 'attnDropout', 'outDropout', 'task', 'nLayers', 'residual', 'kvHeads', 'positions', 'maxSeqLen', 'norm', 'normPosition', 'ffn', 'ffnMult', 'embInitStd']);
+  test('the training view\'s controls: one per config setting, in order, with the page\'s labels, bounds and steps', () => {
+    expect(CONTROLS.map((c) => c.key)).toEqual(CONFIG_KEYS);
+    const row = (key: string) => {
+      const c = CONTROLS.find((x) => x.key === key)!;
+      return [c.label, c.coreKey, c.min ?? null, c.max ?? null, c.step ?? null, c.options ?? null, c.bool ?? false];
+    };
+    // The page's own bounds (a tighter vocab, d_model in steps of 2, dropout up to 0.9) ...
+    expect(row('vocabSize')).toEqual(['vocab', 'vocabSize', 2, 512, '1', null, false]);
+    expect(row('dModel')).toEqual(['d_model', 'dModel', 2, 256, '2', null, false]);
+    expect(row('attnDropout')).toEqual(['attention dropout', 'attnDropout', 0, 0.9, '0.05', null, false]);
+    expect(row('seed')).toEqual(['seed', 'seed', 0, 2 ** 32 - 1, '1', null, false]);
+    // ... and the core's, where the page has none.
+    expect(row('lr')).toEqual(['learning rate', 'lr', 0, 10, 'any', null, false]);
+    expect(row('nLayers')).toEqual(['layers', 'nLayers', 1, 4, '1', null, false]);
+    expect(row('ffnMult')).toEqual(['FFN width (× d_model)', 'ffnMult', 1, 8, '1', null, false]);
+    expect(row('residual')).toEqual(['residual stream', 'residual', null, null, null, null, true]);
+    expect(row('positions')).toEqual(['positions', 'positions', null, null, null, ['sinusoidal', 'learned', 'rope', 'alibi', 'none'], false]);
   });
 });

@@ -6,6 +6,7 @@ import { describe, expect, test } from 'vitest';
 import { Controller } from '../../web/src/client/controller';
 import type { Ablation, Request, Snapshot } from '../../web/src/model/protocol';
 import { DEFAULTS, type State } from '../../web/src/settings/settings';
+import { trainerConfig } from '../../web/src/settings/state';
 import { Store, type ChangeSource } from '../../web/src/settings/store';
 import type { WorkerClient } from '../../web/src/client/worker-client';
 import { AblationModel } from '../../web/src/panels/ablation/model';
@@ -87,8 +88,8 @@ describe('the Store owns the settings; the controller derives its requests', () 
     expect(sent).toEqual([
       {
         type: 'configure',
-        config: { vocabSize: 16, dModel: 8, nHeads: 2, seqLen: 12, batchSize: 16, lr: 0.005, seed: 42, attnDropout: 0, outDropout: 0, task: 'repeat', nLayers: 1, residual: false,
-          kvHeads: 0, positions: 'sinusoidal', maxSeqLen: 0, norm: 'none', normPosition: 'pre', ffn: 'none', ffnMult: 4, embInitStd: 0.02 },
+        // Every config key, the Store's value or its default.
+        config: { ...trainerConfig(DEFAULTS), vocabSize: 16, dModel: 8, nHeads: 2 },
         sample: [1, 2],
         ablation: { headsOff: [false, true], headsFrozen: [false, false], scaleScores: true, mask: 'none' },
       },

@@ -599,7 +599,7 @@ describe('the sample from the task, and the predictions on it', () => {
     expect(Array.from((await s.ok('pause', {})).snapshot.ids)).toEqual(Array.from(next.ids));
   });
 
-  test('predictions: a softmax of the core\'s logits, the top 3 of each position, and the task\'s answers', async () => {
+  test('predictions: the core\'s probabilities of its logits, the top 3 of each position, and the task\'s answers', async () => {
     const s = open();
     const c = config({ task: 'shift', nHeads: 2, seed: 7 });
     await s.ok('configure', configure(c));
@@ -619,9 +619,15 @@ describe('the sample from the task, and the predictions on it', () => {
         const p = row.map((x) => Math.exp(x - max) / sum);
         const order = p.map((_, v) => v).sort((a, b) => p[b] - p[a] || a - b);
         expect(Array.from(r.top.subarray(i * 3, i * 3 + 3))).toEqual(order.slice(0, 3));
-        for (let j = 0; j < 3; ++j) expect(r.probs[i * 3 + j]).toBeCloseTo(p[order[j]], 12);
+        // The core's float32 probabilities: the sampler's distribution exactly, a double softmax
+        // to their rounding.
+        const dist = core.nextTokenDistribution(Float32Array.from(row), {});
+        for (let j = 0; j < 3; ++j) {
+          expect(r.probs[i * 3 + j]).toBe(dist[order[j]]);
+          expect(Math.abs(r.probs[i * 3 + j] - p[order[j]])).toBeLessThanOrEqual(1e-7);
+        }
         const a = r.answers[i];
-        if (a >= 0) expect(r.answerProbs[i]).toBeCloseTo(p[a], 12);
+        if (a >= 0) expect(r.answerProbs[i]).toBe(dist[a]);
         else expect(r.answerProbs[i]).toBeNaN();
       });
     } finally {

@@ -1,16 +1,12 @@
 #include "attn/data/tasks.h"
 
 #include <algorithm>
-#include <array>
 
 #include "attn/nn/loss.h"
 
 namespace attn {
 
 namespace {
-
-constexpr std::array<const char*, 8> kNames = {"repeat", "shift",  "copy",      "reverse",
-                                               "sort",   "future", "induction", "text"};
 
 // Largest T + 1 a row can have; keeps the per-row scratch on the stack.
 constexpr int kMaxRow = 4097;
@@ -83,14 +79,16 @@ bool distinct_ids(const int32_t* x, int n, int32_t* scratch) {
 }  // namespace
 
 Task parse_task(const std::string& name) {
-  for (size_t i = 0; i < kNames.size(); ++i)
-    if (name == kNames[i]) return static_cast<Task>(i);
-  throw Error(ErrorKind::Config, "task",
-              str_cat("unknown task '", name,
-                      "' (expected repeat, shift, copy, reverse, sort, future, induction or text)"));
+  return static_cast<Task>(parse_enum(kTasks, name));
 }
 
-const char* task_name(Task task) { return kNames[static_cast<size_t>(task)]; }
+const char* task_name(Task task) { return kTaskNames[static_cast<int>(task)]; }
+
+std::vector<Task> all_tasks() {
+  std::vector<Task> tasks;
+  for (size_t i = 0; i < std::size(kTaskNames); ++i) tasks.push_back(static_cast<Task>(i));
+  return tasks;
+}
 
 void check_task(Task task, int V, int T) {
   require_config(T >= 1 && T < kMaxRow, "seq_len", "sequence length (", T, ") must be in [1, ",

@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <vector>
 
+#include "attn/base/names.h"
 #include "attn/base/rng.h"
 #include "attn/base/tensor.h"
 
@@ -31,12 +33,17 @@ namespace attn {
 //          input and ignores the last position, whose next character is not among the inputs.
 // For copy, reverse and sort only the targets inside the second half are predictable.
 enum class Task { Repeat, Shift, Copy, Reverse, Sort, Future, Induction, Text };
+inline constexpr const char* kTaskNames[] = {"repeat", "shift",  "copy",      "reverse",
+                                             "sort",   "future", "induction", "text"};
+inline constexpr EnumNames kTasks = {"task", ErrorKind::Config, "task", "TaskName", kTaskNames,
+                                     int(std::size(kTaskNames))};
 
-// "repeat", "shift", "copy", "reverse", "sort", "future", "induction" or "text"; anything else
-// throws an
-// Error of kind Config, key "task", naming the value and the choices.
+// A name of kTasks; anything else throws an Error of kind Config, key "task", naming the value
+// and the choices.
 Task parse_task(const std::string& name);
 const char* task_name(Task task);
+// Every task, in the enum's order.
+std::vector<Task> all_tasks();
 
 // Throws an Error of kind Config (key "task", or "seq_len" for T outside [1, 4096]) unless the
 // task can build sequences of length T over V ids.

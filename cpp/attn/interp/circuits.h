@@ -1,7 +1,7 @@
 // Circuit measurements of trained heads: the previous-token and prefix-matching scores
 // of each head's attention, the K-composition between heads of consecutive layers, and the
 // phase change in a loss curve. Free functions over weights and attention maps; the Trainer
-// gathers them (Trainer::head_scores, Trainer::phase_change_step).
+// gathers them (head_scores in readouts.h, Trainer::phase_change_step).
 //
 // Convention: row vectors, as the code computes x W^T with PyTorch's (out, in) weights. For head h
 // of a layer with qkv_proj.weight Wqkv (3D,D) and out_proj.weight Wo (D,D), Dh = D / H:

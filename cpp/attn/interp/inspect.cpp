@@ -62,8 +62,7 @@ struct Recorder : ForwardHooks {
 // Eval-mode forward of one sequence; hooks may be nullptr.
 void run(TinyAttentionLM& model, const int32_t* ids, int B, int T, TinyAttentionLM::State& s,
          ForwardHooks* hooks) {
-  Rng unused(0);  // eval mode: no dropout draws
-  model.forward(ids, B, T, /*training=*/false, unused, s, hooks);
+  model.forward(ids, B, T, s, hooks);
 }
 
 // The patched runs' sites, one per sequence of a batch.

@@ -64,7 +64,7 @@ LengthEvaluation evaluate_at_length(TinyAttentionLM& model, Task task, int N, in
     else
       make_batch(task, V, batch, N, rng, b);
     if (mlm) mask_for_mlm(b, V, mask_rate, rng);
-    m.forward(b.inputs.data(), batch, N, /*training=*/false, rng, s);
+    m.forward(b.inputs.data(), batch, N, s);
     const int32_t* targets = b.targets.data();
     int predictable = 0;
     for (Eigen::Index r = 0; r < s.logits.rows(); ++r) {
@@ -91,6 +91,13 @@ LengthEvaluation evaluate_at_length(TinyAttentionLM& model, Task task, int N, in
     out.accuracy = correct / total;
   }
   return out;
+}
+
+LengthEvaluation evaluate_at_length(TinyAttentionLM& model, const TaskData& data, int N,
+                                    int n_batches, KeyNamer namer) {
+  return evaluate_at_length(model, data.task, N, n_batches, data.batch_size, data.eval_seed(),
+                            namer, data.corpus ? &data.corpus->val : nullptr,
+                            data.mask_rate > 0 ? data.mask_rate : kDefaultMaskRate);
 }
 
 }  // namespace attn

@@ -1,6 +1,6 @@
 // Length extrapolation: a model evaluated on its task at a sequence length other than
-// the one it was trained at. The one implementation behind `attn eval`, Trainer::evaluate_at and
-// the page's "Longer than trained" panel.
+// the one it was trained at. The one implementation behind `attn eval`, the JS API's evaluateAt
+// and the page's "Longer than trained" panel.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attn/data/mlm.h"
+#include "attn/data/task_data.h"
 #include "attn/data/tasks.h"
 #include "attn/model/model.h"
 
@@ -48,5 +49,11 @@ LengthEvaluation evaluate_at_length(TinyAttentionLM& model, Task task, int N, in
                                     int batch, uint64_t seed, KeyNamer namer = nullptr,
                                     const std::vector<int32_t>* text = nullptr,
                                     float mask_rate = kDefaultMaskRate);
+
+// The same on the model's own data: its task and batch size, the batches from data.eval_seed()
+// (evaluate()'s, so N = data.seq_len measures what evaluate(model, data, n) does; readouts.h), and
+// for text the validation split. Changes nothing.
+LengthEvaluation evaluate_at_length(TinyAttentionLM& model, const TaskData& data, int N,
+                                    int n_batches, KeyNamer namer = nullptr);
 
 }  // namespace attn

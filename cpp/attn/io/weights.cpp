@@ -14,6 +14,7 @@
 
 #include "attn/base/json.h"
 #include "attn/data/text.h"
+#include "attn/train/config.h"
 
 namespace attn {
 
@@ -23,73 +24,88 @@ using json::printable;
 
 const char* const kWhat = "weights";
 
-// Metadata value as a positive decimal int in [1, hi]: no sign, no spaces, no leading zero.
-int metadata_int(const SafetensorsFile& file, const std::string& key, int hi) {
+// Metadata value as a decimal int in [lo, hi] (lo >= 0): no sign, no spaces, no leading zero.
+int metadata_int(const SafetensorsFile& file, const std::string& key, int lo, int hi) {
   const auto it = file.metadata.find(key);
   require_format(it != file.metadata.end(), kWhat, ": __metadata__ has no ", printable(key),
                  " (needed to know the config)");
   const std::string& s = it->second;
-  bool ok = !s.empty() && s.size() <= 9 && s[0] >= '1' && s[0] <= '9';
+  bool ok = !s.empty() && s.size() <= 9 && (s[0] != '0' || s == "0");
   long v = 0;
   for (char c : s) {
     ok = ok && c >= '0' && c <= '9';
     if (ok) v = v * 10 + (c - '0');
   }
-  require_format(ok && v <= hi, kWhat, ": __metadata__ ", key, " ", printable(s),
-                 " must be an integer in [1, ", hi, "]");
+  require_format(ok && v >= lo && v <= hi, kWhat, ": __metadata__ ", key, " ", printable(s),
+                 " must be an integer in [", lo, ", ", hi, "]");
   return static_cast<int>(v);
 }
 
-// The optional metadata of a deeper model: n_layers (absent: 1) and residual (absent: false).
-int metadata_layers(const SafetensorsFile& file) {
-  return file.metadata.count("n_layers") ? metadata_int(file, "n_layers", kMaxLayers) : 1;
+// A key's value as the metadata holds it: a key whose 0 stands for another key's value is
+// written as that value (kv_heads 0 as n_heads, max_seq_len 0 as seq_len, the model's C).
+std::string metadata_text(const TrainerConfig& c, const ConfigKey& k) {
+  if (k.zero_means && number_value(c, k) == 0) return value_text(c, *find_config_key(k.zero_means));
+  return value_text(c, k);
 }
 
-// A boolean setting from the metadata: "true" or "false"; absent: false.
-bool metadata_flag(const SafetensorsFile& file, const std::string& key) {
-  const auto it = file.metadata.find(key);
-  if (it == file.metadata.end()) return false;
-  require_format(it->second == "true" || it->second == "false", kWhat, ": __metadata__ ", key,
-                 " ", printable(it->second), " must be \"true\" or \"false\"");
-  return it->second == "true";
-}
-
-bool metadata_residual(const SafetensorsFile& file) { return metadata_flag(file, "residual"); }
-
-// A string setting of the block from the metadata, through its parser (an unknown value is a
-// format error); absent: fallback.
-template <typename Kind>
-Kind metadata_kind(const SafetensorsFile& file, const std::string& key, Kind (*parse)(const std::string&),
-                   Kind fallback) {
-  const auto it = file.metadata.find(key);
-  if (it == file.metadata.end()) return fallback;
-  try {
-    return parse(it->second);
-  } catch (const std::invalid_argument& e) {
-    throw Error(ErrorKind::Format, "", str_cat(kWhat, ": __metadata__ ", key, ": ", e.what()));
+// Reads k's metadata value into c, through the schema's row: an integer within the row's bounds
+// (from 1 when 0 stands for another key: never written), a boolean, one of the choices, a
+// number. wide_hi (for comparing a file with a model) raises an integer's upper bound.
+void read_metadata(const SafetensorsFile& file, const ConfigKey& k, TrainerConfig& c,
+                   int wide_hi = 0) {
+  const auto it = file.metadata.find(k.name);
+  require_format(it != file.metadata.end(), kWhat, ": __metadata__ has no ", printable(k.name),
+                 " (needed to know the config)");
+  const std::string& s = it->second;
+  switch (k.type) {
+    case ConfigType::Int:
+      c.*k.int_member = metadata_int(file, k.name, k.zero_means ? 1 : int(k.lo),
+                                     wide_hi ? wide_hi : int(k.hi));
+      return;
+    case ConfigType::Bool:
+      require_format(s == "true" || s == "false", kWhat, ": __metadata__ ", k.name, " ",
+                     printable(s), " must be \"true\" or \"false\"");
+      c.*k.bool_member = s == "true";
+      return;
+    case ConfigType::String:
+      try {
+        c.*k.string_member = k.choices->names[parse_enum(*k.choices, s)];
+      } catch (const std::invalid_argument& e) {
+        throw Error(ErrorKind::Format, "",
+                    str_cat(kWhat, ": __metadata__ ", k.name, ": ", e.what()));
+      }
+      return;
+    case ConfigType::Float:
+    case ConfigType::UInt64:
+      require_format(set_value_text(c, k, s), kWhat, ": __metadata__ ", k.name, " ", printable(s),
+                     " must be a number");
+      return;
   }
 }
 
-// The block's settings from the metadata into c, which already has n_heads and
-// max_context_length; an absent key keeps today's model.
-void metadata_block(const SafetensorsFile& file, ModelConfig& c) {
-  c.kv_heads = file.metadata.count("kv_heads") ? metadata_int(file, "kv_heads", kMaxFileDModel) : 0;
-  c.positions = metadata_kind(file, "positions", &parse_position_kind, PositionKind::Sinusoidal);
-  c.norm = metadata_kind(file, "norm", &parse_norm_kind, NormKind::None);
-  c.norm_position = metadata_kind(file, "norm_position", &parse_norm_position, NormPosition::Pre);
-  c.ffn = metadata_kind(file, "ffn", &parse_ffn_kind, FfnKind::None);
-  c.ffn_mult =
-      file.metadata.count("ffn_mult") ? metadata_int(file, "ffn_mult", FeedForward::kMaxFfnMult) : 4;
-  c.objective = metadata_kind(file, "objective", &parse_objective, Objective::Causal);
-  c.attention = metadata_kind(file, "attention", &parse_attention_kind, AttentionKind::Full);
-  c.window = file.metadata.count("window") ? metadata_int(file, "window", kMaxPatternSize) : 4;
-  c.stride = file.metadata.count("stride") ? metadata_int(file, "stride", kMaxPatternSize) : 4;
-  c.differential = metadata_flag(file, "differential");
-  if (file.metadata.count("max_seq_len")) {
-    const int m = metadata_int(file, "max_seq_len", kMaxFileContext);
-    require_format(m == c.max_context_length, kWhat, ": __metadata__ max_seq_len ", m,
-                   " disagrees with max_context_length ", c.max_context_length);
-  }
+// Whether a file of config c holds k in its metadata (InWeights, config.h): an Always key
+// always; a Changed key when it is off its default; a Block key when a Block or Changed key is
+// (the model is a transformer-block model); a Depth key then too, or when a Depth key is.
+bool writes_key(const TrainerConfig& c, const ConfigKey& k) {
+  if (k.weights == InWeights::Always) return true;
+  if (k.weights == InWeights::Changed) return !at_default(c, k);
+  if (k.weights != InWeights::Depth && k.weights != InWeights::Block) return false;
+  for (const ConfigKey& o : config_keys())
+    if ((o.weights == k.weights || o.weights == InWeights::Block ||
+         o.weights == InWeights::Changed) &&
+        !at_default(c, o))
+      return true;
+  return false;
+}
+
+// The metadata keys, Depth first (they change what the tensors mean), then Always, Block and
+// Changed.
+std::vector<const ConfigKey*> metadata_keys() {
+  std::vector<const ConfigKey*> out;
+  for (InWeights w : {InWeights::Depth, InWeights::Always, InWeights::Block, InWeights::Changed})
+    for (const ConfigKey& k : config_keys())
+      if (k.weights == w) out.push_back(&k);
+  return out;
 }
 
 // A file that cannot be opened, read or written.
@@ -112,35 +128,14 @@ std::vector<uint8_t> save_model(TinyAttentionLM& model, const std::u32string& vo
   std::vector<TensorOut> tensors;
   for (const ParamRef& p : model.parameters())
     tensors.push_back({p.name, "F32", p.shape, p.value});
+  // The curriculum's model (1 layer, no residual) keeps the curriculum's file, byte for byte.
+  const TrainerConfig c = trainer_config_of(model.config);
   std::map<std::string, std::string> metadata = {
       {"format", "pt"},
-      {"n_heads", std::to_string(model.config.n_heads)},
       {"max_context_length", std::to_string(model.config.max_context_length)},
   };
-  // The curriculum's model (1 layer, no residual) keeps the curriculum's file, byte for byte.
-  const ModelConfig& c = model.config;
-  if (c.n_layers != 1 || c.residual || !c.legacy()) {
-    metadata["n_layers"] = std::to_string(c.n_layers);
-    metadata["residual"] = c.residual ? "true" : "false";
-  }
-  if (!c.legacy()) {
-    metadata["kv_heads"] = std::to_string(c.kv_heads_resolved());
-    metadata["positions"] = position_kind_name(c.positions);
-    metadata["max_seq_len"] = std::to_string(c.max_context_length);
-    metadata["norm"] = norm_kind_name(c.norm);
-    metadata["norm_position"] = norm_position_name(c.norm_position);
-    metadata["ffn"] = ffn_kind_name(c.ffn);
-    metadata["ffn_mult"] = std::to_string(c.ffn_mult);
-    // The objective and the attention variants only when they are not the default, so the
-    // files of the other block models stay as they were.
-    if (c.objective != Objective::Causal) metadata["objective"] = objective_name(c.objective);
-    if (c.attention != AttentionKind::Full) {
-      metadata["attention"] = attention_kind_name(c.attention);
-      metadata["window"] = std::to_string(c.window);
-      if (c.attention == AttentionKind::Strided) metadata["stride"] = std::to_string(c.stride);
-    }
-    if (c.differential) metadata["differential"] = "true";
-  }
+  for (const ConfigKey* k : metadata_keys())
+    if (writes_key(c, *k)) metadata[k->name] = metadata_text(c, *k);
   if (!vocab.empty()) metadata["vocab"] = json::quote(vocab_to_utf8(vocab));
   return write_safetensors(std::move(tensors), metadata);
 }
@@ -179,16 +174,24 @@ ModelConfig infer_config(const SafetensorsFile& file) {
   require_format(D >= 2 && D <= kMaxFileDModel, kWhat, ": d_model ", D,
                  " (token_emb.embedding.weight columns) must be in [2, ", kMaxFileDModel, "]");
 
-  ModelConfig c;
-  c.vocab_size = static_cast<int>(V);
-  c.d_model = static_cast<int>(D);
-  c.n_layers = metadata_layers(file);  // before the names: they depend on it
-  c.residual = metadata_residual(file);
-  c.n_heads = metadata_int(file, "n_heads", kMaxFileDModel);
-  c.max_context_length = metadata_int(file, "max_context_length", kMaxFileContext);
-  metadata_block(file, c);  // before the shapes: they depend on it
+  // The config through the schema's rows: V and D from the shapes, C from max_context_length,
+  // every other key the file keeps from the metadata, an absent one at its default.
+  TrainerConfig t;
+  t.vocab_size = static_cast<int>(V);
+  t.d_model = static_cast<int>(D);
+  for (const ConfigKey* k : metadata_keys())
+    if (k->weights == InWeights::Always || file.metadata.count(k->name)) read_metadata(file, *k, t);
+  // An mlm model's embedding has one more row than the config's vocab_size: [MASK].
+  if (t.objective == "mlm") t.vocab_size -= 1;
+  t.seq_len = metadata_int(file, "max_context_length", 1, kMaxFileContext);
+  // max_seq_len repeats max_context_length for a block model.
+  require_format(t.max_seq_len == 0 || t.max_seq_len == t.seq_len, kWhat,
+                 ": __metadata__ max_seq_len ", t.max_seq_len,
+                 " disagrees with max_context_length ", t.seq_len);
+  const ModelConfig c = t.model_config();
   try {
     c.validate();
+    check_config_keys(t, nullptr);
   } catch (const std::invalid_argument& e) {
     throw Error(ErrorKind::Format, "", str_cat(kWhat, ": ", e.what()));
   }
@@ -231,46 +234,34 @@ std::unique_ptr<TinyAttentionLM> load_model_for_length(const uint8_t* data, size
 }
 
 void load_weights(TinyAttentionLM& model, const SafetensorsFile& file) {
-  const ModelConfig& c = model.config;
-  // Depth and residual first: they change what the tensors mean, and a depth mismatch would
-  // otherwise surface as a missing tensor.
-  const int layers = metadata_layers(file);
-  const bool residual = metadata_residual(file);
-  const char* const absent = " (absent from __metadata__, which means ";
-  require_format(layers == c.n_layers, kWhat, ": the file has n_layers ", layers,
-                 file.metadata.count("n_layers") ? "" : str_cat(absent, "1)"),
-                 " but the model has n_layers ", c.n_layers);
-  require_format(residual == c.residual, kWhat, ": the file has residual ",
-                 residual ? "true" : "false",
-                 file.metadata.count("residual") ? "" : str_cat(absent, "false)"),
-                 " but the model has residual ", c.residual ? "true" : "false");
-  for (const auto& [key, value] : std::map<std::string, int>{
-           {"n_heads", c.n_heads}, {"max_context_length", c.max_context_length}}) {
-    if (!file.metadata.count(key)) continue;
-    const int got = metadata_int(file, key, 1 << 30);
-    require_format(got == value, kWhat, ": __metadata__ ", key, " is ", got,
-                   " but the model has ", value);
+  // The file's config beside the model's, key by key in metadata_keys() order, once every value
+  // has been read; an absent key is its default, or not checked (Always).
+  const TrainerConfig mine = trainer_config_of(model.config);
+  TrainerConfig theirs = mine;
+  for (const ConfigKey* k : metadata_keys()) {
+    if (file.metadata.count(k->name))
+      read_metadata(file, *k, theirs, k->weights == InWeights::Always ? 1 << 30 : 0);
+    else if (k->weights != InWeights::Always)
+      set_value_text(theirs, *k, value_text(TrainerConfig(), *k));
   }
-  // The block's settings, absent ones meaning today's model.
-  ModelConfig f = c;
-  metadata_block(file, f);
-  const auto differ = [&](const char* key, const std::string& got, const std::string& want) {
-    require_format(got == want, kWhat, ": the file has ", key, " ", got, " but the model has ",
-                   want);
-  };
-  differ("kv_heads", std::to_string(f.kv_heads_resolved()), std::to_string(c.kv_heads_resolved()));
-  differ("positions", position_kind_name(f.positions), position_kind_name(c.positions));
-  differ("norm", norm_kind_name(f.norm), norm_kind_name(c.norm));
-  differ("norm_position", norm_position_name(f.norm_position), norm_position_name(c.norm_position));
-  differ("ffn", ffn_kind_name(f.ffn), ffn_kind_name(c.ffn));
-  differ("ffn_mult", std::to_string(f.ffn_mult), std::to_string(c.ffn_mult));
-  differ("objective", objective_name(f.objective), objective_name(c.objective));
-  differ("attention", attention_kind_name(f.attention), attention_kind_name(c.attention));
-  if (c.attention != AttentionKind::Full)
-    differ("window", std::to_string(f.window), std::to_string(c.window));
-  if (c.attention == AttentionKind::Strided)
-    differ("stride", std::to_string(f.stride), std::to_string(c.stride));
-  differ("differential", f.differential ? "true" : "false", c.differential ? "true" : "false");
+  const char* const absent = " (absent from __metadata__, which means ";
+  for (const ConfigKey* k : metadata_keys()) {
+    const bool present = file.metadata.count(k->name) > 0;
+    const std::string got = metadata_text(theirs, *k), want = metadata_text(mine, *k);
+    if (k->weights == InWeights::Always)
+      require_format(!present || got == want, kWhat, ": __metadata__ ", k->name, " is ", got,
+                     " but the model has ", want);
+    else
+      require_format(got == want, kWhat, ": the file has ", k->name, " ", got,
+                     present ? "" : str_cat(absent, got, ")"), " but the model has ", k->name,
+                     " ", want);
+  }
+  if (file.metadata.count("max_context_length")) {
+    const int got = metadata_int(file, "max_context_length", 1, 1 << 30);
+    require_format(got == model.config.max_context_length, kWhat,
+                   ": __metadata__ max_context_length is ", got, " but the model has ",
+                   model.config.max_context_length);
+  }
   const std::vector<ParamRef> params = model.parameters();
   // Stage everything first, so an error anywhere leaves the model untouched.
   std::vector<std::vector<float>> staged;

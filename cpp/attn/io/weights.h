@@ -1,13 +1,12 @@
 // TinyAttentionLM weights as safetensors, under the PyTorch state-dict names, so a file loads
 // into the curriculum's model with load_state_dict(strict=True) and back.
-// __metadata__: {"format": "pt", "n_heads": "H", "max_context_length": "C"} (strings), and for
-// any model but the curriculum's (1 layer, no residual) also "n_layers": "L" and
-// "residual": "true" | "false". A file without them describes 1 layer without residual. A
-// transformer-block model (ModelConfig::legacy() false) also has "kv_heads", "positions",
-// "max_seq_len", "norm", "norm_position", "ffn" and "ffn_mult"; absent, they are today's model.
-// The objective and the attention variants are written only when they differ from the default:
-// "objective": "mlm", "attention": "window" | "strided" with "window": "W" (and "stride": "S"),
-// "differential": "true"; absent, causal, full and false.
+// __metadata__ (strings): "format": "pt", "max_context_length": "C", and the config keys the
+// schema keeps there (InWeights, train/config.h), as the schema's rows say: every file has
+// "n_heads"; any model but the curriculum's (1 layer, no residual) also "n_layers" and "residual";
+// a transformer-block model (a Block key off its default) also "kv_heads", "positions",
+// "max_seq_len", "norm", "norm_position", "ffn" and "ffn_mult"; a key added since (Changed) only
+// when off its default. An absent key is its default, so a file without them is the
+// curriculum's model. vocab_size and d_model are the embedding's shape.
 #pragma once
 
 #include <cstdint>

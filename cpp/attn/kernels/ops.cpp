@@ -50,20 +50,10 @@ void apply_causal_mask(MatRef scores) {
 }
 
 MaskMode parse_mask_mode(const std::string& name) {
-  for (MaskMode m : {MaskMode::Causal, MaskMode::None, MaskMode::Inverted})
-    if (name == mask_mode_name(m)) return m;
-  throw Error(ErrorKind::Input, "",
-              str_cat("unknown mask '", name, "' (expected causal, none or inverted)"));
+  return static_cast<MaskMode>(parse_enum(kMaskModes, name));
 }
 
-const char* mask_mode_name(MaskMode mode) {
-  switch (mode) {
-    case MaskMode::Causal: return "causal";
-    case MaskMode::None: return "none";
-    case MaskMode::Inverted: return "inverted";
-  }
-  return "?";
-}
+const char* mask_mode_name(MaskMode mode) { return kMaskModeNames[static_cast<int>(mode)]; }
 
 void apply_mask(MatRef scores, MaskMode mode) {
   if (mode == MaskMode::Causal) apply_causal_mask(scores);

@@ -1,8 +1,10 @@
 // Row-wise primitives shared by the attention layers: softmax, masking, dropout.
 #pragma once
 
+#include <iterator>
 #include <string>
 
+#include "attn/base/names.h"
 #include "attn/base/rng.h"
 #include "attn/base/tensor.h"
 
@@ -38,8 +40,11 @@ void apply_causal_mask(MatRef scores);
 // faults: None skips the mask, Inverted is the classic bug that fills kBrokenMaskFill at the
 // wrong cells (the past, j < i) and so leaves every future key visible.
 enum class MaskMode { Causal, None, Inverted };
+inline constexpr const char* kMaskModeNames[] = {"causal", "none", "inverted"};
+inline constexpr EnumNames kMaskModes = {"mask", ErrorKind::Input, "", "MaskMode", kMaskModeNames,
+                                         int(std::size(kMaskModeNames))};
 constexpr float kBrokenMaskFill = -1e4f;
-// "causal", "none" or "inverted"; anything else throws an Error of kind Input.
+// A name of kMaskModes; anything else throws an Error of kind Input.
 MaskMode parse_mask_mode(const std::string& name);
 const char* mask_mode_name(MaskMode mode);
 // Applies mode to scores (T,T) in place.

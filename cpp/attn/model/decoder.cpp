@@ -75,7 +75,7 @@ const RowVec& Decoder::push(int32_t token) {
 
 void Decoder::run_reference() {
   const int n = context_length(), H = model_.config.n_heads;
-  model_.forward(context_.data(), 1, n, /*training=*/false, unused_rng_, state_);
+  model_.forward(context_.data(), 1, n, state_);
   logits_ = state_.logits.row(n - 1);
   // Head h's weights are rows [h n, h n + n) of its layer's (H n, n); the last one is the query's.
   for (int l = 0; l < model_.config.n_layers; ++l)

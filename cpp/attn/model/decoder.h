@@ -100,7 +100,6 @@ class Decoder {
   Norm::State final_norm_;
   // The reference path.
   TinyAttentionLM::State state_;
-  Rng unused_rng_;  // eval mode draws nothing
 };
 
 // The largest number of tokens generate() makes in one call.

@@ -48,7 +48,7 @@ bool ModelConfig::legacy() const {
   return kv_heads_resolved() == n_heads && positions == PositionKind::Sinusoidal &&
          norm == NormKind::None && norm_position == NormPosition::Pre && ffn == FfnKind::None &&
          ffn_mult == 4 && objective == Objective::Causal && attention == AttentionKind::Full &&
-         !differential;
+         window == 4 && stride == 4 && !differential;
 }
 
 MaskPattern ModelConfig::mask_pattern() const {
@@ -59,63 +59,32 @@ MaskPattern ModelConfig::mask_pattern() const {
   return p;
 }
 
-const char* objective_name(Objective o) { return o == Objective::Mlm ? "mlm" : "causal"; }
+const char* objective_name(Objective o) { return kObjectiveNames[static_cast<int>(o)]; }
 
 Objective parse_objective(const std::string& name) {
-  if (name == "causal") return Objective::Causal;
-  if (name == "mlm") return Objective::Mlm;
-  throw Error(ErrorKind::Config, "objective",
-              str_cat("unknown objective '", name, "' (expected causal or mlm)"));
+  return static_cast<Objective>(parse_enum(kObjectives, name));
 }
 
 const char* attention_kind_name(AttentionKind kind) {
-  switch (kind) {
-    case AttentionKind::Full: return "full";
-    case AttentionKind::Window: return "window";
-    case AttentionKind::Strided: return "strided";
-  }
-  return "";
+  return kAttentionKindNames[static_cast<int>(kind)];
 }
 
 AttentionKind parse_attention_kind(const std::string& name) {
-  for (AttentionKind k : {AttentionKind::Full, AttentionKind::Window, AttentionKind::Strided})
-    if (name == attention_kind_name(k)) return k;
-  throw Error(ErrorKind::Config, "attention",
-              str_cat("unknown attention '", name, "' (expected full, window or strided)"));
+  return static_cast<AttentionKind>(parse_enum(kAttentionKinds, name));
 }
 
-namespace {
-constexpr PositionKind kPositionKinds[] = {PositionKind::Sinusoidal, PositionKind::Learned,
-                                           PositionKind::Rope, PositionKind::Alibi,
-                                           PositionKind::None};
-}  // namespace
-
 const char* position_kind_name(PositionKind kind) {
-  switch (kind) {
-    case PositionKind::Sinusoidal: return "sinusoidal";
-    case PositionKind::Learned: return "learned";
-    case PositionKind::Rope: return "rope";
-    case PositionKind::Alibi: return "alibi";
-    case PositionKind::None: return "none";
-  }
-  return "";
+  return kPositionKindNames[static_cast<int>(kind)];
 }
 
 PositionKind parse_position_kind(const std::string& name) {
-  for (PositionKind k : kPositionKinds)
-    if (name == position_kind_name(k)) return k;
-  throw Error(ErrorKind::Config, "positions",
-              str_cat("unknown positions '", name,
-                      "' (expected sinusoidal, learned, rope, alibi or none)"));
+  return static_cast<PositionKind>(parse_enum(kPositionKinds, name));
 }
 
-const char* norm_position_name(NormPosition p) { return p == NormPosition::Pre ? "pre" : "post"; }
+const char* norm_position_name(NormPosition p) { return kNormPositionNames[static_cast<int>(p)]; }
 
 NormPosition parse_norm_position(const std::string& name) {
-  if (name == "pre") return NormPosition::Pre;
-  if (name == "post") return NormPosition::Post;
-  throw Error(ErrorKind::Config, "norm_position",
-              str_cat("unknown position '", name, "' (expected pre or post)"));
+  return static_cast<NormPosition>(parse_enum(kNormPositions, name));
 }
 
 namespace {
@@ -168,11 +137,6 @@ std::optional<Norm> make_final_norm(const ModelConfig& c) {
   return Norm(c.norm, c.d_model);
 }
 
-// A block model with more than attention in its layers.
-bool has_sublayers(const ModelConfig& c) {
-  return c.norm != NormKind::None || c.ffn != FfnKind::None;
-}
-
 // One layer state, with room for kMaxLayers, so that attn (layers[0]) stays put when forward()
 // sizes the vector to the model's depth.
 std::vector<MultiHeadSelfAttention::State> one_layer_state() {
@@ -205,11 +169,20 @@ TinyAttentionLM::TinyAttentionLM(const ModelConfig& c, Rng&& rng)
       final_norm(make_final_norm(c)),
       lm_head(c.d_model, c.vocab_size, rng) {}
 
-// ids (B,T) -> x = emb + pe (N,D) -> per layer l: a = a + attn_l(a) with residual, else
-// a = attn_l(a), starting from a = x -> logits = a W^T + b (N,V). Caches x, a, and each layer's
-// own cache (its input among them) in s.layers[l].
 void TinyAttentionLM::forward(const int32_t* ids, int B, int T, bool training, Rng& rng,
                               State& s, ForwardHooks* hooks) {
+  run(ids, B, T, training ? &rng : nullptr, s, hooks);
+}
+
+void TinyAttentionLM::forward(const int32_t* ids, int B, int T, State& s, ForwardHooks* hooks) {
+  run(ids, B, T, nullptr, s, hooks);
+}
+
+// ids (B,T) -> x = emb + pe (N,D) -> per layer l: a = layer_l(a) (layer_forward), starting from
+// a = x -> final norm -> logits = a W^T + b (N,V). Caches x, a, the blocks' caches, and each
+// layer's own cache (its input among them) in s.layers[l].
+void TinyAttentionLM::run(const int32_t* ids, int B, int T, Rng* dropout, State& s,
+                          ForwardHooks* hooks) {
   attn.check_input(Eigen::Index(B) * T, config.d_model, B, T);
   const Eigen::Index N = Eigen::Index(B) * T;
   const int D = config.d_model, V = config.vocab_size, L = config.n_layers;
@@ -240,7 +213,8 @@ void TinyAttentionLM::forward(const int32_t* ids, int B, int T, bool training, R
     if (s.inspect) st.inspect = true;
     if (hooks) hooks->stream(l, s.a);
     layer_forward(l, s.a, s.y, s.blocks[size_t(l)], [&](const Mat& in, Mat& out) {
-      layers[size_t(l)].forward(in, B, T, training, rng, st, out);
+      if (dropout) layers[size_t(l)].forward(in, B, T, /*training=*/true, *dropout, st, out);
+      else layers[size_t(l)].forward(in, B, T, st, out);
       if (hooks) hooks->attention(l, st, out);
     }, hooks);
   }
@@ -249,56 +223,25 @@ void TinyAttentionLM::forward(const int32_t* ids, int B, int T, bool training, R
   lm_head.forward(s.a, s.logits);
 }
 
-// Backward in reverse; pe is constant, so the stream's gradient at layer 0 flows straight into
-// the token embedding. dx carries dL/d(layer l's output stream) down the layers:
-//   residual:  x_{l+1} = x_l + attn_l(x_l)  =>  dx_l = dx_{l+1} + attn_l'(x_l)^T dx_{l+1}
-//   otherwise: x_{l+1} = attn_l(x_l)        =>  dx_l = attn_l'(x_l)^T dx_{l+1}
+// Backward in reverse: lm_head, the final norm, then layer_backward from the last layer down;
+// pe is constant, so the stream's gradient at layer 0 flows straight into the token embedding
+// (and the learned position table). s.dx carries dL/d(the stream) down the layers.
 void TinyAttentionLM::backward(const int32_t* ids, State& s) {
   const Eigen::Index N = Eigen::Index(s.B) * s.T;
   require(s.dlogits.rows() == N && s.dlogits.cols() == config.vocab_size,
           "dlogits must be (", N, ",", config.vocab_size, ")");
   require(s.layers.size() == size_t(config.n_layers), "the State holds ", s.layers.size(),
           " layers but the model has ", config.n_layers, "; run forward() first");
+  require(s.blocks.size() == size_t(config.n_layers), "the State holds no block caches; run "
+          "forward() first");
   s.da.resize(N, config.d_model);
   s.dx.resize(N, config.d_model);
   s.dstream.resize(N, config.d_model);
   lm_head.backward(s.a, s.dlogits, s.da);
   s.dx = s.da;
-  if (!has_sublayers(config)) {
-    for (int l = config.n_layers - 1; l >= 0; --l) {
-      layers[size_t(l)].backward(s.layers[size_t(l)], s.dx, s.dstream);
-      if (config.residual) s.dx += s.dstream;
-      else s.dx.swap(s.dstream);  // same size: swaps buffers, allocates nothing
-    }
-  } else {
-    require(s.blocks.size() == size_t(config.n_layers), "the State holds no block caches; run "
-            "forward() first");
-    const bool norm = config.norm != NormKind::None, ffn = config.ffn != FfnKind::None;
-    if (final_norm) final_norm->backward(s.final_norm, s.dx, s.dx);
-    for (int l = config.n_layers - 1; l >= 0; --l) {
-      MultiHeadSelfAttention::State& st = s.layers[size_t(l)];
-      State::Block& bk = s.blocks[size_t(l)];
-      if (config.norm_position == NormPosition::Pre) {
-        if (ffn) {
-          ffns[size_t(l)].backward(bk.ffn, s.dx, s.dstream);
-          if (norm) ffn_norms[size_t(l)].backward(bk.norm2, s.dstream, s.dstream);
-          s.dx += s.dstream;
-        }
-        layers[size_t(l)].backward(st, s.dx, s.dstream);
-        if (norm) attn_norms[size_t(l)].backward(bk.norm1, s.dstream, s.dstream);
-        s.dx += s.dstream;
-      } else {
-        if (ffn) {
-          if (norm) ffn_norms[size_t(l)].backward(bk.norm2, s.dx, s.dx);
-          ffns[size_t(l)].backward(bk.ffn, s.dx, s.dstream);
-          s.dx += s.dstream;
-        }
-        if (norm) attn_norms[size_t(l)].backward(bk.norm1, s.dx, s.dx);
-        layers[size_t(l)].backward(st, s.dx, s.dstream);
-        s.dx += s.dstream;
-      }
-    }
-  }
+  if (final_norm) final_norm->backward(s.final_norm, s.dx, s.dx);
+  for (int l = config.n_layers - 1; l >= 0; --l)
+    layer_backward(l, s.dx, s.dstream, s.blocks[size_t(l)], s.layers[size_t(l)]);
   if (learned_pos) {
     // Every sequence adds the same rows [0, T), so their gradients sum.
     learned_pos->dweight.setZero();
@@ -308,11 +251,45 @@ void TinyAttentionLM::backward(const int32_t* ids, State& s) {
   token_emb.backward(ids, s.dx);
 }
 
+void TinyAttentionLM::layer_backward(int l, Mat& da, Mat& scratch, State::Block& bk,
+                                     MultiHeadSelfAttention::State& st) {
+  const size_t i = size_t(l);
+  MultiHeadSelfAttention& attn_l = layers[i];
+  if (!config.residual) {  // a = attn(a)
+    attn_l.backward(st, da, scratch);
+    da.swap(scratch);  // same size: swaps buffers, allocates nothing
+    return;
+  }
+  const bool norm = config.norm != NormKind::None, ffn = config.ffn != FfnKind::None;
+  if (config.norm_position == NormPosition::Pre) {
+    // a = a + ffn(norm2(a)): da += norm2'^T ffn'^T da
+    if (ffn) {
+      ffns[i].backward(bk.ffn, da, scratch);
+      if (norm) ffn_norms[i].backward(bk.norm2, scratch, scratch);
+      da += scratch;
+    }
+    // a = a + attn(norm1(a)): da += norm1'^T attn'^T da
+    attn_l.backward(st, da, scratch);
+    if (norm) attn_norms[i].backward(bk.norm1, scratch, scratch);
+    da += scratch;
+  } else {
+    // a = norm2(a + ffn(a)): da = norm2'^T da; da += ffn'^T da
+    if (ffn) {
+      if (norm) ffn_norms[i].backward(bk.norm2, da, da);
+      ffns[i].backward(bk.ffn, da, scratch);
+      da += scratch;
+    }
+    // a = norm1(a + attn(a)): da = norm1'^T da; da += attn'^T da
+    if (norm) attn_norms[i].backward(bk.norm1, da, da);
+    attn_l.backward(st, da, scratch);
+    da += scratch;
+  }
+}
+
 float TinyAttentionLM::position_loss_backward(const int32_t* ids, int T, int query, int target,
                                               State& s) {
   require(query >= 0 && query < T, "query position (", query, ") must be in [0, ", T - 1, "]");
-  Rng unused(0);  // eval mode: no dropout draws
-  forward(ids, 1, T, /*training=*/false, unused, s);
+  forward(ids, 1, T, s);
   // Every position but query is left out of the loss, so dlogits is zero outside row query.
   std::vector<int32_t> targets(size_t(T), kIgnoreIndex);
   targets[size_t(query)] = target;

@@ -4,6 +4,7 @@
 // The model knows nothing of training, I/O or UI.
 #pragma once
 
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,28 +27,43 @@ constexpr int kMaxPatternSize = 4096;
 // How the model knows positions: a fixed table added to the embedding (sinusoidal), a trained one
 // (learned), a rotation of q and k (rope), a bias on the scores (alibi), or nothing (none).
 enum class PositionKind { Sinusoidal, Learned, Rope, Alibi, None };
-// "sinusoidal", "learned", "rope", "alibi" or "none"; anything else throws an Error of kind Config
-// on key "positions".
+inline constexpr const char* kPositionKindNames[] = {"sinusoidal", "learned", "rope", "alibi",
+                                                     "none"};
+inline constexpr EnumNames kPositionKinds = {"positions", ErrorKind::Config, "positions",
+                                             "PositionKind", kPositionKindNames,
+                                             int(std::size(kPositionKindNames))};
+// A name of kPositionKinds; anything else throws an Error of kind Config on key "positions".
 PositionKind parse_position_kind(const std::string& name);
 const char* position_kind_name(PositionKind kind);
 
 // Where the block's norms sit: before each sublayer (pre, with a final norm) or after each sum.
 enum class NormPosition { Pre, Post };
-// "pre" or "post"; anything else throws an Error of kind Config on key "norm_position".
+inline constexpr const char* kNormPositionNames[] = {"pre", "post"};
+inline constexpr EnumNames kNormPositions = {"position", ErrorKind::Config, "norm_position",
+                                             "NormPosition", kNormPositionNames,
+                                             int(std::size(kNormPositionNames))};
+// A name of kNormPositions; anything else throws an Error of kind Config on key "norm_position".
 NormPosition parse_norm_position(const std::string& name);
 const char* norm_position_name(NormPosition p);
 
 // What the model learns: the next token from the left (causal, a GPT) or the selected tokens of
 // a masked sequence from both sides (mlm, BERT's masked language modelling).
 enum class Objective { Causal, Mlm };
-// "causal" or "mlm"; anything else throws an Error of kind Config on key "objective".
+inline constexpr const char* kObjectiveNames[] = {"causal", "mlm"};
+inline constexpr EnumNames kObjectives = {"objective", ErrorKind::Config, "objective", "ObjectiveKind",
+                                          kObjectiveNames, int(std::size(kObjectiveNames))};
+// A name of kObjectives; anything else throws an Error of kind Config on key "objective".
 Objective parse_objective(const std::string& name);
 const char* objective_name(Objective o);
 
 // Which keys each query sees: all that the objective allows (full), the last `window` ones
 // (window), or those plus every position that is a multiple of `stride` (strided).
 enum class AttentionKind { Full, Window, Strided };
-// "full", "window" or "strided"; anything else throws an Error of kind Config on key "attention".
+inline constexpr const char* kAttentionKindNames[] = {"full", "window", "strided"};
+inline constexpr EnumNames kAttentionKinds = {"attention", ErrorKind::Config, "attention",
+                                              "AttentionKind", kAttentionKindNames,
+                                              int(std::size(kAttentionKindNames))};
+// A name of kAttentionKinds; anything else throws an Error of kind Config on key "attention".
 AttentionKind parse_attention_kind(const std::string& name);
 const char* attention_kind_name(AttentionKind kind);
 
@@ -167,10 +183,12 @@ class TinyAttentionLM {
 
   // ids (B,T) row-major -> s.logits (B*T,V); layer l's attention weights in
   // s.layers[l].weights() (B,H,T,T).
-  // Throws on ids outside [0, V) or T outside [1, C]. Dropout only when training. hooks, when
-  // given, are called as ForwardHooks describes.
+  // Throws on ids outside [0, V) or T outside [1, C]. Dropout only when training, drawn from
+  // rng. hooks, when given, are called as ForwardHooks describes.
   void forward(const int32_t* ids, int B, int T, bool training, Rng& rng, State& s,
                ForwardHooks* hooks = nullptr);
+  // The same in eval mode: no dropout, so no generator. Every read-out runs this one.
+  void forward(const int32_t* ids, int B, int T, State& s, ForwardHooks* hooks = nullptr);
 
   // Reads s.dlogits (B*T,V); overwrites every parameter gradient.
   void backward(const int32_t* ids, State& s);
@@ -179,7 +197,7 @@ class TinyAttentionLM {
   // sequence ids (T) for target, alone, through forward (eval mode) and backward. Afterwards s
   // holds the activations and their gradients for this loss (every head's dweights and dscores
   // in every layer too when s.inspect is set) and every parameter gradient is this loss's.
-  // Returns the loss. The Backward panel reads one head's row from s (Trainer::row_backward);
+  // Returns the loss. The Backward panel reads one head's row from s (row_backward, readouts.h);
   // the self-test checks these gradients against finite differences.
   float position_loss_backward(const int32_t* ids, int T, int query, int target, State& s);
 
@@ -217,8 +235,23 @@ class TinyAttentionLM {
   void layer_forward(int l, Mat& a, Mat& y, State::Block& bk, Attend&& attend,
                      ForwardHooks* hooks = nullptr) const;
 
+  // The backward of layer_forward for layer l: da (N,D) holds dL/d(the stream the layer wrote)
+  // and becomes dL/d(the stream it read); reads the caches bk and st (the layer's attention) of
+  // the forward; scratch (N,D) is workspace. Overwrites the layer's parameter gradients
+  // (attention, norms, FFN). backward() runs it from the last layer down.
+  //   no residual: a = attn(a)                       =>  da = attn'^T da
+  //   pre:  a = a + attn(norm1(a)); a = a + ffn(norm2(a))
+  //         =>  da += norm2'^T ffn'^T da;  da += norm1'^T attn'^T da
+  //   post: a = norm1(a + attn(a)); a = norm2(a + ffn(a))
+  //         =>  da = norm2'^T da; da += ffn'^T da;  da = norm1'^T da; da += attn'^T da
+  // (a residual layer without norms or FFN is pre's and post's case a = a + attn(a)).
+  void layer_backward(int l, Mat& da, Mat& scratch, State::Block& bk,
+                      MultiHeadSelfAttention::State& st);
+
  private:
   TinyAttentionLM(const ModelConfig& config, Rng&& rng);
+  // forward() with dropout drawn from *dropout, or none when it is null (eval mode).
+  void run(const int32_t* ids, int B, int T, Rng* dropout, State& s, ForwardHooks* hooks);
 };
 
 template <typename Attend>

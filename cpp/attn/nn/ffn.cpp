@@ -5,21 +5,10 @@
 namespace attn {
 
 FfnKind parse_ffn_kind(const std::string& name) {
-  for (FfnKind k : {FfnKind::None, FfnKind::ReLU, FfnKind::GELU, FfnKind::SwiGLU})
-    if (name == ffn_kind_name(k)) return k;
-  throw Error(ErrorKind::Config, "ffn",
-              str_cat("unknown ffn '", name, "' (expected none, relu, gelu or swiglu)"));
+  return static_cast<FfnKind>(parse_enum(kFfnKinds, name));
 }
 
-const char* ffn_kind_name(FfnKind kind) {
-  switch (kind) {
-    case FfnKind::None: return "none";
-    case FfnKind::ReLU: return "relu";
-    case FfnKind::GELU: return "gelu";
-    case FfnKind::SwiGLU: return "swiglu";
-  }
-  return "none";
-}
+const char* ffn_kind_name(FfnKind kind) { return kFfnKindNames[static_cast<int>(kind)]; }
 
 namespace {
 

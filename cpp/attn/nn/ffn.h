@@ -2,10 +2,12 @@
 // PyTorch modules with Linear layers named up, down and gate).
 #pragma once
 
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "attn/base/names.h"
 #include "attn/base/rng.h"
 #include "attn/base/tensor.h"
 #include "attn/nn/linear.h"
@@ -14,7 +16,10 @@ namespace attn {
 
 // Which FFN a block uses. None is "no FFN" for the config; a FeedForward is never built with it.
 enum class FfnKind { None, ReLU, GELU, SwiGLU };
-// "none", "relu", "gelu" or "swiglu"; anything else throws an Error of kind Config on key "ffn".
+inline constexpr const char* kFfnKindNames[] = {"none", "relu", "gelu", "swiglu"};
+inline constexpr EnumNames kFfnKinds = {"ffn", ErrorKind::Config, "ffn", "FfnKind", kFfnKindNames,
+                                        int(std::size(kFfnKindNames))};
+// A name of kFfnKinds; anything else throws an Error of kind Config on key "ffn".
 FfnKind parse_ffn_kind(const std::string& name);
 const char* ffn_kind_name(FfnKind kind);
 

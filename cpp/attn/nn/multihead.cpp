@@ -122,11 +122,19 @@ void MultiHeadSelfAttention::check_input(Eigen::Index rows, Eigen::Index cols, i
   require(rows == Eigen::Index(B) * T, "x has ", rows, " rows but B*T = ", Eigen::Index(B) * T);
 }
 
-// x (B*T,D) -> y (B*T,D); caches x, qkv (N,W) (q and k rotated with RoPE), probs (B,H,T,T)
-// (differential: probs2 and combined too), dropout masks, merged heads, and with s.inspect the
-// masked scores (B,H,T,T).
 void MultiHeadSelfAttention::forward(ConstMatRef x, int B, int T, bool training, Rng& rng,
                                      State& s, MatRef y) {
+  run(x, B, T, training ? &rng : nullptr, s, y);
+}
+
+void MultiHeadSelfAttention::forward(ConstMatRef x, int B, int T, State& s, MatRef y) {
+  run(x, B, T, nullptr, s, y);
+}
+
+// x (B*T,D) -> y (B*T,D); caches x, qkv (N,W) (q and k rotated with RoPE), probs (B,H,T,T)
+// (differential: probs2 and combined too), dropout masks (when dropout is given), merged heads,
+// and with s.inspect the masked scores (B,H,T,T).
+void MultiHeadSelfAttention::run(ConstMatRef x, int B, int T, Rng* dropout, State& s, MatRef y) {
   check_input(x.rows(), x.cols(), B, T);
   const int D = d_model, H = n_heads, Dh = d_head, KV = options.kv_heads;
   const bool diff = options.differential;
@@ -144,8 +152,8 @@ void MultiHeadSelfAttention::forward(ConstMatRef x, int B, int T, bool training,
   if (s.inspect) s.scores.resize(N * H, T);
   s.merged.resize(N, D);
   s.backward_done = false;
-  s.attn_dropped = training && attn_dropout > 0.0f;
-  s.out_dropped = training && out_dropout > 0.0f;
+  s.attn_dropped = dropout && attn_dropout > 0.0f;
+  s.out_dropped = dropout && out_dropout > 0.0f;
   if (s.attn_dropped) {
     s.attn.resize(N * H, T);
     s.attn_mask.resize(N * H, T);
@@ -180,7 +188,7 @@ void MultiHeadSelfAttention::forward(ConstMatRef x, int B, int T, bool training,
       if (s.attn_dropped) {  // a head that is off draws the same masks as if it were on
         auto a = s.attn.block(p0, 0, T, T);
         a = w;
-        dropout_forward(a, s.attn_mask.block(p0, 0, T, T), attn_dropout, rng);
+        dropout_forward(a, s.attn_mask.block(p0, 0, T, T), attn_dropout, *dropout);
         if (!head_off[h]) matmul_nn(a, hd.v, s.merged.block(r0, h * Dh, T, Dh));
       } else if (!head_off[h]) {
         matmul_nn(w, hd.v, s.merged.block(r0, h * Dh, T, Dh));
@@ -190,7 +198,7 @@ void MultiHeadSelfAttention::forward(ConstMatRef x, int B, int T, bool training,
   out_proj.forward(s.merged, y);
   if (s.out_dropped) {
     s.out_mask.resize(N, D);
-    dropout_forward(y, s.out_mask, out_dropout, rng);
+    dropout_forward(y, s.out_mask, out_dropout, *dropout);
   }
 }
 

@@ -85,6 +85,8 @@ class MultiHeadSelfAttention {
   // state.weights(). y may be x itself (a stack of layers without residual does that). Dropout
   // (inverted) applies only when training; rng is read only then.
   void forward(ConstMatRef x, int B, int T, bool training, Rng& rng, State& s, MatRef y);
+  // The same in eval mode: no dropout, so no generator.
+  void forward(ConstMatRef x, int B, int T, State& s, MatRef y);
 
   // dy (B*T,D) -> dx (B*T,D); overwrites the gradients of qkv_proj and out_proj (and of lambda,
   // differential). dx may not alias dy.
@@ -189,6 +191,10 @@ class MultiHeadSelfAttention {
   RowVec lambda, dlambda;
   std::optional<Rope> rope;  // tables for max_context_length positions, with options.rope
   std::vector<float> alibi_m;  // (H) ALiBi's slopes m_h with options.alibi, else empty
+
+ private:
+  // forward() with dropout drawn from *dropout, or none when it is null (eval mode).
+  void run(ConstMatRef x, int B, int T, Rng* dropout, State& s, MatRef y);
 };
 
 // (B*T,D) -> (B*H*T,Dh): head h of batch b becomes rows [(b*H+h)*T, +T). Copies; for tests and

@@ -5,20 +5,10 @@
 namespace attn {
 
 NormKind parse_norm_kind(const std::string& name) {
-  for (NormKind k : {NormKind::None, NormKind::LayerNorm, NormKind::RMSNorm})
-    if (name == norm_kind_name(k)) return k;
-  throw Error(ErrorKind::Config, "norm",
-              str_cat("unknown norm '", name, "' (expected none, layernorm or rmsnorm)"));
+  return static_cast<NormKind>(parse_enum(kNormKinds, name));
 }
 
-const char* norm_kind_name(NormKind kind) {
-  switch (kind) {
-    case NormKind::None: return "none";
-    case NormKind::LayerNorm: return "layernorm";
-    case NormKind::RMSNorm: return "rmsnorm";
-  }
-  return "none";
-}
+const char* norm_kind_name(NormKind kind) { return kNormKindNames[static_cast<int>(kind)]; }
 
 Norm::Norm(NormKind kind_, int d) : kind(kind_), d_model(d) {
   require_config(kind != NormKind::None, "norm", "a norm layer needs norm layernorm or rmsnorm");

@@ -3,9 +3,11 @@
 // learned scale and, for LayerNorm, a shift).
 #pragma once
 
+#include <iterator>
 #include <string>
 #include <vector>
 
+#include "attn/base/names.h"
 #include "attn/base/tensor.h"
 
 namespace attn {
@@ -13,7 +15,10 @@ namespace attn {
 // Which normalisation a block uses. None is "no norm layer" for the config; a Norm is never
 // built with it.
 enum class NormKind { None, LayerNorm, RMSNorm };
-// "none", "layernorm" or "rmsnorm"; anything else throws an Error of kind Config on key "norm".
+inline constexpr const char* kNormKindNames[] = {"none", "layernorm", "rmsnorm"};
+inline constexpr EnumNames kNormKinds = {"norm", ErrorKind::Config, "norm", "NormKind",
+                                         kNormKindNames, int(std::size(kNormKindNames))};
+// A name of kNormKinds; anything else throws an Error of kind Config on key "norm".
 NormKind parse_norm_kind(const std::string& name);
 const char* norm_kind_name(NormKind kind);
 

@@ -27,8 +27,6 @@ BlockStages transformer_block_stages(const BlockStagesInput& input, KeyNamer nam
   const int D = mc.d_model, H = mc.n_heads, KV = mc.kv_heads, C = mc.max_context_length;
   const int Dh = D / H;
   st.d_head = Dh;
-  Rng rng(0);  // eval mode: never read
-
   // The block's input x: the model's own embedding of the ids (its forward's s.x), or the given
   // matrix.
   TinyAttentionLM::State ms;
@@ -41,7 +39,7 @@ BlockStages transformer_block_stages(const BlockStagesInput& input, KeyNamer nam
   } else {
     const int T = int(input.ids.size());
     require(T >= 1 && T <= C, "ids has ", T, " tokens, expected 1 to ", C);
-    model.forward(input.ids.data(), 1, T, false, rng, ms);  // checks the ids against V
+    model.forward(input.ids.data(), 1, T, ms);  // checks the ids against V
     st.x = ms.x;
   }
   const int T = int(st.x.rows());
@@ -53,7 +51,7 @@ BlockStages transformer_block_stages(const BlockStagesInput& input, KeyNamer nam
   MultiHeadSelfAttention::State as;
   const auto run_attn = [&](const Mat& in) {
     st.attn_out.resize(T, D);
-    attn.forward(in, 1, T, false, rng, as, st.attn_out);
+    attn.forward(in, 1, T, as, st.attn_out);
   };
   FeedForward::State fs;
   const auto run_ffn = [&](const Mat& in) {

@@ -127,9 +127,8 @@ auto in_file(const char* file, Fn&& fn) -> decltype(fn()) {
 
 SelfTestForward model_forward(TinyAttentionLM& model) {
   return [&model](const int32_t* ids, int B, int T, Mat& logits, Mat& weights) {
-    Rng rng(0);  // eval mode: never read
     TinyAttentionLM::State s;
-    model.forward(ids, B, T, /*training=*/false, rng, s);
+    model.forward(ids, B, T, s);
     logits = s.logits;
     s.stacked_weights(weights);  // (L*B*H*T,T), layer-major
   };
@@ -327,9 +326,8 @@ SelfTestResult check_fused_qkv(TinyAttentionLM& model) {
     const int B = kProbeBatch, T = c.max_context_length, L = c.n_layers;
     Rng rng(kIdsSeed);
     const std::vector<int32_t> ids = random_ids(rng, size_t(B) * T, c.vocab_size);
-    Rng unused(0);
     TinyAttentionLM::State s;
-    model.forward(ids.data(), B, T, /*training=*/false, unused, s);
+    model.forward(ids.data(), B, T, s);
     if (L == 1) {
       SelfTestResult r = check_fused_qkv(s.attn.x, s.attn.qkv, model.attn.qkv_proj.weight,
                                          model.attn.qkv_proj.bias,
@@ -416,8 +414,7 @@ SelfTestResult check_gradcheck(int n_layers, bool residual, const ModelConfig* b
 
     // Numeric: the same loss from an eval forward, in double.
     auto loss = [&] {
-      Rng unused(0);
-      model.forward(ids.data(), 1, T, /*training=*/false, unused, s);
+      model.forward(ids.data(), 1, T, s);
       return position_loss(s.logits, query, target);
     };
 
@@ -504,9 +501,8 @@ SelfTestResult check_pytorch_reference(const ReferenceCase* ref) {
         " needs 1 <= B and 1 <= T <= max_context_length (", c.max_context_length, ")");
     const int B = int(B64), T = int(T64);
 
-    Rng unused(0);
     TinyAttentionLM::State s;
-    model->forward(ids.data(), B, T, /*training=*/false, unused, s);
+    model->forward(ids.data(), B, T, s);
     const float loss = cross_entropy_loss(s.logits, targets.data());
 
     const std::vector<int64_t> logits_shape = {B, T, c.vocab_size};

@@ -50,7 +50,8 @@ struct SelfTestResult {
   std::string detail;  // one sentence: what was measured on what shapes
 };
 
-// The three safetensors files of one PyTorch reference config (tests/reference/data/<name>.*),
+// The three safetensors files of one PyTorch reference config (tests/reference/data/<name>.*; the
+// shipped one, `attn selftest`'s default and the page's, is cpp/attn/teach/selftest_case/short.*),
 // as bytes: weights (state dict + metadata), input (ids, targets: (B,T) I64 or I32) and
 // expected (logits (B,T,V), attention (B,H,T,T), or (L,B,H,T,T) for L > 1 layers, loss (1)).
 struct ReferenceCase {

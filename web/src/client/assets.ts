@@ -4,9 +4,9 @@
 // is the one pattern bundlers follow to copy a file, and which makes a copy served from a CDN load
 // everything from the CDN, never relative to the page.
 import workerUrl from '../worker/worker.ts?worker&url';
-import referenceWeights from '../../../tests/reference/data/short.weights.safetensors?url';
-import referenceInput from '../../../tests/reference/data/short.input.safetensors?url';
-import referenceExpected from '../../../tests/reference/data/short.expected.safetensors?url';
+import referenceWeights from '../../../cpp/attn/teach/selftest_case/short.weights.safetensors?url';
+import referenceInput from '../../../cpp/attn/teach/selftest_case/short.input.safetensors?url';
+import referenceExpected from '../../../cpp/attn/teach/selftest_case/short.expected.safetensors?url';
 import { absolute, CORE_FILES } from '../core/core-files';
 import type { CoreFiles } from '../core/load-core.js';
 import type { ReferenceFiles } from '../panels/selftest/request';

@@ -30,95 +30,37 @@ export interface CoreError extends Error {
   key?: keyof TrainerConfig;
 }
 
-/** The Trainer's settings. Every key is optional: a missing key takes its DemoConfig default. */
-export interface TrainerConfig {
-  /** V, integer in [1, 65536]; default 64. */
-  vocabSize?: number;
-  /** D, even integer in [2, 4096], divisible by nHeads; default 32. */
-  dModel?: number;
-  /** H, integer in [1, dModel]; default 4. */
-  nHeads?: number;
-  /** T, also the max context length; integer in [1, 4096]; default 12. */
-  seqLen?: number;
-  /** B, integer in [1, 4096]; default 16. */
-  batchSize?: number;
-  /** Adam learning rate in (0, 10]; default 0.005. */
-  lr?: number;
-  /** Integer in [0, 2^53 - 1]; the same seed gives bit-identical weights natively and in wasm. */
-  seed?: number;
-  /** Dropout on the attention weights, in [0, 1); default 0. */
-  attnDropout?: number;
-  /** Dropout on the attention output, in [0, 1); default 0. */
-  outDropout?: number;
-  /** The training task (default "repeat"): repeat, shift (target = previous token), copy (the
-   * second half repeats the first), reverse (the second half reverses it) or sort (the second
-   * half sorts it; needs vocabSize >= (seqLen + 1) / 2) or future (the target is the next input:
-   * chance for a causal model, solved only when the mask leaks; needs seqLen >= 2) or induction
-   * (random ids in which a segment of 4-8 distinct ids occurs twice at random offsets; only the
-   * positions of the second occurrence whose next id the first occurrence determines count;
-   * needs seqLen >= 4 and vocabSize >= min(8, seqLen / 2) + 2). Unpredictable targets are left
-   * out of the loss and the accuracy. */
-  task?: TaskName;
-  /** L, attention layers, integer in [1, 4]; default 1 (the curriculum's model). */
-  nLayers?: number;
-  /** Each layer adds its output to the residual stream (x = x + attn_l(x)); default false. */
-  residual?: boolean;
-  /** K/V heads shared by groups of query heads (grouped-query attention; 1 = multi-query):
-   * integer in [0, nHeads] dividing nHeads; 0 (the default) = nHeads. */
-  kvHeads?: number;
-  /** How the model knows positions: "sinusoidal" (default, the table added to the embedding),
-   * "learned" (a trained (maxSeqLen, D) table), "rope", "alibi" or "none". */
-  positions?: PositionKind;
-  /** The longest sequence the model accepts, the rows of a learned table: integer in [0, 4096],
-   * 0 or >= seqLen; 0 (the default) = seqLen. */
-  maxSeqLen?: number;
-  /** The norm in each block: "none" (default), "layernorm" or "rmsnorm"; needs residual. */
-  norm?: NormKind;
-  /** "pre" (default: norm before each sublayer, and a final norm) or "post" (after each sum). */
-  normPosition?: NormPosition;
-  /** The feed-forward network after each attention: "none" (default), "relu", "gelu" or
-   * "swiglu"; needs residual. */
-  ffn?: FfnKind;
-  /** The FFN's hidden width in multiples of dModel: integer in [1, 8]; default 4. */
-  ffnMult?: number;
-  /** The std of the token embedding's initial values: in (0, 10]; default 0.02 (the
-   * curriculum's). Only the init: a weights file does not carry it. */
-  embInitStd?: number;
-  /** What the model learns: "causal" (default: the next token) or "mlm" (masked language
-   * modelling, BERT's: bidirectional attention; each step selects every token with probability
-   * maskRate, turns 80% of the selected into [MASK], 10% into another random token and keeps
-   * 10%, and takes the loss at the selected positions only; the model gets one more id, [MASK],
-   * the last). Every loss and accuracy of an mlm Trainer is over the selected positions. */
-  objective?: ObjectiveKind;
-  /** mlm: the chance that a token is selected, in [0.01, 0.5]; default 0.15. */
-  maskRate?: number;
-  /** Which keys each query sees: "full" (default), "window" (the last `window` keys, the query's
-   * own included; under mlm |i - j| < window) or "strided" (the window, plus every position that
-   * is a multiple of `stride`). Hidden keys get exactly 0 weight. */
-  attention?: AttentionKind;
-  /** W, the window in keys, integer in [1, 4096]; default 4. */
-  window?: number;
-  /** S, the stride of the strided keys, integer in [1, 4096]; default 4. */
-  stride?: number;
-  /** Differential attention: each head has two query/key maps and a learned lambda (0.5 at
-   * init), its weights softmax(s1) - lambda softmax(s2), so rows sum to 1 - lambda; default
-   * false. */
-  differential?: boolean;
-}
+// The config's types come from the core's schema (cpp/attn/train/config.h): config-schema.ts is
+// written by scripts/build-wasm from configSchema().
+import type { AttentionKind, FfnKind, NormKind, NormPosition, ObjectiveKind, PositionKind, TaskName, TrainerConfig } from './config-schema';
+export type { AttentionKind, FfnKind, NormKind, NormPosition, ObjectiveKind, PositionKind, TaskName, TrainerConfig };
 
-export type TaskName = 'repeat' | 'shift' | 'copy' | 'reverse' | 'sort' | 'future' | 'induction' | 'text';
-/** The block's position methods. */
-export type PositionKind = 'sinusoidal' | 'learned' | 'rope' | 'alibi' | 'none';
-/** The block's norms. */
-export type NormKind = 'none' | 'layernorm' | 'rmsnorm';
-/** Where the block's norms go. */
-export type NormPosition = 'pre' | 'post';
-/** The block's feed-forward networks. */
-export type FfnKind = 'none' | 'relu' | 'gelu' | 'swiglu';
-/** Next-token prediction, or masked language modelling. */
-export type ObjectiveKind = 'causal' | 'mlm';
-/** The attention patterns. */
-export type AttentionKind = 'full' | 'window' | 'strided';
+/** One key of the config schema (configSchema(), `attn schema`): its names (snake_case `name`,
+ * kebab-case `flag`: the `attn` flag, URL hash key and element attribute; `js`: the TrainerConfig
+ * key), type and default, bounds (numbers; `max_key`: another key bounds it too, `divides`: it must
+ * divide that key, `zero_means`: 0 stands for that key's value) or choices (enums, of the type
+ * `choices_type`), one-line help, the value's name in usage text, its group, and whether a
+ * weights file keeps it. */
+export interface ConfigKeySchema {
+  name: string;
+  flag: string;
+  js: string;
+  type: 'int' | 'uint64' | 'float' | 'bool' | 'enum';
+  default: number | boolean | string;
+  min?: number;
+  max?: number;
+  min_exclusive?: boolean;
+  max_exclusive?: boolean;
+  max_key?: string;
+  divides?: string;
+  zero_means?: string;
+  choices?: readonly string[];
+  choices_type?: string;
+  help: string;
+  symbol: string;
+  group: 'model' | 'block' | 'training' | 'task';
+  in_weights: boolean;
+}
 
 /** fill()'s options. */
 export interface FillOptions {
@@ -150,9 +92,7 @@ export type MaskMode = 'causal' | 'none' | 'inverted';
 
 /** Teaching interventions on the attention layers; they apply to training and every readout.
  * Heads are numbered globally across layers, layer-major: head h of layer l is g = l * nHeads + h;
- * scaleScores and mask apply to every layer.
- * setAblation also accepts the old names `zeroed` (for headsOff) and `frozen` (for headsFrozen);
- * giving a key under both names is an `input` error. ablation() returns the new names. */
+ * scaleScores and mask apply to every layer. */
 export interface Ablation {
   /** One per head (nLayers * nHeads, global index): true switches the head's output off (its
    * weights are still computed). */
@@ -261,6 +201,21 @@ export interface RowBackward {
   dV: Matrix;
 }
 
+/** The k most likely next tokens at each of the T positions of a sequence, in eval mode under the
+ * ablation. */
+export interface Predictions {
+  /** min(k, vocabSize). */
+  k: number;
+  /** (T, k) row-major: most likely first; ties: the smaller id first. */
+  top: Int32Array;
+  /** (T, k): their probabilities. */
+  probs: Float32Array;
+  /** (T): the task's answer at each position (taskTargets); -100 where it sets none. */
+  answers: Int32Array;
+  /** (T): the probability of the answer; NaN where there is none. */
+  answerProbs: Float32Array;
+}
+
 /** One check of selfTest(). */
 export interface SelfTestResult {
   /** rows_and_mask, future_invariance, split_merge, fused_qkv, gradcheck or pytorch_reference. */
@@ -356,6 +311,9 @@ export interface Trainer {
   /** ids as for attention(); head in [0, nLayers * nHeads) (the global index l * nHeads + h),
    * query in [0, ids.length), target in [0, V). */
   rowBackward(ids: Int32Array, head: number, query: number, target: number): RowBackward;
+  /** The model's k >= 1 most likely next tokens at each position of ids (as for attention()),
+   * with their probabilities (the sampler's softmax at temperature 1), and the task's answers. */
+  predictions(ids: Int32Array, k: number): Predictions;
   /** Runs the curriculum's invariants on this model (unchanged) and, given, a PyTorch case. */
   selfTest(reference: ReferenceCase | null): SelfTestResult[];
   /** A masked language model of text (objective "mlm", task "text"): fills every blank of text
@@ -424,6 +382,32 @@ export interface Matrix {
   data: Float32Array;
   rows: number;
   cols: number;
+}
+
+/** What the lesson's inputs are made from (lessonInputs). */
+export interface LessonInputsArgs {
+  /** 1 to 64 words; equal strings share an embedding row (lower-case them first). */
+  tokens: string[];
+  /** d_model, dk, dv in [1, 64]. */
+  dModel: number;
+  dk: number;
+  dv: number;
+  /** 1 to 8 (default 1). */
+  heads?: number;
+  seed: number;
+}
+
+/** The lesson's inputs, made by the core's generator: `attn demo self-attention` draws the same. */
+export interface LessonInputs {
+  /** (T, dModel): each word's N(0, 1) row from its own stream of the seed. */
+  E: Matrix;
+  /** Per head h, the lesson's SelfAttention(dModel, dk, dv, seed + h): (dModel, dk), (dModel, dk),
+   * (dModel, dv). Head 0 is the single head. */
+  Wq: Matrix[];
+  Wk: Matrix[];
+  Wv: Matrix[];
+  /** (heads * dv, dModel), no bias. */
+  Wo: Matrix;
 }
 
 /** Input of the single-head lesson. X (T,D) with T <= 1024, Wq and Wk (D,dk), Wv (D,dv). */
@@ -652,6 +636,8 @@ export interface AttentionCore {
   transformerBlock(input: TransformerBlockInput): TransformerBlockStages;
   /** E (T,D), D even -> E plus the sinusoidal position encoding. */
   addPositions(E: Matrix): PositionedInput;
+  /** The lesson's embeddings and weights for a sentence and a seed, from the core's generator. */
+  lessonInputs(args: LessonInputsArgs): LessonInputs;
   /** The targets the task's rule gives ids (-100 where it gives none). */
   taskTargets(task: TaskName, ids: Int32Array): Int32Array;
   /** The sqrt(dk) lesson: dk in [1, 64], keys in [2, 16], seed in [0, 2^32 - 1]. */
@@ -682,6 +668,9 @@ export interface AttentionCore {
   decodeText(vocab: string, ids: Int32Array): string;
   /** The DemoConfig: every key with its default. */
   defaultConfig(): ResolvedTrainerConfig;
+  /** The config schema: one object per TrainerConfig key, in the core's order (`attn schema`
+   * prints the same). */
+  configSchema(): ConfigKeySchema[];
   /** Bytes currently allocated on the wasm heap (for leak checks). */
   heapBytesInUse(): number;
   /** Benchmarks: reps products C = A B of (n,n) matrices with the training kernel; returns a

@@ -6,31 +6,26 @@ import { checkField, DEFAULTS, quote, SETTING_LIST, SETTINGS, type Correction, t
 import { fixConsistency } from '../settings/state';
 import { PART_GROUPS, type PartGroup } from '../ui/parts';
 
-/** Attribute name -> the State key it sets, for a table: its attributes, and with `old` their old
- * names too. */
-export function attributeMap(table: readonly Setting[], old = false): Readonly<Record<string, keyof State>> {
-  return Object.fromEntries(table.flatMap((s) => (s.attribute === null ? [] : [s.attribute, ...(old ? s.aliases.attribute : [])].map((a) => [a, s.key]))));
+/** Attribute name -> the State key it sets, for a table's attributes. */
+export function attributeMap(table: readonly Setting[]): Readonly<Record<string, keyof State>> {
+  return Object.fromEntries(table.flatMap((s) => (s.attribute === null ? [] : [[s.attribute, s.key]])));
 }
 
 /** Attributes that set a State key, with the key they set. */
 export const CONFIG_ATTRIBUTES = attributeMap(SETTING_LIST);
-/** The same, with the old attribute names that still work. */
-const ATTRIBUTE_KEYS = attributeMap(SETTING_LIST, true);
 
-/** An attribute that sets a State key (an old name included). */
+/** An attribute that sets a State key. */
 export type ConfigAttribute = string;
 
 /** The attributes only the element has (no setting of the page). */
 export const ELEMENT_ATTRIBUTES = ['autoplay', 'hide', 'height', 'solved-at', 'theme'] as const;
 
-/** Every attribute (the old names of settings' attributes aside). */
+/** Every attribute, the one list the element watches. */
 export const ATTRIBUTES = [...Object.keys(CONFIG_ATTRIBUTES), ...ELEMENT_ATTRIBUTES] as readonly string[];
-/** Every attribute the element watches: ATTRIBUTES and the old names. */
-export const OBSERVED_ATTRIBUTES = [...Object.keys(ATTRIBUTE_KEYS), ...ELEMENT_ATTRIBUTES] as readonly string[];
 
-/** The State key an attribute (or an old name of it) sets, if any. */
+/** The State key an attribute sets, if any. */
 export function keyOfAttribute(name: string): keyof State | undefined {
-  return Object.hasOwn(ATTRIBUTE_KEYS, name) ? ATTRIBUTE_KEYS[name] : undefined;
+  return Object.hasOwn(CONFIG_ATTRIBUTES, name) ? CONFIG_ATTRIBUTES[name] : undefined;
 }
 
 /** The control groups `hide` leaves out, with what each one is (the views place them: ui/parts.ts). */
@@ -65,8 +60,7 @@ export function problemOf(c: Correction, source: 'attribute' | 'state' = 'attrib
 
 /**
  * The State for a set of config attributes (null = absent), starting from base; values checked and
- * clamped with the URL's rules, then made consistent (even d_model, heads dividing it...). An
- * attribute's old name is read when the attribute itself is absent.
+ * clamped with the URL's rules, then made consistent (even d_model, heads dividing it...).
  */
 export function stateFromAttributes(
   base: Readonly<State>,
@@ -77,7 +71,7 @@ export function stateFromAttributes(
   const corrections: Correction[] = [];
   for (const s of table) {
     if (s.attribute === null) continue;
-    const raw = [s.attribute, ...s.aliases.attribute].map(get).find((v) => v !== null) ?? null;
+    const raw = get(s.attribute);
     if (raw === null) continue;
     const key = s.key;
     // An on/off attribute present without a value (<… residual>) is on, as HTML's boolean attributes.

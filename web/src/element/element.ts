@@ -17,10 +17,10 @@ import { Store } from '../settings/store';
 import { mountApp, type App } from '../ui/app';
 import { h } from '../ui/dom';
 import {
+  ATTRIBUTES,
   CONFIG_ATTRIBUTES,
   ELEMENT_DEFAULTS,
   keyOfAttribute,
-  OBSERVED_ATTRIBUTES,
   parseAutoplay,
   parseHeight,
   parseHide,
@@ -74,7 +74,7 @@ function styleSheets(): CSSStyleSheet[] {
 /** The custom element class; see README.md, "Embed it in a course site" for the contract. */
 export class AttentionPlaygroundElement extends HTMLElement {
   static get observedAttributes(): readonly string[] {
-    return OBSERVED_ATTRIBUTES;
+    return ATTRIBUTES;
   }
 
   readonly #shadow: ShadowRoot;

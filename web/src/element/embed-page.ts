@@ -55,7 +55,7 @@ function post(type: (typeof EVENT_TYPES)[number], detail: unknown): void {
 
 const el = document.createElement('attention-playground');
 for (const type of EVENT_TYPES) el.addEventListener(type, (e) => post(type, (e as CustomEvent).detail));
-// The element's own attributes, then the settings under their hash keys (old names included),
+// The element's own attributes, then the settings under their hash keys,
 // checked like the element's `state`.
 for (const name of ELEMENT_ATTRIBUTES) {
   const v = params.get(name);

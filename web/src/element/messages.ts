@@ -1,7 +1,7 @@
 // The postMessage API of embed.html: the commands a parent page may send, their schema check,
 // and the origin allowlist. Pure functions, so the rules are in one place.
 import { MAX_STEPS_PER_REQUEST } from '../model/protocol';
-import { OBSERVED_ATTRIBUTES } from './attributes';
+import { ATTRIBUTES } from './attributes';
 
 /** Tag of every message embed.html posts, and optional tag of the commands it accepts. */
 export const MESSAGE_SOURCE = 'attention-playground';
@@ -49,9 +49,9 @@ export function parseCommand(data: unknown): { ok: true; command: Command } | { 
       if (!only(['config']) || !isPlainObject(rest.config)) return { ok: false, why: 'configure takes config: {attribute: value}' };
       const config: Record<string, string | null> = {};
       const entries = Object.entries(rest.config);
-      if (entries.length > OBSERVED_ATTRIBUTES.length) return { ok: false, why: 'configure: too many keys' };
+      if (entries.length > ATTRIBUTES.length) return { ok: false, why: 'configure: too many keys' };
       for (const [k, v] of entries) {
-        if (!OBSERVED_ATTRIBUTES.includes(k)) return { ok: false, why: `configure: unknown attribute ${JSON.stringify(k.slice(0, 24))}` };
+        if (!ATTRIBUTES.includes(k)) return { ok: false, why: `configure: unknown attribute ${JSON.stringify(k.slice(0, 24))}` };
         if (v === null) config[k] = null;
         else if (typeof v === 'string' && v.length <= 1024) config[k] = v;
         else if (typeof v === 'number' && Number.isFinite(v)) config[k] = String(v);

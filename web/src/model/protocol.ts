@@ -46,14 +46,8 @@ import type {
 } from '../core/attention-core';
 import type { CoreFiles } from '../core/load-core.js';
 
-/** Trainer config: every key of the core's JS API the page sets, resolved. */
-export type TrainerConfigMsg = Omit<ResolvedTrainerConfig, NotOnThePage>;
-
-/** The core's config keys the page does not set yet (masked language modelling and the
- * attention variants): its Trainers take their defaults. `window` is also the lesson's own
- * setting (view 2's sliding window, settings.ts), a name the page must settle when it takes the
- * core's. */
-export type NotOnThePage = 'objective' | 'maskRate' | 'attention' | 'window' | 'stride' | 'differential';
+/** Trainer config: every key of the core's JS API, resolved. */
+export type TrainerConfigMsg = ResolvedTrainerConfig;
 
 /** Everything the page draws for one moment of training. */
 export interface Snapshot {

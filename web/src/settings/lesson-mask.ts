@@ -14,13 +14,11 @@ export const MAX_MASK_TOKENS = 2 * TEXT_LIMITS.sentenceTokens;
 const DRAWN = /^[01]+(?:\.[01]+)*$/;
 const isPreset = (v: string): v is MaskPreset => (MASK_PRESETS as readonly string[]).includes(v);
 
-/** The mask setting's cleaner: a preset, drawn rows (square, at most MAX_MASK_TOKENS), or the old
- * `causal` link's 1/true (causal) and 0/false (none). Anything else becomes none, with why. */
+/** The mask setting's cleaner: a preset or drawn rows (square, at most MAX_MASK_TOKENS). Anything
+ * else becomes none, with why. */
 export function cleanMask(raw: string): { value: string; why?: string } {
   const t = raw.trim();
   if (isPreset(t)) return { value: t };
-  if (t === '1' || t === 'true') return { value: 'causal' };
-  if (t === '0' || t === 'false') return { value: 'none' };
   const max = MAX_MASK_TOKENS;
   if (t.length <= 4 * max * (max + 1) && DRAWN.test(t)) {
     const rows = t.split('.');

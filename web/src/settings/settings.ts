@@ -1,15 +1,19 @@
-// The key table: every setting of the page, written once (after tensorflow/playground's state.ts).
-// For each: its name in JS (the State key, the element's `state` key and, for the config, the
-// core's JS key), its name in the core and in C++ where it has one, the URL hash key, the element
-// attribute and the `attn train` flag where it has them, the label, the type, the default, the
-// bounds and the validation, and the old names that still parse. Everything else is derived from
-// it: the defaults, checkField, the hash round trip (state.ts), the element's attributes
-// (element/attributes.ts), the training view's controls and the import's config checks. The
-// values themselves live in the Store (store.ts), and nowhere else.
-import type { Ablation as CoreAblation, FfnKind, NormKind, NormPosition, PositionKind, TrainerConfig } from '../core/attention-core';
-import type { MaskMode, NotOnThePage } from '../model/protocol';
+// The key table: every setting of the page (after tensorflow/playground's state.ts). For each: its
+// name in JS (the State key, the element's `state` key and, for the config, the core's JS key), its
+// name in the core where it has one, the URL hash key, the element attribute, the label, the type,
+// the default, the bounds and the validation. The config's rows are built from the core's schema
+// (core/config-schema.ts, written from cpp/attn/train/config.h at build time): names, type,
+// default, bounds and choices come from there, and CONFIG_PAGE adds only what the page does its own
+// way (labels, tighter bounds, steps); a new config key needs no edit here. The page's own settings
+// (view, panel, the lesson view's, the ablation's) are written out below. Everything else is
+// derived from the table: the defaults, checkField, the hash round trip (state.ts), the element's
+// attributes (element/attributes.ts), the training view's controls and the import's config
+// checks. The values themselves live in the Store (store.ts), and nowhere else.
+import type { Ablation as CoreAblation, ConfigKeySchema, TrainerConfig } from '../core/attention-core';
+import { CONFIG_SCHEMA } from '../core/config-schema';
+import type { MaskMode } from '../model/protocol';
 import { PANELS, type PanelId } from '../panels/registry';
-import { cleanHeads, cleanSample, cleanSentence, DEFAULT_SENTENCE, MAX_HEADS, MAX_LAYERS, quote, TEXT_LIMITS } from './parse';
+import { cleanHeads, cleanSample, cleanSentence, DEFAULT_SENTENCE, MAX_HEADS, quote, TEXT_LIMITS } from './parse';
 import { cleanMask, cleanSecondSentence, MAX_MASK_TOKENS } from './lesson-mask';
 import { TASKS, type TaskName } from './tasks';
 import { cleanLogits, DEFAULT_LOGITS } from './logits';
@@ -19,11 +23,6 @@ export { TASKS, type TaskName };
 
 /** The page's longest training sequence. */
 const MAX_SEQ_LEN = 128;
-/** The core's choices for the block's position method, norm, norm placement and FFN. */
-const POSITION_KINDS = ['sinusoidal', 'learned', 'rope', 'alibi', 'none'] as const satisfies readonly PositionKind[];
-const NORM_KINDS = ['none', 'layernorm', 'rmsnorm'] as const satisfies readonly NormKind[];
-const NORM_POSITIONS = ['pre', 'post'] as const satisfies readonly NormPosition[];
-const FFN_KINDS = ['none', 'relu', 'gelu', 'swiglu'] as const satisfies readonly FfnKind[];
 
 /** View 1 trains the tiny LM; view 2 takes one head apart ("lesson"); view 3 one transformer block ("block"). */
 export type View = 'train' | 'lesson' | 'block';
@@ -34,7 +33,7 @@ export type PanelName = PanelId | 'all';
 const PANEL_NAMES: readonly PanelName[] = [...PANELS.map((p) => p.name), 'all'];
 
 /** Every setting of the page. Model/training keys are the core's JS config keys. */
-export interface State extends Required<Omit<TrainerConfig, NotOnThePage>> {
+export interface State extends Required<TrainerConfig> {
   view: View;
   task: TaskName;
   /** Token ids (space separated) of the sequence whose attention the heatmaps show; empty: a
@@ -54,7 +53,7 @@ export interface State extends Required<Omit<TrainerConfig, NotOnThePage>> {
   /** View 2's mask (a preset name or drawn rows of 0/1, see lesson-mask.ts), the sliding
    * window's k, the number of heads, sinusoidal positions added to X, and a second sentence. */
   lessonMask: string;
-  window: number;
+  lessonWindow: number;
   lessonHeads: number;
   lessonPositions: boolean;
   secondSentence: string;
@@ -76,235 +75,189 @@ export interface State extends Required<Omit<TrainerConfig, NotOnThePage>> {
 export type SettingGroup = 'page' | 'config' | 'sample' | 'ablation' | 'lesson';
 export type SettingType = 'int' | 'float' | 'bool' | 'enum' | 'text';
 
-/** An `attn train` flag: one that takes a value (`--vocab-size V`), or a switch that sets the
- * value; `alias` is its old name, still accepted by `attn`. */
-export type CliFlag = ({ flag: `--${string}`; value: string } | { flag: `--${string}`; sets: boolean }) & { alias?: `--${string}` };
-
 /** One row of the key table. */
 export interface Setting<K extends keyof State = keyof State> {
   /** The name in JS: the State key, the element's `state` key, the training view's control name. */
   key: K;
   group: SettingGroup;
-  /** The core's JS name (TrainerConfig, Ablation, selfAttention), where it differs or exists;
-   * null: the page's own setting. */
+  /** The core's JS name (TrainerConfig, Ablation), where it exists; null: the page's own setting. */
   core: keyof TrainerConfig | keyof CoreAblation | null;
-  /** The C++ name (TrainerConfig, Trainer::Ablation, attention's argument); null: none. */
-  cpp: string | null;
   /** The URL hash key (also embed.html's). */
   hash: string;
   /** The <attention-playground> attribute; null: set through `state` only. */
   attribute: string | null;
-  /** The `attn train` flag; null: none. */
-  cli: CliFlag | null;
   /** The name shown to the learner (the control's label, the start of its corrections). */
   label: string;
   type: SettingType;
   default: State[K];
-  /** Numbers: the bounds, inclusive unless `exclusiveMin`. */
+  /** Numbers: the bounds, inclusive unless `exclusiveMin` or `exclusiveMax`. */
   range: readonly [number, number] | null;
   /** The lower bound is excluded (lr in (0, 10]); a value at or under it takes the default. */
   exclusiveMin: boolean;
+  /** The upper bound is excluded; a value at or over it takes the default. */
+  exclusiveMax: boolean;
   /** Enums: the allowed values. */
   values: readonly string[] | null;
   /** Numbers: the control's step (the number input's `step`). */
   step: string | null;
   /** Text: cleans a raw value; `why` says what was changed, after "<label>: ". */
   clean: ((raw: string) => { value: string; why?: string }) | null;
-  /** Old names that still parse (never written). */
-  aliases: { hash: readonly string[]; attribute: readonly string[] };
 }
 
 // Shorthands for the rows: the fields a type does not use are null.
-const none = { hash: [], attribute: [] } as const;
-const numeric = (range: readonly [number, number], step: string) => ({ range, step, exclusiveMin: false, values: null, clean: null });
-const oneOf = (values: readonly string[]) => ({ range: null, step: null, exclusiveMin: false, values, clean: null });
-const onOff = { range: null, step: null, exclusiveMin: false, values: null, clean: null } as const;
-const textual = (clean: (raw: string) => { value: string; why?: string }) => ({ range: null, step: null, exclusiveMin: false, values: null, clean });
+const numeric = (range: readonly [number, number], step: string) => ({ range, step, exclusiveMin: false, exclusiveMax: false, values: null, clean: null });
+const oneOf = (values: readonly string[]) => ({ range: null, step: null, exclusiveMin: false, exclusiveMax: false, values, clean: null });
+const onOff = { range: null, step: null, exclusiveMin: false, exclusiveMax: false, values: null, clean: null } as const;
+const textual = (clean: (raw: string) => { value: string; why?: string }) => ({ range: null, step: null, exclusiveMin: false, exclusiveMax: false, values: null, clean });
+
+/** What the page does its own way for a config key; absent fields take the schema's: the label is
+ * the key's snake_case name, the bounds the core's, the step 1 for integers and any for numbers,
+ * the attribute the key's flag (null: none, set through `state` only). The page's bounds are
+ * tighter than the core's, to keep every redraw cheap. kvHeads and maxSeqLen keep the core's 0
+ * for "the same as heads" and "the same as seq_len": a default cannot follow another setting, and
+ * config() reports the 0 it was given; the page caps maxSeqLen at 4 times its longest seq_len, so a
+ * learned table covers the "Longer than trained" panel's 4x. */
+interface ConfigPage {
+  label?: string;
+  range?: readonly [number, number];
+  step?: string;
+  attribute?: null;
+}
+const CONFIG_PAGE: { readonly [K in keyof TrainerConfig]?: ConfigPage } = {
+  vocabSize: { label: 'vocab', range: [2, 512] },
+  dModel: { range: [2, 256], step: '2' },
+  nHeads: { label: 'heads', range: [1, MAX_HEADS] },
+  seqLen: { range: [1, MAX_SEQ_LEN] },
+  batchSize: { label: 'batch', range: [1, 64] },
+  lr: { label: 'learning rate' },
+  seed: { range: [0, 2 ** 32 - 1] },
+  attnDropout: { label: 'attention dropout', range: [0, 0.9], step: '0.05', attribute: null },
+  outDropout: { label: 'output dropout', range: [0, 0.9], step: '0.05', attribute: null },
+  nLayers: { label: 'layers' },
+  residual: { label: 'residual stream' },
+  kvHeads: { label: 'K/V heads (0 = heads)', range: [0, MAX_HEADS] },
+  maxSeqLen: { label: 'max_seq_len (0 = seq_len)', range: [0, 4 * MAX_SEQ_LEN] },
+  normPosition: { label: 'norm position' },
+  ffn: { label: 'FFN' },
+  ffnMult: { label: 'FFN width (× d_model)' },
+  embInitStd: { label: 'embedding init std' },
+  maskRate: { label: 'mask rate', step: '0.01' },
+  attention: { label: 'attention pattern' },
+  window: { label: 'window W', range: [1, MAX_SEQ_LEN] },
+  stride: { label: 'stride S', range: [1, MAX_SEQ_LEN] },
+  differential: { label: 'differential attention' },
+};
+
+/** A config key's row: the schema's key with the page's CONFIG_PAGE on top. */
+export function configRow(k: ConfigKeySchema): Omit<Setting, 'key'> {
+  const page: ConfigPage = CONFIG_PAGE[k.js as keyof TrainerConfig] ?? {};
+  const common = { group: 'config' as const, core: k.js as keyof TrainerConfig, hash: k.flag, attribute: page.attribute === null ? null : k.flag, label: page.label ?? k.name, default: k.default as State[keyof State] };
+  if (k.type === 'bool') return { ...common, type: 'bool', ...onOff };
+  if (k.type === 'enum') return { ...common, type: 'enum', ...oneOf(k.choices!) };
+  // A number: the page's bounds (inclusive), else the core's (an unbounded integer is a safe one).
+  const range = page.range ?? [k.min ?? 0, k.max ?? Number.MAX_SAFE_INTEGER];
+  const step = page.step ?? (k.type === 'float' ? 'any' : '1');
+  return { ...common, type: k.type === 'float' ? 'float' : 'int', ...numeric(range, step), exclusiveMin: !page.range && k.min_exclusive === true, exclusiveMax: !page.range && k.max_exclusive === true };
+}
+
+/** The config's rows, in the core's order. */
+const CONFIG_ROWS = Object.fromEntries(CONFIG_SCHEMA.map((k) => [k.js, configRow(k)])) as unknown as { readonly [K in keyof TrainerConfig]-?: Omit<Setting<K>, 'key'> };
 
 /** The key table, in hash order. The type makes every State key appear exactly once. */
 export const SETTINGS: { readonly [K in keyof State]: Omit<Setting<K>, 'key'> } = {
   view: {
-    group: 'page', core: null, cpp: null, hash: 'view', attribute: 'view', cli: null,
-    label: 'view', type: 'enum', default: 'train', ...oneOf(['train', 'lesson', 'block']), aliases: none,
+    group: 'page', core: null, hash: 'view', attribute: 'view',
+    label: 'view', type: 'enum', default: 'train', ...oneOf(['train', 'lesson', 'block']),
   },
-  vocabSize: {
-    group: 'config', core: 'vocabSize', cpp: 'vocab_size', hash: 'vocab-size', attribute: 'vocab-size', cli: { flag: '--vocab-size', value: 'V', alias: '--vocab' },
-    label: 'vocab', type: 'int', default: 64, ...numeric([2, 512], '1'), aliases: { hash: ['vocab'], attribute: [] },
-  },
-  dModel: {
-    group: 'config', core: 'dModel', cpp: 'd_model', hash: 'd-model', attribute: 'd-model', cli: { flag: '--d-model', value: 'D' },
-    label: 'd_model', type: 'int', default: 32, ...numeric([2, 256], '2'), aliases: { hash: ['dmodel'], attribute: [] },
-  },
-  nHeads: {
-    group: 'config', core: 'nHeads', cpp: 'n_heads', hash: 'heads', attribute: 'heads', cli: { flag: '--heads', value: 'H' },
-    label: 'heads', type: 'int', default: 4, ...numeric([1, MAX_HEADS], '1'), aliases: none,
-  },
-  seqLen: {
-    group: 'config', core: 'seqLen', cpp: 'seq_len', hash: 'seq-len', attribute: 'seq-len', cli: { flag: '--seq-len', value: 'T' },
-    label: 'seq_len', type: 'int', default: 12, ...numeric([1, MAX_SEQ_LEN], '1'), aliases: { hash: ['seqlen'], attribute: [] },
-  },
-  batchSize: {
-    group: 'config', core: 'batchSize', cpp: 'batch_size', hash: 'batch', attribute: 'batch', cli: { flag: '--batch', value: 'B' },
-    label: 'batch', type: 'int', default: 16, ...numeric([1, 64], '1'), aliases: none,
-  },
-  lr: {
-    group: 'config', core: 'lr', cpp: 'lr', hash: 'lr', attribute: 'lr', cli: { flag: '--lr', value: 'LR' },
-    label: 'learning rate', type: 'float', default: 0.005, ...numeric([0, 10], 'any'), exclusiveMin: true, aliases: none,
-  },
-  seed: {
-    group: 'config', core: 'seed', cpp: 'seed', hash: 'seed', attribute: 'seed', cli: { flag: '--seed', value: 'N' },
-    label: 'seed', type: 'int', default: 42, ...numeric([0, 2 ** 32 - 1], '1'), aliases: none,
-  },
-  attnDropout: {
-    group: 'config', core: 'attnDropout', cpp: 'attn_dropout', hash: 'attn-dropout', attribute: null, cli: { flag: '--attn-dropout', value: 'P' },
-    label: 'attention dropout', type: 'float', default: 0, ...numeric([0, 0.9], '0.05'), aliases: { hash: ['attndrop'], attribute: [] },
-  },
-  outDropout: {
-    group: 'config', core: 'outDropout', cpp: 'out_dropout', hash: 'out-dropout', attribute: null, cli: { flag: '--out-dropout', value: 'P' },
-    label: 'output dropout', type: 'float', default: 0, ...numeric([0, 0.9], '0.05'), aliases: { hash: ['outdrop'], attribute: [] },
-  },
-  task: {
-    group: 'config', core: 'task', cpp: 'task', hash: 'task', attribute: 'task', cli: { flag: '--task', value: 'NAME' },
-    label: 'task', type: 'enum', default: 'repeat', ...oneOf(Object.keys(TASKS)), aliases: none,
-  },
-  // ---- Depth: stacked attention layers, with or without the residual stream.
-  nLayers: {
-    group: 'config', core: 'nLayers', cpp: 'n_layers', hash: 'layers', attribute: 'layers', cli: { flag: '--layers', value: 'L' },
-    label: 'layers', type: 'int', default: 1, ...numeric([1, MAX_LAYERS], '1'), aliases: none,
-  },
-  residual: {
-    group: 'config', core: 'residual', cpp: 'residual', hash: 'residual', attribute: 'residual', cli: { flag: '--residual', sets: true },
-    label: 'residual stream', type: 'bool', default: false, ...onOff, aliases: none,
-  },
-  // ---- The transformer block. kvHeads and maxSeqLen keep the core's 0 for "the same as
-  // heads" and "the same as seq_len": a default cannot follow another setting, and config() reports
-  // the 0 it was given. The page caps maxSeqLen at 4 times its longest seq_len, so a learned table
-  // covers the "Longer than trained" panel's 4x.
-  kvHeads: {
-    group: 'config', core: 'kvHeads', cpp: 'kv_heads', hash: 'kv-heads', attribute: 'kv-heads', cli: { flag: '--kv-heads', value: 'KV' },
-    label: 'K/V heads (0 = heads)', type: 'int', default: 0, ...numeric([0, MAX_HEADS], '1'), aliases: none,
-  },
-  positions: {
-    group: 'config', core: 'positions', cpp: 'positions', hash: 'positions', attribute: 'positions', cli: { flag: '--positions', value: 'KIND' },
-    label: 'positions', type: 'enum', default: 'sinusoidal', ...oneOf(POSITION_KINDS), aliases: none,
-  },
-  maxSeqLen: {
-    group: 'config', core: 'maxSeqLen', cpp: 'max_seq_len', hash: 'max-seq-len', attribute: 'max-seq-len', cli: { flag: '--max-seq-len', value: 'C' },
-    label: 'max_seq_len (0 = seq_len)', type: 'int', default: 0, ...numeric([0, 4 * MAX_SEQ_LEN], '1'), aliases: none,
-  },
-  norm: {
-    group: 'config', core: 'norm', cpp: 'norm', hash: 'norm', attribute: 'norm', cli: { flag: '--norm', value: 'KIND' },
-    label: 'norm', type: 'enum', default: 'none', ...oneOf(NORM_KINDS), aliases: none,
-  },
-  normPosition: {
-    group: 'config', core: 'normPosition', cpp: 'norm_position', hash: 'norm-position', attribute: 'norm-position', cli: { flag: '--norm-position', value: 'WHERE' },
-    label: 'norm position', type: 'enum', default: 'pre', ...oneOf(NORM_POSITIONS), aliases: none,
-  },
-  ffn: {
-    group: 'config', core: 'ffn', cpp: 'ffn', hash: 'ffn', attribute: 'ffn', cli: { flag: '--ffn', value: 'KIND' },
-    label: 'FFN', type: 'enum', default: 'none', ...oneOf(FFN_KINDS), aliases: none,
-  },
-  ffnMult: {
-    group: 'config', core: 'ffnMult', cpp: 'ffn_mult', hash: 'ffn-mult', attribute: 'ffn-mult', cli: { flag: '--ffn-mult', value: 'M' },
-    label: 'FFN width (× d_model)', type: 'int', default: 4, ...numeric([1, 8], '1'), aliases: none,
-  },
-  // ---- Look inside: the token embedding's init std. The curriculum's 0.02 is the default;
-  // the induction preset's larger value forms its head sooner.
-  embInitStd: {
-    group: 'config', core: 'embInitStd', cpp: 'emb_init_std', hash: 'emb-init-std', attribute: 'emb-init-std', cli: { flag: '--emb-init-std', value: 'S' },
-    label: 'embedding init std', type: 'float', default: 0.02, ...numeric([0, 10], 'any'), exclusiveMin: true, aliases: none,
-  },
+  ...CONFIG_ROWS,
   sample: {
-    group: 'sample', core: null, cpp: null, hash: 'sample', attribute: 'sample', cli: null,
-    label: 'sample sequence', type: 'text', default: '', ...textual(cleanSample), aliases: none,
+    group: 'sample', core: null, hash: 'sample', attribute: 'sample',
+    label: 'sample sequence', type: 'text', default: '', ...textual(cleanSample),
   },
   sampleSeed: {
-    group: 'sample', core: null, cpp: null, hash: 'sample-seed', attribute: null, cli: null,
-    label: 'sample seed', type: 'int', default: 1, ...numeric([0, 2 ** 31 - 1], '1'), aliases: none,
+    group: 'sample', core: null, hash: 'sample-seed', attribute: null,
+    label: 'sample seed', type: 'int', default: 1, ...numeric([0, 2 ** 31 - 1], '1'),
   },
   logY: {
-    group: 'page', core: null, cpp: null, hash: 'logy', attribute: null, cli: null,
-    label: 'log scale', type: 'bool', default: true, ...onOff, aliases: none,
+    group: 'page', core: null, hash: 'logy', attribute: null,
+    label: 'log scale', type: 'bool', default: true, ...onOff,
   },
   smooth: {
-    group: 'page', core: null, cpp: null, hash: 'smooth', attribute: null, cli: null,
-    label: 'smoothed curve', type: 'bool', default: false, ...onOff, aliases: none,
+    group: 'page', core: null, hash: 'smooth', attribute: null,
+    label: 'smoothed curve', type: 'bool', default: false, ...onOff,
   },
   epochMeans: {
-    group: 'page', core: null, cpp: null, hash: 'epochs', attribute: null, cli: null,
-    label: 'epoch means', type: 'bool', default: false, ...onOff, aliases: none,
+    group: 'page', core: null, hash: 'epochs', attribute: null,
+    label: 'epoch means', type: 'bool', default: false, ...onOff,
   },
   panel: {
-    group: 'page', core: null, cpp: null, hash: 'panel', attribute: 'panel', cli: null,
-    label: 'panel', type: 'enum', default: 'predictions', ...oneOf(PANEL_NAMES), aliases: none,
+    group: 'page', core: null, hash: 'panel', attribute: 'panel',
+    label: 'panel', type: 'enum', default: 'predictions', ...oneOf(PANEL_NAMES),
   },
   sentence: {
-    group: 'lesson', core: null, cpp: null, hash: 'sentence', attribute: null, cli: null,
-    label: 'sentence', type: 'text', default: DEFAULT_SENTENCE, ...textual(cleanSentence), aliases: none,
+    group: 'lesson', core: null, hash: 'sentence', attribute: null,
+    label: 'sentence', type: 'text', default: DEFAULT_SENTENCE, ...textual(cleanSentence),
   },
   dk: {
-    group: 'lesson', core: null, cpp: null, hash: 'dk', attribute: null, cli: null,
-    label: 'dk', type: 'int', default: 4, ...numeric([1, 16], '1'), aliases: none,
+    group: 'lesson', core: null, hash: 'dk', attribute: null,
+    label: 'dk', type: 'int', default: 4, ...numeric([1, 16], '1'),
   },
   dv: {
-    group: 'lesson', core: null, cpp: null, hash: 'dv', attribute: null, cli: null,
-    label: 'dv', type: 'int', default: 4, ...numeric([1, 16], '1'), aliases: none,
+    group: 'lesson', core: null, hash: 'dv', attribute: null,
+    label: 'dv', type: 'int', default: 4, ...numeric([1, 16], '1'),
   },
-  // View 2's mask, heads, positions and second sentence. The old `causal=1|0` link
-  // still parses: the mask's cleaner reads 1 as causal and 0 as none.
+  // View 2's mask, heads, positions and second sentence.
   lessonMask: {
-    group: 'lesson', core: null, cpp: null, hash: 'lesson-mask', attribute: null, cli: null,
-    label: 'lesson mask', type: 'text', default: 'none', ...textual(cleanMask), aliases: { hash: ['causal'], attribute: [] },
+    group: 'lesson', core: null, hash: 'lesson-mask', attribute: null,
+    label: 'lesson mask', type: 'text', default: 'none', ...textual(cleanMask),
   },
-  window: {
-    group: 'lesson', core: null, cpp: null, hash: 'window', attribute: null, cli: null,
-    label: 'window k', type: 'int', default: 2, ...numeric([1, MAX_MASK_TOKENS], '1'), aliases: none,
+  lessonWindow: {
+    group: 'lesson', core: null, hash: 'lesson-window', attribute: null,
+    label: 'window k', type: 'int', default: 2, ...numeric([1, MAX_MASK_TOKENS], '1'),
   },
   lessonHeads: {
-    group: 'lesson', core: null, cpp: null, hash: 'lesson-heads', attribute: null, cli: null,
-    label: 'lesson heads', type: 'int', default: 1, ...numeric([1, 4], '1'), aliases: none,
+    group: 'lesson', core: null, hash: 'lesson-heads', attribute: null,
+    label: 'lesson heads', type: 'int', default: 1, ...numeric([1, 4], '1'),
   },
-  // `positions` is the model's position method; an old `positions=0|1` link reaches
-  // that enum and is corrected there.
   lessonPositions: {
-    group: 'lesson', core: null, cpp: null, hash: 'lesson-positions', attribute: null, cli: null,
-    label: 'lesson positions', type: 'bool', default: false, ...onOff, aliases: none,
+    group: 'lesson', core: null, hash: 'lesson-positions', attribute: null,
+    label: 'lesson positions', type: 'bool', default: false, ...onOff,
   },
   secondSentence: {
-    group: 'lesson', core: null, cpp: null, hash: 'second-sentence', attribute: null, cli: null,
-    label: 'second sentence', type: 'text', default: '', ...textual(cleanSecondSentence), aliases: none,
+    group: 'lesson', core: null, hash: 'second-sentence', attribute: null,
+    label: 'second sentence', type: 'text', default: '', ...textual(cleanSecondSentence),
   },
   stage: {
-    group: 'lesson', core: null, cpp: null, hash: 'stage', attribute: null, cli: null,
-    label: 'stage', type: 'int', default: 0, ...numeric([0, 9], '1'), aliases: none,
+    group: 'lesson', core: null, hash: 'stage', attribute: null,
+    label: 'stage', type: 'int', default: 0, ...numeric([0, 9], '1'),
   },
   scaleDk: {
-    group: 'lesson', core: null, cpp: null, hash: 'scale-dk', attribute: null, cli: null,
-    label: 'dk (√dk panel)', type: 'int', default: 16, ...numeric([1, 64], '1'), aliases: none,
+    group: 'lesson', core: null, hash: 'scale-dk', attribute: null,
+    label: 'dk (√dk panel)', type: 'int', default: 16, ...numeric([1, 64], '1'),
   },
   logits: {
-    group: 'lesson', core: null, cpp: null, hash: 'logits', attribute: null, cli: null,
-    label: 'logits', type: 'text', default: DEFAULT_LOGITS, ...textual(cleanLogits), aliases: none,
+    group: 'lesson', core: null, hash: 'logits', attribute: null,
+    label: 'logits', type: 'text', default: DEFAULT_LOGITS, ...textual(cleanLogits),
   },
   blendRow: {
-    group: 'lesson', core: null, cpp: null, hash: 'blend-row', attribute: null, cli: null,
-    label: 'blend row', type: 'int', default: 0, ...numeric([0, TEXT_LIMITS.sentenceTokens - 1], '1'), aliases: none,
+    group: 'lesson', core: null, hash: 'blend-row', attribute: null,
+    label: 'blend row', type: 'int', default: 0, ...numeric([0, TEXT_LIMITS.sentenceTokens - 1], '1'),
   },
   mask: {
-    group: 'ablation', core: 'mask', cpp: 'mask', hash: 'mask', attribute: null, cli: { flag: '--mask', value: 'MODE' },
-    label: 'mask', type: 'enum', default: 'causal', ...oneOf(['causal', 'none', 'inverted']), aliases: none,
+    group: 'ablation', core: 'mask', hash: 'mask', attribute: null,
+    label: 'mask', type: 'enum', default: 'causal', ...oneOf(['causal', 'none', 'inverted']),
   },
   scaleScores: {
-    group: 'ablation', core: 'scaleScores', cpp: 'scale_scores', hash: 'scale-scores', attribute: null, cli: { flag: '--no-scale-scores', sets: false, alias: '--no-scale' },
-    label: '1/sqrt(dk) scaling', type: 'bool', default: true, ...onOff, aliases: { hash: ['scale'], attribute: [] },
+    group: 'ablation', core: 'scaleScores', hash: 'scale-scores', attribute: null,
+    label: '1/sqrt(dk) scaling', type: 'bool', default: true, ...onOff,
   },
   headsOff: {
-    group: 'ablation', core: 'headsOff', cpp: 'heads_off', hash: 'heads-off', attribute: null, cli: { flag: '--heads-off', value: 'LIST' },
-    label: 'heads switched off', type: 'text', default: '', ...textual(cleanHeads), aliases: { hash: ['off'], attribute: [] },
+    group: 'ablation', core: 'headsOff', hash: 'heads-off', attribute: null,
+    label: 'heads switched off', type: 'text', default: '', ...textual(cleanHeads),
   },
   headsFrozen: {
-    group: 'ablation', core: 'headsFrozen', cpp: 'heads_frozen', hash: 'heads-frozen', attribute: null, cli: { flag: '--heads-frozen', value: 'LIST', alias: '--freeze' },
-    label: 'frozen heads', type: 'text', default: '', ...textual(cleanHeads), aliases: { hash: ['frozen'], attribute: [] },
+    group: 'ablation', core: 'headsFrozen', hash: 'heads-frozen', attribute: null,
+    label: 'frozen heads', type: 'text', default: '', ...textual(cleanHeads),
   },
 };
 
@@ -340,7 +293,7 @@ export const LIMITS = {
   outDropout: range('outDropout'),
   dk: range('dk'),
   dv: range('dv'),
-  window: range('window'),
+  lessonWindow: range('lessonWindow'),
   lessonHeads: range('lessonHeads'),
   stage: range('stage'),
   scaleDk: range('scaleDk'),
@@ -361,7 +314,12 @@ export interface Correction {
  * when it had to change, the correction ("<label>: <why>"). Never throws.
  */
 export function checkField<K extends keyof State>(key: K, raw: string): { value: State[K]; correction?: Correction } {
-  const s = settingOf(key);
+  return checkValue(settingOf(key), raw);
+}
+
+/** checkField for a row of the table (or one built like them). */
+export function checkValue<K extends keyof State>(s: Setting<K>, raw: string): { value: State[K]; correction?: Correction } {
+  const key = s.key;
   const fallback = s.default;
   const fix = (value: unknown, why: string) => ({ value: value as State[K], correction: { key, message: `${s.label}: ${why}` } });
   const ok = (value: unknown) => ({ value: value as State[K] });
@@ -383,7 +341,9 @@ export function checkField<K extends keyof State>(key: K, raw: string): { value:
       const n = text === '' ? NaN : Number(text);
       if (!Number.isFinite(n)) return fix(fallback, `${quote(raw)} is not a number; using ${String(fallback)}`);
       const [lo, hi] = s.range!;
-      if (s.exclusiveMin && n <= lo) return fix(fallback, `${n} is not in (${lo}, ${hi}]; using ${String(fallback)}`);
+      if ((s.exclusiveMin && n <= lo) || (s.exclusiveMax && n >= hi)) {
+        return fix(fallback, `${n} is not in ${s.exclusiveMin ? '(' : '['}${lo}, ${hi}${s.exclusiveMax ? ')' : ']'}; using ${String(fallback)}`);
+      }
       let v = n;
       if (s.type === 'int' && !Number.isInteger(v)) {
         v = Math.round(v);
@@ -396,7 +356,7 @@ export function checkField<K extends keyof State>(key: K, raw: string): { value:
   }
 }
 
-/** The row whose hash key (or old hash key) is name. */
+/** The row whose hash key is name. */
 export function settingByHash(name: string): Setting | undefined {
-  return SETTING_LIST.find((s) => s.hash === name || s.aliases.hash.includes(name));
+  return SETTING_LIST.find((s) => s.hash === name);
 }

@@ -87,19 +87,15 @@ export function fixConsistency(state: State, corrections: Correction[]): void {
   }
 }
 
-/**
- * The raw values of a URL's parameters, by key: a setting's hash key, else the first of its old
- * names that is present. Also the names that are no setting's.
- */
+/** The raw values of a URL's parameters, by key (a setting's hash key); also the names that are
+ * no setting's. */
 export function paramsByKey(params: URLSearchParams, table: readonly Setting[] = SETTING_LIST): { raw: Partial<Record<keyof State, string>>; unknown: string[] } {
   const raw: Partial<Record<keyof State, string>> = {};
   const known = new Set<string>();
   for (const s of table) {
-    for (const name of [s.hash, ...s.aliases.hash]) {
-      known.add(name);
-      const v = params.get(name);
-      if (v !== null && raw[s.key] === undefined) raw[s.key] = v;
-    }
+    known.add(s.hash);
+    const v = params.get(s.hash);
+    if (v !== null) raw[s.key] = v;
   }
   const unknown = [...new Set([...params.keys()].filter((k) => !known.has(k)))];
   return { raw, unknown };
@@ -108,13 +104,13 @@ export function paramsByKey(params: URLSearchParams, table: readonly Setting[] =
 /** Longest hash read (the rest is ignored). */
 const MAX_HASH_CHARS = 8192;
 
-/** The parameters of a URL hash ("#view=train&vocab=64..."), cut to a bounded size. */
+/** The parameters of a URL hash ("#view=train&vocab-size=64..."), cut to a bounded size. */
 export function hashParams(hash: string): URLSearchParams {
   return new URLSearchParams(hash.replace(/^#/, '').slice(0, MAX_HASH_CHARS));
 }
 
-/** Reads a state from a URL hash: old key names are read as their setting's; unknown keys are
- * ignored, and named (at most 5, shortened) in one correction. */
+/** Reads a state from a URL hash: unknown keys are ignored, and named (at most 5, shortened) in
+ * one correction. */
 export function stateFromHash(hash: string, table: readonly Setting[] = SETTING_LIST): Checked {
   const { raw, unknown } = paramsByKey(hashParams(hash), table);
   const state: State = { ...DEFAULTS };

@@ -1,5 +1,5 @@
-// View 2, "Self-attention from scratch": H heads taken apart, stage by stage. The worker makes
-// seeded inputs (embeddings, every head's Wq, Wk, Wv, and Wo) and the core computes every stage;
+// View 2, "Self-attention from scratch": H heads taken apart, stage by stage. The core makes
+// the inputs from the seed (embeddings, every head's Wq, Wk, Wv, and Wo) and computes every stage;
 // this module only lays them out. Tables carry data-matrix (the matrix's name) and data-head (its
 // head, from 0); each stage's section carries data-stage.
 import type { Controller } from '../client/controller';
@@ -68,7 +68,7 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
     });
     return { input, msg, el: h('div', { class: 'field sentence-field' }, h('label', { for: id, text: label }), input, msg) };
   };
-  const num = (key: 'dk' | 'dv' | 'lessonHeads' | 'window', label: string) => {
+  const num = (key: 'dk' | 'dv' | 'lessonHeads' | 'lessonWindow', label: string) => {
     const id = uniqueId(key);
     const input = h('input', { id, type: 'number', name: key, min: LIMITS[key][0], max: LIMITS[key][1], step: 1, 'aria-describedby': `${id}-msg` });
     const msg = h('p', { class: 'field-msg', id: `${id}-msg`, role: 'status' });
@@ -85,7 +85,7 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
   const dk = num('dk', 'dk (query/key width per head)');
   const dv = num('dv', 'dv (value width per head)');
   const heads = num('lessonHeads', 'heads');
-  const win = num('window', 'window k');
+  const win = num('lessonWindow', 'window k');
   const posId = uniqueId('lesson-positions');
   const posBox = h('input', { id: posId, type: 'checkbox', name: 'lessonPositions' });
   const maskId = uniqueId('mask');
@@ -117,7 +117,7 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
         win.el,
         h('div', { class: 'field' }, h('label', { for: posId, class: 'inline' }, posBox, ' add positions to X')),
       ),
-    h('p', { class: 'hint', text: `X holds one seeded ${LESSON_D_MODEL}-number embedding per lower-cased token (the seed is the training view's), plus its position's sinusoidal code when positions are on. Every other number is computed by the wasm core.` }),
+    h('p', { class: 'hint', text: `X holds one ${LESSON_D_MODEL}-number embedding per lower-cased token, drawn by the wasm core from the seed (the training view's: attn demo self-attention --seed with the same sentence, dk, dv and heads prints the same numbers), plus its position's sinusoidal code when positions are on. Every other number is computed by the core too.` }),
   );
   form.addEventListener('submit', (e) => e.preventDefault());
   const stageNav = h('nav', { class: 'stage-nav', 'aria-label': 'Stages' }, prevBtn, stageLabel, nextBtn);
@@ -152,7 +152,7 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
     if (stale) return;
     const s = store.state;
     const { tokens, split } = lessonTokens(s);
-    const { cells, note } = maskCells(s.lessonMask, tokens.length, s.window, split);
+    const { cells, note } = maskCells(s.lessonMask, tokens.length, s.lessonWindow, split);
     const mine = ++request;
     try {
       const r = await ctl.call(selfAttentionRequest, { tokens, split, dModel: LESSON_D_MODEL, dk: s.dk, dv: s.dv, heads: s.lessonHeads, seed: s.seed, positions: s.lessonPositions, mask: cells });
@@ -171,7 +171,7 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
   function sync(s: Readonly<State>): void {
     if (sent.input.value !== s.sentence) sent.input.value = s.sentence;
     if (sent2.input.value !== s.secondSentence) sent2.input.value = s.secondSentence;
-    for (const [f, v] of [[dk, s.dk], [dv, s.dv], [heads, s.lessonHeads], [win, s.window]] as const) if (f.input.value !== String(v)) f.input.value = String(v);
+    for (const [f, v] of [[dk, s.dk], [dv, s.dv], [heads, s.lessonHeads], [win, s.lessonWindow]] as const) if (f.input.value !== String(v)) f.input.value = String(v);
     posBox.checked = s.lessonPositions;
     maskSelect.value = presetOf(s.lessonMask);
     win.input.disabled = presetOf(s.lessonMask) !== 'window';
@@ -256,7 +256,7 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
           tokens: tokRows,
           cells: r.mask,
           preset: presetOf(s.lessonMask),
-          k: s.window,
+          k: s.lessonWindow,
           onChange: (value, i, j) => {
             refocus = [i, j];
             store.set({ lessonMask: value });
@@ -326,7 +326,7 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
   cleanups.push(
     store.subscribe((s, changed) => {
       sync(s);
-      const inputs = ['sentence', 'secondSentence', 'dk', 'dv', 'lessonHeads', 'lessonMask', 'window', 'lessonPositions', 'seed'] as const;
+      const inputs = ['sentence', 'secondSentence', 'dk', 'dv', 'lessonHeads', 'lessonMask', 'lessonWindow', 'lessonPositions', 'seed'] as const;
       if (inputs.some((k) => changed.has(k)) || (changed.has('view') && shown() && stale)) void refresh();
       else if (changed.has('stage')) {
         render();

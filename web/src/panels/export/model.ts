@@ -81,29 +81,26 @@ export function runJson(ctl: Controller, s: Snapshot): string {
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
 
 /** The JSON's optional "ablation" (files written before it existed have none: the intact layer);
- * H: every layer's heads.
- * Older files name the head lists zeroed and frozen; both are read. */
+ * H: every layer's heads. */
 function parseAblation(v: unknown, H: number): Ablation {
   if (v === undefined) return noAblation(H);
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new ImportProblem('The JSON file\'s "ablation" is not an object.');
   const a = v as Record<string, unknown>;
-  const heads = (key: 'headsOff' | 'headsFrozen', old: 'zeroed' | 'frozen') => {
-    if (a[key] !== undefined && a[old] !== undefined) throw new ImportProblem(`The JSON file's "ablation" has both "${key}" and "${old}" (its old name).`);
-    const name = a[key] === undefined && a[old] !== undefined ? old : key;
-    const x = a[name];
+  const heads = (key: 'headsOff' | 'headsFrozen') => {
+    const x = a[key];
     if (!Array.isArray(x) || x.length !== H || !x.every((b) => typeof b === 'boolean')) {
-      throw new ImportProblem(`The JSON file's "ablation.${name}" is not a list of ${H} true/false values (one per head of every layer).`);
+      throw new ImportProblem(`The JSON file's "ablation.${key}" is not a list of ${H} true/false values (one per head of every layer).`);
     }
     return x as boolean[];
   };
   if (a.mask !== 'causal' && a.mask !== 'none' && a.mask !== 'inverted') throw new ImportProblem(`The JSON file's "ablation.mask" ${JSON.stringify(a.mask) ?? '(missing)'} is not one of causal, none, inverted.`);
   if (typeof a.scaleScores !== 'boolean') throw new ImportProblem('The JSON file\'s "ablation.scaleScores" is not true or false.');
-  return { headsOff: heads('headsOff', 'zeroed'), headsFrozen: heads('headsFrozen', 'frozen'), scaleScores: a.scaleScores, mask: a.mask };
+  return { headsOff: heads('headsOff'), headsFrozen: heads('headsFrozen'), scaleScores: a.scaleScores, mask: a.mask };
 }
 
-/** Config keys a file written before them may lack: they take the default (the one-layer model,
- * the block's settings, the embedding's init std). */
-const ADDED_LATER: readonly string[] = ['nLayers', 'residual', 'kvHeads', 'positions', 'maxSeqLen', 'norm', 'normPosition', 'ffn', 'ffnMult', 'embInitStd'];
+/** The config keys of the format's first files, which every file has; a key added since may be
+ * missing from an older file and takes its default (the one-layer model, the block's settings...). */
+const FIRST_KEYS: readonly string[] = ['vocabSize', 'dModel', 'nHeads', 'seqLen', 'batchSize', 'lr', 'seed', 'attnDropout', 'outDropout', 'task'];
 
 /** The JSON's config: every config key of the table, typed and within the page's bounds. */
 function parseConfig(c: unknown): TrainerConfigMsg {
@@ -111,7 +108,7 @@ function parseConfig(c: unknown): TrainerConfigMsg {
   const cfg = c as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   for (const key of CONFIG_KEYS) {
-    const v = cfg[key] === undefined && ADDED_LATER.includes(key) ? DEFAULTS[key] : cfg[key];
+    const v = cfg[key] === undefined && !FIRST_KEYS.includes(key) ? DEFAULTS[key] : cfg[key];
     const values = SETTINGS[key].values;
     if (SETTINGS[key].type === 'bool') {
       if (typeof v !== 'boolean') throw new ImportProblem(`The JSON config's ${key} is ${JSON.stringify(v) ?? 'missing'}, not true or false.`);

@@ -1,10 +1,11 @@
-// View 2's requests. selfAttention: H heads, every stage, computed by the core from the seeded
-// inputs; the worker only makes inputs (embeddings, projections, the mask's cells) and cuts rows
-// out of them; every number derived from them comes from the core (addPositions,
-// multiHeadSelfAttention). The sqrt(dk) and stability panels' numbers are the core's alone.
+// View 2's requests. selfAttention: H heads, every stage, computed by the core. The core makes the
+// inputs from its generator (lessonInputs: the embeddings and every head's Wq, Wk, Wv and Wo, the
+// numbers `attn demo self-attention` prints for the same sentence and seed); the worker lower-cases
+// the words, cuts rows out and passes the mask's cells; every number derived comes from the core
+// (addPositions, multiHeadSelfAttention). The sqrt(dk) and stability panels' numbers are the
+// core's alone.
 import type { AttentionCore, MultiHeadStages } from '../../core/attention-core';
 import type { Matrix } from '../../model/protocol';
-import { seededHead, seededInputs, seededWo } from '../../model/seeded';
 import { handle } from '../../worker/context';
 import { scalingDemoRequest, selfAttentionRequest, softmaxStepsRequest, type SelfAttentionRequest, type SelfAttentionStages, type SentenceAlone } from './request';
 
@@ -35,12 +36,8 @@ export function selfAttentionStages(core: AttentionCore, input: SelfAttentionReq
   if (!Number.isInteger(split) || split < 1 || split > T) throw new Error(`split (${split}) must be in [1, ${T}]`);
   const positions = input.positions ?? false;
   const mask = input.mask ?? new Uint8Array(T * T);
-  const E = matrix(seededInputs(input.tokens, D, dk, dv, input.seed).X, T, D);
-  const heads = Array.from({ length: H }, (_, h) => seededHead(h, D, dk, dv, input.seed));
-  const Wq = heads.map((w) => matrix(w.Wq, D, dk));
-  const Wk = heads.map((w) => matrix(w.Wk, D, dk));
-  const Wv = heads.map((w) => matrix(w.Wv, D, dv));
-  const Wo = matrix(seededWo(H * dv, D, input.seed), H * dv, D);
+  // One embedding row per lower-cased word: "The" and "the" share it.
+  const { E, Wq, Wk, Wv, Wo } = core.lessonInputs({ tokens: input.tokens.map((t) => t.toLowerCase()), dModel: D, dk, dv, heads: H, seed: input.seed });
   const run = (E: Matrix, mask: Uint8Array) => {
     const p = positions ? core.addPositions(E) : null;
     const X = p ? p.X : E;

@@ -1,11 +1,11 @@
 // The requests of view 2 ("Self-attention from scratch"), whose panels are in ui/lesson-view.ts and
-// ui/lesson-panels.ts: every stage of H heads from seeded inputs, the sqrt(dk) panel's demo and the
-// stability panel's two softmaxes. None needs a Trainer.
+// ui/lesson-panels.ts: every stage of H heads from the core's inputs, the sqrt(dk) panel's demo and
+// the stability panel's two softmaxes. None needs a Trainer.
 import type { SelfAttentionStages as CoreStages, ScalingDemo, SoftmaxSteps } from '../../core/attention-core';
 import { defineRequest, type Matrix } from '../../model/protocol';
 
-/** Inputs of view 2: the worker derives the embeddings and every head's projections from the
- * seed, then calls the core (addPositions, multiHeadSelfAttention). */
+/** Inputs of view 2: the core makes the embeddings and every head's projections from the seed
+ * (lessonInputs), then computes every stage (addPositions, multiHeadSelfAttention). */
 export interface SelfAttentionRequest {
   /** The sequence: the first sentence's tokens, then the second's (if any). */
   tokens: string[];
@@ -23,7 +23,7 @@ export interface SelfAttentionRequest {
   mask?: Uint8Array;
 }
 
-/** One head of view 2: its seeded projections and every stage the core computed. */
+/** One head of view 2: its projections (the core's lessonInputs) and every stage the core computed. */
 export interface LessonHead extends CoreStages {
   Wq: Matrix;
   Wk: Matrix;

@@ -12,12 +12,12 @@ export interface PredictionsReport {
   k: number;
   /** (T, k) row-major: the k most likely tokens at each position, most likely first. */
   top: Int32Array;
-  /** (T, k): their probabilities, a softmax of the core's logits (eval mode, the ablation in force). */
-  probs: Float64Array;
+  /** (T, k): their probabilities, the core's (eval mode, the ablation in force). */
+  probs: Float32Array;
   /** The task's answer at each position (the core's taskTargets); -100 where it sets none. */
   answers: Int32Array;
   /** The probability the model gives the answer (NaN where there is none). */
-  answerProbs: Float64Array;
+  answerProbs: Float32Array;
   /** Task text: the corpus's characters (token id i is the i-th); null for the other tasks. */
   vocab: string | null;
 }

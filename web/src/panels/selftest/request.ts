@@ -3,7 +3,7 @@
 import type { SelfTestResult } from '../../core/attention-core';
 import { defineRequest } from '../../model/protocol';
 
-/** The self-test's PyTorch case (tests/reference/data/short.*), as absolute URLs. */
+/** The self-test's PyTorch case (cpp/attn/teach/selftest_case/short.*), as absolute URLs. */
 export interface ReferenceFiles {
   weights: string;
   input: string;
