@@ -173,6 +173,13 @@ EMSCRIPTEN_BINDINGS(attention_core) {
           return matrix_to_js(receptive_field(t.model(), x.data(), int(x.size())));
         });
       })
+      // The keys each query may see under the model's own attention pattern, for T positions.
+      .function("attentionMask", +[](Trainer& t, val T) {
+        return js_call([&] {
+          const int n = to_int(T, "attentionMask T", 1, t.model().config.max_context_length);
+          return uint8_array(visible_keys(t.model().config.mask_pattern(), n));
+        });
+      })
       .function("config", +[](Trainer& t) { return to_js(t.config()); })
       .function("stepsDone", +[](Trainer& t) { return double(t.steps_done()); })
       .function("historyStride", +[](Trainer& t) { return double(t.history_stride()); });

@@ -154,6 +154,15 @@ TEST_CASE("mask pattern: the course's counts at n = 8 and window = n as causal e
   CHECK(visible_cells(pattern(false), 8) == 64);
   CHECK(visible_cells(pattern(false, 4), 8) == 2 * 26 - 8);
   CHECK(visible_cells(pattern(false, 2, 3), 8) == 2 * 24 - 8);
+  // visible_keys (what the page draws) is apply_mask_pattern's pattern, cell for cell.
+  for (const MaskPattern& p : {pattern(true), pattern(true, 4), pattern(true, 2, 3), pattern(false),
+                               pattern(false, 3), pattern(false, 2, 3)}) {
+    Mat scores = Mat::Zero(8, 8);
+    attn::apply_mask_pattern(scores, p);
+    const std::vector<uint8_t> cells = attn::visible_keys(p, 8);
+    REQUIRE(cells.size() == 64);
+    for (Eigen::Index i = 0; i < 64; ++i) CHECK(cells[size_t(i)] == std::isfinite(scores.data()[i]));
+  }
   for (int n = 1; n <= 12; ++n) {
     CAPTURE(n);
     Mat causal = Mat::Zero(n, n), window = Mat::Zero(n, n);

@@ -69,6 +69,14 @@ bool MaskPattern::visible(int64_t i, int64_t j) const {
   return hi - lo < window || (stride > 0 && lo % stride == 0);
 }
 
+std::vector<uint8_t> visible_keys(const MaskPattern& pattern, int T) {
+  require(T >= 1, "the sequence length (", T, ") must be >= 1");
+  std::vector<uint8_t> cells(size_t(T) * size_t(T));
+  for (int i = 0; i < T; ++i)
+    for (int j = 0; j < T; ++j) cells[size_t(i) * size_t(T) + size_t(j)] = pattern.visible(i, j);
+  return cells;
+}
+
 void apply_mask_pattern(MatRef scores, const MaskPattern& p, int64_t first_row,
                         int64_t first_col) {
   const float ninf = -std::numeric_limits<float>::infinity();

@@ -1,8 +1,10 @@
 // Row-wise primitives shared by the attention layers: softmax, masking, dropout.
 #pragma once
 
+#include <cstdint>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "attn/base/names.h"
 #include "attn/base/rng.h"
@@ -66,6 +68,9 @@ struct MaskPattern {
   int stride = 0;  // S >= 1 with a window: the strided pattern; 0: none
   bool visible(int64_t i, int64_t j) const;
 };
+
+// The pattern of T positions as cells: (T,T) row-major, 1 where query i may see key j, else 0.
+std::vector<uint8_t> visible_keys(const MaskPattern& pattern, int T);
 
 // Sets scores[r][c] = -inf where query i = first_row + r may not see key j = first_col + c,
 // in place (absolute positions). scores (R,S). A full causal pattern is apply_causal_mask's

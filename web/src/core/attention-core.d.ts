@@ -327,6 +327,10 @@ export interface Trainer {
    * first layer's input), in eval mode; exactly 0 where i cannot depend on j (with L layers of
    * a window of W keys: beyond L (W - 1)). ids as for attention(). Overwrites the gradients. */
   receptiveField(ids: Int32Array): Matrix;
+  /** The keys each query may see under the model's own attention pattern (objective, attention,
+   * window, stride), for T positions, T an integer in [1, the model's max context length]: T*T
+   * cells row-major, 1 where query i may see key j, 0 where the pattern hides it. */
+  attentionMask(T: number): Uint8Array;
   /** lossHistory()[i] is the loss of step i * historyStride() + 1. */
   historyStride(): number;
   /** Frees the C++ object. Using the Trainer afterwards throws. */
