@@ -12,7 +12,7 @@
 //   - the element's step events per second while playing, and the gap between them;
 //   - a hostile link's correction banner: from navigation, and from a hashchange;
 //   - the page's total transfer, raw and gzipped;
-//   - the induction preset (README.md, "The preset": the "watch an induction head form" link):
+//   - the induction preset (cpp/attn/README.md, "The preset": the "watch an induction head form" link):
 //     from Play to the phase change the page marks on its loss chart (data-phase-change, the
 //     core's Trainer::phase_change_step) and to eval accuracy >= 0.9. The page shows no accuracy,
 //     so the step where the run reaches it is found first with the same core under node (the SIMD
@@ -174,7 +174,7 @@ const INDUCTION_CONFIG = { vocabSize: 32, dModel: 32, nHeads: 2, seqLen: 32, bat
   task: 'induction', nLayers: 2, residual: true, embInitStd: 0.5 };
 /** Eval accuracy is checked every this many steps (evalAccuracy(8), as the C++ budget tests). */
 const INDUCTION_EVERY = 25;
-/** A guard only: the preset reaches both well before this (README.md, "Convergence budget"). */
+/** A guard only: the preset reaches both well before this (bench/results/induction.md, "Convergence budget"). */
 const INDUCTION_MAX_STEPS = 10000;
 
 /** The preset's run under node with the SIMD core: the first step (every INDUCTION_EVERY) with

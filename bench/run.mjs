@@ -76,7 +76,7 @@ const sps = {
   tfjs_cpu_demo: r.tfjs_cpu_demo.steps_per_s,
   tfjs_wasm_large: r.tfjs_wasm_large.steps_per_s,
   tfjs_wasm_large_onehot: r.tfjs_wasm_large_onehot.steps_per_s,
-  // The induction preset (2 layers, residual; README.md, "Induction heads").
+  // The induction preset (2 layers, residual; cpp/attn/README.md, "Induction heads").
   native_induction: r.native.configs.induction.steps_per_s,
   wasm_simd_induction: r.wasm_simd.configs.induction.steps_per_s,
   wasm_scalar_induction: r.wasm_scalar.configs.induction.steps_per_s,

@@ -8,7 +8,7 @@ import { median, parseFlags } from './common.mjs';
 const CONFIGS = {
   demo: { vocabSize: 64, dModel: 32, nHeads: 4, seqLen: 12, batchSize: 16, lr: 5e-3, seed: 42 },
   large: { vocabSize: 256, dModel: 256, nHeads: 8, seqLen: 256, batchSize: 8, lr: 5e-3, seed: 42 },
-  // The induction preset (README.md, "The preset"), as `attn bench --config induction`.
+  // The induction preset (cpp/attn/README.md, "The preset"), as `attn bench --config induction`.
   induction: { vocabSize: 32, dModel: 32, nHeads: 2, seqLen: 32, batchSize: 32, lr: 5e-3, seed: 0, task: 'induction', nLayers: 2, residual: true },
   // The block preset, as `attn bench --config block`: the demo's sizes, 2 pre-norm blocks.
   block: { vocabSize: 64, dModel: 32, nHeads: 4, seqLen: 12, batchSize: 16, lr: 5e-3, seed: 42, nLayers: 2, residual: true, norm: 'rmsnorm', ffn: 'swiglu', positions: 'rope' },

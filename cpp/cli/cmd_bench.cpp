@@ -32,7 +32,7 @@ struct Named {
 
 std::vector<Named> bench_configs(const std::string& which, const Args& args) {
   const TrainerConfig large{256, 256, 8, 256, 8};  // V, D, H, T, B; the rest DemoConfig's
-  // The induction preset (README.md, "Induction heads"): V 32, D 32, H 2, T 32, B 32, 2 layers, residual.
+  // The induction preset (cpp/attn/README.md, "Induction heads"): V 32, D 32, H 2, T 32, B 32, 2 layers, residual.
   TrainerConfig induction{32, 32, 2, 32, 32};
   induction.seed = 0;
   induction.task = "induction";

@@ -40,7 +40,7 @@ std::vector<Flag> inspect_flags() {
        "logit[corrupted answer] (default: the replacement token of the default corruption, "
        "else the corrupted run's top token)"},
       {"output", "PATH", "",
-       "written: lens.*, attribution.*, patching.*, circuits.* (see cpp/README.md, Look inside)",
+       "written: lens.*, attribution.*, patching.*, circuits.* (see cpp/attn/README.md, \"Look inside\")",
        true},
   };
   flags.insert(flags.end(), rest.begin(), rest.end());

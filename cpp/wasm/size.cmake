@@ -6,7 +6,7 @@
 # largest code of all), the text task's corpus, the sampler, the block's stages, the length
 # evaluation, filling blanks, the receptive field, and the bindings with their conversions. The
 # per-step code (model, attention layers, our SIMD kernels, loss, Adam, batches) keeps -O3. This
-# keeps the page's download within its budget (README, Benchmarks) at no measured cost to the
+# keeps the page's download within its budget (README.md, "Benchmarks") at no measured cost to the
 # training speed. Not in the scalar build: there the products are Eigen's templates, and the
 # linker may keep the copy instantiated in a -Os file for the hot path too (measured: 8x slower).
 set(ATTN_WASM_SIZE_SOURCES

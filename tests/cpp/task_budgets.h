@@ -1,5 +1,5 @@
 // Every task's convergence budget (tests/task_budgets.json, the one table the C++ and JS API
-// tests and cpp/README.md's tasks table share) and the one driver that trains a task to it.
+// tests and cpp/cli/README.md's tasks table share) and the one driver that trains a task to it.
 #pragma once
 
 #include <catch2/catch.hpp>

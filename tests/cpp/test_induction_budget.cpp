@@ -13,7 +13,7 @@
 
 namespace {
 
-// The preset and its budget are the induction row of tests/task_budgets.json (cpp/README.md,
+// The preset and its budget are the induction row of tests/task_budgets.json (cpp/attn/README.md,
 // "Induction heads"): trained on more seeds here, each checked for the circuit it forms.
 constexpr uint64_t kTestSeeds[] = {0, 2};
 

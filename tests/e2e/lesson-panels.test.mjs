@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openReused, useBrowser } from './harness.mjs';
+import { entropy, softmax } from '../reference-math.mjs';
 
 let srv;
 let browser;
@@ -13,13 +14,6 @@ useBrowser((s, b) => {
   browser = b;
 });
 
-const softmax = (x) => {
-  const m = Math.max(...x);
-  const e = x.map((v) => Math.exp(v - m));
-  const s = e.reduce((a, b) => a + b, 0);
-  return e.map((v) => v / s);
-};
-const entropy = (w) => w.reduce((h, v) => (v > 0 ? h - v * Math.log(v) : h), 0);
 const close = (a, b, tol, what) => assert.ok(Math.abs(a - b) <= tol * (1 + Math.abs(b)), `${what}: shown ${a}, reference ${b}`);
 /** The page's rounding (3 decimals, typographic minus, no "−0.000"). */
 function fmt(v) {

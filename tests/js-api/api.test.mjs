@@ -1,4 +1,4 @@
-// The JS API of cpp/README.md: what each call returns, its shapes, and its guarantees.
+// The JS API of cpp/wasm/README.md: what each call returns, its shapes, and its guarantees.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
@@ -7,7 +7,7 @@ import { errorMessage, loadCore, repoRoot, variants } from './core.mjs';
 
 const SMALL = { vocabSize: 16, dModel: 8, nHeads: 2, seqLen: 6, batchSize: 4 };
 
-/** Every task's budget: the table the C++ suite and cpp/README.md's tasks table share. */
+/** Every task's budget: the table the C++ suite and cpp/cli/README.md's tasks table share. */
 const BUDGETS = JSON.parse(readFileSync(`${repoRoot}tests/task_budgets.json`, 'utf8'));
 
 /** A config of the table (snake_case, the core's spelling) in the JS API's keys. */
@@ -20,8 +20,8 @@ function coreTasks(core) {
   return [...m[1].split(', '), m[2]];
 }
 
-test('cpp/README.md\'s tasks table gives every task the budget of tests/task_budgets.json', () => {
-  const readme = readFileSync(`${repoRoot}cpp/README.md`, 'utf8');
+test('cpp/cli/README.md\'s tasks table gives every task the budget of tests/task_budgets.json', () => {
+  const readme = readFileSync(`${repoRoot}cpp/cli/README.md`, 'utf8');
   const start = readme.indexOf('| task | sequence | solved by | budget (steps) |');
   assert.ok(start >= 0, 'the tasks table');
   const table = readme.slice(start, readme.indexOf('\n\n', start));

@@ -84,7 +84,7 @@ for (const variant of variants) {
 
     test('phaseChange: found during real training, at the step the native build finds', () => {
       // The page's preset (embedding init std 0.5), seed 1: the phase change comes at step 442
-      // natively (cpp/README.md, "Induction heads"): none after 300 steps, found by 700.
+      // natively (bench/results/induction.md, "The embedding's init scale"): none after 300 steps, found by 700.
       const config = { ...PRESET, seed: 1, embInitStd: 0.5 };
       const t = new core.Trainer(config);
       try {

@@ -4,14 +4,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { loadCore, variants } from './core.mjs';
+import { entropy, softmax } from '../reference-math.mjs';
 
-const softmax = (x) => {
-  const m = Math.max(...x);
-  const e = x.map((v) => Math.exp(v - m));
-  const s = e.reduce((a, b) => a + b, 0);
-  return e.map((v) => v / s);
-};
-const entropy = (w) => w.reduce((h, v) => (v > 0 ? h - v * Math.log(v) : h), 0);
 const close = (a, b, tol, what) => assert.ok(Math.abs(a - b) <= tol * (1 + Math.abs(b)), `${what}: ${a} vs ${b}`);
 
 for (const variant of variants) {

@@ -1,6 +1,6 @@
 """The transformer block in PyTorch: the reference the C++ model is compared with.
 
-Written here from the block's contract (cpp/README.md), not imported: token
+Written here from the block's contract (cpp/attn/README.md, "The transformer block"), not imported: token
 embedding (+ sinusoidal or learned positions) -> L blocks -> (final norm) -> LM head. A block is
 causal multi-head attention with a fused qkv projection, grouped K/V heads (GQA), optional RoPE
 on q and k or ALiBi on the scores, and optionally the residual stream with LayerNorm/RMSNorm

@@ -191,3 +191,67 @@ describe('markdown links', () => {
     expect(problems.map((p) => `${p.file}:${p.line}: ${p.target}: ${p.why}`)).toEqual([]);
   });
 });
+
+/** One reference in code to a section of a markdown file: `path/FILE.md, "Section"`. */
+interface SectionRef {
+  file: string;
+  line: number;
+  doc: string;
+  section: string;
+}
+
+/** The references of the form `<path>.md, "<heading>"` (or `<path>.md's "<heading>"`) in a text. */
+function sectionRefsOf(file: string, text: string): SectionRef[] {
+  const out: SectionRef[] = [];
+  const re = /([\w./-]+\.md)(?:,|'s)\s*(?:\/\/\s*|#\s*|\*\s*)?\\?"([^"\\]{1,120}?)\\?"/g;
+  const lineStarts = [0];
+  for (let i = 0; i < text.length; i++) if (text[i] === '\n') lineStarts.push(i + 1);
+  for (const m of text.matchAll(re)) {
+    let line = 0;
+    while (line + 1 < lineStarts.length && lineStarts[line + 1] <= m.index!) line++;
+    out.push({ file, line: line + 1, doc: m[1], section: m[2].replace(/\s*\n\s*(?:\/\/|#|\*)?\s*/g, ' ').replace(/\s+/g, ' ') });
+  }
+  return out;
+}
+
+/** What is wrong with each reference: a doc that is not tracked, or no heading that starts with the section's words. */
+function checkSectionRefs(refs: SectionRef[], headingsOf: (doc: string) => string[] | null): string[] {
+  const problems: string[] = [];
+  for (const r of refs) {
+    const headings = headingsOf(r.doc);
+    const where = `${r.file}:${r.line}: ${r.doc}, "${r.section}"`;
+    if (headings === null) problems.push(`${where}: ${r.doc} is not a tracked markdown file`);
+    else if (!headings.some((h) => h.toLowerCase().startsWith(r.section.toLowerCase())))
+      problems.push(`${where}: no heading of ${r.doc} starts with "${r.section}"`);
+  }
+  return problems;
+}
+
+describe('section names in code comments', () => {
+  test('the reader finds `file.md, "Section"` across a comment line break and reports a missing heading', () => {
+    const refs = sectionRefsOf('a.ts', '// see docs/x.md, "Adding a\n// key" and docs/x.md\'s "Gone" and docs/y.md, "Top"\n');
+    expect(refs.map((r) => `${r.line} ${r.doc} ${r.section}`)).toEqual(['1 docs/x.md Adding a key', '2 docs/x.md Gone', '2 docs/y.md Top']);
+    const headings = (doc: string) => (doc === 'docs/x.md' ? ['Adding a key: the recipe'] : null);
+    expect(checkSectionRefs(refs, headings)).toEqual([
+      'a.ts:2: docs/x.md, "Gone": no heading of docs/x.md starts with "Gone"',
+      'a.ts:2: docs/y.md, "Top": docs/y.md is not a tracked markdown file',
+    ]);
+  });
+
+  test('every comment that names a section of a markdown file names one that exists', () => {
+    const tracked = trackedFiles().filter((f) => !f.split('/').includes('node_modules'));
+    const code = tracked.filter((f) => /\.(cpp|h|ts|mts|mjs|js|py|cmake|sh)$/.test(f) || f.startsWith('scripts/') || f === 'CMakeLists.txt');
+    const refs = code.filter((f) => f !== 'tests/unit/docs-links.test.ts').flatMap((f) => sectionRefsOf(f, fs.readFileSync(path.join(ROOT, f), 'utf8')));
+    expect(refs.length, 'the code names README sections').toBeGreaterThan(5);
+    const trackedSet = new Set(tracked);
+    const headingsOf = (doc: string) => {
+      const rel = doc.replace(/^\.\//, '');
+      if (!trackedSet.has(rel)) return null;
+      return proseLines(fs.readFileSync(path.join(ROOT, rel), 'utf8'))
+        .map(([, l]) => /^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$/.exec(l)?.[1])
+        .filter((h): h is string => h !== undefined)
+        .map((h) => h.replace(/`/g, ''));
+    };
+    expect(checkSectionRefs(refs, headingsOf)).toEqual([]);
+  });
+});

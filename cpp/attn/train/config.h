@@ -43,7 +43,8 @@ struct TrainerConfig {
   std::string ffn = "none";           // kFfnKinds
   int ffn_mult = 4;                   // the FFN's hidden width is ffn_mult * d_model
   // The token embedding's init std: the curriculum's 0.02; a larger one makes the
-  // induction preset form its head sooner (cpp/README.md, induction heads).
+  // induction preset form its head sooner (bench/results/induction.md,
+  // "The embedding's init scale").
   float emb_init_std = 0.02f;
   // Masked language modelling (objective mlm) and the attention variants; the defaults keep the
   // causal model with full attention.

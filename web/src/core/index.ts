@@ -1,5 +1,5 @@
 // Entry of the npm package's `attention-playground/core` (dist/core.js): the wasm core on its own,
-// for code that calls the JS API directly (see README, "JS API"). The .js and .wasm files are
+// for code that calls the JS API directly (see cpp/wasm/README.md, "The JS API"). The .js and .wasm files are
 // found next to this module, so a bundler copies them and a CDN serves them.
 import type { AttentionCore } from './attention-core';
 import { CORE_FILES } from './core-files';

@@ -1,5 +1,5 @@
 // The attributes of <attention-playground>: their names (a public contract, see
-// README.md, "Embed it in a course site"), how each maps to the State, and the validation of the element-only ones
+// README.md, "Put it in a course site"), how each maps to the State, and the validation of the element-only ones
 // (hide, height, solved-at, autoplay, theme). The settings' attributes come from the key table
 // (settings/settings.ts), and their values are checked by it, exactly like the URL's.
 import { checkField, DEFAULTS, quote, SETTING_LIST, SETTINGS, type Correction, type Setting, type State } from '../settings/settings';

@@ -71,7 +71,7 @@ function styleSheets(): CSSStyleSheet[] {
   return sheets;
 }
 
-/** The custom element class; see README.md, "Embed it in a course site" for the contract. */
+/** The custom element class; see README.md, "Put it in a course site" for the contract. */
 export class AttentionPlaygroundElement extends HTMLElement {
   static get observedAttributes(): readonly string[] {
     return ATTRIBUTES;

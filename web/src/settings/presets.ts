@@ -14,13 +14,13 @@ export interface Preset {
 
 /** "Watch an induction head form": two attention layers of two heads with the residual stream on
  * the induction task, sized as the issue's PyTorch measurement (V 32, D 32, H 2, T 32, B 32, Adam
- * lr 5e-3) with the seed the core's convergence budget was measured on (cpp/README.md, "Induction
- * heads"), and the token embedding initialised at std 0.5 instead of the curriculum's 0.02: the
- * head then forms at about step 500 instead of 1,200-4,000 (measured over 8 seeds, same place), and
- * on seed 0 one clean previous-token head forms (std 1 is a little faster but splits that job
- * between both layer-1 heads). The sample holds the run 5 12 20 8 29 16 twice, so the heatmaps show both heads'
- * patterns: one position back (layer 1), and from each token of the second copy to the token after
- * its first occurrence (layer 2). */
+ * lr 5e-3) with the seed the core's convergence budget was measured on, and the token embedding
+ * initialised at std 0.5 instead of the curriculum's 0.02: the head then forms at about step 500
+ * instead of 1,200-4,000 (8 seeds; see bench/results/induction.md, "Convergence budget"), and on
+ * seed 0 one clean previous-token head forms (std 1 is a little faster but splits that job between
+ * both layer-1 heads). The sample holds the run 5 12 20 8 29 16 twice, so the heatmaps show both
+ * heads' patterns: one position back (layer 1), and from each token of the second copy to the
+ * token after its first occurrence (layer 2). */
 export const INDUCTION_PRESET: Preset = {
   id: 'induction',
   title: 'Watch an induction head form',
