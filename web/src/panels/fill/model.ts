@@ -31,9 +31,10 @@ export function truthProb(top: readonly FillGuess[], truth: string): number {
 
 /** The panel's inputs and requests; `destroy` stops it. */
 export class FillModel extends PanelModel<FillReport> {
-  /** The text and its blanks; empty text: the sample's characters, once known. */
+  /** The text and its blanks: the sample's characters until the learner types their own. */
   text = '';
   blanks: number[] = [];
+  #typed = false;
 
   constructor(ctl: Controller, view: PanelView<FillReport>) {
     super(ctl, view, { whilePlaying: 'never' });
@@ -42,6 +43,7 @@ export class FillModel extends PanelModel<FillReport> {
 
   /** The learner's text (its blanks kept where they still fall inside it). */
   setText(text: string): void {
+    this.#typed = true;
     this.text = text;
     const n = [...text].length;
     this.blanks = this.blanks.filter((b) => b < n);
@@ -55,13 +57,15 @@ export class FillModel extends PanelModel<FillReport> {
   }
 
   protected follow(): void {
-    // The default text: the sample's characters (task text), blanked where only one side helps
-    // and where both do.
+    // Until the learner types: the sample's characters (task text, a new run or sample brings
+    // its own), blanked where only one side helps and where both do.
     const s = this.ctl.snapshot;
-    if (this.text || !s?.text) return;
+    if (this.#typed || !s?.text) return;
     const vocab = [...s.text.corpus.vocab];
-    this.text = Array.from(s.ids, (id) => vocab[id] ?? '').join('');
-    this.blanks = defaultBlanks(this.text);
+    const sample = Array.from(s.ids, (id) => vocab[id] ?? '').join('');
+    if (sample === this.text) return;
+    this.text = sample;
+    this.blanks = defaultBlanks(sample);
   }
 
   protected ask(): Promise<FillReport> {
