@@ -6,7 +6,7 @@ import { tokenLabels } from '../model/text';
 import type { Controller } from '../client/controller';
 import { cellAt, drawHeatmap, drawLegendBar, drawMaskedSwatch, type HeatmapLayout } from '../draw/heatmap';
 import { num } from '../model/format';
-import { headAverage, headWeights } from '../model/heads';
+import { headAverage, headWeights, hiddenCells } from '../model/heads';
 import { averageLabel, headLabel, kvGroupLabel, layerWeights } from '../model/layers';
 import type { Snapshot } from '../model/protocol';
 import type { State } from '../settings/settings';
@@ -206,9 +206,8 @@ export function mountHeatmapGrid(store: Store, ctl: Controller, opts: { reducedM
     const textColour = labelColour || (labelColour = getComputedStyle(grid).color || '#222');
     // Under the layers' own mask, hatch what their pattern hides (the causal triangle, a window,
     // nothing under mlm's full attention); a broken mask hides nothing.
-    const hiddenCells = s.visible.map((v) => 1 - v);
-    const hidden = s.mask === 'causal' ? { cells: hiddenCells, key: s.visible.join('') } : null;
-    drawPattern(s, width, textColour, labels, hiddenCells);
+    const hidden = hiddenCells(s.mask, s.visible, T);
+    drawPattern(s, width, textColour, labels, s.visible.map((v) => 1 - v));
     figures.forEach((f, idx) => {
       f.values = f.head >= 0 ? headWeights(s.weights, L * H, T, f.head) : avgs[f.layer];
       f.layout = drawHeatmap(f.canvas, width, {
