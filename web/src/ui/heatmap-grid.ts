@@ -61,7 +61,7 @@ export function mountHeatmapGrid(store: Store, ctl: Controller, opts: { reducedM
     h('span', { text: '0' }),
     legendBar,
     h('span', { text: '1' }),
-    h('span', { class: 'legend-masked-wrap' }, legendMasked, ' masked (future key)'),
+    h('span', { class: 'legend-masked-wrap' }, legendMasked, ' masked (a key the query may not see)'),
   );
   const cellReadout = h('p', { class: 'cell-readout', text: HINT });
   const liveCell = h('p', { class: 'visually-hidden', 'aria-live': 'polite' });
