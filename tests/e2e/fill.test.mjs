@@ -3,7 +3,8 @@
 // five most likely characters, with probabilities in (0, 1] summing to at most 1 (the softmax over
 // the characters; [MASK] gets the rest); the heatmaps hatch nothing of an mlm model (attention both
 // ways), and the drawing of the attention pattern changes when attention becomes window. The
-// "A window that grows with depth" preset's Receptive field panel shows zeros beyond L·(W − 1).
+// "A window that grows with depth" preset's Receptive field panel shows zeros beyond L·(W − 1). A
+// link with the six keys sets their controls, and the pattern drawn is the link's.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openReused, useBrowser, waitForStep, waitReady } from './harness.mjs';
@@ -95,6 +96,23 @@ test('Receptive field: with 3 layers of a window of 3 keys, every attribution be
   assert.ok(Number(d.beyondZero) > 0, JSON.stringify(d));
   assert.equal(d.farthest, '6', 'the measured reach is the bound: a causal window reaches exactly L (W - 1)');
   assert.match(await page.$eval(`${RECEPTIVE} .receptive-formula`, (el) => el.textContent), /L·\(W − 1\) = 3·\(3 − 1\) = 6/);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('the six keys are settings like the others: a link sets each control, and the pattern drawn is the link\'s', async () => {
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&objective=mlm&mask-rate=0.2&attention=strided&window=2&stride=3&differential=1`);
+  await waitReady(page);
+  const values = await page.evaluate(() => {
+    const v = (n) => document.querySelector(`[name=${n}]`);
+    return [v('objective').value, v('maskRate').value, v('attention').value, v('window').value, v('stride').value, v('differential').checked];
+  });
+  assert.deepEqual(values, ['mlm', '0.2', 'strided', '2', '3', true]);
+  // Both ways, a window of 2 and every multiple of 3: |i - j| < 2 or min(i, j) mod 3 = 0, at T 12.
+  const T = 12;
+  let want = '';
+  for (let i = 0; i < T; ++i) for (let j = 0; j < T; ++j) want += Math.abs(i - j) < 2 || Math.min(i, j) % 3 === 0 ? '1' : '0';
+  await page.waitForFunction((w) => document.querySelector('.attention-pattern')?.dataset.visible === w, want);
   assert.deepEqual(errors, []);
   await context.close();
 });
