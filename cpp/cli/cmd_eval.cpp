@@ -57,14 +57,8 @@ int cmd_eval(const std::vector<std::string>& argv) {
   }();
 
   const std::string path = args.get("weights");
-  const std::vector<uint8_t> bytes = read_file(path);
-  std::unique_ptr<TinyAttentionLM> model;
-  try {
-    model = load_model(bytes.data(), bytes.size());
-  } catch (const Error& e) {
-    if (e.kind() != ErrorKind::Format) throw;
-    throw Error(ErrorKind::Format, e.key(), str_cat(path, ": ", e.what()));
-  }
+  std::vector<uint8_t> bytes;
+  const std::unique_ptr<TinyAttentionLM> model = load_model_file(path, &bytes);
   if (task != Task::Text && args.has("text"))
     throw UsageError(str_cat("--text needs --task text (the task is ", task_name(task), ")"));
   const std::vector<int32_t> text =

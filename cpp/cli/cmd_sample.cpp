@@ -73,6 +73,20 @@ std::vector<int32_t> text_split_ids(const Args& args, const std::u32string& voca
   }
 }
 
+std::unique_ptr<TinyAttentionLM> load_model_file(const std::string& path,
+                                                 std::vector<uint8_t>* bytes_out) {
+  const std::vector<uint8_t> bytes = read_file(path);
+  std::unique_ptr<TinyAttentionLM> model;
+  try {
+    model = load_model(bytes.data(), bytes.size());
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::Format) throw;
+    throw Error(ErrorKind::Format, e.key(), str_cat(path, ": ", e.what()));
+  }
+  if (bytes_out) *bytes_out = bytes;
+  return model;
+}
+
 int cmd_sample(const std::vector<std::string>& argv) {
   const Args args("sample",
                   "Continues a prompt with a text model: prints the prompt, then --tokens "
@@ -93,14 +107,8 @@ int cmd_sample(const std::vector<std::string>& argv) {
   const uint64_t seed = args.get_u64("seed");
 
   const std::string path = args.get("weights");
-  const std::vector<uint8_t> bytes = read_file(path);
-  std::unique_ptr<TinyAttentionLM> model;
-  try {
-    model = load_model(bytes.data(), bytes.size());
-  } catch (const Error& e) {
-    if (e.kind() != ErrorKind::Format) throw;
-    throw Error(ErrorKind::Format, e.key(), str_cat(path, ": ", e.what()));
-  }
+  std::vector<uint8_t> bytes;
+  const std::unique_ptr<TinyAttentionLM> model = load_model_file(path, &bytes);
   const std::u32string vocab = text_vocab(path, bytes);
   options.top_k = args.get_int("top-k", 0, model->config.vocab_size);
   const int window = args.get_int("window", 0, model->config.max_context_length);

@@ -47,13 +47,7 @@ int sample_speculative(const Args& args, TinyAttentionLM& target, const std::u32
     draft = std::make_unique<BigramDraft>(train.data(), train.size(), target.config.vocab_size);
     described = "bigram of " + text_source(args) + "'s training split";
   } else {
-    const std::vector<uint8_t> bytes = read_file(draft_path);
-    try {
-      draft_model = load_model(bytes.data(), bytes.size());
-    } catch (const Error& e) {
-      if (e.kind() != ErrorKind::Format) throw;
-      throw Error(ErrorKind::Format, e.key(), str_cat(draft_path, ": ", e.what()));
-    }
+    draft_model = load_model_file(draft_path);
     try {
       check_draft_vocab(target.config.vocab_size, draft_model->config.vocab_size);
     } catch (const Error& e) {

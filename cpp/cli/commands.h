@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@ namespace attn {
 class TinyAttentionLM;
 struct SamplingOptions;
 }  // namespace attn
+#include "attn/model/model.h"
 
 namespace attn::cli {
 
@@ -28,6 +30,7 @@ int cmd_selftest(const std::vector<std::string>& args); // cmd_selftest.cpp
 int cmd_eval(const std::vector<std::string>& args);     // cmd_eval.cpp
 int cmd_inspect(const std::vector<std::string>& args);  // cmd_inspect.cpp
 int cmd_sample(const std::vector<std::string>& args);   // cmd_sample.cpp
+int cmd_fill(const std::vector<std::string>& args);     // cmd_fill.cpp
 int cmd_schema(const std::vector<std::string>& args);   // cmd_schema.cpp
 
 // attn bench --config speculative and --config tiled (cmd_bench_decode.cpp): JSON members
@@ -54,6 +57,10 @@ std::vector<int32_t> text_split_ids(const Args& args, const std::u32string& voca
                                     bool validation);
 // "FILE" for --text FILE, "the default corpus" without it.
 std::string text_source(const Args& args);
+// The model of the weights file at path (its bytes in *bytes when given); a file the loader
+// refuses is an Error of kind Format whose message starts with the path (cmd_sample.cpp).
+std::unique_ptr<TinyAttentionLM> load_model_file(const std::string& path,
+                                                 std::vector<uint8_t>* bytes = nullptr);
 
 // attn selftest's default --reference: the committed PyTorch case of this checkout
 // (default_reference.cpp).

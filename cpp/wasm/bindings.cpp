@@ -8,6 +8,7 @@
 
 #include "attn/data/tasks.h"
 #include "attn/data/text.h"
+#include "attn/interp/receptive_field.h"
 #include "attn/io/weights.h"
 #include "attn/model/decoder.h"
 #include "attn/model/speculative.h"
@@ -41,6 +42,14 @@ Draft* bigram_draft(Trainer& t, val text) {
   });
 }
 
+// trainer.fill(text, {blank, top}): fill_blanks with the corpus's characters (none: not text).
+val fill_js(Trainer& t, val text, val options) {
+  return js_call([&] {
+    const FillOptions o = to_fill_options(options);
+    return to_js(fill_blanks(t.model(), t.corpus() ? t.corpus()->vocab : std::u32string(),
+                             to_text(text, "text"), o.blank, o.top));
+  });
+}
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(attention_core) {
@@ -166,6 +175,23 @@ EMSCRIPTEN_BINDINGS(attention_core) {
           ReferenceCase ref;
           const bool given = to_reference(reference, ref);
           return to_js(run_self_tests(t.model(), given ? &ref : nullptr));
+        });
+      })
+      // A masked language model of text: every blank of text filled, one forward pass.
+      .function("fill", +[](Trainer& t, val text) { return fill_js(t, text, val::undefined()); })
+      .function("fill", &fill_js)
+      // The receptive field measured: (T,T) norms of d(output i)/d(input j).
+      .function("receptiveField", +[](Trainer& t, val ids) {
+        return js_call([&] {
+          const std::vector<int32_t> x = to_ids(ids, size_t(t.config().seq_len));
+          return matrix_to_js(receptive_field(t.model(), x.data(), int(x.size())));
+        });
+      })
+      // The keys each query may see under the model's own attention pattern, for T positions.
+      .function("attentionMask", +[](Trainer& t, val T) {
+        return js_call([&] {
+          const int n = to_int(T, "attentionMask T", 1, t.model().config.max_context_length);
+          return uint8_array(visible_keys(t.model().config.mask_pattern(), n));
         });
       })
       .function("config", +[](Trainer& t) { return to_js(t.config()); })

@@ -264,6 +264,21 @@ val to_js(const TextEvaluation& e) {
   return js;
 }
 
+FillOptions to_fill_options(const val& js) {
+  FillOptions o;
+  if (js.isUndefined()) return o;
+  require(is_object(js), "fill options must be an object, got ", type_of(js));
+  check_keys(js, std::initializer_list<const char*>{"blank", "top"}, "fill options",
+             ErrorKind::Input);
+  if (!js["blank"].isUndefined()) {
+    const std::u32string blank = decode_utf8(to_text(js["blank"], "blank"));
+    require(blank.size() == 1, "blank must be one character, got ", blank.size());
+    o.blank = blank[0];
+  }
+  if (!js["top"].isUndefined()) o.top = int(to_integer(js["top"], "top", -kIntMax, kIntMax));
+  return o;
+}
+
 DecoderOptions to_decoder_options(const val& js) {
   require(is_object(js), "Decoder options must be an object, got ", type_of(js));
   check_keys(js, std::initializer_list<const char*>{"useCache", "window"}, "Decoder options",
@@ -366,6 +381,27 @@ val to_js(const Corruption& c) {
 
 val row_to_js(const RowVec& v) { return float32_row(v); }
 val matrix_to_js(ConstMatRef m) { return from_mat(Mat(m)); }
+
+val to_js(const FillResult& r) {
+  val blanks = val::array();
+  for (const FilledBlank& b : r.blanks) {
+    val top = val::array();
+    for (const FillGuess& g : b.top) {
+      val guess = val::object();
+      guess.set("char", encode_utf8(std::u32string(1, g.ch)));
+      guess.set("prob", g.prob);
+      top.call<void>("push", guess);
+    }
+    val js = val::object();
+    js.set("position", b.position);
+    js.set("top", top);
+    blanks.call<void>("push", js);
+  }
+  val js = val::object();
+  js.set("text", r.text);
+  js.set("blanks", blanks);
+  return js;
+}
 
 val to_js(const TextCorpus& c) {
   val js = val::object();
@@ -685,7 +721,7 @@ val attention_to_js(const Mat& weights, const Mat& logits, const TrainerConfig& 
   js.set("nHeads", c.n_heads);
   js.set("nLayers", c.n_layers);
   js.set("seqLen", T);
-  js.set("vocabSize", c.vocab_size);
+  js.set("vocabSize", int(logits.cols()));  // the model's: with [MASK] for an mlm model
   return js;
 }
 

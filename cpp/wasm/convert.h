@@ -18,6 +18,7 @@
 #include "attn/interp/length_eval.h"
 #include "attn/interp/readouts.h"
 #include "attn/kernels/ops.h"
+#include "attn/model/fill.h"
 #include "attn/model/sampling.h"
 #include "attn/model/speculative.h"
 #include "attn/nn/attention.h"
@@ -95,6 +96,13 @@ std::string to_task_name(const val& task);
 std::string to_text(const val& text, const char* name);
 val to_js(const TextEvaluation& e);  // TextEvaluation
 val to_js(const TextCorpus& c);               // CorpusInfo
+// fill's options {blank, top}: blank one character (default "_"), top an integer (default 1).
+struct FillOptions {
+  char32_t blank = kDefaultBlank;
+  int top = 1;
+};
+FillOptions to_fill_options(const val& js);
+
 // new Decoder(trainer, {useCache, window}): the options checked (unknown keys, types).
 struct DecoderOptions {
   bool use_cache = true;
@@ -107,6 +115,7 @@ val to_js(const Inspection& r);      // Inspection
 val to_js(const Corruption& c);      // Corruption
 val row_to_js(const RowVec& v);     // Float32Array
 val matrix_to_js(ConstMatRef m);    // {data: Float32Array, rows, cols}
+val to_js(const FillResult& r);     // {text, blanks: [{position, top: [{char, prob}]}]}
 
 // selfAttention's argument {X, Wq, Wk, Wv, causal}, each matrix {data: Float32Array, rows, cols}.
 struct SelfAttentionArgs {

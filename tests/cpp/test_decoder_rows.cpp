@@ -195,3 +195,51 @@ TEST_CASE("rollback: a mask that is not causal, a short window, and the limits")
   for (int i = 0; i < 100 - kMaxRollback; ++i) fresh.push(t[size_t(i)]);
   CHECK(rows_max_diff(d.push(t[150]), fresh.push(t[150])) <= kRowsTolerance);
 }
+
+TEST_CASE("push_rows and rollback with the attention patterns and differential heads") {
+  // A window of 3 keys (its cache keeps 3 rows and lets older positions go), the strided pattern
+  // (window 2, stride 3) and differential heads, at 1 and 2 layers: push_rows gives the logits of
+  // pushes, and after a rollback the next pushes are those of a fresh decoder of the kept tokens.
+  struct Variant {
+    const char* name;
+    AttentionKind attention;
+    int window, stride;
+    bool differential;
+  };
+  for (const Variant& v : {Variant{"window 3", AttentionKind::Window, 3, 4, false},
+                           Variant{"strided 2/3", AttentionKind::Strided, 2, 3, false},
+                           Variant{"differential", AttentionKind::Full, 4, 4, true},
+                           Variant{"window 3, differential", AttentionKind::Window, 3, 4, true}})
+    for (PositionKind pos : {PositionKind::Rope, PositionKind::Learned})
+      for (int layers = 1; layers <= 2; ++layers) {
+        CAPTURE(v.name, position_kind_name(pos), layers);
+        ModelConfig c = rows_config(pos, layers);
+        c.attention = v.attention;
+        c.window = v.window;
+        c.stride = v.stride;
+        c.differential = v.differential;
+        TinyAttentionLM model(c, 21);
+        scramble(model, 22);
+        const std::vector<int32_t> t = random_tokens(30, c.vocab_size, 23);
+        Decoder rows(model), pushes(model);
+        size_t at = 0;
+        for (int step = 0; at < t.size(); ++step) {
+          const int m = std::min<int>(1 + (step * 3) % 5, int(t.size() - at));
+          CAPTURE(at, m);
+          const Mat got = rows.push_rows(t.data() + at, m);
+          for (int i = 0; i < m; ++i)
+            CHECK(rows_max_diff(got.row(i), pushes.push(t[at + size_t(i)])) <= kRowsTolerance);
+          at += size_t(m);
+        }
+        for (int kept : {5, 8}) {  // a speculative round's rejection: 4 rows back
+          CAPTURE(kept);
+          Decoder d(model), fresh(model);
+          for (int i = 0; i < kept; ++i) d.push(t[size_t(i)]);
+          d.push_rows(t.data() + kept, 4);
+          d.rollback(4);
+          for (int i = 0; i < kept; ++i) fresh.push(t[size_t(i)]);
+          for (int i = 20; i < 26; ++i)
+            CHECK(rows_max_diff(d.push(t[size_t(i)]), fresh.push(t[size_t(i)])) <= kRowsTolerance);
+        }
+      }
+}

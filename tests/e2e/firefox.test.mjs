@@ -1,8 +1,8 @@
 // The smoke tests in the second engine, Firefox ESR over WebDriver BiDi (tests/e2e/firefox.mjs):
 // the page's Play until the loss falls, the element reaching `solved`, the element loaded from
-// another origin as a CDN serves it, and the Speculative decoding panel (a bigram draft, greedy
-// text, the exactness check). (The npm-installed Vite app runs in Firefox in package.test.mjs.)
-// Chromium keeps the full suite.
+// another origin as a CDN serves it, the Speculative decoding panel (a bigram draft, greedy text,
+// the exactness check) and the "Fill in the blanks" panel of a masked model. (The npm-installed
+// Vite app runs in Firefox in package.test.mjs.) Chromium keeps the full suite.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIST, RECORD_EVENTS, lessonPage, serve, serveDistWith, serveSite } from './harness.mjs';
@@ -33,6 +33,26 @@ test('Firefox: the page loads the SIMD core, Play trains, the loss falls, the he
   assert.ok(end.loss < start.loss / 4, `loss ${start.loss} -> ${end.loss} after ${end.step} steps`);
   const frames = await page.$eval('.heatmaps', (el) => Number(el.dataset.frames));
   assert.ok(frames > 1, `heatmap frames: ${frames}`);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('Firefox: the Fill in the blanks panel of a masked text model shows 5 guesses per blank, and a clicked character becomes one', async () => {
+  const { page, errors } = await openFirefoxPage(browser, `${srv.url}index.html#task=text&objective=mlm&seq-len=16&panel=fill`);
+  const ready = (n) => waitFor(page, (k) => {
+    const d = document.querySelector('section.fill-panel')?.dataset;
+    return d?.state === 'ready' && d.objective === 'mlm' && Number(d.blanks) === k;
+  }, n);
+  await waitFor(page, () => document.querySelector('section.fill-panel')?.dataset.state === 'ready');
+  const n = await page.$eval('section.fill-panel', (el) => Number(el.dataset.blanks));
+  await page.click('section.fill-panel .fill-char[aria-pressed=false]');
+  await ready(n + 1);
+  const rows = await page.$$eval('section.fill-panel tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td.guess')].map((td) => Number(td.dataset.prob))));
+  assert.equal(rows.length, n + 1);
+  for (const probs of rows) {
+    assert.equal(probs.length, 5);
+    assert.ok(probs.every((p) => p > 0 && p <= 1) && probs.reduce((a, b) => a + b, 0) <= 1 + 1e-6, String(probs));
+  }
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -5,6 +5,8 @@ import createAttentionCore, {
   type Ablation,
   type AttentionStats,
   type Evaluation,
+  type FillGuess,
+  type FillResult,
   type HeadScores,
   type LengthEvaluation,
   type LessonInputs,
@@ -80,6 +82,17 @@ export async function train(): Promise<number[]> {
     const row: RowBackward = trainer.rowBackward(ids, 0, 2, 1);
     const dK: Matrix = row.dK;
     const checks: SelfTestResult[] = trainer.selfTest(null);
+    const variants: TrainerConfig = { objective: 'mlm', maskRate: 0.2, attention: 'strided', window: 2, stride: 3, differential: true };
+    // @ts-expect-error no such objective
+    new core.Trainer({ objective: 'bert' });
+    // @ts-expect-error no such attention pattern
+    new core.Trainer({ ...variants, attention: 'sparse' });
+    const filled: FillResult = trainer.fill('ab_d', { blank: '_', top: 3 });
+    const guess: FillGuess | undefined = filled.blanks[0]?.top[0];
+    trainer.fill('ab_d');
+    // @ts-expect-error top is a number
+    trainer.fill('ab_d', { top: '3' });
+    const field: Matrix = trainer.receptiveField(ids);
     const ref: ReferenceCase = { weights: bytes, input: bytes, expected: bytes };
     trainer.selfTest(ref);
     const targets: Int32Array = core.taskTargets('future', ids);
@@ -92,7 +105,7 @@ export async function train(): Promise<number[]> {
     const firstWq: Matrix | undefined = lesson.Wq[0];
     // @ts-expect-error tokens are strings
     core.lessonInputs({ tokens: [1, 2], dModel: 8, dk: 4, dv: 4, seed: 42 });
-    const extra = [ev.loss, longer.loss, perPosition[0] ?? NaN, stats.entropy[0] ?? NaN, row.dScores[0] ?? NaN, dK.rows, checks.length, targets[0] ?? NaN, drawn[0] ?? NaN, Number(ablation.scaleScores), composition[0] ?? NaN, phase, baseline.length, topProb[0] ?? NaN, predicted.answerProbs[0] ?? NaN, lesson.E.rows, firstWq?.cols ?? NaN];
+    const extra = [filled.text.length, guess?.prob ?? NaN, field.rows, ev.loss, longer.loss, perPosition[0] ?? NaN, stats.entropy[0] ?? NaN, row.dScores[0] ?? NaN, dK.rows, checks.length, targets[0] ?? NaN, drawn[0] ?? NaN, Number(ablation.scaleScores), composition[0] ?? NaN, phase, baseline.length, topProb[0] ?? NaN, predicted.answerProbs[0] ?? NaN, lesson.E.rows, firstWq?.cols ?? NaN];
     return [loss, history[0] ?? NaN, head0[0] ?? NaN, logits[0] ?? NaN, vocab + depth, strided, atInit, accuracy, ...extra];
   } finally {
     trainer.delete();

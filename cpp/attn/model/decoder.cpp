@@ -10,9 +10,20 @@ bool relative_positions(PositionKind p) {
 
 namespace {
 int checked_window(const ModelConfig& c, int window) {
+  require_config(c.objective == Objective::Causal, "objective",
+                 "a masked language model (objective mlm) cannot generate left to right: it was "
+                 "trained to see both sides of each token; fill blanks with it instead");
   require(window >= 0 && window <= c.max_context_length, "the window (", window,
           ") must be in [1, ", c.max_context_length, "], or 0 for the model's max context length");
   return window > 0 ? window : c.max_context_length;
+}
+
+// Whether every layer's cache stays exact as the context slides past `window` tokens (header).
+bool keeps_cache(const ModelConfig& c, int window) {
+  if (!relative_positions(c.positions)) return false;
+  if (c.n_layers == 1) return true;
+  const MaskPattern p = c.mask_pattern();
+  return p.window > 0 && p.stride == 0 && int64_t(c.n_layers) * (p.window - 1) <= window - 1;
 }
 }  // namespace
 
@@ -20,8 +31,7 @@ Decoder::Decoder(TinyAttentionLM& model, bool use_cache, int window)
     : model_(model),
       use_cache_(use_cache),
       window_(checked_window(model.config, window)),
-      keeps_cache_when_sliding_(model.config.n_layers == 1 &&
-                                relative_positions(model.config.positions)) {
+      keeps_cache_when_sliding_(keeps_cache(model.config, window_)) {
   const ModelConfig& c = model.config;
   history_.reserve(size_t(window_) + kMaxRollback);
   logits_.resize(c.vocab_size);
@@ -69,7 +79,7 @@ const RowVec& Decoder::push(int32_t token) {
   } else if (cache_valid_ && !slides) {
     run_rows(1);
   } else if (cache_valid_ && keeps_cache_when_sliding_) {
-    model_.layers.front().drop_first(caches_.front());  // one layer: see the header
+    for (size_t l = 0; l < caches_.size(); ++l) model_.layers[l].drop_first(caches_[l]);  // header
     run_rows(1);
   } else if (!slides || keeps_cache_when_sliding_) {
     rebuild();
@@ -137,7 +147,9 @@ void Decoder::rollback(int n) {
   history_.resize(history_.size() - size_t(n));
   total_ = kept;
   if (!cache_valid_) return;
-  if (slid) {
+  const bool let_go = std::any_of(caches_.begin(), caches_.end(),
+                                  [](const MultiHeadSelfAttention::KVCache& c) { return c.first > 0; });
+  if (slid || let_go) {  // the caches no longer hold every kept position: re-encode at the next push
     cache_valid_ = false;
   } else {
     for (size_t l = 0; l < caches_.size(); ++l)

@@ -18,8 +18,19 @@
 //     to their new positions (from the unrotated keys the cache keeps), and only the new token
 //     is projected. In every later layer the kept tokens' inputs change (each of them attended
 //     to the dropped token one layer below), so a model of 2 or more layers re-encodes the
-//     window each step, and only a 1-layer model keeps its cache past W.
+//     window each step, and only a 1-layer model keeps its cache past W, but for a sliding
+//     window of w keys (attention window, no strided keys) over L layers with L (w - 1) <= W - 1:
+//     there the new token reads, through all L layers, only tokens at most L (w - 1) back, whose
+//     cached keys and values never saw the dropped token, so every layer drops its oldest row.
 // Either way the logits are the reference's (within float rounding, 1e-5 in the tests).
+//
+// Attention patterns (MaskPattern): each cached step applies the causal pattern at the
+// positions as they stand. A sliding window of w < C keys (no strided keys) keeps only w rows
+// per layer (MultiHeadSelfAttention::cache_rows): older positions are out of every later query's
+// window, so the cache lets them go; the strided pattern keeps C rows (its strided keys reach
+// back to the start). A masked language model (objective mlm) sees both sides of every token and
+// cannot generate left to right: constructing a decoder for one is an Error of kind Config on
+// key objective.
 //
 // The decoder runs in eval mode (no dropout). Its cache holds keys and values made with the
 // model's weights and its layers' head_off, scale_scores and mask as they were when each token
@@ -94,9 +105,12 @@ class Decoder {
   bool cached() const { return cached_; }
   // The window W: the context slides past it.
   int window() const { return window_; }
-  // Layer l's KV cache: rows [0, length) hold the context's keys and values when the caches are
-  // in use (for tests: a rollback leaves what a fresh decoder of the kept tokens would hold).
-  const MultiHeadSelfAttention::KVCache& cache(int layer) const { return caches_.at(size_t(layer)); }
+  // Whether a slide keeps the caches (above) rather than re-encoding the window.
+  bool keeps_cache_when_sliding() const { return keeps_cache_when_sliding_; }
+  // Layer l's KV cache, for tests and the readers of its size: rows [0, length) hold the
+  // context's keys and values when the caches are in use (a rollback leaves what a fresh decoder
+  // of the kept tokens would hold).
+  const MultiHeadSelfAttention::KVCache& cache(int l) const { return caches_.at(size_t(l)); }
 
  private:
   const int32_t* context_data() const { return history_.data() + history_.size() - context_length(); }
@@ -112,7 +126,8 @@ class Decoder {
   // a slide re-encoded the window, until rebuilt).
   bool cache_valid_ = false;
   int window_;
-  // 1 layer with positions rope, alibi or none: the cache stays valid as the window slides.
+  // Positions rope, alibi or none with 1 layer (or a narrow sliding window, above): the caches
+  // stay valid as the window slides.
   bool keeps_cache_when_sliding_;
   std::vector<int32_t> history_;  // the last W + kMaxRollback tokens, oldest first
   int64_t total_ = 0;             // tokens pushed since reset

@@ -32,8 +32,8 @@ export interface CoreError extends Error {
 
 // The config's types come from the core's schema (cpp/attn/train/config.h): config-schema.ts is
 // written by scripts/build-wasm from configSchema().
-import type { FfnKind, NormKind, NormPosition, PositionKind, TaskName, TrainerConfig } from './config-schema';
-export type { FfnKind, NormKind, NormPosition, PositionKind, TaskName, TrainerConfig };
+import type { AttentionKind, FfnKind, NormKind, NormPosition, ObjectiveKind, PositionKind, TaskName, TrainerConfig } from './config-schema';
+export type { AttentionKind, FfnKind, NormKind, NormPosition, ObjectiveKind, PositionKind, TaskName, TrainerConfig };
 
 /** One key of the config schema (configSchema(), `attn schema`): its names (snake_case `name`,
  * kebab-case `flag`: the `attn` flag, URL hash key and element attribute; `js`: the TrainerConfig
@@ -60,6 +60,30 @@ export interface ConfigKeySchema {
   symbol: string;
   group: 'model' | 'block' | 'training' | 'task';
   in_weights: boolean;
+}
+
+/** fill()'s options. */
+export interface FillOptions {
+  /** The character that marks a blank: one character that is not in the model's vocabulary;
+   * default "_". */
+  blank?: string;
+  /** How many guesses to return per blank, integer in [1, vocabulary size]; default 1. */
+  top?: number;
+}
+
+/** One guess for a blank: a character of the vocabulary and its probability (the softmax over
+ * the characters; [MASK] is none). */
+export interface FillGuess {
+  char: string;
+  prob: number;
+}
+
+/** fill(): the text with every blank replaced by its most likely character, and per blank (in
+ * the text's order) its position among the text's characters and its `top` guesses, most likely
+ * first. */
+export interface FillResult {
+  text: string;
+  blanks: { position: number; top: FillGuess[] }[];
 }
 
 /** How the attention scores are masked: the causal mask, none, or the classic bug that fills
@@ -224,6 +248,7 @@ export interface AttentionResult {
   nLayers: number;
   /** T of this call: the length of the ids passed in. */
   seqLen: number;
+  /** The model's ids: the config's vocabSize, plus [MASK] (the last id) for objective "mlm". */
   vocabSize: number;
 }
 
@@ -241,7 +266,8 @@ export interface Trainer {
   evalAccuracy(n: number): number;
   /** The loss of every step, thinned to every historyStride()-th step after 16384 steps. */
   lossHistory(): Float32Array;
-  /** ids: 1..seqLen token ids, each in [0, vocabSize). */
+  /** ids: 1..seqLen token ids, each in [0, vocabSize) (objective "mlm": [0, vocabSize], the
+   * last being [MASK]). */
   attention(ids: Int32Array): AttentionResult;
   /** The weights as a safetensors file (PyTorch state-dict names). */
   exportWeights(): Uint8Array;
@@ -291,6 +317,21 @@ export interface Trainer {
   predictions(ids: Int32Array, k: number): Predictions;
   /** Runs the curriculum's invariants on this model (unchanged) and, given, a PyTorch case. */
   selfTest(reference: ReferenceCase | null): SelfTestResult[];
+  /** A masked language model of text (objective "mlm", task "text"): fills every blank of text
+   * (at most seqLen characters of the vocabulary) with one forward pass in eval mode. A causal
+   * model is a `config` error with key objective (it cannot see the right side of a blank);
+   * another task a `state` error; a blank that is in the vocabulary, a text with no blank or
+   * only blanks, a character outside the vocabulary: `input`. */
+  fill(text: string, options?: FillOptions): FillResult;
+  /** The receptive field measured: (T, T), row i column j the norm of the gradient of the output
+   * at i (along a fixed random direction of the logits) with respect to the input at j (the
+   * first layer's input), in eval mode; exactly 0 where i cannot depend on j (with L layers of
+   * a window of W keys: beyond L (W - 1)). ids as for attention(). Overwrites the gradients. */
+  receptiveField(ids: Int32Array): Matrix;
+  /** The keys each query may see under the model's own attention pattern (objective, attention,
+   * window, stride), for T positions, T an integer in [1, the model's max context length]: T*T
+   * cells row-major, 1 where query i may see key j, 0 where the pattern hides it. */
+  attentionMask(T: number): Uint8Array;
   /** lossHistory()[i] is the loss of step i * historyStride() + 1. */
   historyStride(): number;
   /** Frees the C++ object. Using the Trainer afterwards throws. */
