@@ -52,9 +52,9 @@ std::vector<Named> bench_configs(const std::string& which, const Args& args) {
   if (which == "block" || which == "all") out.push_back({"block", block});
   // custom: the model and training flags, as attn train reads them.
   if (which == "custom") out.push_back({"custom", trainer_config_from(args)});
-  if (out.empty() && which != "generate")
-    throw UsageError("--config must be demo, large, induction, block, generate, all or custom, "
-                     "got '" + which + "'");
+  if (out.empty() && which != "generate" && which != "speculative" && which != "tiled")
+    throw UsageError("--config must be demo, large, induction, block, generate, speculative, "
+                     "tiled, all or custom, got '" + which + "'");
   return out;
 }
 
@@ -132,9 +132,13 @@ std::vector<Flag> bench_flags() {
   std::vector<Flag> flags = {
       {"config", "NAME", "all",
        "demo, large, induction, block (pre-norm RMSNorm SwiGLU RoPE, 2 layers), generate "
-       "(tokens/s of generation with and without the KV cache), all (those five) or custom (the "
-       "model flags below)"},
+       "(tokens/s of generation with and without the KV cache), all (those five), custom (the "
+       "model flags below), speculative (speculative decoding on the GPT preset: a trained draft "
+       "and the bigram, N 4, against plain decoding) or tiled (memory and time of the plain and "
+       "the tiled attention)"},
       {"blocks", "N", "5", "timed blocks (the median is reported)"},
+      {"target-steps", "N", "500", "with --config speculative: training steps of the GPT preset "
+                                   "target (the draft gets draft_config's 300)"},
       {"block-seconds", "S", "1", "approximate length of one block"}};
   for (Flag& f : trainer_flags()) flags.push_back(f);
   return flags;
@@ -159,6 +163,12 @@ int cmd_bench(const std::vector<std::string>& argv) {
   std::printf("{\n  \"engine\": \"native\",\n");
   if (which == "generate") {  // generation alone
     print_generation(blocks, block_seconds);
+    std::printf("\n}\n");
+    return 0;
+  }
+  if (which == "speculative" || which == "tiled") {
+    if (which == "speculative") print_speculative_bench(blocks, block_seconds, args.get_int("target-steps", 0, 100000));
+    else print_tiled_bench(blocks);
     std::printf("\n}\n");
     return 0;
   }

@@ -47,8 +47,8 @@ Verdict contract_line(const char* what, const char* legend, const std::vector<Ei
 Verdict shape_contract(TinyAttentionLM& model, const std::vector<int32_t>& ids, int B, int T,
                        TinyAttentionLM::State& s) {
   const ModelConfig& c = model.config;
-  const Eigen::Index D = c.d_model, H = c.n_heads, Dh = D / H, V = c.vocab_size;
-  const Eigen::Index KV = c.kv_heads_resolved();
+  const Eigen::Index D = c.d_model, H = c.n_heads, Dh = D / H, V = c.real_vocab_size();
+  const Eigen::Index KV = c.kv_heads_resolved(), M = c.differential ? 2 : 1;  // q/k maps
   model.forward(ids.data(), B, T, s);
   std::printf("1. Shape contract: B=%d T=%d D=%lld H=%lld Dh=%lld V=%lld, one eval forward of a "
               "batch of random ids\n",
@@ -65,15 +65,19 @@ Verdict shape_contract(TinyAttentionLM& model, const std::vector<int32_t>& ids, 
       {"ids", "(B,T)", {B, T}, B, T},
       {"pos_emb[:T]", "(T,D)", {T, D}, pe.rows(), pe.cols()},
       {"x = token_emb(ids) + pos_emb[:T]", "(B,T,D)", {B, T, D}, s.x.rows(), s.x.cols()},
-      {"qkv = qkv_proj(x)", KV == H ? "(B,T,3D)" : "(B,T,(H+2KV)Dh)", {B, T, (H + 2 * KV) * Dh}, s.attn.qkv.rows(),
-       s.attn.qkv.cols()},
+      {"qkv = qkv_proj(x)",
+       c.differential ? (KV == H ? "(B,T,5D)" : "(B,T,(2H+3KV)Dh)")
+                      : (KV == H ? "(B,T,3D)" : "(B,T,(H+2KV)Dh)"),
+       {B, T, (M * (H + KV) + KV) * Dh}, s.attn.qkv.rows(), s.attn.qkv.cols()},
       {"q, k, v split into heads", "(B,H,T,Dh)", {B, H, T, Dh}, q_heads.rows(), q_heads.cols()},
-      {"weights = softmax(q k^T/sqrt(Dh))", "(B,H,T,T)", {B, H, T, T}, s.attn.probs.rows(),
-       s.attn.probs.cols()},
+      {c.differential ? "weights = softmax(s1) - lambda softmax(s2)"
+                      : "weights = softmax(q k^T/sqrt(Dh))",
+       "(B,H,T,T)", {B, H, T, T}, s.attn.weights().rows(), s.attn.weights().cols()},
       {"weights v, heads merged", "(B,T,D)", {B, T, D}, s.attn.merged.rows(),
        s.attn.merged.cols()},
       {"out_proj", "(B,T,D)", {B, T, D}, s.a.rows(), s.a.cols()},
-      {"logits = lm_head", "(B,T,V)", {B, T, V}, s.logits.rows(), s.logits.cols()},
+      {"logits = lm_head", c.objective == Objective::Mlm ? "(B,T,V+1)" : "(B,T,V)",
+       {B, T, c.vocab_size}, s.logits.rows(), s.logits.cols()},
   };
   Verdict first;
   for (const Line& l : lines) {
@@ -90,21 +94,26 @@ std::string head_name(int g, int H, int L) {
   return str_cat("head ", g + 1, " (layer ", g / H + 1, ", head ", g % H + 1, ")");
 }
 
-// Part 2: per head of every layer, the largest |row sum - 1| over the B*T rows of that head.
-// w: every layer's weights, (L,B,H,T,T).
-Verdict rows_sum_to_one(const Mat& w, int B, int H, int T, int L) {
-  std::printf("\n2. Every head's attention rows sum to 1 (%d rows per head)\n", B * T);
+// Part 2: per head of every layer, the largest |row sum - 1| over the B*T rows of that head (a
+// differential head's rows sum to 1 - its lambda). w: every layer's weights, (L,B,H,T,T).
+Verdict rows_sum_to_one(const TinyAttentionLM& model, const Mat& w, int B, int T) {
+  const int H = model.config.n_heads, L = model.config.n_layers;
+  std::printf("\n2. Every head's attention rows sum to 1%s (%d rows per head)\n",
+              model.config.differential ? " - lambda" : "", B * T);
   Verdict v;
   for (int g = 0; g < L * H; ++g) {
     const int l = g / H, h = g % H;
+    const RowVec& lambda = model.layers[size_t(l)].lambda;
+    const double want = lambda.size() ? 1.0 - double(lambda[h]) : 1.0;
     double worst = 0.0;
     for (int b = 0; b < B; ++b)
       for (int i = 0; i < T; ++i) {
         const Eigen::Index r = ((Eigen::Index(l) * B + b) * H + h) * T + i;
-        const double err = std::fabs(w.row(r).cast<double>().sum() - 1.0);
+        const double err = std::fabs(w.row(r).cast<double>().sum() - want);
         worst = std::isnan(err) || std::isnan(worst) ? NAN : std::max(worst, err);
       }
-    std::printf("   %s: max |row sum - 1| = %.3g\n", head_name(g, H, L).c_str(), worst);
+    std::printf("   %s: max |row sum - %s| = %.3g\n", head_name(g, H, L).c_str(),
+                lambda.size() ? "(1 - lambda)" : "1", worst);
     if (v.empty() && !(worst <= kRowSumTol))
       v = str_cat("row sums: ", head_name(g, H, L),
                   "'s attention rows do not sum to 1 (max |row sum - 1| = ", worst,
@@ -121,6 +130,10 @@ Verdict causal_check(TinyAttentionLM& model, const std::vector<int32_t>& ids, in
   Mat w, w2;  // every layer's weights, (L,B,H,T,T)
   s.stacked_weights(w);
   std::printf("\n3. Causal mask\n");
+  if (model.config.objective == Objective::Mlm) {
+    std::printf("   objective mlm: the attention sees both sides by design, nothing to check\n");
+    return "";
+  }
   int64_t above = 0, nonzero = 0;
   double largest = 0.0;
   for (Eigen::Index r = 0; r < w.rows(); ++r)
@@ -210,6 +223,19 @@ int failed(const Verdict& v) {
   return 1;
 }
 
+// The header's block settings: every key a block model's weights file keeps (a 0 that stands
+// for another key shown as that key's value), or nothing for the curriculum's model.
+std::string block_keys(const TrainerConfig& c, const ModelConfig& mc) {
+  std::string out;
+  if (mc.legacy()) return out;
+  for (const ConfigKey& k : config_keys()) {
+    if (k.weights != InWeights::Block && k.weights != InWeights::Changed) continue;
+    const ConfigKey& shown = k.zero_means && number_value(c, k) == 0 ? *find_config_key(k.zero_means) : k;
+    out += str_cat(" ", k.name, "=", value_text(c, shown));
+  }
+  return out;
+}
+
 }  // namespace
 
 int cmd_demo(const std::vector<std::string>& argv) {
@@ -246,13 +272,7 @@ int cmd_demo(const std::vector<std::string>& argv) {
                   ? ""
                   : str_cat(" layers=", config.n_layers, config.residual ? " residual" : "")
                         .c_str(),
-              mc.legacy() ? ""
-                          : str_cat(" kv_heads=", mc.kv_heads_resolved(), " positions=",
-                                    config.positions, " max_seq_len=", mc.max_context_length,
-                                    " norm=", config.norm, " norm_position=",
-                                    config.norm_position, " ffn=", config.ffn,
-                                    " ffn_mult=", config.ffn_mult)
-                                .c_str());
+              block_keys(config, mc).c_str());
   if (args.has("mask") || args.has("no-scale-scores") || args.has("heads-off") || args.has("heads-frozen"))
     std::printf("# ablation: mask %s, scaling %s, heads off [%s], frozen [%s]\n",
                 mask_mode_name(ablation.mask), ablation.scale_scores ? "on" : "off",
@@ -268,7 +288,7 @@ int cmd_demo(const std::vector<std::string>& argv) {
   if (!v.empty()) return failed(v);
   Mat all_weights;
   s.stacked_weights(all_weights);
-  v = rows_sum_to_one(all_weights, B, H, T, config.n_layers);
+  v = rows_sum_to_one(trainer.model(), all_weights, B, T);
   if (!v.empty()) return failed(v);
   v = causal_check(trainer.model(), ids, B, T, s);
   if (!v.empty()) return failed(v);

@@ -30,25 +30,6 @@ const std::vector<Flag> kEvalFlags = {
                          "evaluated (default: the built-in corpus)"},
 };
 
-// --task text: the validation split of --text FILE (or of the default corpus) as ids of the
-// model's vocabulary; a character the model lacks is an Error of kind Input naming it.
-std::vector<int32_t> text_split(const Args& args, const std::string& weights_path,
-                                const std::vector<uint8_t>& weights, int N) {
-  const std::u32string vocab = text_vocab(weights_path, weights);
-  std::string path = "the default corpus", text;
-  if (args.has("text")) {
-    path = args.get("text");
-    const std::vector<uint8_t> bytes = read_file(path);
-    text.assign(bytes.begin(), bytes.end());
-  }
-  try {
-    const TextCorpus corpus = make_corpus(args.has("text") ? text : default_corpus(), N);
-    return encode(vocab, decode(corpus.vocab, corpus.val));
-  } catch (const Error& e) {
-    throw Error(e.kind(), e.key(), str_cat(path, ": ", e.what()));
-  }
-}
-
 // A number for JSON: NaN (no predictable position) is null.
 std::string json_number(double v) { return std::isfinite(v) ? str_cat(v) : "null"; }
 
@@ -76,18 +57,12 @@ int cmd_eval(const std::vector<std::string>& argv) {
   }();
 
   const std::string path = args.get("weights");
-  const std::vector<uint8_t> bytes = read_file(path);
-  std::unique_ptr<TinyAttentionLM> model;
-  try {
-    model = load_model(bytes.data(), bytes.size());
-  } catch (const Error& e) {
-    if (e.kind() != ErrorKind::Format) throw;
-    throw Error(ErrorKind::Format, e.key(), str_cat(path, ": ", e.what()));
-  }
+  std::vector<uint8_t> bytes;
+  const std::unique_ptr<TinyAttentionLM> model = load_model_file(path, &bytes);
   if (task != Task::Text && args.has("text"))
     throw UsageError(str_cat("--text needs --task text (the task is ", task_name(task), ")"));
   const std::vector<int32_t> text =
-      task == Task::Text ? text_split(args, path, bytes, N) : std::vector<int32_t>{};
+      task == Task::Text ? text_split_ids(args, text_vocab(path, bytes), N, true) : std::vector<int32_t>{};
   const int C = model->config.max_context_length;
   const LengthEvaluation r = [&] {
     try {

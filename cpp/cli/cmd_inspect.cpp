@@ -72,16 +72,7 @@ int cmd_inspect(const std::vector<std::string>& argv) {
     r.patching.answer_corrupt = args.get_int("corrupted-answer", 0, INT32_MAX);
 
   const std::string path = args.get("weights");
-  std::unique_ptr<TinyAttentionLM> model;
-  {
-    const std::vector<uint8_t> bytes = read_file(path);
-    try {
-      model = load_model(bytes.data(), bytes.size());
-    } catch (const Error& e) {
-      if (e.kind() != ErrorKind::Format) throw;
-      throw Error(ErrorKind::Format, e.key(), str_cat(path, ": ", e.what()));
-    }
-  }
+  const std::unique_ptr<TinyAttentionLM> model = load_model_file(path);
   const ModelConfig& c = model->config;
   const int64_t L = c.n_layers, H = c.n_heads, V = c.vocab_size;
   require(L * H * V * V <= kMaxOutputElements, "the circuits of ", L * H, " heads over ", V,

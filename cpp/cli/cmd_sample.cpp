@@ -30,6 +30,12 @@ const std::vector<Flag> kSampleFlags = {
     {"seed", "S", "0", "seed of the draws (the same seed gives the same text)"},
     {"window", "W", "0", "the most characters attended over; past it the context slides "
                          "(0: the model's max_seq_len)"},
+    {"draft", "D", "", "speculative decoding: a draft model's weights (the same vocabulary), or "
+                       "bigram for a table counted from the training split of --text; prints "
+                       "one more line, the figures"},
+    {"draft-tokens", "N", "4", "with --draft: tokens the draft proposes per target pass, in [1, 16]"},
+    {"text", "FILE", "", "with --draft bigram: the corpus whose training split (its first 90%) "
+                         "the bigram counts (default: the built-in corpus)"},
 };
 
 }  // namespace
@@ -46,6 +52,39 @@ std::u32string text_vocab(const std::string& path, const std::vector<uint8_t>& b
                 str_cat(path, ": the model was not trained on text (its __metadata__ has no "
                               "\"vocab\"); train one with attn train --task text --save"));
   return *vocab;
+}
+
+std::string text_source(const Args& args) {
+  return args.has("text") ? args.get("text") : "the default corpus";
+}
+
+std::vector<int32_t> text_split_ids(const Args& args, const std::u32string& vocab, int seq_len,
+                                    bool validation) {
+  std::string text;
+  if (args.has("text")) {
+    const std::vector<uint8_t> bytes = read_file(args.get("text"));
+    text.assign(bytes.begin(), bytes.end());
+  }
+  try {
+    const TextCorpus corpus = make_corpus(args.has("text") ? text : default_corpus(), seq_len);
+    return encode(vocab, decode(corpus.vocab, validation ? corpus.val : corpus.train));
+  } catch (const Error& e) {
+    throw Error(e.kind(), e.key(), str_cat(text_source(args), ": ", e.what()));
+  }
+}
+
+std::unique_ptr<TinyAttentionLM> load_model_file(const std::string& path,
+                                                 std::vector<uint8_t>* bytes_out) {
+  const std::vector<uint8_t> bytes = read_file(path);
+  std::unique_ptr<TinyAttentionLM> model;
+  try {
+    model = load_model(bytes.data(), bytes.size());
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::Format) throw;
+    throw Error(ErrorKind::Format, e.key(), str_cat(path, ": ", e.what()));
+  }
+  if (bytes_out) *bytes_out = bytes;
+  return model;
 }
 
 int cmd_sample(const std::vector<std::string>& argv) {
@@ -68,14 +107,8 @@ int cmd_sample(const std::vector<std::string>& argv) {
   const uint64_t seed = args.get_u64("seed");
 
   const std::string path = args.get("weights");
-  const std::vector<uint8_t> bytes = read_file(path);
-  std::unique_ptr<TinyAttentionLM> model;
-  try {
-    model = load_model(bytes.data(), bytes.size());
-  } catch (const Error& e) {
-    if (e.kind() != ErrorKind::Format) throw;
-    throw Error(ErrorKind::Format, e.key(), str_cat(path, ": ", e.what()));
-  }
+  std::vector<uint8_t> bytes;
+  const std::unique_ptr<TinyAttentionLM> model = load_model_file(path, &bytes);
   const std::u32string vocab = text_vocab(path, bytes);
   options.top_k = args.get_int("top-k", 0, model->config.vocab_size);
   const int window = args.get_int("window", 0, model->config.max_context_length);
@@ -93,6 +126,10 @@ int cmd_sample(const std::vector<std::string>& argv) {
       throw Error(e.kind(), "prompt", str_cat("--prompt: ", e.what()));
     }
   }();
+  if (args.has("draft"))
+    return sample_speculative(args, *model, vocab, prompt, ids, n_tokens, options, seed, window);
+  if (args.has("draft-tokens") || args.has("text"))
+    throw UsageError(str_cat("--", args.has("text") ? "text" : "draft-tokens", " needs --draft"));
   const std::vector<int32_t> out = generate(*model, ids, n_tokens, options, seed, window);
   const std::string text = prompt + decode(vocab, out) + "\n";
   std::fwrite(text.data(), 1, text.size(), stdout);

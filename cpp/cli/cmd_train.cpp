@@ -81,7 +81,9 @@ int cmd_train(const std::vector<std::string>& argv) {
   const Args args("train",
                   "Trains TinyAttentionLM with Adam and prints the loss. With --task text the "
                   "tokens are the characters of a corpus: 90% trains, 10% validates, and each "
-                  "report adds the validation loss in bits per character.",
+                  "report adds the validation loss in bits per character. With --objective mlm "
+                  "the loss and the accuracy are at the masked positions, and each report adds "
+                  "the validation split's masked-position accuracy.",
                   flags, argv);
   if (args.help()) {
     std::fputs(args.usage().c_str(), stdout);
@@ -100,6 +102,21 @@ int cmd_train(const std::vector<std::string>& argv) {
               config.batch_size, config.lr, static_cast<unsigned long long>(config.seed),
               config.task.c_str());
   const TextCorpus* corpus = trainer.corpus();
+  // A masked language model: every accuracy is over the selected (masked) positions only.
+  const bool mlm = config.objective == "mlm";
+  if (mlm)
+    std::printf("# objective mlm: %g of the tokens selected (80%% [MASK], 10%% another token, "
+                "10%% kept), loss and accuracy at the selected positions\n",
+                static_cast<double>(config.mask_rate));
+  if (config.attention != "full" || config.differential)
+    std::printf("# attention %s%s%s\n", config.attention.c_str(),
+                config.attention == "full"
+                    ? ""
+                    : str_cat(" window ", config.window,
+                              config.attention == "strided" ? str_cat(" stride ", config.stride)
+                                                            : std::string())
+                          .c_str(),
+                config.differential ? ", differential" : "");
   if (corpus) {
     std::printf("# text: %zu characters (%zu train, %zu validation), vocab %s\n",
                 corpus->train.size() + corpus->val.size(), corpus->train.size(),
@@ -125,6 +142,11 @@ int cmd_train(const std::vector<std::string>& argv) {
     if (corpus) {
       const TextEvaluation v = evaluate_text(trainer.model(), trainer.data(), kTextEvalBatches);
       std::printf(" val_loss %.6f val_bits_per_char %.4f", v.val_loss, v.val_bits_per_char);
+      if (mlm) std::printf(" val_masked_accuracy %.4f", v.accuracy);
+    } else if (mlm) {
+      std::printf(" val_masked_accuracy %.4f",
+                  static_cast<double>(
+                      evaluate(trainer.model(), trainer.data(), kTextEvalBatches).accuracy));
     }
     std::printf("\n");
   }
@@ -133,8 +155,15 @@ int cmd_train(const std::vector<std::string>& argv) {
   if (steps > 0) {
     std::printf("# %d steps in %.3f s (%.1f steps/s)\n", steps, secs, steps / secs);
     const Evaluation e = evaluate(trainer.model(), trainer.data(), 8);
-    std::printf("# eval accuracy %.4f loss %.6g (eval mode, 8 fresh batches)\n",
-                static_cast<double>(e.accuracy), static_cast<double>(e.loss));
+    if (mlm)
+      std::printf("# eval masked-position accuracy %.4f loss %.6g (eval mode, 8 fresh %s, "
+                  "%g of the tokens selected)\n",
+                  static_cast<double>(e.accuracy), static_cast<double>(e.loss),
+                  corpus ? "batches of the validation split" : "batches",
+                  static_cast<double>(config.mask_rate));
+    else
+      std::printf("# eval accuracy %.4f loss %.6g (eval mode, 8 fresh batches)\n",
+                  static_cast<double>(e.accuracy), static_cast<double>(e.loss));
     if (ablated) {  // the same weights with the intact layer: what the interventions changed
       trainer.set_ablation(Trainer::Ablation{});
       const Evaluation intact = evaluate(trainer.model(), trainer.data(), 8);

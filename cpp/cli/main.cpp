@@ -20,6 +20,7 @@ const Command kCommands[] = {
     {"forward", attn::cli::cmd_forward, "run saved weights on ids from a safetensors file"},
     {"eval", attn::cli::cmd_eval, "evaluate saved weights on a task at any length (JSON)"},
     {"sample", attn::cli::cmd_sample, "continue a prompt with a text model (attn train --task text --save)"},
+    {"fill", attn::cli::cmd_fill, "fill the blanks of a text with a masked language model (--objective mlm)"},
     {"inspect", attn::cli::cmd_inspect, "logit lens, attribution, patching and circuits of saved weights on ids"},
     {"attend", attn::cli::cmd_attend, "single-head attention on X, Wq, Wk, Wv from a file"},
     {"bench", attn::cli::cmd_bench, "measure training steps/s and GEMM GFLOP/s (JSON)"},

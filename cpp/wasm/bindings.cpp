@@ -9,9 +9,13 @@
 #include "attn/base/parallel.h"
 #include "attn/data/tasks.h"
 #include "attn/data/text.h"
+#include "attn/interp/receptive_field.h"
 #include "attn/io/weights.h"
 #include "attn/model/decoder.h"
+#include "attn/model/speculative.h"
+#include "attn/teach/tiled_trace.h"
 #include "attn/train/bench.h"
+#include "attn/train/draft.h"
 #include "wasm/convert.h"
 
 using namespace attn;
@@ -26,6 +30,28 @@ constexpr bool kSimd = true;
 #else
 constexpr bool kSimd = false;
 #endif
+
+namespace {
+
+// bigramDraft(trainer, text?): the bigram of text's training split (default: the Trainer's own
+// corpus) in the Trainer's characters; the Trainer must be a text model.
+Draft* bigram_draft(Trainer& t, val text) {
+  return js_call([&] {
+    if (text.isUndefined() || text.isNull()) return static_cast<Draft*>(trainer_bigram_draft(t).release());
+    const std::string utf8 = to_text(text, "text");
+    return static_cast<Draft*>(trainer_bigram_draft(t, &utf8).release());
+  });
+}
+
+// trainer.fill(text, {blank, top}): fill_blanks with the corpus's characters (none: not text).
+val fill_js(Trainer& t, val text, val options) {
+  return js_call([&] {
+    const FillOptions o = to_fill_options(options);
+    return to_js(fill_blanks(t.model(), t.corpus() ? t.corpus()->vocab : std::u32string(),
+                             to_text(text, "text"), o.blank, o.top));
+  });
+}
+}  // namespace
 
 EMSCRIPTEN_BINDINGS(attention_core) {
   class_<Trainer>("Trainer")
@@ -152,6 +178,23 @@ EMSCRIPTEN_BINDINGS(attention_core) {
           return to_js(run_self_tests(t.model(), given ? &ref : nullptr));
         });
       })
+      // A masked language model of text: every blank of text filled, one forward pass.
+      .function("fill", +[](Trainer& t, val text) { return fill_js(t, text, val::undefined()); })
+      .function("fill", &fill_js)
+      // The receptive field measured: (T,T) norms of d(output i)/d(input j).
+      .function("receptiveField", +[](Trainer& t, val ids) {
+        return js_call([&] {
+          const std::vector<int32_t> x = to_ids(ids, size_t(t.config().seq_len));
+          return matrix_to_js(receptive_field(t.model(), x.data(), int(x.size())));
+        });
+      })
+      // The keys each query may see under the model's own attention pattern, for T positions.
+      .function("attentionMask", +[](Trainer& t, val T) {
+        return js_call([&] {
+          const int n = to_int(T, "attentionMask T", 1, t.model().config.max_context_length);
+          return uint8_array(visible_keys(t.model().config.mask_pattern(), n));
+        });
+      })
       .function("config", +[](Trainer& t) { return to_js(t.config()); })
       .function("stepsDone", +[](Trainer& t) { return double(t.steps_done()); })
       .function("historyStride", +[](Trainer& t) { return double(t.history_stride()); });
@@ -192,6 +235,73 @@ EMSCRIPTEN_BINDINGS(attention_core) {
           return sample_token(p.data(), int(p.size()), rng);
         });
       });
+  // Speculative decoding: a draft (another Trainer's live model, or the bigram of the Trainer's
+  // text) proposes and the Trainer's model verifies. Both are read live: delete a generation
+  // before its draft, a draft before its Trainer, and start again after either trains.
+  class_<Draft>("Draft")
+      .function("kind", +[](Draft& d) { return std::string(d.kind()); })
+      .function("vocabSize", &Draft::vocab_size);
+  function("modelDraft", +[](Trainer& t) {
+    return js_call([&] { return static_cast<Draft*>(new ModelDraft(t.model())); });
+  }, allow_raw_pointers());
+  // Two entries: Embind overloads by arity.
+  function("bigramDraft", +[](Trainer& t) { return bigram_draft(t, val::undefined()); }, allow_raw_pointers());
+  function("bigramDraft", +[](Trainer& t, val text) { return bigram_draft(t, text); }, allow_raw_pointers());
+  class_<SpeculativeDecoder>("SpeculativeDecoder")
+      .constructor(+[](Trainer& t, Draft& d, val options) {
+        return js_call([&] {
+          const SpeculativeArgs a = to_speculative_args(options, SpeculativeCall::Decoder);
+          return new SpeculativeDecoder(t.model(), d, a.prompt, a.tokens, a.options);
+        });
+      }, allow_raw_pointers())
+      .function("next", +[](SpeculativeDecoder& g, val rounds) {
+        return js_call([&] {
+          const int n = to_int(rounds, "rounds", 1, 10000);
+          const size_t from = g.tokens().size();
+          for (int i = 0; i < n && !g.done(); ++i) g.round();
+          return speculative_chunk_to_js(g, from);
+        });
+      })
+      .function("stats", +[](SpeculativeDecoder& g) { return to_js(g.stats()); })
+      .function("done", &SpeculativeDecoder::done);
+  function("speculativeGenerate", +[](Trainer& t, Draft& d, val options) {
+    return js_call([&] {
+      const SpeculativeArgs a = to_speculative_args(options, SpeculativeCall::Generate);
+      return to_js(speculative_generate(t.model(), d, a.prompt, a.tokens, a.options, a.compare_plain));
+    });
+  });
+  function("speculativeExactness", +[](Trainer& t, Draft& d, val options) {
+    return js_call([&] {
+      const SpeculativeArgs a = to_speculative_args(options, SpeculativeCall::Exactness);
+      return to_js(speculative_exactness(t.model(), d, a.prompt, a.options, a.samples));
+    });
+  });
+  // The acceptance rate to expect on a text, without sampling: {ids, options, window}.
+  function("expectedAcceptance", +[](Trainer& t, Draft& d, val args) {
+    return js_call([&] {
+      const SpeculativeArgs a = to_speculative_args(args, SpeculativeCall::Acceptance);
+      return expected_acceptance(t.model(), d, a.prompt, a.options.sampling, a.options.window);
+    });
+  });
+  function("expectedTokensPerRound", +[](val alpha, val n) {
+    return js_call([&] { return expected_tokens_per_round(to_double(alpha, "alpha"), to_int(n, "draftTokens")); });
+  });
+  // The suggested draft for a target config (1 layer, small), trained for draftSteps steps.
+  function("draftConfig", +[](val config) {
+    return js_call([&] {
+      const TrainerConfig c = to_trainer_config(config);
+      validate_js(c);
+      return to_js(draft_config(c));
+    });
+  });
+  constant("draftSteps", kDraftSteps);
+  // The block view's tiled step: one head of the block computed tile by tile.
+  function("tiledAttention", +[](val args) {
+    return js_call([&] {
+      const TiledTraceArgs a = to_tiled_trace_args(args);
+      return to_js(block_tiled_trace(a.block, a.head, a.tile, &js_key));
+    });
+  });
   function("selfAttention", +[](val args) {
     return js_call([&] {
       const SelfAttentionArgs a = to_self_attention_args(args);

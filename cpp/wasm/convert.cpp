@@ -207,6 +207,8 @@ int to_int(const val& v, const char* name, double lo, double hi) {
   return static_cast<int>(to_integer(v, name, lo, hi));
 }
 
+double to_double(const val& v, const char* name) { return to_number(v, name); }
+
 std::vector<int32_t> to_ids(const val& ids, size_t max_length) {
   return copy_in<int32_t>(ids, "Int32Array", "ids", max_length);
 }
@@ -262,6 +264,21 @@ val to_js(const TextEvaluation& e) {
   js.set("unigramNats", e.unigram_nats);
   js.set("unigramBits", e.unigram_bits);
   return js;
+}
+
+FillOptions to_fill_options(const val& js) {
+  FillOptions o;
+  if (js.isUndefined()) return o;
+  require(is_object(js), "fill options must be an object, got ", type_of(js));
+  check_keys(js, std::initializer_list<const char*>{"blank", "top"}, "fill options",
+             ErrorKind::Input);
+  if (!js["blank"].isUndefined()) {
+    const std::u32string blank = decode_utf8(to_text(js["blank"], "blank"));
+    require(blank.size() == 1, "blank must be one character, got ", blank.size());
+    o.blank = blank[0];
+  }
+  if (!js["top"].isUndefined()) o.top = int(to_integer(js["top"], "top", -kIntMax, kIntMax));
+  return o;
 }
 
 DecoderOptions to_decoder_options(const val& js) {
@@ -366,6 +383,27 @@ val to_js(const Corruption& c) {
 
 val row_to_js(const RowVec& v) { return float32_row(v); }
 val matrix_to_js(ConstMatRef m) { return from_mat(Mat(m)); }
+
+val to_js(const FillResult& r) {
+  val blanks = val::array();
+  for (const FilledBlank& b : r.blanks) {
+    val top = val::array();
+    for (const FillGuess& g : b.top) {
+      val guess = val::object();
+      guess.set("char", encode_utf8(std::u32string(1, g.ch)));
+      guess.set("prob", g.prob);
+      top.call<void>("push", guess);
+    }
+    val js = val::object();
+    js.set("position", b.position);
+    js.set("top", top);
+    blanks.call<void>("push", js);
+  }
+  val js = val::object();
+  js.set("text", r.text);
+  js.set("blanks", blanks);
+  return js;
+}
 
 val to_js(const TextCorpus& c) {
   val js = val::object();
@@ -708,7 +746,7 @@ val attention_to_js(const Mat& weights, const Mat& logits, const TrainerConfig& 
   js.set("nHeads", c.n_heads);
   js.set("nLayers", c.n_layers);
   js.set("seqLen", T);
-  js.set("vocabSize", c.vocab_size);
+  js.set("vocabSize", int(logits.cols()));  // the model's: with [MASK] for an mlm model
   return js;
 }
 
@@ -782,6 +820,147 @@ SamplingOptions to_sampling_options(const val& v) {
   if (!v["topP"].isUndefined()) o.top_p = float(to_number(v["topP"], "topP"));
   if (!v["minP"].isUndefined()) o.min_p = float(to_number(v["minP"], "minP"));
   return o;
+}
+
+// ---- Speculative decoding and tiled attention.
+
+SpeculativeArgs to_speculative_args(const val& js, SpeculativeCall call) {
+  const char* what = call == SpeculativeCall::Exactness    ? "speculativeExactness"
+                     : call == SpeculativeCall::Acceptance ? "expectedAcceptance"
+                                                           : "speculative";
+  require(is_object(js), what, " options must be an object, got ", type_of(js));
+  SpeculativeArgs a;
+  if (call == SpeculativeCall::Acceptance) {
+    check_keys(js, std::initializer_list<const char*>{"ids", "options", "window"}, what,
+               ErrorKind::Input);
+    a.prompt = copy_in<int32_t>(js["ids"], "Int32Array", "ids", size_t(kMaxPromptTokens));
+    a.options.sampling = to_sampling_options(js["options"]);
+    if (!js["window"].isUndefined()) a.options.window = to_integer(js["window"], "window", 0, kIntMax);
+    return a;
+  }
+  std::vector<const char*> known = {"prompt", "draftTokens", "options", "seed", "window"};
+  if (call != SpeculativeCall::Exactness) known.push_back("tokens");
+  if (call == SpeculativeCall::Generate) known.push_back("comparePlain");
+  if (call == SpeculativeCall::Exactness) known.push_back("samples");
+  check_keys(js, known, what, ErrorKind::Input);
+  a.prompt = copy_in<int32_t>(js["prompt"], "Int32Array", "prompt", size_t(kMaxPromptTokens));
+  if (call != SpeculativeCall::Exactness) a.tokens = to_integer(js["tokens"], "tokens", 0, kIntMax);
+  if (!js["draftTokens"].isUndefined())
+    a.options.draft_tokens = to_integer(js["draftTokens"], "draftTokens", -kIntMax, kIntMax);
+  a.options.sampling = to_sampling_options(js["options"]);
+  if (!js["seed"].isUndefined()) a.options.seed = to_seed(js["seed"]);
+  if (!js["window"].isUndefined()) a.options.window = to_integer(js["window"], "window", 0, kIntMax);
+  a.compare_plain = to_bool(js["comparePlain"], "comparePlain", true);
+  if (call == SpeculativeCall::Exactness) a.samples = to_integer(js["samples"], "samples", -kIntMax, kIntMax);
+  return a;
+}
+
+val to_js(const SpeculativeStats& s) {
+  val js = val::object();
+  js.set("tokens", double(s.tokens));
+  js.set("rounds", double(s.rounds));
+  js.set("targetPasses", double(s.target_passes));
+  js.set("draftPasses", double(s.draft_passes));
+  js.set("proposed", double(s.proposed));
+  js.set("judged", double(s.judged));
+  js.set("accepted", double(s.accepted));
+  js.set("draftTokens", s.draft_tokens);
+  js.set("alpha", s.alpha());
+  js.set("meanOverlap", s.mean_overlap());
+  js.set("tokensPerTargetPass", s.tokens_per_target_pass());
+  js.set("tokensPerRound", s.tokens_per_round());
+  const double alpha = s.alpha();
+  js.set("expectedTokensPerRound",
+         std::isfinite(alpha) ? expected_tokens_per_round(alpha, s.draft_tokens) : NAN);
+  return js;
+}
+
+namespace {
+std::vector<uint8_t> fate_bytes(const std::vector<TokenFate>& f, size_t from) {
+  std::vector<uint8_t> out;
+  for (size_t i = from; i < f.size(); ++i) out.push_back(uint8_t(f[i]));
+  return out;
+}
+}  // namespace
+
+val speculative_chunk_to_js(const SpeculativeDecoder& d, size_t from) {
+  val js = val::object();
+  js.set("tokens", int32_array(std::vector<int32_t>(d.tokens().begin() + from, d.tokens().end())));
+  js.set("fates", uint8_array(fate_bytes(d.fates(), from)));
+  js.set("done", d.done());
+  return js;
+}
+
+val to_js(const SpeculativeResult& r) {
+  val js = val::object();
+  js.set("tokens", int32_array(r.tokens));
+  js.set("fates", uint8_array(fate_bytes(r.fates, 0)));
+  js.set("stats", to_js(r.stats));
+  js.set("wallMs", r.wall_ms);
+  js.set("plainMs", r.plain_ms);
+  js.set("plainTokens", int32_array(r.plain_tokens));
+  return js;
+}
+
+namespace {
+val to_js(const ExactnessPosition& p) {
+  val js = val::object();
+  std::vector<int32_t> counts(p.counts.begin(), p.counts.end());
+  js.set("counts", int32_array(counts));
+  js.set("expected", copy_out("Float64Array", p.expected.data(), p.expected.size()));
+  js.set("statistic", p.test.statistic);
+  js.set("dof", p.test.dof);
+  js.set("pValue", p.test.p_value);
+  js.set("samples", double(p.test.samples));
+  js.set("impossible", double(p.test.impossible));
+  return js;
+}
+}  // namespace
+
+val to_js(const Exactness& e) {
+  val js = val::object();
+  js.set("first", to_js(e.first));
+  js.set("second", to_js(e.second));
+  js.set("stats", to_js(e.stats));
+  return js;
+}
+
+TiledTraceArgs to_tiled_trace_args(const val& js) {
+  require(is_object(js), "tiledAttention expects {config, ids | x, head, tileSize}, got ", type_of(js));
+  check_keys(js, std::initializer_list<const char*>{"config", "ids", "x", "head", "tileSize"},
+             "tiledAttention", ErrorKind::Input);
+  TiledTraceArgs a;
+  val block = val::object();
+  for (const char* k : {"config", "ids", "x"})
+    if (!js[k].isUndefined()) block.set(k, js[k]);
+  a.block = to_block_input(block);
+  a.head = to_integer(js["head"], "head", -kIntMax, kIntMax);
+  a.tile = to_integer(js["tileSize"], "tileSize", -kIntMax, kIntMax);
+  return a;
+}
+
+val to_js(const BlockTiledTrace& t) {
+  val js = val::object();
+  js.set("head", t.head);
+  js.set("kvHead", t.kv_head);
+  js.set("seqLen", t.T);
+  js.set("dHead", t.d_head);
+  js.set("scale", t.scale);
+  js.set("alibiSlope", t.alibi_slope);
+  js.set("tileSize", t.trace.tile);
+  js.set("tiles", t.trace.tiles);
+  js.set("rowMax", from_mat(t.trace.row_max));
+  js.set("rowSum", from_mat(t.trace.row_sum));
+  js.set("out", from_mat(t.trace.out));
+  js.set("weights", from_mat(t.trace.weights));
+  js.set("plainWeights", from_mat(t.trace.plain_weights));
+  js.set("plainOut", from_mat(t.trace.plain_out));
+  js.set("maxWeightDifference", t.trace.max_weight_difference);
+  js.set("maxOutDifference", t.trace.max_out_difference);
+  js.set("maxLayerWeightDifference", t.max_layer_weight_difference);
+  js.set("plainBytes", double(t.plain_bytes));
+  js.set("tiledBytes", double(t.tiled_bytes));
+  return js;
 }
 
 }  // namespace attn::js

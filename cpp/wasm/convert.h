@@ -18,11 +18,14 @@
 #include "attn/interp/length_eval.h"
 #include "attn/interp/readouts.h"
 #include "attn/kernels/ops.h"
+#include "attn/model/fill.h"
 #include "attn/model/sampling.h"
+#include "attn/model/speculative.h"
 #include "attn/nn/attention.h"
 #include "attn/teach/block_stages.h"
 #include "attn/teach/lesson.h"
 #include "attn/teach/selftest.h"
+#include "attn/teach/tiled_trace.h"
 #include "attn/train/bench.h"
 #include "attn/train/trainer.h"
 
@@ -72,6 +75,8 @@ void validate_js(const TrainerConfig& c);
 // conversion).
 constexpr double kIntMax = 2147483647.0;
 int to_int(const val& v, const char* name, double lo = -kIntMax, double hi = kIntMax);
+// A JS number (any value; the core checks its range).
+double to_double(const val& v, const char* name);
 
 // An Int32Array of at most max_length token ids.
 std::vector<int32_t> to_ids(const val& ids, size_t max_length);
@@ -96,6 +101,13 @@ std::string to_task_name(const val& task);
 std::string to_text(const val& text, const char* name);
 val to_js(const TextEvaluation& e);  // TextEvaluation
 val to_js(const TextCorpus& c);               // CorpusInfo
+// fill's options {blank, top}: blank one character (default "_"), top an integer (default 1).
+struct FillOptions {
+  char32_t blank = kDefaultBlank;
+  int top = 1;
+};
+FillOptions to_fill_options(const val& js);
+
 // new Decoder(trainer, {useCache, window}): the options checked (unknown keys, types).
 struct DecoderOptions {
   bool use_cache = true;
@@ -108,6 +120,7 @@ val to_js(const Inspection& r);      // Inspection
 val to_js(const Corruption& c);      // Corruption
 val row_to_js(const RowVec& v);     // Float32Array
 val matrix_to_js(ConstMatRef m);    // {data: Float32Array, rows, cols}
+val to_js(const FillResult& r);     // {text, blanks: [{position, top: [{char, prob}]}]}
 
 // selfAttention's argument {X, Wq, Wk, Wv, causal}, each matrix {data: Float32Array, rows, cols}.
 struct SelfAttentionArgs {
@@ -180,5 +193,33 @@ std::vector<float> to_next_logits(const val& v);
 SamplingOptions to_sampling_options(const val& v);
 // Sampler.draw's probabilities: a Float32Array of 1 to 65536 values (the core checks them).
 std::vector<float> to_probs(const val& v);
+
+// ---- Speculative decoding and tiled attention.
+
+// The options of a speculative generation or exactness check: {prompt (Int32Array of token ids),
+// tokens, draftTokens, options (SamplingOptions), seed, window}, plus comparePlain (generation)
+// or samples (exactness); what is absent takes the core's default. Unknown keys refused.
+struct SpeculativeArgs {
+  std::vector<int32_t> prompt;
+  int tokens = 0;
+  SpeculativeOptions options;
+  bool compare_plain = true;
+  int samples = 0;
+};
+// Acceptance (expectedAcceptance) reads {ids, options, window}, ids into prompt.
+enum class SpeculativeCall { Decoder, Generate, Exactness, Acceptance };
+SpeculativeArgs to_speculative_args(const val& js, SpeculativeCall call);
+val to_js(const SpeculativeStats& s);  // SpeculativeStats
+// The tokens and fates from index `from` on: {tokens: Int32Array, fates: Uint8Array, done}.
+val speculative_chunk_to_js(const SpeculativeDecoder& d, size_t from);
+val to_js(const SpeculativeResult& r);  // SpeculativeResult
+val to_js(const Exactness& e);          // Exactness
+// tiledAttention's argument: transformerBlock's (to_block_input) plus head and tileSize.
+struct TiledTraceArgs {
+  BlockStagesInput block;
+  int head = 0, tile = 0;
+};
+TiledTraceArgs to_tiled_trace_args(const val& js);
+val to_js(const BlockTiledTrace& t);  // TiledAttentionTrace
 
 }  // namespace attn::js

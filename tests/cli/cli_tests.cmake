@@ -1,5 +1,5 @@
 # Command-line tests of `attn forward`, `attn attend`, `attn selftest`, the ablation flags and
-# the text task of `attn train` / `attn sample` / `attn eval`, `attn inspect`, and `attn demo` / `attn demo self-attention`
+# the text task of `attn train` / `attn sample` / `attn eval`, `attn inspect`, `attn fill`, and `attn demo` / `attn demo self-attention`
 # (native only): each case runs
 # tests/cli/cli_tests.sh in its own scratch directory and checks the exit code, the stderr line,
 # that no output file is left behind on failure, and on success compares the output with the
@@ -58,7 +58,12 @@ set(ATTN_CLI_CASES
   train_threads
   text_sample
   text_sample_bad
+  text_sample_speculative
   text_eval
+  # Masked language modelling and the attention variants
+  mlm_train_fill
+  mlm_fill_bad
+  attention_flags
   # Looking inside
   inspect_reference
   inspect_bad
@@ -73,5 +78,6 @@ endforeach()
 # first under `ctest -j`, so that none of them is the last one running alone (a fresh build tree
 # has no timing data yet).
 set_tests_properties(cli.demo_epoch_means cli.train_ablation cli.layers_flags cli.block_flags
-                     cli.text_sample cli.text_sample_bad cli.text_bad_input cli.text_eval
-                     cli.inspect_reference cli.inspect_bad PROPERTIES COST 1000)
+                     cli.text_sample cli.text_sample_bad cli.text_sample_speculative cli.text_bad_input cli.text_eval
+                     cli.inspect_reference cli.inspect_bad cli.mlm_train_fill cli.attention_flags
+                     PROPERTIES COST 1000)

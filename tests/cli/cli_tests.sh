@@ -730,6 +730,148 @@ text_sample_bad)
   bad "--prompt" "$ATTN" sample --weights "$S/t.st"
   ;;
 
+text_sample_speculative)
+  # attn sample --draft: the same text as attn sample at temperature 0, for a trained draft and
+  # for the bigram, within the window (16) and past it; then one line of figures. Bad drafts: one
+  # line, exit 2.
+  blk="--task text --residual --positions rope --seq-len 16 --log-every 40"
+  ok "$ATTN" train $blk --layers 2 --norm layernorm --ffn gelu --steps 40 --save "$S/t.st"
+  ok "$ATTN" train $blk --layers 1 --d-model 16 --heads 2 --steps 40 --save "$S/d.st"
+  smp="$ATTN sample --weights $S/t.st --prompt"
+  for prompt in "the " "a small dog and a big cat"; do
+    ok $smp "$prompt" --tokens 40 --temperature 0
+    cp "$S/stdout" "$S/plain"
+    for draft in "$S/d.st" bigram; do
+      for n in 1 4 16; do
+        ok $smp "$prompt" --tokens 40 --temperature 0 --draft "$draft" --draft-tokens $n
+        [[ $(wc -l < "$S/stdout") -eq 2 ]] || fail "not the text and one line: $(cat "$S/stdout")"
+        head -n 1 "$S/stdout" | cmp -s - "$S/plain" ||
+          fail "--draft $draft --draft-tokens $n: greedy differs from plain: $(cat "$S/stdout") vs $(cat "$S/plain")"
+        tail -n 1 "$S/stdout" | grep -q "^speculative decoding (draft .*, N $n): 40 tokens in [0-9]* target passes ([0-9.]* per token) and [0-9]* draft passes; [0-9]* of [0-9]* judged draft tokens accepted: alpha [0-9.]*, mean sum min(p, q) [0-9.]*; [0-9.]* tokens per target pass, (1 - alpha^$((n + 1))) / (1 - alpha) = [0-9.]*; [0-9.]* ms, plain decoding [0-9.]* ms ([0-9.]* times as long)$" ||
+          fail "figures line: $(tail -n 1 "$S/stdout")"
+      done
+    done
+  done
+  # Sampled: the same seed gives the same text; the bigram of another text says which.
+  for i in $(seq 1 40); do printf 'the cat sat on the mat. a dog ran to the cat.\n'; done > "$S/cats.txt"
+  ok $smp "the " --tokens 60 --seed 3 --top-k 10 --draft bigram --text "$S/cats.txt"
+  cp "$S/stdout" "$S/a"
+  grep -q "^speculative decoding (draft bigram of $S/cats.txt's training split, N 4): 60 tokens" "$S/a" ||
+    fail "bigram source: $(tail -n 1 "$S/a")"
+  ok $smp "the " --tokens 60 --seed 3 --top-k 10 --draft bigram --text "$S/cats.txt"
+  head -n 1 "$S/stdout" | cmp -s - <(head -n 1 "$S/a") || fail "a seed gives two texts"
+  ok $smp "the " --tokens 10 --draft bigram
+  grep -q "draft bigram of the default corpus's training split" "$S/stdout" || fail "default corpus: $(cat "$S/stdout")"
+  # A draft of another vocabulary: the cats text has 15 characters, the default corpus 35.
+  ok "$ATTN" train --task text --text "$S/cats.txt" --seq-len 16 --steps 1 --save "$S/cats.st"
+  bad "--draft $S/cats.st: the draft's vocabulary has 15 tokens but the target's has 35" \
+    $smp "the " --draft "$S/cats.st"
+  printf 'The Queen sat.\n%.0s' $(seq 1 20) > "$S/queen.txt"
+  bad "$S/queen.txt: the character 'Q' (U+0051) is not in the model's vocabulary" \
+    $smp "the " --draft bigram --text "$S/queen.txt"
+  bad "--draft-tokens (0) must be in [1, 16]" $smp "the " --draft bigram --draft-tokens 0
+  bad "--draft-tokens (17) must be in [1, 16]" $smp "the " --draft bigram --draft-tokens 17
+  bad "--text needs --draft bigram" $smp "the " --draft "$S/d.st" --text "$S/cats.txt"
+  bad "--draft-tokens needs --draft" $smp "the " --draft-tokens 2
+  bad "--text needs --draft" $smp "the " --text "$S/cats.txt"
+  bad "cannot open" $smp "the " --draft "$S/missing.st"
+  printf hello > "$S/not-weights"
+  bad "not-weights: " $smp "the " --draft "$S/not-weights"
+  ok "$ATTN" sample --help
+  grep -q -- '--draft-tokens N' "$S/stdout" || fail "sample --help lacks --draft-tokens"
+  ;;
+
+mlm_train_fill)
+  # attn train --objective mlm: the masked-position accuracy on every report and at the end,
+  # [MASK] as one more row, the objective in the metadata; attn fill fills the blanks.
+  for i in $(seq 1 60); do printf 'abcdefgh '; done > "$S/corpus.txt"
+  ok "$ATTN" train --task text --text "$S/corpus.txt" --objective mlm --mask-rate 0.15 --seq-len 16 \
+    --residual --layers 2 --positions learned --lr 0.01 --steps 300 --log-every 150 --save "$S/m.st"
+  o=$S/stdout
+  grep -q '^# objective mlm: 0.15 of the tokens selected' "$o" || fail "mlm line: $(cat "$o")"
+  [[ $(grep -c '^step [0-9]* loss [0-9.e-]* accuracy [0-9.]* val_loss [0-9.]* val_bits_per_char [0-9.]* val_masked_accuracy [0-9.]*$' "$o") -eq 2 ]] ||
+    fail "report lines: $(grep '^step' "$o")"
+  grep -q '^# eval masked-position accuracy [0-9.]* loss .* of the validation split, 0.15 of the tokens selected)$' "$o" ||
+    fail "eval line: $(grep '^# eval' "$o")"
+  header "$S/m.st" | grep -qF '"objective":"mlm"' || fail "objective metadata: $(header "$S/m.st")"
+  "$CMP" --list "$S/m.st" | grep -qxF 'token_emb.embedding.weight F32 (10,32)' ||
+    fail "9 characters and [MASK]: $("$CMP" --list "$S/m.st" | grep token_emb)"
+  ok "$ATTN" fill --weights "$S/m.st" --text "abc_efgh a_cd"
+  [[ $(cat "$o") == "abcdefgh abcd" ]] || fail "fill: $(cat "$o")"
+  ok "$ATTN" fill --weights "$S/m.st" --text "abc*efgh" --blank '*' --top 3
+  [[ $(head -1 "$o") == "abcdefgh" ]] || fail "fill --blank: $(cat "$o")"
+  [[ $(wc -l < "$o") -eq 2 ]] || fail "one line per blank: $(cat "$o")"
+  grep -q '^blank 3: "d" [01]\.[0-9]\{4\}, "[a-h ]" [01]\.[0-9]\{4\}, "[a-h ]" [01]\.[0-9]\{4\}$' "$o" || fail "top 3: $(cat "$o")"
+  ok "$ATTN" fill --help
+  grep -q -- '--blank C' "$o" || fail "fill --help lacks --blank"
+  # Another task: the masked-position accuracy of the eval batches.
+  ok "$ATTN" train --objective mlm --task copy --steps 4 --log-every 2
+  [[ $(grep -c 'val_masked_accuracy' "$o") -eq 2 ]] || fail "copy reports: $(grep '^step' "$o")"
+  ;;
+
+mlm_fill_bad)
+  # Each bad input of attn fill, and an mlm model asked to generate: one line, exit 2.
+  ok "$ATTN" train --task text --objective mlm --steps 1 --save "$S/m.st"
+  ok "$ATTN" train --task text --steps 1 --save "$S/c.st"
+  fl="$ATTN fill --weights $S/m.st --text"
+  bad "a causal model cannot see the right side of a blank" "$ATTN" fill --weights "$S/c.st" --text "a_c"
+  bad "--blank: 'a' (U+0061) is a character of the model's vocabulary" $fl "a_c" --blank a
+  bad "--text has no blank ('_' (U+005F))" $fl "abc"
+  bad "--text is all blanks" $fl "___"
+  bad "--text: the character 'Q' (U+0051) is not in the model's vocabulary" $fl "Q_c"
+  bad "--blank (\"ab\") must be exactly one character" $fl "a_c" --blank ab
+  bad "--top (99) must be in [0, " $fl "a_c" --top 99
+  bad "the model was not trained on text" "$ATTN" fill --weights "$W" --text "a_c"
+  bad "--text" "$ATTN" fill --weights "$S/m.st"
+  bad "cannot generate left to right" "$ATTN" sample --weights "$S/m.st" --prompt "the"
+  bad "--mask-rate (0.6) must be in [0.01, 0.5]" "$ATTN" train --objective mlm --mask-rate 0.6 --steps 1
+  bad "unknown objective 'bert'" "$ATTN" train --objective bert --steps 1
+  ;;
+
+attention_flags)
+  # --attention window/strided, --window, --stride and --differential reach the model, its
+  # file, selftest, eval and sample; bad values name the flag.
+  # A window at its default (4) is not written: absent, it reads as 4.
+  ok "$ATTN" train --attention window --window 4 --task shift --steps 3 --log-every 3 --save "$S/w.st"
+  grep -q '^# attention window window 4$' "$S/stdout" || fail "window line: $(head -3 "$S/stdout")"
+  for kv in '"attention":"window"' '"kv_heads":"4"'; do
+    header "$S/w.st" | grep -qF "$kv" || fail "metadata lacks $kv: $(header "$S/w.st")"
+  done
+  ! header "$S/w.st" | grep -qF '"window":' || fail "window 4 written: $(header "$S/w.st")"
+  ok "$ATTN" train --attention strided --window 2 --stride 3 --differential --residual --layers 2 \
+    --steps 3 --log-every 3 --save "$S/s.st"
+  grep -q '^# attention strided window 2 stride 3, differential$' "$S/stdout" || fail "strided line"
+  for kv in '"attention":"strided"' '"window":"2"' '"stride":"3"' '"differential":"true"'; do
+    header "$S/s.st" | grep -qF "$kv" || fail "metadata lacks $kv: $(header "$S/s.st")"
+  done
+  "$CMP" --list "$S/s.st" > "$S/list"
+  grep -q '^layers\.1\.diff_lambda F32 (4)$' "$S/list" || fail "no diff_lambda: $(tr '\n' ' ' < "$S/list")"
+  grep -q '^layers\.0\.qkv_proj\.weight F32 (160,32)$' "$S/list" || fail "q1 q2 k1 k2 v rows: $(grep qkv "$S/list")"
+  for w in w s; do
+    ok "$ATTN" selftest --weights "$S/$w.st"
+    grep -q '^FAIL' "$S/stdout" && fail "selftest of $w: $(grep FAIL "$S/stdout")"
+  done
+  grep -q '^PASS rows_and_mask .*outside the causal window of 2 with stride 3' "$S/stdout" ||
+    fail "rows_and_mask ignores the pattern: $(grep rows_and_mask "$S/stdout")"
+  ok "$ATTN" selftest --objective mlm --differential --residual --attention window --window 2
+  grep -q '^FAIL' "$S/stdout" && fail "selftest of an mlm model: $(grep FAIL "$S/stdout")"
+  ok "$ATTN" demo --objective mlm --differential --attention window --window 3 --epochs 2 --steps-per-epoch 20
+  grep -q '^# attn demo: .* objective=mlm attention=window window=3 stride=4 differential=true$' "$S/stdout" ||
+    fail "demo header: $(head -1 "$S/stdout")"
+  grep -q '(B,T,5D)' "$S/stdout" || fail "demo: the differential qkv shape"
+  grep -q '^Demo OK\.$' "$S/stdout" || fail "demo of an mlm model: $(tail -3 "$S/stdout")"
+  ok "$ATTN" eval --weights "$S/w.st" --task shift --seq-len 12
+  grep -q '"accuracy_per_position"' "$S/stdout" || fail "eval: $(cat "$S/stdout")"
+  ok "$ATTN" train --task text --attention window --window 3 --positions rope --residual \
+    --layers 2 --seq-len 16 --steps 2 --save "$S/t.st"
+  ok "$ATTN" sample --weights "$S/t.st" --prompt "the " --tokens 30 --temperature 0
+  [[ $(wc -c < "$S/stdout") -eq 35 ]] || fail "sample of a window model: $(cat "$S/stdout")"
+  bad "--window (0) must be in [1, 4096]" "$ATTN" train --attention window --window 0 --steps 1
+  bad "--stride (0) must be in [1, 4096]" "$ATTN" train --attention strided --stride 0 --steps 1
+  bad "unknown attention 'sparse'" "$ATTN" train --attention sparse --steps 1
+  bad "--window" "$ATTN" train --attention window --window abc --steps 1
+  ;;
+
 text_eval)
   # attn eval --task text: the validation split of --text FILE, or of the default corpus.
   for i in $(seq 1 40); do printf 'the cat sat on the mat. a dog ran.\n'; done > "$S/corpus.txt"

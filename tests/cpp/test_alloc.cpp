@@ -268,6 +268,35 @@ TEST_CASE("alloc: training steps of the transformer block allocate nothing after
   }
 }
 
+TEST_CASE("alloc: masked language modelling and the attention variants allocate nothing after "
+          "the first step",
+          "[alloc][mlm]") {
+  struct Case {
+    const char* objective;
+    const char* attention;
+    bool differential;
+    const char* task;
+  };
+  const Case cases[] = {
+      {"mlm", "full", false, "copy"},    {"mlm", "strided", true, "text"},
+      {"causal", "window", true, "repeat"}, {"causal", "strided", false, "induction"},
+  };
+  for (const Case& k : cases) {
+    CAPTURE(k.objective, k.attention, k.differential, k.task);
+    attn::TrainerConfig c;
+    c.residual = true;
+    c.n_layers = 2;
+    c.objective = k.objective;
+    c.attention = k.attention;
+    c.window = 3;
+    c.stride = 4;
+    c.differential = k.differential;
+    c.task = k.task;
+    c.attn_dropout = 0.1f;
+    CHECK(allocations_in_ten_steps(c) == 0);
+  }
+}
+
 TEST_CASE("alloc: decoding allocates nothing after the first push and the first slide",
           "[alloc][decoder]") {
   struct Case {
@@ -275,15 +304,21 @@ TEST_CASE("alloc: decoding allocates nothing after the first push and the first 
     attn::NormKind norm;
     attn::FfnKind ffn;
     int layers;
+    attn::AttentionKind attention;
   };
   const Case cases[] = {
-      {attn::PositionKind::Rope, attn::NormKind::RMSNorm, attn::FfnKind::SwiGLU, 2},
-      {attn::PositionKind::Alibi, attn::NormKind::LayerNorm, attn::FfnKind::GELU, 1},
-      {attn::PositionKind::Learned, attn::NormKind::None, attn::FfnKind::None, 3},
+      {attn::PositionKind::Rope, attn::NormKind::RMSNorm, attn::FfnKind::SwiGLU, 2, {}},
+      {attn::PositionKind::Alibi, attn::NormKind::LayerNorm, attn::FfnKind::GELU, 1, {}},
+      {attn::PositionKind::Learned, attn::NormKind::None, attn::FfnKind::None, 3, {}},
+      // A window cache of 3 rows that lets its oldest go, kept through the slides; differential.
+      {attn::PositionKind::Rope, attn::NormKind::None, attn::FfnKind::None, 2,
+       attn::AttentionKind::Window},
+      {attn::PositionKind::Alibi, attn::NormKind::RMSNorm, attn::FfnKind::None, 2,
+       attn::AttentionKind::Strided},
   };
   for (const Case& k : cases)
     for (bool use_cache : {true, false}) {
-      CAPTURE(int(k.positions), k.layers, use_cache);
+      CAPTURE(int(k.positions), k.layers, use_cache, int(k.attention));
       attn::ModelConfig c{20, 16, 4, 8};
       c.residual = true;
       c.positions = k.positions;
@@ -291,6 +326,10 @@ TEST_CASE("alloc: decoding allocates nothing after the first push and the first 
       c.ffn = k.ffn;
       c.n_layers = k.layers;
       c.kv_heads = 2;
+      c.attention = k.attention;
+      c.window = 3;
+      c.stride = 3;
+      c.differential = k.attention == attn::AttentionKind::Strided;
       attn::TinyAttentionLM model(c, 1);
       attn::Decoder d(model, use_cache);
       d.push(1);

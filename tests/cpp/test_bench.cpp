@@ -7,7 +7,6 @@
 
 #include "attn/kernels/kernels.h"
 #include "attn/train/bench.h"
-#include "text_preset.h"
 
 namespace {
 
@@ -30,7 +29,9 @@ std::map<Shape, int> recorded(const attn::TrainerConfig& c) {
 
 TEST_CASE("bench: step_products lists every product of a step", "[bench]") {
   attn::TrainerConfig demo;
-  const attn::TrainerConfig text = text_preset_config(64, 2);
+  attn::TrainerConfig text = attn::text_preset_config();  // the GPT preset, smaller
+  text.seq_len = 64;
+  text.batch_size = 2;
   attn::TrainerConfig grouped = text;  // shapes that collide: D = F, grouped K/V heads, swiglu
   grouped.ffn = "swiglu";
   grouped.ffn_mult = 1;

@@ -52,6 +52,11 @@ void check_case(const json::Value& c, bool with_grads) {
   CHECK(norm_position_name(mc.norm_position) == member(cfg, "norm_position").string);
   CHECK(ffn_kind_name(mc.ffn) == member(cfg, "ffn").string);
   CHECK(mc.ffn_mult == member(cfg, "ffn_mult").integer);
+  CHECK(objective_name(mc.objective) == member(cfg, "objective").string);
+  CHECK(attention_kind_name(mc.attention) == member(cfg, "attention").string);
+  if (mc.attention != AttentionKind::Full) CHECK(mc.window == member(cfg, "window").integer);
+  if (mc.attention == AttentionKind::Strided) CHECK(mc.stride == member(cfg, "stride").integer);
+  CHECK(mc.differential == member(cfg, "differential").boolean);
   // Our parameters are the case's list, in its order.
   const std::vector<ParamRef> params = model->parameters();
   const json::Value& listed = member(c, "params");
@@ -103,12 +108,16 @@ TEST_CASE("block reference: the cases cover every option", "[block][reference]")
     if (member(cfg, "kv_heads").integer == 1) seen.push_back("kv=1");
     if (member(cfg, "kv_heads").integer * 2 == member(cfg, "n_heads").integer)
       seen.push_back("kv=H/2");
+    seen.push_back("objective=" + member(cfg, "objective").string);
+    seen.push_back("attention=" + member(cfg, "attention").string);
+    if (member(cfg, "differential").boolean) seen.push_back("differential");
   }
   for (const char* want :
        {"positions=sinusoidal", "positions=learned", "positions=rope", "positions=alibi",
         "positions=none", "norm=layernorm/pre", "norm=layernorm/post", "norm=rmsnorm/pre",
         "norm=rmsnorm/post", "ffn=none", "ffn=relu", "ffn=gelu", "ffn=swiglu", "layers=1",
-        "layers=2", "layers=3", "kv=1", "kv=H/2"}) {
+        "layers=2", "layers=3", "kv=1", "kv=H/2", "objective=causal", "objective=mlm",
+        "attention=full", "attention=window", "attention=strided", "differential"}) {
     CAPTURE(want);
     CHECK(std::find(seen.begin(), seen.end(), want) != seen.end());
   }

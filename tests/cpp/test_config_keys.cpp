@@ -191,6 +191,19 @@ TEST_CASE("config keys: validate() refuses a value just outside each row's bound
        "task: unknown task '' (expected repeat, shift, copy, reverse, sort, future, induction or text)"},
       {"n_layers", [](TrainerConfig& c) { c.n_layers = kMaxLayers + 1; },
        "n_layers (5) must be in [1, 4]"},
+      {"objective", [](TrainerConfig& c) { c.objective = "bert"; },
+       "objective: unknown objective 'bert' (expected causal or mlm)"},
+      {"mask_rate", [](TrainerConfig& c) { c.mask_rate = 0.0099f; },
+       "mask_rate (0.0099) must be in [0.01, 0.5]"},
+      {"mask_rate", [](TrainerConfig& c) { c.mask_rate = 0.51f; },
+       "mask_rate (0.51) must be in [0.01, 0.5]"},
+      {"attention", [](TrainerConfig& c) { c.attention = "sparse"; },
+       "attention: unknown attention 'sparse' (expected full, window or strided)"},
+      {"window", [](TrainerConfig& c) { c.window = 0; }, "window (0) must be in [1, 4096]"},
+      {"stride", [](TrainerConfig& c) { c.stride = 0; }, "stride (0) must be in [1, 4096]"},
+      {"vocab_size", [](TrainerConfig& c) { c.objective = "mlm", c.vocab_size = 1; },
+       "objective mlm replaces some selected tokens by another one: it needs vocab_size >= 2, "
+       "got 1"},
   };
   for (const Case& k : cases) {
     TrainerConfig c;
@@ -207,6 +220,11 @@ TEST_CASE("config keys: validate() refuses a value just outside each row's bound
   edge.n_heads = 32;
   edge.n_layers = kMaxLayers;
   edge.seed = ~uint64_t{0};
+  CHECK(refusal(edge).message.empty());
+  edge.mask_rate = 0.01f;  // compared as floats: the bound accepts itself
+  CHECK(refusal(edge).message.empty());
+  edge.mask_rate = 0.5f;
+  edge.window = edge.stride = 1;
   CHECK(refusal(edge).message.empty());
 }
 

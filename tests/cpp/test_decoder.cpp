@@ -13,6 +13,7 @@
 #include "attn/model/decoder.h"
 #include "attn/model/model.h"
 #include "expect_error.h"
+#include "scrambled_model.h"
 
 using namespace attn;
 
@@ -23,28 +24,6 @@ ModelConfig decoder_config() {
   ModelConfig c{13, 16, 4, 8};
   c.ffn_mult = 2;
   return c;
-}
-
-// The init's embeddings, N(0, 0.02), make every logit nearly equal, which would hide a wrong
-// cache. Here the embeddings are ~ U(-1, 1) and the norms' weights and biases scrambled too; the
-// Linear layers keep their init, U(-1/sqrt(in), 1/sqrt(in)), so logits stay O(1).
-void scramble(TinyAttentionLM& model, uint64_t seed) {
-  Rng rng(seed);
-  for (const ParamRef& p : model.parameters()) {
-    const bool emb = p.name.find("emb") != std::string::npos;
-    const bool norm = p.name.find("norm.") != std::string::npos;
-    if (!emb && !norm) continue;
-    const float base = norm && p.name.find("weight") != std::string::npos ? 1.0f : 0.0f;
-    for (int64_t i = 0; i < p.numel(); ++i)
-      p.value[i] = base + (emb ? 2.0f : 0.5f) * (rng.uniform() - 0.5f);
-  }
-}
-
-std::vector<int32_t> random_tokens(int n, int V, uint64_t seed) {
-  Rng rng(seed);
-  std::vector<int32_t> t(size_t(n), 0);
-  for (int32_t& id : t) id = int32_t(rng.below(uint32_t(V)));
-  return t;
 }
 
 float max_abs_diff(ConstMatRef a, ConstMatRef b) {
@@ -74,7 +53,12 @@ void check_cached_matches_reference(TinyAttentionLM& model, int n = 20, int wind
     const Mat w = cached.attention();
     REQUIRE(w.rows() == model.n_heads_total());
     CHECK(max_abs_diff(w, reference.attention()) <= 1e-5f);
-    for (Eigen::Index g = 0; g < w.rows(); ++g) CHECK(std::abs(w.row(g).sum() - 1.0f) <= 1e-5f);
+    for (Eigen::Index g = 0; g < w.rows(); ++g) {
+      // A differential head's row sums to 1 - its lambda.
+      const MultiHeadSelfAttention& layer = model.layers[size_t(g / c.n_heads)];
+      const float want = c.differential ? 1.0f - layer.lambda[g % c.n_heads] : 1.0f;
+      CHECK(std::abs(w.row(g).sum() - want) <= 1e-5f);
+    }
   }
 }
 
@@ -147,6 +131,93 @@ TEST_CASE("decoder: cached matches the reference without residual, with GQA, at 
         scramble(model, 8);
         check_cached_matches_reference(model);
       }
+}
+
+TEST_CASE("decoder: window, strided and differential models: cached matches the reference") {
+  struct Pattern {
+    AttentionKind kind;
+    int window, stride;
+  };
+  const Pattern patterns[] = {{AttentionKind::Full, 4, 4},
+                              {AttentionKind::Window, 1, 4},
+                              {AttentionKind::Window, 3, 4},
+                              {AttentionKind::Strided, 2, 3}};
+  int index = 0;
+  for (const Pattern& pt : patterns)
+    for (bool differential : {false, true})
+      for (PositionKind pos : {PositionKind::Sinusoidal, PositionKind::Rope, PositionKind::Alibi,
+                               PositionKind::None})
+        for (int layers = 1; layers <= 3; ++layers)
+          for (int window : {0, 6}) {
+            ++index;
+            if (pt.kind == AttentionKind::Full && !differential) continue;  // tested above
+            ModelConfig c = decoder_config();
+            c.residual = true;
+            c.norm = NormKind::RMSNorm;
+            c.ffn = FfnKind::GELU;
+            c.positions = pos;
+            c.n_layers = layers;
+            c.kv_heads = index % 2 ? 2 : 0;
+            c.attention = pt.kind;
+            c.window = pt.window;
+            c.stride = pt.stride;
+            c.differential = differential;
+            CAPTURE(attention_kind_name(pt.kind), pt.window, pt.stride, differential,
+                    position_kind_name(pos), layers, window, c.kv_heads);
+            TinyAttentionLM model(c, uint64_t(index));
+            scramble(model, uint64_t(index) + 200);
+            for (MultiHeadSelfAttention& l : model.layers)  // lambda off its init, per head
+              for (Eigen::Index h = 0; h < l.lambda.size(); ++h) l.lambda[h] = 0.2f + 0.1f * h;
+            check_cached_matches_reference(model, 20, window);
+          }
+}
+
+TEST_CASE("decoder: a sliding window's cache holds W rows, and a narrow window keeps every "
+          "layer's cache as the context slides") {
+  ModelConfig c = decoder_config();  // C 8
+  c.residual = true;
+  c.positions = PositionKind::Rope;
+  c.attention = AttentionKind::Window;
+  c.window = 3;
+  c.n_layers = 3;  // reach 3 (3 - 1) = 6 <= C - 1 = 7
+  TinyAttentionLM model(c, 30);
+  scramble(model, 31);
+  Decoder d(model);
+  CHECK(d.keeps_cache_when_sliding());
+  for (int32_t t : random_tokens(20, c.vocab_size, 32)) d.push(t);
+  for (int l = 0; l < 3; ++l) {
+    CHECK(d.cache(l).k.rows() == 3);  // W rows, not C
+    CHECK(d.cache(l).length == 3);
+    CHECK(d.cache(l).first == 5);  // positions 5..7 of the window of 8
+  }
+  // The weights past the window are exactly 0.
+  CHECK(d.attention().leftCols(5).cwiseAbs().maxCoeff() == 0.0f);
+  check_cached_matches_reference(model, 24);
+  // Four layers reach 8 > 7 back: the slide re-encodes; positions added to x always do.
+  c.n_layers = 4;
+  TinyAttentionLM deep(c, 33);
+  CHECK_FALSE(Decoder(deep).keeps_cache_when_sliding());
+  c.n_layers = 2;
+  c.positions = PositionKind::Learned;
+  TinyAttentionLM learned(c, 34);
+  CHECK_FALSE(Decoder(learned).keeps_cache_when_sliding());
+  // The strided pattern reaches back to the start: a full cache, re-encoded past 1 layer.
+  c.positions = PositionKind::Alibi;
+  c.attention = AttentionKind::Strided;
+  TinyAttentionLM strided(c, 35);
+  Decoder ds(strided);
+  CHECK(ds.cache(0).k.rows() == c.max_context_length);
+  CHECK_FALSE(ds.keeps_cache_when_sliding());
+}
+
+TEST_CASE("decoder: a masked language model cannot generate left to right") {
+  ModelConfig c = decoder_config();
+  c.objective = Objective::Mlm;
+  TinyAttentionLM model(c, 36);
+  check_error([&] { Decoder d(model); }, ErrorKind::Config, "objective",
+              "cannot generate left to right");
+  check_error([&] { generate(model, {1, 2}, 3, SamplingOptions{}, 0); }, ErrorKind::Config,
+              "objective", "cannot generate left to right");
 }
 
 TEST_CASE("decoder: a window of one token, and the curriculum's default model") {

@@ -248,6 +248,8 @@ struct MhsaCase : FakelossCase {
       : c(cfg), m(D, cfg.H, 6, cfg.p_attn, cfg.p_out, init, cfg.options),
         training(cfg.p_attn > 0 || cfg.p_out > 0) {
     if (c.head_off >= 0) m.head_off[size_t(c.head_off)] = 1;
+    // A differential layer's lambda off its init, a different value per head.
+    for (Eigen::Index h = 0; h < m.lambda.size(); ++h) m.lambda[h] = 0.3f + 0.15f * float(h);
     m.scale_scores = c.scale_scores;
     m.mask = c.mask;
     dout = gradcheck::random_mat(B * T, D, data);
@@ -264,10 +266,13 @@ struct MhsaCase : FakelossCase {
     m.backward(s, dout, dx);
   }
   std::vector<Tensor> tensors() override {
-    return {tensor("x", x, dx), tensor("qkv_proj.weight", m.qkv_proj.weight, m.qkv_proj.dweight),
-            {"qkv_proj.bias", m.qkv_proj.bias.data(), m.qkv_proj.dbias.data(), m.qkv_proj.bias.size()},
-            tensor("out_proj.weight", m.out_proj.weight, m.out_proj.dweight),
-            {"out_proj.bias", m.out_proj.bias.data(), m.out_proj.dbias.data(), m.out_proj.bias.size()}};
+    std::vector<Tensor> t = {
+        tensor("x", x, dx), tensor("qkv_proj.weight", m.qkv_proj.weight, m.qkv_proj.dweight),
+        {"qkv_proj.bias", m.qkv_proj.bias.data(), m.qkv_proj.dbias.data(), m.qkv_proj.bias.size()},
+        tensor("out_proj.weight", m.out_proj.weight, m.out_proj.dweight),
+        {"out_proj.bias", m.out_proj.bias.data(), m.out_proj.dbias.data(), m.out_proj.bias.size()}};
+    if (m.lambda.size()) t.push_back({"diff_lambda", m.lambda.data(), m.dlambda.data(), m.lambda.size()});
+    return t;
   }
 };
 
@@ -342,6 +347,16 @@ MhsaConfig mhsa(int H, int kv_heads = 0, bool rope = false, bool alibi = false) 
   c.options.alibi = alibi;
   return c;
 }
+// The keys each query sees (ops.h's MaskPattern): causal or not, a window of W keys (0: all) and
+// the strided keys at the multiples of S (0: none); and differential attention.
+MhsaConfig with_pattern(MhsaConfig c, bool causal, int window = 0, int stride = 0,
+                        bool differential = false) {
+  c.options.pattern.causal = causal;
+  c.options.pattern.window = window;
+  c.options.pattern.stride = stride;
+  c.options.differential = differential;
+  return c;
+}
 MhsaConfig with_dropout(MhsaConfig c, float p_attn, float p_out) {
   c.p_attn = p_attn;
   c.p_out = p_out;
@@ -368,8 +383,10 @@ struct BlockVariant {
   const char* name;
   void (*edit)(ModelConfig&);
 };
+using attn::AttentionKind;
 using attn::FfnKind;
 using attn::NormKind;
+using attn::Objective;
 using attn::NormPosition;
 using attn::PositionKind;
 const BlockVariant kBlockVariants[] = {
@@ -409,6 +426,30 @@ const BlockVariant kBlockVariants[] = {
      }},
     {"kv_heads H/2 + rope",
      [](ModelConfig& c) { c.kv_heads = c.n_heads / 2, c.positions = PositionKind::Rope; }},
+    // The objective and the attention variants (the model's vocab_size counts [MASK]).
+    {"objective mlm", [](ModelConfig& c) { c.objective = Objective::Mlm; }},
+    {"mlm + alibi + layernorm + gelu",
+     [](ModelConfig& c) {
+       c.objective = Objective::Mlm, c.positions = PositionKind::Alibi, c.norm = NormKind::LayerNorm,
+       c.ffn = FfnKind::GELU;
+     }},
+    {"window 2", [](ModelConfig& c) { c.attention = AttentionKind::Window, c.window = 2; }},
+    {"strided 2 / 3 + rope",
+     [](ModelConfig& c) {
+       c.attention = AttentionKind::Strided, c.window = 2, c.stride = 3;
+       c.positions = PositionKind::Rope;
+     }},
+    {"differential", [](ModelConfig& c) { c.differential = true; }},
+    {"differential + kv_heads 1 + rmsnorm post + swiglu",
+     [](ModelConfig& c) {
+       c.differential = true, c.kv_heads = 1, c.norm = NormKind::RMSNorm;
+       c.norm_position = NormPosition::Post, c.ffn = FfnKind::SwiGLU;
+     }},
+    {"mlm + window 2 + differential + learned",
+     [](ModelConfig& c) {
+       c.objective = Objective::Mlm, c.attention = AttentionKind::Window, c.window = 2;
+       c.differential = true, c.positions = PositionKind::Learned;
+     }},
 };
 
 const std::vector<Row>& table() {
@@ -448,6 +489,28 @@ const std::vector<Row>& table() {
         {"multi-head attention", "H 4, kv_heads 2, the second head of a group off",
          make<MhsaCase>(with_head_off(mhsa(4, 2), 1))},
     };
+    // The mask patterns and differential attention, alone and mixed with the other options,
+    // each also with dropout and with a head off.
+    const std::pair<const char*, MhsaConfig> variants[] = {
+        {"H 4, bidirectional", with_pattern(mhsa(4), false)},
+        {"H 4, window 2", with_pattern(mhsa(4), true, 2)},
+        {"H 4, window 3, bidirectional, alibi", with_pattern(mhsa(4, 0, false, true), false, 3)},
+        {"H 4, strided 2 / 3", with_pattern(mhsa(4), true, 2, 3)},
+        {"H 4, strided 2 / 3, bidirectional, rope", with_pattern(mhsa(4, 0, true), false, 2, 3)},
+        {"H 4, differential", with_pattern(mhsa(4), true, 0, 0, true)},
+        {"H 4, differential, bidirectional, kv_heads 2, rope",
+         with_pattern(mhsa(4, 2, true), false, 0, 0, true)},
+        {"H 4, differential, window 2, multi-query, alibi",
+         with_pattern(mhsa(4, 1, false, true), true, 2, 0, true)},
+        {"H 4, differential, strided 1 / 2", with_pattern(mhsa(4), true, 1, 2, true)},
+    };
+    for (const auto& [name, c] : variants) {
+      r.push_back({"multi-head attention", name, make<MhsaCase>(c)});
+      r.push_back({"multi-head attention", std::string(name) + ", with dropout",
+                   make<MhsaCase>(with_dropout(c, 0.3f, 0.2f))});
+      r.push_back({"multi-head attention", std::string(name) + ", head 1 off",
+                   make<MhsaCase>(with_head_off(c, 1))});
+    }
     MhsaConfig unscaled = mhsa(2), unmasked = mhsa(2), inverted = mhsa(2);
     unscaled.scale_scores = false;
     unmasked.mask = MaskMode::None;

@@ -112,7 +112,7 @@ TEST_CASE("learned positions past max_seq_len: an error of kind config naming ma
   check_error([&] { evaluate_at_length(roomy.model(), roomy.data(), 33, 1); }, ErrorKind::Config, "max_seq_len", "33");
   // Bad lengths name seq_len; a task that cannot fit the length names task.
   check_error([&] { evaluate_at_length(t.model(), t.data(), 0, 1); }, ErrorKind::Config, "seq_len", "(0)");
-  check_error([&] { evaluate_at_length(t.model(), t.data(), kMaxEvalLength + 1, 1); }, ErrorKind::Config, "seq_len", "1025");
+  check_error([&] { evaluate_at_length(t.model(), t.data(), kMaxEvalLength + 1, 1); }, ErrorKind::Config, "seq_len", "4097");
   TrainerConfig ind = small("rope");
   ind.task = "induction";
   Trainer it(ind);

@@ -12,8 +12,8 @@
 
 #include "attn/base/parallel.h"
 #include "attn/kernels/kernels.h"
+#include "attn/train/bench.h"
 #include "attn/train/trainer.h"
-#include "text_preset.h"
 
 using Catch::Matchers::Contains;
 
@@ -136,7 +136,9 @@ TEST_CASE("parallel: products split over threads give the same numbers", "[paral
 }
 
 TEST_CASE("parallel: training is bit-identical on any number of threads", "[parallel][trainer]") {
-  const attn::TrainerConfig text = text_preset_config(32, 6);
+  attn::TrainerConfig text = attn::text_preset_config();  // the GPT preset, smaller
+  text.seq_len = 32;
+  text.batch_size = 6;
   attn::TrainerConfig grouped = text;  // grouped K/V heads, swiglu, RMSNorm, dropout
   grouped.kv_heads = 2;
   grouped.ffn = "swiglu";

@@ -9,8 +9,12 @@ file(GLOB ATTN_TEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/test_*.c
 # test_induction_budget.cpp trains the induction preset for thousands of steps (its
 # convergence budget): seconds natively, minutes under node, so the wasm suite leaves it out; the
 # wasm build's training is checked against native step by step in tests/js-api/native.test.mjs.
+# test_speculative_exactness.cpp draws 60,000 speculative continuations for its chi-square tests:
+# a few seconds natively, most of a minute under node; the wasm builds run the same check with
+# fewer samples in tests/js-api/speculative.test.mjs.
 set(ATTN_NATIVE_ONLY_TESTS ${CMAKE_CURRENT_LIST_DIR}/test_alloc.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/test_induction_budget.cpp)
+    ${CMAKE_CURRENT_LIST_DIR}/test_induction_budget.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/test_speculative_exactness.cpp)
 if(EMSCRIPTEN OR ATTN_SANITIZE)
   list(REMOVE_ITEM ATTN_TEST_SOURCES ${ATTN_NATIVE_ONLY_TESTS})
 endif()
@@ -20,7 +24,7 @@ endif()
 # tests/js-api compares the two builds' training step by step besides.
 # test_gradcheck holds the finite-difference checks of those layers (with the others').
 set(ATTN_WASM_SCALAR_TESTS test_kernels test_linear test_loss test_ops test_adam test_multihead
-    test_gradcheck test_reference)
+    test_tiled_attention test_gradcheck test_reference)
 if(EMSCRIPTEN AND NOT ATTN_SIMD)
   list(TRANSFORM ATTN_WASM_SCALAR_TESTS PREPEND ${CMAKE_CURRENT_LIST_DIR}/ OUTPUT_VARIABLE scalar)
   list(TRANSFORM scalar APPEND .cpp)

@@ -90,7 +90,7 @@ const CASES = [
   },
   {
     name: 'lesson keys: a mask that is no mask, a drawn mask too large or not square, k, heads, positions, second sentence',
-    hash: `lesson-mask=%3Cscript%3E&window=999&lesson-heads=9&lesson-positions=2&second-sentence=%00%01`,
+    hash: `lesson-mask=%3Cscript%3E&lesson-window=999&lesson-heads=9&lesson-positions=2&second-sentence=%00%01`,
     messages: [
       /^lesson mask: "<script>" is not none, causal, window, blocks or rows of 0 and 1 such as 011\.001\.000; using none$/,
       /^window k: 999 is above the maximum 32; using 32$/,

@@ -84,9 +84,9 @@ test('the mask: presets, a click and Enter/Space on a cell, a fully masked row g
 
   // Sliding window of k = 3: query i reads keys i-2 .. i.
   await page.selectOption('[name=lessonMask]', 'window');
-  await page.fill('[name=window]', '3');
-  await page.locator('[name=window]').blur();
-  await page.waitForFunction(() => /lesson-mask=window&window=3/.test(location.hash));
+  await page.fill('[name=lessonWindow]', '3');
+  await page.locator('[name=lessonWindow]').blur();
+  await page.waitForFunction(() => /lesson-mask=window&lesson-window=3/.test(location.hash));
   await page.waitForFunction(() => document.querySelectorAll('table[data-matrix=maskedScores] td.masked').length === 21);
   assert.deepEqual(await pattern(), ['011111', '001111', '000111', '100011', '110001', '111000']);
 

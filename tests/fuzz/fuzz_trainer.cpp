@@ -3,7 +3,8 @@
 // std::invalid_argument. A valid config small enough to train quickly builds a Trainer, runs a few
 // steps (a non-finite loss is a std::runtime_error that keeps the weights), then attention() on
 // fuzzed ids and length: a bad id or length throws std::invalid_argument, and anything it returns
-// is finite with rows summing to 1 ((L,H,T,T) weights of a model of any depth).
+// is finite with rows summing to 1 ((L,H,T,T) weights of a model of any depth; a differential
+// head's to 1 - lambda).
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cctype>
@@ -65,6 +66,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (in.ConsumeBool()) c.task = in.ConsumeRandomLengthString(16);
   c.n_layers = in.ConsumeBool() ? 1 : pick_int(in, 4);
   c.residual = in.ConsumeBool();
+  // Masked language modelling and the attention variants (strings: mostly valid, sometimes not).
+  const auto pick_name = [&](const char* a, const char* b, const char* c3) -> std::string {
+    switch (in.ConsumeIntegralInRange<int>(0, 3)) {
+      case 0: return a;
+      case 1: return b;
+      case 2: return c3 ? c3 : a;
+      default: return in.ConsumeRandomLengthString(8);
+    }
+  };
+  if (in.ConsumeBool()) {
+    c.objective = pick_name("causal", "mlm", nullptr);
+    c.mask_rate = pick_float(in, 0.0f, 0.6f);
+    c.attention = pick_name("full", "window", "strided");
+    c.window = pick_int(in, 12);
+    c.stride = pick_int(in, 12);
+    c.differential = in.ConsumeBool();
+  }
   // validate() spells keys in its messages through a namer (the edges'); snake_case or another.
   const attn::KeyNamer namer = in.ConsumeBool() ? nullptr : &upper_case;
   try {
@@ -90,11 +108,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       fail("step() threw something other than the non-finite guard");
   }
 
+  // The model's vocabulary, not the config's: the text task's is the corpus's, and an mlm
+  // model's holds [MASK] as its last id.
+  const int V = t.model().config.vocab_size;
   const int T = in.ConsumeIntegralInRange<int>(-1, c.seq_len + 2);
   std::vector<int32_t> ids;
   for (int i = 0; i < (T > 0 ? T : 0); ++i)
     ids.push_back(in.ConsumeBool() ? in.ConsumeIntegral<int32_t>()
-                                   : in.ConsumeIntegralInRange<int32_t>(0, c.vocab_size - 1));
+                                   : in.ConsumeIntegralInRange<int32_t>(0, V - 1));
   attn::Mat weights, logits;
   try {
     sequence_attention(t.model(), ids.data(), T, weights, logits);
@@ -103,9 +124,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (weights.rows() != c.n_layers * c.n_heads * T || weights.cols() != T)
     fail("weights have the wrong shape");
-  if (logits.rows() != T || logits.cols() != c.vocab_size) fail("logits have the wrong shape");
+  if (logits.rows() != T || logits.cols() != V) fail("logits have the wrong shape");
   if (!weights.allFinite()) fail("non-finite attention weights");
-  for (Eigen::Index i = 0; i < weights.rows(); ++i)
-    if (std::fabs(weights.row(i).sum() - 1.0f) > 1e-4f) fail("an attention row does not sum to 1");
+  // Rows sum to 1, a differential head's to 1 - its lambda (row i belongs to head i / T).
+  for (Eigen::Index i = 0; i < weights.rows(); ++i) {
+    const Eigen::Index g = i / T, l = g / c.n_heads, h = g % c.n_heads;
+    const attn::RowVec& lambda = t.model().layers[size_t(l)].lambda;
+    const float want = lambda.size() ? 1.0f - lambda[h] : 1.0f;
+    if (std::fabs(weights.row(i).sum() - want) > 1e-4f) fail("an attention row has the wrong sum");
+  }
   return 0;
 }

@@ -45,6 +45,7 @@ for (const variant of variants) {
       const config = {
         ...SMALL, lr: 0.003, seed: 2 ** 53 - 1, attnDropout: 0.25, outDropout: 0.1, task: 'repeat', nLayers: 2, residual: true,
         kvHeads: 1, positions: 'rope', maxSeqLen: 0, norm: 'rmsnorm', normPosition: 'post', ffn: 'swiglu', ffnMult: 2, embInitStd: 0.5,
+        objective: 'mlm', maskRate: 0.2, attention: 'strided', window: 3, stride: 2, differential: true,
       };
       const a = new core.Trainer(config);
       const b = new core.Trainer(a.config());

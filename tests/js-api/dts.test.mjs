@@ -47,6 +47,35 @@ for (const variant of variants) {
       assert.deepEqual(ours, declaredMembers('Trainer'));
     });
 
+    test('SpeculativeDecoder and Draft: the declared methods are exactly the prototypes\'', () => {
+      const methods = (obj) => {
+        const out = [];
+        for (let p = Object.getPrototypeOf(obj); p !== Object.prototype; p = Object.getPrototypeOf(p))
+          out.push(...Object.getOwnPropertyNames(p).filter((k) => k !== 'constructor' && typeof obj[k] === 'function'));
+        return out.filter((k) => !['clone', 'deleteLater', 'isAliasOf', 'isDeleted'].includes(k)).sort();
+      };
+      const t = new core.Trainer({ task: 'text', dModel: 8, nHeads: 2, seqLen: 8, batchSize: 1 });
+      const d = core.bigramDraft(t);
+      const g = new core.SpeculativeDecoder(t, d, { prompt: Int32Array.of(1), tokens: 4 });
+      try {
+        assert.deepEqual(methods(g), declaredMembers('SpeculativeDecoder'));
+        assert.deepEqual(methods(d), declaredMembers('Draft'));
+        assert.deepEqual(Object.keys(g.next(1)).sort(), declaredMembers('SpeculativeChunk'));
+        assert.deepEqual(Object.keys(g.stats()).sort(), declaredMembers('SpeculativeStats'));
+        const r = core.speculativeGenerate(t, d, { prompt: Int32Array.of(1), tokens: 4 });
+        assert.deepEqual(Object.keys(r).sort(), declaredMembers('SpeculativeResult'));
+        const e = core.speculativeExactness(t, d, { prompt: Int32Array.of(1), samples: 10 });
+        assert.deepEqual(Object.keys(e).sort(), declaredMembers('Exactness'));
+        assert.deepEqual(Object.keys(e.first).sort(), declaredMembers('ExactnessPosition'));
+      } finally {
+        g.delete();
+        d.delete();
+        t.delete();
+      }
+      const trace = core.tiledAttention({ config: { dModel: 8, nHeads: 2 }, ids: Int32Array.of(1, 2), head: 0, tileSize: 1 });
+      assert.deepEqual(Object.keys(trace).sort(), declaredMembers('TiledAttentionTrace'));
+    });
+
     test('AttentionResult, SelfAttentionStages and ResolvedTrainerConfig keys are what the module returns', () => {
       const t = new core.Trainer({ vocabSize: 8, dModel: 4, nHeads: 2, seqLen: 3, batchSize: 1 });
       try {

@@ -1,7 +1,7 @@
 // wasm against the native build of the same core (the `attn` CLI): bit-identical initial weights,
 // loss histories within 1e-4 relative, weights files that round-trip, and the same eval forward;
-// at 1 layer and at 2 and 3 layers (with and without the residual stream), and for the
-// transformer block's options.
+// at 1 layer and at 2 and 3 layers (with and without the residual stream), for the
+// transformer block's options, and for masked language modelling and the attention variants.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,6 +33,15 @@ const CONFIGS = {
   blockAlibi: { vocabSize: 24, dModel: 16, nHeads: 2, seqLen: 8, batchSize: 8, seed: 6, nLayers: 3, residual: true, positions: 'alibi', ffn: 'relu' },
   // Look inside: the embedding's init scale.
   embInit: { vocabSize: 16, dModel: 16, nHeads: 2, seqLen: 8, batchSize: 8, seed: 8, embInitStd: 1 },
+  // Masked language modelling and the attention variants.
+  mlmWindowDiff: {
+    vocabSize: 16, dModel: 16, nHeads: 4, seqLen: 8, batchSize: 8, seed: 9, task: 'copy', residual: true,
+    objective: 'mlm', maskRate: 0.3, attention: 'window', window: 3, differential: true, kvHeads: 2,
+  },
+  stridedAlibi: {
+    vocabSize: 16, dModel: 16, nHeads: 2, seqLen: 10, batchSize: 8, seed: 10, nLayers: 2, residual: true,
+    attention: 'strided', window: 2, stride: 3, positions: 'alibi', norm: 'rmsnorm', attnDropout: 0.1,
+  },
 };
 
 // Each JS config key's flag, from the CLI's own schema (attn schema).
@@ -55,7 +64,8 @@ function nativeTrain(name, steps) {
   if (!nativeRuns.has(key)) {
     const path = join(dir, `${key}.safetensors`);
     const stdout = runCli(['train', ...cliFlags(CONFIGS[name]), '--steps', String(steps), '--log-every', '1', '--save', path]);
-    const losses = [...stdout.matchAll(/^step (\d+) loss (\S+) accuracy \S+$/gm)].map((m) => Number(m[2]));
+    // An mlm model's report adds its masked-position accuracy on the validation batches.
+    const losses = [...stdout.matchAll(/^step (\d+) loss (\S+) accuracy \S+( val_masked_accuracy \S+)?$/gm)].map((m) => Number(m[2]));
     assert.equal(losses.length, steps, `attn train printed ${losses.length} losses for ${steps} steps`);
     nativeRuns.set(key, { losses, weights: new Uint8Array(readFileSync(path)) });
   }
@@ -120,7 +130,7 @@ for (const variant of variants) {
 
     // One layer: attention (B,H,T,T) as the curriculum; deeper: (L,B,H,T,T), and attention()'s
     // weights are (L,H,T,T) layer-major, so with B = 1 the two are the same numbers.
-    for (const name of ['wide', 'layers2residual', 'layers3']) {
+    for (const name of ['wide', 'layers2residual', 'layers3', 'stridedAlibi']) {
       test(`${name}: attention() after importing native weights == attn forward (logits, attention)`, () => {
         const config = CONFIGS[name];
         const L = config.nLayers ?? 1;

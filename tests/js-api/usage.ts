@@ -5,6 +5,8 @@ import createAttentionCore, {
   type Ablation,
   type AttentionStats,
   type Evaluation,
+  type FillGuess,
+  type FillResult,
   type HeadScores,
   type LengthEvaluation,
   type LessonInputs,
@@ -13,6 +15,12 @@ import createAttentionCore, {
   type RowBackward,
   type SelfTestResult,
   type AttentionCore,
+  type Draft,
+  type Exactness,
+  type SpeculativeChunk,
+  type SpeculativeResult,
+  type SpeculativeStats,
+  type TiledAttentionTrace,
   type AttentionResult,
   type CoreError,
   type CoreErrorKind,
@@ -74,6 +82,17 @@ export async function train(): Promise<number[]> {
     const row: RowBackward = trainer.rowBackward(ids, 0, 2, 1);
     const dK: Matrix = row.dK;
     const checks: SelfTestResult[] = trainer.selfTest(null);
+    const variants: TrainerConfig = { objective: 'mlm', maskRate: 0.2, attention: 'strided', window: 2, stride: 3, differential: true };
+    // @ts-expect-error no such objective
+    new core.Trainer({ objective: 'bert' });
+    // @ts-expect-error no such attention pattern
+    new core.Trainer({ ...variants, attention: 'sparse' });
+    const filled: FillResult = trainer.fill('ab_d', { blank: '_', top: 3 });
+    const guess: FillGuess | undefined = filled.blanks[0]?.top[0];
+    trainer.fill('ab_d');
+    // @ts-expect-error top is a number
+    trainer.fill('ab_d', { top: '3' });
+    const field: Matrix = trainer.receptiveField(ids);
     const ref: ReferenceCase = { weights: bytes, input: bytes, expected: bytes };
     trainer.selfTest(ref);
     const targets: Int32Array = core.taskTargets('future', ids);
@@ -86,7 +105,7 @@ export async function train(): Promise<number[]> {
     const firstWq: Matrix | undefined = lesson.Wq[0];
     // @ts-expect-error tokens are strings
     core.lessonInputs({ tokens: [1, 2], dModel: 8, dk: 4, dv: 4, seed: 42 });
-    const extra = [ev.loss, longer.loss, perPosition[0] ?? NaN, stats.entropy[0] ?? NaN, row.dScores[0] ?? NaN, dK.rows, checks.length, targets[0] ?? NaN, drawn[0] ?? NaN, Number(ablation.scaleScores), composition[0] ?? NaN, phase, baseline.length, topProb[0] ?? NaN, predicted.answerProbs[0] ?? NaN, lesson.E.rows, firstWq?.cols ?? NaN];
+    const extra = [filled.text.length, guess?.prob ?? NaN, field.rows, ev.loss, longer.loss, perPosition[0] ?? NaN, stats.entropy[0] ?? NaN, row.dScores[0] ?? NaN, dK.rows, checks.length, targets[0] ?? NaN, drawn[0] ?? NaN, Number(ablation.scaleScores), composition[0] ?? NaN, phase, baseline.length, topProb[0] ?? NaN, predicted.answerProbs[0] ?? NaN, lesson.E.rows, firstWq?.cols ?? NaN];
     return [loss, history[0] ?? NaN, head0[0] ?? NaN, logits[0] ?? NaN, vocab + depth, strided, atInit, accuracy, ...extra];
   } finally {
     trainer.delete();
@@ -144,4 +163,29 @@ export function decoding(core: AttentionCore): number {
   const token: number = sampler.draw(p);
   sampler.delete();
   return p[0] + core.nextTokenDistribution(Float32Array.of(0, 1), {})[1] + token;
+}
+
+/** Speculative decoding with a draft trained from the same text, the bigram, the exactness check
+ * and the tiled trace of one head. */
+export function speculative(core: AttentionCore, target: Trainer): number {
+  const draftTrainer = new core.Trainer(core.draftConfig(target.config()), core.defaultCorpus());
+  draftTrainer.step(core.draftSteps);
+  const drafts: Draft[] = [core.modelDraft(draftTrainer), core.bigramDraft(target), core.bigramDraft(target, 'some text')];
+  const prompt = Int32Array.of(1, 2, 3);
+  const r: SpeculativeResult = core.speculativeGenerate(target, drafts[0], { prompt, tokens: 20, draftTokens: 4, options: { temperature: 0 }, comparePlain: true });
+  const g = new core.SpeculativeDecoder(target, drafts[1], { prompt, tokens: 20, seed: 1 });
+  const chunk: SpeculativeChunk = g.next(2);
+  const stats: SpeculativeStats = g.stats();
+  g.delete();
+  const e: Exactness = core.speculativeExactness(target, drafts[2], { prompt, samples: 1000, draftTokens: 2 });
+  // @ts-expect-error the exactness check generates two tokens itself
+  core.speculativeExactness(target, drafts[2], { prompt, samples: 10, tokens: 2 });
+  const t: TiledAttentionTrace = core.tiledAttention({ config: { dModel: 16, nHeads: 2 }, ids: prompt, head: 1, tileSize: 2 });
+  const alpha: number = core.expectedAcceptance(target, drafts[1], { ids: prompt, options: { temperature: 0.7 } });
+  const vocab: number = drafts[0].vocabSize();
+  for (const d of drafts) d.delete();
+  draftTrainer.delete();
+  const fate: number = chunk.fates[0];
+  return r.stats.alpha + r.wallMs / r.plainMs + stats.expectedTokensPerRound + e.first.pValue + e.second.counts[0] +
+    t.rowMax.data[0] + t.plainBytes / t.tiledBytes + fate + core.expectedTokensPerRound(0.5, 4) + vocab + alpha;
 }

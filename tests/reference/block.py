@@ -10,6 +10,13 @@ The module tree gives exactly the state dict of a "block" weights file, so
 load_state_dict(strict=True) loads every such file; BlockConfig.from_file reads the config from a
 file's __metadata__. Shapes: B batch, T length, D d_model, H query heads, KV K/V heads,
 Dh = D/H, V vocabulary, L layers, C = max_seq_len, F = ffn_mult * D.
+
+The objective and the attention variants: objective "mlm" (a masked language model: no causal
+mask, and V counts the [MASK] id, the last one; ALiBi is then -m |i - j|), attention "window"
+(key j visible to query i when i - j < window) or "strided" (the window, or j a multiple of
+stride), both causal or, under mlm, mirrored across the diagonal (visible(i, j) =
+visible_causal(max(i, j), min(i, j))); and differential attention (qkv_proj rows q1 | q2 | k1 |
+k2 | v, a parameter diff_lambda (H) starting at 0.5, weights softmax(s1) - lambda softmax(s2)).
 """
 
 import math
@@ -23,6 +30,9 @@ POSITIONS = ("sinusoidal", "learned", "rope", "alibi", "none")
 NORMS = ("none", "layernorm", "rmsnorm")
 NORM_POSITIONS = ("pre", "post")
 FFNS = ("none", "relu", "gelu", "swiglu")
+OBJECTIVES = ("causal", "mlm")
+ATTENTIONS = ("full", "window", "strided")
+DIFF_LAMBDA_INIT = 0.5
 LAYERNORM_EPS = 1e-5
 RMSNORM_EPS = 1e-6
 BASE = 10000.0
@@ -43,6 +53,11 @@ class BlockConfig:
     norm_position: str = "pre"
     ffn: str = "none"
     ffn_mult: int = 4
+    objective: str = "causal"
+    attention: str = "full"
+    window: int = 4
+    stride: int = 4
+    differential: bool = False
 
     def __post_init__(self):
         if self.kv_heads == 0:
@@ -56,6 +71,28 @@ class BlockConfig:
     @property
     def F(self):
         return self.ffn_mult * self.D
+
+    @property
+    def maps(self):
+        """Query/key maps per head: 2 with differential attention."""
+        return 2 if self.differential else 1
+
+    @property
+    def qkv_rows(self):
+        return (self.maps * (self.H + self.kv_heads) + self.kv_heads) * self.Dh
+
+    def visible(self, i, j):
+        """Whether query i may see key j (the mask pattern; module docstring)."""
+        if self.objective == "causal" and j > i:
+            return False
+        if self.attention == "full":
+            return True
+        lo, hi = min(i, j), max(i, j)
+        return hi - lo < self.window or (self.attention == "strided" and lo % self.stride == 0)
+
+    def mask(self, T):
+        """(T,T) bool, True where the key is hidden."""
+        return torch.tensor([[not self.visible(i, j) for j in range(T)] for i in range(T)])
 
     @property
     def final_norm(self):
@@ -80,16 +117,32 @@ class BlockConfig:
         need(self.residual or self.norm == "none",
              f"norm ({self.norm}) needs residual")
         need(self.residual or self.ffn == "none", f"ffn ({self.ffn}) needs residual")
+        need(self.objective in OBJECTIVES, f"unknown objective {self.objective!r}")
+        need(self.attention in ATTENTIONS, f"unknown attention {self.attention!r}")
+        need(self.window >= 1 and self.stride >= 1, f"window ({self.window}) and stride "
+             f"({self.stride}) must be >= 1")
+        need(self.objective != "mlm" or self.V >= 3, "mlm needs 2 ids besides [MASK]")
 
     def metadata(self):
-        """The weights file's __metadata__ of a block model (every value a string)."""
-        return {
+        """The weights file's __metadata__ of a block model (every value a string); the
+        objective and the attention variants only when they are not the default."""
+        meta = {
             "format": "pt", "n_heads": str(self.H), "max_context_length": str(self.C),
             "n_layers": str(self.L), "residual": "true" if self.residual else "false",
             "kv_heads": str(self.kv_heads), "positions": self.positions,
             "max_seq_len": str(self.C), "norm": self.norm, "norm_position": self.norm_position,
             "ffn": self.ffn, "ffn_mult": str(self.ffn_mult),
         }
+        if self.objective != "causal":
+            meta["objective"] = self.objective
+        if self.attention != "full":
+            meta["attention"] = self.attention
+            meta["window"] = str(self.window)
+            if self.attention == "strided":
+                meta["stride"] = str(self.stride)
+        if self.differential:
+            meta["differential"] = "true"
+        return meta
 
     @staticmethod
     def from_file(state, meta):
@@ -107,7 +160,11 @@ class BlockConfig:
                            L=int(meta["n_layers"]), residual=flag[meta["residual"]],
                            kv_heads=int(meta["kv_heads"]), positions=meta["positions"],
                            norm=meta["norm"], norm_position=meta["norm_position"],
-                           ffn=meta["ffn"], ffn_mult=int(meta["ffn_mult"]))
+                           ffn=meta["ffn"], ffn_mult=int(meta["ffn_mult"]),
+                           objective=meta.get("objective", "causal"),
+                           attention=meta.get("attention", "full"),
+                           window=int(meta.get("window", 4)), stride=int(meta.get("stride", 4)),
+                           differential=flag[meta.get("differential", "false")])
 
     def with_(self, **changes):
         return replace(self, **changes)
@@ -123,9 +180,11 @@ class BlockConfig:
             out.append(("pos_emb.weight", (self.C, D)))
         for l in range(self.L):
             p = f"layers.{l}."
+            if self.differential:  # the block's own parameter, before its submodules'
+                out.append((p + "diff_lambda", (H,)))
             out += [(p + "attn_norm." + n, (D,)) for n in norm]
-            out += [(p + "qkv_proj.weight", ((H + 2 * KV) * Dh, D)),
-                    (p + "qkv_proj.bias", ((H + 2 * KV) * Dh,)),
+            out += [(p + "qkv_proj.weight", (self.qkv_rows, D)),
+                    (p + "qkv_proj.bias", (self.qkv_rows,)),
                     (p + "out_proj.weight", (D, D)), (p + "out_proj.bias", (D,))]
             if self.ffn != "none":
                 out += [(p + "ffn_norm." + n, (D,)) for n in norm]
@@ -227,8 +286,10 @@ class Block(nn.Module):
     def __init__(self, c):
         super().__init__()
         self.c = c
+        if c.differential:
+            self.diff_lambda = nn.Parameter(torch.full((c.H,), DIFF_LAMBDA_INIT))
         self.attn_norm = make_norm(c.norm, c.D)
-        self.qkv_proj = nn.Linear(c.D, (c.H + 2 * c.kv_heads) * c.Dh)
+        self.qkv_proj = nn.Linear(c.D, c.qkv_rows)
         self.out_proj = nn.Linear(c.D, c.D)
         if c.ffn != "none":
             self.ffn_norm = make_norm(c.norm, c.D)
@@ -238,23 +299,30 @@ class Block(nn.Module):
         """x (B,T,D) -> (B,T,D) and the softmax weights (B,H,T,T)."""
         c = self.c
         B, T, _ = x.shape
-        H, KV, Dh = c.H, c.kv_heads, c.Dh
-        q, k, v = self.qkv_proj(x).split([H * Dh, KV * Dh, KV * Dh], dim=-1)  # rows q | k | v
-        q = q.view(B, T, H, Dh).transpose(1, 2)  # (B,H,T,Dh)
-        k = k.view(B, T, KV, Dh).transpose(1, 2)  # (B,KV,T,Dh)
-        v = v.view(B, T, KV, Dh).transpose(1, 2)
-        if rope is not None:
-            q, k = apply_rope(q, *rope), apply_rope(k, *rope)
+        H, KV, Dh, M = c.H, c.kv_heads, c.Dh, c.maps
+        # rows q (M maps) | k (M maps) | v
+        q, k, v = self.qkv_proj(x).split([M * H * Dh, M * KV * Dh, KV * Dh], dim=-1)
+        v = v.view(B, T, KV, Dh).transpose(1, 2)  # (B,KV,T,Dh)
         # Query head h reads K/V head h // (H/KV): each K/V head serves H/KV consecutive heads.
-        k = k.repeat_interleave(H // KV, dim=1)
         v = v.repeat_interleave(H // KV, dim=1)
-        scores = q @ k.transpose(-2, -1) / math.sqrt(Dh)
         i = torch.arange(T).unsqueeze(1)
         j = torch.arange(T).unsqueeze(0)
-        if alibi is not None:
-            scores = scores - alibi.view(H, 1, 1) * (i - j).to(scores.dtype)
-        scores = scores.masked_fill(j > i, float("-inf"))
-        weights = F.softmax(scores, dim=-1)
+        hidden = c.mask(T)
+
+        def softmax_map(m):
+            qm = q[..., m * H * Dh:(m + 1) * H * Dh].reshape(B, T, H, Dh).transpose(1, 2)
+            km = k[..., m * KV * Dh:(m + 1) * KV * Dh].reshape(B, T, KV, Dh).transpose(1, 2)
+            if rope is not None:
+                qm, km = apply_rope(qm, *rope), apply_rope(km, *rope)
+            km = km.repeat_interleave(H // KV, dim=1)
+            scores = qm @ km.transpose(-2, -1) / math.sqrt(Dh)
+            if alibi is not None:  # -m |i - j|: under the causal mask only j <= i is left
+                scores = scores - alibi.view(H, 1, 1) * (i - j).abs().to(scores.dtype)
+            return F.softmax(scores.masked_fill(hidden, float("-inf")), dim=-1)
+
+        weights = softmax_map(0)
+        if c.differential:
+            weights = weights - self.diff_lambda.view(H, 1, 1) * softmax_map(1)
         merged = (weights @ v).transpose(1, 2).reshape(B, T, H * Dh)
         return self.out_proj(merged), weights
 

@@ -128,7 +128,45 @@ def longer_cases():
                  ffn="relu", ffn_mult=2) for p in ("sinusoidal", "rope", "alibi", "none")]
 
 
-CASES = matrix_cases() + gqa_cases() + depth_cases()
+def variant_cases():
+    """The objective and the attention variants, alone and inside blocks, at T 7 so that a
+    window of 2 or 3 and a stride of 3 (strided keys 0, 3, 6) hide keys. An mlm case's V counts
+    [MASK] (the last id); its ids hold [MASK]s and its targets only the selected positions."""
+    base = dict(T=7, V=12, D=8, H=2, C=8)
+    wide = dict(T=7, V=12, D=16, H=4, C=8)
+    return [
+        case("mlm_sinusoidal", objective="mlm", **base),
+        case("mlm_alibi_layernorm_pre_gelu", objective="mlm", positions="alibi", norm="layernorm",
+             ffn="gelu", ffn_mult=2, **base),
+        case("mlm_l2_rope_rmsnorm_post_swiglu", objective="mlm", L=2, positions="rope",
+             norm="rmsnorm", norm_position="post", ffn="swiglu", ffn_mult=2, **base),
+        case("window2_sinusoidal", attention="window", window=2, **base),
+        case("window3_l2_rope_rmsnorm_pre_gelu", attention="window", window=3, L=2,
+             positions="rope", norm="rmsnorm", ffn="gelu", ffn_mult=2, **base),
+        case("strided2_3_alibi", attention="strided", window=2, stride=3, positions="alibi",
+             **base),
+        case("strided2_3_l2_learned_layernorm_post_relu", attention="strided", window=2, stride=3,
+             L=2, positions="learned", norm="layernorm", norm_position="post", ffn="relu",
+             ffn_mult=2, **base),
+        case("mlm_window2_alibi", objective="mlm", attention="window", window=2,
+             positions="alibi", **base),
+        case("mlm_strided2_3_l2_none_rmsnorm_pre", objective="mlm", attention="strided", window=2,
+             stride=3, L=2, positions="none", norm="rmsnorm", **base),
+        case("diff_sinusoidal", differential=True, **base),
+        case("diff_gqa2_rope", differential=True, kv_heads=2, positions="rope", **wide),
+        case("diff_l3_alibi_layernorm_pre_gelu", differential=True, L=3, positions="alibi",
+             norm="layernorm", ffn="gelu", ffn_mult=1, **base),
+        case("diff_mlm_window2_learned_gqa1", differential=True, objective="mlm",
+             attention="window", window=2, kv_heads=1, positions="learned", **wide),
+        case("diff_strided1_3_l2_rmsnorm_post_swiglu", differential=True, attention="strided",
+             window=1, stride=3, L=2, norm="rmsnorm", norm_position="post", ffn="swiglu",
+             ffn_mult=2, **base),
+        case("nores_diff_window3", differential=True, attention="window", window=3,
+             residual=False, **base),
+    ]
+
+
+CASES = matrix_cases() + gqa_cases() + depth_cases() + variant_cases()
 LONGER = longer_cases()
 
 
@@ -152,7 +190,23 @@ def perturbed_model(c, seed):
                     p.normal_(0.0, 0.3)
             elif name.endswith("qkv_proj.weight"):
                 p.mul_(2.0)
+            elif name.endswith("diff_lambda"):
+                p.uniform_(0.2, 0.8)  # away from the init and different per head
     return model
+
+
+def case_input(c, B, T):
+    """ids and targets (B,T): uniform for a causal model; for an mlm one, about 40% of the
+    positions selected (at least one), their targets the ids and most of their inputs [MASK]
+    (V - 1), every other target -100."""
+    if c.objective != "mlm":
+        return torch.randint(0, c.V, (B, T)), torch.randint(0, c.V, (B, T))
+    ids = torch.randint(0, c.V - 1, (B, T))
+    selected = torch.rand(B, T) < 0.4
+    selected[0, 0] = True
+    targets = torch.where(selected, ids, torch.full_like(ids, -100))
+    ids = torch.where(selected & (torch.rand(B, T) < 0.8), torch.full_like(ids, c.V - 1), ids)
+    return ids, targets
 
 
 def forward_backward(model, ids, targets, grads=True):
@@ -188,8 +242,7 @@ def write_case(cs, grads=True):
     worst = (float("inf"), "")
     for seed in range(zlib.crc32(name.encode()), zlib.crc32(name.encode()) + SEED_TRIES):
         model = perturbed_model(c, seed)
-        ids = torch.randint(0, c.V, (B, T))
-        targets = torch.randint(0, c.V, (B, T))
+        ids, targets = case_input(c, B, T)
         expected = forward_backward(copy.deepcopy(model).double(), ids, targets, grads)
         share, where = rounding_share(forward_backward(model, ids, targets, grads), expected)
         if share <= ROUNDING_SHARE:
@@ -251,16 +304,27 @@ def check_case(cs, model, expected, paths, ids, targets, grads):
     expect(tuple(stored["attention"].shape) == (L, B, H, T, T), f"{name}: attention shape")
     expect(tuple(stored["logits"].shape) == (B, T, c.V), f"{name}: logits shape")
     att = expected["attention"]
-    expect(close(att.sum(-1), torch.ones_like(att.sum(-1)), 1e-12), f"{name}: rows sum to 1")
-    expect(bool((att.triu(1) == 0).all()), f"{name}: the causal mask")
+    # Rows sum to 1 (differential: 1 - lambda of their head); hidden keys get exactly 0.
+    want = torch.ones(L, 1, H, 1)
+    if c.differential:
+        want = torch.stack([1 - state[f"layers.{l}.diff_lambda"].double() for l in range(L)]
+                           ).view(L, 1, H, 1)
+    expect(close(att.sum(-1), want.double().expand_as(att.sum(-1)), 1e-12),
+           f"{name}: rows sum to {'1 - lambda' if c.differential else '1'}")
+    expect(bool((att.masked_select(c.mask(T)) == 0).all()), f"{name}: the mask pattern")
+    expect(c.attention == "full" or bool((att.masked_select(~c.mask(T)) != 0).any()),
+           f"{name}: no visible key")
 
-    # No position of the future changes the past: replace the last token.
+    # No position of the future changes the past (a causal model): replace the last token.
     changed = ids.clone()
     changed[:, -1] = (changed[:, -1] + 1) % c.V
     with torch.no_grad():
         before, _ = loaded(ids)
         after, _ = loaded(changed)
-    expect(close(before[:, :-1], after[:, :-1]), f"{name}: a future token changed the past")
+    if c.objective == "causal":
+        expect(close(before[:, :-1], after[:, :-1]), f"{name}: a future token changed the past")
+    else:
+        expect(not close(before[:, :-1], after[:, :-1]), f"{name}: an mlm model ignores the right")
     if not grads:
         return
 
@@ -269,8 +333,8 @@ def check_case(cs, model, expected, paths, ids, targets, grads):
     for n, _ in specs:
         g = expected["grad." + n]
         expect(g.abs().max().item() > 1e-4, f"{name}: grad.{n} is (nearly) zero")
-        if n.endswith("qkv_proj.bias"):
-            kb = g[c.H * c.Dh:(c.H + c.kv_heads) * c.Dh].abs().max().item()
+        if n.endswith("qkv_proj.bias"):  # the key rows of every map
+            kb = g[c.maps * c.H * c.Dh:c.maps * (c.H + c.kv_heads) * c.Dh].abs().max().item()
             if c.positions == "rope":
                 expect(kb > 1e-6, f"{name}: RoPE's key-bias gradient is {kb:.2g}")
             else:
@@ -318,24 +382,34 @@ def plain_forward(c, state, ids):
         z = torch.view_as_complex(x.reshape(B, T, Dh // 2, 2).contiguous())
         return torch.view_as_real(z * torch.polar(torch.ones_like(angle), angle)).reshape(B, T, Dh)
 
+    M = c.maps
+    hidden = torch.tensor([[0.0 if c.visible(i, j) else float("-inf") for j in range(T)]
+                           for i in range(T)], dtype=torch.float64)
+
     def attention(x, p):
         qkv = lin(x, p + "qkv_proj")
         heads, probs = [], []
         for h in range(H):
             g = h // (H // KV)
-            q = qkv[..., h * Dh:(h + 1) * Dh]
-            k = qkv[..., (H + g) * Dh:(H + g + 1) * Dh]
-            v = qkv[..., (H + KV + g) * Dh:(H + KV + g + 1) * Dh]
-            if c.positions == "rope":
-                q, k = rotate(q), rotate(k)
-            s = torch.einsum("bid,bjd->bij", q, k) / Dh ** 0.5
-            if c.positions == "alibi":
-                m = 2.0 ** (-8.0 * (h + 1) / H)
-                s = s + torch.tensor([[-m * (i - j) for j in range(T)] for i in range(T)],
-                                     dtype=s.dtype)
-            s = s + torch.triu(torch.full((T, T), float("-inf"), dtype=s.dtype), 1)
-            e = torch.exp(s - s.max(-1, keepdim=True).values)
-            w = e / e.sum(-1, keepdim=True)
+
+            def one_map(m):  # map m's weights: its own q and k columns, one block per head
+                q = qkv[..., (m * H + h) * Dh:(m * H + h + 1) * Dh]
+                k = qkv[..., (M * H + m * KV + g) * Dh:(M * H + m * KV + g + 1) * Dh]
+                if c.positions == "rope":
+                    q, k = rotate(q), rotate(k)
+                s = torch.einsum("bid,bjd->bij", q, k) / Dh ** 0.5
+                if c.positions == "alibi":
+                    slope = 2.0 ** (-8.0 * (h + 1) / H)
+                    s = s + torch.tensor([[-slope * abs(i - j) for j in range(T)]
+                                          for i in range(T)], dtype=s.dtype)
+                s = s + hidden
+                e = torch.exp(s - s.max(-1, keepdim=True).values)
+                return e / e.sum(-1, keepdim=True)
+
+            v = qkv[..., (M * (H + KV) + g) * Dh:(M * (H + KV) + g + 1) * Dh]
+            w = one_map(0)
+            if c.differential:
+                w = w - state[p + "diff_lambda"][h] * one_map(1)
             probs.append(w)
             heads.append(w @ v)
         return lin(torch.cat(heads, -1), p + "out_proj"), torch.stack(probs, 1)
@@ -470,6 +544,56 @@ def self_check():
     expect(rel.diagonal(-1, dim1=-2, dim2=-1).abs().min().item() > 1e-3,
            "RoPE in the model: the scores do not depend on the distance")
 
+    # The mask patterns: the course's counts at n = 8 (36 causal, 26 window 4, 24 window 2
+    # stride 3), window = n is the causal mask, the bidirectional form is the causal one mirrored.
+    for cfg, count in ((BlockConfig(11, 8, 2, 8), 36),
+                       (BlockConfig(11, 8, 2, 8, attention="window", window=4), 26),
+                       (BlockConfig(11, 8, 2, 8, attention="strided", window=2, stride=3), 24)):
+        expect(int((~cfg.mask(8)).sum()) == count, f"{cfg.attention}: {int((~cfg.mask(8)).sum())} "
+               f"visible cells at n = 8, not {count}")
+        mirrored = cfg.with_(objective="mlm").mask(8)
+        expect(torch.equal(mirrored, mirrored.T) and torch.equal(mirrored.tril(), cfg.mask(8).tril()),
+               f"{cfg.attention}: the mlm pattern is not the causal one mirrored")
+    for n in range(1, 10):
+        expect(torch.equal(BlockConfig(11, 8, 2, n, attention="window", window=n).mask(n),
+                           torch.ones(n, n, dtype=torch.bool).triu(1)),
+               f"window {n} at n = {n} is not the causal mask")
+
+    # mlm: with q = k = 0, ALiBi's weights are softmax_j(-m_h |i - j|) over every key.
+    c = BlockConfig(12, 16, 4, 8, positions="alibi", objective="mlm")
+    model = perturbed_model(c, 4).double()
+    with torch.no_grad():
+        model.layers[0].qkv_proj.weight[:8 * 4].zero_()
+        model.layers[0].qkv_proj.bias[:8 * 4].zero_()
+        _, w = model(torch.randint(0, 12, (1, 8)))
+    want = torch.softmax(-m.view(4, 1, 1) * (i - j).abs(), -1)
+    expect(close(w[0, 0], want), "symmetric ALiBi's attention with q = k = 0")
+
+    # Differential: with both maps' q and k equal the weights are (1 - lambda) softmax; rows sum
+    # to 1 - lambda in general.
+    c = BlockConfig(11, 16, 4, 8, differential=True, kv_heads=2)
+    model = perturbed_model(c, 5).double()
+    lam = model.layers[0].diff_lambda.detach()
+    ids = torch.randint(0, 11, (2, 8))
+    with torch.no_grad():
+        _, w = model(ids)
+        expect(close(w[0].sum(-1), (1 - lam).view(1, 4, 1).expand(2, 4, 8)),
+               "differential rows do not sum to 1 - lambda")
+        qkv = model.layers[0].qkv_proj
+        for part in (qkv.weight, qkv.bias):
+            part[16:32] = part[:16]       # q2 = q1
+            part[40:48] = part[32:40]     # k2 = k1
+        _, w = model(ids)
+        single = BlockLM(c.with_(differential=False)).double()
+        state = {k: v for k, v in model.state_dict().items() if k != "layers.0.diff_lambda"}
+        rows = torch.cat([torch.arange(16), torch.arange(32, 40), torch.arange(48, 56)])
+        state["layers.0.qkv_proj.weight"] = qkv.weight[rows]
+        state["layers.0.qkv_proj.bias"] = qkv.bias[rows]
+        single.load_state_dict(state, strict=True)
+        _, w1 = single(ids)
+        expect(close(w, (1 - lam).view(1, 1, 4, 1, 1) * w1),
+               "differential with equal maps is not (1 - lambda) softmax")
+
     # The norms: nn.LayerNorm is (x - mean) / sqrt(biased var + 1e-5) * w + b; RMSNorm as spec.
     c = BlockConfig(11, 8, 2, 7, norm="layernorm", ffn="relu")
     ln = BlockLM(c).double().layers[0].attn_norm
@@ -548,7 +672,9 @@ def case_entry(cs):
         "config": {"vocab_size": c.V, "d_model": c.D, "n_heads": c.H, "kv_heads": c.kv_heads,
                    "max_context_length": c.C, "max_seq_len": c.C, "n_layers": c.L,
                    "residual": c.residual, "positions": c.positions, "norm": c.norm,
-                   "norm_position": c.norm_position, "ffn": c.ffn, "ffn_mult": c.ffn_mult},
+                   "norm_position": c.norm_position, "ffn": c.ffn, "ffn_mult": c.ffn_mult,
+                   "objective": c.objective, "attention": c.attention, "window": c.window,
+                   "stride": c.stride, "differential": c.differential},
         "params": [[n, list(s)] for n, s in c.param_specs()],
     }
 

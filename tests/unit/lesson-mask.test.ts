@@ -33,7 +33,7 @@ describe('the mask setting', () => {
     expect(cleanSecondSentence(' . ')).toEqual({ value: ' . ' });
     expect(cleanSecondSentence('\u0000')).toEqual({ value: '', why: '"\\u0000" has no words; left empty' });
     expect(checkField('lessonHeads', '7').value).toBe(4);
-    expect(checkField('window', '0').value).toBe(1);
+    expect(checkField('lessonWindow', '0').value).toBe(1);
     expect(checkField('stage', '9').value).toBe(9);
   });
 });

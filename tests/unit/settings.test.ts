@@ -72,15 +72,15 @@ describe('the key table', () => {
   });
 
   test('a config key the page knows nothing of is a full row: its flag as hash key and attribute, its name as label, the core\'s bounds', () => {
-    const key = 'maskRate' as keyof State;
-    const row = { key, ...configRow({ name: 'mask_rate', flag: 'mask-rate', js: key, type: 'float', default: 0.15, min: 0, max: 1, min_exclusive: false, max_exclusive: true, help: 'share of masked tokens', symbol: 'P', group: 'training', in_weights: false }) } as Setting;
-    expect(row).toMatchObject({ group: 'config', core: key, hash: 'mask-rate', attribute: 'mask-rate', label: 'mask_rate', type: 'float', default: 0.15, range: [0, 1], exclusiveMin: false, exclusiveMax: true, step: 'any' });
+    const key = 'dropRate' as keyof State;
+    const row = { key, ...configRow({ name: 'drop_rate', flag: 'drop-rate', js: key, type: 'float', default: 0.15, min: 0, max: 1, min_exclusive: false, max_exclusive: true, help: 'share of dropped tokens', symbol: 'P', group: 'training', in_weights: false }) } as Setting;
+    expect(row).toMatchObject({ group: 'config', core: key, hash: 'drop-rate', attribute: 'drop-rate', label: 'drop_rate', type: 'float', default: 0.15, range: [0, 1], exclusiveMin: false, exclusiveMax: true, step: 'any' });
     expect(checkValue(row, '0.5')).toEqual({ value: 0.5 });
-    expect(checkValue(row, '1')).toEqual({ value: 0.15, correction: { key, message: 'mask_rate: 1 is not in [0, 1); using 0.15' } });
-    const choice = configRow({ name: 'objective', flag: 'objective', js: 'objective', type: 'enum', default: 'causal', choices: ['causal', 'masked'], choices_type: 'Objective', help: 'the objective', symbol: 'KIND', group: 'training', in_weights: true });
-    expect(choice).toMatchObject({ hash: 'objective', type: 'enum', values: ['causal', 'masked'], default: 'causal' });
-    const count = configRow({ name: 'window', flag: 'window-size', js: 'windowSize', type: 'int', default: 0, min: 0, max: 4096, min_exclusive: false, max_exclusive: false, help: 'window', symbol: 'W', group: 'block', in_weights: true });
-    expect(count).toMatchObject({ hash: 'window-size', attribute: 'window-size', type: 'int', range: [0, 4096], step: '1' });
+    expect(checkValue(row, '1')).toEqual({ value: 0.15, correction: { key, message: 'drop_rate: 1 is not in [0, 1); using 0.15' } });
+    const choice = configRow({ name: 'pooling', flag: 'pooling', js: 'pooling', type: 'enum', default: 'mean', choices: ['mean', 'max'], choices_type: 'Pooling', help: 'the pooling', symbol: 'KIND', group: 'training', in_weights: true });
+    expect(choice).toMatchObject({ hash: 'pooling', type: 'enum', values: ['mean', 'max'], default: 'mean' });
+    const count = configRow({ name: 'span', flag: 'span-size', js: 'spanSize', type: 'int', default: 0, min: 0, max: 4096, min_exclusive: false, max_exclusive: false, help: 'window', symbol: 'W', group: 'block', in_weights: true });
+    expect(count).toMatchObject({ hash: 'span-size', attribute: 'span-size', type: 'int', range: [0, 4096], step: '1' });
   });
 });
 

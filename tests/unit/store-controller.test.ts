@@ -17,7 +17,7 @@ type Sent = { [K in Request['type']]: Omit<Extract<Request, { type: K }>, 'id'> 
 
 function snapshot(H: number, step = 0, L = 1): Snapshot {
   const T = 3;
-  return { step, loss: 1, lossAtInit: step === 0, initLoss: 1, stepsPerSec: 0, history: new Float32Array(0), historyStride: 1, ids: new Int32Array([1, 2, 3]), weights: new Float32Array(L * H * T * T), H, L, T, mask: 'causal', phaseChange: -1 };
+  return { step, loss: 1, lossAtInit: step === 0, initLoss: 1, stepsPerSec: 0, history: new Float32Array(0), historyStride: 1, ids: new Int32Array([1, 2, 3]), weights: new Float32Array(L * H * T * T), H, L, T, mask: 'causal', visible: new Uint8Array(T * T).fill(1), phaseChange: -1 };
 }
 
 /** A worker client that records each request and answers it at once. */

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import type { AttentionCore } from '../../web/src/core/attention-core';
-import type { Ablation, ErrorReply, ReplyFor, RequestDef, Snapshot, TrainerConfigMsg, WorkerMessage } from '../../web/src/model/protocol';
+import type { Ablation, ErrorReply, ReplyFor, RequestDef, SampleSpec, Snapshot, TrainerConfigMsg, WorkerMessage } from '../../web/src/model/protocol';
 import { noAblation } from '../../web/src/model/protocol';
 import { follow, hasHeadStats, HEADS_EVERY, snapshotBytes, type Stepped } from '../../web/src/model/timeline';
 import { handle, type SessionRequest } from '../../web/src/worker/handlers';
@@ -21,10 +21,15 @@ import { ablateRequest } from '../../web/src/panels/ablation/request';
 import { rowBackwardRequest } from '../../web/src/panels/backward/request';
 import { headScoresRequest } from '../../web/src/panels/circuits/request';
 import { exportWeightsRequest } from '../../web/src/panels/export/request';
+import { fillRequest } from '../../web/src/panels/fill/request';
 import { inspectRequest } from '../../web/src/panels/inspect/request';
 import { scalingDemoRequest, selfAttentionRequest, softmaxStepsRequest } from '../../web/src/panels/lesson/request';
 import { comparisonEndRequest, comparisonLengthsRequest, comparisonStartRequest, comparisonStepRequest, lengthsRequest } from '../../web/src/panels/longer/request';
 import { predictionsRequest } from '../../web/src/panels/predictions/request';
+import { tiledAttentionRequest } from '../../web/src/panels/block/request';
+import { acceptanceRequest, draftMakeRequest, exactnessRequest, speculativeGenerateRequest } from '../../web/src/panels/speculative/request';
+import { reach, reachBound } from '../../web/src/panels/receptive/model';
+import { receptiveRequest } from '../../web/src/panels/receptive/request';
 import { explainMissingReference, PYTORCH_REFERENCE } from '../../web/src/panels/selftest/handler';
 import { selfTestRequest } from '../../web/src/panels/selftest/request';
 import { timelineRequest } from '../../web/src/panels/timeline/request';
@@ -109,7 +114,7 @@ afterEach(() => {
   for (const s of sessions.splice(0)) s.dispose();
 });
 
-const configure = (c: TrainerConfigMsg = config(), sample = SAMPLE, ablation?: Ablation) => ({ config: c, sample, ablation });
+const configure = (c: TrainerConfigMsg = config(), sample: SampleSpec = SAMPLE, ablation?: Ablation) => ({ config: c, sample, ablation });
 
 describe('configure, step, reset, sample', () => {
   test('configure: step 0, the loss at init about ln(vocab), the sample attention (H,T,T)', async () => {
@@ -469,6 +474,66 @@ describe('view 2 panels', () => {
   });
 });
 
+describe('speculative decoding and the tiled step', () => {
+  test('a draft; greedy speculative text equal to plain decoding; the acceptance table; the exactness check; no draft or no text: one sentence', async () => {
+    const s = open();
+    const text = config({ task: 'text', dModel: 32, nHeads: 2, seqLen: 16, batchSize: 8, nLayers: 1, residual: true });
+    await s.ok('configure', { config: text, sample: { seed: 1 } });
+    await s.ok('step', { n: 20 });
+    const greedy = { prompt: 'The ', tokens: 30, draftTokens: 3, options: { temperature: 0 }, seed: 0 };
+    const none = await s.callFails(speculativeGenerateRequest, greedy);
+    expect([none.kind, none.message]).toEqual(['state', 'No draft yet: train a draft model or take the bigram first.']);
+
+    const d = await s.call(draftMakeRequest, { kind: 'model', steps: 20 });
+    expect(d).toMatchObject({ kind: 'model', nLayers: 1, dModel: 32, steps: 20, targetStep: 20 });
+    const r = await s.call(speculativeGenerateRequest, greedy);
+    expect(r.chars.length).toBe(30);
+    expect(r.chars.join('')).toBe(r.plainText);
+    expect(r.fates.length).toBe(30);
+    expect(r.fates.every((f) => f === 0 || f === 1 || f === 2)).toBe(true);
+    expect(r.stats.tokens).toBe(30);
+    expect(r.stats.targetPasses).toBeLessThanOrEqual(30);
+    expect(r.expectedFromOverlap).toBe(core.expectedTokensPerRound(r.stats.meanOverlap, 3));
+
+    const t = await s.call(acceptanceRequest, { temperatures: [0.5, 1] });
+    expect(t.rows.map((row) => row.kind)).toEqual(['bigram', 'model', 'target']);
+    for (const a of t.rows[2].alpha) expect(a).toBeCloseTo(1, 5);
+    for (const a of [...t.rows[0].alpha, ...t.rows[1].alpha]) expect(a > 0 && a < 1).toBe(true);
+    expect([...t.text].length).toBe(16);
+
+    const e = await s.call(exactnessRequest, { prompt: 'The ', draftTokens: 3, options: { temperature: 1 }, seed: 2, samples: 500 });
+    for (const p of [e.first, e.second]) {
+      expect(p.counts.reduce((a, b) => a + b, 0)).toBe(500);
+      expect(p.pValue >= 0 && p.pValue <= 1).toBe(true);
+      expect(p.impossible).toBe(0);
+    }
+    expect(e.vocab.length).toBe(e.first.counts.length);
+    expect((await s.callFails(exactnessRequest, { prompt: 'The ', draftTokens: 3, options: {}, seed: 2, samples: 5 })).message).toMatch(/number of samples \(5\)/);
+    expect((await s.callFails(speculativeGenerateRequest, { ...greedy, draftTokens: 9 })).message).toMatch(/draft tokens N \(9\)/);
+    expect((await s.callFails(speculativeGenerateRequest, { ...greedy, prompt: 'The ☃' })).message).toMatch(/☃/);
+
+    expect((await s.call(draftMakeRequest, { kind: 'bigram' })).kind).toBe('bigram');
+    expect((await s.call(acceptanceRequest, { temperatures: [1] })).rows.map((row) => row.kind)).toEqual(['bigram', 'target']);
+    expect((await s.call(speculativeGenerateRequest, greedy)).chars.join('')).toBe(r.plainText);
+
+    // A new run frees the draft; a run on token ids has no text to draft from.
+    await s.ok('configure', configure());
+    expect((await s.callFails(speculativeGenerateRequest, greedy)).kind).toBe('state');
+    const ids = await s.callFails(draftMakeRequest, { kind: 'bigram' });
+    expect([ids.kind, ids.message]).toEqual(['input', 'Speculative decoding needs the text task: this model was trained on token ids, not characters.']);
+  });
+
+  test('tiledAttention: one head of the block tile by tile, equal to the plain softmax; a bad tile size is an input error', async () => {
+    const s = open();
+    const t = await s.call(tiledAttentionRequest, { config: config(), sample: SAMPLE, head: 1, tileSize: 4 });
+    expect([t.head, t.seqLen, t.tiles, t.tileSize]).toEqual([1, 12, 3, 4]);
+    expect([t.rowMax.rows, t.rowMax.cols, t.rowSum.rows, t.rowSum.cols]).toEqual([3, 12, 3, 12]);
+    expect(t.maxWeightDifference).toBeLessThan(1e-6);
+    expect(t.plainBytes > 0 && t.tiledBytes > 0).toBe(true);
+    expect((await s.callFails(tiledAttentionRequest, { config: config(), sample: SAMPLE, head: 0, tileSize: 0 })).kind).toBe('input');
+  });
+});
+
 describe('errors', () => {
   test('a config the core rejects: kind config and the key, and the old run goes on', async () => {
     const s = open();
@@ -719,5 +784,54 @@ describe('look inside', () => {
     expect(shift.changed).toBe(SAMPLE.length - 2);
     expect(shift.inspection.lens).toMatchObject({ applies: false });
     expect((await open().callFails(inspectRequest, {})).kind).toBe('state');
+  });
+});
+
+describe('fill in the blanks, the receptive field', () => {
+  /** A small text model: the default corpus, T 16. */
+  const text = { task: 'text', seqLen: 16, dModel: 16, nHeads: 2, batchSize: 4 } as const;
+
+  test('fill: a causal text run guesses from the left only and is kept; a masked run of the same text fills both ways beside it', async () => {
+    const s = open();
+    const { snapshot } = await s.ok('configure', configure(config(text), { seed: 1 }));
+    const vocab = [...snapshot.text!.corpus.vocab];
+    const sentence = Array.from(snapshot.ids.slice(0, 10), (id) => vocab[id]).join('');
+    await s.ok('step', { n: 3 });
+    const left = await s.call(fillRequest, { text: sentence, blanks: [4, 0] });
+    expect([left.objective, left.blanks, left.text]).toEqual(['causal', [], sentence]);
+    expect(left.causal?.step).toBe(3);
+    expect(left.causal?.blanks.map((b) => [b.position, b.truth, b.top.length])).toEqual([[0, sentence[0], 0], [4, sentence[4], 5]]);
+    expect(left.causal?.blanks[0].why).toMatch(/nothing to its left/);
+    // A masked model of the same text, trained later in the same session: the causal copy is beside it.
+    await s.ok('configure', configure(config({ ...text, objective: 'mlm' }), { seed: 1 }));
+    const both = await s.call(fillRequest, { text: sentence, blanks: [4] });
+    expect(both.blanks.map((b) => [b.position, b.truth, b.top.length])).toEqual([[4, sentence[4], 5]]);
+    const probs = both.blanks[0].top.map((g) => g.prob);
+    for (const p of probs) expect(p > 0 && p <= 1).toBe(true);
+    expect(probs.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(1 + 1e-6);
+    expect(both.causal?.step).toBe(3);
+    expect(both.causal?.blanks.map((b) => b.position)).toEqual([4]);
+    // Bad input: one sentence each, and the session keeps working.
+    expect((await s.callFails(fillRequest, { text: sentence, blanks: [] })).message).toMatch(/^No blank yet/);
+    expect((await s.callFails(fillRequest, { text: sentence.slice(0, 2), blanks: [0, 1] })).message).toMatch(/^Every character is blank/);
+    expect((await s.callFails(fillRequest, { text: sentence.repeat(2), blanks: [1] })).message).toMatch(/at most 16 \(its seq_len\)/);
+    expect((await s.callFails(fillRequest, { text: `${sentence.slice(0, 3)}☃`, blanks: [1] })).kind).toBe('input');
+    expect((await s.call(fillRequest, { text: sentence, blanks: [2] })).blanks.length).toBe(1);
+    // Another task: a state error saying the panel works on characters.
+    await s.ok('configure', configure());
+    const other = await s.callFails(fillRequest, { text: 'abc', blanks: [1] });
+    expect([other.kind, other.message]).toEqual(['state', expect.stringMatching(/text task/)]);
+  });
+
+  test('receptive field: 3 layers of a window of 3 keys reach exactly L (W - 1) = 6 back; every cell beyond is 0', async () => {
+    const s = open();
+    await s.ok('configure', configure(config({ task: 'copy', vocabSize: 16, nLayers: 3, residual: true, positions: 'rope', attention: 'window', window: 3 })));
+    const r = await s.call(receptiveRequest);
+    expect([r.T, r.nLayers, r.window, r.attention]).toEqual([12, 3, 3, 'window']);
+    expect(reachBound(r)).toBe(6);
+    const m = reach(r);
+    expect(m.farthest).toBe(6);
+    expect(m.beyondNonzero).toBe(0);
+    expect(m.beyondZero).toBe(2 * (1 + 2 + 3 + 4 + 5));  // |i - j| > 6 at T 12, both triangles
   });
 });

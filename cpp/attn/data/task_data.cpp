@@ -7,6 +7,7 @@ void TaskData::draw(Rng& rng, Batch& batch, bool validation) const {
     make_text_batch(validation ? corpus->val : corpus->train, batch_size, seq_len, rng, batch);
   else
     make_batch(task, vocab_size, batch_size, seq_len, rng, batch);
+  if (mask_rate > 0) mask_for_mlm(batch, vocab_size, mask_rate, rng);
 }
 
 uint64_t TaskData::eval_seed() const { return seed ^ 0x2545F4914F6CDD1DULL; }

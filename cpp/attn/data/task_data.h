@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attn/base/rng.h"
+#include "attn/data/mlm.h"
 #include "attn/data/tasks.h"
 #include "attn/data/text.h"
 
@@ -20,9 +21,13 @@ struct TaskData {
   int seq_len = 12;     // T
   uint64_t seed = 42;   // the run's seed; eval_seed() derives from it
   const TextCorpus* corpus = nullptr;  // the text task's (not owned); nullptr for the others
+  // Objective mlm: every batch is masked (mask_for_mlm, data/mlm.h) at this rate, from the rng
+  // that drew it; 0 for a causal model.
+  float mask_rate = 0.0f;
 
   // A (B,T) batch from rng: for text, windows of the validation split (validation) or of the
-  // training split; for the other tasks make_batch, whatever validation says.
+  // training split; for the other tasks make_batch, whatever validation says; then masked with
+  // mask_rate > 0.
   void draw(Rng& rng, Batch& batch, bool validation) const;
   // The seed of the evaluation batches, apart from the training stream's.
   uint64_t eval_seed() const;

@@ -40,7 +40,8 @@ void add_previous_token(ConstMatRef weights, int B, int H, int T, ScoreSum* per_
 void add_prefix_matching(ConstMatRef weights, const int32_t* ids, int B, int H, int T,
                          ScoreSum* per_head);
 
-// W_QK^h and W_OV^h of head h (D,D each), as above.
+// W_QK^h and W_OV^h of head h (D,D each), as above. A differential head's W_QK is its first
+// map's (the second one's is subtracted after a softmax, which no single matrix shows).
 Mat qk_circuit(const MultiHeadSelfAttention& layer, int h);
 Mat ov_circuit(const MultiHeadSelfAttention& layer, int h);
 

@@ -36,7 +36,7 @@ std::unique_ptr<TinyAttentionLM> model_for_length(TinyAttentionLM& model, int le
 
 LengthEvaluation evaluate_at_length(TinyAttentionLM& model, Task task, int N, int n_batches,
                                     int batch, uint64_t seed, KeyNamer namer,
-                                    const std::vector<int32_t>* text) {
+                                    const std::vector<int32_t>* text, float mask_rate) {
   const int cap = std::max(kMaxEvalLength, model.config.max_context_length);
   require_config(N >= 1 && N <= cap, "seq_len", "the evaluation length (", N,
                  ") must be in [1, ", cap, "]");
@@ -44,8 +44,10 @@ LengthEvaluation evaluate_at_length(TinyAttentionLM& model, Task task, int N, in
   require(batch >= 1 && batch <= 4096, "batch (", batch, ") must be in [1, 4096]");
   std::unique_ptr<TinyAttentionLM> longer;
   if (N > model.config.max_context_length) longer = model_for_length(model, N, namer);
+  const bool mlm = model.config.objective == Objective::Mlm;
+  const int V = model.config.real_vocab_size();  // the task's ids
   try {
-    check_task(task, model.config.vocab_size, N);
+    check_task(task, V, N);
   } catch (const std::invalid_argument& e) {
     throw Error(ErrorKind::Config, "task", str_cat(key_name("task", namer), ": ", e.what()));
   }
@@ -54,13 +56,15 @@ LengthEvaluation evaluate_at_length(TinyAttentionLM& model, Task task, int N, in
   Rng rng(seed);
   Batch b;
   TinyAttentionLM::State s;
+  s.tiled = N >= kTiledMinLength;  // no weights are read here
   std::vector<double> right(size_t(N), 0.0), count(size_t(N), 0.0);
   double loss_sum = 0.0, total = 0.0;
   for (int i = 0; i < n_batches; ++i) {
     if (task == Task::Text && text)
       make_text_batch(*text, batch, N, rng, b);
     else
-      make_batch(task, m.config.vocab_size, batch, N, rng, b);
+      make_batch(task, V, batch, N, rng, b);
+    if (mlm) mask_for_mlm(b, V, mask_rate, rng);
     m.forward(b.inputs.data(), batch, N, s);
     const int32_t* targets = b.targets.data();
     int predictable = 0;
@@ -93,7 +97,8 @@ LengthEvaluation evaluate_at_length(TinyAttentionLM& model, Task task, int N, in
 LengthEvaluation evaluate_at_length(TinyAttentionLM& model, const TaskData& data, int N,
                                     int n_batches, KeyNamer namer) {
   return evaluate_at_length(model, data.task, N, n_batches, data.batch_size, data.eval_seed(),
-                            namer, data.corpus ? &data.corpus->val : nullptr);
+                            namer, data.corpus ? &data.corpus->val : nullptr,
+                            data.mask_rate > 0 ? data.mask_rate : kDefaultMaskRate);
 }
 
 }  // namespace attn

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "attn/data/mlm.h"
 #include "attn/data/task_data.h"
 #include "attn/data/tasks.h"
 #include "attn/model/model.h"
@@ -23,8 +24,9 @@ struct LengthEvaluation {
 
 
 // The longest sequence a model may be evaluated at past its max_seq_len (position methods other
-// than learned extrapolate; the cap bounds the work).
-constexpr int kMaxEvalLength = 1024;
+// than learned extrapolate; the cap bounds the work). From kTiledMinLength on the attention runs
+// tile by tile: at 4096 the plain path would hold B*H*T^2 floats per layer (4 GB for B 16, H 4).
+constexpr int kMaxEvalLength = 4096;
 
 // A new model with model's weights and teaching interventions (heads off, score scaling, mask)
 // that accepts sequences of up to length positions (length > model.config.max_context_length):
@@ -42,9 +44,12 @@ std::unique_ptr<TinyAttentionLM> model_for_length(TinyAttentionLM& model, int le
 // (check_task: an Error of kind Config naming task).
 // n_batches in [1, 1000], batch in [1, 4096]. For the text task the windows of N+1 characters
 // come from text (a split of a corpus, make_text_batch); without one it is an Error of kind Input.
+// A masked language model (objective mlm) is evaluated on the same batches masked with
+// mask_for_mlm at mask_rate (from the same rng), over the selected positions.
 LengthEvaluation evaluate_at_length(TinyAttentionLM& model, Task task, int N, int n_batches,
                                     int batch, uint64_t seed, KeyNamer namer = nullptr,
-                                    const std::vector<int32_t>* text = nullptr);
+                                    const std::vector<int32_t>* text = nullptr,
+                                    float mask_rate = kDefaultMaskRate);
 
 // The same on the model's own data: its task and batch size, the batches from data.eval_seed()
 // (evaluate()'s, so N = data.seq_len measures what evaluate(model, data, n) does; readouts.h), and

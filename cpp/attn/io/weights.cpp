@@ -84,14 +84,17 @@ void read_metadata(const SafetensorsFile& file, const ConfigKey& k, TrainerConfi
 }
 
 // Whether a file of config c holds k in its metadata (InWeights, config.h): an Always key
-// always; a Changed key when it is off its default; a Block key when one of them is; a Depth key
-// then too, or when one of them is.
+// always; a Changed key when it is off its default; a Block key when a Block or Changed key is
+// (the model is a transformer-block model); a Depth key then too, or when a Depth key is.
 bool writes_key(const TrainerConfig& c, const ConfigKey& k) {
   if (k.weights == InWeights::Always) return true;
   if (k.weights == InWeights::Changed) return !at_default(c, k);
   if (k.weights != InWeights::Depth && k.weights != InWeights::Block) return false;
   for (const ConfigKey& o : config_keys())
-    if ((o.weights == k.weights || o.weights == InWeights::Block) && !at_default(c, o)) return true;
+    if ((o.weights == k.weights || o.weights == InWeights::Block ||
+         o.weights == InWeights::Changed) &&
+        !at_default(c, o))
+      return true;
   return false;
 }
 
@@ -118,8 +121,10 @@ std::vector<uint8_t> save_model(TinyAttentionLM& model) {
 }
 
 std::vector<uint8_t> save_model(TinyAttentionLM& model, const std::u32string& vocab) {
-  require(vocab.empty() || vocab.size() == size_t(model.config.vocab_size), "the vocabulary has ",
-          vocab.size(), " characters but the model has vocab_size ", model.config.vocab_size);
+  const int chars = model.config.real_vocab_size();
+  require(vocab.empty() || vocab.size() == size_t(chars), "the vocabulary has ", vocab.size(),
+          " characters but the model has vocab_size ", chars,
+          model.config.mask_id() >= 0 ? " besides [MASK]" : "");
   std::vector<TensorOut> tensors;
   for (const ParamRef& p : model.parameters())
     tensors.push_back({p.name, "F32", p.shape, p.value});
@@ -138,7 +143,8 @@ std::vector<uint8_t> save_model(TinyAttentionLM& model, const std::u32string& vo
 std::optional<std::u32string> read_vocab(const SafetensorsFile& file) {
   const auto it = file.metadata.find("vocab");
   if (it == file.metadata.end()) return std::nullopt;
-  const int V = infer_config(file).vocab_size;
+  const ModelConfig c = infer_config(file);
+  const int V = c.real_vocab_size();
   std::u32string vocab;
   try {
     const json::Value value = json::parse(it->second);
@@ -149,7 +155,8 @@ std::optional<std::u32string> read_vocab(const SafetensorsFile& file) {
     throw Error(ErrorKind::Format, "", str_cat(kWhat, ": __metadata__ vocab: ", e.what()));
   }
   require_format(vocab.size() == size_t(V), kWhat, ": __metadata__ vocab has ", vocab.size(),
-                 " characters but the model has vocab_size ", V);
+                 " characters but the model has vocab_size ", V,
+                 c.mask_id() >= 0 ? " besides [MASK]" : "");
   return vocab;
 }
 
@@ -174,6 +181,8 @@ ModelConfig infer_config(const SafetensorsFile& file) {
   t.d_model = static_cast<int>(D);
   for (const ConfigKey* k : metadata_keys())
     if (k->weights == InWeights::Always || file.metadata.count(k->name)) read_metadata(file, *k, t);
+  // An mlm model's embedding has one more row than the config's vocab_size: [MASK].
+  if (t.objective == "mlm") t.vocab_size -= 1;
   t.seq_len = metadata_int(file, "max_context_length", 1, kMaxFileContext);
   // max_seq_len repeats max_context_length for a block model.
   require_format(t.max_seq_len == 0 || t.max_seq_len == t.seq_len, kWhat,

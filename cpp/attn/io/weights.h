@@ -32,7 +32,7 @@ constexpr int kMaxFileContext = 4096;
 std::vector<uint8_t> save_model(TinyAttentionLM& model);
 // A text model's file (text.h): the same plus __metadata__ "vocab", the characters in token
 // order as a JSON string literal (so the value is e.g. "\"\\n !,.abc\""). vocab must hold one
-// character per token (size vocab_size), else an Error of kind Input.
+// character per token (ModelConfig::real_vocab_size: [MASK] has none), else an Error of kind Input.
 std::vector<uint8_t> save_model(TinyAttentionLM& model, const std::u32string& vocab);
 
 // The vocabulary a weights file carries in __metadata__ "vocab", or nullopt when it has none.

@@ -2,6 +2,7 @@
 
 #include "attn/kernels/kernels.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -73,6 +74,37 @@ void apply_mask(MatRef scores, MaskMode mode) {
   if (mode != MaskMode::Inverted) return;
   for (Eigen::Index i = 0; i < scores.rows(); ++i)
     for (Eigen::Index j = 0; j < i && j < scores.cols(); ++j) scores(i, j) = kBrokenMaskFill;
+}
+
+bool MaskPattern::visible(int64_t i, int64_t j) const {
+  if (causal && j > i) return false;
+  if (window == 0) return true;
+  const int64_t lo = i < j ? i : j, hi = i < j ? j : i;
+  return hi - lo < window || (stride > 0 && lo % stride == 0);
+}
+
+std::vector<uint8_t> visible_keys(const MaskPattern& pattern, int T) {
+  require(T >= 1, "the sequence length (", T, ") must be >= 1");
+  std::vector<uint8_t> cells(size_t(T) * size_t(T));
+  for (int i = 0; i < T; ++i)
+    for (int j = 0; j < T; ++j) cells[size_t(i) * size_t(T) + size_t(j)] = pattern.visible(i, j);
+  return cells;
+}
+
+void apply_mask_pattern(MatRef scores, const MaskPattern& p, int64_t first_row,
+                        int64_t first_col) {
+  const float ninf = -std::numeric_limits<float>::infinity();
+  if (p.window == 0) {
+    if (!p.causal) return;
+    for (Eigen::Index r = 0; r < scores.rows(); ++r)  // keys j > i
+      for (Eigen::Index c = std::max<int64_t>(0, first_row + r + 1 - first_col); c < scores.cols();
+           ++c)
+        scores(r, c) = ninf;
+    return;
+  }
+  for (Eigen::Index r = 0; r < scores.rows(); ++r)
+    for (Eigen::Index c = 0; c < scores.cols(); ++c)
+      if (!p.visible(first_row + r, first_col + c)) scores(r, c) = ninf;
 }
 
 void dropout_forward(MatRef x, MatRef mask, float p, Rng& rng) {

@@ -1,8 +1,10 @@
 // Row-wise primitives shared by the attention layers: softmax, masking, dropout.
 #pragma once
 
+#include <cstdint>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "attn/base/names.h"
 #include "attn/base/rng.h"
@@ -59,6 +61,32 @@ MaskMode parse_mask_mode(const std::string& name);
 const char* mask_mode_name(MaskMode mode);
 // Applies mode to scores (T,T) in place.
 void apply_mask(MatRef scores, MaskMode mode);
+
+// Which keys a query may see: the causal (or bidirectional) mask, optionally narrowed to a
+// sliding window and widened again by strided keys (the course's swa_mask and strided_mask).
+//   causal:  key j is visible to query i when j <= i and (no window, or i - j < window, or
+//            (stride > 0 and j mod stride == 0));
+//   bidirectional (causal false): the causal pattern mirrored across the diagonal, i.e. j is
+//            visible to i when the causal pattern lets max(i, j) see min(i, j): no window,
+//            or |i - j| < window, or (stride > 0 and min(i, j) mod stride == 0). A stride
+//            position is then seen by every later query and sees every later key.
+// The query always sees itself (window >= 1), so no row is ever empty. A window >= T hides
+// nothing past the causal mask: window T is exactly causal.
+struct MaskPattern {
+  bool causal = true;
+  int window = 0;  // W >= 1 keys counting the query's own, or 0: no window (full attention)
+  int stride = 0;  // S >= 1 with a window: the strided pattern; 0: none
+  bool visible(int64_t i, int64_t j) const;
+};
+
+// The pattern of T positions as cells: (T,T) row-major, 1 where query i may see key j, else 0.
+std::vector<uint8_t> visible_keys(const MaskPattern& pattern, int T);
+
+// Sets scores[r][c] = -inf where query i = first_row + r may not see key j = first_col + c,
+// in place (absolute positions). scores (R,S). A full causal pattern is apply_causal_mask's
+// loop; the windowed ones test every cell.
+void apply_mask_pattern(MatRef scores, const MaskPattern& pattern, int64_t first_row = 0,
+                        int64_t first_col = 0);
 
 // Inverted dropout in place: keeps each entry with probability 1-p and scales it by
 // 1/(1-p); writes the multiplier (0 or 1/(1-p)) of each entry to mask. x, mask (R,S).

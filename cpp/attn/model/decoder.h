@@ -18,8 +18,19 @@
 //     to their new positions (from the unrotated keys the cache keeps), and only the new token
 //     is projected. In every later layer the kept tokens' inputs change (each of them attended
 //     to the dropped token one layer below), so a model of 2 or more layers re-encodes the
-//     window each step, and only a 1-layer model keeps its cache past W.
+//     window each step, and only a 1-layer model keeps its cache past W, but for a sliding
+//     window of w keys (attention window, no strided keys) over L layers with L (w - 1) <= W - 1:
+//     there the new token reads, through all L layers, only tokens at most L (w - 1) back, whose
+//     cached keys and values never saw the dropped token, so every layer drops its oldest row.
 // Either way the logits are the reference's (within float rounding, 1e-5 in the tests).
+//
+// Attention patterns (MaskPattern): each cached step applies the causal pattern at the
+// positions as they stand. A sliding window of w < C keys (no strided keys) keeps only w rows
+// per layer (MultiHeadSelfAttention::cache_rows): older positions are out of every later query's
+// window, so the cache lets them go; the strided pattern keeps C rows (its strided keys reach
+// back to the start). A masked language model (objective mlm) sees both sides of every token and
+// cannot generate left to right: constructing a decoder for one is an Error of kind Config on
+// key objective.
 //
 // The decoder runs in eval mode (no dropout). Its cache holds keys and values made with the
 // model's weights and its layers' head_off, scale_scores and mask as they were when each token
@@ -28,6 +39,7 @@
 // cannot be cached: the decoder then runs the reference.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -38,6 +50,10 @@
 #include "attn/nn/multihead.h"
 
 namespace attn {
+
+// The most pushes rollback() can undo once the context has slid past the window (before any
+// slide it can undo every push): the decoder keeps the last W + kMaxRollback tokens.
+constexpr int kMaxRollback = 64;
 
 class Decoder {
  public:
@@ -51,36 +67,80 @@ class Decoder {
   // Empties the context (and the caches).
   void reset();
   // Appends token (an Error of kind Input if outside [0, V)); returns the logits (V) of the next
-  // token, valid until the next push() or reset().
+  // token, valid until the next push(), push_rows(), rollback() or reset().
   const RowVec& push(int32_t token);
+  // Appends m >= 1 tokens and returns (m,V): row i the logits after tokens[0..i], as m push()es
+  // would give them (within float rounding: the rows share their products). One evaluation of
+  // the model: with the cache and room in the window, one step of m rows through every layer
+  // (MultiHeadSelfAttention::forward_rows); with a full window, one batched forward of the m
+  // windows; otherwise (a partly full window, a mask that is not causal) m pushes. Valid until
+  // the next push, rollback or reset.
+  const Mat& push_rows(const int32_t* tokens, int m);
+  // Appends n >= 1 tokens when only the state after them matters (a prompt): the same state and
+  // returned logits (those after the last token) as n push()es, in one evaluation: one step of
+  // the new rows through the caches while the window has room; past it, the window alone (the
+  // last W tokens, which are all the model reads) in one step, or one reference forward where
+  // every push would re-encode. Valid until the next push, rollback or reset.
+  const RowVec& prefill(const int32_t* tokens, size_t n);
+  // Undoes the last n pushed tokens: afterwards the decoder is as if they had never been pushed.
+  // Before any slide the caches are cut to the kept length; after one, the caches no longer hold
+  // the rows that slid out, and the next push rebuilds them with one forward over the window (or,
+  // when every push re-encodes anyway, runs the reference). The logits and attention of the last
+  // push are not valid afterwards. n in [0, pushes since reset], and once the context has slid,
+  // at most kMaxRollback (an Error of kind Input otherwise).
+  void rollback(int n);
   // The tokens the last push attended over (<= window()); 0 before the first push.
-  int context_length() const { return int(context_.size()); }
+  int context_length() const { return int(std::min<int64_t>(total_, window_)); }
+  // Tokens pushed since the last reset() (minus those rolled back).
+  int64_t length() const { return total_; }
+  // Evaluations of the model since construction: 1 per push, push_rows of one step or one
+  // batched forward, or rebuild of the caches; m for a push_rows of m pushes.
+  int64_t passes() const { return passes_; }
   // The attention of the last pushed position over its context: (L*H, context_length()), row
   // g = l*H + h is head h of layer l; each row sums to 1. Valid until the next push() or reset().
   ConstMatMap attention() const;
   // The tokens in the window, oldest first.
-  const std::vector<int32_t>& context() const { return context_; }
+  std::vector<int32_t> context() const;
   // Whether pushes use the cache: use_cache, and every layer's mask causal at the last reset().
   bool cached() const { return cached_; }
   // The window W: the context slides past it.
   int window() const { return window_; }
+  // Whether a slide keeps the caches (above) rather than re-encoding the window.
+  bool keeps_cache_when_sliding() const { return keeps_cache_when_sliding_; }
+  // Layer l's KV cache, for tests and the readers of its size: rows [0, length) hold the
+  // context's keys and values when the caches are in use (a rollback leaves what a fresh decoder
+  // of the kept tokens would hold).
+  const MultiHeadSelfAttention::KVCache& cache(int l) const { return caches_.at(size_t(l)); }
 
  private:
-  void run_reference();  // the full forward over the context
-  void run_step();       // the new position from the caches
+  const int32_t* context_data() const { return history_.data() + history_.size() - context_length(); }
+  void append(int32_t token);         // to the history (the oldest kept token leaves when full)
+  void run_reference();               // the full forward over the context
+  void run_rows(int m);               // the last m positions of the context from the caches
+  void rebuild();                     // empties the caches and runs the whole context through them
+  void run_windows(const int32_t* tokens, int m);  // m full windows in one batched forward
 
   TinyAttentionLM& model_;
   bool use_cache_, cached_ = false;
+  // The caches hold exactly the context's rows (false after a rollback across a slide, or once
+  // a slide re-encoded the window, until rebuilt).
+  bool cache_valid_ = false;
   int window_;
-  // 1 layer with positions rope, alibi or none: the cache stays valid as the window slides.
+  // Positions rope, alibi or none with 1 layer (or a narrow sliding window, above): the caches
+  // stay valid as the window slides.
   bool keeps_cache_when_sliding_;
-  std::vector<int32_t> context_;  // capacity W + 1
+  std::vector<int32_t> history_;  // the last W + kMaxRollback tokens, oldest first
+  int64_t total_ = 0;             // tokens pushed since reset
+  int64_t passes_ = 0;
   RowVec logits_;                 // (V)
+  Mat rows_logits_;               // (m,V) of push_rows
   Mat attention_;                 // (L*H, C); the first context_length() columns are in use
-  // The cached path: one cache per layer, the new row's stream and scratch, the block's caches.
+  // The cached path: one cache per layer, the new rows' stream and scratch, the block's caches.
   std::vector<MultiHeadSelfAttention::KVCache> caches_;
   std::vector<TinyAttentionLM::State::Block> blocks_;
-  Mat a_, y_, logits_row_;  // (1,D), (1,D), (1,V)
+  Mat a_, y_, logits_row_;        // (m,D), (m,D), (m,V)
+  Mat rows_weights_;              // (m*H, n) one layer's weights of a step of m > 1 rows
+  std::vector<int32_t> windows_;  // (m,W) the windows of run_windows
   Norm::State final_norm_;
   // The reference path.
   TinyAttentionLM::State state_;

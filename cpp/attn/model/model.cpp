@@ -29,6 +29,14 @@ void ModelConfig::validate() const {
                  ffn_mult, ") must be in [1, ", FeedForward::kMaxFfnMult, "]");
   require_config(emb_init_std > 0 && emb_init_std <= 10, "emb_init_std", "emb_init_std (",
                  emb_init_std, ") must be in (0, 10]");
+  require_config(window >= 1 && window <= kMaxPatternSize, "window", "window (", window,
+                 ") must be in [1, ", kMaxPatternSize, "]");
+  require_config(stride >= 1 && stride <= kMaxPatternSize, "stride", "stride (", stride,
+                 ") must be in [1, ", kMaxPatternSize, "]");
+  // The random replacement of a selected token is another real id: it needs two of them.
+  require_config(objective != Objective::Mlm || vocab_size >= 3, "vocab_size",
+                 "objective mlm needs at least 2 token ids besides [MASK], but vocab_size is ",
+                 vocab_size, " with [MASK]");
   // Norms and FFNs sit on the residual stream; without it there is nothing to add them to.
   require_config(norm == NormKind::None || residual, "norm", "norm (", norm_kind_name(norm),
                  ") needs residual (true): a norm only works on the residual stream");
@@ -39,7 +47,30 @@ void ModelConfig::validate() const {
 bool ModelConfig::legacy() const {
   return kv_heads_resolved() == n_heads && positions == PositionKind::Sinusoidal &&
          norm == NormKind::None && norm_position == NormPosition::Pre && ffn == FfnKind::None &&
-         ffn_mult == 4;
+         ffn_mult == 4 && objective == Objective::Causal && attention == AttentionKind::Full &&
+         window == 4 && stride == 4 && !differential;
+}
+
+MaskPattern ModelConfig::mask_pattern() const {
+  MaskPattern p;
+  p.causal = objective == Objective::Causal;
+  if (attention != AttentionKind::Full) p.window = window;
+  if (attention == AttentionKind::Strided) p.stride = stride;
+  return p;
+}
+
+const char* objective_name(Objective o) { return kObjectiveNames[static_cast<int>(o)]; }
+
+Objective parse_objective(const std::string& name) {
+  return static_cast<Objective>(parse_enum(kObjectives, name));
+}
+
+const char* attention_kind_name(AttentionKind kind) {
+  return kAttentionKindNames[static_cast<int>(kind)];
+}
+
+AttentionKind parse_attention_kind(const std::string& name) {
+  return static_cast<AttentionKind>(parse_enum(kAttentionKinds, name));
 }
 
 const char* position_kind_name(PositionKind kind) {
@@ -75,6 +106,8 @@ std::vector<MultiHeadSelfAttention> make_layers(const ModelConfig& c, Rng& rng,
   options.kv_heads = c.kv_heads;
   options.rope = c.positions == PositionKind::Rope;
   options.alibi = c.positions == PositionKind::Alibi;
+  options.pattern = c.mask_pattern();
+  options.differential = c.differential;
   std::vector<MultiHeadSelfAttention> layers;
   layers.reserve(size_t(c.n_layers));
   if (c.ffn != FfnKind::None) ffns.reserve(size_t(c.n_layers));
@@ -178,6 +211,7 @@ void TinyAttentionLM::run(const int32_t* ids, int B, int T, Rng* dropout, State&
   for (int l = 0; l < L; ++l) {
     MultiHeadSelfAttention::State& st = s.layers[size_t(l)];
     if (s.inspect) st.inspect = true;
+    st.tiled = s.tiled;
     if (hooks) hooks->stream(l, s.a);
     layer_forward(l, s.a, s.y, s.blocks[size_t(l)], [&](const Mat& in, Mat& out) {
       if (dropout) layers[size_t(l)].forward(in, B, T, /*training=*/true, *dropout, st, out);
@@ -280,7 +314,9 @@ void norm_specs(const ModelConfig& c, const std::string& prefix, std::vector<Par
 
 std::vector<ParamSpec> state_dict_specs(const ModelConfig& c) {
   const int64_t V = c.vocab_size, D = c.d_model, Dh = D / c.n_heads;
-  const int64_t W = (c.n_heads + 2 * int64_t(c.kv_heads_resolved())) * Dh;  // 3D without GQA
+  // (H + 2 KV) Dh: 3D without GQA; differential (2 H + 3 KV) Dh
+  const int64_t M = c.differential ? 2 : 1, KV = c.kv_heads_resolved();
+  const int64_t W = (M * (c.n_heads + KV) + KV) * Dh;
   const int64_t F = int64_t(c.ffn_mult) * D;
   const bool norm = c.norm != NormKind::None;
   std::vector<ParamSpec> specs = {{"token_emb.embedding.weight", {V, D}}};
@@ -288,6 +324,8 @@ std::vector<ParamSpec> state_dict_specs(const ModelConfig& c) {
     specs.push_back({"pos_emb.weight", {c.max_context_length, D}});
   for (int l = 0; l < c.n_layers; ++l) {
     const std::string p = layer_prefix(c, l);
+    // A layer's own parameter comes before its submodules' in PyTorch's state dict.
+    if (c.differential) specs.push_back({p + "diff_lambda", {c.n_heads}});
     if (norm) norm_specs(c, p + "attn_norm.", specs);
     specs.push_back({p + "qkv_proj.weight", {W, D}});
     specs.push_back({p + "qkv_proj.bias", {W}});
@@ -319,8 +357,9 @@ std::vector<ParamRef> TinyAttentionLM::parameters() {
   add(token_emb.weight.data(), token_emb.dweight.data());
   if (learned_pos) add(learned_pos->weight.data(), learned_pos->dweight.data());
   for (size_t l = 0; l < layers.size(); ++l) {
-    if (!attn_norms.empty()) attn_norms[l].append_params("", refs);
     MultiHeadSelfAttention& m = layers[l];
+    if (m.options.differential) add(m.lambda.data(), m.dlambda.data());
+    if (!attn_norms.empty()) attn_norms[l].append_params("", refs);
     add(m.qkv_proj.weight.data(), m.qkv_proj.dweight.data());
     add(m.qkv_proj.bias.data(), m.qkv_proj.dbias.data());
     add(m.out_proj.weight.data(), m.out_proj.dweight.data());

@@ -21,6 +21,8 @@ namespace attn {
 
 // The largest n_layers a model may have.
 constexpr int kMaxLayers = 4;
+// The largest attention window and stride.
+constexpr int kMaxPatternSize = 4096;
 
 // How the model knows positions: a fixed table added to the embedding (sinusoidal), a trained one
 // (learned), a rotation of q and k (rope), a bias on the scores (alibi), or nothing (none).
@@ -44,6 +46,27 @@ inline constexpr EnumNames kNormPositions = {"position", ErrorKind::Config, "nor
 NormPosition parse_norm_position(const std::string& name);
 const char* norm_position_name(NormPosition p);
 
+// What the model learns: the next token from the left (causal, a GPT) or the selected tokens of
+// a masked sequence from both sides (mlm, BERT's masked language modelling).
+enum class Objective { Causal, Mlm };
+inline constexpr const char* kObjectiveNames[] = {"causal", "mlm"};
+inline constexpr EnumNames kObjectives = {"objective", ErrorKind::Config, "objective", "ObjectiveKind",
+                                          kObjectiveNames, int(std::size(kObjectiveNames))};
+// A name of kObjectives; anything else throws an Error of kind Config on key "objective".
+Objective parse_objective(const std::string& name);
+const char* objective_name(Objective o);
+
+// Which keys each query sees: all that the objective allows (full), the last `window` ones
+// (window), or those plus every position that is a multiple of `stride` (strided).
+enum class AttentionKind { Full, Window, Strided };
+inline constexpr const char* kAttentionKindNames[] = {"full", "window", "strided"};
+inline constexpr EnumNames kAttentionKinds = {"attention", ErrorKind::Config, "attention",
+                                              "AttentionKind", kAttentionKindNames,
+                                              int(std::size(kAttentionKindNames))};
+// A name of kAttentionKinds; anything else throws an Error of kind Config on key "attention".
+AttentionKind parse_attention_kind(const std::string& name);
+const char* attention_kind_name(AttentionKind kind);
+
 struct ModelConfig {
   int vocab_size = 64;          // V
   int d_model = 32;             // D
@@ -62,8 +85,21 @@ struct ModelConfig {
   int ffn_mult = 4;  // the FFN's hidden width is ffn_mult * D
   // The token embedding's init: N(0, emb_init_std^2). Only the init; not in a weights file.
   float emb_init_std = 0.02f;
+  // mlm: bidirectional attention, and the last id (vocab_size - 1) is [MASK]: vocab_size counts
+  // it (a task of V ids makes a model of V + 1).
+  Objective objective = Objective::Causal;
+  AttentionKind attention = AttentionKind::Full;
+  int window = 4;  // W: keys a window holds, the query's own included (window, strided)
+  int stride = 4;  // S: strided keys at the positions that are multiples of S (strided)
+  bool differential = false;  // differential attention (AttentionOptions::differential)
   // K/V heads with the default resolved.
   int kv_heads_resolved() const { return kv_heads > 0 ? kv_heads : n_heads; }
+  // The [MASK] id of an mlm model (vocab_size - 1); -1 for a causal one.
+  int mask_id() const { return objective == Objective::Mlm ? vocab_size - 1 : -1; }
+  // The ids that are tokens of the task or the text: vocab_size, but [MASK].
+  int real_vocab_size() const { return objective == Objective::Mlm ? vocab_size - 1 : vocab_size; }
+  // Which keys each query sees, as the layers apply it.
+  MaskPattern mask_pattern() const;
   // Every block key at its default: today's names, file and metadata.
   bool legacy() const;
   // Throws an Error of kind Config naming the first bad value (key: the Trainer config key).
@@ -78,8 +114,9 @@ struct ParamSpec {
 
 // The state dict of a model with config c, in the PyTorch module's order (= init order = file
 // order): token_emb, pos_emb (learned), per layer attn_norm, qkv_proj, out_proj, ffn_norm, ffn,
-// then final_norm and lm_head. The one list of parameter names: parameters() and the weights file
-// use it. Layer l is "attn." for the curriculum's one-layer model and "layers.<l>." otherwise
+// then final_norm and lm_head (differential: each layer's diff_lambda (H) first, a parameter of
+// the layer itself, which PyTorch lists before its submodules'). The one list of parameter names:
+// parameters() and the weights file use it. Layer l is "attn." for the curriculum's one-layer model and "layers.<l>." otherwise
 // (a torch.nn.ModuleList named layers; always for a block model): layer_prefix(c, l).
 std::vector<ParamSpec> state_dict_specs(const ModelConfig& c);
 std::string layer_prefix(const ModelConfig& c, int layer);
@@ -112,6 +149,9 @@ class TinyAttentionLM {
     // Set before forward() to inspect heads (MultiHeadSelfAttention::State::inspect) in every
     // layer.
     bool inspect = false;
+    // Set before forward() to run every layer's attention tile by tile where it can
+    // (MultiHeadSelfAttention::State::tiled), never holding a (T,T) matrix.
+    bool tiled = false;
     Mat x;          // (N,D) token_emb(ids) + pe[:T], the input of layer 0
     Mat a;          // (N,D) the residual stream after the last layer: lm_head's input
     Mat y;          // (N,D) one layer's attention output before it joins the stream (residual)

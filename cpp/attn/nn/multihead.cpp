@@ -34,6 +34,8 @@ AttentionOptions checked_options(AttentionOptions o, int d_model, int n_heads) {
   const int d_head = d_model / n_heads;
   require_config(!o.rope || d_head % 2 == 0, "positions", "d_head (", d_head,
                  ") must be even for rope positions");
+  require_config(o.pattern.window >= 0, "window", "window (", o.pattern.window, ") must be >= 1");
+  require_config(o.pattern.stride >= 0, "stride", "stride (", o.pattern.stride, ") must be >= 1");
   return o;
 }
 
@@ -50,6 +52,32 @@ Head head_views(const MultiHeadSelfAttention& m, Mat& qkv, int b, int h, int T) 
   const Eigen::Index r0 = Eigen::Index(b) * T;
   return {r0, (Eigen::Index(b) * m.n_heads + h) * T, qkv.block(r0, m.q_offset(h), T, Dh),
           qkv.block(r0, m.k_offset(h), T, Dh), qkv.block(r0, m.v_offset(h), T, Dh)};
+}
+
+// A differential head's second query and key, (T,Dh) views like head_views'.
+struct Head2 {
+  Eigen::Block<Mat> q, k;
+};
+
+Head2 head2_views(const MultiHeadSelfAttention& m, Mat& qkv, int b, int h, int T) {
+  const Eigen::Index r0 = Eigen::Index(b) * T;
+  return {qkv.block(r0, m.q2_offset(h), T, m.d_head), qkv.block(r0, m.k2_offset(h), T, m.d_head)};
+}
+
+// One map's weights from its query and keys, in place in p (R,S): p = softmax(q k^T * scale +
+// the ALiBi bias, masked), the query rows and the key columns at absolute positions first_row
+// and first_col. scores, when given, receives the masked scores (the softmax's input).
+void attention_map(const MultiHeadSelfAttention& m, int h, ConstMatRef q, ConstMatRef k,
+                   float scale, MatRef p, int64_t first_row, int64_t first_col, Mat* scores,
+                   Eigen::Index scores_row) {
+  matmul_nt(q, k, p, scale);  // scores = q k^T / sqrt(Dh)
+  if (m.options.alibi) add_alibi_bias(p, m.alibi_m[size_t(h)], int(first_row), int(first_col));
+  if (m.mask == MaskMode::Causal)
+    apply_mask_pattern(p, m.options.pattern, first_row, first_col);
+  else
+    apply_mask(p, m.mask);
+  if (scores) scores->block(scores_row, 0, p.rows(), p.cols()) = p;
+  softmax_rows(p, p);
 }
 
 std::optional<Rope> make_rope(const AttentionOptions& o, int max_context_length, int d_head) {
@@ -69,15 +97,25 @@ MultiHeadSelfAttention::MultiHeadSelfAttention(int d_model_, int n_heads_, int C
       attn_dropout(p_attn),
       out_dropout(p_out),
       options(checked_options(options_, d_model_, n_heads_)),
-      qkv_proj(d_model_, (n_heads_ + 2 * options.kv_heads) * d_head, rng),
+      qkv_proj(d_model_, (qk_maps() * (n_heads_ + options.kv_heads) + options.kv_heads) * d_head,
+               rng),
       out_proj(d_model_, d_model_, rng),
       rope(make_rope(options, C, d_head)) {
   head_off.assign(n_heads, 0);
   if (options.alibi) alibi_m = attn::alibi_slopes(n_heads);
+  if (options.differential) {
+    lambda = RowVec::Constant(n_heads, kDiffLambdaInit);
+    dlambda = RowVec::Zero(n_heads);
+  }
 }
 
 float MultiHeadSelfAttention::score_scale() const {
   return scale_scores ? 1.0f / std::sqrt(static_cast<float>(d_head)) : 1.0f;
+}
+
+TiledScores MultiHeadSelfAttention::tiled_scores(int h) const {
+  return {score_scale(), mask == MaskMode::Causal && options.pattern.causal,
+          options.alibi ? alibi_m[size_t(h)] : 0.0f};
 }
 
 void MultiHeadSelfAttention::check_input(Eigen::Index rows, Eigen::Index cols, int B,
@@ -99,18 +137,32 @@ void MultiHeadSelfAttention::forward(ConstMatRef x, int B, int T, State& s, MatR
   run(x, B, T, nullptr, s, y);
 }
 
-// x (B*T,D) -> y (B*T,D); caches x, qkv (N,W) (q and k rotated with RoPE), probs (B,H,T,T),
-// dropout masks (when dropout is given), merged heads, and with s.inspect the masked scores
-// (B,H,T,T).
+// x (B*T,D) -> y (B*T,D); caches x, qkv (N,W) (q and k rotated with RoPE), probs (B,H,T,T)
+// (differential: probs2 and combined too), dropout masks (when dropout is given), merged heads,
+// and with s.inspect the masked scores (B,H,T,T).
 void MultiHeadSelfAttention::run(ConstMatRef x, int B, int T, Rng* dropout, State& s, MatRef y) {
   check_input(x.rows(), x.cols(), B, T);
   const int D = d_model, H = n_heads, Dh = d_head, KV = options.kv_heads;
+  const bool diff = options.differential;
   const Eigen::Index N = Eigen::Index(B) * T;
   s.B = B;
   s.T = T;
+  // The tiled kernel knows full causal or bidirectional rows, not windows or a second map.
+  s.tiled_used = s.tiled && !s.inspect && !(dropout && attn_dropout > 0.0f) && !diff &&
+                 ((mask == MaskMode::Causal && options.pattern.window == 0) || mask == MaskMode::None);
   s.x.resize(N, D);
   s.qkv.resize(N, qkv_proj.out_features);
-  s.probs.resize(N * H, T);
+  s.differential = diff;
+  if (s.tiled_used) {
+    s.probs.resize(0, 0);
+    s.lse.resize(Eigen::Index(B) * H, T);
+  } else {
+    s.probs.resize(N * H, T);
+  }
+  if (diff) {
+    s.probs2.resize(N * H, T);
+    s.combined.resize(N * H, T);
+  }
   if (s.inspect) s.scores.resize(N * H, T);
   s.merged.resize(N, D);
   s.backward_done = false;
@@ -126,51 +178,60 @@ void MultiHeadSelfAttention::run(ConstMatRef x, int B, int T, Rng* dropout, Stat
   s.x = x;  // from here on only the copy is read, so y may alias x
   qkv_proj.forward(s.x, s.qkv);
   const float scale = score_scale();
-  // Under the causal mask the products skip what it hides (unless the masked scores are kept).
-  s.causal = mask == MaskMode::Causal && !s.inspect;
+  Mat* scores = s.inspect ? &s.scores : nullptr;
+  // Under the full causal mask the products skip what it hides (unless the masked scores are
+  // kept); a window or stride, and the differential maps, go through attention_map.
+  s.causal = mask == MaskMode::Causal && options.pattern.causal && options.pattern.window == 0 &&
+             !s.inspect && !diff;
   const Causal lower_c = s.causal ? Causal::kLowerC : Causal::kNone;
   const Causal lower_a = s.causal ? Causal::kLowerA : Causal::kNone;
+  // One map of head h: softmax(q k^T * scale + bias) under the mask, into p (T,T).
+  const auto map = [&](int h, ConstMatRef q, ConstMatRef k, MatRef p, Mat* kept, Eigen::Index row) {
+    if (!s.causal) return attention_map(*this, h, q, k, scale, p, 0, 0, kept, row);
+    matmul_nt(q, k, p, scale, nullptr, lower_c);  // scores (T,T) = q k^T / sqrt(Dh)
+    if (options.alibi) add_alibi_bias(p, alibi_m[size_t(h)]);
+    softmax_rows_causal(p);
+  };
   // Sequence b: RoPE on its rows, then each head. The sequences are independent: the threads
-  // share them, unless attention dropout draws its masks from rng (in order, on one thread).
+  // share them, unless attention dropout draws its masks from rng (in order, on one thread) or
+  // the tiled path shares its workspace.
   const auto sequence = [&](int b) {
     const Eigen::Index rb = Eigen::Index(b) * T;
-    if (rope) {  // every query head's q and every K/V head's k, each row by its position
-      for (int h = 0; h < H; ++h) rope->rotate(s.qkv.block(rb, Eigen::Index(h) * Dh, T, Dh));
-      for (int g = 0; g < KV; ++g)
-        rope->rotate(s.qkv.block(rb, Eigen::Index(H + g) * Dh, T, Dh));
-    }
+    if (rope)  // every query head's q and every K/V head's k (both maps'), each row by its position
+      for (int c = 0; c < qk_maps() * (H + KV); ++c)
+        rope->rotate(s.qkv.block(rb, Eigen::Index(c) * Dh, T, Dh));
     for (int h = 0; h < H; ++h) {
       Head hd = head_views(*this, s.qkv, b, h, T);
       const Eigen::Index r0 = hd.r0, p0 = hd.p0;
-      auto &q = hd.q, &k = hd.k, &v = hd.v;
+      if (s.tiled_used) {  // softmax(q k^T * scale + bias) v, tile by tile
+        auto out = s.merged.block(r0, h * Dh, T, Dh);
+        if (head_off[h]) out.setZero();
+        else tiled_attention_forward(hd.q, hd.k, hd.v, tiled_scores(h), s.tiles, out,
+                                     s.lse.row(Eigen::Index(b) * H + h).data(), s.tiled_ws);
+        continue;
+      }
       auto p = s.probs.block(p0, 0, T, T);
-      matmul_nt(q, k, p, scale, nullptr, lower_c);  // scores (T,T) = q k^T / sqrt(Dh)
-      if (options.alibi) add_alibi_bias(p, alibi_m[size_t(h)]);
-      if (s.causal) {
-        softmax_rows_causal(p);
-      } else {
-        apply_mask(p, mask);
-        if (s.inspect) s.scores.block(p0, 0, T, T) = p;
-        softmax_rows(p, p);
+      map(h, hd.q, hd.k, p, scores, p0);
+      // The weights that multiply V: probs, or differential probs - lambda probs2.
+      Eigen::Block<Mat> w = diff ? s.combined.block(p0, 0, T, T) : p;
+      if (diff) {
+        Head2 hd2 = head2_views(*this, s.qkv, b, h, T);
+        auto p2 = s.probs2.block(p0, 0, T, T);
+        map(h, hd2.q, hd2.k, p2, nullptr, 0);
+        w = p - lambda[h] * p2;
       }
-      if (head_off[h]) {
-        s.merged.block(r0, h * Dh, T, Dh).setZero();
-        if (s.attn_dropped) {  // draw the same dropout masks as if the head were on
-          auto a = s.attn.block(p0, 0, T, T);
-          a = p;
-          dropout_forward(a, s.attn_mask.block(p0, 0, T, T), attn_dropout, *dropout);
-        }
-      } else if (s.attn_dropped) {
+      if (s.attn_dropped) {  // a head that is off draws the same masks as if it were on
         auto a = s.attn.block(p0, 0, T, T);
-        a = p;
+        a = w;
         dropout_forward(a, s.attn_mask.block(p0, 0, T, T), attn_dropout, *dropout);
-        matmul_nn(a, v, s.merged.block(r0, h * Dh, T, Dh), 1.0f, lower_a);
-      } else {
-        matmul_nn(p, v, s.merged.block(r0, h * Dh, T, Dh), 1.0f, lower_a);
+        if (!head_off[h]) matmul_nn(a, hd.v, s.merged.block(r0, h * Dh, T, Dh), 1.0f, lower_a);
+      } else if (!head_off[h]) {
+        matmul_nn(w, hd.v, s.merged.block(r0, h * Dh, T, Dh), 1.0f, lower_a);
       }
+      if (head_off[h]) s.merged.block(r0, h * Dh, T, Dh).setZero();
     }
   };
-  if (s.attn_dropped) {
+  if (s.attn_dropped || s.tiled_used) {
     for (int b = 0; b < B; ++b) sequence(b);
   } else {
     parallel_for(B, 1, [&](int, int64_t b0, int64_t b1) {
@@ -190,16 +251,26 @@ void MultiHeadSelfAttention::run(ConstMatRef x, int B, int T, Rng* dropout, Stat
 void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
   const int D = d_model, H = n_heads, Dh = d_head, B = s.B, T = s.T, KV = options.kv_heads;
   const int group = H / KV;  // query heads per K/V head
+  const bool diff = options.differential;
   const Eigen::Index N = Eigen::Index(B) * T;
   require(dy.rows() == N && dy.cols() == D, "dy must be (", N, ",", D, "), got (", dy.rows(),
           ",", dy.cols(), ")");
   s.dqkv.resize(N, qkv_proj.out_features);
-  // The threads share the sequences; each part has its own (T,T) and (T,Dh) scratch.
-  const int parts = parallel_parts(B, 1);
+  // The threads share the sequences, each part with its own (T,T) and (T,Dh) scratch; one thread
+  // when the differential heads sum dlambda over the sequences or the tiled path shares its
+  // workspace.
+  const bool threaded = !diff && !s.tiled_used;
+  const int parts = threaded ? parallel_parts(B, 1) : 1;
   if (group > 1) s.dkv_scratch.resize(Eigen::Index(parts) * T, Dh);
   s.dmerged.resize(N, D);
-  s.dweights.resize(s.inspect ? N * H : Eigen::Index(parts) * T, T);
-  s.dscores.resize(s.inspect ? N * H : Eigen::Index(parts) * T, T);
+  if (!s.tiled_used) {
+    s.dweights.resize(s.inspect ? N * H : Eigen::Index(parts) * T, T);
+    s.dscores.resize(s.inspect ? N * H : Eigen::Index(parts) * T, T);
+  }
+  if (diff) {
+    s.dscores2.resize(T, T);
+    dlambda.setZero();
+  }
   if (rope) s.dqkv_proj.resize(N, qkv_proj.out_features);
   const float scale = score_scale();
   const Causal lower_c = s.causal ? Causal::kLowerC : Causal::kNone;
@@ -213,33 +284,64 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
     out_proj.backward(s.merged, dy, s.dmerged);
   }
   const Mat& w = s.weights();
+  // softmax backward under the mask: the causal variant reads only the lower triangle (the
+  // upper one of dw was never computed).
+  const auto softmax_backward = [&](ConstMatRef probs, ConstMatRef dw, MatRef ds) {
+    if (s.causal) softmax_rows_backward_causal(probs, dw, ds);
+    else softmax_rows_backward(probs, dw, ds);
+  };
   // Sequence b on the part's scratch: each head, then RoPE's rotation of its rows undone.
   const auto sequence = [&](int part, int b) {
     const Eigen::Index t0 = Eigen::Index(part) * T;  // the part's scratch rows
     auto scratch = s.dkv_scratch.middleRows(group > 1 ? t0 : 0, group > 1 ? T : 0);
+    // One map's scores = q k^T * scale (+ bias)  =>  dq = ds k * scale, dk = ds^T q * scale;
+    // the first query head of a K/V group writes dk, the others add their share.
+    const auto scores_backward = [&](ConstMatRef ds, ConstMatRef q, ConstMatRef k, MatRef dq,
+                                     MatRef dk, bool first_of_group) {
+      matmul_nn(ds, k, dq, scale, lower_a);
+      if (first_of_group) {
+        matmul_tn(ds, q, dk, scale, lower_a);
+      } else {
+        matmul_tn(ds, q, scratch, scale, lower_a);
+        dk += scratch;
+      }
+    };
     for (int h = 0; h < H; ++h) {
       Head hd = head_views(*this, s.qkv, b, h, T);
       Head dhd = head_views(*this, s.dqkv, b, h, T);
       const Eigen::Index r0 = hd.r0, p0 = hd.p0;
-      auto &q = hd.q, &k = hd.k, &v = hd.v;
+      auto &v = hd.v;
       auto &dq = dhd.q, &dk = dhd.k, &dv = dhd.v;
       // The first query head of a K/V group writes dk and dv, the others add their share.
       // Ungrouped, every head is the first of its group: the curriculum's code path.
       const bool first_of_group = h % group == 0;
       auto dout = s.dmerged.block(r0, h * Dh, T, Dh);
-      auto dw = s.dweights.block(s.inspect ? p0 : t0, 0, T, T);
-      auto ds = s.dscores.block(s.inspect ? p0 : t0, 0, T, T);
       if (head_off[h]) {  // merged_h = 0: nothing flows back into this head
         dout.setZero();
-        dw.setZero();
-        ds.setZero();
+        if (!s.tiled_used) {
+          s.dweights.block(s.inspect ? p0 : t0, 0, T, T).setZero();
+          s.dscores.block(s.inspect ? p0 : t0, 0, T, T).setZero();
+        }
         dq.setZero();
         if (first_of_group) {
           dk.setZero();
           dv.setZero();
         }
+        if (diff) {
+          Head2 dhd2 = head2_views(*this, s.dqkv, b, h, T);
+          dhd2.q.setZero();
+          if (first_of_group) dhd2.k.setZero();
+        }
         continue;
       }
+      if (s.tiled_used) {  // the weights recomputed per tile from the rows' log-sum-exp
+        tiled_attention_backward(hd.q, hd.k, v, s.merged.block(r0, h * Dh, T, Dh),
+                                 s.lse.row(Eigen::Index(b) * H + h).data(), dout, tiled_scores(h),
+                                 s.tiles, dq, dk, dv, !first_of_group, s.tiled_ws);
+        continue;
+      }
+      auto dw = s.dweights.block(s.inspect ? p0 : t0, 0, T, T);
+      auto ds = s.dscores.block(s.inspect ? p0 : t0, 0, T, T);
       auto a = w.block(p0, 0, T, T);
       // merged_h = a v  =>  dv = a^T dout, da = dout v^T
       if (first_of_group) {
@@ -249,36 +351,37 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
         dv += scratch;
       }
       matmul_nt(dout, v, dw, 1.0f, nullptr, lower_c);
+      // a = weights * attn_mask  =>  d(weights) = da * attn_mask (in place in dw)
+      if (s.attn_dropped) dw = dw.cwiseProduct(s.attn_mask.block(p0, 0, T, T));
       // probs = softmax(scores); masked cells have probs 0, so their dscores are 0
-      const auto probs = s.probs.block(p0, 0, T, T);
-      if (s.attn_dropped) {  // a = probs * attn_mask
-        ds = dw.cwiseProduct(s.attn_mask.block(p0, 0, T, T));
-        if (s.causal) softmax_rows_backward_causal(probs, ds, ds);
-        else softmax_rows_backward(probs, ds, ds);
-      } else if (s.causal) {
-        softmax_rows_backward_causal(probs, dw, ds);
-      } else {
-        softmax_rows_backward(probs, dw, ds);
-      }
-      // scores = q k^T * scale (+ bias)  =>  dq = dscores k * scale, dk = dscores^T q * scale
-      matmul_nn(ds, k, dq, scale, lower_a);
-      if (first_of_group) {
-        matmul_tn(ds, q, dk, scale, lower_a);
-      } else {
-        matmul_tn(ds, q, scratch, scale, lower_a);
-        dk += scratch;
+      softmax_backward(s.probs.block(p0, 0, T, T), dw, ds);
+      scores_backward(ds, hd.q, hd.k, dq, dk, first_of_group);
+      if (diff) {
+        // weights = probs - lambda probs2  =>  dprobs = dw, dprobs2 = -lambda dw,
+        // dlambda = -sum(dw * probs2)
+        const auto p2 = s.probs2.block(p0, 0, T, T);
+        dlambda[h] -= dw.cwiseProduct(p2).sum();
+        s.dscores2 = -lambda[h] * dw;
+        softmax_backward(p2, s.dscores2, s.dscores2);
+        Head2 hd2 = head2_views(*this, s.qkv, b, h, T);
+        Head2 dhd2 = head2_views(*this, s.dqkv, b, h, T);
+        scores_backward(s.dscores2, hd2.q, hd2.k, dhd2.q, dhd2.k, first_of_group);
       }
     }
     if (rope) {  // q and k were rotated after the projection: rotate their gradients back
       const Eigen::Index rb = Eigen::Index(b) * T;
       s.dqkv_proj.middleRows(rb, T) = s.dqkv.middleRows(rb, T);
-      for (int c = 0; c < H + KV; ++c)  // the H q blocks, then the KV k blocks
+      for (int c = 0; c < qk_maps() * (H + KV); ++c)  // the q blocks, then the k blocks
         rope->rotate_backward(s.dqkv_proj.block(rb, Eigen::Index(c) * Dh, T, Dh));
     }
   };
-  parallel_for(B, 1, [&](int part, int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b) sequence(part, int(b));
-  });
+  if (threaded) {
+    parallel_for(B, 1, [&](int part, int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) sequence(part, int(b));
+    });
+  } else {
+    for (int b = 0; b < B; ++b) sequence(0, b);
+  }
   qkv_proj.backward(s.x, rope ? s.dqkv_proj : s.dqkv, dx);
   s.backward_done = true;
 }
@@ -289,6 +392,8 @@ MultiHeadSelfAttention::HeadRow MultiHeadSelfAttention::head_row(const State& s,
   require_state(s.backward_done, "head_row needs a forward and a backward pass first");
   require_state(s.inspect, "head_row needs a forward pass with State::inspect set");
   require_state(!s.attn_dropped && !s.out_dropped, "head_row needs a forward pass in eval mode");
+  require_state(!options.differential, "one query row of a differential head has two score maps, "
+                "which head_row does not show");
   require(b >= 0 && b < s.B, "batch index (", b, ") must be in [0, ", s.B - 1, "]");
   require(h >= 0 && h < H, "head (", h, ") must be in [0, ", H - 1, "]");
   require(i >= 0 && i < T, "query position (", i, ") must be in [0, ", T - 1, "]");
@@ -310,75 +415,122 @@ MultiHeadSelfAttention::HeadRow MultiHeadSelfAttention::head_row(const State& s,
   return r;
 }
 
+int MultiHeadSelfAttention::cache_rows() const {
+  const MaskPattern& p = options.pattern;
+  const bool window_only = p.causal && p.window > 0 && p.stride == 0;
+  return window_only && p.window < max_context_length ? p.window : max_context_length;
+}
+
 void MultiHeadSelfAttention::reset_cache(KVCache& c) const {
-  const Eigen::Index C = max_context_length, KVDh = Eigen::Index(options.kv_heads) * d_head;
-  c.length = 0;
-  c.k.resize(C, KVDh);
-  c.v.resize(C, KVDh);
-  if (rope) c.k_raw.resize(C, KVDh);
+  const Eigen::Index R = cache_rows(), KVDh = Eigen::Index(options.kv_heads) * d_head;
+  c.first = c.length = 0;
+  c.k.resize(R, qk_maps() * KVDh);
+  c.v.resize(R, KVDh);
+  if (rope) c.k_raw.resize(R, qk_maps() * KVDh);
+  if (options.differential) c.w2.resize(1, R);
   c.qkv.resize(1, qkv_proj.out_features);
   c.merged.resize(1, d_model);
 }
 
-// The last row of forward() for T = p + 1, computed from the cache: qkv = x W^T + b (1,W); q and
-// k rotated by p; k, v appended as row p; per head w = softmax(q K^T * scale + bias) over rows
-// [0, p] and merged_h = w V; y = out_proj(merged).
+namespace {
+// Moves rows [1, n) of m up by one (rows are contiguous: row-major).
+void shift_rows_up(Mat& m, int n) {
+  if (n > 1)
+    std::memmove(m.data(), m.data() + m.cols(), sizeof(float) * size_t(n - 1) * size_t(m.cols()));
+}
+}  // namespace
+
 void MultiHeadSelfAttention::forward_step(ConstMatRef x, KVCache& c, MatRef weights,
                                           MatRef y) const {
-  const int H = n_heads, Dh = d_head, KV = options.kv_heads, p = c.length, n = p + 1;
+  forward_rows(x, c, weights, y);
+}
+
+// The last m rows of forward() for T = p0 + m (p0 = first + length), computed from the cache:
+// qkv = x W^T + b (m,W); q and k of row i rotated by p0 + i; then row by row: a full window cache
+// lets its oldest position go, k and v of position p0 + i are appended, and per head
+// w = softmax(q_i K^T * scale + bias, masked) over the held positions (differential: minus lambda
+// times the second map's) and merged_h,i = w V; y = out_proj(merged).
+void MultiHeadSelfAttention::forward_rows(ConstMatRef x, KVCache& c, MatRef weights,
+                                          MatRef y) const {
+  const int H = n_heads, Dh = d_head, KV = options.kv_heads, M = qk_maps();
+  const int p0 = c.first + c.length, m = int(x.rows()), n = p0 + m;
   const Eigen::Index KVDh = Eigen::Index(KV) * Dh;
-  require_state(c.k.rows() == max_context_length && c.merged.cols() == d_model,
+  require_state(c.k.rows() == cache_rows() && c.v.rows() == cache_rows(),
                 "forward_step needs a cache sized by reset_cache");
-  require_state(p < max_context_length, "the KV cache is full (", max_context_length,
-                " positions); drop a position first");
-  require(x.rows() == 1 && x.cols() == d_model, "forward_step expects one row of ", d_model,
+  require(m >= 1 && x.cols() == d_model, "forward_step expects rows of ", d_model,
           " features, got (", x.rows(), ",", x.cols(), ")");
-  require(weights.rows() == H && weights.cols() == n, "forward_step's weights must be (", H, ",",
-          n, "), got (", weights.rows(), ",", weights.cols(), ")");
+  require_state(n <= max_context_length, "the KV cache is full (", max_context_length,
+                " positions; ", p0, " held, ", m, " more asked); drop a position first");
+  require(weights.rows() == Eigen::Index(m) * H && weights.cols() == n,
+          "forward_step's weights must be (", m * H, ",", n, "), got (", weights.rows(), ",",
+          weights.cols(), ")");
   require(head_off.size() == size_t(H), "head_off has ", head_off.size(), " entries for ", H,
           " heads");
+  c.qkv.resize(m, qkv_proj.out_features);
+  c.merged.resize(m, d_model);
   qkv_proj.forward(x, c.qkv);  // x is not read again, so y may alias it
-  const Eigen::Index k0 = Eigen::Index(H) * Dh, v0 = k0 + KVDh;
-  if (rope) {
-    c.k_raw.row(p) = c.qkv.block(0, k0, 1, KVDh);
-    for (int h = 0; h < H; ++h) rope->rotate(c.qkv.block(0, Eigen::Index(h) * Dh, 1, Dh), p);
-    for (int g = 0; g < KV; ++g) rope->rotate(c.qkv.block(0, k0 + Eigen::Index(g) * Dh, 1, Dh), p);
-  }
-  c.k.row(p) = c.qkv.block(0, k0, 1, KVDh);
-  c.v.row(p) = c.qkv.block(0, v0, 1, KVDh);
-  c.length = n;
+  const Eigen::Index k0 = Eigen::Index(M) * H * Dh, v0 = k0 + M * KVDh;  // k1 (k2) and v columns
   const float scale = score_scale();
-  for (int h = 0; h < H; ++h) {
-    const Eigen::Index g0 = Eigen::Index(kv_head(h)) * Dh;
-    auto w = weights.row(h);
-    matmul_nt(c.qkv.block(0, q_offset(h), 1, Dh), c.k.block(0, g0, n, Dh), w, scale);
-    if (options.alibi) add_alibi_bias(w, alibi_m[size_t(h)], p);
-    softmax_rows(w, w);
-    auto out = c.merged.block(0, Eigen::Index(h) * Dh, 1, Dh);
-    if (head_off[size_t(h)]) out.setZero();
-    else matmul_nn(w, c.v.block(0, g0, n, Dh), out);
+  for (int i = 0; i < m; ++i) {
+    const int p = p0 + i;  // row i is position p
+    if (c.length == c.k.rows()) {  // a full window cache: the oldest position is out of every window
+      shift_rows_up(c.k, c.length);
+      shift_rows_up(c.v, c.length);
+      if (rope) shift_rows_up(c.k_raw, c.length);
+      ++c.first;
+      --c.length;
+    }
+    const int r = c.length;  // the new position's row
+    if (rope) {  // the keys kept unrotated; then every q block and every k block turned by p
+      c.k_raw.row(r) = c.qkv.block(i, k0, 1, M * KVDh);
+      for (int b = 0; b < M * (H + KV); ++b) rope->rotate(c.qkv.block(i, Eigen::Index(b) * Dh, 1, Dh), p);
+    }
+    c.k.row(r) = c.qkv.block(i, k0, 1, M * KVDh);
+    c.v.row(r) = c.qkv.block(i, v0, 1, KVDh);
+    c.length = r + 1;
+    const int first = c.first, len = c.length;
+    if (p + 1 < n) weights.block(Eigen::Index(i) * H, p + 1, H, n - p - 1).setZero();
+    for (int h = 0; h < H; ++h) {
+      const Eigen::Index g0 = Eigen::Index(kv_head(h)) * Dh, row = Eigen::Index(i) * H + h;
+      weights.row(row).head(first).setZero();  // positions a window cache let go: out of the window
+      auto w = weights.block(row, first, 1, len);
+      attention_map(*this, h, c.qkv.block(i, q_offset(h), 1, Dh), c.k.block(0, g0, len, Dh),
+                    scale, w, p, first, nullptr, 0);
+      if (options.differential) {
+        auto w2 = c.w2.leftCols(len);
+        attention_map(*this, h, c.qkv.block(i, q2_offset(h), 1, Dh),
+                      c.k.block(0, KVDh + g0, len, Dh), scale, w2, p, first, nullptr, 0);
+        w -= lambda[h] * w2;
+      }
+      auto out = c.merged.block(i, Eigen::Index(h) * Dh, 1, Dh);
+      if (head_off[size_t(h)]) out.setZero();
+      else matmul_nn(w, c.v.block(0, g0, len, Dh), out);
+    }
   }
   out_proj.forward(c.merged, y);
 }
 
+void MultiHeadSelfAttention::truncate_cache(KVCache& c, int length) const {
+  require_state(c.first == 0, "a window cache that let positions go cannot be rolled back");
+  require(length >= 0 && length <= c.length, "the cache holds ", c.length,
+          " positions; it cannot be truncated to ", length);
+  c.length = length;
+}
+
 void MultiHeadSelfAttention::drop_first(KVCache& c) const {
-  if (c.length == 0) return;
-  const int n = c.length - 1;
-  const Eigen::Index KVDh = c.k.cols();
-  // Rows are contiguous (row-major): move rows [1, length) up by one.
-  const auto shift = [&](Mat& m) {
-    std::memmove(m.data(), m.data() + KVDh, sizeof(float) * size_t(n) * size_t(KVDh));
-  };
-  shift(c.v);
-  if (rope) {
-    shift(c.k_raw);
-    c.k.topRows(n) = c.k_raw.topRows(n);
-    for (int g = 0; g < options.kv_heads && n > 0; ++g)
-      rope->rotate(c.k.block(0, Eigen::Index(g) * d_head, n, d_head), 0);
-  } else {
-    shift(c.k);
+  if (c.first > 0) {
+    --c.first;  // position 0 was let go already: the kept rows only move down a position
+  } else if (c.length > 0) {
+    shift_rows_up(c.k, c.length);
+    shift_rows_up(c.v, c.length);
+    if (rope) shift_rows_up(c.k_raw, c.length);
+    --c.length;
   }
-  c.length = n;
+  if (rope && c.length > 0) {  // every kept key turned again to its new position
+    c.k.topRows(c.length) = c.k_raw.topRows(c.length);
+    for (int b = 0; b < qk_maps() * options.kv_heads; ++b)
+      rope->rotate(c.k.block(0, Eigen::Index(b) * d_head, c.length, d_head), c.first);
+  }
 }
 
 Mat split_heads(ConstMatRef x, int B, int T, int H) {

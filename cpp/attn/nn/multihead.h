@@ -1,5 +1,6 @@
 // Multi-head causal self-attention with a fused QKV projection (the curriculum's PyTorch layer),
-// optionally with grouped K/V heads, RoPE and ALiBi (the course's later lessons).
+// optionally with grouped K/V heads, RoPE and ALiBi, a bidirectional, sliding-window or strided
+// mask, and differential attention (the course's later lessons).
 #pragma once
 
 #include <cstdint>
@@ -11,8 +12,14 @@
 #include "attn/kernels/ops.h"
 #include "attn/nn/linear.h"
 #include "attn/nn/positions.h"
+#include "attn/nn/tiled_attention.h"
 
 namespace attn {
+
+// The sequence length from which callers that need no attention weights run the layer tile by
+// tile (State::tiled): a training step and an evaluation at length. Measured faster from about
+// here (bench/README.md), and it never holds the (T,T) matrices, which grow as T^2.
+constexpr int kTiledMinLength = 256;
 
 // The layer's variants beyond the curriculum. The defaults are the curriculum's layer exactly:
 // the same draws, the same code path, the same numbers.
@@ -24,7 +31,18 @@ struct AttentionOptions {
   bool rope = false;
   // Add ALiBi's bias -m_h |i - j| (positions.h) to head h's scores before the mask.
   bool alibi = false;
+  // Which keys each query sees (MaskPattern, ops.h): causal by default; bidirectional for a
+  // masked language model; a sliding window or a strided pattern.
+  MaskPattern pattern;
+  // Differential attention: each head has two query and two key projections and a learned
+  // lambda; its weights are softmax(s1) - lambda softmax(s2), s1 = q1 k1^T * scale and s2 = q2
+  // k2^T * scale each biased (ALiBi) and masked as one map is, so every row sums to 1 - lambda.
+  // Both maps weigh the same values v.
+  bool differential = false;
 };
+
+// A differential head's lambda at initialisation: the course's code uses the fixed 0.5.
+constexpr float kDiffLambdaInit = 0.5f;
 
 class MultiHeadSelfAttention {
  public:
@@ -42,7 +60,11 @@ class MultiHeadSelfAttention {
     Mat qkv;
     Mat scores;     // (B*H*T,T) q k^T * scale after the mask, the softmax's input (inspect only)
     Mat probs;      // (B*H*T,T) softmax(QK^T/sqrt(Dh) + mask), pre-dropout
-    Mat attn;       // (B*H*T,T) probs after attention dropout (training with p > 0 only)
+    // Differential only: (B*H*T,T) the second map's softmax, and the weights probs - lambda
+    // probs2 (pre-dropout).
+    Mat probs2, combined;
+    bool differential = false;
+    Mat attn;       // (B*H*T,T) the weights after attention dropout (training with p > 0 only)
     Mat attn_mask;  // (B*H*T,T) dropout multipliers
     Mat merged;     // (N,D) heads merged, input of out_proj
     Mat out_mask;   // (N,D) output dropout multipliers
@@ -59,8 +81,20 @@ class MultiHeadSelfAttention {
     Mat dqkv, dmerged, dweights, dscores, dx_scratch;
     Mat dqkv_proj;   // (N,W) RoPE only: dqkv rotated back, dL/d(qkv_proj's output)
     Mat dkv_scratch; // (T,Dh) per thread part, grouped K/V only: a query head's dk or dv share
+    Mat dscores2;    // (T,T) differential only: dL/d(the second map's scores), the head at hand
+    // Set before forward() to compute the attention tile by tile (tiled_attention.h) with these
+    // tile sizes, never holding (T,T): taken when the layer allows it (full causal or
+    // bidirectional rows, no window or stride, not differential, no attention dropout in this
+    // pass, not inspect), else the plain path runs. A tiled forward
+    // leaves probs, weights(), dweights and dscores empty, keeps each row's log-sum-exp in lse,
+    // and its backward recomputes the weights per tile.
+    bool tiled = false;
+    TileSizes tiles;
+    bool tiled_used = false;  // the last forward ran tiled
+    Mat lse;                  // (B*H,T) tiled only: log sum_j exp(score_ij) of each row
+    TiledWorkspace tiled_ws;
     // The attention weights that multiplied V: (B*H*T,T), i.e. (B,H,T,T) row-major.
-    const Mat& weights() const { return attn_dropped ? attn : probs; }
+    const Mat& weights() const { return attn_dropped ? attn : differential ? combined : probs; }
   };
 
   // Validates as the curriculum's class does (and the options: kv_heads divides n_heads, RoPE
@@ -75,34 +109,54 @@ class MultiHeadSelfAttention {
   // The same in eval mode: no dropout, so no generator.
   void forward(ConstMatRef x, int B, int T, State& s, MatRef y);
 
-  // dy (B*T,D) -> dx (B*T,D); overwrites the gradients of qkv_proj and out_proj. dx may not
-  // alias dy.
+  // dy (B*T,D) -> dx (B*T,D); overwrites the gradients of qkv_proj and out_proj (and of lambda,
+  // differential). dx may not alias dy.
   void backward(State& s, ConstMatRef dy, MatRef dx);
 
   // Incremental decoding (decoder.h): the keys and values of the positions decoded so far, so
   // that a new position projects only its own row. Sized by reset_cache for C positions;
   // appending and dropping positions allocates nothing.
   struct KVCache {
-    int length = 0;  // positions held, rows [0, length) of k and v
-    // (C, KV Dh): row p is position p's k (rotated by p with RoPE) and v; K/V head g at columns
-    // [g Dh, g Dh + Dh).
+    // Positions held: [first, first + length), in rows [0, length) of k and v. first is 0 but in
+    // a window cache that has let its oldest positions go.
+    int first = 0, length = 0;
+    // (R, KV Dh): row r is position first + r's k (rotated by its position with RoPE) and v;
+    // K/V head g at columns [g Dh, g Dh + Dh). Differential: k is (R, 2 KV Dh), k1 of head g at
+    // [g Dh, +Dh) and k2 at [(KV + g) Dh, +Dh). R = cache_rows(): C, or W for a causal window.
     Mat k, v;
-    Mat k_raw;       // RoPE only: (C, KV Dh) the keys before their rotation
-    Mat qkv;         // (1, W) scratch: the new position's projection
-    Mat merged;      // (1, D) scratch: the heads' outputs
+    Mat k_raw;       // RoPE only: the keys before their rotation, as k
+    Mat qkv;         // (m, W) scratch: the new positions' projection
+    Mat merged;      // (m, D) scratch: the heads' outputs
+    Mat w2;          // (1, R) differential scratch: one head's second map
   };
+  // Rows a cache keeps: C, or the window W < C of a causal sliding window (no strided keys),
+  // whose queries never see a key W or more positions back.
+  int cache_rows() const;
   // Empties cache and sizes it for this layer.
   void reset_cache(KVCache& cache) const;
-  // Causal attention of one new position p = cache.length over positions [0, p], in eval mode:
-  // projects x (1,D) and appends its k and v to cache (rotated to position p with RoPE), then
-  // writes head h's weights over the p + 1 positions to weights.row(h) ((H, p + 1), the last row
-  // of forward()'s (T,T) for that head, ALiBi bias included) and the output to y (1,D), which may
-  // alias x. Honours head_off and scale_scores; the mask is taken to be causal (the Decoder
-  // checks). Throws an Error of kind State when the cache already holds C positions.
+  // Causal attention of one new position p = first + length over positions [0, p], in eval
+  // mode: projects x (1,D) and appends its k and v to cache (rotated to position p with RoPE;
+  // a full window cache first lets its oldest position go), then writes head h's weights over
+  // the p + 1 positions to weights.row(h) ((H, p + 1), the last row of forward()'s (T,T) for that
+  // head: ALiBi bias, the pattern's mask and the differential map included, and exactly 0 on the
+  // positions a window cache no longer holds) and the output to y (1,D), which may alias x.
+  // Honours head_off and scale_scores; the mask is taken to be the causal pattern (the Decoder
+  // checks). Throws an Error of kind State when p would reach C.
   void forward_step(ConstMatRef x, KVCache& cache, MatRef weights, MatRef y) const;
-  // Drops the oldest position: position p + 1 becomes p. With RoPE the kept keys are rotated
-  // again from k_raw to their new positions. Only for layers whose keys and values do not depend
-  // on the other positions (the first, with positions that are not added to x): decoder.h.
+  // forward_step for m new positions p0 .. p0 + m - 1 at once (p0 = first + length): one
+  // projection of x (m,D), then row by row its key and value appended to cache and row i of head
+  // h attending over the positions it may see up to p0 + i (causal among the new rows too) into
+  // weights.row(i*H + h) ((m*H, p0 + m); 0 elsewhere), and y (m,D) gets the outputs (may alias x).
+  // Row i's attention is forward_step's for that position, number for number (forward_step is
+  // this with m = 1). Throws an Error of kind State when the cache cannot take m more.
+  void forward_rows(ConstMatRef x, KVCache& cache, MatRef weights, MatRef y) const;
+  // Keeps only the first length positions of cache (a rollback): as if the later ones had never
+  // been appended. length in [0, cache.length]; a window cache that let positions go (first > 0)
+  // cannot (an Error of kind State: the decoder re-encodes instead).
+  void truncate_cache(KVCache& cache, int length) const;
+  // Every position moves down by one: position p + 1 becomes p, and position 0, if held, is
+  // dropped. With RoPE the kept keys are rotated again from k_raw to their new positions. Only
+  // for layers whose keys and values do not depend on the positions that change: decoder.h.
   void drop_first(KVCache& cache) const;
 
   // Throws std::invalid_argument unless 1 <= T <= C and x is (B*T, D).
@@ -112,7 +166,9 @@ class MultiHeadSelfAttention {
   // and the backward() after it, run with State::inspect. Computes nothing: every number is the
   // layer's own. With a loss that depends on row i only (dy zero elsewhere), d_k and d_v are
   // exactly row i's contributions to dK and dV (with grouped K/V heads, summed over the query
-  // heads that share head h's K/V). With RoPE, q, k, d_q and d_k are the rotated ones.
+  // heads that share head h's K/V). With RoPE, q, k, d_q and d_k are the rotated ones. A
+  // differential layer has two score maps per head, which one row does not show: an Error of
+  // kind State.
   struct HeadRow {
     float scale;       // the score scale: 1/sqrt(Dh), or 1 with scale_scores off
     RowVec q;          // (Dh) the query
@@ -132,24 +188,42 @@ class MultiHeadSelfAttention {
   // computes its weights (so they can be shown) but its output, and so its gradient, is zero.
   std::vector<uint8_t> head_off;  // (H), 1 = switched off
   bool scale_scores = true;       // false: scores are q k^T, without the 1/sqrt(Dh)
+  // Causal: the layer's own mask, options.pattern (bidirectional in a masked language model);
+  // None and Inverted replace it with the teaching faults of ops.h.
   MaskMode mask = MaskMode::Causal;
   float score_scale() const;
+  // Head h's scores as the tiled kernels take them: the scale, the mask (causal or none) and
+  // its ALiBi slope.
+  TiledScores tiled_scores(int h) const;
 
   // The K/V head query head h reads: h / (H / KV).
   int kv_head(int h) const { return h / (n_heads / options.kv_heads); }
+  // Query/key maps per head: 2 with differential attention, else 1.
+  int qk_maps() const { return options.differential ? 2 : 1; }
   // First row of query head h's q, and of the k and v it reads, in qkv_proj's output (and
-  // weight rows): h Dh, (H + kv_head(h)) Dh, (H + KV + kv_head(h)) Dh.
+  // weight rows), M = qk_maps(), g = kv_head(h): q h Dh, k (M H + g) Dh, v (M (H + KV) + g) Dh.
+  // Differential rows are q1 (H Dh), q2 (H Dh), k1 (KV Dh), k2 (KV Dh), v (KV Dh): q and k are
+  // the first maps', q2_offset(h) = (H + h) Dh and k2_offset(h) = (2 H + KV + g) Dh the second's.
   Eigen::Index q_offset(int h) const { return Eigen::Index(h) * d_head; }
-  Eigen::Index k_offset(int h) const { return Eigen::Index(n_heads + kv_head(h)) * d_head; }
-  Eigen::Index v_offset(int h) const {
-    return Eigen::Index(n_heads + options.kv_heads + kv_head(h)) * d_head;
+  Eigen::Index k_offset(int h) const {
+    return Eigen::Index(qk_maps() * n_heads + kv_head(h)) * d_head;
   }
+  Eigen::Index v_offset(int h) const {
+    return Eigen::Index(qk_maps() * (n_heads + options.kv_heads) + kv_head(h)) * d_head;
+  }
+  Eigen::Index q2_offset(int h) const { return Eigen::Index(n_heads + h) * d_head; }
+  Eigen::Index k2_offset(int h) const { return k_offset(h) + Eigen::Index(options.kv_heads) * d_head; }
 
   int d_model, n_heads, d_head, max_context_length;
   float attn_dropout, out_dropout;
   AttentionOptions options;  // as given, with kv_heads resolved (never 0)
-  Linear qkv_proj;  // weight ((H + 2 KV) Dh, D), bias ((H + 2 KV) Dh): rows q, k, v
+  // weight ((H + 2 KV) Dh, D), bias ((H + 2 KV) Dh): rows q, k, v; differential
+  // ((2 H + 3 KV) Dh, D): rows q1, q2, k1, k2, v.
+  Linear qkv_proj;
   Linear out_proj;  // weight (D,D), bias (D)
+  // Differential only (else empty): (H) each head's lambda, from kDiffLambdaInit, and its
+  // gradient.
+  RowVec lambda, dlambda;
   std::optional<Rope> rope;  // tables for max_context_length positions, with options.rope
   std::vector<float> alibi_m;  // (H) ALiBi's slopes m_h with options.alibi, else empty
 

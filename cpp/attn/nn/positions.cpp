@@ -58,12 +58,12 @@ std::vector<float> alibi_slopes(int n_heads) {
   return m;
 }
 
-void add_alibi_bias(MatRef scores, float slope, int first_row) {
+void add_alibi_bias(MatRef scores, float slope, int first_row, int first_col) {
   for (Eigen::Index r = 0; r < scores.rows(); ++r)
-    for (Eigen::Index j = 0; j < scores.cols(); ++j) {
-      const Eigen::Index i = first_row + r;
+    for (Eigen::Index c = 0; c < scores.cols(); ++c) {
+      const Eigen::Index i = first_row + r, j = first_col + c;
       const float dist = static_cast<float>(i >= j ? i - j : j - i);
-      scores(r, j) += -(slope * dist);
+      scores(r, c) += -(slope * dist);
     }
 }
 

@@ -46,10 +46,11 @@ class Rope {
 std::vector<float> alibi_slopes(int n_heads);
 
 // Adds ALiBi's bias -slope * |i - j| to scores (R,S) in place, row r being query position
-// i = first_row + r and column j key position j, each entry computed in float as
+// i = first_row + r and column c key position j = first_col + c, each entry computed in float as
 // -(slope * float(|i - j|)). Under the causal mask only j <= i survives, where this is the
-// -m (i - j) of the definition; the teaching masks that keep future keys see the course's
-// symmetric |i - j|. The layer passes (T,T) from row 0; the decoder one row at its position.
-void add_alibi_bias(MatRef scores, float slope, int first_row = 0);
+// -m (i - j) of the definition; a bidirectional (masked language) model and the teaching masks
+// that keep future keys see the symmetric -m |i - j|. The layer passes (T,T) from row 0; the
+// decoder one row at its position.
+void add_alibi_bias(MatRef scores, float slope, int first_row = 0, int first_col = 0);
 
 }  // namespace attn

@@ -96,10 +96,11 @@ BlockStages transformer_block_stages(const BlockStagesInput& input, KeyNamer nam
   // The final norm belongs to the model, not the block (lm_head's input).
   if (pre && norm) run_norm(*model.final_norm, ns1, st.out, st.final_out);
 
-  // q, k (as the scores saw them: after RoPE) and v, from the layer's fused projection.
-  st.q = as.qkv.leftCols(Eigen::Index(H) * Dh);
-  st.k = as.qkv.middleCols(Eigen::Index(H) * Dh, Eigen::Index(KV) * Dh);
-  st.v = as.qkv.middleCols(Eigen::Index(H + KV) * Dh, Eigen::Index(KV) * Dh);
+  // q, k (as the scores saw them: after RoPE; differential: the first map's) and v, from the
+  // layer's fused projection.
+  st.q = as.qkv.middleCols(attn.q_offset(0), Eigen::Index(H) * Dh);
+  st.k = as.qkv.middleCols(attn.k_offset(0), Eigen::Index(KV) * Dh);
+  st.v = as.qkv.middleCols(attn.v_offset(0), Eigen::Index(KV) * Dh);
   st.weights = as.weights();
 
   if (mc.positions == PositionKind::Rope) {

@@ -46,7 +46,8 @@ struct BlockStages {
   // empty.
   Mat x, norm1, attn_out, sum1, norm2, ffn_out, sum2, out, final_out;
   // The attention's projections: q (T, H Dh) and k (T, KV Dh) as the scores saw them (after
-  // RoPE), v (T, KV Dh); weights (H T, T): head h's softmax rows at [h T, h T + T).
+  // RoPE; a differential layer's first map), v (T, KV Dh); weights (H T, T): head h's weights
+  // at [h T, h T + T) (differential: the two maps' difference).
   Mat q, k, v, weights;
   // The FFN's hidden units (T, F), F = ffn_mult D: relu/gelu up = up(in) (the activation's
   // input) and hidden = act(up); swiglu gate = gate(in), up = up(in), hidden = silu(gate) * up.

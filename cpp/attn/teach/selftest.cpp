@@ -46,7 +46,8 @@ struct CheckInfo {
   const char* name;
   double tolerance;
 };
-const CheckInfo kRowsAndMask{"rows_and_mask", "Rows sum to 1; the upper triangle is exactly 0",
+const CheckInfo kRowsAndMask{"rows_and_mask",
+                             "Rows sum to 1; masked keys (the upper triangle) are exactly 0",
                              kRowSumTol};
 const CheckInfo kFutureInvariance{"future_invariance",
                                   "Changing later tokens leaves earlier positions unchanged",
@@ -135,36 +136,49 @@ SelfTestForward model_forward(TinyAttentionLM& model) {
 
 // ---- 1. rows_and_mask
 
-SelfTestResult check_rows_and_mask(const SelfTestForward& forward, const ModelConfig& c) {
+// How a detail sentence names the keys the pattern hides.
+std::string masked_keys(const MaskPattern& p) {
+  if (p.window == 0) return p.causal ? "above the diagonal" : "masked (none: bidirectional)";
+  return str_cat("outside the ", p.causal ? "causal" : "bidirectional", " window of ", p.window,
+                 p.stride > 0 ? str_cat(" with stride ", p.stride) : std::string());
+}
+
+SelfTestResult check_rows_and_mask(const SelfTestForward& forward, const ModelConfig& c,
+                                   const std::vector<float>* row_sums) {
   return guarded(kRowsAndMask, [&] {
     const int B = kProbeBatch, T = c.max_context_length, H = c.n_heads, L = c.n_layers;
+    require(!row_sums || row_sums->size() == size_t(L) * H, "row_sums has ",
+            row_sums ? row_sums->size() : 0, " entries, expected one per head (", L * H, ")");
+    const MaskPattern pattern = c.mask_pattern();
     Rng rng(kIdsSeed);
     const std::vector<int32_t> ids = random_ids(rng, size_t(B) * T, c.vocab_size);
     Mat logits, w;
     forward(ids.data(), B, T, logits, w);
     const Eigen::Index rows = Eigen::Index(L) * B * H * T;  // every layer's rows
     require_shape("attention weights", w, rows, T);
-    double max_sum_err = 0.0, max_upper = 0.0;
-    int64_t upper = 0, upper_nonzero = 0;
+    double max_sum_err = 0.0, max_masked = 0.0;
+    int64_t masked = 0, masked_nonzero = 0;
     for (Eigen::Index r = 0; r < rows; ++r) {
       const Eigen::Index i = r % T;  // query position
+      const Eigen::Index g = (r / (Eigen::Index(B) * H * T)) * H + (r / T) % H;  // global head
+      const double want = row_sums ? double((*row_sums)[size_t(g)]) : 1.0;
       double sum = 0.0;
       for (Eigen::Index j = 0; j < T; ++j) {
         const double v = w(r, j);
         sum += v;
-        if (j > i) {
-          ++upper;
-          if (v != 0.0) ++upper_nonzero;  // a NaN counts too
-          max_upper = nan_max(max_upper, std::fabs(v));
+        if (!pattern.visible(i, j)) {
+          ++masked;
+          if (v != 0.0) ++masked_nonzero;  // a NaN counts too
+          max_masked = nan_max(max_masked, std::fabs(v));
         }
       }
-      max_sum_err = nan_max(max_sum_err, std::fabs(sum - 1.0));
+      max_sum_err = nan_max(max_sum_err, std::fabs(sum - want));
     }
-    return make(kRowsAndMask, nan_max(max_sum_err, max_upper), upper_nonzero == 0,
-                str_cat(bts(B, T, H), layers_of(L), ", ", rows, " rows; max |row sum - 1| = ",
-                        num(max_sum_err),
-                        "; largest weight above the diagonal ", num(max_upper), " (",
-                        upper_nonzero, " of ", upper, " nonzero)"));
+    return make(kRowsAndMask, nan_max(max_sum_err, max_masked), masked_nonzero == 0,
+                str_cat(bts(B, T, H), layers_of(L), ", ", rows, " rows; max |row sum - ",
+                        row_sums ? "(1 - lambda)" : "1", "| = ", num(max_sum_err),
+                        "; largest weight ", masked_keys(pattern), " ", num(max_masked), " (",
+                        masked_nonzero, " of ", masked, " nonzero)"));
   });
 }
 
@@ -180,6 +194,10 @@ SelfTestResult check_future_invariance(const SelfTestForward& forward, const Mod
     if (V == 1)
       return make(kFutureInvariance, 0.0, true,
                   "V = 1: there is no other id to put in the future, nothing to check");
+    if (c.objective == Objective::Mlm)
+      return make(kFutureInvariance, 0.0, true,
+                  "objective mlm: attention is bidirectional, so later tokens are meant to change "
+                  "earlier positions; nothing to check");
     const int t0 = (T - 1) / 2;  // rows <= t0 must not change; t0 < T-1 for every T >= 2
     Rng rng(kIdsSeed);
     const std::vector<int32_t> ids = random_ids(rng, size_t(B) * T, V);
@@ -252,12 +270,15 @@ SelfTestResult check_split_merge(const ModelConfig& c, HeadsFn split, HeadsFn me
 // ---- 4. fused_qkv
 
 SelfTestResult check_fused_qkv(ConstMatRef x, ConstMatRef fused, ConstMatRef weight,
-                               ConstMatRef bias, const Rope* rope, int B) {
+                               ConstMatRef bias, const Rope* rope, int B, int maps) {
   return guarded(kFusedQkv, [&] {
-    // Rows: q (D), then k and v (KV Dh each; KV Dh = D without grouped K/V heads).
-    const Eigen::Index N = x.rows(), D = x.cols(), W = weight.rows(), KVD = (W - D) / 2;
-    require(W > D && (W - D) % 2 == 0 && weight.cols() == D, "qkv weight has shape ",
-            shape2(weight.rows(), weight.cols()), ", expected (D + 2 KV Dh, D) with D = ", D);
+    // Rows: q (maps D), then k (maps KV Dh) and v (KV Dh; KV Dh = D without grouped K/V heads).
+    const Eigen::Index N = x.rows(), D = x.cols(), W = weight.rows();
+    require(maps == 1 || maps == 2, "maps (", maps, ") must be 1 or 2");
+    const Eigen::Index KVD = (W - maps * D) / (maps + 1);
+    require(W > maps * D && (W - maps * D) % (maps + 1) == 0 && weight.cols() == D,
+            "qkv weight has shape ", shape2(weight.rows(), weight.cols()), ", expected (",
+            maps == 1 ? "D + 2 KV Dh" : "2 D + 3 KV Dh", ", D) with D = ", D);
     require(bias.size() == W, "qkv bias has ", bias.size(), " values, expected ", W);
     require(fused.rows() == N && fused.cols() == W, "fused projection has shape ",
             shape2(fused.rows(), fused.cols()), ", expected ", shape2(N, W));
@@ -265,7 +286,8 @@ SelfTestResult check_fused_qkv(ConstMatRef x, ConstMatRef fused, ConstMatRef wei
     const Mat b = bias;  // contiguous, whichever way the vector is laid out
     const Eigen::RowVectorXd bd =
         Eigen::Map<const Eigen::RowVectorXf>(b.data(), b.size()).cast<double>();
-    const Eigen::Index start[3] = {0, D, D + KVD}, width[3] = {D, KVD, KVD};
+    const Eigen::Index start[3] = {0, maps * D, maps * (D + KVD)};
+    const Eigen::Index width[3] = {maps * D, maps * KVD, KVD};
     double err[3];
     for (int part = 0; part < 3; ++part) {
       // Plain Eigen in double: x W[block]^T + b[block].
@@ -289,8 +311,10 @@ SelfTestResult check_fused_qkv(ConstMatRef x, ConstMatRef fused, ConstMatRef wei
           err[part] = nan_max(err[part], std::fabs(got(i, j) - sep(i, j)) / (1.0 + std::fabs(sep(i, j))));
     }
     return make(kFusedQkv, nan_max(err[0], nan_max(err[1], err[2])), true,
-                str_cat("x ", shape2(N, D), ", weight row blocks [0,", D, "), [", D, ",", D + KVD,
-                        "), [", D + KVD, ",", W, ")", rope ? " (q and k rotated by RoPE)" : "",
+                str_cat("x ", shape2(N, D), ", weight row blocks [0,", start[1], "), [", start[1],
+                        ",", start[2], "), [", start[2], ",", W, ")",
+                        maps == 2 ? " (differential: q1 q2, k1 k2, v)" : "",
+                        rope ? " (q and k rotated by RoPE)" : "",
                         " and bias slices in double; max |fused - separate| / (1 + |separate|): "
                         "q ", num(err[0]), ", k ", num(err[1]), ", v ", num(err[2])));
   });
@@ -305,9 +329,10 @@ SelfTestResult check_fused_qkv(TinyAttentionLM& model) {
     TinyAttentionLM::State s;
     model.forward(ids.data(), B, T, s);
     if (L == 1) {
-      SelfTestResult r =
-          check_fused_qkv(s.attn.x, s.attn.qkv, model.attn.qkv_proj.weight,
-                          model.attn.qkv_proj.bias, model.attn.rope ? &*model.attn.rope : nullptr, B);
+      SelfTestResult r = check_fused_qkv(s.attn.x, s.attn.qkv, model.attn.qkv_proj.weight,
+                                         model.attn.qkv_proj.bias,
+                                         model.attn.rope ? &*model.attn.rope : nullptr, B,
+                                         model.attn.qk_maps());
       if (r.detail.rfind("error: ", 0) != 0)  // an error message stays as it is
         r.detail =
             str_cat(bts(B, T, c.n_heads), ", the model's embeddings + positions as ", r.detail);
@@ -321,7 +346,7 @@ SelfTestResult check_fused_qkv(TinyAttentionLM& model) {
       const MultiHeadSelfAttention& m = model.layers[size_t(l)];
       const MultiHeadSelfAttention::State& st = s.layers[size_t(l)];
       SelfTestResult r = check_fused_qkv(st.x, st.qkv, m.qkv_proj.weight, m.qkv_proj.bias,
-                                         m.rope ? &*m.rope : nullptr, B);
+                                         m.rope ? &*m.rope : nullptr, B, m.qk_maps());
       if (r.detail.rfind("error: ", 0) == 0) return r;
       if (l == 0 || !(r.max_error <= worst.max_error)) worst = r;  // keeps a NaN
       details += str_cat(l == 0 ? "" : "; ", "layer ", l, ": ", r.detail);
@@ -363,6 +388,11 @@ SelfTestResult check_gradcheck(int n_layers, bool residual, const ModelConfig* b
       c.norm_position = block->norm_position;
       c.ffn = block->ffn;
       c.ffn_mult = block->ffn_mult;
+      c.objective = block->objective;  // with [MASK] among the 8 ids
+      c.attention = block->attention;
+      c.window = std::min(block->window, 2);  // narrower than C, so the mask shows
+      c.stride = std::min(block->stride, 3);
+      c.differential = block->differential;
     }
     const int T = c.max_context_length, query = T - 1;
     TinyAttentionLM model(c, kGradSeed);
@@ -419,7 +449,10 @@ SelfTestResult check_gradcheck(int n_layers, bool residual, const ModelConfig* b
                                              position_kind_name(c.positions), " norm ",
                                              norm_kind_name(c.norm), " (",
                                              norm_position_name(c.norm_position), ") ffn ",
-                                             ffn_kind_name(c.ffn), " x", c.ffn_mult),
+                                             ffn_kind_name(c.ffn), " x", c.ffn_mult,
+                                             " objective ", objective_name(c.objective),
+                                             " attention ", attention_kind_name(c.attention),
+                                             c.differential ? " differential" : ""),
                         ", ", T,
                         " random ids; loss = cross-entropy at position ", query,
                         " alone (the Backward panel's loss), in double; the model's backward "
@@ -529,7 +562,11 @@ std::vector<SelfTestResult> run_self_tests(TinyAttentionLM& model, const Referen
   const SelfTestForward forward = model_forward(model);
   std::vector<SelfTestResult> out;
   out.reserve(6);
-  out.push_back(check_rows_and_mask(forward, model.config));
+  std::vector<float> row_sums;  // differential: 1 - lambda per head
+  for (const MultiHeadSelfAttention& layer : model.layers)
+    for (Eigen::Index h = 0; h < layer.lambda.size(); ++h) row_sums.push_back(1.0f - layer.lambda[h]);
+  out.push_back(check_rows_and_mask(forward, model.config,
+                                    row_sums.empty() ? nullptr : &row_sums));
   out.push_back(check_future_invariance(forward, model.config));
   out.push_back(check_split_merge(model.config, &split_heads, &merge_heads));
   out.push_back(check_fused_qkv(model));

@@ -4,11 +4,12 @@
 //
 // The checks, in the order run_self_tests returns them:
 //   rows_and_mask      eval forward of B=2, T=C random ids: every attention row of every layer
-//                      sums to 1 (max |sum - 1| <= 1e-5) and every weight above the diagonal is
-//                      exactly 0.
+//                      sums to 1 (differential: 1 - its head's lambda; max |sum - 1| <= 1e-5)
+//                      and every weight the model's mask hides (above the diagonal; outside a
+//                      window or strided pattern) is exactly 0.
 //   future_invariance  ids after a cut t0 = (T-1)/2 replaced by other ids: logits and attention
 //                      rows <= t0 of every layer unchanged (max |diff| <= 1e-6; expected
-//                      exactly 0).
+//                      exactly 0). A masked language model sees both sides: nothing to check.
 //   split_merge        merge_heads(split_heads(x)) == x and head h of split_heads(x) is columns
 //                      [h*Dh, (h+1)*Dh) of x, exactly (tolerance 0).
 //   fused_qkv          the fused (N,3D) projection each layer computes (on its own input) equals
@@ -82,7 +83,9 @@ using SelfTestForward =
 // The live model's eval forward (reads model; the returned function holds a reference to it).
 SelfTestForward model_forward(TinyAttentionLM& model);
 
-SelfTestResult check_rows_and_mask(const SelfTestForward& forward, const ModelConfig& config);
+// row_sums: what each head's rows must sum to, (L*H) global heads (nullptr: 1).
+SelfTestResult check_rows_and_mask(const SelfTestForward& forward, const ModelConfig& config,
+                                   const std::vector<float>* row_sums = nullptr);
 SelfTestResult check_future_invariance(const SelfTestForward& forward, const ModelConfig& config);
 
 using HeadsFn = Mat (*)(ConstMatRef x, int B, int T, int H);
@@ -90,16 +93,19 @@ SelfTestResult check_split_merge(const ModelConfig& config, HeadsFn split, Heads
 
 // x (N,D) the projection's input, fused (N,W) the layer's fused projection of x, weight (W,D)
 // and bias (W) the parameters the separate projections use, W = D + 2 KV Dh (3D without grouped
-// K/V heads). With rope, the layer's q and k are rotated, B sequences of N/B positions each.
+// K/V heads); with maps = 2 (differential) W = 2 D + 3 KV Dh, blocks q1 q2 | k1 k2 | v. With
+// rope, the layer's q and k are rotated, B sequences of N/B positions each.
 SelfTestResult check_fused_qkv(ConstMatRef x, ConstMatRef fused, ConstMatRef weight,
-                               ConstMatRef bias, const Rope* rope = nullptr, int B = 1);
+                               ConstMatRef bias, const Rope* rope = nullptr, int B = 1,
+                               int maps = 1);
 // The same on the live model, for every layer: x = the layer's input in an eval forward of B=2,
 // T=C random ids (embeddings + positions for layer 0), fused = the qkv the layer computed from it.
 // The result is the worst layer's.
 SelfTestResult check_fused_qkv(TinyAttentionLM& model);
 
 // On a fresh small model of n_layers layers, with or without residual.
-// block: take the transformer block's settings (positions, norm, FFN, grouped K/V) from it.
+// block: take the transformer block's settings (positions, norm, FFN, grouped K/V, objective,
+// attention pattern with its window and stride capped at 2 and 3, differential) from it.
 SelfTestResult check_gradcheck(int n_layers = 1, bool residual = false,
                                const ModelConfig* block = nullptr);
 SelfTestResult check_pytorch_reference(const ReferenceCase* reference);

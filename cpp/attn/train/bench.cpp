@@ -13,9 +13,10 @@ double train_step_flops(const TrainerConfig& c) {
   const double KV = c.kv_heads > 0 ? c.kv_heads : c.n_heads;
   const double F = c.ffn == "none" ? 0.0 : double(c.ffn_mult) * D;  // FFN hidden width
   const double ffn_mats = c.ffn == "swiglu" ? 3 : 2;                 // gate, up, down
-  const double layer = 2 * N * D * (D + 2 * KV * Dh)  // qkv_proj
-                      + 2 * BH * T * T * Dh            // Q K^T
-                      + 2 * BH * T * T * Dh            // weights V
+  const double M = c.differential ? 2 : 1;                           // q/k maps per head
+  const double layer = 2 * N * D * (M * (D + KV * Dh) + KV * Dh)  // qkv_proj
+                      + M * 2 * BH * T * T * Dh                    // Q K^T
+                      + 2 * BH * T * T * Dh                        // weights V
                       + 2 * N * D * D                  // out_proj
                       + ffn_mats * 2 * N * D * F;      // the FFN
   const double forward = c.n_layers * layer + 2 * N * D * V;  // + lm_head
@@ -136,6 +137,23 @@ float product_probe(const std::string& layout, int m, int n, int k, int reps) {
     checksum += C(r % m, (r * 7) % n);
   }
   return checksum;
+}
+
+TrainerConfig text_preset_config() {
+  TrainerConfig c;
+  c.task = "text";
+  c.d_model = 64;
+  c.n_heads = 4;
+  c.seq_len = 64;
+  c.batch_size = 16;
+  c.lr = 3e-3f;
+  c.seed = 0;
+  c.n_layers = 2;
+  c.residual = true;
+  c.positions = "rope";
+  c.norm = "layernorm";
+  c.ffn = "gelu";
+  return c;
 }
 
 ModelConfig generation_bench_config() {

@@ -46,6 +46,11 @@ std::vector<ProductTime> profile_step_products(const TrainerConfig& config, int 
 // operands drawn once, and returns a checksum. FLOPs = reps * 2 m n k.
 float product_probe(const std::string& layout, int m, int n, int k, int reps);
 
+// The "Train a GPT on text" preset (web/src/settings/presets.ts) as a Trainer config: the text
+// task, 2 pre-norm blocks (LayerNorm, RoPE, GELU), D 64, H 4, T 64, B 16, Adam lr 3e-3, seed 0.
+// The speculative and tiled benchmarks run on it.
+TrainerConfig text_preset_config();
+
 // The generation benchmark: a GPT-like model, 2 pre-norm layers (LayerNorm), D 64,
 // H 4, C 64, RoPE, a GELU FFN, V 60.
 ModelConfig generation_bench_config();

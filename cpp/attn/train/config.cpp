@@ -21,7 +21,7 @@ int64_t state_elements(const TrainerConfig& c) {
   const int64_t V = c.vocab_size, D = c.d_model, H = c.n_heads, T = c.seq_len, B = c.batch_size;
   const int64_t L = c.n_layers, C = std::max(c.max_seq_len, c.seq_len);
   const int64_t F = c.ffn == "none" ? 0 : int64_t(c.ffn_mult) * D;  // FFN hidden width
-  const int64_t params = 2 * V * D + C * D + L * (4 * D * D + 8 * D + 3 * F * D + F) + V;
+  const int64_t params = 2 * V * D + C * D + L * (6 * D * D + 8 * D + 3 * F * D + F) + V;
   const int64_t acts = B * T * (L * (16 * D + 8 * F) + 2 * V) + L * 3 * B * H * T * T;
   return 4 * params + acts + C * D;
 }
@@ -86,6 +86,9 @@ void TrainerConfig::validate(KeyNamer namer) const {
     require_config(v == "none" || residual, k, key_name(k, namer), " (", v, ") needs ",
                    key_name("residual", namer), " (true): it works on the residual stream");
   }
+  require_config(objective != "mlm" || vocab_size >= 2, "vocab_size", key_name("objective", namer),
+                 " mlm replaces some selected tokens by another one: it needs ",
+                 key_name("vocab_size", namer), " >= 2, got ", vocab_size);
   try {
     check_task(parse_task(task), vocab_size, seq_len);
   } catch (const std::invalid_argument& e) {
@@ -210,9 +213,11 @@ void check_config_keys(const TrainerConfig& c, KeyNamer namer) {
     if (!k.bounded) continue;
     const double hi = k.hi_key ? std::min(k.hi, number_value(c, key_named(k.hi_key))) : k.hi;
     if (k.type == ConfigType::Float) {
-      const float v = c.*k.float_member;  // printed as the float it is
-      const bool ok = std::isfinite(v) && (k.lo_open ? v > k.lo : v >= k.lo) &&
-                      (k.hi_open ? v < hi : v <= hi);
+      // Compared with the bounds as floats, so that a bound such as 0.01 accepts itself.
+      const float v = c.*k.float_member, lo_f = static_cast<float>(k.lo);
+      const float hi_f = static_cast<float>(hi);
+      const bool ok = std::isfinite(v) && (k.lo_open ? v > lo_f : v >= lo_f) &&
+                      (k.hi_open ? v < hi_f : v <= hi_f);
       require_config(ok, k.name, name, " (", v, ") must be in ", k.lo_open ? "(" : "[", k.lo,
                      ", ", hi, k.hi_open ? ")" : "]");
     } else {

@@ -46,6 +46,14 @@ struct TrainerConfig {
   // induction preset form its head sooner (bench/results/induction.md,
   // "The embedding's init scale").
   float emb_init_std = 0.02f;
+  // Masked language modelling (objective mlm) and the attention variants; the defaults keep the
+  // causal model with full attention.
+  std::string objective = "causal";  // kObjectives
+  float mask_rate = 0.15f;           // mlm: the chance that a token is selected
+  std::string attention = "full";    // kAttentionKinds
+  int window = 4;                    // W: the window's keys, the query's own included
+  int stride = 4;                    // S: strided keys at multiples of S
+  bool differential = false;         // two softmax maps per head, the second weighed by lambda
 
   // Throws an Error of kind Config naming the first bad value; its key is the key's snake_case
   // name ("" for a config too large as a whole). Messages name keys as namer spells them
@@ -67,9 +75,9 @@ enum class ConfigType { Int, UInt64, Float, Bool, String };
 enum class ConfigGroup { Model, Block, Training, Task };
 // Where a weights file keeps a key (io/weights.h). No: not at all (training, the init). Shape:
 // in the tensors' shapes. The others in __metadata__: Always in every file; Depth in any file
-// but the curriculum's one-layer model's (written when a Depth or Block key is off its default);
-// Block in a transformer-block model's (written when a Block key is off its default); Changed
-// when the key itself is off its default. An absent key reads as its default, so older files
+// but the curriculum's one-layer model's (written when a Depth, Block or Changed key is off its
+// default); Block in a transformer-block model's (written when a Block or Changed key is off its
+// default: ModelConfig::legacy() is false); Changed when the key itself is off its default. An absent key reads as its default, so older files
 // keep their meaning. A new key that shapes the model is Changed: the file of every config that
 // leaves it at its default keeps its bytes.
 enum class InWeights { No, Shape, Always, Depth, Block, Changed };
@@ -210,6 +218,28 @@ inline std::vector<ConfigKey> config_key_rows() {
       config_key("emb_init_std", "emb-init-std", G::Training, &C::emb_init_std, "S",
                  "std of the token embedding's initial values (0.02 in the curriculum)")
           .in(0, 10, true, false),
+      config_key("objective", "objective", G::Model, &C::objective, "KIND",
+                 "causal (predict the next token) or mlm (masked language modelling: "
+                 "bidirectional attention, predict the selected tokens; one more id, [MASK])")
+          .one_of(kObjectives).kept(W::Changed),
+      config_key("mask_rate", "mask-rate", G::Training, &C::mask_rate, "P",
+                 "mlm: the chance that each token is selected (80% become [MASK], 10% another "
+                 "token, 10% stay)")
+          .in(0.01, 0.5),
+      config_key("attention", "attention", G::Block, &C::attention, "KIND",
+                 "which keys a query sees: full, window (the last {window}) or strided "
+                 "(the window and every {stride}-th position)")
+          .one_of(kAttentionKinds).kept(W::Changed),
+      config_key("window", "window", G::Block, &C::window, "W",
+                 "attention window in keys, the query's own included (window, strided)")
+          .in(1, kMaxPatternSize).kept(W::Changed),
+      config_key("stride", "stride", G::Block, &C::stride, "S",
+                 "strided keys at the multiples of S (strided)")
+          .in(1, kMaxPatternSize).kept(W::Changed),
+      config_key("differential", "differential", G::Block, &C::differential,
+                 "differential attention: two softmax maps per head, the second weighed by a "
+                 "learned lambda (0.5 at init)")
+          .kept(W::Changed),
   };
   return std::vector<ConfigKey>(std::begin(rows), std::end(rows));
 }
@@ -231,6 +261,12 @@ inline ModelConfig TrainerConfig::model_config() const {
   m.ffn = parse_ffn_kind(ffn);
   m.ffn_mult = ffn_mult;
   m.emb_init_std = emb_init_std;
+  m.objective = parse_objective(objective);
+  if (m.objective == Objective::Mlm) ++m.vocab_size;  // the last id is [MASK]
+  m.attention = parse_attention_kind(attention);
+  m.window = window;
+  m.stride = stride;
+  m.differential = differential;
   return m;
 }
 
@@ -240,7 +276,7 @@ inline ModelConfig TrainerConfig::model_config() const {
 // the metadata from it).
 inline TrainerConfig trainer_config_of(const ModelConfig& m) {
   TrainerConfig c;
-  c.vocab_size = m.vocab_size;
+  c.vocab_size = m.real_vocab_size();  // an mlm model's [MASK] is not one of the task's ids
   c.d_model = m.d_model;
   c.n_heads = m.n_heads;
   c.seq_len = m.max_context_length;
@@ -256,6 +292,11 @@ inline TrainerConfig trainer_config_of(const ModelConfig& m) {
   c.ffn = ffn_kind_name(m.ffn);
   c.ffn_mult = m.ffn_mult;
   c.emb_init_std = m.emb_init_std;
+  c.objective = objective_name(m.objective);
+  c.attention = attention_kind_name(m.attention);
+  c.window = m.window;
+  c.stride = m.stride;
+  c.differential = m.differential;
   return c;
 }
 

@@ -39,7 +39,7 @@ Trainer::Trainer(const TrainerConfig& c, std::shared_ptr<const TextCorpus> corpu
     : corpus_(corpus_for(c, std::move(corpus))),
       config_(with_corpus(c, corpus_.get())),
       data_{parse_task(c.task), config_.vocab_size, config_.batch_size, config_.seq_len, c.seed,
-            corpus_.get()},
+            corpus_.get(), config_.objective == "mlm" ? config_.mask_rate : 0.0f},
       model_(config_.model_config(), c.seed),
       adam_(model_.parameters(), AdamConfig{c.lr}),
       data_rng_(c.seed ^ 0xD1B54A32D192ED03ULL),
@@ -47,6 +47,8 @@ Trainer::Trainer(const TrainerConfig& c, std::shared_ptr<const TextCorpus> corpu
       last_loss_(std::nanf("")),
       last_accuracy_(std::nanf("")) {
   history_.reserve(kMaxHistory);
+  // Long sequences train tile by tile (where the layers allow it: no attention dropout).
+  train_state_.tiled = c.seq_len >= kTiledMinLength;
 }
 
 float Trainer::step(int n) {
@@ -78,6 +80,7 @@ float Trainer::step(int n) {
         f.qkv_w = m.qkv_proj.weight;  // same sizes (set_ablation): no allocation
         f.qkv_b = m.qkv_proj.bias;
         f.out_w = m.out_proj.weight;
+        f.lambda = m.lambda;
       }
     adam_.step();
     if (any_frozen_) restore_frozen();
@@ -115,6 +118,7 @@ void Trainer::set_ablation(const Ablation& a) {
     f.qkv_w.resize(m.qkv_proj.weight.rows(), m.qkv_proj.weight.cols());
     f.qkv_b.resize(m.qkv_proj.bias.size());
     f.out_w.resize(m.out_proj.weight.rows(), m.out_proj.weight.cols());
+    f.lambda.resize(m.lambda.size());
   }
 }
 
@@ -136,11 +140,16 @@ void Trainer::restore_frozen() {
     for (int h = 0; h < m.n_heads; ++h) {
       if (!ablation_.heads_frozen[size_t(l) * m.n_heads + h]) continue;
       // With grouped K/V heads, the k and v a frozen head reads stay put for its whole group.
-      for (const Eigen::Index r : {m.q_offset(h), m.k_offset(h), m.v_offset(h)}) {
-        m.qkv_proj.weight.middleRows(r, Dh) = f.qkv_w.middleRows(r, Dh);
-        m.qkv_proj.bias.segment(r, Dh) = f.qkv_b.segment(r, Dh);
+      // A differential head keeps its second query and key, and its lambda, too.
+      const int rows = m.options.differential ? 5 : 3;
+      const Eigen::Index starts[5] = {m.q_offset(h), m.k_offset(h), m.v_offset(h),
+                                      m.q2_offset(h), m.k2_offset(h)};
+      for (int i = 0; i < rows; ++i) {
+        m.qkv_proj.weight.middleRows(starts[i], Dh) = f.qkv_w.middleRows(starts[i], Dh);
+        m.qkv_proj.bias.segment(starts[i], Dh) = f.qkv_b.segment(starts[i], Dh);
       }
       m.out_proj.weight.middleCols(h * Dh, Dh) = f.out_w.middleCols(h * Dh, Dh);
+      if (m.options.differential) m.lambda[h] = f.lambda[h];
     }
   }
 }

@@ -42,7 +42,9 @@ class Trainer {
   // kMaxHistory steps were run (the history is thinned, never grown past its cap).
   const std::vector<float>& loss_history() const { return history_; }
   int64_t history_stride() const { return history_stride_; }
-  // Token accuracy of the last step's batch, before its update (NaN before any step).
+  // Token accuracy of the last step's batch, before its update (NaN before any step). With
+  // objective mlm, every loss and accuracy is over the selected positions only (mask_for_mlm):
+  // the masked-position accuracy.
   float last_accuracy() const { return last_accuracy_; }
 
   // The text task's corpus (vocab, splits); nullptr for the other tasks.
@@ -100,7 +102,7 @@ class Trainer {
   // Parameter copies taken before Adam, per layer with a frozen head (empty for the others).
   struct FrozenCopy {
     Mat qkv_w, out_w;
-    RowVec qkv_b;
+    RowVec qkv_b, lambda;  // lambda: differential only
   };
   std::vector<FrozenCopy> frozen_;  // (L)
   bool any_frozen_ = false;

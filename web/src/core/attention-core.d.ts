@@ -32,8 +32,8 @@ export interface CoreError extends Error {
 
 // The config's types come from the core's schema (cpp/attn/train/config.h): config-schema.ts is
 // written by scripts/build-wasm from configSchema().
-import type { FfnKind, NormKind, NormPosition, PositionKind, TaskName, TrainerConfig } from './config-schema';
-export type { FfnKind, NormKind, NormPosition, PositionKind, TaskName, TrainerConfig };
+import type { AttentionKind, FfnKind, NormKind, NormPosition, ObjectiveKind, PositionKind, TaskName, TrainerConfig } from './config-schema';
+export type { AttentionKind, FfnKind, NormKind, NormPosition, ObjectiveKind, PositionKind, TaskName, TrainerConfig };
 
 /** One key of the config schema (configSchema(), `attn schema`): its names (snake_case `name`,
  * kebab-case `flag`: the `attn` flag, URL hash key and element attribute; `js`: the TrainerConfig
@@ -60,6 +60,30 @@ export interface ConfigKeySchema {
   symbol: string;
   group: 'model' | 'block' | 'training' | 'task';
   in_weights: boolean;
+}
+
+/** fill()'s options. */
+export interface FillOptions {
+  /** The character that marks a blank: one character that is not in the model's vocabulary;
+   * default "_". */
+  blank?: string;
+  /** How many guesses to return per blank, integer in [1, vocabulary size]; default 1. */
+  top?: number;
+}
+
+/** One guess for a blank: a character of the vocabulary and its probability (the softmax over
+ * the characters; [MASK] is none). */
+export interface FillGuess {
+  char: string;
+  prob: number;
+}
+
+/** fill(): the text with every blank replaced by its most likely character, and per blank (in
+ * the text's order) its position among the text's characters and its `top` guesses, most likely
+ * first. */
+export interface FillResult {
+  text: string;
+  blanks: { position: number; top: FillGuess[] }[];
 }
 
 /** How the attention scores are masked: the causal mask, none, or the classic bug that fills
@@ -224,6 +248,7 @@ export interface AttentionResult {
   nLayers: number;
   /** T of this call: the length of the ids passed in. */
   seqLen: number;
+  /** The model's ids: the config's vocabSize, plus [MASK] (the last id) for objective "mlm". */
   vocabSize: number;
 }
 
@@ -241,7 +266,8 @@ export interface Trainer {
   evalAccuracy(n: number): number;
   /** The loss of every step, thinned to every historyStride()-th step after 16384 steps. */
   lossHistory(): Float32Array;
-  /** ids: 1..seqLen token ids, each in [0, vocabSize). */
+  /** ids: 1..seqLen token ids, each in [0, vocabSize) (objective "mlm": [0, vocabSize], the
+   * last being [MASK]). */
   attention(ids: Int32Array): AttentionResult;
   /** The weights as a safetensors file (PyTorch state-dict names). */
   exportWeights(): Uint8Array;
@@ -263,9 +289,10 @@ export interface Trainer {
   stepsDone(): number;
   /** Loss and accuracy in eval mode over n in [1, 1000] fixed batches, under the ablation. */
   evaluate(n: number): Evaluation;
-  /** The live model (weights and ablation) on its task at length seqLen in [1, 1024], over
+  /** The live model (weights and ablation) on its task at length seqLen in [1, 4096], over
    * batches in [1, 1000] batches of batchSize sequences from the same seed as evaluate(), so
-   * evaluateAt(seqLen, n) measures what evaluate(n) does. Longer than maxSeqLen with learned
+   * evaluateAt(seqLen, n) measures what evaluate(n) does; from seqLen 256 on, the attention runs tile
+   * by tile (no seqLen x seqLen matrix is held). Longer than maxSeqLen with learned
    * positions: a `config` error with key maxSeqLen (there is no row of the table to add); a task
    * that cannot fit seqLen: key task. Changes nothing. */
   evaluateAt(seqLen: number, batches: number): LengthEvaluation;
@@ -290,6 +317,21 @@ export interface Trainer {
   predictions(ids: Int32Array, k: number): Predictions;
   /** Runs the curriculum's invariants on this model (unchanged) and, given, a PyTorch case. */
   selfTest(reference: ReferenceCase | null): SelfTestResult[];
+  /** A masked language model of text (objective "mlm", task "text"): fills every blank of text
+   * (at most seqLen characters of the vocabulary) with one forward pass in eval mode. A causal
+   * model is a `config` error with key objective (it cannot see the right side of a blank);
+   * another task a `state` error; a blank that is in the vocabulary, a text with no blank or
+   * only blanks, a character outside the vocabulary: `input`. */
+  fill(text: string, options?: FillOptions): FillResult;
+  /** The receptive field measured: (T, T), row i column j the norm of the gradient of the output
+   * at i (along a fixed random direction of the logits) with respect to the input at j (the
+   * first layer's input), in eval mode; exactly 0 where i cannot depend on j (with L layers of
+   * a window of W keys: beyond L (W - 1)). ids as for attention(). Overwrites the gradients. */
+  receptiveField(ids: Int32Array): Matrix;
+  /** The keys each query may see under the model's own attention pattern (objective, attention,
+   * window, stride), for T positions, T an integer in [1, the model's max context length]: T*T
+   * cells row-major, 1 where query i may see key j, 0 where the pattern hides it. */
+  attentionMask(T: number): Uint8Array;
   /** lossHistory()[i] is the loss of step i * historyStride() + 1. */
   historyStride(): number;
   /** Frees the C++ object. Using the Trainer afterwards throws. */
@@ -331,6 +373,172 @@ export interface Sampler {
 export interface SamplerConstructor {
   /** seed: an integer in [0, 2^32 - 1]; the same seed draws the same tokens as attn sample. */
   new (seed: number): Sampler;
+}
+
+/** What proposes tokens in speculative decoding: another Trainer's live model (modelDraft) or a
+ * bigram table counted from a text (bigramDraft). Call delete() after the generations that use
+ * it and before the Trainer it reads. */
+export interface Draft {
+  kind(): DraftKind;
+  vocabSize(): number;
+  delete(): void;
+}
+export type DraftKind = 'model' | 'bigram';
+
+/** A speculative generation's settings. p (the draft's) and q (the target's) are the
+ * distributions after options (nextTokenDistribution), so the output has exactly the target's
+ * distribution under them; temperature 0 gives the target's own greedy tokens for any draft. */
+export interface SpeculativeOptions {
+  /** Token ids, 1 to 10000, each in [0, V). */
+  prompt: Int32Array;
+  /** Tokens to generate, in [0, 10000]. */
+  tokens: number;
+  /** N, the tokens the draft proposes per target pass, in [1, 16]; default 4. Fewer where the rows
+   * would cross the target's window. */
+  draftTokens?: number;
+  /** For p and q alike; default {} (temperature 1). */
+  options?: SamplingOptions;
+  /** One generator draws the proposals, the acceptances and the residual or bonus tokens; default 0. */
+  seed?: number;
+  /** The target's window as for a Decoder; default 0 (its max context length). */
+  window?: number;
+}
+
+/** How each generated token came about: 0 a draft token the target accepted, 1 drawn from the
+ * residual norm(max(0, q - p)) at a rejection, 2 the bonus drawn from q after all N were
+ * accepted. */
+export type TokenFate = 0 | 1 | 2;
+
+/** The figures of a speculative generation so far. alpha and meanOverlap average over the draft
+ * tokens the target judged (the accepted ones and each round's rejected one). */
+export interface SpeculativeStats {
+  tokens: number;
+  /** Verifications: one target forward pass each where the rows fit in one step. */
+  rounds: number;
+  /** The target's evaluations after the prompt. */
+  targetPasses: number;
+  /** The draft's evaluations (a bigram's table lookups) after the prompt. */
+  draftPasses: number;
+  proposed: number;
+  judged: number;
+  accepted: number;
+  draftTokens: number;
+  /** Measured acceptance rate accepted / judged (NaN before any). */
+  alpha: number;
+  /** The mean of sum_x min(p(x), q(x)) over the judged tokens: the acceptance rate to expect. */
+  meanOverlap: number;
+  tokensPerTargetPass: number;
+  tokensPerRound: number;
+  /** (1 - alpha^(N+1)) / (1 - alpha) at the measured alpha (NaN before any). */
+  expectedTokensPerRound: number;
+}
+
+/** A speculative generation's new tokens (SpeculativeDecoder.next). */
+export interface SpeculativeChunk {
+  tokens: Int32Array;
+  /** One TokenFate per token. */
+  fates: Uint8Array;
+  done: boolean;
+}
+
+/** Speculative generation of a Trainer's live model, a round at a time (the prompt goes in at
+ * construction). Delete it before its draft and its Trainer; after either trains, start a new
+ * one (its caches would be stale). A draft serves one generation at a time: once another
+ * generation (a SpeculativeDecoder, speculativeGenerate, speculativeExactness) has used the same
+ * draft, next() fails with kind `state`. */
+export interface SpeculativeDecoder {
+  /** Runs up to rounds in [1, 10000] rounds (each: the draft's proposals, one verification, the
+   * rollbacks) and returns their tokens, at most the tokens asked for in all. */
+  next(rounds: number): SpeculativeChunk;
+  stats(): SpeculativeStats;
+  done(): boolean;
+  delete(): void;
+}
+
+export interface SpeculativeDecoderConstructor {
+  /** Kind `input` for a bad option, a prompt token out of range, or a draft of another
+   * vocabulary size ("the draft's vocabulary has 40 tokens but the target's has 35"). */
+  new (trainer: Trainer, draft: Draft, options: SpeculativeOptions): SpeculativeDecoder;
+}
+
+/** speculativeGenerate's result: the generation, and plain decoding of as many tokens with the
+ * same options and seed (the core's generate(), as the Generate panel draws) timed after it. */
+export interface SpeculativeResult {
+  tokens: Int32Array;
+  fates: Uint8Array;
+  stats: SpeculativeStats;
+  /** The speculative generation's wall time, the prompt included. */
+  wallMs: number;
+  /** Plain decoding's (NaN with comparePlain false). */
+  plainMs: number;
+  /** Plain decoding's tokens (empty with comparePlain false); equal to tokens at temperature 0. */
+  plainTokens: Int32Array;
+}
+
+/** One position of the exactness check: how often each token came out of speculative decoding
+ * against the probability the target gives it, and Pearson's chi-square test (bins of expected
+ * count below 5 pooled into one). */
+export interface ExactnessPosition {
+  counts: Int32Array;
+  expected: Float64Array;
+  statistic: number;
+  dof: number;
+  /** P(chi-square(dof) >= statistic); 0 when a token of probability 0 came out. */
+  pValue: number;
+  samples: number;
+  /** Samples that fell on tokens of probability 0 (never, for a correct implementation). */
+  impossible: number;
+}
+
+/** speculativeExactness: samples continuations of two tokens after one prompt. first against
+ * q(. | prompt), second against sum_x q(x) q(. | prompt x). */
+export interface Exactness {
+  first: ExactnessPosition;
+  second: ExactnessPosition;
+  stats: SpeculativeStats;
+}
+
+/** Input of tiledAttention: transformerBlock's block and input, one head and the key tile size. */
+export interface TiledAttentionInput {
+  config?: TrainerConfig;
+  ids?: Int32Array;
+  x?: Matrix;
+  /** Query head in [0, nHeads). */
+  head: number;
+  /** Keys per tile, in [1, T]. */
+  tileSize: number;
+}
+
+/** One head of the block computed tile by tile (online softmax): every row's running max and
+ * sum after each key tile, and the result against the plain softmax. */
+export interface TiledAttentionTrace {
+  head: number;
+  kvHead: number;
+  seqLen: number;
+  dHead: number;
+  scale: number;
+  alibiSlope: number;
+  tileSize: number;
+  tiles: number;
+  /** (tiles, T): row i's max score so far after tile t (-Infinity while it has seen no key). */
+  rowMax: Matrix;
+  /** (tiles, T): row i's sum of exp(score - max) after tile t. */
+  rowSum: Matrix;
+  /** (T, dHead) the tiled output. */
+  out: Matrix;
+  /** (T, T) exp(score - final max) / final sum: the softmax rows. */
+  weights: Matrix;
+  /** (T, T) and (T, dHead): the plain kernel's softmax rows and output. */
+  plainWeights: Matrix;
+  plainOut: Matrix;
+  maxWeightDifference: number;
+  maxOutDifference: number;
+  /** Against the weights the block's own layer computed for this head. */
+  maxLayerWeightDifference: number;
+  /** Bytes of this head's attention buffers in a forward of T rows: the plain (T, T) weights, and
+   * the tiled path's output, log-sum-exp and blocks. */
+  plainBytes: number;
+  tiledBytes: number;
 }
 
 export interface TrainerConstructor {
@@ -606,6 +814,37 @@ export interface AttentionCore {
   Trainer: TrainerConstructor;
   Decoder: DecoderConstructor;
   Sampler: SamplerConstructor;
+  SpeculativeDecoder: SpeculativeDecoderConstructor;
+  /** A draft from another Trainer's live model (a small one trained on the same text, say:
+   * draftConfig). */
+  modelDraft(trainer: Trainer): Draft;
+  /** A draft that needs no training: the bigram of text's training split (default: the
+   * Trainer's own corpus) in the Trainer's characters, counts + 1 (add-one smoothing). The
+   * Trainer must be a text model (kind `input` otherwise, and for a character it lacks). */
+  bigramDraft(trainer: Trainer, text?: CorpusInput | null): Draft;
+  /** Speculative generation in one call, timed against plain decoding (comparePlain, default
+   * true). */
+  speculativeGenerate(trainer: Trainer, draft: Draft, options: SpeculativeOptions & { comparePlain?: boolean }): SpeculativeResult;
+  /** The exactness check: samples in [1, 1000000] speculative continuations of two tokens after
+   * prompt, counted against the target's own distributions, with a chi-square test each. */
+  speculativeExactness(trainer: Trainer, draft: Draft, options: Omit<SpeculativeOptions, 'tokens'> & { samples: number }): Exactness;
+  /** The acceptance rate to expect on a text, without sampling: ids (2 to 10000 tokens) through
+   * both models, and the mean over its positions of sum_x min(p(x), q(x)) under options (default
+   * temperature 1). Deterministic: alpha against temperature or draft size as a smooth curve.
+   * Takes the draft from any generation using it. */
+  expectedAcceptance(trainer: Trainer, draft: Draft, input: { ids: Int32Array; options?: SamplingOptions; window?: number }): number;
+  /** (1 - alpha^(N+1)) / (1 - alpha): the tokens per verification when each draft token is
+   * accepted with probability alpha in [0, 1] (N + 1 at 1). */
+  expectedTokensPerRound(alpha: number, draftTokens: number): number;
+  /** The suggested draft for a target config: 1 pre-norm block (LayerNorm, GELU FFN of width
+   * 2 dModel), dModel 32 (or less), 2 heads, lr 0.005; the task, text windows, positions and seed
+   * kept.
+   * Train it for draftSteps steps on the same text. */
+  draftConfig(config: TrainerConfig): ResolvedTrainerConfig;
+  /** Training steps for the suggested draft (300). */
+  readonly draftSteps: number;
+  /** The block view's tiled step: one head of transformerBlock's block, tile by tile. */
+  tiledAttention(input: TiledAttentionInput): TiledAttentionTrace;
   selfAttention(input: SelfAttentionInput): SelfAttentionStages;
   /** The lesson's multi-head attention with a drawn or causal mask. */
   multiHeadSelfAttention(input: MultiHeadInput): MultiHeadStages;

@@ -12,8 +12,9 @@ function el(tag: string, attrs: Record<string, string | number>): SVGElement {
   return e;
 }
 
-/** The SVG text of a rows x cols heatmap (values row-major), masked above the diagonal if causal. */
-export function heatmapSvg(opts: { title: string; values: Float32Array; rows: number; cols: number; rowLabels: string[]; colLabels: string[]; causal: boolean }): string {
+/** The SVG text of a rows x cols heatmap (values row-major), masked above the diagonal if causal,
+ * or where hidden (rows*cols cells, nonzero = masked) says when given. */
+export function heatmapSvg(opts: { title: string; values: Float32Array; rows: number; cols: number; rowLabels: string[]; colLabels: string[]; causal: boolean; hidden?: Uint8Array | null }): string {
   const { values, rows, cols } = opts;
   if (values.length !== rows * cols) throw new Error(`heatmap svg: ${values.length} values for ${rows}x${cols} cells`);
   const cell = 20;
@@ -36,7 +37,7 @@ export function heatmapSvg(opts: { title: string; values: Float32Array; rows: nu
   const cells = el('g', { class: 'cells' });
   for (let i = 0; i < rows; ++i) {
     for (let j = 0; j < cols; ++j) {
-      const masked = opts.causal && j > i;
+      const masked = opts.hidden ? opts.hidden[i * cols + j] !== 0 : opts.causal && j > i;
       const v = values[i * cols + j];
       const r = el('rect', { x: x0 + j * cell, y: y0 + i * cell, width: cell, height: cell, fill: masked ? 'url(#masked)' : cssColour(v) });
       const t = el('title', {});

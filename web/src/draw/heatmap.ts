@@ -13,6 +13,10 @@ export interface HeatmapInput {
   colLabels: string[];
   /** Cells above the diagonal are masked (causal attention). */
   causal: boolean;
+  /** The masked cells when they are not the causal triangle (an attention pattern: a window, a
+   * strided pattern, both ways under mlm): rows*cols cells, nonzero = masked, with `key` naming
+   * the pattern (the hatch is drawn once per key and size). Replaces `causal` when given. */
+  hidden?: { cells: Uint8Array; key: string } | null;
   /** The cell with keyboard focus, outlined. */
   focus?: { row: number; col: number } | null;
   /** CSS colour of the labels. */
@@ -65,13 +69,18 @@ function scratchCanvas(key: string, w: number, h: number, paint?: (c: CanvasRend
   return c;
 }
 
-/** Hatched overlay for the strict upper triangle of a rows x cols grid, in device pixels. */
-function hatchOverlay(rows: number, cols: number, cellPx: number): HTMLCanvasElement {
+/** Hatched overlay for the strict upper triangle of a rows x cols grid (or, given, the cells of
+ * hidden), in device pixels. */
+function hatchOverlay(rows: number, cols: number, cellPx: number, hidden?: { cells: Uint8Array; key: string } | null): HTMLCanvasElement {
   const w = Math.ceil(cols * cellPx);
   const h = Math.ceil(rows * cellPx);
-  return scratchCanvas(`hatch:${rows}:${cols}:${Math.round(cellPx * 1000)}`, w, h, (g) => {
+  return scratchCanvas(`hatch:${rows}:${cols}:${Math.round(cellPx * 1000)}:${hidden?.key ?? 'causal'}`, w, h, (g) => {
     g.beginPath();
     for (let i = 0; i < rows; ++i) {
+      if (hidden) {
+        for (let j = 0; j < cols; ++j) if (hidden.cells[i * cols + j]) g.rect(j * cellPx, i * cellPx, cellPx, cellPx);
+        continue;
+      }
       if (i + 1 >= cols) break;
       g.rect((i + 1) * cellPx, i * cellPx, (cols - i - 1) * cellPx, cellPx);
     }
@@ -156,7 +165,10 @@ export function drawHeatmap(canvas: HTMLCanvasElement, cssWidth: number, input: 
   const gy = l.y0 * dpr;
   g.imageSmoothingEnabled = false;
   g.drawImage(px, gx, gy, cols * cellPx, rows * cellPx);
-  if (input.causal) g.drawImage(hatchOverlay(rows, cols, cellPx), gx, gy);
+  if (input.hidden) {
+    if (input.hidden.cells.length !== rows * cols) throw new Error(`heatmap: ${input.hidden.cells.length} mask cells for ${rows}x${cols} cells`);
+    g.drawImage(hatchOverlay(rows, cols, cellPx, input.hidden), gx, gy);
+  } else if (input.causal) g.drawImage(hatchOverlay(rows, cols, cellPx), gx, gy);
 
   // Labels (keys along the top, queries down the left): drawn once per labels and size, then
   // reused, since text is the slowest part of a redraw.

@@ -23,3 +23,11 @@ export function headAverage(weights: Float32Array, H: number, T: number): Float3
 export function headOrAverage(weights: Float32Array, H: number, T: number, f: number): Float32Array {
   return f < H ? headWeights(weights, H, T, f) : headAverage(weights, H, T);
 }
+
+/** The cells a heatmap hatches: under the layers' own mask (`causal`) those their attention
+ * pattern hides (visible: the core's (T,T) attentionMask; none under mlm's full attention), with a
+ * key naming the pattern; null under a broken mask, which hides nothing. */
+export function hiddenCells(mask: string, visible: Uint8Array | null | undefined, T: number): { cells: Uint8Array; key: string } | null {
+  if (mask !== 'causal' || !visible || visible.length !== T * T) return null;
+  return { cells: visible.map((v) => 1 - v), key: visible.join('') };
+}

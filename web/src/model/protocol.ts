@@ -75,6 +75,10 @@ export interface Snapshot {
   kvHeads: number;
   /** The mask the weights were computed under (heatmaps hatch only what it really masks). */
   mask: MaskMode;
+  /** (T,T) row-major: 1 where query i may see key j under the layers' own attention pattern (the
+   * core's attentionMask: causal, both ways under mlm, a window, a strided pattern), which mask
+   * `causal` applies. */
+  visible: Uint8Array;
   /** The step of the phase change (the core's phaseChange(), counted as `step` is), -1: none yet. */
   phaseChange: number;
   /** Task text: the corpus and the validation curve; null for the other tasks. */

@@ -28,6 +28,9 @@ export const PANELS = [
   { name: 'generate', label: 'Generate', title: 'Generate', hide: "the Generate panel (task text: text from the model, each character with its alternatives and attention, the KV cache's speed-up, samples over training)" },
   { name: 'inspect', label: 'Look inside', title: 'Look inside', hide: 'the "Look inside" panel (logit lens, direct attribution, activation patching, QK/OV circuits)' },
   { name: 'export', label: 'Export / import', title: 'Export / import', hide: 'the Export / import panel of the training view' },
+  { name: 'speculative', label: 'Speculative decoding', title: 'Speculative decoding', hide: 'the "Speculative decoding" panel (task text: a draft, text coloured by token fate, the acceptance and passes per token, the exactness check)' },
+  { name: 'fill', label: 'Fill in the blanks', title: 'Fill in the blanks', hide: 'the "Fill in the blanks" panel (task text: a masked model\'s top 5 characters for each blank, beside a causal model\'s)' },
+  { name: 'receptive', label: 'Receptive field', title: 'Receptive field', hide: 'the Receptive field panel (how far each output reaches into the input, against L·(W − 1))' },
 ] as const satisfies readonly PanelEntry[];
 
 /** A panel's name: its folder and its value of the `panel` setting. */

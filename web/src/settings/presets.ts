@@ -75,8 +75,43 @@ export const FIND_CIRCUIT_PRESET: Preset = {
   settings: { ...INDUCTION_PRESET.settings, panel: 'inspect' },
 };
 
+/** "Fill in the blanks": BERT's objective on the core's default text, with the Fill in the blanks
+ * panel open. The model is the text preset's GPT in size and block (2 pre-norm layers, LayerNorm,
+ * RoPE, GELU FFN, D 64, H 4, lr 3e-3) at T 32; RoPE, not learned positions, because without the
+ * causal mask only the positions tell a bidirectional model where it is, and a learned table
+ * starting at std 0.02 barely learns in 1000 steps (bench/results/mlm.md). Measured there at 2000
+ * steps: a blanked first letter of a word right 88% of the time (a causal model of the same size,
+ * from the left: 45%). */
+export const FILL_PRESET: Preset = {
+  id: 'fill',
+  title: 'Fill in the blanks',
+  settings: { ...TEXT_PRESET.settings, seqLen: 32, objective: 'mlm', panel: 'fill' },
+};
+
+/** "A window that grows with depth": the copy task at T 12 (the answer lies 5 positions back) with
+ * a sliding window of 3 keys (2 positions back per layer) and 3 layers, which reach 6 >= 5 and
+ * learn the task (eval accuracy 1.0 by step 350 on seeds 1-3); 1 or 2 layers reach 2 or 4 and stay
+ * at chance (bench/results/mlm.md, "A window that grows with depth"). The Receptive field panel is
+ * open. */
+export const WINDOW_DEPTH_PRESET: Preset = {
+  id: 'window-depth',
+  title: 'A window that grows with depth',
+  settings: {
+    view: 'train',
+    vocabSize: 16,
+    seed: 1,
+    task: 'copy',
+    nLayers: 3,
+    residual: true,
+    positions: 'rope',
+    attention: 'window',
+    window: 3,
+    panel: 'receptive',
+  },
+};
+
 /** Every preset the training view offers. */
-export const PRESETS: readonly Preset[] = [INDUCTION_PRESET, FIND_CIRCUIT_PRESET, TEXT_PRESET];
+export const PRESETS: readonly Preset[] = [INDUCTION_PRESET, FIND_CIRCUIT_PRESET, TEXT_PRESET, FILL_PRESET, WINDOW_DEPTH_PRESET];
 
 const text = (v: State[keyof State]) => (typeof v === 'boolean' ? (v ? '1' : '0') : String(v));
 

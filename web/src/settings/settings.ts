@@ -53,7 +53,7 @@ export interface State extends Required<TrainerConfig> {
   /** View 2's mask (a preset name or drawn rows of 0/1, see lesson-mask.ts), the sliding
    * window's k, the number of heads, sinusoidal positions added to X, and a second sentence. */
   lessonMask: string;
-  window: number;
+  lessonWindow: number;
   lessonHeads: number;
   lessonPositions: boolean;
   secondSentence: string;
@@ -141,6 +141,11 @@ const CONFIG_PAGE: { readonly [K in keyof TrainerConfig]?: ConfigPage } = {
   ffn: { label: 'FFN' },
   ffnMult: { label: 'FFN width (× d_model)' },
   embInitStd: { label: 'embedding init std' },
+  maskRate: { label: 'mask rate', step: '0.01' },
+  attention: { label: 'attention pattern' },
+  window: { label: 'window W', range: [1, MAX_SEQ_LEN] },
+  stride: { label: 'stride S', range: [1, MAX_SEQ_LEN] },
+  differential: { label: 'differential attention' },
 };
 
 /** A config key's row: the schema's key with the page's CONFIG_PAGE on top. */
@@ -206,8 +211,8 @@ export const SETTINGS: { readonly [K in keyof State]: Omit<Setting<K>, 'key'> } 
     group: 'lesson', core: null, hash: 'lesson-mask', attribute: null,
     label: 'lesson mask', type: 'text', default: 'none', ...textual(cleanMask),
   },
-  window: {
-    group: 'lesson', core: null, hash: 'window', attribute: null,
+  lessonWindow: {
+    group: 'lesson', core: null, hash: 'lesson-window', attribute: null,
     label: 'window k', type: 'int', default: 2, ...numeric([1, MAX_MASK_TOKENS], '1'),
   },
   lessonHeads: {
@@ -288,7 +293,7 @@ export const LIMITS = {
   outDropout: range('outDropout'),
   dk: range('dk'),
   dv: range('dv'),
-  window: range('window'),
+  lessonWindow: range('lessonWindow'),
   lessonHeads: range('lessonHeads'),
   stage: range('stage'),
   scaleDk: range('scaleDk'),

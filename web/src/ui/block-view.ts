@@ -8,7 +8,9 @@
 import type { Controller } from '../client/controller';
 import { matrixSvg } from '../draw/matrix-svg';
 import type { Matrix, SampleSpec } from '../model/protocol';
-import { transformerBlockRequest, type BlockStages } from '../panels/block/request';
+import { tiledAttentionRequest, transformerBlockRequest, type BlockStages, type TiledStep } from '../panels/block/request';
+import { matrixTable } from '../draw/matrix-table';
+import { count, sci } from '../model/format';
 import { checkField, CONFIG_KEYS, keysOf, type Correction, type State } from '../settings/settings';
 import { fixConsistency, generatedSample, sampleSpec, trainerConfig } from '../settings/state';
 import type { Store } from '../settings/store';
@@ -111,7 +113,8 @@ export function mountBlockView(root: HTMLElement, store: Store, ctl: Controller,
   form.addEventListener('submit', (e) => e.preventDefault());
   const problem = h('p', { class: 'problem', role: 'alert', hidden: true });
   const stagesEl = h('div', { class: 'stages block-stages' });
-  root.append(parts.place(form, 'block-controls'), problem, stagesEl);
+  const tiled = tiledStep();
+  root.append(parts.place(form, 'block-controls'), problem, stagesEl, tiled.section);
 
   function sync(s: Readonly<State>): void {
     for (const r of radios) r.checked = r.value === s.normPosition;
@@ -133,6 +136,7 @@ export function mountBlockView(root: HTMLElement, store: Store, ctl: Controller,
       if (mine !== request) return;
       problem.hidden = true;
       render(r);
+      await tiled.refresh(r, () => mine === request);
     } catch (e) {
       if (mine !== request) return;
       problem.textContent = `The block could not be built: ${e instanceof Error ? e.message : String(e)}`;
@@ -266,6 +270,95 @@ export function mountBlockView(root: HTMLElement, store: Store, ctl: Controller,
     stagesEl.dataset.order = r.normPosition;
     stagesEl.dataset.ids = tokens.join(' ');
     stagesEl.replaceChildren(...sections);
+  }
+
+  /** The step aside after the stages: one head's attention computed tile by tile (the core's
+   * tiledAttention), its own head and tile size. */
+  function tiledStep() {
+    const headId = uniqueId('block-tiled-head');
+    const tileId = uniqueId('block-tiled-tile');
+    const headSelect = h('select', { id: headId, name: 'tiledHead' });
+    const tileSelect = h('select', { id: tileId, name: 'tiledTile' });
+    const body = h('div', { class: 'tiled-body' });
+    const tiledProblem = h('p', { class: 'problem', role: 'alert', hidden: true });
+    const section = h(
+      'section',
+      { class: 'stage block-stage block-tiled', 'data-step': 'tiled' },
+      h('h3', { text: 'Aside: one head\'s attention, tile by tile' }),
+      h('p', { class: 'formula' }, h('code', { text: 'per key tile: m ← max(m, max s),  l ← l·e^(m_old − m) + Σ e^(s − m),  o ← o·e^(m_old − m) + Σ e^(s − m) v;  at the end o / l' })),
+      h('p', {
+        class: 'stage-text',
+        text: 'The same head as above, computed the way FlashAttention does: the keys come in tiles, and each query row keeps only a running max m and a running sum l of exp(score − m). When a tile brings a larger score, what was summed so far is scaled down by exp(old m − new m), so nothing has to be recomputed. The full row of T weights never exists at once: memory grows with T, not T².',
+      }),
+      h('div', { class: 'fields' }, h('div', { class: 'field' }, h('label', { for: headId, text: 'head' }), headSelect), h('div', { class: 'field' }, h('label', { for: tileId, text: 'keys per tile' }), tileSelect)),
+      tiledProblem,
+      body,
+    );
+    let last: { r: BlockStages; current: () => boolean } | null = null;
+    const again = () => last && void refreshTiled(last.r, last.current);
+    headSelect.addEventListener('change', again);
+    tileSelect.addEventListener('change', again);
+
+    function options(select: HTMLSelectElement, values: number[], label: (v: number) => string, fallback: number): void {
+      const keep = Number(select.value);
+      if (select.options.length !== values.length || values.some((v, i) => Number(select.options[i].value) !== v)) {
+        select.replaceChildren(...values.map((v) => h('option', { value: v, text: label(v) })));
+        select.value = String(values.includes(keep) ? keep : fallback);
+      }
+    }
+
+    async function refreshTiled(r: BlockStages, current: () => boolean): Promise<void> {
+      last = { r, current };
+      const T = r.seqLen;
+      options(headSelect, Array.from({ length: r.nHeads }, (_, i) => i), (v) => `head ${v + 1}`, 0);
+      const sizes = [...new Set([1, 2, 4, 8, 16, 32, 64].filter((t) => t < T).concat(T))];
+      options(tileSelect, sizes, (v) => (v === T ? `${v} (one tile)` : String(v)), sizes.find((t) => t * 3 >= T) ?? T);
+      try {
+        const t = await ctl.call(tiledAttentionRequest, { config: trainerConfig(store.state), sample: blockSample(store.state), head: Number(headSelect.value), tileSize: Number(tileSelect.value) });
+        if (!current()) return;
+        tiledProblem.hidden = true;
+        renderTiled(t, r.ids);
+      } catch (e) {
+        if (!current()) return;
+        tiledProblem.textContent = `The tiled step could not be computed: ${e instanceof Error ? e.message : String(e)}`;
+        tiledProblem.hidden = false;
+      }
+    }
+
+    /** (tiles, T) as (T, tiles): one row per query, one column per tile. */
+    const perRow = (m: Matrix): Matrix => {
+      const out = new Float32Array(m.rows * m.cols);
+      for (let t = 0; t < m.rows; ++t) for (let i = 0; i < m.cols; ++i) out[i * m.rows + t] = m.data[t * m.cols + i];
+      return { rows: m.cols, cols: m.rows, data: out };
+    };
+
+    function renderTiled(t: TiledStep, ids: Int32Array): void {
+      const T = t.seqLen;
+      const rows = Array.from(ids, (id, i) => `${i}: ${id}`);
+      const cols = Array.from({ length: t.tiles }, (_, k) => `after tile ${k + 1} (keys ${k * t.tileSize}–${Math.min(T, (k + 1) * t.tileSize) - 1})`);
+      const weightsFig = (name: string, m: Matrix, title: string) =>
+        h('figure', { class: 'matrix-fig', 'data-matrix': name }, h('figcaption', {}, h('strong', { text: title }), ` (${m.rows}, ${m.cols})`), matrixSvg(m, { label: title, colour: 'weights', width: 150, masked: (i, j) => j > i }));
+      section.dataset.tiles = String(t.tiles);
+      section.dataset.maxDifference = String(t.maxWeightDifference);
+      body.replaceChildren(
+        h('p', { class: 'hint', text: `Head ${t.head + 1}${t.kvHead !== t.head ? ` (K/V head ${t.kvHead + 1})` : ''}: ${T} query rows, keys in ${t.tiles} tile${t.tiles > 1 ? 's' : ''} of ${t.tileSize}. Under the causal mask a row skips the tiles wholly in its future, so its numbers stop changing once its own position has been seen.` }),
+        h('div', { class: 'matrix-row' },
+          h('figure', { class: 'tiled-rows', 'data-matrix': 'rowMax' }, h('figcaption', {}, h('strong', { text: 'running max m' }), ' per row after each tile'), matrixTable(perRow(t.rowMax), { rowLabels: rows, colLabels: cols, caption: 'running max per row after each tile', digits: 3 })),
+          h('figure', { class: 'tiled-rows', 'data-matrix': 'rowSum' }, h('figcaption', {}, h('strong', { text: 'running sum l' }), ' of exp(score − m)'), matrixTable(perRow(t.rowSum), { rowLabels: rows, colLabels: cols, caption: 'running sum per row after each tile', digits: 3 })),
+        ),
+        h('div', { class: 'matrix-row' }, weightsFig('tiledWeights', t.weights, 'tiled: exp(s − m) / l'), weightsFig('plainWeights', t.plainWeights, 'plain softmax')),
+        h('p', {
+          class: 'stage-text tiled-verdict',
+          text:
+            `The largest difference between the tiled rows and the plain softmax is ${sci(t.maxWeightDifference)}, and between the two outputs ${sci(t.maxOutDifference)}: the same numbers up to float32 rounding, because rescaling by exp(old m − new m) is exact algebra. ` +
+            `Memory for this head over T = ${T}: ${count(t.plainBytes)} bytes for the plain (T, T) weights against ${count(t.tiledBytes)} bytes for the tiled path's output, one max and sum per row and one tile of scores. ` +
+            (t.tiledBytes >= t.plainBytes
+              ? 'At a length this short the tiled path holds more; but its memory grows with T and the plain one with T², so at a few hundred positions the tiled path holds far less (bench/README.md measures both up to T = 4096).'
+              : 'The plain path grows with T², the tiled one with T: the longer the sequence, the larger the saving.'),
+        }),
+      );
+    }
+    return { section, refresh: refreshTiled };
   }
 
   const inputKeys: readonly (keyof State)[] = [...CONFIG_KEYS, ...keysOf('sample')];

@@ -6,9 +6,10 @@ import { tokenLabels } from '../model/text';
 import type { Controller } from '../client/controller';
 import { cellAt, drawHeatmap, drawLegendBar, drawMaskedSwatch, type HeatmapLayout } from '../draw/heatmap';
 import { num } from '../model/format';
-import { headAverage, headWeights } from '../model/heads';
+import { headAverage, headWeights, hiddenCells } from '../model/heads';
 import { averageLabel, headLabel, kvGroupLabel, layerWeights } from '../model/layers';
 import type { Snapshot } from '../model/protocol';
+import type { State } from '../settings/settings';
 import type { Store } from '../settings/store';
 import { h } from './dom';
 import type { Parts } from './parts';
@@ -26,6 +27,29 @@ export interface HeatmapGrid {
   destroy(): void;
 }
 
+/** What the pattern figure shows, in words: which keys a query sees under the settings, and why
+ * it matters. `seen` is the core's count of visible pairs. */
+export function patternSentence(c: Pick<State, 'objective' | 'attention' | 'window' | 'stride' | 'nLayers'>, T: number, seen: number): string {
+  const both = c.objective === 'mlm';
+  const side = both ? 'on both sides' : 'before it';
+  const what =
+    c.attention === 'window'
+      ? `each query sees the ${c.window} nearest keys ${side} (itself included${both ? `, |i − j| < ${c.window}` : ''})`
+      : c.attention === 'strided'
+        ? `each query sees a window of ${c.window} keys ${side} plus every position that is a multiple of ${c.stride}`
+        : both
+          ? 'every query sees every key, left and right: an encoder reads the whole sequence'
+          : 'each query sees itself and every earlier key, never a later one';
+  const L = c.nLayers;
+  const cost =
+    c.attention === 'window'
+      ? ` Each layer reaches W − 1 = ${c.window - 1} positions further, so ${L} layer${L > 1 ? 's' : ''} reach L·(W − 1) = ${L * (c.window - 1)}${both ? ' on each side' : `, and a decoder keeps only ${c.window} keys per layer in its KV cache instead of the whole context`}.`
+      : c.attention === 'strided'
+        ? ' The strided keys carry what lies far away into a single layer; the window keeps the rest local.'
+        : '';
+  return `${seen} of ${T * T} pairs visible: ${what}.${cost}`;
+}
+
 /** Builds the heatmaps panel; `request` asks the view for a redraw (next animation frame). */
 export function mountHeatmapGrid(store: Store, ctl: Controller, opts: { reducedMotion: boolean; request: () => void; parts: Parts }): HeatmapGrid {
   const sample = mountSampleField(store, ctl);
@@ -37,12 +61,16 @@ export function mountHeatmapGrid(store: Store, ctl: Controller, opts: { reducedM
     h('span', { text: '0' }),
     legendBar,
     h('span', { text: '1' }),
-    h('span', { class: 'legend-masked-wrap' }, legendMasked, ' masked (future key)'),
+    h('span', { class: 'legend-masked-wrap' }, legendMasked, ' masked (a key the query may not see)'),
   );
   const cellReadout = h('p', { class: 'cell-readout', text: HINT });
   const liveCell = h('p', { class: 'visually-hidden', 'aria-live': 'polite' });
   const grid = h('div', { class: 'heatmaps', 'data-frames': '0' });
   const gqaNote = h('p', { class: 'hint gqa-note', hidden: true });
+  // The attention pattern: which keys each query may see (the core's attentionMask), beside the heads.
+  const patternCanvas = h('canvas', { class: 'pattern-canvas', role: 'img', 'aria-label': 'The attention pattern' });
+  const patternNote = h('figcaption', { class: 'hint pattern-note' });
+  const pattern = h('figure', { class: 'attention-pattern', 'data-visible': '' }, h('div', { class: 'pattern-title', text: 'Which keys each query may see' }), patternCanvas, patternNote);
   const section = h(
     'section',
     { class: 'panel heat-panel', 'aria-label': 'Attention heatmaps' },
@@ -52,7 +80,7 @@ export function mountHeatmapGrid(store: Store, ctl: Controller, opts: { reducedM
     opts.parts.place(cellReadout, 'legend'),
     liveCell,
     gqaNote,
-    grid,
+    h('div', { class: 'heat-row' }, pattern, grid),
     opts.reducedMotion ? h('p', { class: 'hint', text: 'Reduced motion is on: heatmaps and chart update twice a second while training.' }) : null,
   );
 
@@ -110,10 +138,11 @@ export function mountHeatmapGrid(store: Store, ctl: Controller, opts: { reducedM
     const f = figures[fig];
     if (!s || !f?.values) return '';
     const tok = (i: number) => tokenLabels([s.ids[i]], s.text?.corpus.vocab)[0];
-    const masked = s.mask === 'causal' && col > row;
+    const masked = s.mask === 'causal' && !s.visible[row * s.T + col];
     const w = f.values[row * s.T + col];
     const leak = s.mask !== 'causal' && col > row ? ' (a future key: the broken mask lets it through)' : '';
-    const value = masked ? 'masked (a query cannot see later keys), weight 0' : `${num(w, 4)}${leak}`;
+    const why = col > row && store.state.objective === 'causal' ? 'a query cannot see later keys' : `the ${store.state.attention} pattern hides this key`;
+    const value = masked ? `masked (${why}), weight 0` : `${num(w, 4)}${leak}`;
     return `${f.title}: query ${row} (${tok(row)}) → key ${col} (${tok(col)}): ${value}`;
   }
 
@@ -175,6 +204,10 @@ export function mountHeatmapGrid(store: Store, ctl: Controller, opts: { reducedM
     if (figureWidth === 0) figureWidth = figures[0].canvas.parentElement?.clientWidth ?? 160;
     const width = Math.max(120, Math.floor(figureWidth - 2));
     const textColour = labelColour || (labelColour = getComputedStyle(grid).color || '#222');
+    // Under the layers' own mask, hatch what their pattern hides (the causal triangle, a window,
+    // nothing under mlm's full attention); a broken mask hides nothing.
+    const hidden = hiddenCells(s.mask, s.visible, T);
+    drawPattern(s, width, textColour, labels, s.visible.map((v) => 1 - v));
     figures.forEach((f, idx) => {
       f.values = f.head >= 0 ? headWeights(s.weights, L * H, T, f.head) : avgs[f.layer];
       f.layout = drawHeatmap(f.canvas, width, {
@@ -184,6 +217,7 @@ export function mountHeatmapGrid(store: Store, ctl: Controller, opts: { reducedM
         rowLabels: labels,
         colLabels: labels,
         causal: s.mask === 'causal',
+        hidden,
         focus: focus?.fig === idx ? focus : null,
         textColour,
       });
@@ -191,6 +225,29 @@ export function mountHeatmapGrid(store: Store, ctl: Controller, opts: { reducedM
     showCell();
     grid.dataset.frames = String(++frames);
     return true;
+  }
+
+  /** The pattern figure: the visible keys in yellow, the hidden ones hatched, and what it means. */
+  function drawPattern(s: Snapshot, width: number, textColour: string, labels: string[], hiddenCells: Uint8Array): void {
+    const T = s.T;
+    const key = s.visible.join('');
+    pattern.dataset.visible = key;
+    let seen = 0;
+    for (const v of s.visible) seen += v;
+    pattern.dataset.seen = String(seen);
+    drawHeatmap(patternCanvas, Math.min(width, 180), {
+      values: Float32Array.from(s.visible),
+      rows: T,
+      cols: T,
+      rowLabels: labels,
+      colLabels: labels,
+      causal: false,
+      hidden: { cells: hiddenCells, key },
+      textColour,
+    });
+    patternCanvas.setAttribute('aria-label', `The attention pattern: ${seen} of the ${T * T} query-key pairs are visible (yellow), the others hidden (hatched).`);
+    patternNote.textContent = patternSentence(store.state, T, seen);
+    pattern.hidden = false;
   }
 
   function resized(): void {

@@ -68,7 +68,7 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
     });
     return { input, msg, el: h('div', { class: 'field sentence-field' }, h('label', { for: id, text: label }), input, msg) };
   };
-  const num = (key: 'dk' | 'dv' | 'lessonHeads' | 'window', label: string) => {
+  const num = (key: 'dk' | 'dv' | 'lessonHeads' | 'lessonWindow', label: string) => {
     const id = uniqueId(key);
     const input = h('input', { id, type: 'number', name: key, min: LIMITS[key][0], max: LIMITS[key][1], step: 1, 'aria-describedby': `${id}-msg` });
     const msg = h('p', { class: 'field-msg', id: `${id}-msg`, role: 'status' });
@@ -85,7 +85,7 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
   const dk = num('dk', 'dk (query/key width per head)');
   const dv = num('dv', 'dv (value width per head)');
   const heads = num('lessonHeads', 'heads');
-  const win = num('window', 'window k');
+  const win = num('lessonWindow', 'window k');
   const posId = uniqueId('lesson-positions');
   const posBox = h('input', { id: posId, type: 'checkbox', name: 'lessonPositions' });
   const maskId = uniqueId('mask');
@@ -152,7 +152,7 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
     if (stale) return;
     const s = store.state;
     const { tokens, split } = lessonTokens(s);
-    const { cells, note } = maskCells(s.lessonMask, tokens.length, s.window, split);
+    const { cells, note } = maskCells(s.lessonMask, tokens.length, s.lessonWindow, split);
     const mine = ++request;
     try {
       const r = await ctl.call(selfAttentionRequest, { tokens, split, dModel: LESSON_D_MODEL, dk: s.dk, dv: s.dv, heads: s.lessonHeads, seed: s.seed, positions: s.lessonPositions, mask: cells });
@@ -171,7 +171,7 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
   function sync(s: Readonly<State>): void {
     if (sent.input.value !== s.sentence) sent.input.value = s.sentence;
     if (sent2.input.value !== s.secondSentence) sent2.input.value = s.secondSentence;
-    for (const [f, v] of [[dk, s.dk], [dv, s.dv], [heads, s.lessonHeads], [win, s.window]] as const) if (f.input.value !== String(v)) f.input.value = String(v);
+    for (const [f, v] of [[dk, s.dk], [dv, s.dv], [heads, s.lessonHeads], [win, s.lessonWindow]] as const) if (f.input.value !== String(v)) f.input.value = String(v);
     posBox.checked = s.lessonPositions;
     maskSelect.value = presetOf(s.lessonMask);
     win.input.disabled = presetOf(s.lessonMask) !== 'window';
@@ -256,7 +256,7 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
           tokens: tokRows,
           cells: r.mask,
           preset: presetOf(s.lessonMask),
-          k: s.window,
+          k: s.lessonWindow,
           onChange: (value, i, j) => {
             refocus = [i, j];
             store.set({ lessonMask: value });
@@ -326,7 +326,7 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
   cleanups.push(
     store.subscribe((s, changed) => {
       sync(s);
-      const inputs = ['sentence', 'secondSentence', 'dk', 'dv', 'lessonHeads', 'lessonMask', 'window', 'lessonPositions', 'seed'] as const;
+      const inputs = ['sentence', 'secondSentence', 'dk', 'dv', 'lessonHeads', 'lessonMask', 'lessonWindow', 'lessonPositions', 'seed'] as const;
       if (inputs.some((k) => changed.has(k)) || (changed.has('view') && shown() && stale)) void refresh();
       else if (changed.has('stage')) {
         render();

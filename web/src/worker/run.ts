@@ -30,6 +30,8 @@ export class Run {
   readonly corpus: TextCorpusInfo | null;
   /** Task text: the validation curve so far. */
   readonly #text: Omit<TextReadout, 'corpus' | 'defaultCorpus'> = { valSteps: [], valLoss: [], last: null };
+  /** The core's attention pattern at the last length asked (visible()). */
+  #visible: Uint8Array | null = null;
 
   constructor(
     readonly trainer: Trainer,
@@ -135,9 +137,16 @@ export class Run {
       T: view.sample.length,
       kvHeads: this.config.kvHeads || att.nHeads,
       mask: view.mask,
+      visible: this.visible(view.sample.length),
       phaseChange: this.phaseChange,
       text,
     };
+  }
+
+  /** The core's attention pattern for T positions (its attentionMask), computed once per T. */
+  visible(T: number): Uint8Array {
+    if (this.#visible?.length !== T * T) this.#visible = this.trainer.attentionMask(T);
+    return this.#visible.slice();
   }
 
   /** The core's phase-change step in the learner's step count (an imported run's steps added);

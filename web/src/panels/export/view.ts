@@ -8,6 +8,7 @@ import type { Controller } from '../../client/controller';
 import { RequestError } from '../../client/controller';
 import { drawHeatmap } from '../../draw/heatmap';
 import { heatmapSvg } from '../../draw/heatmap-svg';
+import { hiddenCells } from '../../model/heads';
 import type { Snapshot } from '../../model/protocol';
 import { tokenLabels } from '../../model/text';
 import { h } from '../../ui/dom';
@@ -93,7 +94,7 @@ export function mount(slot: HTMLElement, ctl: Controller, _opts: PanelOptions): 
       const labels = tokenLabels(s.ids, s.text?.corpus.vocab);
       for (const f of exportFigures(s)) {
         const canvas = document.createElement('canvas');
-        drawHeatmap(canvas, Math.max(240, 26 + 24 * s.T), { values: f.values, rows: s.T, cols: s.T, rowLabels: labels, colLabels: labels, causal: s.mask === 'causal', textColour: '#222' });
+        drawHeatmap(canvas, Math.max(240, 26 + 24 * s.T), { values: f.values, rows: s.T, cols: s.T, rowLabels: labels, colLabels: labels, causal: s.mask === 'causal', hidden: hiddenCells(s.mask, s.visible, s.T), textColour: '#222' });
         const ctx = canvas.getContext('2d')!;
         // An opaque background, so the labels read in any image viewer.
         ctx.globalCompositeOperation = 'destination-over';
@@ -112,7 +113,7 @@ export function mount(slot: HTMLElement, ctl: Controller, _opts: PanelOptions): 
       const s = await current();
       const labels = tokenLabels(s.ids, s.text?.corpus.vocab);
       for (const f of exportFigures(s)) {
-        const text = heatmapSvg({ title: f.title, values: f.values, rows: s.T, cols: s.T, rowLabels: labels, colLabels: labels, causal: s.mask === 'causal' });
+        const text = heatmapSvg({ title: f.title, values: f.values, rows: s.T, cols: s.T, rowLabels: labels, colLabels: labels, causal: s.mask === 'causal', hidden: hiddenCells(s.mask, s.visible, s.T)?.cells ?? null });
         download(`${BASE}-${f.name}.svg`, text, 'image/svg+xml');
       }
       say('');

@@ -30,16 +30,17 @@ export const MAX_CHUNK = 64;
 /** The most characters the cache's speed-up is measured on. */
 export const MAX_SPEED_CHARS = 500;
 
-/** The run's vocabulary (its corpus's characters), or the sentence that generation needs task text. */
-function vocabOf(trainer: Trainer): string {
+/** The run's vocabulary (its corpus's characters), or the sentence that `what` (generation,
+ * speculative decoding) needs task text. */
+export function vocabOf(trainer: Trainer, what = 'Generation'): string {
   const corpus = trainer.corpus();
-  if (!corpus) throw new RequestFailure('input', 'Generation needs the text task: this model was trained on token ids, not characters.');
+  if (!corpus) throw new RequestFailure('input', `${what} needs the text task: this model was trained on token ids, not characters.`);
   return corpus.vocab;
 }
 
 /** The prompt's ids in vocab: one sentence for an empty or too long prompt, and the core's
  * (naming the character) for one outside the vocabulary. */
-function promptIds(core: AttentionCore, vocab: string, prompt: string): Int32Array {
+export function promptIds(core: AttentionCore, vocab: string, prompt: string): Int32Array {
   if (typeof prompt !== 'string' || prompt.length === 0) throw new RequestFailure('input', 'The prompt is empty: give at least one character to start from.');
   const n = [...prompt].length;
   if (n > MAX_PROMPT_CHARS) throw new RequestFailure('input', `The prompt has ${n} characters; at most ${MAX_PROMPT_CHARS} are taken.`);

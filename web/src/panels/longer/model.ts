@@ -15,7 +15,8 @@ import { comparisonEndRequest, comparisonLengthsRequest, comparisonStartRequest,
 export const LENGTH_FACTORS = [1, 2, 4] as const;
 /** Eval batches per length (of the run's batch size). */
 export const EVAL_BATCHES = 4;
-/** The longest length the core evaluates at (kMaxEvalLength). */
+/** The longest length the page evaluates at, to bound the work in a tab (the core's
+ * kMaxEvalLength goes to 4096, tile by tile). */
 export const MAX_EVAL_LENGTH = 1024;
 
 /** The lengths measured for training length T: T, 2T and 4T (at most MAX_EVAL_LENGTH). */

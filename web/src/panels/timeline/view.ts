@@ -10,6 +10,7 @@ import type { Controller } from '../../client/controller';
 import { drawHeatmap } from '../../draw/heatmap';
 import { headColour, TIMELINE_PLOTS, TimelinePlot } from '../../draw/timeline-charts';
 import { kb, num } from '../../model/format';
+import { hiddenCells } from '../../model/heads';
 import { headLabel } from '../../model/layers';
 import { tokenLabels } from '../../model/text';
 import { hasHeadStats, HEADS_EVERY, TIMELINE_BYTES, type TimelineEntry } from '../../model/timeline';
@@ -192,6 +193,8 @@ export function mount(slot: HTMLElement, ctl: Controller, opts: PanelOptions): (
           rowLabels: labels,
           colLabels: labels,
           causal: e.mask === 'causal',
+          // The run's pattern (a timeline belongs to one run, one pattern).
+          hidden: hiddenCells(e.mask, ctl.snapshot?.visible, T),
           textColour,
         });
       }
