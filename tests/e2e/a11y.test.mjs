@@ -58,6 +58,13 @@ test('the block view with RoPE, GQA, a norm and SwiGLU: no axe violations', asyn
   await context.close();
 });
 
+test('the block view at its defaults (no norm, no FFN: the skipped stages drawn dashed): no axe violations', async () => {
+  const { context, page } = await openRecorded(browser, `${srv.url}index.html#view=block`, { bypassCSP: true });
+  await page.waitForSelector('.view-block .block-stage[data-skipped=true]');
+  assert.deepEqual(await audit(page), []);
+  await context.close();
+});
+
 test('the element on a lesson page, after training: no axe violations', async () => {
   const { context, page } = await openRecorded(browser, `${srv.url}lesson.html`);
   await page.waitForFunction(() => window.__events.some((e) => e.type === 'ready'));

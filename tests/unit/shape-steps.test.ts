@@ -43,4 +43,16 @@ describe('shapeSteps', () => {
     expect(ops).not.toMatch(/final_norm/);
     expect(steps[steps.length - 2][1]).toBe('lm_head: Linear D → V');
   });
+  test('differential heads and the attention patterns: the fused projection and the mask in words', () => {
+    const s = { ...base, differential: true, kvHeads: 2, objective: 'causal', attention: 'window', window: 3, stride: 4 } as const;
+    const steps = shapeSteps(s);
+    const D = base.dModel, H = base.nHeads, Dh = D / H;
+    expect(shapes(s).qkv).toBe(`${base.batchSize},${base.seqLen},${(2 * H + 3 * 2) * Dh}`);
+    const ops = steps.map(([, op]) => op).join('\n');
+    expect(ops).toMatch(/q1, q2 for H heads, k1, k2, v for G = 2/);
+    expect(ops).toMatch(/the sliding-window mask \(the last 3 keys\)/);
+    expect(ops).toMatch(/w1 − λ_h·w2/);
+    expect(shapeSteps({ ...base, objective: 'mlm' }).map(([, op]) => op).join('\n')).toMatch(/no causal mask/);
+    expect(shapeSteps({ ...base, attention: 'strided', window: 2, stride: 3 }).map(([, op]) => op).join('\n')).toMatch(/every multiple of 3/);
+  });
 });

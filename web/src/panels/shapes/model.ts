@@ -15,7 +15,16 @@ export interface ShapeBox {
 /** A tensor and the operation that makes the next one from it ('' after the last). */
 export type ShapeStep = [ShapeBox, string];
 
-type Sizes = Pick<State, 'batchSize' | 'seqLen' | 'dModel' | 'nHeads' | 'vocabSize' | 'residual' | 'kvHeads' | 'positions' | 'norm' | 'normPosition' | 'ffn' | 'ffnMult'>;
+type Sizes = Pick<State, 'batchSize' | 'seqLen' | 'dModel' | 'nHeads' | 'vocabSize' | 'residual' | 'kvHeads' | 'positions' | 'norm' | 'normPosition' | 'ffn' | 'ffnMult'> &
+  Partial<Pick<State, 'objective' | 'attention' | 'window' | 'stride' | 'differential'>>;
+
+/** The words for the mask the settings apply to the scores. */
+function maskWords(s: Readonly<Sizes>): string {
+  const both = s.objective === 'mlm';
+  if (s.attention === 'window') return both ? `the window mask (|i − j| < ${s.window})` : `the sliding-window mask (the last ${s.window} keys)`;
+  if (s.attention === 'strided') return `the strided mask (the last ${s.window} keys and every multiple of ${s.stride}${both ? ', both sides' : ''})`;
+  return both ? 'no causal mask (an mlm model sees both sides)' : 'the causal mask';
+}
 
 const NORM_NAMES = { layernorm: 'LayerNorm', rmsnorm: 'RMSNorm' } as const;
 
@@ -47,19 +56,26 @@ export function shapeSteps(s: Readonly<Sizes>): ShapeStep[] {
     push(btd('attn_in', 'attn_norm(x)'));
   }
   const gqa = G < H;
-  then(gqa ? `qkv_proj: one fused Linear, D → (H + 2G)·Dh: H query heads, G = ${G} K/V heads` : 'qkv_proj: one fused Linear, D → 3D');
-  push({ id: 'qkv', name: 'fused q, k, v', dims: ['B', 'T', gqa ? '(H+2G)·Dh' : '3D'], shape: [B, T, (H + 2 * G) * Dh] });
+  const diff = s.differential === true;
+  if (diff) {
+    then(`qkv_proj: one fused Linear, D → (2H + 3G)·Dh: q1, q2 for H heads, k1, k2, v for G = ${G} K/V heads`);
+    push({ id: 'qkv', name: 'fused q1, q2, k1, k2, v', dims: ['B', 'T', '(2H+3G)·Dh'], shape: [B, T, (2 * H + 3 * G) * Dh] });
+  } else {
+    then(gqa ? `qkv_proj: one fused Linear, D → (H + 2G)·Dh: H query heads, G = ${G} K/V heads` : 'qkv_proj: one fused Linear, D → 3D');
+    push({ id: 'qkv', name: 'fused q, k, v', dims: ['B', 'T', gqa ? '(H+2G)·Dh' : '3D'], shape: [B, T, (H + 2 * G) * Dh] });
+  }
+  const softmax = diff ? 'softmax over the keys, twice (q1 k1ᵀ and q2 k2ᵀ), weights w1 − λ_h·w2' : 'softmax over the keys';
   const rope = s.positions === 'rope' ? '; RoPE rotates each pair (2i, 2i+1) of q and k by pos / 10000^(2i/Dh)' : '';
   if (gqa) {
     then('split into q, k, v; q into H heads of Dh = D/H, heads moved forward');
     push({ id: 'heads', name: 'q per head', dims: ['B', 'H', 'T', 'Dh'], shape: [B, H, T, Dh] });
     then(`k and v into G heads of Dh${rope}`);
     push({ id: 'kv', name: `k, v per K/V head (each read by ${H / G} query heads)`, dims: ['B', 'G', 'T', 'Dh'], shape: [B, G, T, Dh] });
-    then(`q kᵀ / √Dh with the K/V head of each query head's group${s.positions === 'alibi' ? ', minus ALiBi\'s m_h·(i − j)' : ''}, the causal mask, softmax over the keys`);
+    then(`q kᵀ / √Dh with the K/V head of each query head's group${s.positions === 'alibi' ? ', minus ALiBi\'s m_h·|i − j|' : ''}, ${maskWords(s)}, ${softmax}`);
   } else {
     then(`split into q, k, v, each into H heads of Dh = D/H, heads moved forward${rope}`);
     push({ id: 'heads', name: 'q, k, v per head', dims: ['B', 'H', 'T', 'Dh'], shape: [B, H, T, Dh] });
-    then(`q kᵀ / √Dh${s.positions === 'alibi' ? ", minus ALiBi's m_h·(i − j)" : ''}, the causal mask, softmax over the keys`);
+    then(`q kᵀ / √Dh${s.positions === 'alibi' ? ", minus ALiBi's m_h·|i − j|" : ''}, ${maskWords(s)}, ${softmax}`);
   }
   push({ id: 'scores', name: 'attention weights', dims: ['B', 'H', 'T', 'T'], shape: [B, H, T, T] });
   then('weights · v in each head, then the heads merged side by side');

@@ -55,7 +55,7 @@ export function mount(slot: HTMLElement, _ctl: Controller, { store }: PanelOptio
   };
   render(store.state);
   const unsubscribe = store.subscribe((s, changed) => {
-    const keys: (keyof State)[] = ['batchSize', 'seqLen', 'dModel', 'nHeads', 'vocabSize', 'nLayers', 'residual', 'kvHeads', 'positions', 'norm', 'normPosition', 'ffn', 'ffnMult'];
+    const keys: (keyof State)[] = ['batchSize', 'seqLen', 'dModel', 'nHeads', 'vocabSize', 'nLayers', 'residual', 'kvHeads', 'positions', 'norm', 'normPosition', 'ffn', 'ffnMult', 'objective', 'attention', 'window', 'stride', 'differential'];
     if (keys.some((k) => changed.has(k))) render(s);
   });
   return () => {
