@@ -1,20 +1,29 @@
-// npm run bench:text: the "Train a GPT on text" preset in a tab, against the same core
-// under node and PyTorch with 1 thread on the same config, measured side by side in one run:
-//   - training steps/s in the tab while playing (median of 1 s blocks over the first 60 s), the
-//     node wasm SIMD figure of the same config, and PyTorch 1.13 eager, 1 thread
-//     (bench/torch_baseline.py --config text: tests/reference/block.py's model);
-//   - the step the tab had reached 10, 30 and 60 s after Play, and for each of those steps (and
-//     step 0) the validation bits per character and a sample: the same run replayed under node
-//     (the core is deterministic, so step n in node is the tab's model at step n), then 120
-//     characters from "The " at temperature 0.8 (seed 1), as the Generate panel draws them
-//     (Decoder with the KV cache, Sampler).
+// npm run bench:text: the "Train a GPT on text" preset in a tab, against the same core under node
+// and PyTorch on the same config, measured side by side in one run:
+//   - training steps/s in a tab while playing (median of 1 s blocks over --seconds, 60 by default):
+//     the page served plainly (the one-thread SIMD build), and served cross-origin isolated: the
+//     threads build on 1 thread (`?threads=1`) and on min(4, navigator.hardwareConcurrency);
+//   - node: the one-thread SIMD build, the tab's own steps replayed (the core is deterministic, so
+//     step n in node is the tab's model at step n), and the threads build on 2 threads;
+//   - PyTorch 1.13 eager with 1 and with 2 threads (bench/torch_baseline.py --config text:
+//     tests/reference/block.py's model);
+//   - every matrix product of a training step in the SIMD build under node, timed in place
+//     (core.productProfile: the median over 20 steps), with its GFLOP/s, and our GEMM's GFLOP/s
+//     on square matrices in the same run;
+//   - the step the one-thread tab had reached 10, 30 and 60 s after Play, and for each of those
+//     steps (and step 0) the validation bits per character and a sample (the same run replayed
+//     under node, then 120 characters from "The " at temperature 0.8, seed 1, as the Generate
+//     panel draws them: Decoder with the KV cache, Sampler).
 // Reports medians, asserts nothing. Writes bench/results/text-preset.json and prints the tables.
+//   node bench/text_preset.mjs [--seconds 60]
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { ROOT, launch, serve, waitReady } from '../tests/e2e/harness.mjs';
+import { gzipSync } from 'node:zlib';
+import { ROOT, isolationHeaders, launch, serve, waitReady } from '../tests/e2e/harness.mjs';
 import { createCore } from '../tests/js-api/load-core.mjs';
-import { median } from './common.mjs';
+import { median, parseFlags } from './common.mjs';
 
 /** The preset (web/src/settings/presets.ts TEXT_PRESET): its link and the same config. */
 const HASH = 'view=train&d-model=64&heads=4&seq-len=64&batch=16&lr=0.003&seed=0&task=text&layers=2&residual=1' +
@@ -25,15 +34,29 @@ const MARKS_S = [10, 30, 60];
 const SAMPLE = { prompt: 'The ', chars: 120, temperature: 0.8, seed: 1 };
 
 
-/** The tab: Play, then the readout's step every second for 60 s (steps/s per 1 s block), and the
- * steps at the marks. */
-async function tab() {
-  const srv = await serve();
+/** A tab playing the preset for `seconds`: the readout's step every second (steps/s per 1 s
+ * block), the steps at the marks, the status line, and what the page downloaded until Play (each
+ * file raw and gzip -9). headers: the server's (isolation); query: the page's (`?threads=1`). */
+async function tab(seconds, headers = {}, query = '') {
+  const srv = await serve(undefined, { headers });
   const browser = await launch();
   try {
     const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    await page.goto(`${srv.url}#${HASH}`);
+    const files = [];
+    page.on('response', async (res) => {
+      try {
+        const body = await res.body();
+        files.push({ path: new URL(res.url()).pathname, raw: body.length, gzip: gzipSync(body, { level: 9 }).length });
+      } catch {
+        // redirects and aborted requests have no body
+      }
+    });
+    await page.goto(`${srv.url}${query}#${HASH}`);
     await waitReady(page);
+    const status = await page.textContent('.loading');
+    // Each file once (the pthread workers import the threads build's glue again, from the cache).
+    const unique = [...new Map(files.map((f) => [f.path, f])).values()];
+    const transfer = { files: unique, gzip_bytes: unique.reduce((a, f) => a + f.gzip, 0), raw_bytes: unique.reduce((a, f) => a + f.raw, 0) };
     await page.click('[data-action=play]');
     // Counted inside the page: no Playwright call runs while it trains.
     const steps = await page.evaluate(async (seconds) => {
@@ -44,20 +67,22 @@ async function tab() {
         out.push(read());
       }
       return out;
-    }, MARKS_S.at(-1));
+    }, seconds);
     await page.click('[data-action=play]');
     const rates = steps.slice(1).map((v, i) => v - steps[i]);
-    return { rates, marks: Object.fromEntries(MARKS_S.map((s) => [s, steps[s]])) };
+    return { status, transfer, steps, rates, marks: Object.fromEntries(MARKS_S.filter((s) => s <= seconds).map((s) => [s, steps[s]])) };
   } finally {
     await browser.close();
     await srv.close();
   }
 }
 
-/** Node: the same config's steps/s (median of 5 blocks of 1 s after a warm-up block). */
-function nodeRate(core) {
+/** Node: a Trainer of the preset (fresh, or replaying steps s0 -> s1 of the run) in 5 timed
+ * blocks of about 1 s after a warm-up block; the median block's steps/s. */
+function nodeRate(core, from = 0) {
   const t = new core.Trainer(CONFIG);
   try {
+    while (t.stepsDone() < from) t.step(Math.min(100, from - t.stepsDone()));
     const block = () => {
       const t0 = performance.now();
       let n = 0;
@@ -72,6 +97,20 @@ function nodeRate(core) {
   } finally {
     t.delete();
   }
+}
+
+/** Every product of a training step, timed in place (median of 20 steps), and the square GEMM. */
+function products(core) {
+  const rows = core.productProfile(CONFIG, 20);
+  const flops = rows.reduce((a, r) => a + r.flops, 0);
+  const seconds = rows.reduce((a, r) => a + r.seconds, 0);
+  const square = [];
+  for (let b = 0; b < 5; b++) {
+    const t0 = performance.now();
+    core.gemmProbe(256, 8);
+    square.push((2 * 256 ** 3 * 8) / ((performance.now() - t0) / 1000) / 1e9);
+  }
+  return { rows, gflops_average: flops / seconds / 1e9, step_product_ms: seconds * 1e3, square_256_gflops: median(square) };
 }
 
 /** The run replayed to each step: validation bits/char and the Generate panel's sample. */
@@ -106,38 +145,95 @@ function replay(core, steps) {
   }
 }
 
-/** PyTorch, 1 thread, with OpenBLAS when installed (as bench/run.mjs runs it). */
-function torch() {
+/** PyTorch with `threads` threads, with OpenBLAS when installed (as bench/run.mjs runs it). */
+function torch(threads) {
   const openblas = '/usr/lib/x86_64-linux-gnu/openblas-pthread';
-  const env = existsSync(path.join(openblas, 'libblas.so.3')) ? { ...process.env, LD_LIBRARY_PATH: openblas, OPENBLAS_NUM_THREADS: '1' } : process.env;
-  const out = execFileSync('/usr/bin/python3', ['bench/torch_baseline.py', '--config', 'text', '--threads', '1'], { cwd: ROOT, encoding: 'utf8', env });
+  const env = existsSync(path.join(openblas, 'libblas.so.3')) ? { ...process.env, LD_LIBRARY_PATH: openblas, OPENBLAS_NUM_THREADS: String(threads) } : process.env;
+  const out = execFileSync('/usr/bin/python3', ['bench/torch_baseline.py', '--config', 'text', '--threads', String(threads)], { cwd: ROOT, encoding: 'utf8', env });
   return JSON.parse(out.trim().split('\n').at(-1));
 }
 
+const args = parseFlags(process.argv.slice(2), { seconds: 60 });
 const core = await createCore('simd');
-const page = await tab();
-const node = nodeRate(core);
-const pytorch = torch();
-const replayed = replay(core, [0, ...MARKS_S.map((s) => page.marks[s])]);
+const threaded = await createCore('threads', undefined, { threads: 2 });
+const page = await tab(args.seconds);
+const pageIsolated1 = await tab(args.seconds, isolationHeaders(), '?threads=1');
+const pageThreads = await tab(args.seconds, isolationHeaders());
+// Node replays the one-thread tab's steps after its first 10 s (where the tab's median blocks are).
+const node = nodeRate(core, page.steps[Math.min(10, args.seconds)]);
+const nodeThreads = nodeRate(threaded, page.steps[Math.min(10, args.seconds)]);
+const torch1 = torch(1);
+const torch2 = torch(2);
+const prod = products(core);
+const replayed = replay(core, [0, ...Object.values(page.marks)]);
+const tabRate = median(page.rates);
+const tabIsolated1Rate = median(pageIsolated1.rates);
+const tabThreadsRate = median(pageThreads.rates);
 const result = {
   date: new Date().toISOString(),
+  load_average: os.loadavg(),
   hash: HASH,
-  tab_steps_per_s: { median: median(page.rates), blocks: page.rates },
+  tab_steps_per_s: { median: tabRate, blocks: page.rates, status: page.status },
+  tab_isolated_1t_steps_per_s: { median: tabIsolated1Rate, blocks: pageIsolated1.rates, status: pageIsolated1.status },
+  tab_threads_steps_per_s: { median: tabThreadsRate, blocks: pageThreads.rates, status: pageThreads.status },
   node_wasm_simd_steps_per_s: node,
-  torch_1t_steps_per_s: pytorch.steps_per_s,
-  tab_over_torch: median(page.rates) / pytorch.steps_per_s,
+  node_wasm_threads_2_steps_per_s: nodeThreads,
+  torch_1t_steps_per_s: torch1.steps_per_s,
+  torch_2t_steps_per_s: torch2.steps_per_s,
+  ratios: {
+    node_simd_over_torch_1t: node / torch1.steps_per_s,
+    tab_over_node: tabRate / node,
+    tab_threads_over_tab: tabThreadsRate / tabRate,
+    tab_threads_over_isolated_1t: tabThreadsRate / tabIsolated1Rate,
+    node_threads_2_over_node: nodeThreads / node,
+    tab_threads_over_torch_1t: tabThreadsRate / torch1.steps_per_s,
+    tab_over_torch_1t: tabRate / torch1.steps_per_s,
+  },
+  transfer: { plain: page.transfer, isolated_threads: pageThreads.transfer },
+  products: prod,
   unigram_bits_per_char: replayed.unigramBits,
-  at: Object.fromEntries([0, ...MARKS_S].map((s, i) => [`${s}s`, replayed.rows[i]])),
+  at: Object.fromEntries([0, ...Object.keys(page.marks).map(Number)].map((s, i) => [`${s}s`, replayed.rows[i]])),
 };
 mkdirSync(path.join(ROOT, 'bench/results'), { recursive: true });
 writeFileSync(path.join(ROOT, 'bench/results/text-preset.json'), JSON.stringify(result, null, 2) + '\n');
+const f0 = (x) => x.toFixed(0);
+const f2 = (x) => x.toFixed(2);
+console.log(`load average ${os.loadavg().map(f2).join(' ')}\n`);
 console.log('| "Train a GPT on text" | steps/s |');
 console.log('|---|---|');
-console.log(`| tab (Chromium, median of 1 s blocks over 60 s of Play) | ${result.tab_steps_per_s.median.toFixed(0)} |`);
-console.log(`| node wasm SIMD, same config | ${node.toFixed(0)} |`);
-console.log(`| PyTorch 1.13 eager, 1 thread | ${pytorch.steps_per_s.toFixed(0)} |`);
-console.log(`| tab / PyTorch | ${result.tab_over_torch.toFixed(2)} |`);
+console.log(`| tab (Chromium, median of 1 s blocks over ${args.seconds} s of Play; ${page.status.trim()}) | ${f0(tabRate)} |`);
+console.log(`| tab, cross-origin isolated, ?threads=1 (${pageIsolated1.status.trim()}) | ${f0(tabIsolated1Rate)} |`);
+console.log(`| tab, cross-origin isolated (${pageThreads.status.trim()}) | ${f0(tabThreadsRate)} |`);
+console.log(`| node wasm SIMD, the tab's steps | ${f0(node)} |`);
+console.log(`| node wasm threads, 2 threads | ${f0(nodeThreads)} |`);
+console.log(`| PyTorch 1.13 eager, 1 thread | ${f0(torch1.steps_per_s)} |`);
+console.log(`| PyTorch 1.13 eager, 2 threads | ${f0(torch2.steps_per_s)} |`);
+console.log('\n| ratio (same run) | measured | target |');
+console.log('|---|---|---|');
+const r = result.ratios;
+console.log(`| node wasm SIMD / PyTorch 1 thread | ${f2(r.node_simd_over_torch_1t)} | >= 0.7 |`);
+console.log(`| tab / node (one thread) | ${f2(r.tab_over_node)} | >= 0.9 |`);
+console.log(`| isolated tab (threads) / tab | ${f2(r.tab_threads_over_tab)} | >= 1.6 |`);
+console.log(`| isolated tab (threads) / isolated tab (?threads=1) | ${f2(r.tab_threads_over_isolated_1t)} | |`);
+console.log(`| node wasm threads (2) / node wasm SIMD | ${f2(r.node_threads_2_over_node)} | |`);
+console.log(`| isolated tab (threads) / PyTorch 1 thread | ${f2(r.tab_threads_over_torch_1t)} | >= 1.0 |`);
+const kb = (b) => (b / 1024).toFixed(0);
+console.log('\n| the page until Play (gzip -9) | one-thread SIMD build | threads build (isolated) |');
+console.log('|---|---|---|');
+const where = (f) => (/attention-core/.test(f.path) ? f.path.split('/').at(-1) : /\/assets\/worker-/.test(f.path) ? 'the worker (JS)' : 'the page (HTML, JS, CSS, favicon)');
+const parts = (t) => t.files.reduce((m, f) => m.set(where(f), (m.get(where(f)) ?? 0) + f.gzip), new Map());
+const plainParts = parts(page.transfer);
+const threadParts = parts(pageThreads.transfer);
+for (const name of new Set([...plainParts.keys(), ...threadParts.keys()])) console.log(`| ${name} | ${plainParts.has(name) ? kb(plainParts.get(name)) + ' KB' : '-'} | ${threadParts.has(name) ? kb(threadParts.get(name)) + ' KB' : '-'} |`);
+console.log(`| total | ${kb(page.transfer.gzip_bytes)} KB (${page.transfer.files.length} files) | ${kb(pageThreads.transfer.gzip_bytes)} KB (${pageThreads.transfer.files.length} files) |`);
+console.log(`\nThe products of a step (SIMD build, node; median of 20 steps; GFLOP/s of the full product, the causal ones skip about half):\n`);
+console.log('| product | layout | C (m x n), k | calls | MFLOP | ms | GFLOP/s |');
+console.log('|---|---|---|---|---|---|---|');
+for (const p of prod.rows) console.log(`| ${p.name} | ${p.layout} | ${p.m} x ${p.n}, ${p.k} | ${p.calls} | ${(p.flops / 1e6).toFixed(1)} | ${(p.seconds * 1e3).toFixed(2)} | ${(p.flops / p.seconds / 1e9).toFixed(1)} |`);
+console.log(`| all | | | | ${(prod.rows.reduce((a, p) => a + p.flops, 0) / 1e6).toFixed(0)} | ${prod.step_product_ms.toFixed(2)} | ${prod.gflops_average.toFixed(1)} |`);
+console.log(`\nour GEMM on 256 x 256 squares, same run: ${prod.square_256_gflops.toFixed(1)} GFLOP/s`);
 console.log(`\nunigram entropy: ${replayed.unigramBits.toFixed(2)} bits/char\n`);
 console.log('| after Play | step | validation bits/char | sample (temperature 0.8) |');
 console.log('|---|---|---|---|');
-for (const [s, r] of Object.entries(result.at)) console.log(`| ${s} | ${r.step} | ${r.val_bits_per_char.toFixed(2)} | ${JSON.stringify(r.sample)} |`);
+for (const [s, row] of Object.entries(result.at)) console.log(`| ${s} | ${row.step} | ${row.val_bits_per_char.toFixed(2)} | ${JSON.stringify(row.sample)} |`);
+process.exit(0);

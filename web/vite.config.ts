@@ -11,6 +11,13 @@ import { viridisLut } from './viridis-lut.mjs';
 
 const root = import.meta.dirname;
 
+/** The headers that make the page cross-origin isolated (so it may share memory with workers and
+ * run the threads build), and that let other isolated pages load its files (CORP): those of
+ * public/_headers, which static hosts that read that file send with dist/ (web/README.md). */
+const ISOLATION_HEADERS: Record<string, string> = Object.fromEntries(
+  fs.readFileSync(path.join(root, 'public/_headers'), 'utf8').split('\n').slice(1).filter((l) => l.trim()).map((l) => l.trim().split(/:\s*/) as [string, string]),
+);
+
 /** Copies web/examples/* to <outDir>/examples/ unchanged. */
 function copyExamples(): Plugin {
   return {
@@ -30,7 +37,7 @@ function copyExamples(): Plugin {
  * assets hashed under assets/. */
 function assetFileNames(asset: { names?: string[] }): string {
   const name = asset.names?.[0] ?? '';
-  if (/^attention-core-(simd|scalar)\.(js|wasm)$/.test(name)) return 'wasm/[name][extname]';
+  if (/^attention-core-(simd|scalar|threads)\.(js|wasm)$|^attention-core-threads\.worker\.js$/.test(name)) return 'wasm/[name][extname]';
   if (/\.safetensors$/.test(name)) return 'reference/[name][extname]';
   return 'assets/[name]-[hash][extname]';
 }
@@ -104,6 +111,7 @@ export default defineConfig({
   },
   worker: { format: 'es', rolldownOptions: { output: { assetFileNames } } },
   plugins: [viridisLut(), copyExamples(), packageModules()],
-  server: { host: '127.0.0.1' },
-  preview: { host: '127.0.0.1' },
+  // Cross-origin isolation (web/README.md, "Threads"): the page may then load the threads build.
+  server: { host: '127.0.0.1', headers: ISOLATION_HEADERS },
+  preview: { host: '127.0.0.1', headers: ISOLATION_HEADERS },
 });

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "attn/base/json.h"
+#include "attn/base/parallel.h"
 #include "attn/data/text.h"
 #include "attn/interp/readouts.h"
 #include "attn/io/weights.h"
@@ -71,6 +72,9 @@ int cmd_train(const std::vector<std::string>& argv) {
   flags.push_back({"log-every", "N", "20", "print the loss every N steps (and the last)"});
   flags.push_back({"save", "PATH", "",
                    "write the trained weights as safetensors (with --task text, and the vocab)"});
+  flags.push_back({"threads", "N", "1",
+                   "threads for the per-sequence head loops and the row-wise layers (the matrix "
+                   "products stay Eigen's, one thread); the results are the same for any N"});
   flags.push_back({"text", "FILE", "",
                    "the corpus of --task text: UTF-8 text, at most 2 MB and 256 distinct "
                    "characters (default: the built-in corpus of simple English sentences)"});
@@ -88,6 +92,7 @@ int cmd_train(const std::vector<std::string>& argv) {
   const TrainerConfig config = trainer_config_from(args);
   const int steps = args.get_int("steps", 0, 100000000);
   const int log_every = args.get_int("log-every", 1, 100000000);
+  set_thread_count(args.get_int("threads", 1, thread_capacity()));
 
   const Trainer::Ablation ablation = ablation_from(args, config);
   Trainer trainer(config, corpus_from(args, config));

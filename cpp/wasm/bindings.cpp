@@ -6,6 +6,7 @@
 
 #include <malloc.h>
 
+#include "attn/base/parallel.h"
 #include "attn/data/tasks.h"
 #include "attn/data/text.h"
 #include "attn/interp/receptive_field.h"
@@ -400,5 +401,24 @@ EMSCRIPTEN_BINDINGS(attention_core) {
   function("gemmProbe", +[](int n, int reps) {
     return js_call([&] { return double(gemm_probe(n, reps)); });
   });
+  // The products of a training step of config, each timed in place (median over `steps` steps).
+  function("productProfile", +[](val config, val steps) {
+    return js_call([&] {
+      const TrainerConfig c = to_trainer_config(config);
+      validate_js(c);
+      return to_js(profile_step_products(c, to_int(steps, "steps", 1)));
+    });
+  });
+  // reps products of one layout and shape, for the benchmarks' GFLOP/s per shape.
+  function("productProbe", +[](val layout, int m, int n, int k, int reps) {
+    return js_call([&] { return double(product_probe(to_text(layout, "layout"), m, n, k, reps)); });
+  });
   constant("simd", kSimd);
+  // The thread pool (attn/base/parallel.h).
+  constant("threaded", threads_supported());
+  function("threads", &thread_count);
+  function("threadCapacity", &js_thread_capacity);
+  function("setThreads", +[](val n) {
+    js_call([&] { set_thread_count(to_int(n, "threads", 1, js_thread_capacity())); });
+  });
 }

@@ -1,5 +1,7 @@
 #include "wasm/convert.h"
 
+#include "attn/base/parallel.h"
+
 #include <emscripten/bind.h>
 
 #include <cmath>
@@ -616,6 +618,29 @@ val to_js(const std::vector<SelfTestResult>& results) {
     o.set("tolerance", r.tolerance);
     o.set("pass", r.pass);
     o.set("detail", r.detail);
+    js.call<void>("push", o);
+  }
+  return js;
+}
+
+int js_thread_capacity() {
+  if (!threads_supported()) return 1;
+  const val pool = val::module_property("threadPoolSize");
+  return pool.isNumber() ? std::max(1, pool.as<int>() + 1) : 1;
+}
+
+val to_js(const std::vector<ProductTime>& products) {
+  val js = val::array();
+  for (const ProductTime& t : products) {
+    val o = val::object();
+    o.set("name", t.product.name);
+    o.set("layout", t.product.layout);
+    o.set("m", t.product.m);
+    o.set("n", t.product.n);
+    o.set("k", t.product.k);
+    o.set("calls", t.product.calls);
+    o.set("flops", t.product.flops());
+    o.set("seconds", t.seconds);
     js.call<void>("push", o);
   }
   return js;

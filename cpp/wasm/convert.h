@@ -26,6 +26,7 @@
 #include "attn/teach/lesson.h"
 #include "attn/teach/selftest.h"
 #include "attn/teach/tiled_trace.h"
+#include "attn/train/bench.h"
 #include "attn/train/trainer.h"
 
 namespace attn::js {
@@ -55,6 +56,10 @@ auto js_call(Body&& body) -> decltype(body()) {
   }
   throw_error(message, kind, key);
 }
+
+// The threads the JS API accepts: the pthread workers the module started (Module.threadPoolSize)
+// + 1 in the threads build, else 1.
+int js_thread_capacity();
 
 // ---- JS -> C++. Each reader names the key or argument it reads. A bad value of a Trainer config
 // key throws kind config with that key; any other bad argument throws kind input.
@@ -163,6 +168,7 @@ val to_js(const MultiHeadStages& m);                    // MultiHeadStages
 val to_js(const PositionedInput& p);                    // PositionedInput
 val to_js(const LessonInputs& in);                      // LessonInputs
 val to_js(const BlockStages& b);                        // TransformerBlockStages
+val to_js(const std::vector<ProductTime>& products);    // ProductTime[]
 // AttentionResult of one sequence of T tokens: weights (L*H*T,T) layer-major, logits (T,V).
 val attention_to_js(const Mat& weights, const Mat& logits, const TrainerConfig& c, int T);
 

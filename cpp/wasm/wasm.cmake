@@ -1,8 +1,12 @@
 # The JS module `attention-core` (Embind), included from CMakeLists.txt under emcmake.
-# One build directory per variant (ATTN_SIMD ON/OFF); scripts/build-wasm drives both.
+# One build directory per variant (ATTN_SIMD ON/OFF, ATTN_THREADS); scripts/build-wasm drives them.
 #   attention-core-<variant>.js/.wasm  the ES module for the page and its worker; the node tests,
 #                                      benchmarks and soak load the same files (tests/js-api/load-core.mjs)
-if(ATTN_SIMD)
+#   attention-core-threads.worker.js   the threads variant's pthread worker (a classic script that
+#                                      imports the module)
+if(ATTN_THREADS)
+  set(ATTN_WASM_VARIANT threads)
+elseif(ATTN_SIMD)
   set(ATTN_WASM_VARIANT simd)
 else()
   set(ATTN_WASM_VARIANT scalar)
@@ -16,6 +20,15 @@ endif()
 # worker and on the main thread alike (tests/e2e/csp.test.mjs; measured with Emscripten 3.1.6).
 set(ATTN_WASM_LINK_OPTIONS --bind -O3 -sMODULARIZE=1 -sEXPORT_NAME=createAttentionCore
     -sALLOW_MEMORY_GROWTH=1 -sTOTAL_STACK=8MB -sDYNAMIC_EXECUTION=0)
+
+# The threads variant (SIMD + pthreads): its pool of pthread workers is started with the module,
+# Module.threadPoolSize of them (the loader sets it from navigator.hardwareConcurrency), so that
+# base/parallel.cpp creates its threads without waiting for the browser; a thread past the pool is
+# an EAGAIN (STRICT=2), which set_thread_count reports, never a deadlock.
+if(ATTN_THREADS)
+  list(APPEND ATTN_WASM_LINK_OPTIONS -sPTHREAD_POOL_SIZE=Module.threadPoolSize
+       -sPTHREAD_POOL_SIZE_STRICT=2)
+endif()
 
 add_executable(attention_core_web ${CMAKE_CURRENT_LIST_DIR}/bindings.cpp
                ${CMAKE_CURRENT_LIST_DIR}/convert.cpp)

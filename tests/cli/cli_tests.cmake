@@ -55,6 +55,7 @@ set(ATTN_CLI_CASES
   # The text task
   text_train
   text_bad_input
+  train_threads
   text_sample
   text_sample_bad
   text_sample_speculative

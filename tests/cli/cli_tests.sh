@@ -640,6 +640,21 @@ text_train)
   grep -q -- '--text FILE' "$o" || fail "train --help lacks --text"
   ;;
 
+train_threads)
+  # --threads N splits the head loops and row layers: the same output on 1 and 3 threads (the
+  # steps/s and "saved" lines aside), the same weights file; a bad count is one line, exit 2.
+  t="$ATTN train --task text --d-model 32 --heads 4 --seq-len 16 --batch 6 --layers 2 --residual"
+  t="$t --positions rope --norm layernorm --ffn gelu --steps 6 --log-every 3"
+  ok $t --threads 1 --save "$S/t1.st"
+  grep -v '^# \(6 steps in\|saved\)' "$S/stdout" > "$S/t1.out"
+  ok $t --threads 3 --save "$S/t3.st"
+  grep -v '^# \(6 steps in\|saved\)' "$S/stdout" > "$S/t3.out"
+  cmp -s "$S/t1.out" "$S/t3.out" || fail "train output differs on 3 threads: $(diff "$S/t1.out" "$S/t3.out" | head -5)"
+  cmp -s "$S/t1.st" "$S/t3.st" || fail "weights differ on 3 threads"
+  bad "--threads" "$ATTN" train --threads 0 --save "$OUT"
+  bad "--threads" "$ATTN" train --threads 65 --save "$OUT"
+  ;;
+
 text_bad_input)
   # Each bad corpus: one line naming the problem, exit 2, no weights written.
   : > "$S/empty.txt"

@@ -6,6 +6,7 @@
 
 #include "attn/base/rng.h"
 #include "attn/kernels/kernels.h"
+#include "attn/kernels/ops.h"
 
 #include <cmath>
 #include <limits>
@@ -28,6 +29,29 @@ float max_rel_diff(const Mat& got, const Mat& want) {
   return (got - want).cwiseAbs().maxCoeff() / scale;
 }
 
+// alpha A B in the three layouts (A B, A (B^T)^T, (A^T)^T B) against the reference, each into a C
+// filled with garbage first (the kernels overwrite it); with a bias (1,N), also A B^T + bias.
+void check_layouts(const Mat& A, const Mat& B, float alpha, const Mat* bias = nullptr) {
+  const Mat At = A.transpose(), Bt = B.transpose();
+  Mat want(A.rows(), B.cols()), got(A.rows(), B.cols());
+  attn::matmul_reference(A, false, B, false, want, alpha);
+  got.setConstant(123.0f);
+  attn::matmul_nn(A, B, got, alpha);
+  CHECK(max_rel_diff(got, want) <= kKernelTol);
+  got.setConstant(123.0f);
+  attn::matmul_nt(A, Bt, got, alpha);
+  CHECK(max_rel_diff(got, want) <= kKernelTol);
+  got.setConstant(123.0f);
+  attn::matmul_tn(At, B, got, alpha);
+  CHECK(max_rel_diff(got, want) <= kKernelTol);
+  if (bias) {
+    got.setConstant(123.0f);
+    attn::matmul_nt(A, Bt, got, alpha, bias->data());
+    const Mat want_b = want.rowwise() + Eigen::Map<const attn::RowVec>(bias->data(), B.cols());
+    CHECK(max_rel_diff(got, want_b) <= kKernelTol);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("kernels: the three layouts match the reference on awkward shapes") {
@@ -37,22 +61,8 @@ TEST_CASE("kernels: the three layouts match the reference on awkward shapes") {
   for (const auto& s : shapes) {
     const int M = s[0], N = s[1], K = s[2];
     CAPTURE(M, N, K);
-    const Mat A = random_mat(M, K, rng), B = random_mat(K, N, rng);
-    const Mat At = A.transpose(), Bt = B.transpose();
-    Mat want(M, N), got(M, N);
-    attn::matmul_reference(A, false, B, false, want, 0.5f);
-
-    got.setConstant(123.0f);  // the kernels overwrite C
-    attn::matmul_nn(A, B, got, 0.5f);
-    CHECK(max_rel_diff(got, want) <= kKernelTol);
-
-    got.setConstant(123.0f);
-    attn::matmul_nt(A, Bt, got, 0.5f);
-    CHECK(max_rel_diff(got, want) <= kKernelTol);
-
-    got.setConstant(123.0f);
-    attn::matmul_tn(At, B, got, 0.5f);
-    CHECK(max_rel_diff(got, want) <= kKernelTol);
+    const Mat A = random_mat(M, K, rng), B = random_mat(K, N, rng);  // A drawn first
+    check_layouts(A, B, 0.5f);
   }
 }
 
@@ -205,5 +215,153 @@ TEST_CASE("kernels: the loss's row helpers match plain references") {
       for (Eigen::Index i = 0; i < rows; ++i) want += m(i, j);
       CHECK(got[size_t(j)] == Approx(want).margin(1e-6));
     }
+  }
+}
+
+TEST_CASE("kernels: row remainders and column tails of the model's shapes") {
+  attn::Rng rng(12);
+  // M not a multiple of 4 (1, 2, 3 left), N with 1, 2 or 3 columns past a multiple of 4, K over
+  // the 256 block; with a bias on the nt layout.
+  const int shapes[][3] = {{6, 35, 64}, {35, 64, 1024}, {1026, 3, 17}, {2, 7, 300}, {3, 2, 5}};
+  for (const auto& s : shapes) {
+    const int M = s[0], N = s[1], K = s[2];
+    CAPTURE(M, N, K);
+    const Mat A = random_mat(M, K, rng), B = random_mat(K, N, rng);
+    const Mat bias = random_mat(1, N, rng);
+    check_layouts(A, B, 2.0f, &bias);
+  }
+}
+
+TEST_CASE("kernels: causal products match the full product where it is wanted") {
+  attn::Rng rng(13);
+  using attn::Causal;
+  // (T, Dh) as in the heads: T square operands, Dh the head width; T past 256 crosses a K block.
+  const int shapes[][2] = {{1, 1}, {5, 3}, {12, 8}, {13, 5}, {64, 16}, {300, 8}};
+  for (const auto& s : shapes) {
+    const int T = s[0], Dh = s[1];
+    CAPTURE(T, Dh);
+    Mat L = random_mat(T, T, rng);  // lower triangular, as the weights and dscores are
+    for (int i = 0; i < T; ++i)
+      for (int j = i + 1; j < T; ++j) L(i, j) = 0.0f;
+    // The SIMD kernels skip the blocks above the diagonal: NaN there, 4 rows and columns away
+    // from it, never reaches C. (Next to the diagonal they read the zeros.)
+    Mat a = L;
+#ifdef __wasm_simd128__
+    for (int i = 0; i < T; ++i)
+      for (int j = i / 4 * 4 + 4; j < T; ++j) a(i, j) = std::numeric_limits<float>::quiet_NaN();
+#endif
+    const Mat V = random_mat(T, Dh, rng), Q = random_mat(T, Dh, rng);
+    Mat want(T, Dh), got(T, Dh);
+    // weights v, dq = dscores k: nn with A lower triangular
+    attn::matmul_reference(L, false, V, false, want, 0.5f);
+    attn::matmul_nn(a, V, got, 0.5f, Causal::kLowerA);
+    CHECK(max_rel_diff(got, want) <= kKernelTol);
+    // dv = w^T dout, dk = dscores^T q: tn with A lower triangular
+    attn::matmul_reference(L, true, V, false, want, 0.5f);
+    attn::matmul_tn(a, V, got, 0.5f, Causal::kLowerA);
+    CHECK(max_rel_diff(got, want) <= kKernelTol);
+    // scores = q k^T: nt, only the lower triangle wanted
+    Mat scores(T, T), want_s(T, T);
+    scores.setConstant(7.0f);
+    attn::matmul_reference(Q, false, V, true, want_s, 0.25f);
+    attn::matmul_nt(Q, V, scores, 0.25f, nullptr, Causal::kLowerC);
+    float worst = 0.0f;
+    for (int i = 0; i < T; ++i)
+      for (int j = 0; j <= i; ++j) worst = std::max(worst, std::abs(scores(i, j) - want_s(i, j)));
+    CHECK(worst <= kKernelTol * std::max(1.0f, want_s.cwiseAbs().maxCoeff()));
+  }
+}
+
+TEST_CASE("kernels: the causal softmax is the masked softmax, bit for bit") {
+  attn::Rng rng(14);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (int T : {1, 3, 5, 8, 13, 64}) {
+    CAPTURE(T);
+    Mat x = random_mat(T, T, rng) * 8.0f, want = x, dy = random_mat(T, T, rng);
+    attn::apply_causal_mask(want);
+    attn::softmax_rows(want, want);
+    Mat got = x;
+    for (int i = 0; i < T; ++i)
+      for (int j = i + 1; j < T; ++j) got(i, j) = nan;  // unspecified above the diagonal
+    attn::softmax_rows_causal(got);
+    CHECK((got.array() == want.array()).all());
+    for (int i = 0; i < T; ++i)
+      for (int j = i + 1; j < T; ++j) CHECK(got(i, j) == 0.0f);
+    Mat dx_want(T, T), dx_got = dy;
+    attn::softmax_rows_backward(want, dy, dx_want);
+    for (int i = 0; i < T; ++i)
+      for (int j = i + 1; j < T; ++j) dx_got(i, j) = nan;
+    attn::softmax_rows_backward_causal(got, dx_got, dx_got);
+    CHECK((dx_got.array() == dx_want.array()).all());
+  }
+}
+
+TEST_CASE("kernels: gelu rows and their backward match the double references") {
+  attn::Rng rng(15);
+  // Every 4 ulps of erf's input range and beyond, plus the edges: the float erf's error stays
+  // within kGeluTol of gelu in double, absolute, scaled by max(1, |x|).
+  constexpr float kGeluTol = 3e-7f;
+  std::vector<float> x;
+  for (float v = -12.0f; v <= 12.0f; v += 0.0037f) x.push_back(v);
+  for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, 5.6568f, -5.6568f, 5.66f, -5.66f, 200.0f, -200.0f})
+    x.push_back(v);
+  const Eigen::Index n = Eigen::Index(x.size());
+  std::vector<float> h(x.size()), hr(x.size()), dh(x.size()), dhr(x.size());
+  for (size_t i = 0; i < x.size(); ++i) dh[i] = dhr[i] = rng.uniform() - 0.5f;
+  attn::gelu_rows(x.data(), h.data(), n);
+  attn::gelu_rows_reference(x.data(), hr.data(), n);
+  attn::gelu_backward_rows(x.data(), dh.data(), n);
+  attn::gelu_backward_rows_reference(x.data(), dhr.data(), n);
+  float worst = 0.0f, worst_d = 0.0f;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float scale = std::max(1.0f, std::abs(x[i]));
+    worst = std::max(worst, std::abs(h[i] - hr[i]) / scale);
+    worst_d = std::max(worst_d, std::abs(dh[i] - dhr[i]) / scale);
+  }
+  CAPTURE(worst, worst_d);
+  CHECK(worst <= kGeluTol);
+  CHECK(worst_d <= kGeluTol);
+  // Exact limits far out, as gelu() gives them.
+  float far[] = {-200.0f, 200.0f, 0.0f, 0.0f}, hf[4];
+  attn::gelu_rows(far, hf, 4);
+  CHECK(hf[0] == 0.0f);
+  CHECK(hf[1] == 200.0f);
+  CHECK(hf[2] == 0.0f);
+}
+
+TEST_CASE("kernels: norm rows and their backward match the double references") {
+  attn::Rng rng(16);
+  for (int n : {4, 7, 64, 256}) {
+    for (bool center : {true, false}) {
+      CAPTURE(n, center);
+      std::vector<float> x(n), w(n), b(n), dy(n);
+      for (int j = 0; j < n; ++j) {
+        x[j] = (rng.uniform() - 0.3f) * 6.0f;
+        w[j] = rng.uniform() + 0.5f;
+        b[j] = rng.uniform() - 0.5f;
+        dy[j] = rng.uniform() - 0.5f;
+      }
+      std::vector<float> xh(n), y(n), xhr(n), yr(n), dx(n), dxr(n);
+      const float rstd = attn::norm_row(x.data(), w.data(), center ? b.data() : nullptr, center,
+                                        1e-5, n, xh.data(), y.data());
+      const float rstdr = attn::norm_row_reference(x.data(), w.data(), center ? b.data() : nullptr,
+                                                   center, 1e-5, n, xhr.data(), yr.data());
+      CHECK(rstd == Approx(rstdr).epsilon(1e-6));
+      attn::norm_backward_row(dy.data(), xh.data(), w.data(), rstd, center, n, dx.data());
+      attn::norm_backward_row_reference(dy.data(), xhr.data(), w.data(), rstdr, center, n, dxr.data());
+      for (int j = 0; j < n; ++j) {
+        CHECK(xh[j] == Approx(xhr[j]).margin(2e-6));
+        CHECK(y[j] == Approx(yr[j]).margin(4e-6));
+        CHECK(dx[j] == Approx(dxr[j]).margin(4e-6));
+      }
+    }
+  }
+  const Mat a = random_mat(5, 13, rng), b = random_mat(5, 13, rng);
+  std::vector<float> got(13);
+  attn::col_sums_product(a, b, got.data());
+  for (Eigen::Index j = 0; j < 13; ++j) {
+    float want = 0.0f;
+    for (Eigen::Index i = 0; i < 5; ++i) want += a(i, j) * b(i, j);
+    CHECK(got[size_t(j)] == Approx(want).margin(1e-6));
   }
 }

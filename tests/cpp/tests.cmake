@@ -30,6 +30,15 @@ if(EMSCRIPTEN AND NOT ATTN_SIMD)
   list(TRANSFORM scalar APPEND .cpp)
   set(ATTN_TEST_SOURCES ${scalar})
 endif()
+# The threads build is the SIMD build's code with pthreads: it runs the pool's suite (loops split
+# over 1, 2 and 3 threads give the same numbers, training included) and the kernels' and model's
+# suites it splits.
+set(ATTN_WASM_THREADS_TESTS test_parallel test_kernels test_multihead test_reference test_bench)
+if(EMSCRIPTEN AND ATTN_THREADS)
+  list(TRANSFORM ATTN_WASM_THREADS_TESTS PREPEND ${CMAKE_CURRENT_LIST_DIR}/ OUTPUT_VARIABLE threads)
+  list(TRANSFORM threads APPEND .cpp)
+  set(ATTN_TEST_SOURCES ${threads})
+endif()
 
 # One ctest entry per test file (Catch2's file-name tags) as <prefix>_<file>, so `ctest -j` runs
 # the files side by side; -w NoTests makes an entry that matches no test case fail instead of
@@ -77,7 +86,11 @@ if(EMSCRIPTEN)
                       # are the -O3 code the page ships; -O3 here only re-optimised the test
                       # runner, at ~40 s of CPU per link (scripts/README.md, the suite's time).
                       -O1)
-  if(ATTN_SIMD)
+  if(ATTN_THREADS)
+    set(variant threads)
+    # node's worker_threads run the pthreads; three start with the program.
+    target_link_options(attn_tests PRIVATE -sPTHREAD_POOL_SIZE=3)
+  elseif(ATTN_SIMD)
     set(variant simd)
   else()
     set(variant scalar)

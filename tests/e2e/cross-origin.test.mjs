@@ -2,13 +2,15 @@
 // http://127.0.0.1, the module and everything it loads on https://cdn.example.test (answered from
 // web/dist with `Access-Control-Allow-Origin: *`). It must work as on the page's own origin, and a
 // worker that cannot start (a CSP without blob:, no CORS, a file:// page) must be explained in one
-// sentence with `error` kind 'worker', the host page untouched.
+// sentence with `error` kind 'worker', the host page untouched. It runs the one-thread SIMD build
+// there, with not a console message, even on a cross-origin-isolated lesson page: the threads
+// build's pthread workers would have to come from the page's own origin.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CDN, DIST, downloadBytes, launch, lessonPage, openRecorded, routeCdn, screenshot, serve, serveSite } from './harness.mjs';
+import { CDN, DIST, downloadBytes, isolationHeaders, launch, lessonPage, openRecorded, routeCdn, screenshot, serve, serveSite } from './harness.mjs';
 
 const MODULE = `${CDN}attention-playground.js`;
 /** A lesson site's CSP for a playground from a CDN, as the README gives it. */
@@ -16,8 +18,10 @@ const GOOD_CSP = `default-src 'self'; script-src 'self' https://cdn.example.test
 
 let browser;
 let site;
+let isolatedSite;
 test.before(async () => {
   browser = await launch();
+  isolatedSite = await serveSite({ 'lesson.html': lessonPage(MODULE, { attrs: 'seed="3" solved-at="0.1"' }) }, { headers: isolationHeaders() });
   site = await serveSite({
     'lesson.html': lessonPage(MODULE, { attrs: 'seed="3" solved-at="0.1" panel="all"' }),
     'strict.html': lessonPage(MODULE, { attrs: 'seed="3" solved-at="0.1" panel="all"', csp: GOOD_CSP }),
@@ -28,15 +32,21 @@ test.before(async () => {
 test.after(async () => {
   await browser?.close();
   await site?.close();
+  await isolatedSite?.close();
 });
 
-/** Opens a page of the site in a fresh context whose CDN answers from web/dist. */
+/** Opens a page of the site in a fresh context whose CDN answers from web/dist; noise collects
+ * every console message of the page and its workers that is a warning or an error. */
 async function open(url) {
   const { context, page, errors } = await openRecorded(browser, null, { acceptDownloads: true });
+  const noise = [];
+  page.on('console', (m) => (m.type() === 'error' || m.type() === 'warning') && noise.push(`${m.type()}: ${m.text()}`));
   const asked = await routeCdn(context);
   await page.goto(url);
-  return { context, page, errors, asked };
+  return { context, page, errors, noise, asked };
 }
+
+const isThreadsFile = (p) => /attention-core-threads/.test(p);
 
 const events = (page, type) => page.evaluate((type) => window.__events.filter((e) => e.type === type), type);
 const waitEvent = (page, type) => page.waitForFunction((type) => window.__events.some((e) => e.type === type), type);
@@ -46,7 +56,7 @@ const waitShadow = (page, f) => page.waitForFunction(f);
 for (const [name, file] of [['no CSP', 'lesson.html'], ['a strict CSP that allows the CDN and blob: workers', 'strict.html']]) {
   test(`from a CDN (${name}): ready, play, step and solved, every panel, the PyTorch files, export and import`, async () => {
     site.requests.length = 0;
-    const { context, page, errors, asked } = await open(`${site.url}${file}`);
+    const { context, page, errors, noise, asked } = await open(`${site.url}${file}`);
     await waitEvent(page, 'ready');
     assert.deepEqual((await events(page, 'ready'))[0], { type: 'ready', id: 'pg', simd: true });
     // The worker runs from a same-origin blob: bootstrap that imports the CDN's worker module.
@@ -91,12 +101,30 @@ for (const [name, file] of [['no CSP', 'lesson.html'], ['a strict CSP that allow
     const local = site.requests.filter((p) => !p.endsWith(file) && !p.endsWith('favicon.ico'));
     assert.deepEqual(local, [], 'requests to the page origin besides the page');
     assert.ok(asked.includes('wasm/attention-core-simd.wasm') && asked.some((p) => /^assets\/worker-.*\.js$/.test(p)), `from the CDN: ${asked}`);
+    assert.deepEqual(asked.filter(isThreadsFile), []);
     assert.deepEqual(await events(page, 'error'), []);
     assert.deepEqual(errors, []);
+    assert.deepEqual(noise, []);
     await screenshot(page, `cross-origin-${file.replace('.html', '')}.png`);
     await context.close();
   });
 }
+
+test('from a CDN on a cross-origin-isolated lesson page (COOP/COEP): the one-thread SIMD build, no console message', async () => {
+  const { context, page, errors, noise, asked } = await open(`${isolatedSite.url}lesson.html`);
+  assert.equal(await page.evaluate(() => crossOriginIsolated), true);
+  await waitEvent(page, 'ready');
+  assert.deepEqual((await events(page, 'ready'))[0], { type: 'ready', id: 'pg', simd: true });
+  await page.evaluate(() => document.getElementById('pg').play());
+  await waitEvent(page, 'solved');
+  await page.evaluate(() => document.getElementById('pg').pause());
+  assert.ok(asked.includes('wasm/attention-core-simd.wasm'), `from the CDN: ${asked}`);
+  assert.deepEqual(asked.filter(isThreadsFile), []);
+  assert.deepEqual(await events(page, 'error'), []);
+  assert.deepEqual(errors, []);
+  assert.deepEqual(noise, []);
+  await context.close();
+});
 
 /** The lesson page after a worker that could not start: one sentence, kind worker, host intact. */
 async function assertWorkerError(page, errors, pattern) {

@@ -99,6 +99,14 @@ export function serve(dir = DIST, { headers = {}, host = '127.0.0.1', headersFor
   });
 }
 
+/** The headers dir/_headers (web/public/_headers, copied to web/dist) gives every path: COOP,
+ * COEP and CORP, which make the page cross-origin isolated (the threads build). */
+export function isolationHeaders(dir = DIST) {
+  const lines = fs.readFileSync(path.join(dir, '_headers'), 'utf8').split('\n');
+  if (lines[0].trim() !== '/*') throw new Error(`${dir}/_headers: expected a /* rule first`);
+  return Object.fromEntries(lines.slice(1).filter((l) => l.trim()).map((l) => l.trim().split(/:\s*/)));
+}
+
 /**
  * For the tests of one file: before() serves web/dist and gets a Chromium (launch()), then hands
  * both to set(srv, browser); after() closes them.

@@ -6,30 +6,49 @@ import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { install as installWebWorker } from './web-worker.mjs';
 
 /** Where scripts/build-wasm leaves the page's modules. */
 export const WASM_DIR = fileURLToPath(new URL('../../web/wasm/', import.meta.url));
 
-/** A new instance of the core of one variant ('simd' or 'scalar'), from dir (default WASM_DIR). */
-export async function createCore(variant = 'simd', dir = WASM_DIR) {
-  if (variant !== 'simd' && variant !== 'scalar') throw new Error(`variant must be simd or scalar, got ${JSON.stringify(variant)}`);
+/** A new instance of the core of one variant ('simd', 'scalar' or 'threads') from dir (default
+ * WASM_DIR). The threads build starts options.threads - 1 pthread workers (node worker_threads,
+ * ./web-worker.mjs) and runs on options.threads threads (default 2). */
+export async function createCore(variant = 'simd', dir = WASM_DIR, options = {}) {
+  if (!['simd', 'scalar', 'threads'].includes(variant)) throw new Error(`variant must be simd, scalar or threads, got ${JSON.stringify(variant)}`);
   const glue = path.join(dir, `attention-core-${variant}.js`);
   if (!existsSync(glue)) throw new Error(`${glue} is missing: run scripts/build-wasm ${variant}`);
   // The glue is an ES module in a .js file: Node reads it as one inside web/ (its package.json
   // says "type": "module"), but elsewhere, e.g. a build folder compared by bench/ab.mjs, only
-  // under a .mjs name.
-  let createAttentionCore;
-  if (path.resolve(dir) === path.resolve(WASM_DIR)) {
-    ({ default: createAttentionCore } = await import(pathToFileURL(glue).href));
-  } else {
+  // under a .mjs name. The threads build's workers import it again, so that copy stays.
+  let url = pathToFileURL(glue).href;
+  if (path.resolve(dir) !== path.resolve(WASM_DIR)) {
     const tmp = mkdtempSync(path.join(os.tmpdir(), 'attn-core-'));
-    try {
-      const copy = path.join(tmp, `attention-core-${variant}.mjs`);
-      copyFileSync(glue, copy);
-      ({ default: createAttentionCore } = await import(pathToFileURL(copy).href));
-    } finally {
+    const copy = path.join(tmp, `attention-core-${variant}.mjs`);
+    copyFileSync(glue, copy);
+    url = pathToFileURL(copy).href;
+    if (variant === 'threads') {
+      copyFileSync(path.join(dir, 'attention-core-threads.worker.js'), path.join(tmp, 'attention-core-threads.worker.mjs'));
+      process.once('exit', () => rmSync(tmp, { recursive: true, force: true }));
+    } else {
+      const { default: create } = await import(url);
       rmSync(tmp, { recursive: true, force: true });
+      return create({ wasmBinary: readFileSync(path.join(dir, `attention-core-${variant}.wasm`)) });
     }
   }
-  return createAttentionCore({ wasmBinary: readFileSync(path.join(dir, `attention-core-${variant}.wasm`)) });
+  const { default: createAttentionCore } = await import(url);
+  const wasmBinary = readFileSync(path.join(dir, `attention-core-${variant}.wasm`));
+  if (variant !== 'threads') return createAttentionCore({ wasmBinary });
+  installWebWorker();
+  const threads = options.threads ?? 2;
+  const worker = new URL(url.endsWith('.mjs') ? 'attention-core-threads.worker.mjs' : 'attention-core-threads.worker.js', url).href;
+  // The pthread workers do not keep node alive (web-worker.mjs): a timer does while they load.
+  const alive = setInterval(() => {}, 1 << 30);
+  try {
+    const core = await createAttentionCore({ wasmBinary, threadPoolSize: threads - 1, mainScriptUrlOrBlob: url, locateFile: (p) => (p.endsWith('.worker.js') ? worker : new URL(p, url).href) });
+    core.setThreads(threads);
+    return core;
+  } finally {
+    clearInterval(alive);
+  }
 }

@@ -29,7 +29,7 @@ function fakeClient() {
     assets: { reference: { weights: '', input: '', expected: '' } },
     onEvent: () => {},
     onCrash: () => {},
-    start: async () => true,
+    start: async () => ({ simd: true, threads: 1 }),
     request: async (_type: string, body: Sent) => {
       sent.push(body);
       switch (body.type) {

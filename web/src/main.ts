@@ -15,8 +15,10 @@ if (typeof WebAssembly !== 'object') {
   const store = new Store(first.state);
   const app = mountApp(root, store, {
     assets: ASSETS,
-    // ?core=scalar skips SIMD detection (to compare the builds, or work around a SIMD bug).
+    // ?core=scalar skips SIMD detection (to compare the builds, or work around a SIMD bug);
+    // ?threads=N runs at most N threads (1: the one-thread build on an isolated page).
     forceScalar: new URLSearchParams(location.search).get('core') === 'scalar',
+    maxThreads: Number(new URLSearchParams(location.search).get('threads')) || undefined,
   });
   app.showCorrections(first.corrections);
 

@@ -1,6 +1,17 @@
 #include "attn/base/error.h"
 
+#include <cstdio>
+
+#include "attn/base/tensor.h"
+
 namespace attn {
+
+// str_cat's numbers: "%g", what an std::ostream with default flags writes.
+void detail::append(std::string& out, double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  out += buf;
+}
 
 const char* error_kind_name(ErrorKind kind) {
   switch (kind) {

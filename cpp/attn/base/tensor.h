@@ -10,9 +10,10 @@
 #include <Eigen/Core>
 
 #include <cstdint>
-#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "attn/base/error.h"
@@ -29,12 +30,30 @@ using ConstMatRef = Eigen::Ref<const Mat, 0, Eigen::OuterStride<>>;
 using MatMap = Eigen::Map<Mat, 0, Eigen::OuterStride<>>;
 using ConstMatMap = Eigen::Map<const Mat, 0, Eigen::OuterStride<>>;
 
-// Concatenates its arguments with operator<< into one string.
+namespace detail {
+// Appends one value as an std::ostream with default flags writes it: numbers as printf's %d and %g
+// (6 significant digits), bool as 1 or 0, characters as themselves. Without iostreams, whose
+// locale machinery was about a tenth of the wasm module.
+inline void append(std::string& out, std::string_view s) { out += s; }
+inline void append(std::string& out, const char* s) { out += s; }
+inline void append(std::string& out, char c) { out += c; }
+inline void append(std::string& out, signed char c) { out += char(c); }
+inline void append(std::string& out, unsigned char c) { out += char(c); }
+inline void append(std::string& out, bool b) { out += b ? '1' : '0'; }
+void append(std::string& out, double x);
+inline void append(std::string& out, float x) { append(out, double(x)); }
+template <typename T, typename = std::enable_if_t<std::is_integral_v<T>>>
+void append(std::string& out, T x) {
+  out += std::to_string(x);
+}
+}  // namespace detail
+
+// Concatenates its arguments, each written as operator<< writes it, into one string.
 template <typename... Args>
 std::string str_cat(const Args&... args) {
-  std::ostringstream os;
-  (os << ... << args);
-  return os.str();
+  std::string out;
+  (detail::append(out, args), ...);
+  return out;
 }
 
 // Checks that throw an attn::Error (a std::invalid_argument) with the concatenated message when

@@ -4,18 +4,40 @@
 // C may not alias A or B. Shapes are checked; a mismatch throws std::invalid_argument.
 #pragma once
 
+#include <vector>
+
 #include "attn/base/tensor.h"
 
 namespace attn {
 
+// The causal structure of an attention product (square operands), which the SIMD kernels skip:
+// kLowerA: A as stored is lower triangular (A(i,k) = 0 for k > i, zeros the kernels may read next
+// to the diagonal; the blocks of 4 rows wholly above it are not read); kLowerC: only C's lower
+// triangle (j <= i) is wanted, the rest is left unspecified. Elsewhere (Eigen) the full product
+// is computed, which gives the same wanted entries.
+enum class Causal { kNone, kLowerA, kLowerC };
+
 // C (M,N) = alpha * A (M,K) B (K,N)
-void matmul_nn(ConstMatRef A, ConstMatRef B, MatRef C, float alpha = 1.0f);
+void matmul_nn(ConstMatRef A, ConstMatRef B, MatRef C, float alpha = 1.0f,
+               Causal causal = Causal::kNone);
 // C (M,N) = alpha * A (M,K) B^T, B (N,K); then, given bias (N floats), C += bias on every row
 // (rounded as a separate add: the same numbers as adding it afterwards).
 void matmul_nt(ConstMatRef A, ConstMatRef B, MatRef C, float alpha = 1.0f,
-               const float* bias = nullptr);
+               const float* bias = nullptr, Causal causal = Causal::kNone);
 // C (M,N) = alpha * A^T B, A (K,M), B (K,N)
-void matmul_tn(ConstMatRef A, ConstMatRef B, MatRef C, float alpha = 1.0f);
+void matmul_tn(ConstMatRef A, ConstMatRef B, MatRef C, float alpha = 1.0f,
+               Causal causal = Causal::kNone);
+
+// One matrix product as the kernels ran it: layout "nn", "nt" or "tn", C (m,n), inner dimension
+// k, and its wall-clock time in seconds.
+struct ProductRecord {
+  const char* layout;
+  int m, n, k;
+  double seconds;
+};
+// For the benchmarks: while log is set (not nullptr), every matmul_* call appends its record.
+// Only the thread that set it records; set nullptr to stop.
+void set_product_log(std::vector<ProductRecord>* log);
 
 // Triple loops with a double accumulator: the slow, obvious version of all three layouts.
 void matmul_reference(ConstMatRef A, bool transpose_a, ConstMatRef B, bool transpose_b,
@@ -28,9 +50,17 @@ void softmax_row(const float* x, float* y, Eigen::Index n);
 // The plain loop with std::exp that softmax_row is tested against.
 void softmax_row_reference(const float* x, float* y, Eigen::Index n);
 
+// softmax_row in place on x (n) whose entries from `valid` on are taken as -inf and never read:
+// the same numbers, bit for bit, as masking them and calling softmax_row; they become 0.
+void softmax_row_prefix(float* x, Eigen::Index valid, Eigen::Index n);
+
 // Backward of y = softmax(x) for one row: dx = y * (dy - sum(dy * y)). dx may alias dy.
 void softmax_backward_row(const float* y, const float* dy, float* dx, Eigen::Index n);
 void softmax_backward_row_reference(const float* y, const float* dy, float* dx, Eigen::Index n);
+// softmax_backward_row where y is 0 from `valid` on: dy there is never read and dx is 0. The same
+// numbers as softmax_backward_row on a finite dy (dx may alias dy).
+void softmax_backward_row_prefix(const float* y, const float* dy, float* dx, Eigen::Index valid,
+                                 Eigen::Index n);
 
 // Row helpers of the loss and the linear layers (SIMD in the wasm SIMD build, Eigen elsewhere).
 // The largest of x[0..n) (n >= 1). For rows with NaN the result is unspecified (as Eigen's).
@@ -45,6 +75,34 @@ Eigen::Index row_argmax(const float* x, Eigen::Index n);
 float exp_shifted_sum(const float* x, float shift, float* y, Eigen::Index n);
 // out (C) = the column sums of x (R,C), each summed over the rows in order.
 void col_sums(ConstMatRef x, float* out);
+
+// GELU, exact (erf) form: gelu(x) = x Phi(x) = 0.5 x (1 + erf(x / sqrt 2)), and its derivative
+// gelu'(x) = Phi(x) + x phi(x); each evaluated in double and rounded once.
+float gelu(float x);
+float gelu_grad(float x);
+// h = gelu(u) for n entries (h may alias u). The SIMD build evaluates erf in float, as a
+// rational function on [-4, 4] (within a few ulps; the float erf is +-1 beyond), elsewhere gelu().
+void gelu_rows(const float* u, float* h, Eigen::Index n);
+void gelu_rows_reference(const float* u, float* h, Eigen::Index n);
+// dh *= gelu_grad(u) for n entries (the same float erf, and exp4, in the SIMD build).
+void gelu_backward_rows(const float* u, float* dh, Eigen::Index n);
+void gelu_backward_rows_reference(const float* u, float* dh, Eigen::Index n);
+
+// One row of LayerNorm (center: subtract the mean) or RMSNorm: x (n) -> xhat = (x - mean) * rstd
+// (n), y = xhat * w (+ b, unless b is nullptr) (n); returns rstd = 1 / sqrt(var + eps). y may
+// alias x. The reference accumulates in double; the SIMD build in float, 4 lanes.
+float norm_row(const float* x, const float* w, const float* b, bool center, double eps,
+               Eigen::Index n, float* xhat, float* y);
+float norm_row_reference(const float* x, const float* w, const float* b, bool center, double eps,
+                         Eigen::Index n, float* xhat, float* y);
+// Its backward for dx alone, given dy, the cached xhat and rstd: with g = dy * w,
+// dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) (mean(g) only with center). dx may alias dy.
+void norm_backward_row(const float* dy, const float* xhat, const float* w, float rstd, bool center,
+                       Eigen::Index n, float* dx);
+void norm_backward_row_reference(const float* dy, const float* xhat, const float* w, float rstd,
+                                 bool center, Eigen::Index n, float* dx);
+// out (C) = the column sums of a * b (R,C, elementwise), each summed over the rows in order.
+void col_sums_product(ConstMatRef a, ConstMatRef b, float* out);
 
 // One Adam update of n values, in PyTorch's order of operations (see adam.h), given the
 // step's scalars: step_size = lr / (1 - beta1^t), bc2_sqrt = sqrt(1 - beta2^t), and

@@ -17,6 +17,20 @@ void softmax_rows_backward(ConstMatRef y, ConstMatRef dy, MatRef dx) {
     softmax_backward_row(y.row(i).data(), dy.row(i).data(), dx.row(i).data(), y.cols());
 }
 
+void softmax_rows_causal(MatRef x) {
+  const Eigen::Index T = x.cols();
+  require(x.rows() == T, "softmax_rows_causal expects square scores, got (", x.rows(), ",", T, ")");
+  for (Eigen::Index i = 0; i < T; ++i) softmax_row_prefix(x.row(i).data(), i + 1, T);
+}
+
+void softmax_rows_backward_causal(ConstMatRef y, ConstMatRef dy, MatRef dx) {
+  const Eigen::Index T = y.cols();
+  require(y.rows() == T, "softmax_rows_backward_causal expects square weights, got (", y.rows(),
+          ",", T, ")");
+  for (Eigen::Index i = 0; i < T; ++i)
+    softmax_backward_row_prefix(y.row(i).data(), dy.row(i).data(), dx.row(i).data(), i + 1, T);
+}
+
 void softmax_rows_naive(ConstMatRef x, MatRef y) {
   require(y.rows() == x.rows() && y.cols() == x.cols(), "y must be (", x.rows(), ",", x.cols(),
           "), got (", y.rows(), ",", y.cols(), ")");

@@ -19,6 +19,16 @@ void softmax_rows(ConstMatRef x, MatRef y);
 // Backward of y = softmax_rows(x): dx = y * (dy - rowsum(dy * y)). dx may alias dy.
 void softmax_rows_backward(ConstMatRef y, ConstMatRef dy, MatRef dx);
 
+// The causal mask and softmax at once, for square scores x (T,T) whose entries above the
+// diagonal may be unspecified: row i is the softmax of x(i, 0..i), and zeros after. In place.
+// The same numbers as apply_causal_mask then softmax_rows.
+void softmax_rows_causal(MatRef x);
+
+// Backward of softmax_rows_causal: row i of dx is softmax_backward over entries 0..i, zeros
+// after; dy's entries above the diagonal are not read. The same numbers as softmax_rows_backward
+// on a finite dy. dx may alias dy.
+void softmax_rows_backward_causal(ConstMatRef y, ConstMatRef dy, MatRef dx);
+
 // The textbook softmax of each row, exp(x) / rowsum(exp(x)) in float32, WITHOUT subtracting
 // the row max: exp overflows to inf once a logit passes ~88.7, and the row becomes NaN. Kept
 // to show why softmax_rows subtracts the max; no layer uses it. x (R,S) -> y (R,S).

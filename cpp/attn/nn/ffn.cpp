@@ -12,9 +12,6 @@ const char* ffn_kind_name(FfnKind kind) { return kFfnKindNames[static_cast<int>(
 
 namespace {
 
-constexpr double kSqrtHalf = 0.70710678118654752440;    // 1 / sqrt(2)
-constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1 / sqrt(2 pi)
-
 // Runs before any member is built, so a bad config fails before any random number is drawn.
 int checked_hidden_dim(FfnKind kind, int d_model, int ffn_mult) {
   require_config(kind != FfnKind::None, "ffn",
@@ -32,17 +29,6 @@ std::optional<Linear> make_gate(FfnKind kind, int d_model, int hidden, Rng& rng)
 }
 
 }  // namespace
-
-float gelu(float x) {
-  const double xd = x;
-  return float(0.5 * xd * (1.0 + std::erf(xd * kSqrtHalf)));
-}
-
-float gelu_grad(float x) {
-  const double xd = x;
-  const double cdf = 0.5 * (1.0 + std::erf(xd * kSqrtHalf));
-  return float(cdf + xd * kInvSqrt2Pi * std::exp(-0.5 * xd * xd));
-}
 
 // exp(-x) overflows to inf for x < ~-88; both formulas then give exactly 0 (or -0), not NaN.
 float silu(float x) { return x / (1.0f + std::exp(-x)); }
@@ -80,7 +66,7 @@ void FeedForward::forward(ConstMatRef x, State& s, MatRef y) const {
       for (Eigen::Index i = 0; i < n; ++i) h[i] = u[i] > 0.0f ? u[i] : 0.0f;
       break;
     case FfnKind::GELU:
-      for (Eigen::Index i = 0; i < n; ++i) h[i] = gelu(u[i]);
+      gelu_rows(u, h, n);
       break;
     case FfnKind::SwiGLU: {
       s.gate.resize(N, F);
@@ -116,7 +102,7 @@ void FeedForward::backward(State& s, ConstMatRef dy, MatRef dx) {
       for (Eigen::Index i = 0; i < n; ++i) dh[i] = u[i] > 0.0f ? dh[i] : 0.0f;
       break;
     case FfnKind::GELU:
-      for (Eigen::Index i = 0; i < n; ++i) dh[i] *= gelu_grad(u[i]);
+      gelu_backward_rows(u, dh, n);
       break;
     case FfnKind::SwiGLU: {
       s.dgate.resize(N, F);

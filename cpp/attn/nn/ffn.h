@@ -10,6 +10,7 @@
 #include "attn/base/names.h"
 #include "attn/base/rng.h"
 #include "attn/base/tensor.h"
+#include "attn/kernels/kernels.h"
 #include "attn/nn/linear.h"
 
 namespace attn {
@@ -23,10 +24,8 @@ inline constexpr EnumNames kFfnKinds = {"ffn", ErrorKind::Config, "ffn", "FfnKin
 FfnKind parse_ffn_kind(const std::string& name);
 const char* ffn_kind_name(FfnKind kind);
 
-// The exact GELU, x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)) (torch's approximate='none'), and its
-// derivative Phi(x) + x phi(x); both evaluated in double and rounded once.
-float gelu(float x);
-float gelu_grad(float x);
+// The exact GELU (torch's approximate='none'), gelu and gelu_grad, and its row kernels are in
+// kernels.h.
 // SiLU, x * sigmoid(x), and its derivative s (1 + x (1 - s)) with s = sigmoid(x).
 float silu(float x);
 float silu_grad(float x);

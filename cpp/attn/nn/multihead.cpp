@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "attn/base/parallel.h"
 #include "attn/kernels/kernels.h"
 #include "attn/kernels/ops.h"
 
@@ -176,15 +177,29 @@ void MultiHeadSelfAttention::run(ConstMatRef x, int B, int T, Rng* dropout, Stat
           " heads");
   s.x = x;  // from here on only the copy is read, so y may alias x
   qkv_proj.forward(s.x, s.qkv);
-  if (rope)  // every query head's q and every K/V head's k (both maps'), each row by its position
-    for (int b = 0; b < B; ++b) {
-      const Eigen::Index r0 = Eigen::Index(b) * T;
-      for (int c = 0; c < qk_maps() * (H + KV); ++c)
-        rope->rotate(s.qkv.block(r0, Eigen::Index(c) * Dh, T, Dh));
-    }
   const float scale = score_scale();
   Mat* scores = s.inspect ? &s.scores : nullptr;
-  for (int b = 0; b < B; ++b)
+  // Under the full causal mask the products skip what it hides (unless the masked scores are
+  // kept); a window or stride, and the differential maps, go through attention_map.
+  s.causal = mask == MaskMode::Causal && options.pattern.causal && options.pattern.window == 0 &&
+             !s.inspect && !diff;
+  const Causal lower_c = s.causal ? Causal::kLowerC : Causal::kNone;
+  const Causal lower_a = s.causal ? Causal::kLowerA : Causal::kNone;
+  // One map of head h: softmax(q k^T * scale + bias) under the mask, into p (T,T).
+  const auto map = [&](int h, ConstMatRef q, ConstMatRef k, MatRef p, Mat* kept, Eigen::Index row) {
+    if (!s.causal) return attention_map(*this, h, q, k, scale, p, 0, 0, kept, row);
+    matmul_nt(q, k, p, scale, nullptr, lower_c);  // scores (T,T) = q k^T / sqrt(Dh)
+    if (options.alibi) add_alibi_bias(p, alibi_m[size_t(h)]);
+    softmax_rows_causal(p);
+  };
+  // Sequence b: RoPE on its rows, then each head. The sequences are independent: the threads
+  // share them, unless attention dropout draws its masks from rng (in order, on one thread) or
+  // the tiled path shares its workspace.
+  const auto sequence = [&](int b) {
+    const Eigen::Index rb = Eigen::Index(b) * T;
+    if (rope)  // every query head's q and every K/V head's k (both maps'), each row by its position
+      for (int c = 0; c < qk_maps() * (H + KV); ++c)
+        rope->rotate(s.qkv.block(rb, Eigen::Index(c) * Dh, T, Dh));
     for (int h = 0; h < H; ++h) {
       Head hd = head_views(*this, s.qkv, b, h, T);
       const Eigen::Index r0 = hd.r0, p0 = hd.p0;
@@ -196,25 +211,33 @@ void MultiHeadSelfAttention::run(ConstMatRef x, int B, int T, Rng* dropout, Stat
         continue;
       }
       auto p = s.probs.block(p0, 0, T, T);
-      attention_map(*this, h, hd.q, hd.k, scale, p, 0, 0, scores, p0);
+      map(h, hd.q, hd.k, p, scores, p0);
       // The weights that multiply V: probs, or differential probs - lambda probs2.
       Eigen::Block<Mat> w = diff ? s.combined.block(p0, 0, T, T) : p;
       if (diff) {
         Head2 hd2 = head2_views(*this, s.qkv, b, h, T);
         auto p2 = s.probs2.block(p0, 0, T, T);
-        attention_map(*this, h, hd2.q, hd2.k, scale, p2, 0, 0, nullptr, 0);
+        map(h, hd2.q, hd2.k, p2, nullptr, 0);
         w = p - lambda[h] * p2;
       }
       if (s.attn_dropped) {  // a head that is off draws the same masks as if it were on
         auto a = s.attn.block(p0, 0, T, T);
         a = w;
         dropout_forward(a, s.attn_mask.block(p0, 0, T, T), attn_dropout, *dropout);
-        if (!head_off[h]) matmul_nn(a, hd.v, s.merged.block(r0, h * Dh, T, Dh));
+        if (!head_off[h]) matmul_nn(a, hd.v, s.merged.block(r0, h * Dh, T, Dh), 1.0f, lower_a);
       } else if (!head_off[h]) {
-        matmul_nn(w, hd.v, s.merged.block(r0, h * Dh, T, Dh));
+        matmul_nn(w, hd.v, s.merged.block(r0, h * Dh, T, Dh), 1.0f, lower_a);
       }
       if (head_off[h]) s.merged.block(r0, h * Dh, T, Dh).setZero();
     }
+  };
+  if (s.attn_dropped || s.tiled_used) {
+    for (int b = 0; b < B; ++b) sequence(b);
+  } else {
+    parallel_for(B, 1, [&](int, int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) sequence(int(b));
+    });
+  }
   out_proj.forward(s.merged, y);
   if (s.out_dropped) {
     s.out_mask.resize(N, D);
@@ -233,17 +256,25 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
   require(dy.rows() == N && dy.cols() == D, "dy must be (", N, ",", D, "), got (", dy.rows(),
           ",", dy.cols(), ")");
   s.dqkv.resize(N, qkv_proj.out_features);
-  if (group > 1) s.dkv_scratch.resize(T, Dh);
+  // The threads share the sequences, each part with its own (T,T) and (T,Dh) scratch; one thread
+  // when the differential heads sum dlambda over the sequences or the tiled path shares its
+  // workspace.
+  const bool threaded = !diff && !s.tiled_used;
+  const int parts = threaded ? parallel_parts(B, 1) : 1;
+  if (group > 1) s.dkv_scratch.resize(Eigen::Index(parts) * T, Dh);
   s.dmerged.resize(N, D);
   if (!s.tiled_used) {
-    s.dweights.resize(s.inspect ? N * H : T, T);
-    s.dscores.resize(s.inspect ? N * H : T, T);
+    s.dweights.resize(s.inspect ? N * H : Eigen::Index(parts) * T, T);
+    s.dscores.resize(s.inspect ? N * H : Eigen::Index(parts) * T, T);
   }
   if (diff) {
     s.dscores2.resize(T, T);
     dlambda.setZero();
   }
+  if (rope) s.dqkv_proj.resize(N, qkv_proj.out_features);
   const float scale = score_scale();
+  const Causal lower_c = s.causal ? Causal::kLowerC : Causal::kNone;
+  const Causal lower_a = s.causal ? Causal::kLowerA : Causal::kNone;
 
   if (s.out_dropped) {  // y = out_proj(merged) * out_mask
     s.dx_scratch.resize(N, D);
@@ -253,19 +284,28 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
     out_proj.backward(s.merged, dy, s.dmerged);
   }
   const Mat& w = s.weights();
-  // One map's scores = q k^T * scale (+ bias)  =>  dq = ds k * scale, dk = ds^T q * scale; the
-  // first query head of a K/V group writes dk, the others add their share.
-  const auto scores_backward = [&](ConstMatRef ds, ConstMatRef q, ConstMatRef k, MatRef dq,
-                                   MatRef dk, bool first_of_group) {
-    matmul_nn(ds, k, dq, scale);
-    if (first_of_group) {
-      matmul_tn(ds, q, dk, scale);
-    } else {
-      matmul_tn(ds, q, s.dkv_scratch, scale);
-      dk += s.dkv_scratch;
-    }
+  // softmax backward under the mask: the causal variant reads only the lower triangle (the
+  // upper one of dw was never computed).
+  const auto softmax_backward = [&](ConstMatRef probs, ConstMatRef dw, MatRef ds) {
+    if (s.causal) softmax_rows_backward_causal(probs, dw, ds);
+    else softmax_rows_backward(probs, dw, ds);
   };
-  for (int b = 0; b < B; ++b)
+  // Sequence b on the part's scratch: each head, then RoPE's rotation of its rows undone.
+  const auto sequence = [&](int part, int b) {
+    const Eigen::Index t0 = Eigen::Index(part) * T;  // the part's scratch rows
+    auto scratch = s.dkv_scratch.middleRows(group > 1 ? t0 : 0, group > 1 ? T : 0);
+    // One map's scores = q k^T * scale (+ bias)  =>  dq = ds k * scale, dk = ds^T q * scale;
+    // the first query head of a K/V group writes dk, the others add their share.
+    const auto scores_backward = [&](ConstMatRef ds, ConstMatRef q, ConstMatRef k, MatRef dq,
+                                     MatRef dk, bool first_of_group) {
+      matmul_nn(ds, k, dq, scale, lower_a);
+      if (first_of_group) {
+        matmul_tn(ds, q, dk, scale, lower_a);
+      } else {
+        matmul_tn(ds, q, scratch, scale, lower_a);
+        dk += scratch;
+      }
+    };
     for (int h = 0; h < H; ++h) {
       Head hd = head_views(*this, s.qkv, b, h, T);
       Head dhd = head_views(*this, s.dqkv, b, h, T);
@@ -279,8 +319,8 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
       if (head_off[h]) {  // merged_h = 0: nothing flows back into this head
         dout.setZero();
         if (!s.tiled_used) {
-          s.dweights.block(s.inspect ? p0 : 0, 0, T, T).setZero();
-          s.dscores.block(s.inspect ? p0 : 0, 0, T, T).setZero();
+          s.dweights.block(s.inspect ? p0 : t0, 0, T, T).setZero();
+          s.dscores.block(s.inspect ? p0 : t0, 0, T, T).setZero();
         }
         dq.setZero();
         if (first_of_group) {
@@ -300,21 +340,21 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
                                  s.tiles, dq, dk, dv, !first_of_group, s.tiled_ws);
         continue;
       }
-      auto dw = s.dweights.block(s.inspect ? p0 : 0, 0, T, T);
-      auto ds = s.dscores.block(s.inspect ? p0 : 0, 0, T, T);
+      auto dw = s.dweights.block(s.inspect ? p0 : t0, 0, T, T);
+      auto ds = s.dscores.block(s.inspect ? p0 : t0, 0, T, T);
       auto a = w.block(p0, 0, T, T);
       // merged_h = a v  =>  dv = a^T dout, da = dout v^T
       if (first_of_group) {
-        matmul_tn(a, dout, dv);
+        matmul_tn(a, dout, dv, 1.0f, lower_a);
       } else {
-        matmul_tn(a, dout, s.dkv_scratch);
-        dv += s.dkv_scratch;
+        matmul_tn(a, dout, scratch, 1.0f, lower_a);
+        dv += scratch;
       }
-      matmul_nt(dout, v, dw);
+      matmul_nt(dout, v, dw, 1.0f, nullptr, lower_c);
       // a = weights * attn_mask  =>  d(weights) = da * attn_mask (in place in dw)
       if (s.attn_dropped) dw = dw.cwiseProduct(s.attn_mask.block(p0, 0, T, T));
       // probs = softmax(scores); masked cells have probs 0, so their dscores are 0
-      softmax_rows_backward(s.probs.block(p0, 0, T, T), dw, ds);
+      softmax_backward(s.probs.block(p0, 0, T, T), dw, ds);
       scores_backward(ds, hd.q, hd.k, dq, dk, first_of_group);
       if (diff) {
         // weights = probs - lambda probs2  =>  dprobs = dw, dprobs2 = -lambda dw,
@@ -322,24 +362,27 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
         const auto p2 = s.probs2.block(p0, 0, T, T);
         dlambda[h] -= dw.cwiseProduct(p2).sum();
         s.dscores2 = -lambda[h] * dw;
-        softmax_rows_backward(p2, s.dscores2, s.dscores2);
+        softmax_backward(p2, s.dscores2, s.dscores2);
         Head2 hd2 = head2_views(*this, s.qkv, b, h, T);
         Head2 dhd2 = head2_views(*this, s.dqkv, b, h, T);
         scores_backward(s.dscores2, hd2.q, hd2.k, dhd2.q, dhd2.k, first_of_group);
       }
     }
-  if (rope) {  // q and k were rotated after the projection: rotate their gradients back
-    s.dqkv_proj.resize(N, qkv_proj.out_features);
-    s.dqkv_proj = s.dqkv;
-    for (int b = 0; b < B; ++b) {
-      const Eigen::Index r0 = Eigen::Index(b) * T;
+    if (rope) {  // q and k were rotated after the projection: rotate their gradients back
+      const Eigen::Index rb = Eigen::Index(b) * T;
+      s.dqkv_proj.middleRows(rb, T) = s.dqkv.middleRows(rb, T);
       for (int c = 0; c < qk_maps() * (H + KV); ++c)  // the q blocks, then the k blocks
-        rope->rotate_backward(s.dqkv_proj.block(r0, Eigen::Index(c) * Dh, T, Dh));
+        rope->rotate_backward(s.dqkv_proj.block(rb, Eigen::Index(c) * Dh, T, Dh));
     }
-    qkv_proj.backward(s.x, s.dqkv_proj, dx);
+  };
+  if (threaded) {
+    parallel_for(B, 1, [&](int part, int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) sequence(part, int(b));
+    });
   } else {
-    qkv_proj.backward(s.x, s.dqkv, dx);
+    for (int b = 0; b < B; ++b) sequence(0, b);
   }
+  qkv_proj.backward(s.x, rope ? s.dqkv_proj : s.dqkv, dx);
   s.backward_done = true;
 }
 

@@ -69,14 +69,18 @@ class MultiHeadSelfAttention {
     Mat merged;     // (N,D) heads merged, input of out_proj
     Mat out_mask;   // (N,D) output dropout multipliers
     bool attn_dropped = false, out_dropped = false;
+    // Causal mask, no inspect: the products skip the hidden triangle, whose probs are 0 and whose
+    // dweights are left unspecified.
+    bool causal = false;
     bool backward_done = false;  // backward() ran since the last forward()
     // Backward. dmerged (N,D): dL/d(each head's output), 0 for a head that is off. dweights:
     // dL/d(the weights that multiplied V); dscores: dL/d(scores). Both (T,T) for the head at
-    // hand, or with inspect (B*H*T,T) for all of them. dqkv (N,W): dL/d(qkv), i.e. with RoPE
-    // with respect to the rotated q and k; a K/V head's block sums its query heads' shares.
+    // hand (one block per thread part, parallel.h), or with inspect (B*H*T,T) for all of them.
+    // dqkv (N,W): dL/d(qkv), i.e. with RoPE with respect to the rotated q and k; a K/V head's
+    // block sums its query heads' shares.
     Mat dqkv, dmerged, dweights, dscores, dx_scratch;
     Mat dqkv_proj;   // (N,W) RoPE only: dqkv rotated back, dL/d(qkv_proj's output)
-    Mat dkv_scratch; // (T,Dh) grouped K/V only: one query head's share of dk or dv
+    Mat dkv_scratch; // (T,Dh) per thread part, grouped K/V only: a query head's dk or dv share
     Mat dscores2;    // (T,T) differential only: dL/d(the second map's scores), the head at hand
     // Set before forward() to compute the attention tile by tile (tiled_attention.h) with these
     // tile sizes, never holding (T,T): taken when the layer allows it (full causal or

@@ -1,8 +1,16 @@
 #include "attn/nn/norm.h"
 
+#include "attn/base/parallel.h"
+#include "attn/kernels/kernels.h"
+
 #include <cmath>
 
 namespace attn {
+
+namespace {
+// Rows per part when the threads share a norm layer's rows.
+constexpr int64_t kRowGrain = 32;
+}  // namespace
 
 NormKind parse_norm_kind(const std::string& name) {
   return static_cast<NormKind>(parse_enum(kNormKinds, name));
@@ -30,34 +38,18 @@ void Norm::forward(ConstMatRef x, State& s, MatRef y) const {
   s.xhat.resize(N, D);
   s.rstd.resize(N);
   const bool layer = kind == NormKind::LayerNorm;
-  const double eps_d = eps();
-  for (Eigen::Index n = 0; n < N; ++n) {
-    double mean = 0.0;
-    if (layer) {
-      for (Eigen::Index j = 0; j < D; ++j) mean += x(n, j);
-      mean /= double(D);
-    }
-    // Centred second moment (LayerNorm) or the plain mean square (RMSNorm: mean stays 0).
-    double m2 = 0.0;
-    for (Eigen::Index j = 0; j < D; ++j) {
-      const double c = double(x(n, j)) - mean;
-      m2 += c * c;
-    }
-    const double rstd = 1.0 / std::sqrt(m2 / double(D) + eps_d);
-    s.rstd[n] = float(rstd);
-    for (Eigen::Index j = 0; j < D; ++j) {
-      const float xh = float((double(x(n, j)) - mean) * rstd);
-      s.xhat(n, j) = xh;
-      y(n, j) = layer ? xh * weight[j] + bias[j] : xh * weight[j];
-    }
-  }
+  parallel_for(N, kRowGrain, [&](int, int64_t n0, int64_t n1) {
+    for (Eigen::Index n = n0; n < n1; ++n)
+      s.rstd[n] = norm_row(x.row(n).data(), weight.data(), layer ? bias.data() : nullptr, layer,
+                           eps(), D, s.xhat.row(n).data(), y.row(n).data());
+  });
 }
 
 // Forward per row: y = xhat * w (+ b), xhat = (x - mean) * rstd (mean = 0 for RMSNorm).
 //   dw = sum_rows(dy * xhat), db = sum_rows(dy); with g = dy * w,
 //   LayerNorm: dx = rstd * (g - mean(g) - xhat * mean(g * xhat))
 //   RMSNorm:   dx = rstd * (g - xhat * mean(g * xhat))
-// Each dx entry is written after its dy entry was last read, so dx may alias dy.
+// dw and db are summed before dx is written, so dx may alias dy.
 void Norm::backward(const State& s, ConstMatRef dy, MatRef dx) {
   const Eigen::Index N = s.xhat.rows(), D = d_model;
   require_state(s.rstd.size() == N && N > 0, "Norm::backward needs a forward pass first");
@@ -66,26 +58,13 @@ void Norm::backward(const State& s, ConstMatRef dy, MatRef dx) {
   require(dx.rows() == N && dx.cols() == D, "dx must be (", N, ",", D, "), got (", dx.rows(),
           ",", dx.cols(), ")");
   const bool layer = kind == NormKind::LayerNorm;
-  dweight.setZero();
-  if (layer) dbias.setZero();
-  for (Eigen::Index n = 0; n < N; ++n) {
-    double g_mean = 0.0, gx_mean = 0.0;
-    for (Eigen::Index j = 0; j < D; ++j) {
-      const float d = dy(n, j), xh = s.xhat(n, j);
-      const double g = double(d) * weight[j];
-      g_mean += g;
-      gx_mean += g * xh;
-      dweight[j] += d * xh;
-      if (layer) dbias[j] += d;
-    }
-    g_mean = layer ? g_mean / double(D) : 0.0;
-    gx_mean /= double(D);
-    const double rstd = s.rstd[n];
-    for (Eigen::Index j = 0; j < D; ++j) {
-      const double g = double(dy(n, j)) * weight[j];
-      dx(n, j) = float(rstd * (g - g_mean - double(s.xhat(n, j)) * gx_mean));
-    }
-  }
+  col_sums_product(dy, s.xhat, dweight.data());
+  if (layer) col_sums(dy, dbias.data());
+  parallel_for(N, kRowGrain, [&](int, int64_t n0, int64_t n1) {
+    for (Eigen::Index n = n0; n < n1; ++n)
+      norm_backward_row(dy.row(n).data(), s.xhat.row(n).data(), weight.data(), s.rstd[n], layer,
+                        D, dx.row(n).data());
+  });
 }
 
 void Norm::append_params(const std::string& prefix, std::vector<ParamRef>& out) {

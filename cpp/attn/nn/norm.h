@@ -24,7 +24,8 @@ const char* norm_kind_name(NormKind kind);
 
 // LayerNorm: y = (x - mean) / sqrt(var + 1e-5) * weight + bias, var the biased variance.
 // RMSNorm:   y = x / sqrt(mean(x^2) + 1e-6) * weight, with no bias.
-// Row statistics are accumulated in double, then each output is rounded once to float.
+// Row statistics are accumulated in double (float lanes in the SIMD build: kernels.h norm_row),
+// then each output is rounded once to float.
 class Norm {
  public:
   // Forward cache and backward workspace for one N. Reusing it for the same N allocates nothing.

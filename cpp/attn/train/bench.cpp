@@ -1,5 +1,7 @@
 #include "attn/train/bench.h"
 
+#include <algorithm>
+
 #include "attn/kernels/kernels.h"
 #include "attn/model/decoder.h"
 
@@ -32,6 +34,107 @@ float gemm_probe(int n, int reps) {
   for (int r = 0; r < reps; ++r) {
     matmul_nn(A, B, C);
     checksum += C(r % n, (r * 7) % n);
+  }
+  return checksum;
+}
+
+std::vector<StepProduct> step_products(const TrainerConfig& c) {
+  const int N = c.batch_size * c.seq_len, T = c.seq_len, D = c.d_model, V = c.vocab_size;
+  const int H = c.n_heads, Dh = D / H, KV = c.kv_heads > 0 ? c.kv_heads : H;
+  const int W = (H + 2 * KV) * Dh, F = c.ffn == "none" ? 0 : c.ffn_mult * D;
+  const int heads = c.batch_size * H, L = c.n_layers;
+  const bool swiglu = c.ffn == "swiglu";
+  std::vector<StepProduct> all;
+  auto add = [&](const std::string& name, const char* layout, int m, int n, int k, int calls) {
+    for (StepProduct& p : all)
+      if (p.layout == layout && p.m == m && p.n == n && p.k == k) {
+        if (p.name.find(name) == std::string::npos) p.name += " + " + name;
+        p.calls += calls;
+        return;
+      }
+    all.push_back({name, layout, m, n, k, calls});
+  };
+  // Forward, per layer (multihead.cpp, ffn.cpp), then the LM head.
+  add("qkv_proj", "nt", N, W, D, L);
+  add("scores q k^T", "nt", T, T, Dh, L * heads);
+  add("weights v", "nn", T, Dh, T, L * heads);
+  add("out_proj", "nt", N, D, D, L);
+  if (F > 0) {
+    add("ffn up" + std::string(swiglu ? " + gate" : ""), "nt", N, F, D, L * (swiglu ? 2 : 1));
+    add("ffn down", "nt", N, D, F, L);
+  }
+  add("lm_head", "nt", N, V, D, 1);
+  // Backward: the LM head, then per layer the FFN, out_proj, the heads and qkv_proj.
+  add("lm_head dW", "tn", V, D, N, 1);
+  add("lm_head dx", "nn", N, D, V, 1);
+  if (F > 0) {
+    add("ffn down dW", "tn", D, F, N, L);
+    add("ffn down dx", "nn", N, F, D, L);
+    add("ffn up dW" + std::string(swiglu ? " + gate dW" : ""), "tn", F, D, N, L * (swiglu ? 2 : 1));
+    add("ffn up dx" + std::string(swiglu ? " + gate dx" : ""), "nn", N, D, F, L * (swiglu ? 2 : 1));
+  }
+  add("out_proj dW", "tn", D, D, N, L);
+  add("out_proj dx", "nn", N, D, D, L);
+  add("dv = w^T dout", "tn", T, Dh, T, L * heads);
+  add("dweights = dout v^T", "nt", T, T, Dh, L * heads);
+  add("dq = dscores k", "nn", T, Dh, T, L * heads);
+  add("dk = dscores^T q", "tn", T, Dh, T, L * heads);
+  add("qkv_proj dW", "tn", W, D, N, L);
+  add("qkv_proj dx", "nn", N, D, W, L);
+  return all;
+}
+
+std::vector<ProductTime> profile_step_products(const TrainerConfig& config, int steps) {
+  require(steps >= 1 && steps <= 1000, "profile steps (", steps, ") must be in [1, 1000]");
+  Trainer t(config);
+  t.step(1);  // sizes every workspace
+  const std::vector<StepProduct> products = step_products(t.config());
+  std::vector<std::vector<double>> per_step(products.size());
+  std::vector<ProductRecord> log;
+  log.reserve(4096);
+  for (int s = 0; s < steps; ++s) {
+    log.clear();
+    set_product_log(&log);
+    t.step(1);
+    set_product_log(nullptr);
+    std::vector<double> sum(products.size(), 0.0);
+    for (const ProductRecord& r : log)
+      for (size_t i = 0; i < products.size(); ++i)
+        if (products[i].layout == r.layout && products[i].m == r.m && products[i].n == r.n &&
+            products[i].k == r.k)
+          sum[i] += r.seconds;
+    for (size_t i = 0; i < products.size(); ++i) per_step[i].push_back(sum[i]);
+  }
+  std::vector<ProductTime> out;
+  for (size_t i = 0; i < products.size(); ++i) {
+    std::vector<double>& v = per_step[i];
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    out.push_back({products[i], v[v.size() / 2]});
+  }
+  return out;
+}
+
+float product_probe(const std::string& layout, int m, int n, int k, int reps) {
+  require(layout == "nn" || layout == "nt" || layout == "tn", "layout (", layout,
+          ") must be nn, nt or tn");
+  require(m >= 1 && n >= 1 && k >= 1 && double(m) * n * k <= 1e9, "product shape (", m, ",", n,
+          ",", k, ") must be positive, at most 1e9 multiply-adds");
+  require(reps >= 1, "product reps (", reps, ") must be >= 1");
+  Rng rng(1);
+  auto random = [&rng](int r, int c) {
+    Mat x(r, c);
+    for (Eigen::Index i = 0; i < x.size(); ++i) x.data()[i] = rng.uniform() - 0.5f;
+    return x;
+  };
+  const Mat A = layout == "tn" ? random(k, m) : random(m, k);
+  const Mat B = layout == "nt" ? random(n, k) : random(k, n);
+  Mat C(m, n);
+  float checksum = 0.0f;
+  for (int r = 0; r < reps; ++r) {
+    if (layout == "nn") matmul_nn(A, B, C);
+    else if (layout == "nt") matmul_nt(A, B, C);
+    else matmul_tn(A, B, C);
+    checksum += C(r % m, (r * 7) % n);
   }
   return checksum;
 }

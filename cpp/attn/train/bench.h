@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "attn/model/model.h"
 #include "attn/train/trainer.h"
@@ -16,6 +18,33 @@ double train_step_flops(const TrainerConfig& config);
 // Runs `reps` products C = A B (matmul_nn: the kernel our layers use) of (n,n) matrices and
 // returns a checksum so the work cannot be optimised away. FLOPs = reps * 2 n^3.
 float gemm_probe(int n, int reps);
+
+// One matrix product of a training step: what it computes, its layout ("nn", "nt", "tn"), C (m,n),
+// the inner dimension k, and how many times one step runs it.
+struct StepProduct {
+  std::string name;
+  std::string layout;
+  int m = 0, n = 0, k = 0;
+  int calls = 0;
+  double flops() const { return 2.0 * m * n * k * calls; }  // the full product's, per step
+};
+
+// Every matrix product of one training step of the resolved config c (Trainer::config(): the
+// text task's vocabulary filled in), forward then backward, products of the same layout and shape
+// merged into one entry whose name joins theirs with " + ". Their flops sum to train_step_flops.
+std::vector<StepProduct> step_products(const TrainerConfig& c);
+
+// A product of step_products measured in place: the seconds its calls took in one step (the
+// median over the steps), from a Trainer of config that ran one step first.
+struct ProductTime {
+  StepProduct product;
+  double seconds = 0.0;
+};
+std::vector<ProductTime> profile_step_products(const TrainerConfig& config, int steps);
+
+// Runs `reps` products of one layout ("nn", "nt" or "tn") with C (m,n) and inner dimension k on
+// operands drawn once, and returns a checksum. FLOPs = reps * 2 m n k.
+float product_probe(const std::string& layout, int m, int n, int k, int reps);
 
 // The "Train a GPT on text" preset (web/src/settings/presets.ts) as a Trainer config: the text
 // task, 2 pre-norm blocks (LayerNorm, RoPE, GELU), D 64, H 4, T 64, B 16, Adam lr 3e-3, seed 0.

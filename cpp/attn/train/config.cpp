@@ -4,8 +4,8 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
-#include <iomanip>
 #include <limits>
 #include <stdexcept>
 
@@ -140,7 +140,9 @@ double number_value(const TrainerConfig& c, const ConfigKey& k) {
 
 double shortest_decimal(float f) {
   for (int digits = 6;; ++digits) {
-    const double d = std::stod(str_cat(std::setprecision(digits), f));
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.*g", digits, double(f));
+    const double d = std::strtod(buf, nullptr);
     if (static_cast<float>(d) == f || digits == 9) return d;
   }
 }

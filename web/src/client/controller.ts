@@ -28,6 +28,8 @@ export class Controller {
   status: RunStatus = 'loading';
   snapshot: Snapshot | null = null;
   simd = false;
+  /** The threads the core runs on (more than 1: the threads build). */
+  threads = 1;
   /** Changes whenever a new run starts (configure, reset, import, restart): panels that hold
    * data of the old run (timeline, ablation report, backward view) start over. */
   runId = 0;
@@ -91,7 +93,7 @@ export class Controller {
   async start(): Promise<void> {
     this.status = 'loading';
     this.emit();
-    this.simd = await this.client.start();
+    ({ simd: this.simd, threads: this.threads } = await this.client.start());
   }
 
   /** Builds a new model from the Store's settings (back to step 0). On a core error the old run

@@ -32,13 +32,16 @@ export class WorkerClient {
   constructor(
     readonly assets: Assets,
     private readonly forceScalar = false,
+    /** At most this many threads (1: the one-thread build even where threads are available). */
+    private readonly maxThreads?: number,
   ) {}
 
   /**
-   * Starts a worker and loads the core; resolves with whether the SIMD build was chosen. A worker
-   * that cannot start rejects with a RequestError of kind 'worker' whose message names the cause.
+   * Starts a worker and loads the core; resolves with whether a SIMD build was chosen and on how
+   * many threads it runs. A worker that cannot start rejects with a RequestError of kind 'worker'
+   * whose message names the cause.
    */
-  async start(): Promise<boolean> {
+  async start(): Promise<{ simd: boolean; threads: number }> {
     this.stop();
     const violations = watchPolicyViolations();
     const cannotStart = async (cause: unknown) => new RequestError('worker', await explainWorkerFailure(this.assets.worker, cause, violations.seen));
@@ -70,9 +73,9 @@ export class WorkerClient {
         }
       };
       w.onmessageerror = () => this.crash('the worker sent a message that could not be read');
-      const init = this.request('init', { type: 'init', core: this.assets.core, forceScalar: this.forceScalar });
+      const init = this.request('init', { type: 'init', core: this.assets.core, forceScalar: this.forceScalar, maxThreads: this.maxThreads });
       const reply = await Promise.race([init, startFailure]);
-      return reply.simd;
+      return { simd: reply.simd, threads: reply.threads };
     } finally {
       violations.stop();
     }

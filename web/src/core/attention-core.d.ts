@@ -796,6 +796,20 @@ export interface Corruption {
 }
 
 /** The module createAttentionCore resolves to. */
+/** One matrix product of a training step (productProfile): C (m,n) = A B in layout nn, A B^T in
+ * nt, A^T B in tn, with inner dimension k; calls per step; flops of the full products per step;
+ * the seconds they took in one step. */
+export interface ProductTime {
+  name: string;
+  layout: 'nn' | 'nt' | 'tn';
+  m: number;
+  n: number;
+  k: number;
+  calls: number;
+  flops: number;
+  seconds: number;
+}
+
 export interface AttentionCore {
   Trainer: TrainerConstructor;
   Decoder: DecoderConstructor;
@@ -878,8 +892,24 @@ export interface AttentionCore {
   /** Benchmarks: reps products C = A B of (n,n) matrices with the training kernel; returns a
    * checksum. FLOPs = reps * 2 n^3. n in [1, 4096], reps >= 1. */
   gemmProbe(n: number, reps: number): number;
+  /** Benchmarks: the matrix products of a training step of config (products of one layout and
+   * shape merged), each timed in place: the median over `steps` steps (1..1000) of the seconds
+   * its calls took in one step. */
+  productProfile(config: TrainerConfig, steps: number): ProductTime[];
+  /** Benchmarks: reps products of one layout, C (m,n), inner dimension k; returns a checksum.
+   * FLOPs = reps * 2 m n k. */
+  productProbe(layout: 'nn' | 'nt' | 'tn', m: number, n: number, k: number, reps: number): number;
   /** Whether this build uses WebAssembly SIMD. */
   readonly simd: boolean;
+  /** Whether this is the threads build (pthreads; loaded only on a cross-origin-isolated page). */
+  readonly threaded: boolean;
+  /** The threads the core's loops run on (1 unless setThreads raised it). */
+  threads(): number;
+  /** Sets the thread count, n in [1, threadCapacity()]; the threads build can start at most its
+   * threadPoolSize + 1. Not while a call into the core runs. An error of kind `input` otherwise. */
+  setThreads(n: number): void;
+  /** The most threads setThreads accepts (1 without threads). */
+  threadCapacity(): number;
 }
 
 /** Options of the Emscripten factory that matter here. */
@@ -888,10 +918,12 @@ export interface AttentionCoreOptions {
   locateFile?: (path: string, scriptDirectory: string) => string;
   /** The .wasm bytes, when they are already loaded. */
   wasmBinary?: ArrayBuffer | Uint8Array;
+  /** The threads build: how many pthread workers to start with the module (threads - 1). */
+  threadPoolSize?: number;
 }
 
 export type CreateAttentionCore = (options?: AttentionCoreOptions) => Promise<AttentionCore>;
 
-/** The default export of attention-core-{simd,scalar}.js. */
+/** The default export of attention-core-{simd,scalar,threads}.js. */
 declare const createAttentionCore: CreateAttentionCore;
 export default createAttentionCore;

@@ -1,10 +1,13 @@
-// Where the two builds of the core are, as new URL('…', import.meta.url) (Vite's ?url imports
+// Where the builds of the core are, as new URL('…', import.meta.url) (Vite's ?url imports
 // compile to that pattern): a bundler that installs the npm package copies the files, and a copy
 // served from a CDN loads them from the CDN, never relative to the page.
 import simdJs from '../../wasm/attention-core-simd.js?url';
 import simdWasm from '../../wasm/attention-core-simd.wasm?url';
 import scalarJs from '../../wasm/attention-core-scalar.js?url';
 import scalarWasm from '../../wasm/attention-core-scalar.wasm?url';
+import threadsJs from '../../wasm/attention-core-threads.js?url';
+import threadsWasm from '../../wasm/attention-core-threads.wasm?url';
+import threadsWorker from '../../wasm/attention-core-threads.worker.js?url';
 import type { CoreFiles } from './load-core.js';
 
 /** An absolute URL (the dev server gives root-relative ones). */
@@ -12,8 +15,10 @@ export function absolute(url: string): string {
   return new URL(url, import.meta.url).href;
 }
 
-/** The SIMD and the scalar build of the core. */
-export const CORE_FILES: { simd: CoreFiles; scalar: CoreFiles } = {
+/** The SIMD and the scalar build of the core, and the threads build (SIMD with pthreads, for a
+ * cross-origin-isolated page; nothing fetches its files elsewhere). */
+export const CORE_FILES: { simd: CoreFiles; scalar: CoreFiles; threads: CoreFiles } = {
   simd: { js: absolute(simdJs), wasm: absolute(simdWasm) },
   scalar: { js: absolute(scalarJs), wasm: absolute(scalarWasm) },
+  threads: { js: absolute(threadsJs), wasm: absolute(threadsWasm), worker: absolute(threadsWorker) },
 };

@@ -1,17 +1,27 @@
 // Types of load-core.js.
 import type { AttentionCore } from './attention-core';
 
-/** The two files of one build of the core: the Emscripten ES module and its .wasm (absolute URLs). */
+/** The files of one build of the core: the Emscripten ES module and its .wasm (absolute URLs),
+ * and for the threads build its pthread worker. */
 export interface CoreFiles {
   js: string;
   wasm: string;
+  worker?: string;
 }
 
 /** Whether this engine runs WebAssembly SIMD (fixed-width, 128-bit). */
 export function detectSimd(): boolean;
 
-/** Imports files.js and instantiates it with the .wasm at files.wasm. */
-export function instantiateCore(files: CoreFiles): Promise<AttentionCore>;
+/** Imports files.js and instantiates it with the .wasm at files.wasm; the threads build starts
+ * options.threadPoolSize pthread workers with the module. */
+export function instantiateCore(files: CoreFiles, options?: { threadPoolSize?: number }): Promise<AttentionCore>;
+
+/** Threads the threads build would run here: 0 unless the page is cross-origin isolated, else
+ * navigator.hardwareConcurrency capped at maxThreads (default 4). */
+export function threadsAvailable(maxThreads?: number): number;
+
+/** The threads build running n threads, or null when it cannot start here. */
+export function instantiateThreaded(files: CoreFiles, n: number): Promise<AttentionCore | null>;
 
 /** Imports attention-core-{simd,scalar}.js from wasmBase (a directory URL ending in '/', relative
  * to the page or worker when relative) and instantiates it; simd defaults to detectSimd(). */

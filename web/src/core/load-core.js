@@ -14,10 +14,34 @@ export function detectSimd() {
 }
 
 /** Imports one variant's ES module from files.js and instantiates it with the .wasm at files.wasm
- * (both absolute URLs; they need not share a folder, as after a bundler renamed them). */
-export async function instantiateCore(files) {
+ * (absolute URLs; they need not share a folder, as after a bundler renamed them). The threads
+ * build also needs files.worker (its pthread worker) and options.threadPoolSize, the pthread
+ * workers it starts with the module. */
+export async function instantiateCore(files, options = {}) {
   const { default: createAttentionCore } = await import(/* @vite-ignore */ files.js);
-  return createAttentionCore({ locateFile: (path) => (path.endsWith('.wasm') ? files.wasm : new URL(path, files.js).href) });
+  const locateFile = (path) => (path.endsWith('.wasm') ? files.wasm : path.endsWith('.worker.js') && files.worker ? files.worker : new URL(path, files.js).href);
+  return createAttentionCore({ locateFile, ...(options.threadPoolSize !== undefined && { threadPoolSize: options.threadPoolSize }) });
+}
+
+/** Threads the threads build would run here: 0 where it cannot (the page is not cross-origin
+ * isolated, so no SharedArrayBuffer can be shared with workers), else navigator.hardwareConcurrency
+ * capped at maxThreads. */
+export function threadsAvailable(maxThreads = 4) {
+  if (!globalThis.crossOriginIsolated || typeof SharedArrayBuffer !== 'function') return 0;
+  const cores = globalThis.navigator?.hardwareConcurrency ?? 1;
+  return Math.max(1, Math.min(maxThreads, cores));
+}
+
+/** The threads build with n threads (n - 1 pthread workers and the calling thread), or null
+ * when it cannot start here (then the caller loads the one-thread build; nothing is logged). */
+export async function instantiateThreaded(files, n) {
+  try {
+    const core = await instantiateCore(files, { threadPoolSize: n - 1 });
+    core.setThreads(n);
+    return core;
+  } catch {
+    return null;
+  }
 }
 
 /** Imports the variant's ES module from wasmBase (a directory URL ending in '/', relative to the

@@ -132,7 +132,7 @@ export function defineRequest<In = void, Out = void>(name: string, fallback: Err
 /** Requests, page -> worker. */
 export type Request =
   | { type: 'call'; id: number; request: string; input: unknown }
-  | { type: 'init'; id: number; core: { simd: CoreFiles; scalar: CoreFiles }; forceScalar?: boolean }
+  | { type: 'init'; id: number; core: { simd: CoreFiles; scalar: CoreFiles; threads?: CoreFiles }; forceScalar?: boolean; maxThreads?: number }
   | { type: 'configure'; id: number; config: TrainerConfigMsg; sample: SampleSpec; ablation?: Ablation; corpus?: CorpusInput | null }
   | { type: 'useCorpus'; id: number; corpus: CorpusInput | null }
   | { type: 'reset'; id: number }
@@ -159,7 +159,8 @@ export interface ImportRun {
 /** The reply type each request names. */
 export interface ReplyFor {
   call: { type: 'answer'; replyTo: number; output: unknown };
-  init: { type: 'ready'; replyTo: number; simd: boolean };
+  /** threads: how many threads the core runs on (more than 1: the threads build). */
+  init: { type: 'ready'; replyTo: number; simd: boolean; threads: number };
   configure: { type: 'configured'; replyTo: number; snapshot: Snapshot };
   useCorpus: { type: 'configured'; replyTo: number; snapshot: Snapshot };
   reset: { type: 'configured'; replyTo: number; snapshot: Snapshot };

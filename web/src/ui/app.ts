@@ -33,9 +33,9 @@ const TABS: { view: State['view']; label: string }[] = [
 
 /** Mounts the page into root; assets are the worker's and the core's files; the parts of the
  * `hidden` groups are left out. */
-export function mountApp(root: HTMLElement, store: Store, opts: { assets: Assets; forceScalar?: boolean; hidden?: Iterable<PartGroup> }): App {
+export function mountApp(root: HTMLElement, store: Store, opts: { assets: Assets; forceScalar?: boolean; maxThreads?: number; hidden?: Iterable<PartGroup> }): App {
   const reducedMotion = matchMedia('(prefers-reduced-motion: reduce)').matches;
-  const client = new WorkerClient(opts.assets, opts.forceScalar);
+  const client = new WorkerClient(opts.assets, opts.forceScalar, opts.maxThreads);
   const ctl = new Controller(client, store);
   if (reducedMotion) ctl.setProgressInterval(500);
   // Start the worker (and so the wasm download and compile) before building the page, so both
@@ -106,7 +106,7 @@ export function mountApp(root: HTMLElement, store: Store, opts: { assets: Assets
   const ready: App['ready'] = (async () => {
     try {
       await started;
-      loading.textContent = `Core loaded (${ctl.simd ? 'WebAssembly SIMD' : 'scalar WebAssembly'} build).`;
+      loading.textContent = `Core loaded (${coreBuildName(ctl.simd, ctl.threads)}).`;
       loading.classList.add('done');
       await Promise.all([ctl.configure(), lesson.refresh(), block.refresh()]);
       return { ok: true as const, simd: ctl.simd };
@@ -139,4 +139,11 @@ export function mountApp(root: HTMLElement, store: Store, opts: { assets: Assets
       root.replaceChildren();
     },
   };
+}
+
+/** The status line's name of the build that runs and its threads, e.g. "WebAssembly SIMD build, 1
+ * thread" or "WebAssembly SIMD + threads build, 2 threads". */
+export function coreBuildName(simd: boolean, threads: number): string {
+  const build = threads > 1 ? 'WebAssembly SIMD + threads' : simd ? 'WebAssembly SIMD' : 'scalar WebAssembly';
+  return `${build} build, ${threads} thread${threads === 1 ? '' : 's'}`;
 }

@@ -4,7 +4,8 @@
 // playing, the session trains in ~15 ms chunks, one per turn of the event loop, so requests are
 // answered in between. The session is the only state here.
 import type { Request } from '../model/protocol';
-import { detectSimd, instantiateCore } from '../core/load-core.js';
+import type { AttentionCore } from '../core/attention-core';
+import { detectSimd, instantiateCore, instantiateThreaded, threadsAvailable } from '../core/load-core.js';
 import { handle, respond } from './handlers';
 import { errorReply, rethrowLater, send, type Post } from './post';
 import { Session } from './session';
@@ -27,6 +28,21 @@ function channelDefer(): (f: () => void) => void {
 
 let session: Session | null = null;
 
+/** The core for an init request: the threads build where this worker is cross-origin isolated,
+ * has more than one core and loads the build from its own origin (a pthread worker cannot start
+ * from another), else the one-thread SIMD build (or the scalar one without SIMD); a threads build
+ * that fails to start falls back silently. */
+async function loadCore(req: Extract<Request, { type: 'init' }>): Promise<{ core: AttentionCore; simd: boolean; threads: number }> {
+  const simd = !(req.forceScalar ?? false) && detectSimd();
+  const files = req.core.threads;
+  const n = simd && files?.worker && new URL(files.worker).origin === self.location.origin ? Math.min(threadsAvailable(), req.maxThreads ?? Infinity) : 0;
+  if (n > 1) {
+    const core = await instantiateThreaded(files!, n);
+    if (core) return { core, simd, threads: n };
+  }
+  return { core: await instantiateCore(simd ? req.core.simd : req.core.scalar), simd, threads: 1 };
+}
+
 self.onmessage = (ev: MessageEvent<Request>) => {
   const req = ev.data;
   if (req.type === 'init') {
@@ -34,11 +50,10 @@ self.onmessage = (ev: MessageEvent<Request>) => {
       post,
       req,
       async () => {
-        const simd = !(req.forceScalar ?? false) && detectSimd();
-        const core = await instantiateCore(simd ? req.core.simd : req.core.scalar);
+        const { core, simd, threads } = await loadCore(req);
         session?.dispose();
         session = new Session(core, post, { defer: channelDefer() });
-        return { type: 'ready', replyTo: req.id, simd };
+        return { type: 'ready', replyTo: req.id, simd, threads };
       },
       rethrowLater,
     );

@@ -1,0 +1,66 @@
+// The benchmarks' accounting: the products a training step runs are the ones step_products lists
+// (shape, layout, count), and their flops are train_step_flops.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <tuple>
+
+#include "attn/kernels/kernels.h"
+#include "attn/train/bench.h"
+
+namespace {
+
+using Shape = std::tuple<std::string, int, int, int>;
+
+// The products one training step of c runs, as the kernels recorded them.
+std::map<Shape, int> recorded(const attn::TrainerConfig& c) {
+  attn::Trainer t(c);
+  t.step(1);
+  std::vector<attn::ProductRecord> log;
+  attn::set_product_log(&log);
+  t.step(1);
+  attn::set_product_log(nullptr);
+  std::map<Shape, int> out;
+  for (const auto& r : log) ++out[{r.layout, r.m, r.n, r.k}];
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("bench: step_products lists every product of a step", "[bench]") {
+  attn::TrainerConfig demo;
+  attn::TrainerConfig text = attn::text_preset_config();  // the GPT preset, smaller
+  text.seq_len = 64;
+  text.batch_size = 2;
+  attn::TrainerConfig grouped = text;  // shapes that collide: D = F, grouped K/V heads, swiglu
+  grouped.ffn = "swiglu";
+  grouped.ffn_mult = 1;
+  grouped.kv_heads = 2;
+  for (const attn::TrainerConfig& c : {demo, text, grouped}) {
+    CAPTURE(c.task, c.ffn, c.kv_heads);
+    const attn::Trainer t(c);
+    const std::vector<attn::StepProduct> listed = attn::step_products(t.config());
+    std::map<Shape, int> want;
+    double flops = 0.0;
+    for (const auto& p : listed) {
+      want[{p.layout, p.m, p.n, p.k}] += p.calls;
+      flops += p.flops();
+    }
+    CHECK(recorded(c) == want);
+    CHECK(flops == Approx(attn::train_step_flops(t.config())).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("bench: the product profile times every listed product", "[bench]") {
+  attn::TrainerConfig c;
+  const auto rows = attn::profile_step_products(c, 3);
+  const attn::Trainer t(c);
+  REQUIRE(rows.size() == attn::step_products(t.config()).size());
+  for (const auto& r : rows) {
+    CAPTURE(r.product.name);
+    CHECK(r.seconds >= 0.0);
+  }
+  CHECK_THROWS_WITH(attn::profile_step_products(c, 0), Catch::Contains("profile steps (0)"));
+  CHECK_THROWS_WITH(attn::product_probe("tt", 2, 2, 2, 1), Catch::Contains("layout (tt)"));
+  CHECK(attn::product_probe("tn", 3, 5, 7, 2) == attn::product_probe("tn", 3, 5, 7, 2));
+}
