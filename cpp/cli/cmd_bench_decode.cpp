@@ -171,11 +171,10 @@ void print_tiled_bench(int blocks) {
     const bool run_plain = plain_bytes <= (int64_t(1) << 30);  // past 1 GB the plain path is not run
     TinyAttentionLM::State states[2];
     int64_t measured[2] = {-1, -1};
-    Rng unused(0);
     const auto pass = [&](int tiled) {
       TinyAttentionLM::State& s = states[tiled];
       s.tiled = tiled;
-      model.forward(ids.data(), c.B, c.T, false, unused, s);
+      model.forward(ids.data(), c.B, c.T, s);
       if (c.training) {
         s.dlogits.setConstant(s.logits.rows(), s.logits.cols(), 1e-3f);
         model.backward(ids.data(), s);

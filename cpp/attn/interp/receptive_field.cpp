@@ -15,8 +15,7 @@ Mat receptive_field(TinyAttentionLM& model, const int32_t* ids, int T, uint64_t 
   std::vector<int32_t> batch(size_t(T) * size_t(T));
   for (int b = 0; b < T; ++b) std::copy(ids, ids + T, batch.begin() + ptrdiff_t(b) * T);
   TinyAttentionLM::State s;
-  Rng unused(0);  // eval mode: no dropout draws
-  model.forward(batch.data(), T, T, /*training=*/false, unused, s);
+  model.forward(batch.data(), T, T, s);  // eval mode
   Rng rng(seed);
   RowVec u(c.vocab_size);
   for (Eigen::Index v = 0; v < u.size(); ++v) u[v] = rng.normal();

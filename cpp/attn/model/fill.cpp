@@ -48,8 +48,7 @@ FillResult fill_blanks(TinyAttentionLM& model, const std::u32string& vocab, std:
 
   const int T = int(chars.size());
   TinyAttentionLM::State s;
-  Rng unused(0);  // eval mode: no dropout draws
-  model.forward(ids.data(), 1, T, /*training=*/false, unused, s);
+  model.forward(ids.data(), 1, T, s);  // eval mode
   FillResult out;
   std::vector<double> p(static_cast<size_t>(V));
   std::vector<int> order(static_cast<size_t>(V));
