@@ -283,7 +283,7 @@ export function mountBlockView(root: HTMLElement, store: Store, ctl: Controller,
     const tiledProblem = h('p', { class: 'problem', role: 'alert', hidden: true });
     const section = h(
       'section',
-      { class: 'stage block-stage block-tiled', 'data-step': 'tiled' },
+      { class: 'block-tiled', 'data-step': 'tiled' },
       h('h3', { text: 'Aside: one head\'s attention, tile by tile' }),
       h('p', { class: 'formula' }, h('code', { text: 'per key tile: m ← max(m, max s),  l ← l·e^(m_old − m) + Σ e^(s − m),  o ← o·e^(m_old − m) + Σ e^(s − m) v;  at the end o / l' })),
       h('p', {
