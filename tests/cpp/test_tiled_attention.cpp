@@ -302,7 +302,9 @@ TEST_CASE("tiled attention: memory, the trace's rows, and bad arguments") {
   REQUIRE(t.tiles == 3);
   for (int r = 0; r < T; ++r)
     for (int i = 1; i < t.tiles; ++i) CHECK(t.row_max(i, r) >= t.row_max(i - 1, r));
-  CHECK(t.max_weight_difference <= 1e-6f);
+  // Weights are at most 1: 16 float ulps of 1. The trace's exp and the reference's round apart by
+  // a few ulps, more where -march=native vectorises wider (1.01e-6 seen with AVX-512).
+  CHECK(t.max_weight_difference <= 16 * std::numeric_limits<float>::epsilon());
   CHECK(t.max_out_difference <= 1e-5f);
   for (int r = 0; r < T; ++r) CHECK(t.weights.row(r).sum() == Approx(1.0f).margin(1e-5));
   // Row 3 has seen keys 0-3 in tile 0, and nothing more after it.
