@@ -134,6 +134,11 @@ test('the interventions live in the URL: a link sets them from the first heatmap
   await page.locator('.heatmaps canvas').first().focus();
   await page.keyboard.press('ArrowRight');
   assert.match(await page.textContent('.cell-readout'), /future key: the broken mask lets it through/);
+  // The pattern figure draws the mask in effect: with it off, every pair, and no "never a later one".
+  const T = 12;
+  await page.waitForFunction((n) => document.querySelector('.attention-pattern')?.dataset.seen === String(n), T * T);
+  assert.equal(await page.getAttribute('.attention-pattern', 'data-visible'), '1'.repeat(T * T));
+  assert.match(await page.textContent('.pattern-note'), /^144 of 144 pairs visible: the mask is off/);
   await page.waitForSelector('.ablation-panel [name=zero-h2]');
   assert.equal(await page.inputValue('[name=mask-mode]'), 'none');
   assert.equal(await page.isChecked('[name=scale-scores]'), false);
@@ -150,6 +155,11 @@ test('the interventions live in the URL: a link sets them from the first heatmap
   await page.evaluate(() => (location.hash = location.hash.replace('mask=causal', 'mask=inverted')));
   await page.waitForFunction(() => document.querySelector('[name=mask-mode]').value === 'inverted');
   await page.waitForFunction(() => /inverted mask/.test(document.querySelector('.ablation-explain').textContent));
+  // Inverted: the query itself and every later key, T(T + 1)/2 pairs, the upper triangle.
+  await page.waitForFunction(() => document.querySelector('.attention-pattern')?.dataset.mask === 'inverted');
+  const upper = Array.from({ length: T * T }, (_, k) => (k % T >= Math.floor(k / T) ? '1' : '0')).join('');
+  assert.equal(await page.getAttribute('.attention-pattern', 'data-visible'), upper);
+  assert.match(await page.textContent('.pattern-note'), /^78 of 144 pairs visible: the inverted mask/);
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -41,6 +41,7 @@ function shown(page) {
       answerProb: Number(tr.querySelector('td.answer-prob').dataset.prob),
       verdict: tr.dataset.verdict,
       verdictText: tr.querySelector('td.verdict').textContent,
+      verdictColor: getComputedStyle(tr.querySelector('td.verdict')).color,
     })),
   );
 }
@@ -144,6 +145,9 @@ test('predictions: the top 3 and their probabilities are a softmax of the core\'
   assertMatches(rows, run.ids, ref);
   // copy: the first half sets no answer, so it is not counted; the summary says how many are right.
   assert.ok(rows.some((r) => r.verdict === 'none') && rows.some((r) => r.verdict !== 'none'));
+  // "not counted" is neither right's colour nor wrong's (and its mark is neither ✓ nor ✗).
+  const colours = (v) => new Set(rows.filter((r) => r.verdict === v).map((r) => r.verdictColor));
+  for (const other of ['right', 'wrong']) for (const c of colours('none')) assert.ok(!colours(other).has(c), `not counted is ${c}, as ${other} is`);
   const counted = ref.answers.filter((a) => a >= 0).length;
   const right = rows.filter((r) => r.verdict === 'right').length;
   assert.match(await page.textContent(`${PANEL} .pred-summary`), new RegExp(`^Step 30: the first guess is right at ${right} of the ${counted} positions the copy task sets an answer for`));

@@ -230,7 +230,7 @@ test('an invalid config shows the core message next to the control; fixing it re
   await page.locator('[name=dModel]').blur();
   const msg = page.locator('.field[data-key=dModel] .field-msg');
   await page.waitForFunction(() => document.querySelector('.field[data-key=dModel] .field-msg').textContent !== '');
-  assert.match(await msg.textContent(), /^dModel \(30\) must be divisible by nHeads \(4\)$/);
+  assert.match(await msg.textContent(), /^d_model \(30\) must be divisible by heads \(4\)$/, 'the labels, not the JS names');
   assert.equal(await page.getAttribute('[name=dModel]', 'aria-invalid'), 'true');
   assert.equal(await page.isDisabled('[data-action=play]'), true);
   await page.fill('[name=nHeads]', '3');
@@ -239,6 +239,14 @@ test('an invalid config shows the core message next to the control; fixing it re
   assert.equal(await msg.textContent(), '');
   assert.equal(await page.locator('.heatmaps canvas').count(), 4, '3 heads + the average');
   assert.match(await page.evaluate(() => location.hash), /d-model=30&heads=3/);
+  // Heads 4 of d_model 30 again, this time by changing heads: the heads control says it.
+  await page.fill('[name=nHeads]', '4');
+  await page.locator('[name=nHeads]').blur();
+  const headsMsg = page.locator('.config .field[data-key=nHeads] .field-msg');
+  await page.waitForFunction(() => document.querySelector('.config .field[data-key=nHeads] .field-msg').textContent !== '');
+  assert.equal(await headsMsg.textContent(), 'd_model (30) must be divisible by heads (4)');
+  assert.equal(await page.getAttribute('.config [name=nHeads]', 'aria-invalid'), 'true');
+  assert.equal(await msg.textContent(), '', 'not on d_model, which did not change');
   assert.deepEqual(errors, []);
   await context.close();
 });

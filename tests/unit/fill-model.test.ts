@@ -6,6 +6,7 @@ import { describe, expect, test } from 'vitest';
 import { defaultBlanks, toggleBlank, truthProb } from '../../web/src/panels/fill/model';
 import { reach, reachBound } from '../../web/src/panels/receptive/model';
 import type { ReceptiveReport } from '../../web/src/panels/receptive/request';
+import { visibleInEffect } from '../../web/src/model/heads';
 import { patternSentence } from '../../web/src/ui/heatmap-grid';
 
 describe('fill', () => {
@@ -60,5 +61,15 @@ describe('the attention pattern', () => {
     expect(w).toMatch(/3 layers reach L·\(W − 1\) = 6/);
     expect(w).toMatch(/keeps only 3 keys per layer in its KV cache/);
     expect(patternSentence({ ...c, attention: 'strided', window: 2, stride: 3 }, 8, 24)).toMatch(/plus every position that is a multiple of 3/);
+  });
+
+  test("draws the mask in effect: the Ablation panel's broken masks included, with their count", () => {
+    const causal = Uint8Array.from({ length: 9 }, (_, k) => (k % 3 <= Math.floor(k / 3) ? 1 : 0));
+    expect(visibleInEffect('causal', causal, 3)).toBe(causal);
+    expect([...visibleInEffect('none', causal, 3)]).toEqual([1, 1, 1, 1, 1, 1, 1, 1, 1]);
+    expect([...visibleInEffect('inverted', causal, 3)]).toEqual([1, 1, 1, 0, 1, 1, 0, 0, 1]);
+    expect(patternSentence(c, 8, 64, 'none')).toMatch(/^64 of 64 pairs visible: the mask is off .*the later ones too/);
+    expect(patternSentence(c, 8, 36, 'inverted')).toMatch(/^36 of 64 pairs visible: the inverted mask .*every later key/);
+    expect(patternSentence(c, 8, 36, 'none')).not.toMatch(/never a later one/);
   });
 });

@@ -86,6 +86,15 @@ describe('the hash round trip', () => {
     });
   });
 
+  test('snake_case spellings of the keys, as the labels read, are read too; kebab-case wins', () => {
+    expect(stateFromHash('#d_model=16&seq_len=8&vocab_size=20')).toEqual({
+      state: { ...DEFAULTS, dModel: 16, seqLen: 8, vocabSize: 20 },
+      corrections: [],
+    });
+    expect(stateFromHash('#d-model=16&d_model=8').state.dModel).toBe(16);
+    expect(stateFromHash('#d_model=abc').corrections.map((c) => c.message)).toEqual(['d_model: "abc" is not a number; using 32']);
+  });
+
   test('what a link gets wrong is corrected, in words, and the state is valid', () => {
     const { state, corrections } = stateFromHash('#vocab-size=99999&d-model=31&heads=5&seq-len=abc&lr=-1&heads-off=1,7&sample=3+500+4&a=1&b=2&c=3&d=4&e=5&f=6');
     expect(corrections.map((c) => c.message)).toEqual([

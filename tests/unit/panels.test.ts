@@ -11,6 +11,7 @@ import { describe, expect, test } from 'vitest';
 import type { RequestDef } from '../../web/src/model/protocol';
 import { PANEL_HANDLERS } from '../../web/src/panels/handlers';
 import { groupOf, PANELS } from '../../web/src/panels/registry';
+import { TASKS } from '../../web/src/settings/tasks';
 import { PART_GROUPS } from '../../web/src/ui/parts';
 import { fallbackKind } from '../../web/src/worker/handlers';
 
@@ -125,5 +126,24 @@ describe('web/README.md\'s worker protocol matches the code', () => {
     // On a mismatch, the rows the code declares (without the "what it does" column).
     const asRows = (ds: Declared[]) => ds.map((d) => `| \`${d.name}\` | \`${d.panel}\` | \`${d.input}\` | \`${d.output}\` |`).join('\n');
     expect(asRows(shown)).toBe(asRows(expected));
+  });
+});
+
+describe("web/docs/embed.md's attribute table", () => {
+  const embed = fs.readFileSync(path.join(ROOT, 'web/docs/embed.md'), 'utf8');
+  /** The `code` words of the attribute table's row for one attribute. */
+  const rowWords = (attr: string): string[] => {
+    const row = embed.split('\n').find((l) => l.startsWith(`| \`${attr}\` |`));
+    expect(row, `no row for ${attr}`).toBeDefined();
+    const what = row!.split('|')[3];
+    return [...what.matchAll(/`([^`]+)`/g)].map((m) => m[1]);
+  };
+
+  test('the panel row lists every panel of the registry once, in its order, and all', () => {
+    expect(rowWords('panel')).toEqual([...PANELS.map((p) => p.name), 'all']);
+  });
+
+  test('the task row lists every task the page knows once', () => {
+    expect(rowWords('task')).toEqual(Object.keys(TASKS));
   });
 });

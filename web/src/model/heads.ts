@@ -24,6 +24,16 @@ export function headOrAverage(weights: Float32Array, H: number, T: number, f: nu
   return f < H ? headWeights(weights, H, T, f) : headAverage(weights, H, T);
 }
 
+/** The keys each query may see under the mask in effect, (T,T) row-major, 1 = visible: the layers'
+ * own pattern (`visible`, the core's attentionMask) under `causal`; every key with the mask off
+ * (`none`); under `inverted`, which writes −1e4 on the past instead of the future, the query itself
+ * and every later key. */
+export function visibleInEffect(mask: string, visible: Uint8Array, T: number): Uint8Array {
+  if (mask === 'causal') return visible;
+  if (mask === 'none') return new Uint8Array(T * T).fill(1);
+  return Uint8Array.from({ length: T * T }, (_, k) => (k % T >= Math.floor(k / T) ? 1 : 0));
+}
+
 /** The cells a heatmap hatches: under the layers' own mask (`causal`) those their attention
  * pattern hides (visible: the core's (T,T) attentionMask; none under mlm's full attention), with a
  * key naming the pattern; null under a broken mask, which hides nothing. */

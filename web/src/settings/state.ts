@@ -87,14 +87,16 @@ export function fixConsistency(state: State, corrections: Correction[]): void {
   }
 }
 
-/** The raw values of a URL's parameters, by key (a setting's hash key); also the names that are
- * no setting's. */
+/** The raw values of a URL's parameters, by key (a setting's hash key, or its snake_case spelling,
+ * `d_model` for `d-model`, as the labels read; the kebab-case one wins when both are given); also
+ * the names that are no setting's. */
 export function paramsByKey(params: URLSearchParams, table: readonly Setting[] = SETTING_LIST): { raw: Partial<Record<keyof State, string>>; unknown: string[] } {
   const raw: Partial<Record<keyof State, string>> = {};
   const known = new Set<string>();
   for (const s of table) {
-    known.add(s.hash);
-    const v = params.get(s.hash);
+    const snake = s.hash.replace(/-/g, '_');
+    known.add(s.hash).add(snake);
+    const v = params.get(s.hash) ?? params.get(snake);
     if (v !== null) raw[s.key] = v;
   }
   const unknown = [...new Set([...params.keys()].filter((k) => !known.has(k)))];

@@ -6,9 +6,9 @@ import { tokenLabels } from '../model/text';
 import type { Controller } from '../client/controller';
 import { cellAt, drawHeatmap, drawLegendBar, drawMaskedSwatch, type HeatmapLayout } from '../draw/heatmap';
 import { num } from '../model/format';
-import { headAverage, headWeights, hiddenCells } from '../model/heads';
+import { headAverage, headWeights, hiddenCells, visibleInEffect } from '../model/heads';
 import { averageLabel, headLabel, kvGroupLabel, layerWeights } from '../model/layers';
-import type { Snapshot } from '../model/protocol';
+import type { MaskMode, Snapshot } from '../model/protocol';
 import type { State } from '../settings/settings';
 import type { Store } from '../settings/store';
 import { h } from './dom';
@@ -27,9 +27,12 @@ export interface HeatmapGrid {
   destroy(): void;
 }
 
-/** What the pattern figure shows, in words: which keys a query sees under the settings, and why
- * it matters. `seen` is the core's count of visible pairs. */
-export function patternSentence(c: Pick<State, 'objective' | 'attention' | 'window' | 'stride' | 'nLayers'>, T: number, seen: number): string {
+/** What the pattern figure shows, in words: which keys a query sees under the settings and the
+ * mask in effect (the Ablation panel's broken masks included), and why it matters. `seen` is the
+ * count of visible pairs. */
+export function patternSentence(c: Pick<State, 'objective' | 'attention' | 'window' | 'stride' | 'nLayers'>, T: number, seen: number, mask: MaskMode = 'causal'): string {
+  if (mask === 'none') return `${seen} of ${T * T} pairs visible: the mask is off (Ablation panel), so every query sees every key, the later ones too, and a head can copy its answer from the future.`;
+  if (mask === 'inverted') return `${seen} of ${T * T} pairs visible: the inverted mask (Ablation panel) writes −1e4 on the earlier keys instead of the later ones, so each query sees itself and every later key, the future the causal mask should hide.`;
   const both = c.objective === 'mlm';
   const side = both ? 'on both sides' : 'before it';
   const what =
@@ -207,7 +210,7 @@ export function mountHeatmapGrid(store: Store, ctl: Controller, opts: { reducedM
     // Under the layers' own mask, hatch what their pattern hides (the causal triangle, a window,
     // nothing under mlm's full attention); a broken mask hides nothing.
     const hidden = hiddenCells(s.mask, s.visible, T);
-    drawPattern(s, width, textColour, labels, s.visible.map((v) => 1 - v));
+    drawPattern(s, width, textColour, labels);
     figures.forEach((f, idx) => {
       f.values = f.head >= 0 ? headWeights(s.weights, L * H, T, f.head) : avgs[f.layer];
       f.layout = drawHeatmap(f.canvas, width, {
@@ -228,25 +231,27 @@ export function mountHeatmapGrid(store: Store, ctl: Controller, opts: { reducedM
   }
 
   /** The pattern figure: the visible keys in yellow, the hidden ones hatched, and what it means. */
-  function drawPattern(s: Snapshot, width: number, textColour: string, labels: string[], hiddenCells: Uint8Array): void {
+  function drawPattern(s: Snapshot, width: number, textColour: string, labels: string[]): void {
     const T = s.T;
-    const key = s.visible.join('');
+    const visible = visibleInEffect(s.mask, s.visible, T);
+    const key = visible.join('');
     pattern.dataset.visible = key;
+    pattern.dataset.mask = s.mask;
     let seen = 0;
-    for (const v of s.visible) seen += v;
+    for (const v of visible) seen += v;
     pattern.dataset.seen = String(seen);
     drawHeatmap(patternCanvas, Math.min(width, 180), {
-      values: Float32Array.from(s.visible),
+      values: Float32Array.from(visible),
       rows: T,
       cols: T,
       rowLabels: labels,
       colLabels: labels,
       causal: false,
-      hidden: { cells: hiddenCells, key },
+      hidden: { cells: visible.map((v) => 1 - v), key },
       textColour,
     });
     patternCanvas.setAttribute('aria-label', `The attention pattern: ${seen} of the ${T * T} query-key pairs are visible (yellow), the others hidden (hatched).`);
-    patternNote.textContent = patternSentence(store.state, T, seen);
+    patternNote.textContent = patternSentence(store.state, T, seen, s.mask);
     pattern.hidden = false;
   }
 

@@ -112,7 +112,11 @@ export function mountTrainControls(store: Store, ctl: Controller, parts: Parts):
     for (const k of messages.keys()) setMessage(k, '');
   }
 
+  /** The control the learner changed last: a core error across two keys goes on it. */
+  let lastChanged: keyof State | null = null;
+
   function onControl(key: keyof State, raw: string): void {
+    lastChanged = key;
     const { value, correction } = checkField(key, raw);
     clearMessages();
     if (correction) setMessage(key, correction.message);
@@ -168,11 +172,12 @@ export function mountTrainControls(store: Store, ctl: Controller, parts: Parts):
         for (const c of CONTROLS) if (messages.get(c.key)!.dataset.core) (messages.get(c.key)!.dataset.core = ''), setMessage(c.key, '');
         return;
       }
-      const spec = p.key ? CONTROLS.find((c) => c.coreKey === p.key) : undefined;
+      const spec = p.key ? controlFor(p.key, p.message, lastChanged) : undefined;
       if (spec) {
-        setMessage(spec.key, p.message);
+        const words = inLabels(p.message);
+        setMessage(spec.key, words);
         messages.get(spec.key)!.dataset.core = '1';
-        problemText.textContent = `The core rejected this config: ${p.message}`;
+        problemText.textContent = `The core rejected this config: ${words}`;
       } else {
         problemText.textContent = p.message;
       }
@@ -214,4 +219,24 @@ export function mountTrainControls(store: Store, ctl: Controller, parts: Parts):
       for (const f of cleanups) f();
     },
   };
+}
+
+/** A control's name in the page's words: its label without the parenthesised note. */
+function labelWord(c: ControlSpec): string {
+  return c.label.replace(/\s*\(.*\)$/, '');
+}
+
+/** The control a core error belongs on: the one the learner changed last when the message names it
+ * too (heads 3 with d_model 32: the heads control), else the one whose key the core names. */
+export function controlFor(coreKey: string, message: string, lastChanged: keyof State | null): ControlSpec | undefined {
+  const last = lastChanged ? CONTROLS.find((c) => c.key === lastChanged) : undefined;
+  if (last && last.coreKey !== coreKey && new RegExp(`\\b${last.coreKey}\\b`).test(message)) return last;
+  return CONTROLS.find((c) => c.coreKey === coreKey);
+}
+
+/** A core message with each key's JS name (dModel, nHeads) replaced by its control's label. */
+export function inLabels(message: string): string {
+  const byName = new Map(CONTROLS.map((c) => [String(c.coreKey), labelWord(c)]));
+  const names = [...byName.keys()].sort((a, b) => b.length - a.length);
+  return message.replace(new RegExp(`\\b(${names.join('|')})\\b`, 'g'), (n) => byName.get(n)!);
 }

@@ -34,7 +34,7 @@ class CausalCopy implements Held {
 function checked(input: FillInput, seqLen: number): { chars: string[]; blanks: number[] } {
   const chars = [...(typeof input.text === 'string' ? input.text : '')];
   if (chars.length === 0) throw new RequestFailure('input', 'The text is empty: type a few characters of the corpus.');
-  if (chars.length > seqLen) throw new RequestFailure('input', `The text has ${chars.length} characters; this model reads at most ${seqLen} (its seq_len).`);
+  if (chars.length > seqLen) throw new RequestFailure('input', `The text has ${chars.length} ${chars.length === 1 ? 'character' : 'characters'}; this model reads at most ${seqLen} (its seq_len).`);
   const blanks = [...new Set(input.blanks)].sort((a, b) => a - b);
   for (const p of blanks) if (!Number.isInteger(p) || p < 0 || p >= chars.length) throw new RequestFailure('input', `Blank position ${p} is outside the text (0 to ${chars.length - 1}).`);
   if (blanks.length === 0) throw new RequestFailure('input', 'No blank yet: click a character to blank it.');
