@@ -90,6 +90,14 @@ TEST_CASE("config keys: the model's config and back; ModelConfig's defaults are 
   c.n_layers = 3, c.residual = true, c.kv_heads = 2, c.positions = "rope", c.norm = "rmsnorm";
   c.norm_position = "post", c.ffn = "swiglu", c.ffn_mult = 2, c.emb_init_std = 0.5f;
   c.attn_dropout = 0.25f, c.out_dropout = 0.125f;
+  c.objective = "mlm", c.attention = "strided", c.window = 3, c.stride = 2, c.differential = true;
+  for (const ConfigKey& k : config_keys()) {
+    // From the rows, so that a new model key cannot be left out; max_seq_len's one form is 0.
+    if (k.group != ConfigGroup::Model && k.group != ConfigGroup::Block) continue;
+    if (std::string(k.name) == "max_seq_len") continue;
+    CAPTURE(k.name);
+    CHECK_FALSE(at_default(c, k));
+  }
   const TrainerConfig back = trainer_config_of(c.model_config());
   for (const ConfigKey& k : config_keys()) {
     if (k.group != ConfigGroup::Model && k.group != ConfigGroup::Block) continue;
