@@ -10,6 +10,8 @@
 //   - every matrix product of a training step in the SIMD build under node, timed in place
 //     (core.productProfile: the median over 20 steps), with its GFLOP/s, and our GEMM's GFLOP/s
 //     on square matrices in the same run;
+//   - the step op by op in the same build (core.opProfile: softmax, GELU, LayerNorm, the
+//     cross-entropy, Adam, copies... timed in place, then all the products and the rest; medians);
 //   - the step the one-thread tab had reached 10, 30 and 60 s after Play, and for each of those
 //     steps (and step 0) the validation bits per character and a sample (the same run replayed
 //     under node, then 120 characters from "The " at temperature 0.8, seed 1, as the Generate
@@ -113,6 +115,12 @@ function products(core) {
   return { rows, gflops_average: flops / seconds / 1e9, step_product_ms: seconds * 1e3, square_256_gflops: median(square) };
 }
 
+/** The step's non-product ops, the products and the rest, timed in place (median of 20 steps). */
+function ops(core) {
+  const rows = core.opProfile(CONFIG, 20);
+  return { rows, step_ms: rows.reduce((a, r) => a + r.seconds, 0) * 1e3 };
+}
+
 /** The run replayed to each step: validation bits/char and the Generate panel's sample. */
 function replay(core, steps) {
   const t = new core.Trainer(CONFIG);
@@ -165,6 +173,7 @@ const nodeThreads = nodeRate(threaded, page.steps[Math.min(10, args.seconds)]);
 const torch1 = torch(1);
 const torch2 = torch(2);
 const prod = products(core);
+const opRows = ops(core);
 const replayed = replay(core, [0, ...Object.values(page.marks)]);
 const tabRate = median(page.rates);
 const tabIsolated1Rate = median(pageIsolated1.rates);
@@ -191,6 +200,7 @@ const result = {
   },
   transfer: { plain: page.transfer, isolated_threads: pageThreads.transfer },
   products: prod,
+  ops: opRows,
   unigram_bits_per_char: replayed.unigramBits,
   at: Object.fromEntries([0, ...Object.keys(page.marks).map(Number)].map((s, i) => [`${s}s`, replayed.rows[i]])),
 };
@@ -236,4 +246,9 @@ console.log(`\nunigram entropy: ${replayed.unigramBits.toFixed(2)} bits/char\n`)
 console.log('| after Play | step | validation bits/char | sample (temperature 0.8) |');
 console.log('|---|---|---|---|');
 for (const [s, row] of Object.entries(result.at)) console.log(`| ${s} | ${row.step} | ${row.val_bits_per_char.toFixed(2)} | ${JSON.stringify(row.sample)} |`);
+console.log(`\nThe step op by op (SIMD build, node; median of 20 steps each; "rest": RoPE, residual adds, the attention's copies and bookkeeping):\n`);
+console.log('| op | ms | share of the step |');
+console.log('|---|---|---|');
+for (const o of opRows.rows) console.log(`| ${o.name} | ${(o.seconds * 1e3).toFixed(2)} | ${((o.seconds * 1e3 * 100) / opRows.step_ms).toFixed(1)}% |`);
+console.log(`| step (the rows' sum) | ${opRows.step_ms.toFixed(2)} | 100% |`);
 process.exit(0);

@@ -409,6 +409,22 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       return to_js(profile_step_products(c, to_int(steps, "steps", 1)));
     });
   });
+  // The step's non-product ops, then "products" and "rest", each timed in place (median over
+  // `steps` steps): [{name, seconds}].
+  function("opProfile", +[](val config, val steps) {
+    return js_call([&] {
+      const TrainerConfig c = to_trainer_config(config);
+      validate_js(c);
+      val out = val::array();
+      for (const OpTime& op : profile_step_ops(c, to_int(steps, "steps", 1))) {
+        val row = val::object();
+        row.set("name", op.name);
+        row.set("seconds", op.seconds);
+        out.call<void>("push", row);
+      }
+      return out;
+    });
+  });
   // reps products of one layout and shape, for the benchmarks' GFLOP/s per shape.
   function("productProbe", +[](val layout, int m, int n, int k, int reps) {
     return js_call([&] { return double(product_probe(to_text(layout, "layout"), m, n, k, reps)); });

@@ -64,3 +64,44 @@ TEST_CASE("bench: the product profile times every listed product", "[bench]") {
   CHECK_THROWS_WITH(attn::product_probe("tt", 2, 2, 2, 1), Catch::Contains("layout (tt)"));
   CHECK(attn::product_probe("tn", 3, 5, 7, 2) == attn::product_probe("tn", 3, 5, 7, 2));
 }
+
+TEST_CASE("bench: the op profile names the step's non-product ops, the products and the rest",
+          "[bench]") {
+  attn::TrainerConfig c = attn::text_preset_config();  // the GPT preset, smaller
+  c.batch_size = 2;
+  c.seq_len = 16;
+  const auto rows = attn::profile_step_ops(c, 3);
+  std::map<std::string, double> by_name;
+  for (const auto& r : rows) {
+    CAPTURE(r.name);
+    CHECK(by_name.count(r.name) == 0);
+    by_name[r.name] = r.seconds;
+    if (r.name != "rest") CHECK(r.seconds >= 0.0);
+  }
+  for (const char* op : {"embedding", "embedding backward", "norm forward", "norm backward", "gelu",
+                         "gelu backward", "cross-entropy", "adam", "bias gradient", "copies"}) {
+    CAPTURE(op);
+    CHECK(by_name.count(op) == 1);
+  }
+  CHECK(rows[rows.size() - 2].name == "products");
+  CHECK(rows.back().name == "rest");
+  CHECK_THROWS_WITH(attn::profile_step_ops(c, 0), Catch::Contains("profile steps (0)"));
+}
+
+TEST_CASE("bench: timing the ops leaves the training run bit for bit the same", "[bench]") {
+  attn::TrainerConfig c = attn::text_preset_config();
+  c.batch_size = 2;
+  c.seq_len = 16;
+  attn::Trainer plain(c), timed(c);
+  plain.step(2);
+  std::vector<attn::OpRecord> log;
+  attn::set_op_log(&log);
+  timed.step(2);
+  attn::set_op_log(nullptr);
+  CHECK(!log.empty());
+  const std::size_t recorded = log.size();
+  const float timed_loss = timed.step(1);  // the log is off: nothing more is recorded
+  CHECK(log.size() == recorded);
+  CHECK(plain.step(1) == timed_loss);
+  CHECK(plain.loss_history() == timed.loss_history());
+}

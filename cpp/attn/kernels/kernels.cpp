@@ -322,6 +322,22 @@ inline v128_t phi_cdf4(v128_t x) {
 
 void set_product_log(std::vector<ProductRecord>* log) { product_log = log; }
 
+namespace {
+thread_local std::vector<OpRecord>* op_log = nullptr;
+}  // namespace
+
+void set_op_log(std::vector<OpRecord>* log) { op_log = log; }
+
+OpTimer::OpTimer(const char* name) : name_(name) {
+  if (op_log) t0_ = std::chrono::steady_clock::now();
+}
+
+OpTimer::~OpTimer() {
+  if (!op_log) return;
+  const std::chrono::duration<double> dt = std::chrono::steady_clock::now() - t0_;
+  op_log->push_back({name_, dt.count()});
+}
+
 void softmax_row_reference(const float* x, float* y, Eigen::Index n) {
   const float ninf = -std::numeric_limits<float>::infinity();
   float mx = ninf;

@@ -4,6 +4,7 @@
 // C may not alias A or B. Shapes are checked; a mismatch throws std::invalid_argument.
 #pragma once
 
+#include <chrono>
 #include <vector>
 
 #include "attn/base/tensor.h"
@@ -38,6 +39,28 @@ struct ProductRecord {
 // For the benchmarks: while log is set (not nullptr), every matmul_* call appends its record.
 // Only the thread that set it records; set nullptr to stop.
 void set_product_log(std::vector<ProductRecord>* log);
+
+// One non-product op of a step as it ran (name a string literal, e.g. "layernorm forward") and its
+// wall-clock time in seconds.
+struct OpRecord {
+  const char* name;
+  double seconds;
+};
+// For the benchmarks' per-op profile: while log is set, every OpTimer appends its record. When it
+// is not set an OpTimer costs one thread-local load and branch, and reads no clock.
+void set_op_log(std::vector<OpRecord>* log);
+// Times the scope it lives in into the op log when one is set (set_op_log).
+class OpTimer {
+ public:
+  explicit OpTimer(const char* name);
+  ~OpTimer();
+  OpTimer(const OpTimer&) = delete;
+  OpTimer& operator=(const OpTimer&) = delete;
+
+ private:
+  const char* name_;
+  std::chrono::steady_clock::time_point t0_;
+};
 
 // Triple loops with a double accumulator: the slow, obvious version of all three layouts.
 void matmul_reference(ConstMatRef A, bool transpose_a, ConstMatRef B, bool transpose_b,

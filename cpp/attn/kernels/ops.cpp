@@ -9,21 +9,25 @@
 namespace attn {
 
 void softmax_rows(ConstMatRef x, MatRef y) {
+  OpTimer timer("softmax");
   for (Eigen::Index i = 0; i < x.rows(); ++i) softmax_row(x.row(i).data(), y.row(i).data(), x.cols());
 }
 
 void softmax_rows_backward(ConstMatRef y, ConstMatRef dy, MatRef dx) {
+  OpTimer timer("softmax backward");
   for (Eigen::Index i = 0; i < y.rows(); ++i)
     softmax_backward_row(y.row(i).data(), dy.row(i).data(), dx.row(i).data(), y.cols());
 }
 
 void softmax_rows_causal(MatRef x) {
+  OpTimer timer("softmax");
   const Eigen::Index T = x.cols();
   require(x.rows() == T, "softmax_rows_causal expects square scores, got (", x.rows(), ",", T, ")");
   for (Eigen::Index i = 0; i < T; ++i) softmax_row_prefix(x.row(i).data(), i + 1, T);
 }
 
 void softmax_rows_backward_causal(ConstMatRef y, ConstMatRef dy, MatRef dx) {
+  OpTimer timer("softmax backward");
   const Eigen::Index T = y.cols();
   require(y.rows() == T, "softmax_rows_backward_causal expects square weights, got (", y.rows(),
           ",", T, ")");

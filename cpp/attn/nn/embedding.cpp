@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "attn/kernels/kernels.h"
+
 namespace attn {
 
 TokenEmbedding::TokenEmbedding(int V, int D, Rng& rng, float init_std)
@@ -21,11 +23,13 @@ void TokenEmbedding::check_ids(const int32_t* ids, Eigen::Index n) const {
 
 void TokenEmbedding::forward(const int32_t* ids, Eigen::Index n, MatRef out) const {
   check_ids(ids, n);
+  OpTimer timer("embedding");
   for (Eigen::Index i = 0; i < n; ++i) out.row(i) = weight.row(ids[i]);
 }
 
 // Forward: out[n] = W[ids[n]]  =>  dW[v] = sum over n with ids[n] == v of dout[n].
 void TokenEmbedding::backward(const int32_t* ids, ConstMatRef dout) {
+  OpTimer timer("embedding backward");
   dweight.setZero();
   for (Eigen::Index i = 0; i < dout.rows(); ++i) dweight.row(ids[i]) += dout.row(i);
 }

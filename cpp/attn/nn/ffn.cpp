@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "attn/kernels/kernels.h"
+
 namespace attn {
 
 FfnKind parse_ffn_kind(const std::string& name) {
@@ -53,8 +55,11 @@ void FeedForward::forward(ConstMatRef x, State& s, MatRef y) const {
   require(x.cols() == D, "expected feature dim ", D, ", got ", x.cols());
   require(y.rows() == N && y.cols() == D, "y must be (", N, ",", D, "), got (", y.rows(), ",",
           y.cols(), ")");
-  s.x.resize(N, D);
-  s.x = x;  // from here on only the copy is read, so y may alias x
+  {
+    OpTimer timer("copies");
+    s.x.resize(N, D);
+    s.x = x;  // from here on only the copy is read, so y may alias x
+  }
   s.up.resize(N, F);
   s.hidden.resize(N, F);
   up.forward(s.x, s.up);
@@ -65,9 +70,11 @@ void FeedForward::forward(ConstMatRef x, State& s, MatRef y) const {
     case FfnKind::ReLU:
       for (Eigen::Index i = 0; i < n; ++i) h[i] = u[i] > 0.0f ? u[i] : 0.0f;
       break;
-    case FfnKind::GELU:
+    case FfnKind::GELU: {
+      OpTimer timer("gelu");
       gelu_rows(u, h, n);
       break;
+    }
     case FfnKind::SwiGLU: {
       s.gate.resize(N, F);
       gate->forward(s.x, s.gate);
@@ -101,9 +108,11 @@ void FeedForward::backward(State& s, ConstMatRef dy, MatRef dx) {
     case FfnKind::ReLU:
       for (Eigen::Index i = 0; i < n; ++i) dh[i] = u[i] > 0.0f ? dh[i] : 0.0f;
       break;
-    case FfnKind::GELU:
+    case FfnKind::GELU: {
+      OpTimer timer("gelu backward");
       gelu_backward_rows(u, dh, n);
       break;
+    }
     case FfnKind::SwiGLU: {
       s.dgate.resize(N, F);
       float* dg = s.dgate.data();

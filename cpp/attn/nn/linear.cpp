@@ -27,7 +27,10 @@ void Linear::forward(ConstMatRef x, MatRef y) const {
 // Forward: y = x W^T + b  =>  dW = dy^T x, db = sum_rows(dy), dx = dy W.
 void Linear::backward(ConstMatRef x, ConstMatRef dy, MatRef dx) {
   matmul_tn(dy, x, dweight);
-  if (has_bias()) col_sums(dy, dbias.data());
+  if (has_bias()) {
+    OpTimer timer("bias gradient");
+    col_sums(dy, dbias.data());
+  }
   matmul_nn(dy, weight, dx);
 }
 

@@ -49,6 +49,7 @@ float cross_entropy_impl(ConstMatRef logits, const int32_t* targets, MatRef* dlo
 float cross_entropy(ConstMatRef logits, const int32_t* targets, MatRef dlogits) {
   require(dlogits.rows() == logits.rows() && dlogits.cols() == logits.cols(),
           "dlogits must have the shape of logits");
+  OpTimer timer("cross-entropy");
   return cross_entropy_impl<true>(logits, targets, &dlogits);
 }
 

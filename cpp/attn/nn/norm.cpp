@@ -35,6 +35,7 @@ void Norm::forward(ConstMatRef x, State& s, MatRef y) const {
   require(x.cols() == D, "expected feature dim ", D, ", got ", x.cols());
   require(y.rows() == N && y.cols() == D, "y must be (", N, ",", D, "), got (", y.rows(), ",",
           y.cols(), ")");
+  OpTimer timer("norm forward");
   s.xhat.resize(N, D);
   s.rstd.resize(N);
   const bool layer = kind == NormKind::LayerNorm;
@@ -57,6 +58,7 @@ void Norm::backward(const State& s, ConstMatRef dy, MatRef dx) {
           ",", dy.cols(), ")");
   require(dx.rows() == N && dx.cols() == D, "dx must be (", N, ",", D, "), got (", dx.rows(),
           ",", dx.cols(), ")");
+  OpTimer timer("norm backward");
   const bool layer = kind == NormKind::LayerNorm;
   col_sums_product(dy, s.xhat, dweight.data());
   if (layer) col_sums(dy, dbias.data());

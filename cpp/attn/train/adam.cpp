@@ -35,6 +35,7 @@ Adam::Adam(std::vector<ParamRef> ps, const AdamConfig& c) : config(c), params(st
 }
 
 void Adam::step() {
+  OpTimer timer("adam");
   ++t;
   for (size_t i = 0; i < params.size(); ++i)
     adam_update(params[i].value, params[i].grad, m[i].data(), v[i].data(), params[i].numel(),

@@ -1,6 +1,7 @@
 #include "attn/train/bench.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "attn/kernels/kernels.h"
 #include "attn/model/decoder.h"
@@ -111,6 +112,54 @@ std::vector<ProductTime> profile_step_products(const TrainerConfig& config, int 
     std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
     out.push_back({products[i], v[v.size() / 2]});
   }
+  return out;
+}
+
+std::vector<OpTime> profile_step_ops(const TrainerConfig& config, int steps) {
+  require(steps >= 1 && steps <= 1000, "profile steps (", steps, ") must be in [1, 1000]");
+  Trainer t(config);
+  t.step(1);  // sizes every workspace
+  std::vector<std::string> names;  // in the order the first timed step runs them
+  std::vector<std::vector<double>> per_step;
+  std::vector<double> products, rest;
+  std::vector<ProductRecord> product_records;
+  std::vector<OpRecord> op_records;
+  product_records.reserve(4096);
+  op_records.reserve(4096);
+  for (int s = 0; s < steps; ++s) {
+    product_records.clear();
+    op_records.clear();
+    set_product_log(&product_records);
+    set_op_log(&op_records);
+    const auto t0 = std::chrono::steady_clock::now();
+    t.step(1);
+    const std::chrono::duration<double> step = std::chrono::steady_clock::now() - t0;
+    set_op_log(nullptr);
+    set_product_log(nullptr);
+    std::vector<double> sum(names.size(), 0.0);
+    for (const OpRecord& r : op_records) {
+      const size_t i = size_t(std::find(names.begin(), names.end(), r.name) - names.begin());
+      if (i == names.size()) {
+        names.push_back(r.name);
+        per_step.emplace_back(s, 0.0);  // not run in the earlier steps
+        sum.push_back(0.0);
+      }
+      sum[i] += r.seconds;
+    }
+    double timed = 0.0, product = 0.0;
+    for (size_t i = 0; i < names.size(); ++i) per_step[i].push_back(sum[i]), timed += sum[i];
+    for (const ProductRecord& r : product_records) product += r.seconds;
+    products.push_back(product);
+    rest.push_back(step.count() - product - timed);
+  }
+  auto median = [](std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    return v[v.size() / 2];
+  };
+  std::vector<OpTime> out;
+  for (size_t i = 0; i < names.size(); ++i) out.push_back({names[i], median(per_step[i])});
+  out.push_back({"products", median(products)});
+  out.push_back({"rest", median(rest)});
   return out;
 }
 

@@ -42,6 +42,15 @@ struct ProductTime {
 };
 std::vector<ProductTime> profile_step_products(const TrainerConfig& config, int steps);
 
+// The step's non-product half, op by op (kernels.h OpTimer), with two summary rows: "products"
+// (every matrix product) and "rest" (the step's time minus all timed ops and products: RoPE,
+// residual adds, the attention's own copies and bookkeeping). Each a median over `steps` steps.
+struct OpTime {
+  std::string name;
+  double seconds;
+};
+std::vector<OpTime> profile_step_ops(const TrainerConfig& config, int steps);
+
 // Runs `reps` products of one layout ("nn", "nt" or "tn") with C (m,n) and inner dimension k on
 // operands drawn once, and returns a checksum. FLOPs = reps * 2 m n k.
 float product_probe(const std::string& layout, int m, int n, int k, int reps);

@@ -810,6 +810,14 @@ export interface ProductTime {
   seconds: number;
 }
 
+/** One row of opProfile: a non-product op of a training step ("norm forward", "gelu", "adam"...),
+ * or "products" (all the matrix products) or "rest" (the step minus both); the seconds it took in
+ * one step. */
+export interface OpTime {
+  name: string;
+  seconds: number;
+}
+
 export interface AttentionCore {
   Trainer: TrainerConstructor;
   Decoder: DecoderConstructor;
@@ -896,6 +904,10 @@ export interface AttentionCore {
    * shape merged), each timed in place: the median over `steps` steps (1..1000) of the seconds
    * its calls took in one step. */
   productProfile(config: TrainerConfig, steps: number): ProductTime[];
+  /** Benchmarks: the non-product ops of a training step of config in the order the step runs
+   * them, then "products" and "rest", each timed in place: the median over `steps` steps
+   * (1..1000). */
+  opProfile(config: TrainerConfig, steps: number): OpTime[];
   /** Benchmarks: reps products of one layout, C (m,n), inner dimension k; returns a checksum.
    * FLOPs = reps * 2 m n k. */
   productProbe(layout: 'nn' | 'nt' | 'tn', m: number, n: number, k: number, reps: number): number;
