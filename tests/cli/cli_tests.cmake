@@ -7,67 +7,11 @@
 add_executable(attn_st_compare ${CMAKE_CURRENT_LIST_DIR}/st_compare.cpp)
 target_link_libraries(attn_st_compare PRIVATE attn)
 
-set(ATTN_CLI_CASES
-  help
-  forward_reference
-  forward_no_targets
-  forward_ids
-  forward_i32_ids
-  train_save_forward
-  attend_reference
-  attend_causal_reference
-  bad_flags
-  missing_files
-  empty_file
-  truncated_file
-  header_past_end
-  header_too_big
-  invalid_json
-  wrong_dtype
-  unknown_dtype
-  missing_tensor
-  extra_tensor
-  wrong_shape
-  bad_offsets
-  overlapping_offsets
-  nonfinite_weights
-  ids_out_of_range
-  targets_out_of_range
-  ids_too_long
-  attend_bad_shapes
-  attend_nonfinite
-  unwritable_output
-  selftest
-  selftest_bad_reference
-  train_ablation
-  train_induction
-  ablation_bad_flags
-  demo_verdict
-  demo_check_fails
-  demo_epoch_means
-  demo_self_attention
-  # Depth
-  layers_flags
-  demo_layers
-  # The transformer block
-  block_flags
-  block_eval
-  # The text task
-  text_train
-  text_bad_input
-  train_threads
-  text_sample
-  text_sample_bad
-  text_sample_speculative
-  text_eval
-  # Masked language modelling and the attention variants
-  mlm_train_fill
-  mlm_fill_bad
-  attention_flags
-  # Looking inside
-  inspect_reference
-  inspect_bad
-)
+# The cases are the labels of cli_tests.sh's `case $CASE in` (one `name)` a line): the script is
+# the only list, so a case written there is registered here.
+file(STRINGS ${CMAKE_CURRENT_LIST_DIR}/cli_tests.sh ATTN_CLI_CASES REGEX "^[a-z0-9_]+\\)$")
+list(TRANSFORM ATTN_CLI_CASES REPLACE "\\)$" "")
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/cli_tests.sh)
 foreach(case IN LISTS ATTN_CLI_CASES)
   add_test(NAME cli.${case}
            COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cli_tests.sh ${case} $<TARGET_FILE:attn_cli>

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # CLI tests of `attn forward` / `attn attend` / `attn selftest` / `attn train`'s ablation flags /
-# `attn demo` and `attn demo self-attention` (registered per case in cli_tests.cmake).
+# `attn demo` and `attn demo self-attention`. cli_tests.cmake registers every `name)` label of the
+# case below as the ctest case cli.name.
 # usage: cli_tests.sh CASE ATTN ST_COMPARE REFERENCE_DIR SCRATCH_DIR
 # Success cases compare the output with the committed PyTorch reference; failure cases check
 # exit code 2, exactly one line on stderr naming the problem, and that no output file (nor a

@@ -2,6 +2,7 @@
 // (shape, layout, count), and their flops are train_step_flops.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -55,10 +56,18 @@ TEST_CASE("bench: the product profile times every listed product", "[bench]") {
   attn::TrainerConfig c;
   const auto rows = attn::profile_step_products(c, 3);
   const attn::Trainer t(c);
-  REQUIRE(rows.size() == attn::step_products(t.config()).size());
-  for (const auto& r : rows) {
+  const auto listed = attn::step_products(t.config());
+  REQUIRE(rows.size() == listed.size());
+  // Each row is the listed product in the listed order, with a measured (finite) time.
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
     CAPTURE(r.product.name);
-    CHECK(r.seconds >= 0.0);
+    CHECK(r.product.name == listed[i].name);
+    CHECK(std::make_tuple(r.product.layout, r.product.m, r.product.n, r.product.k,
+                          r.product.calls) ==
+          std::make_tuple(listed[i].layout, listed[i].m, listed[i].n, listed[i].k,
+                          listed[i].calls));
+    CHECK(std::isfinite(r.seconds));
   }
   CHECK_THROWS_WITH(attn::profile_step_products(c, 0), Catch::Contains("profile steps (0)"));
   CHECK_THROWS_WITH(attn::product_probe("tt", 2, 2, 2, 1), Catch::Contains("layout (tt)"));

@@ -233,8 +233,8 @@ TEST_CASE("speculative: the figures of a generation add up") {
   const SpeculativeResult r = speculative_generate(target, trained, prompt, 20, o);
   CHECK(r.tokens == d.tokens());
   CHECK(r.plain_tokens.size() == 20);
-  CHECK(r.wall_ms >= 0.0);
-  CHECK(r.plain_ms >= 0.0);
+  CHECK(std::isfinite(r.wall_ms));
+  CHECK(std::isfinite(r.plain_ms));  // measured: NaN when the plain comparison is skipped
   CHECK(std::isnan(speculative_generate(target, trained, prompt, 5, o, false).plain_ms));
 }
 
