@@ -101,6 +101,11 @@ int cmd_train(const std::vector<std::string>& argv) {
               trainer.config().vocab_size, config.d_model, config.n_heads, config.seq_len,
               config.batch_size, config.lr, static_cast<unsigned long long>(config.seed),
               config.task.c_str());
+  const int64_t n_params = trainer.model().param_count();
+  const int64_t n_active = trainer.model().active_param_count();
+  std::printf("parameters: %lld\n", static_cast<long long>(n_params));
+  if (n_active != n_params)
+    std::printf("active parameters: %lld\n", static_cast<long long>(n_active));
   const TextCorpus* corpus = trainer.corpus();
   // A masked language model: every accuracy is over the selected (masked) positions only.
   const bool mlm = config.objective == "mlm";

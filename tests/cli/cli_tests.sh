@@ -378,6 +378,9 @@ train_induction)
   for L in 1 2 3; do
     ok "$ATTN" train --vocab-size 16 --d-model 16 --heads 2 --seq-len 16 --batch 8 --layers $L --residual \
       --task induction --steps 20 --log-every 20
+    # The embedding (16,16) and lm_head (16,16)+(16), and per layer qkv (48,16)+(48), out (16,16)+(16).
+    grep -qx "parameters: $((528 + 1088 * L))" "$S/stdout" || fail "L=$L: no parameters line"
+    grep -q '^active parameters' "$S/stdout" && fail "L=$L: an active count equal to the total"
     grep -q '^# phase change at step -1 ' "$S/stdout" || fail "L=$L: no phase change line"
     heads=$(grep -c '^head L[0-9]\.H[0-9] previous-token ' "$S/stdout")
     [[ $heads -eq $((2 * L)) ]] || fail "L=$L: $heads head lines (want $((2 * L)))"

@@ -97,6 +97,25 @@ TEST_CASE("model: parameters() is the state dict, in the PyTorch module's order"
   CHECK(total == 64 * 32 + 96 * 32 + 96 + 32 * 32 + 32 + 64 * 32 + 64);
 }
 
+TEST_CASE("model: param_count is the sum of the state dict's tensor sizes", "[model]") {
+  ModelConfig deep;
+  deep.n_layers = 2;
+  deep.residual = true;
+  deep.positions = attn::PositionKind::Learned;
+  deep.norm = attn::NormKind::LayerNorm;
+  deep.ffn = attn::FfnKind::SwiGLU;
+  deep.differential = true;
+  for (const ModelConfig& c : {ModelConfig{}, deep}) {
+    TinyAttentionLM model(c, 7);
+    int64_t total = 0;
+    for (const auto& p : model.parameters()) total += p.numel();
+    CHECK(model.param_count() == total);
+    CHECK(model.active_param_count() == total);  // no experts: every weight is used
+  }
+  CHECK(TinyAttentionLM(ModelConfig{}, 7).param_count() ==
+        64 * 32 + 96 * 32 + 96 + 32 * 32 + 32 + 64 * 32 + 64);
+}
+
 TEST_CASE("model: same seed gives the same weights, another seed does not", "[model]") {
   TinyAttentionLM a(small_config(), 5), b(small_config(), 5), c(small_config(), 6);
   auto pa = a.parameters(), pb = b.parameters(), pc = c.parameters();

@@ -350,6 +350,16 @@ std::vector<ParamSpec> state_dict_specs(const ModelConfig& c) {
   return specs;
 }
 
+int64_t TinyAttentionLM::param_count() const {
+  int64_t n = 0;
+  for (const ParamSpec& spec : state_dict_specs(config)) {
+    int64_t size = 1;
+    for (const int64_t d : spec.shape) size *= d;
+    n += size;
+  }
+  return n;
+}
+
 std::vector<ParamRef> TinyAttentionLM::parameters() {
   // Value and gradient of each parameter, in the order of state_dict_specs, which names them.
   std::vector<ParamRef> refs;

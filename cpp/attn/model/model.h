@@ -207,6 +207,12 @@ class TinyAttentionLM {
   // Every parameter with its state-dict name, in the order of state_dict_specs(config).
   std::vector<ParamRef> parameters();
 
+  // The floats of every parameter (the sum of the state dict's tensor sizes), and those one
+  // forward uses. They differ only for a model that routes each token through some of its weights
+  // (experts); for this model they are equal.
+  int64_t param_count() const;
+  int64_t active_param_count() const { return param_count(); }
+
   ModelConfig config;
   TokenEmbedding token_emb;               // token_emb.embedding.weight (V,D)
   SinusoidalPositionalEmbedding pos_emb;  // buffer (C,D), not a parameter
