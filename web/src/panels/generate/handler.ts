@@ -8,6 +8,7 @@
 import type { AttentionCore, Decoder, Sampler, Trainer } from '../../core/attention-core';
 import { handle, type Held, type WorkerContext } from '../../worker/context';
 import { RequestFailure } from '../../worker/post';
+import { promptIds, vocabOf } from '../../worker/text-input';
 import {
   cacheSpeedRequest,
   generateEndRequest,
@@ -21,31 +22,12 @@ import {
   type GeneratedStep,
 } from './request';
 
-/** The longest prompt, in characters. */
-export const MAX_PROMPT_CHARS = 1000;
 /** The most characters one generation makes. */
 export const MAX_GENERATE_CHARS = 2000;
 /** The most characters one generateNext request makes. */
 export const MAX_CHUNK = 64;
 /** The most characters the cache's speed-up is measured on. */
 export const MAX_SPEED_CHARS = 500;
-
-/** The run's vocabulary (its corpus's characters), or the sentence that `what` (generation,
- * speculative decoding) needs task text. */
-export function vocabOf(trainer: Trainer, what = 'Generation'): string {
-  const corpus = trainer.corpus();
-  if (!corpus) throw new RequestFailure('input', `${what} needs the text task: this model was trained on token ids, not characters.`);
-  return corpus.vocab;
-}
-
-/** The prompt's ids in vocab: one sentence for an empty or too long prompt, and the core's
- * (naming the character) for one outside the vocabulary. */
-export function promptIds(core: AttentionCore, vocab: string, prompt: string): Int32Array {
-  if (typeof prompt !== 'string' || prompt.length === 0) throw new RequestFailure('input', 'The prompt is empty: give at least one character to start from.');
-  const n = [...prompt].length;
-  if (n > MAX_PROMPT_CHARS) throw new RequestFailure('input', `The prompt has ${n} characters; at most ${MAX_PROMPT_CHARS} are taken.`);
-  return core.encodeText(vocab, prompt);
-}
 
 function checkCount(tokens: number, max: number, what: string): number {
   if (!Number.isInteger(tokens) || tokens < 1 || tokens > max) throw new RequestFailure('input', `The ${what} (${tokens}) must be a whole number from 1 to ${max}.`);

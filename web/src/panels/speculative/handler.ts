@@ -6,7 +6,7 @@
 import type { AttentionCore, Draft, Trainer } from '../../core/attention-core';
 import { handle, stepCount, type Held, type WorkerContext } from '../../worker/context';
 import { RequestFailure } from '../../worker/post';
-import { promptIds, vocabOf as textVocab } from '../generate/handler';
+import { promptIds, vocabOf as textVocab } from '../../worker/text-input';
 import { acceptanceRequest, draftMakeRequest, exactnessRequest, speculativeGenerateRequest, type AcceptanceTable, type DraftReport, type DraftSpec, type SpeculativeReport, type SpeculativeSpec } from './request';
 
 /** The most characters of one generation (the prompt's limit is the Generate panel's); the most
