@@ -317,7 +317,7 @@ std::vector<ParamSpec> state_dict_specs(const ModelConfig& c) {
   // (H + 2 KV) Dh: 3D without GQA; differential (2 H + 3 KV) Dh
   const int64_t M = c.differential ? 2 : 1, KV = c.kv_heads_resolved();
   const int64_t W = (M * (c.n_heads + KV) + KV) * Dh;
-  const int64_t F = int64_t(c.ffn_mult) * D;
+  const int64_t F = ffn_hidden_width(c.ffn, c.d_model, c.ffn_mult);
   const bool norm = c.norm != NormKind::None;
   std::vector<ParamSpec> specs = {{"token_emb.embedding.weight", {V, D}}};
   if (c.positions == PositionKind::Learned)

@@ -12,6 +12,10 @@ FfnKind parse_ffn_kind(const std::string& name) {
 
 const char* ffn_kind_name(FfnKind kind) { return kFfnKindNames[static_cast<int>(kind)]; }
 
+int ffn_hidden_width(FfnKind kind, int d_model, int ffn_mult) {
+  return kind == FfnKind::None ? 0 : ffn_mult * d_model;
+}
+
 namespace {
 
 // Runs before any member is built, so a bad config fails before any random number is drawn.
@@ -21,7 +25,7 @@ int checked_hidden_dim(FfnKind kind, int d_model, int ffn_mult) {
   require_config(d_model >= 1, "d_model", "d_model (", d_model, ") must be >= 1");
   require_config(ffn_mult >= 1 && ffn_mult <= FeedForward::kMaxFfnMult, "ffn_mult", "ffn_mult (",
                  ffn_mult, ") must be in [1, ", FeedForward::kMaxFfnMult, "]");
-  return ffn_mult * d_model;
+  return ffn_hidden_width(kind, d_model, ffn_mult);
 }
 
 // The gate exists only in SwiGLU; otherwise nothing is drawn for it.

@@ -24,6 +24,10 @@ inline constexpr EnumNames kFfnKinds = {"ffn", ErrorKind::Config, "ffn", "FfnKin
 FfnKind parse_ffn_kind(const std::string& name);
 const char* ffn_kind_name(FfnKind kind);
 
+// The hidden width F of an FFN of kind over d_model with ffn_mult, 0 for FfnKind::None: the one
+// formula, which the module, the state dict, the FLOP counts and the JS API's shapes read.
+int ffn_hidden_width(FfnKind kind, int d_model, int ffn_mult);
+
 // The exact GELU (torch's approximate='none'), gelu and gelu_grad, and its row kernels are in
 // kernels.h.
 // SiLU, x * sigmoid(x), and its derivative s (1 + x (1 - s)) with s = sigmoid(x).

@@ -12,7 +12,7 @@ double train_step_flops(const TrainerConfig& c) {
   const double N = double(c.batch_size) * c.seq_len, D = c.d_model, V = c.vocab_size;
   const double T = c.seq_len, BH = double(c.batch_size) * c.n_heads, Dh = D / c.n_heads;
   const double KV = c.kv_heads > 0 ? c.kv_heads : c.n_heads;
-  const double F = c.ffn == "none" ? 0.0 : double(c.ffn_mult) * D;  // FFN hidden width
+  const double F = ffn_hidden_width(parse_ffn_kind(c.ffn), c.d_model, c.ffn_mult);
   const double ffn_mats = c.ffn == "swiglu" ? 3 : 2;                 // gate, up, down
   const double M = c.differential ? 2 : 1;                           // q/k maps per head
   const double layer = 2 * N * D * (M * (D + KV * Dh) + KV * Dh)  // qkv_proj
@@ -42,7 +42,7 @@ float gemm_probe(int n, int reps) {
 std::vector<StepProduct> step_products(const TrainerConfig& c) {
   const int N = c.batch_size * c.seq_len, T = c.seq_len, D = c.d_model, V = c.vocab_size;
   const int H = c.n_heads, Dh = D / H, KV = c.kv_heads > 0 ? c.kv_heads : H;
-  const int W = (H + 2 * KV) * Dh, F = c.ffn == "none" ? 0 : c.ffn_mult * D;
+  const int W = (H + 2 * KV) * Dh, F = ffn_hidden_width(parse_ffn_kind(c.ffn), D, c.ffn_mult);
   const int heads = c.batch_size * H, L = c.n_layers;
   const bool swiglu = c.ffn == "swiglu";
   std::vector<StepProduct> all;
