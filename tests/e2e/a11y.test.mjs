@@ -79,6 +79,13 @@ test('the first screen: Start here above the fold, each preset applied by a clic
   assert.equal(await page.isVisible('[name=window]'), true);
   await page.selectOption('select[name=objective]', 'mlm');
   await page.waitForSelector('[name=maskRate]', { state: 'visible' });
+  // Closed by the learner, the disclosure stays closed while no block setting leaves its default.
+  await page.click('details.block-settings summary');
+  await page.fill('[name=seed]', '5');
+  await page.press('[name=seed]', 'Enter');
+  await page.waitForFunction(() => /&seed=5&/.test(location.hash));
+  assert.equal(await page.$eval('details.block-settings', (d) => d.open), false);
+  assert.equal(await page.$eval('details.block-settings summary', (s) => s.textContent), 'Transformer block (3 changed)');
 
   // A phone: the Run box, then the loss chart and the heatmaps, then the settings.
   await page.setViewportSize({ width: 390, height: 844 });

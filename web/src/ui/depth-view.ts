@@ -61,8 +61,10 @@ export function mountPresets(store: Store): { element: HTMLElement; destroy(): v
   );
   const mark = (s: Readonly<State>) => {
     for (const [p, a] of cards) {
-      if (runsPreset(p, s)) a.setAttribute('aria-current', 'true');
+      const current = runsPreset(p, s);
+      if (current) a.setAttribute('aria-current', 'true');
       else a.removeAttribute('aria-current');
+      a.parentElement!.classList.toggle('current', current);
     }
   };
   mark(store.state);

@@ -107,6 +107,7 @@ export function mountTrainControls(store: Store, ctl: Controller, parts: Parts):
   // default (a link or a preset that sets one), so no setting in effect is out of sight.
   const blockKeys = CONTROLS.filter((c) => c.block).map((c) => c.key);
   const blockSummary = h('summary', { text: 'Transformer block' });
+  let blockOff = new Set<keyof State>();
   const block = h(
     'details',
     { class: 'block-settings' },
@@ -162,9 +163,11 @@ export function mountTrainControls(store: Store, ctl: Controller, parts: Parts):
       show(c.key, s[c.key]);
       fieldOf.get(c.key)!.hidden = !applies(c.key, s) && !messages.get(c.key)!.textContent;
     }
-    const changed = blockKeys.filter((k) => s[k] !== DEFAULTS[k]).length;
-    if (changed > 0) block.open = true;
-    blockSummary.textContent = changed > 0 ? `Transformer block (${changed} changed)` : 'Transformer block';
+    // Opens when a block setting leaves its default (not on every change: the learner may close it).
+    const changed = blockKeys.filter((k) => s[k] !== DEFAULTS[k]);
+    if (changed.some((k) => !blockOff.has(k))) block.open = true;
+    blockOff = new Set(changed);
+    blockSummary.textContent = changed.length > 0 ? `Transformer block (${changed.length} changed)` : 'Transformer block';
     taskHelp.textContent = TASKS[s.task] ?? '';
     showTextVocab();
   }
