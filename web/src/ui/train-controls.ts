@@ -127,11 +127,16 @@ export function mountTrainControls(store: Store, ctl: Controller, parts: Parts):
     const el = messages.get(key);
     if (!el) return;
     el.textContent = text;
-    // A message shows even on a setting that does not matter now (the core may still name it).
-    if (text) fieldOf.get(key)!.hidden = false;
+    showIfApplies(key, store.state);
     const input = inputs.get(key)!;
     if (text) input.setAttribute('aria-invalid', 'true');
     else input.removeAttribute('aria-invalid');
+  }
+
+  /** Hides a control whose setting does not matter in s, unless it has a message (the core may
+   * still name it). */
+  function showIfApplies(key: keyof State, s: Readonly<State>): void {
+    fieldOf.get(key)!.hidden = !applies(key, s) && !messages.get(key)!.textContent;
   }
 
   function clearMessages(): void {
@@ -161,7 +166,7 @@ export function mountTrainControls(store: Store, ctl: Controller, parts: Parts):
   function sync(s: Readonly<State>): void {
     for (const c of CONTROLS) {
       show(c.key, s[c.key]);
-      fieldOf.get(c.key)!.hidden = !applies(c.key, s) && !messages.get(c.key)!.textContent;
+      showIfApplies(c.key, s);
     }
     // Opens when a block setting leaves its default (not on every change: the learner may close it).
     const changed = blockKeys.filter((k) => s[k] !== DEFAULTS[k]);
