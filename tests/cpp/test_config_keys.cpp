@@ -150,7 +150,42 @@ TEST_CASE("config keys: the schema as JSON, one object per row with the row's fi
         CHECK(o.find("choices")->array[size_t(c)].string == k.choices->names[c]);
       CHECK(o.find("choices_type")->string == k.choices->js_type);
     }
+    const json::Value* applies = o.find("applies_when");
+    CHECK((applies != nullptr) == (k.applies_key != nullptr));
+    if (k.applies_key) {
+      CHECK(applies->find("key")->string == k.applies_key);
+      REQUIRE(applies->find("in")->array.size() == k.applies_values.size());
+      for (size_t v = 0; v < k.applies_values.size(); ++v)
+        CHECK(applies->find("in")->array[v].string == k.applies_values[v]);
+    }
   }
+}
+
+TEST_CASE("config keys: applies_when names another key with choices, and some of its choices "
+          "but not its default", "[config]") {
+  // A key that applied to no value, or to every value, of the key it follows would be a typo.
+  const TrainerConfig d;
+  int annotated = 0;
+  for (const ConfigKey& k : config_keys()) {
+    if (!k.applies_key) continue;
+    CAPTURE(k.name, k.applies_key);
+    ++annotated;
+    const ConfigKey* on = find_config_key(k.applies_key);
+    REQUIRE(on != nullptr);
+    CHECK(on != &k);
+    REQUIRE(on->choices != nullptr);
+    REQUIRE(!k.applies_values.empty());
+    CHECK(k.applies_values.size() < size_t(on->choices->count));
+    for (const char* v : k.applies_values) {
+      CAPTURE(v);
+      bool known = false;
+      for (int c = 0; c < on->choices->count; ++c) known |= std::string_view(on->choices->names[c]) == v;
+      CHECK(known);
+      CHECK(value_text(d, *on) != v);  // at the defaults the key does not apply
+    }
+  }
+  // window, stride, mask_rate, norm_position, ffn_mult
+  CHECK(annotated == 5);
 }
 
 TEST_CASE("config keys: each row writes its own member", "[config]") {

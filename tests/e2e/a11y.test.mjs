@@ -1,9 +1,11 @@
 // An accessibility audit with axe-core (WCAG 2.0/2.1, levels A and AA) in Chromium: the page's
-// three views (the trained view after training), and the element on a lesson page. Zero
-// violations are allowed.
+// three views (the trained view after training), the first screen (Start here) and each preset,
+// and the element on a lesson page. Zero violations are allowed. The first screen's test also
+// holds its layout: the presets above the fold, hidden settings, the phone's order.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { audit, launch, lessonPage, openRecorded, serveDistWith, waitForStep, waitReady } from './harness.mjs';
+import path from 'node:path';
+import { ARTIFACTS, audit, launch, lessonPage, openRecorded, serveDistWith, waitForStep, waitReady } from './harness.mjs';
 
 let browser;
 let srv;
@@ -36,6 +38,66 @@ test('the page: the trained view after training, then the lesson view at its las
     await page.keyboard.press('Enter');
   }
   assert.deepEqual(await audit(page), [], 'lesson view');
+  await context.close();
+});
+
+test('the first screen: Start here above the fold, each preset applied by a click with no axe violations, settings that do not apply hidden live, and on a phone the chart before the settings', async () => {
+  // A first visit: no hash, the Start here preset (shift).
+  const { context, page, errors } = await openRecorded(browser, `${srv.url}index.html`, { viewport: { width: 1366, height: 900 }, bypassCSP: true });
+  await waitReady(page);
+  assert.equal(await page.inputValue('select[name=task]'), 'shift');
+  assert.equal(await page.getAttribute('a[data-preset=shift]', 'aria-current'), 'true');
+  const cards = await page.$$eval('.start-here .start-card', (els) => els.map((el) => ({ id: el.querySelector('a').dataset.preset, bottom: el.getBoundingClientRect().bottom, height: el.getBoundingClientRect().height })));
+  assert.equal(cards.length, 6);
+  for (const c of cards) assert.ok(c.bottom <= 900 && c.height >= 60, `${c.id}: a big button above the fold (${JSON.stringify(c)})`);
+  assert.deepEqual(await page.locator('.start-group h3').allTextContents(), ['Attention, trained', 'Depth and the induction head', 'A small GPT on text', 'Both ways: masks and windows']);
+  assert.deepEqual(await audit(page), [], 'the default view');
+  await page.screenshot({ path: path.join(ARTIFACTS, 'start-1366.png') });
+
+  // Each preset, clicked anywhere on its card, sets what its link opens.
+  for (const id of cards.map((c) => c.id)) {
+    const href = await page.getAttribute(`a[data-preset=${id}]`, 'href');
+    const box = await page.locator(`a[data-preset=${id}]`).evaluate((a) => a.closest('.start-card').getBoundingClientRect().toJSON());
+    await page.mouse.click(box.x + box.width / 2, box.bottom - 8);
+    await page.waitForFunction((id) => document.querySelector(`a[data-preset="${id}"]`).getAttribute('aria-current') === 'true', id);
+    const task = new URLSearchParams(href.slice(1)).get('task');
+    assert.equal(await page.inputValue('select[name=task]'), task, id);
+    assert.match(await page.evaluate(() => location.hash), new RegExp(`&task=${task}&`), id);
+    await waitReady(page);
+    assert.deepEqual(await audit(page), [], `after the preset ${id}`);
+  }
+
+  // The window-depth preset set attention=window: the block's disclosure opened by itself, the
+  // window shows, the stride (strided only) does not; full attention hides the window, strided
+  // shows both.
+  assert.equal(await page.$eval('details.block-settings', (d) => d.open), true);
+  assert.deepEqual([await page.isVisible('[name=window]'), await page.isVisible('[name=stride]'), await page.isVisible('[name=maskRate]')], [true, false, false]);
+  await page.selectOption('select[name=attention]', 'full');
+  await page.waitForSelector('[name=window]', { state: 'hidden' });
+  await page.selectOption('select[name=attention]', 'strided');
+  await page.waitForSelector('[name=stride]', { state: 'visible' });
+  assert.equal(await page.isVisible('[name=window]'), true);
+  await page.selectOption('select[name=objective]', 'mlm');
+  await page.waitForSelector('[name=maskRate]', { state: 'visible' });
+  // Closed by the learner, the disclosure stays closed while no block setting leaves its default.
+  await page.click('details.block-settings summary');
+  await page.fill('[name=seed]', '5');
+  await page.press('[name=seed]', 'Enter');
+  await page.waitForFunction(() => /&seed=5&/.test(location.hash));
+  assert.equal(await page.$eval('details.block-settings', (d) => d.open), false);
+  assert.equal(await page.$eval('details.block-settings summary', (s) => s.textContent), 'Transformer block (3 changed)');
+
+  // A phone: the Run box, then the loss chart and the heatmaps, then the settings.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.click('a[data-preset=shift]');
+  await waitReady(page);
+  const top = (sel) => page.$eval(sel, (el) => el.getBoundingClientRect().top + window.scrollY);
+  const [run, chart, heat, config] = [await top('fieldset.run'), await top('.loss-panel'), await top('.heatmaps'), await top('fieldset.config')];
+  assert.ok(run < chart && chart < heat && heat < config, `run ${run}, chart ${chart}, heatmaps ${heat}, settings ${config}`);
+  assert.ok(run < 844, `the Run box starts on the first screen (${run})`);
+  assert.deepEqual(await audit(page), [], 'the phone layout');
+  await page.screenshot({ path: path.join(ARTIFACTS, 'start-390.png') });
+  assert.deepEqual(errors, []);
   await context.close();
 });
 

@@ -1,7 +1,8 @@
-// Entry of index.html: the state comes from the URL hash (validated), is mirrored back to it on
-// every change, and the app is mounted into #app.
+// Entry of index.html: the state comes from the URL hash (validated; no hash: the Start here
+// preset), is mirrored back to it on every change, and the app is mounted into #app.
 import './style.css';
 import { stateFromHash, stateToHash } from './settings/state';
+import { presetHash, START_PRESET } from './settings/presets';
 import { ASSETS } from './client/assets';
 import { Store } from './settings/store';
 import { mountApp } from './ui/app';
@@ -11,7 +12,9 @@ const root = document.getElementById('app')!;
 if (typeof WebAssembly !== 'object') {
   root.textContent = 'This page needs WebAssembly, which this browser does not provide.';
 } else {
-  const first = stateFromHash(location.hash);
+  // A first visit (no hash) opens on the Start here preset; any hash, even `#view=train`, reads
+  // against the key table's defaults, so every link keeps its meaning.
+  const first = stateFromHash(location.hash.replace(/^#/, '') ? location.hash : `#${presetHash(START_PRESET)}`);
   const store = new Store(first.state);
   const app = mountApp(root, store, {
     assets: ASSETS,

@@ -257,6 +257,12 @@ std::string config_schema_json() {
         o += str_cat(i ? "," : "", json::quote(k.choices->names[i]));
       o += str_cat("],\"choices_type\":", json::quote(k.choices->js_type));
     }
+    if (k.applies_key) {
+      o += str_cat(",\"applies_when\":{\"key\":", json::quote(k.applies_key), ",\"in\":[");
+      for (size_t i = 0; i < k.applies_values.size(); ++i)
+        o += str_cat(i ? "," : "", json::quote(k.applies_values[i]));
+      o += "]}";
+    }
     o += str_cat(",\"help\":", json::quote(key_help(k, nullptr)),
                  ",\"symbol\":", json::quote(k.symbol), ",\"group\":\"", group_name(k.group),
                  "\",\"in_weights\":", k.weights == InWeights::No ? "false" : "true", "}");

@@ -110,6 +110,10 @@ struct ConfigKey {
   const char* zero_means = nullptr;  // 0 stands for this key's value (kv_heads 0: n_heads)
   const EnumNames* choices = nullptr;  // a String's allowed values
   InWeights weights = InWeights::No;
+  // The key matters only while another key (a String's) holds one of these values (window:
+  // attention window or strided); the config keeps it either way. The page hides it otherwise.
+  const char* applies_key = nullptr;
+  std::vector<const char*> applies_values{};
 };
 
 // Row builders, one per member type, and setters that return the row for chaining.
@@ -124,6 +128,11 @@ struct ConfigRow : ConfigKey {
   ConfigRow& zero_is(const char* key) { return zero_means = key, *this; }
   ConfigRow& one_of(const EnumNames& names) { return choices = &names, *this; }
   ConfigRow& kept(InWeights where) { return weights = where, *this; }
+  template <typename... Names>
+  ConfigRow& applies_when(const char* key, Names... values) {
+    applies_key = key, applies_values = {values...};
+    return *this;
+  }
 };
 inline ConfigRow config_row(const char* name, const char* flag, ConfigType type, ConfigGroup g,
                             const char* symbol, const char* help) {
@@ -209,12 +218,13 @@ inline std::vector<ConfigKey> config_key_rows() {
           .one_of(kNormKinds).kept(W::Block),
       config_key("norm_position", "norm-position", G::Block, &C::norm_position, "WHERE",
                  "norm before each sublayer (pre) or after each sum (post)")
-          .one_of(kNormPositions).kept(W::Block),
+          .one_of(kNormPositions).kept(W::Block).applies_when("norm", "layernorm", "rmsnorm"),
       config_key("ffn", "ffn", G::Block, &C::ffn, "KIND", "feed-forward network: {choices}")
           .one_of(kFfnKinds).kept(W::Block),
       config_key("ffn_mult", "ffn-mult", G::Block, &C::ffn_mult, "M",
                  "FFN hidden width in multiples of {d_model}, 1 to 8")
-          .in(1, FeedForward::kMaxFfnMult).kept(W::Block),
+          .in(1, FeedForward::kMaxFfnMult).kept(W::Block)
+          .applies_when("ffn", "relu", "gelu", "swiglu"),
       config_key("emb_init_std", "emb-init-std", G::Training, &C::emb_init_std, "S",
                  "std of the token embedding's initial values (0.02 in the curriculum)")
           .in(0, 10, true, false),
@@ -225,17 +235,17 @@ inline std::vector<ConfigKey> config_key_rows() {
       config_key("mask_rate", "mask-rate", G::Training, &C::mask_rate, "P",
                  "mlm: the chance that each token is selected (80% become [MASK], 10% another "
                  "token, 10% stay)")
-          .in(0.01, 0.5),
+          .in(0.01, 0.5).applies_when("objective", "mlm"),
       config_key("attention", "attention", G::Block, &C::attention, "KIND",
                  "which keys a query sees: full, window (the last {window}) or strided "
                  "(the window and every {stride}-th position)")
           .one_of(kAttentionKinds).kept(W::Changed),
       config_key("window", "window", G::Block, &C::window, "W",
                  "attention window in keys, the query's own included (window, strided)")
-          .in(1, kMaxPatternSize).kept(W::Changed),
+          .in(1, kMaxPatternSize).kept(W::Changed).applies_when("attention", "window", "strided"),
       config_key("stride", "stride", G::Block, &C::stride, "S",
                  "strided keys at the multiples of S (strided)")
-          .in(1, kMaxPatternSize).kept(W::Changed),
+          .in(1, kMaxPatternSize).kept(W::Changed).applies_when("attention", "strided"),
       config_key("differential", "differential", G::Block, &C::differential,
                  "differential attention: two softmax maps per head, the second weighed by a "
                  "learned lambda (0.5 at init)")
@@ -337,7 +347,8 @@ void check_config_keys(const TrainerConfig& c, KeyNamer namer);
 // The schema as JSON, what `attn schema` prints and configSchema() returns: an array of one
 // object per key, in table order, with name, flag, js (camelCase), type ("int", "uint64",
 // "float", "bool" or "enum"), default, min and max with min_exclusive and max_exclusive (bounded
-// numbers), max_key, divides and zero_means (when set), choices and choices_type (enums), help
+// numbers), max_key, divides and zero_means (when set), choices and choices_type (enums),
+// applies_when ({"key", "in": [values]}, when set), help
 // (keys spelled snake_case), symbol, group ("model", "block", "training" or "task") and
 // in_weights (a weights file keeps it). One object per line.
 std::string config_schema_json();

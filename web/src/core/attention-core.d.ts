@@ -56,6 +56,9 @@ export interface ConfigKeySchema {
   zero_means?: string;
   choices?: readonly string[];
   choices_type?: string;
+  /** The key matters only while the key named `key` holds one of the values `in` (window: while
+   * attention is window or strided); absent: it always does. */
+  applies_when?: { key: string; in: readonly string[] };
   help: string;
   symbol: string;
   group: 'model' | 'block' | 'training' | 'task';

@@ -2,15 +2,35 @@
 // use), as the <attention-playground> attributes that do the same, and as the State they give.
 // Every key and value goes through the key table (settings.ts), so a preset is exactly what its link
 // opens: the preset's settings, and the defaults for everything else.
-import { SETTINGS, type State } from './settings';
+import { CONFIG_KEYS, SETTINGS, type State } from './settings';
 import { stateFromHash } from './state';
 
-/** One preset: its link text, what it sets up, and the settings it changes from the defaults. */
+/** One preset: its link text, the lesson it belongs to, one sentence on what to watch, and the
+ * settings it changes from the defaults. */
 export interface Preset {
   id: string;
   title: string;
+  lesson: Lesson;
+  /** What the learner will see, in one sentence (the Start here button's text under the title). */
+  sentence: string;
   settings: Partial<State>;
 }
+
+/** The course's lessons the presets belong to, in the course's order (the Start here groups). */
+export const LESSONS = ['Attention, trained', 'Depth and the induction head', 'A small GPT on text', 'Both ways: masks and windows'] as const;
+export type Lesson = (typeof LESSONS)[number];
+
+/** "One position back": the shift task on the default model. The page opens on it when its URL has
+ * no hash (web/docs/page.md, "Start here", says why): within about 150 steps each head puts its
+ * weight one position back, a stripe just under the diagonal of every heatmap, and the loss falls
+ * from ln 64 to near 0 (seed 42: loss 0.006 at step 350 in node). */
+export const SHIFT_PRESET: Preset = {
+  id: 'shift',
+  title: 'One position back',
+  lesson: 'Attention, trained',
+  sentence: 'Each answer is the token before the current one: press Play and watch every head draw a stripe just under the diagonal.',
+  settings: { view: 'train', task: 'shift' },
+};
 
 /** "Watch an induction head form": two attention layers of two heads with the residual stream on
  * the induction task, sized as the issue's PyTorch measurement (V 32, D 32, H 2, T 32, B 32, Adam
@@ -24,6 +44,8 @@ export interface Preset {
 export const INDUCTION_PRESET: Preset = {
   id: 'induction',
   title: 'Watch an induction head form',
+  lesson: 'Depth and the induction head',
+  sentence: 'The loss sits on a plateau, then drops within a few hundred steps as a head learns to look up what came next last time.',
   settings: {
     view: 'train',
     vocabSize: 32,
@@ -48,6 +70,8 @@ export const INDUCTION_PRESET: Preset = {
 export const TEXT_PRESET: Preset = {
   id: 'text',
   title: 'Train a GPT on text',
+  lesson: 'A small GPT on text',
+  sentence: 'Two blocks read English one character at a time and soon beat a guess that only knows how common each letter is.',
   settings: {
     view: 'train',
     dModel: 64,
@@ -72,6 +96,8 @@ export const TEXT_PRESET: Preset = {
 export const FIND_CIRCUIT_PRESET: Preset = {
   id: 'find-circuit',
   title: 'Find the induction circuit',
+  lesson: 'Depth and the induction head',
+  sentence: 'The same run with Look inside open: once it has trained, find its two heads with the lens, patching and circuits.',
   settings: { ...INDUCTION_PRESET.settings, panel: 'inspect' },
 };
 
@@ -85,6 +111,8 @@ export const FIND_CIRCUIT_PRESET: Preset = {
 export const FILL_PRESET: Preset = {
   id: 'fill',
   title: 'Fill in the blanks',
+  lesson: 'Both ways: masks and windows',
+  sentence: 'A model that sees both sides of a blank guesses the missing letter far more often than one reading from the left.',
   settings: { ...TEXT_PRESET.settings, seqLen: 32, objective: 'mlm', panel: 'fill' },
 };
 
@@ -96,6 +124,8 @@ export const FILL_PRESET: Preset = {
 export const WINDOW_DEPTH_PRESET: Preset = {
   id: 'window-depth',
   title: 'A window that grows with depth',
+  lesson: 'Both ways: masks and windows',
+  sentence: 'Each layer sees 3 keys, yet three layers reach 6 positions back and learn to copy; the receptive field shows how far.',
   settings: {
     view: 'train',
     vocabSize: 16,
@@ -111,7 +141,10 @@ export const WINDOW_DEPTH_PRESET: Preset = {
 };
 
 /** Every preset the training view offers. */
-export const PRESETS: readonly Preset[] = [INDUCTION_PRESET, FIND_CIRCUIT_PRESET, TEXT_PRESET, FILL_PRESET, WINDOW_DEPTH_PRESET];
+export const PRESETS: readonly Preset[] = [SHIFT_PRESET, INDUCTION_PRESET, FIND_CIRCUIT_PRESET, TEXT_PRESET, FILL_PRESET, WINDOW_DEPTH_PRESET];
+
+/** What the page opens on when its URL has no hash (a first visit): the shift preset. */
+export const START_PRESET = SHIFT_PRESET;
 
 const text = (v: State[keyof State]) => (typeof v === 'boolean' ? (v ? '1' : '0') : String(v));
 
@@ -142,4 +175,11 @@ export function presetAttributes(p: Preset): Record<string, string> {
 /** The State the preset's link opens (its settings; the defaults for the rest). */
 export function presetState(p: Preset): State {
   return stateFromHash(`#${presetHash(p)}`).state;
+}
+
+/** Whether state s runs the preset's model: every config key as the preset's link sets it, and
+ * its panel when it names one. */
+export function runsPreset(p: Preset, s: Readonly<State>): boolean {
+  const want = presetState(p);
+  return CONFIG_KEYS.every((k) => s[k] === want[k]) && (p.settings.panel === undefined || s.panel === p.settings.panel);
 }

@@ -275,6 +275,21 @@ export const DEFAULTS: Readonly<State> = Object.freeze(Object.fromEntries(SETTIN
 
 /** Keys whose change needs a new Trainer (the core's config keys). */
 export const CONFIG_KEYS = keysOf('config') as readonly (keyof TrainerConfig & keyof State)[];
+/** When a config key matters, by JS key: the schema's applies_when (window: while attention is
+ * window or strided), its key in JS. A key not listed always matters. */
+export const APPLIES_WHEN: { readonly [K in keyof TrainerConfig]?: { key: keyof TrainerConfig; in: readonly string[] } } = Object.fromEntries(
+  (CONFIG_SCHEMA as readonly ConfigKeySchema[]).flatMap((k) => {
+    const on = k.applies_when && CONFIG_SCHEMA.find((r) => r.name === k.applies_when!.key);
+    return on ? [[k.js, { key: on.js as keyof TrainerConfig, in: k.applies_when!.in }]] : [];
+  }),
+);
+
+/** Whether a setting matters in state s (the controls of those that do not are hidden). */
+export function applies(key: keyof State, s: Readonly<State>): boolean {
+  const when = APPLIES_WHEN[key as keyof TrainerConfig];
+  return !when || when.in.includes(String(s[when.key]));
+}
+
 /** Keys of the interventions (the Ablation panel). */
 export const ABLATION_KEYS = keysOf('ablation') as readonly ('mask' | 'scaleScores' | 'headsOff' | 'headsFrozen')[];
 

@@ -1,11 +1,11 @@
-// The training view's additions for depth that are not panels of their own: the
-// sentence under the loss chart on the phase change (the core's trainer.phaseChange()), and the
-// preset links (settings/presets.ts) under the controls.
-import { PRESETS, presetHash, presetState } from '../settings/presets';
+// The training view's additions that are not panels of their own: the sentence under the loss
+// chart on the phase change (the core's trainer.phaseChange()), and Start here, the preset links
+// (settings/presets.ts) above the view.
+import { LESSONS, PRESETS, presetHash, presetState, runsPreset, type Preset } from '../settings/presets';
 import type { Snapshot } from '../model/protocol';
-import type { TaskName } from '../settings/settings';
+import type { State, TaskName } from '../settings/settings';
 import type { Store } from '../settings/store';
-import { h } from './dom';
+import { h, uniqueId } from './dom';
 
 /** The sentence on the phase change for a snapshot (empty: nothing to say for this run). */
 export function phaseChangeText(s: Pick<Snapshot, 'phaseChange' | 'step' | 'L'>, task: TaskName): string {
@@ -30,29 +30,43 @@ export function phaseChangeNote(el: HTMLElement, s: Snapshot, task: TaskName): v
   el.dataset.phaseChange = String(s.phaseChange);
 }
 
-/** The preset links: each a real link (its hash can be copied into a lesson page) that, clicked,
- * sets the Store to exactly what the link opens. */
-export function mountPresets(store: Store): HTMLElement {
-  const links = PRESETS.map((p) => {
-    const a = h('a', { href: `#${presetHash(p)}`, class: 'preset-link', 'data-preset': p.id, text: p.title });
+/** Start here: the presets as big buttons, grouped by the course's lessons, each with its sentence.
+ * Each button is a real link (its hash can be copied into a lesson page) that, clicked, sets the
+ * Store to exactly what the link opens; the preset the model runs is marked as current. */
+export function mountPresets(store: Store): { element: HTMLElement; destroy(): void } {
+  const cards: [Preset, HTMLAnchorElement][] = [];
+  const card = (p: Preset) => {
+    const sentenceId = uniqueId(`preset-${p.id}`);
+    const a = h('a', { href: `#${presetHash(p)}`, class: 'preset-link', 'data-preset': p.id, 'aria-describedby': sentenceId, text: p.title });
     a.addEventListener('click', (ev) => {
       // In the page the hash would do the same; in the element the link must not move the host page.
       ev.preventDefault();
       store.set(presetState(p));
     });
-    return h('li', {}, a);
+    cards.push([p, a]);
+    return h('li', { class: 'start-card' }, a, h('p', { class: 'start-sentence', id: sentenceId, text: p.sentence }));
+  };
+  const groups = LESSONS.map((lesson) => {
+    const presets = PRESETS.filter((p) => p.lesson === lesson);
+    const group = h('li', { class: 'start-group' }, h('h3', { text: lesson }), h('ul', { class: 'start-cards' }, ...presets.map(card)));
+    // A lesson spans one column per preset (style.css); set through the CSSOM, which a CSP allows.
+    group.style.setProperty('--cards', String(presets.length));
+    return group;
   });
-  return h(
+  const element = h(
     'nav',
-    { class: 'presets', 'aria-label': 'Presets' },
-    h('h2', { class: 'presets-title', text: 'Presets' }),
-    h('ul', {}, ...links),
-    h('p', {
-      class: 'hint',
-      text:
-        'Induction: two layers of two heads with the residual stream, on the induction task. Press Play: the loss sits on a plateau for a few hundred steps, then drops as an induction head forms. ' +
-        'Find the induction circuit opens the same run with the "Look inside" panel, to find its two heads once it has trained. ' +
-        'GPT on text: two pre-norm blocks with RoPE and a GELU feed-forward network, one character per token, on our own English sentences. Press Play: within a few hundred steps the validation loss falls below the unigram line, and the heatmaps label each key with its character.',
-    }),
+    { class: 'presets start-here', 'aria-label': 'Start here' },
+    h('div', { class: 'start-head' }, h('h2', { class: 'presets-title', text: 'Start here' }), h('p', { class: 'hint', text: 'Pick an experiment, then press Play. Each one is a link you can copy into a lesson; the settings below show what it set.' })),
+    h('ul', { class: 'start-groups' }, ...groups),
   );
+  const mark = (s: Readonly<State>) => {
+    for (const [p, a] of cards) {
+      const current = runsPreset(p, s);
+      if (current) a.setAttribute('aria-current', 'true');
+      else a.removeAttribute('aria-current');
+      a.parentElement!.classList.toggle('current', current);
+    }
+  };
+  mark(store.state);
+  return { element, destroy: store.subscribe((s) => mark(s)) };
 }

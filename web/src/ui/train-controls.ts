@@ -1,10 +1,13 @@
 // The training view's controls column: the Run box (Play/Pause, Step 1, Step 10, Reset, the
 // step/rate/loss readout and the problem box) and the "Model and training" settings, one control
-// per config setting of the key table. A control writes the Store (checked like a link); a core
+// per config setting of the key table, the transformer block's behind one disclosure. A control
+// whose setting does not matter under the others (the window under full attention: the schema's
+// applies_when) is hidden until it does. A control writes the Store (checked like a link); a core
 // error that names a key shows next to that control.
 import type { Controller, Problem } from '../client/controller';
 import { count, num } from '../model/format';
-import { CONFIG_KEYS, checkField, settingOf, TASKS, type State } from '../settings/settings';
+import { CONFIG_SCHEMA } from '../core/config-schema';
+import { applies, CONFIG_KEYS, checkField, DEFAULTS, settingOf, TASKS, type State } from '../settings/settings';
 import type { Store } from '../settings/store';
 import { h, uniqueId } from './dom';
 import type { Parts } from './parts';
@@ -21,12 +24,15 @@ export interface ControlSpec {
   options?: readonly string[];
   /** An on/off setting: a checkbox. */
   bool?: boolean;
+  /** A setting of the transformer block (the schema's group block): behind the disclosure. */
+  block?: boolean;
 }
 
 /** The controls: the config settings of the key table, in its order. */
 export const CONTROLS: readonly ControlSpec[] = CONFIG_KEYS.map((key) => {
   const s = settingOf(key);
-  return { key, label: s.label, coreKey: s.core ?? key, min: s.range?.[0], max: s.range?.[1], step: s.step ?? undefined, options: s.values ?? undefined, bool: s.type === 'bool' || undefined };
+  const block = CONFIG_SCHEMA.find((k) => k.js === key)?.group === 'block';
+  return { key, label: s.label, coreKey: s.core ?? key, min: s.range?.[0], max: s.range?.[1], step: s.step ?? undefined, options: s.values ?? undefined, bool: s.type === 'bool' || undefined, block: block || undefined };
 });
 
 /** The mounted controls. */
@@ -44,8 +50,14 @@ export function mountTrainControls(store: Store, ctl: Controller, parts: Parts):
   const cleanups: (() => void)[] = [];
   const inputs = new Map<keyof State, HTMLInputElement | HTMLSelectElement>();
   const messages = new Map<keyof State, HTMLElement>();
+  const fieldOf = new Map<keyof State, HTMLElement>();
   // Task text: the vocabulary is the text's characters, so the vocab control shows their count.
   const vocabNote = h('p', { class: 'hint vocab-note', hidden: true });
+  const field = (c: ControlSpec, ...children: (Node | null)[]) => {
+    const el = h('div', { class: c.bool ? 'field field-check' : 'field', 'data-key': c.key }, ...children);
+    fieldOf.set(c.key, el);
+    return el;
+  };
   const fields = CONTROLS.map((c) => {
     const id = uniqueId(`ctl-${c.key}`);
     const msgId = `${id}-msg`;
@@ -56,7 +68,7 @@ export function mountTrainControls(store: Store, ctl: Controller, parts: Parts):
       inputs.set(c.key, box);
       const msg = h('p', { class: 'field-msg', id: msgId, role: 'status' });
       messages.set(c.key, msg);
-      return h('div', { class: 'field field-check', 'data-key': c.key }, h('label', { for: id, class: 'inline' }, box, ` ${c.label}`), msg);
+      return field(c, h('label', { for: id, class: 'inline' }, box, ` ${c.label}`), msg);
     }
     if (c.options) {
       input = h('select', { id, name: c.key, 'aria-describedby': msgId });
@@ -68,7 +80,7 @@ export function mountTrainControls(store: Store, ctl: Controller, parts: Parts):
     inputs.set(c.key, input);
     const msg = h('p', { class: 'field-msg', id: msgId, role: 'status' });
     messages.set(c.key, msg);
-    return h('div', { class: 'field', 'data-key': c.key }, h('label', { for: id, text: c.label }), input, msg, c.key === 'vocabSize' ? vocabNote : null);
+    return field(c, h('label', { for: id, text: c.label }), input, msg, c.key === 'vocabSize' ? vocabNote : null);
   });
 
   const playBtn = h('button', { type: 'button', class: 'primary', 'data-action': 'play', text: 'Play' });
@@ -91,11 +103,23 @@ export function mountTrainControls(store: Store, ctl: Controller, parts: Parts):
   const problem = h('div', { class: 'problem', role: 'alert', hidden: true }, problemText, restartBtn);
 
   const taskHelp = h('p', { class: 'hint task-help', 'aria-live': 'polite' });
+  // The transformer block's settings, folded: open on request, or by itself once one is off its
+  // default (a link or a preset that sets one), so no setting in effect is out of sight.
+  const blockKeys = CONTROLS.filter((c) => c.block).map((c) => c.key);
+  const blockSummary = h('summary', { text: 'Transformer block' });
+  let blockOff = new Set<keyof State>();
+  const block = h(
+    'details',
+    { class: 'block-settings' },
+    blockSummary,
+    h('p', { class: 'hint', text: 'Positions, norms, the feed-forward network, K/V heads and the attention pattern. At their defaults the model is the curriculum\'s: attention layers only.' }),
+    h('div', { class: 'fields' }, ...fields.filter((_, i) => CONTROLS[i].block)),
+  );
   const form = h(
     'form',
     { class: 'controls', 'aria-label': 'Model and training controls' },
     parts.place(h('fieldset', { class: 'run' }, h('legend', { text: 'Run' }), h('div', { class: 'buttons' }, playBtn, step1Btn, step10Btn, resetBtn), readout, problem), 'run'),
-    parts.place(h('fieldset', { class: 'config' }, h('legend', { text: 'Model and training' }), h('p', { class: 'hint first', text: 'Changing a value builds a new model (step 0).' }), h('div', { class: 'fields' }, ...fields), taskHelp), 'model'),
+    parts.place(h('fieldset', { class: 'config' }, h('legend', { text: 'Model and training' }), h('p', { class: 'hint first', text: 'Changing a value builds a new model (step 0).' }), h('div', { class: 'fields' }, ...fields.filter((_, i) => !CONTROLS[i].block)), taskHelp, block), 'model'),
   );
   form.addEventListener('submit', (e) => e.preventDefault());
 
@@ -103,9 +127,16 @@ export function mountTrainControls(store: Store, ctl: Controller, parts: Parts):
     const el = messages.get(key);
     if (!el) return;
     el.textContent = text;
+    showIfApplies(key, store.state);
     const input = inputs.get(key)!;
     if (text) input.setAttribute('aria-invalid', 'true');
     else input.removeAttribute('aria-invalid');
+  }
+
+  /** Hides a control whose setting does not matter in s, unless it has a message (the core may
+   * still name it). */
+  function showIfApplies(key: keyof State, s: Readonly<State>): void {
+    fieldOf.get(key)!.hidden = !applies(key, s) && !messages.get(key)!.textContent;
   }
 
   function clearMessages(): void {
@@ -133,7 +164,15 @@ export function mountTrainControls(store: Store, ctl: Controller, parts: Parts):
 
   /** The Store -> the controls. */
   function sync(s: Readonly<State>): void {
-    for (const c of CONTROLS) show(c.key, s[c.key]);
+    for (const c of CONTROLS) {
+      show(c.key, s[c.key]);
+      showIfApplies(c.key, s);
+    }
+    // Opens when a block setting leaves its default (not on every change: the learner may close it).
+    const changed = blockKeys.filter((k) => s[k] !== DEFAULTS[k]);
+    if (changed.some((k) => !blockOff.has(k))) block.open = true;
+    blockOff = new Set(changed);
+    blockSummary.textContent = changed.length > 0 ? `Transformer block (${changed.length} changed)` : 'Transformer block';
     taskHelp.textContent = TASKS[s.task] ?? '';
     showTextVocab();
   }

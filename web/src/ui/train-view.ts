@@ -1,6 +1,7 @@
-// View 1, "Multi-head attention, trained": the controls column (train-controls.ts), the live loss
-// chart, the heatmaps (heatmap-grid.ts), then the panel picker (panel-picker.ts) over the panels of
-// the registry (web/src/panels/registry.ts). Binds the Store and the Controller to the DOM; draws
+// View 1, "Multi-head attention, trained": Start here (the presets, depth-view.ts) across the top,
+// the controls column (train-controls.ts), the live loss chart, the heatmaps (heatmap-grid.ts), then
+// the panel picker (panel-picker.ts) over the panels of the registry (web/src/panels/registry.ts).
+// On a narrow screen the chart and the heatmaps come right after the Run box, before the settings. Binds the Store and the Controller to the DOM; draws
 // at most once per animation frame.
 import type { Controller } from '../client/controller';
 import { DEMO_EPOCH_STEPS, LossChart } from '../draw/loss-chart';
@@ -80,9 +81,10 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
   const fitColumns = () => layout.classList.toggle('no-controls', parts.isHidden('run', 'model'));
   fitColumns();
   cleanups.push(parts.onChange(fitColumns));
-  root.append(layout);
-  // ---- The preset links ("watch an induction head form"), under the controls.
-  controls.form.append(parts.place(mountPresets(store), 'presets'));
+  // ---- Start here: the preset links ("watch an induction head form"), above everything else.
+  const presets = mountPresets(store);
+  cleanups.push(presets.destroy);
+  root.append(parts.place(presets.element, 'presets'), layout);
   // ---- The text task's corpus sources (shown while the task is text).
   const corpusBox = mountCorpusBox(store, ctl);
   cleanups.push(corpusBox.destroy);
