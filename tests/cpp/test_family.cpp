@@ -72,6 +72,18 @@ class PenalisedLm : public Model {
   void set_ablation(const Ablation& a) override { lm.set_ablation(a); }
   void hold_frozen() override { lm.hold_frozen(); }
   void restore_frozen() override { lm.restore_frozen(); }
+  int n_attention_layers() const override { return lm.n_attention_layers(); }
+  const MultiHeadSelfAttention& attention_layer(int l) const override {
+    return lm.attention_layer(l);
+  }
+  const MultiHeadSelfAttention::State& attention_state(const ModelState& s,
+                                                       int l) const override {
+    return lm.attention_state(s, l);
+  }
+  float position_loss_backward(const int32_t* ids, int T, int query, int target,
+                               ModelState& s) override {
+    return lm.position_loss_backward(ids, T, query, target, s);
+  }
 
   TinyAttentionLM lm;
   float weight;

@@ -1,6 +1,6 @@
 #include "attn/data/batch.h"
 
-
+#include "attn/nn/loss.h"
 
 namespace attn {
 
@@ -16,6 +16,13 @@ const char* batch_kind_produced(BatchKind kind) {
 const char* batch_kind_taken(BatchKind kind) {
   static constexpr const char* taken[] = {"token ids", "float inputs", "source/target pairs"};
   return taken[static_cast<int>(kind)];
+}
+
+Batch ids_batch(const int32_t* ids, int B, int T) {
+  Batch b;
+  b.inputs = Eigen::Map<const IntMat>(ids, B, T);
+  b.targets.setConstant(B, T, kIgnoreIndex);
+  return b;
 }
 
 void check_batch(const Batch& b) {

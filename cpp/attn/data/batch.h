@@ -39,6 +39,9 @@ struct Batch {
   int positions() const { return int(targets.cols()); }  // T
 };
 
+// A batch of ids (B,T) row-major with every target ignored: what a read-out feeds a model.
+Batch ids_batch(const int32_t* ids, int B, int T);
+
 // Throws an Error of kind Input naming the first part of b whose shape disagrees with its kind:
 // inputs (ids, pair) or floats (floats) missing or not (B,T) / (B*T,F) with F >= 1, a source
 // (pair) with no rows of B or no columns, or inputs of another kind left set.

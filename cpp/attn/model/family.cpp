@@ -11,6 +11,18 @@ float ModelState::aux_loss() const {
   return sum;
 }
 
+void stacked_attention(const Model& model, const ModelState& s, Mat& out) {
+  const int L = model.n_attention_layers();
+  if (L == 0) {
+    out.resize(0, s.T);
+    return;
+  }
+  const Eigen::Index rows = model.attention_state(s, 0).weights().rows();  // B*H*T of one layer
+  out.resize(rows * L, s.T);
+  for (int l = 0; l < L; ++l)
+    out.middleRows(rows * l, rows) = model.attention_state(s, l).weights();
+}
+
 StepLoss model_loss(const Batch& batch, ModelState& s) {
   s.dlogits.resize(s.logits.rows(), s.logits.cols());
   return {cross_entropy(s.logits, batch.targets.data(), s.dlogits), s.aux_loss()};

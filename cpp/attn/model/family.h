@@ -16,6 +16,7 @@
 #include "attn/base/tensor.h"
 #include "attn/data/batch.h"
 #include "attn/kernels/ops.h"
+#include "attn/nn/multihead.h"
 
 namespace attn {
 
@@ -101,7 +102,25 @@ class Model {
   // Around an optimizer step: copy the frozen heads' weights (hold_frozen), then put them back.
   virtual void hold_frozen() = 0;
   virtual void restore_frozen() = 0;
+
+  // ---- Hooks for the read-outs (interp/), instead of the family's members.
+  // The attention layers, in order (0 for a family without any), each with n_heads heads.
+  virtual int n_attention_layers() const = 0;
+  virtual const MultiHeadSelfAttention& attention_layer(int l) const = 0;
+  // Layer l's cache of the last forward on s: its weights() (B,H,T,T), its heads' outputs.
+  virtual const MultiHeadSelfAttention::State& attention_state(const ModelState& s,
+                                                               int l) const = 0;
+  // The cross-entropy of one prediction (position query of one sequence ids (T), for target),
+  // through an eval-mode forward and backward on s: afterwards s holds its activations and
+  // gradients (every head's dweights and dscores too when s.inspect is set), and every
+  // parameter gradient is this loss's. Returns the loss.
+  virtual float position_loss_backward(const int32_t* ids, int T, int query, int target,
+                                       ModelState& s) = 0;
 };
+
+// Every attention layer's weights of the last forward on s, stacked layer-major:
+// (L*B*H*T,T) = (L,B,H,T,T).
+void stacked_attention(const Model& model, const ModelState& s, Mat& out);
 
 // The loss of the last forward: the cross-entropy of s.logits against batch.targets (mean over
 // the counted positions; writes s.dlogits) and the sum of s.aux, reported apart.

@@ -24,6 +24,29 @@ TinyAttentionLM::State& TinyAttentionLM::own_state(ModelState& s) {
   return *own;
 }
 
+const TinyAttentionLM::State& TinyAttentionLM::own_state(const ModelState& s) {
+  return own_state(const_cast<ModelState&>(s));
+}
+
+const MultiHeadSelfAttention& TinyAttentionLM::attention_layer(int l) const {
+  require(l >= 0 && l < config.n_layers, "layer (", l, ") must be in [0, ", config.n_layers - 1,
+          "]");
+  return layers[size_t(l)];
+}
+
+const MultiHeadSelfAttention::State& TinyAttentionLM::attention_state(const ModelState& s,
+                                                                      int l) const {
+  const State& st = own_state(s);
+  require(l >= 0 && size_t(l) < st.layers.size(), "layer (", l, ") has no cache in the State (",
+          st.layers.size(), " layers); run forward() first");
+  return st.layers[size_t(l)];
+}
+
+float TinyAttentionLM::position_loss_backward(const int32_t* ids, int T, int query, int target,
+                                              ModelState& s) {
+  return position_loss_backward(ids, T, query, target, own_state(s));
+}
+
 void TinyAttentionLM::check_ids(const Batch& batch) const {
   require(batch.kind == BatchKind::Ids, "family 'lm' takes ", batch_kind_taken(BatchKind::Ids),
           ", not ", batch_kind_produced(batch.kind));

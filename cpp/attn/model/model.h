@@ -199,6 +199,8 @@ class TinyAttentionLM : public Model {
   // Returns the loss. The Backward panel reads one head's row from s (row_backward, readouts.h);
   // the self-test checks these gradients against finite differences.
   float position_loss_backward(const int32_t* ids, int T, int query, int target, State& s);
+  float position_loss_backward(const int32_t* ids, int T, int query, int target,
+                               ModelState& s) override;
 
   // The seam (family.h), for a batch of token ids: the functions above on batch.inputs.
   const char* family() const override { return "lm"; }
@@ -241,6 +243,11 @@ class TinyAttentionLM : public Model {
   void set_ablation(const Ablation& a) override;
   void hold_frozen() override;
   void restore_frozen() override;
+  // The read-outs' hooks (family.h): the layers and their caches.
+  int n_attention_layers() const override { return config.n_layers; }
+  const MultiHeadSelfAttention& attention_layer(int l) const override;
+  const MultiHeadSelfAttention::State& attention_state(const ModelState& s,
+                                                       int l) const override;
 
   // Layer l on the residual stream a (N,D), in place, with its attention given as
   // attend(in, out), (N,D) -> (N,D), out possibly aliasing in. The one definition of a layer,
@@ -271,6 +278,7 @@ class TinyAttentionLM : public Model {
   TinyAttentionLM(const ModelConfig& config, Rng&& rng);
   // The State of a seam call, checked to be this family's; the batch, checked to be ids (B,T).
   static State& own_state(ModelState& s);
+  static const State& own_state(const ModelState& s);
   void check_ids(const Batch& batch) const;
   // Parameter copies taken by hold_frozen, per layer with a frozen head (empty for the others).
   struct FrozenCopy {
