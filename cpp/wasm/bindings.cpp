@@ -185,7 +185,7 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       .function("receptiveField", +[](Trainer& t, val ids) {
         return js_call([&] {
           const std::vector<int32_t> x = to_ids(ids, size_t(t.config().seq_len));
-          return matrix_to_js(receptive_field(t.model(), x.data(), int(x.size())));
+          return matrix_to_js(receptive_field(t.family_model(), x.data(), int(x.size())));
         });
       })
       // The keys each query may see under the model's own attention pattern, for T positions.

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "attn/interp/readouts.h"
+#include "attn/interp/receptive_field.h"
 #include "attn/io/weights.h"
 #include "attn/model/family.h"
 #include "attn/model/model.h"
@@ -84,6 +86,7 @@ class PenalisedLm : public Model {
                                ModelState& s) override {
     return lm.position_loss_backward(ids, T, query, target, s);
   }
+  const Mat& input_gradient(const ModelState& s) const override { return lm.input_gradient(s); }
 
   TinyAttentionLM lm;
   float weight;
@@ -271,4 +274,31 @@ TEST_CASE("family in weights files: kept only off its default, checked on load")
   meta["family"] = "lm";
   const std::vector<uint8_t> explicit_lm = write_safetensors(tensors, meta);
   CHECK_NOTHROW(load_weights(t.family_model(), explicit_lm.data(), explicit_lm.size()));
+}
+
+TEST_CASE("model seam: the read-outs read any family through its hooks") {
+  // PenalisedLm is not a TinyAttentionLM: every read-out below reaches the lm only through the
+  // seam, and gives the numbers it gives on the lm itself (the loss adds the aux term).
+  PenalisedLm pen(seam_config(), 5, 2.0f);
+  TinyAttentionLM& lm = pen.lm;
+  const std::vector<int32_t> ids = {1, 4, 2, 8, 5, 7};
+  Mat w1, l1, w2, l2;
+  sequence_attention(pen, ids.data(), 6, w1, l1);
+  sequence_attention(lm, ids.data(), 6, w2, l2);
+  CHECK(w1 == w2);
+  CHECK(l1 == l2);
+  CHECK(w1.rows() == 2 * 2 * 6);  // (L,H,T,T), L = 2, H = 2
+  CHECK(predictions(pen, ids.data(), 6, 3, nullptr).top == predictions(lm, ids.data(), 6, 3, nullptr).top);
+  CHECK(receptive_field(pen, ids.data(), 6) == receptive_field(lm, ids.data(), 6));
+  const RowBackward r1 = row_backward(pen, ids.data(), 6, 3, 4, 2),
+                    r2 = row_backward(lm, ids.data(), 6, 3, 4, 2);
+  CHECK(r1.loss == r2.loss);
+  CHECK(r1.row.d_scores == r2.row.d_scores);
+  const TaskData data{Task::Shift, 11, 4, 6, 9, nullptr, 0.0f};
+  const HeadStats s1 = attention_stats(pen, data), s2 = attention_stats(lm, data);
+  CHECK(s1.entropy == s2.entropy);
+  const Evaluation e1 = evaluate(pen, data, 2), e2 = evaluate(lm, data, 2);
+  CHECK(e1.accuracy == e2.accuracy);
+  const float aux = 0.5f * 2.0f * lm.lm_head.bias.squaredNorm();
+  CHECK_THAT(e1.loss - e2.loss, Catch::Matchers::WithinAbs(aux, 1e-5));
 }

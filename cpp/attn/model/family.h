@@ -116,6 +116,9 @@ class Model {
   // parameter gradient is this loss's. Returns the loss.
   virtual float position_loss_backward(const int32_t* ids, int T, int query, int target,
                                        ModelState& s) = 0;
+  // dL/d(the first layer's input) (B*T,D) of the last backward on s: the gradient that reaches
+  // the inputs (the lm: the token embedding plus any position row added to it).
+  virtual const Mat& input_gradient(const ModelState& s) const = 0;
 };
 
 // Every attention layer's weights of the last forward on s, stacked layer-major:

@@ -248,6 +248,7 @@ class TinyAttentionLM : public Model {
   const MultiHeadSelfAttention& attention_layer(int l) const override;
   const MultiHeadSelfAttention::State& attention_state(const ModelState& s,
                                                        int l) const override;
+  const Mat& input_gradient(const ModelState& s) const override { return own_state(s).dx; }
 
   // Layer l on the residual stream a (N,D), in place, with its attention given as
   // attend(in, out), (N,D) -> (N,D), out possibly aliasing in. The one definition of a layer,
