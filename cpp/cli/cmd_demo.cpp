@@ -230,6 +230,7 @@ std::string block_keys(const TrainerConfig& c, const ModelConfig& mc) {
   if (mc.legacy()) return out;
   for (const ConfigKey& k : config_keys()) {
     if (k.weights != InWeights::Block && k.weights != InWeights::Changed) continue;
+    if (k.choices && k.choices->count == 1) continue;  // one choice (family, today): nothing to tell
     const ConfigKey& shown = k.zero_means && number_value(c, k) == 0 ? *find_config_key(k.zero_means) : k;
     out += str_cat(" ", k.name, "=", value_text(c, shown));
   }

@@ -101,8 +101,8 @@ int cmd_train(const std::vector<std::string>& argv) {
               trainer.config().vocab_size, config.d_model, config.n_heads, config.seq_len,
               config.batch_size, config.lr, static_cast<unsigned long long>(config.seed),
               config.task.c_str());
-  const int64_t n_params = trainer.model().param_count();
-  const int64_t n_active = trainer.model().active_param_count();
+  const int64_t n_params = trainer.family_model().param_count();
+  const int64_t n_active = trainer.family_model().active_param_count();
   std::printf("parameters: %lld\n", static_cast<long long>(n_params));
   if (n_active != n_params)
     std::printf("active parameters: %lld\n", static_cast<long long>(n_active));
@@ -179,8 +179,8 @@ int cmd_train(const std::vector<std::string>& argv) {
   }
   if (steps > 0) print_circuits(trainer);
   if (args.has("save")) {
-    write_file_atomic(args.get("save"), corpus ? save_model(trainer.model(), corpus->vocab)
-                                               : save_model(trainer.model()));
+    write_file_atomic(args.get("save"), corpus ? save_model(trainer.family_model(), corpus->vocab)
+                                               : save_model(trainer.family_model()));
     std::printf("# saved %s\n", args.get("save").c_str());
   }
   return 0;

@@ -80,7 +80,7 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       .function("lastAccuracy", &Trainer::last_accuracy)
       .function("evalAccuracy", +[](Trainer& t, val n) {
         return js_call([&] {
-          return evaluate(t.model(), t.data(), to_int(n, "evalAccuracy batches", 1, 1000)).accuracy;
+          return evaluate(t.family_model(), t.data(), to_int(n, "evalAccuracy batches", 1, 1000)).accuracy;
         });
       })
       .function("lossHistory", +[](Trainer& t) { return float32_array(t.loss_history()); })
@@ -88,29 +88,29 @@ EMSCRIPTEN_BINDINGS(attention_core) {
         return js_call([&] {
           const std::vector<int32_t> x = to_ids(ids, size_t(t.config().seq_len));
           Mat weights, logits;
-          sequence_attention(t.model(), x.data(), int(x.size()), weights, logits);
+          sequence_attention(t.family_model(), x.data(), int(x.size()), weights, logits);
           return attention_to_js(weights, logits, t.config(), int(x.size()));
         });
       })
       .function("exportWeights", +[](Trainer& t) {
         return js_call([&] {
-          return uint8_array(t.corpus() ? save_model(t.model(), t.corpus()->vocab) : save_model(t.model()));
+          return uint8_array(t.corpus() ? save_model(t.family_model(), t.corpus()->vocab) : save_model(t.family_model()));
         });
       })
       .function("importWeights", +[](Trainer& t, val bytes) {
         js_call([&] {
           const std::vector<uint8_t> data = to_bytes(bytes, "bytes");
-          load_weights(t.model(), data.data(), data.size());
+          load_weights(t.family_model(), data.data(), data.size());
         });
       })
       .function("evaluate", +[](Trainer& t, val n) {
         return js_call([&] {
-          return to_js(evaluate(t.model(), t.data(), to_int(n, "evaluate batches", 1, 1000)));
+          return to_js(evaluate(t.family_model(), t.data(), to_int(n, "evaluate batches", 1, 1000)));
         });
       })
       .function("evaluateText", +[](Trainer& t, val n) {
         return js_call([&] {
-          return to_js(evaluate_text(t.model(), t.data(), to_int(n, "evaluateText batches", 1, 1000)));
+          return to_js(evaluate_text(t.family_model(), t.data(), to_int(n, "evaluateText batches", 1, 1000)));
         });
       })
       .function("corpus", +[](Trainer& t) { return t.corpus() ? to_js(*t.corpus()) : val::null(); })
@@ -135,11 +135,11 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       })
       .function("ablation", +[](Trainer& t) { return to_js(t.ablation(), t.config()); })
       .function("attentionStats", +[](Trainer& t) {
-        return js_call([&] { return to_js(attention_stats(t.model(), t.data())); });
+        return js_call([&] { return to_js(attention_stats(t.family_model(), t.data())); });
       })
       .function("headScores", +[](Trainer& t) {
         return js_call([&] {
-          const HeadScores s = head_scores(t.model(), t.data());
+          const HeadScores s = head_scores(t.family_model(), t.data());
           val js = val::object();
           js.set("previousToken", float32_array(s.previous_token));
           js.set("prefixMatching", float32_array(s.prefix_matching));
@@ -156,7 +156,7 @@ EMSCRIPTEN_BINDINGS(attention_core) {
           const std::vector<int32_t> x = to_ids(ids, size_t(t.config().seq_len));
           const int h = to_int(head, "head"), q = to_int(query, "query");
           const int y = to_int(target, "target");
-          return to_js(row_backward(t.model(), x.data(), int(x.size()), h, q, y));
+          return to_js(row_backward(t.family_model(), x.data(), int(x.size()), h, q, y));
         });
       })
       // The predictions panel: the k most likely next tokens at each position, and the task's
@@ -166,7 +166,7 @@ EMSCRIPTEN_BINDINGS(attention_core) {
           const std::vector<int32_t> x = to_ids(ids, size_t(t.config().seq_len));
           std::vector<int32_t> answers(x.size());
           task_targets(t.data().task, x.data(), int(x.size()), answers.data());
-          const Predictions p = predictions(t.model(), x.data(), int(x.size()),
+          const Predictions p = predictions(t.family_model(), x.data(), int(x.size()),
                                             to_int(k, "predictions k", 1, kIntMax), answers.data());
           return to_js(p, answers);
         });
@@ -185,14 +185,14 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       .function("receptiveField", +[](Trainer& t, val ids) {
         return js_call([&] {
           const std::vector<int32_t> x = to_ids(ids, size_t(t.config().seq_len));
-          return matrix_to_js(receptive_field(t.model(), x.data(), int(x.size())));
+          return matrix_to_js(receptive_field(t.family_model(), x.data(), int(x.size())));
         });
       })
       // The keys each query may see under the model's own attention pattern, for T positions.
       .function("attentionMask", +[](Trainer& t, val T) {
         return js_call([&] {
-          const int n = to_int(T, "attentionMask T", 1, t.model().config.max_context_length);
-          return uint8_array(visible_keys(t.model().config.mask_pattern(), n));
+          const int n = to_int(T, "attentionMask T", 1, t.family_model().model_config().max_context_length);
+          return uint8_array(visible_keys(t.family_model().model_config().mask_pattern(), n));
         });
       })
       .function("config", +[](Trainer& t) { return to_js(t.config()); })

@@ -9,7 +9,7 @@
 #   nn       layers with hand-written backward passes: linear, embeddings, positions, norms, FFN,
 #            attention, multi-head attention, cross-entropy
 #   data     the tasks' batches and the text corpus
-#   model    the language model, decoding (KV cache, samplers)
+#   model    the model seam (family.h) and the lm family: the language model, decoding
 #   interp   read-outs over a model: circuits and head scores, looking inside, length evaluation
 #   train    the config and its schema, Adam, the Trainer, the benchmarks' work counts
 #   io       safetensors and weights files

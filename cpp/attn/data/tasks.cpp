@@ -84,6 +84,8 @@ Task parse_task(const std::string& name) {
 
 const char* task_name(Task task) { return kTaskNames[static_cast<int>(task)]; }
 
+BatchKind task_batch_kind(Task) { return BatchKind::Ids; }
+
 std::vector<Task> all_tasks() {
   std::vector<Task> tasks;
   for (size_t i = 0; i < std::size(kTaskNames); ++i) tasks.push_back(static_cast<Task>(i));

@@ -11,6 +11,7 @@
 #include "attn/base/names.h"
 #include "attn/base/rng.h"
 #include "attn/base/tensor.h"
+#include "attn/data/batch.h"
 
 namespace attn {
 
@@ -49,10 +50,8 @@ std::vector<Task> all_tasks();
 // task can build sequences of length T over V ids.
 void check_task(Task task, int vocab_size, int T);
 
-struct Batch {
-  IntMat inputs;   // (B,T)
-  IntMat targets;  // (B,T), kIgnoreIndex where a position is not predictable
-};
+// What the task's batches carry: token ids for every task of today (Batch, batch.h).
+BatchKind task_batch_kind(Task task);
 
 // Fills batch for the task, reusing its storage when (B,T) is unchanged. Not for text (above).
 void make_batch(Task task, int vocab_size, int B, int T, Rng& rng, Batch& batch);

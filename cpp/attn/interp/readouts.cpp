@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <numeric>
 #include <utility>
@@ -16,8 +17,8 @@ namespace attn {
 
 namespace {
 
-void require_length(const TinyAttentionLM& model, int T) {
-  const int C = model.config.max_context_length;
+void require_length(const Model& model, int T) {
+  const int C = model.model_config().max_context_length;
   require(T >= 1 && T <= C, "sequence length (", T, ") must be in [1, ", C, "]");
 }
 
@@ -27,39 +28,39 @@ void require_batches(int n_batches) {
 
 }  // namespace
 
-void sequence_attention(TinyAttentionLM& model, const int32_t* ids, int T, Mat& weights,
+void sequence_attention(Model& model, const int32_t* ids, int T, Mat& weights,
                         Mat& logits) {
   require_length(model, T);
-  TinyAttentionLM::State s;
-  model.forward(ids, 1, T, s);
-  s.stacked_weights(weights);  // B = 1: (L,H,T,T)
-  logits = std::move(s.logits);
+  const std::unique_ptr<ModelState> s = model.new_state();
+  model.forward(ids_batch(ids, 1, T), *s);
+  stacked_attention(model, *s, weights);  // B = 1: (L,H,T,T)
+  logits = std::move(s->logits);
 }
 
-Evaluation evaluate(TinyAttentionLM& model, const TaskData& data, int n_batches) {
+Evaluation evaluate(Model& model, const TaskData& data, int n_batches) {
   require_batches(n_batches);
-  const int B = data.batch_size, T = data.seq_len;
   Rng rng = data.eval_rng();
   Batch batch;
-  TinyAttentionLM::State s;
+  const std::unique_ptr<ModelState> state = model.new_state();
+  const ModelState& s = *state;
   double right = 0.0, loss = 0.0, count = 0.0;
   for (int i = 0; i < n_batches; ++i) {
     data.draw(rng, batch, /*validation=*/true);
-    model.forward(batch.inputs.data(), B, T, s);
+    model.forward(batch, *state);
     const float acc = token_accuracy(s.logits, batch.targets.data());
     if (std::isnan(acc)) continue;
     int predictable = 0;
     for (Eigen::Index k = 0; k < batch.targets.size(); ++k)
       predictable += batch.targets.data()[k] != kIgnoreIndex;
     right += double(acc) * predictable;
-    loss += double(cross_entropy_loss(s.logits, batch.targets.data())) * predictable;
+    loss += double(model_loss_value(batch, s).total()) * predictable;
     count += predictable;
   }
   if (count == 0) return {std::nanf(""), std::nanf("")};
   return {static_cast<float>(loss / count), static_cast<float>(right / count)};
 }
 
-TextEvaluation evaluate_text(TinyAttentionLM& model, const TaskData& data, int n_batches) {
+TextEvaluation evaluate_text(Model& model, const TaskData& data, int n_batches) {
   require_state(data.corpus != nullptr, "the validation loss in bits per character needs the "
                 "text task, but the task is ", task_name(data.task));
   const Evaluation e = evaluate(model, data, n_batches);
@@ -67,20 +68,20 @@ TextEvaluation evaluate_text(TinyAttentionLM& model, const TaskData& data, int n
   return {e.loss, e.loss / ln2, e.accuracy, unigram, unigram / ln2};
 }
 
-HeadStats attention_stats(TinyAttentionLM& model, const TaskData& data) {
+HeadStats attention_stats(Model& model, const TaskData& data) {
   const int B = data.batch_size, T = data.seq_len;
-  const int H = model.config.n_heads, L = model.config.n_layers;
+  const int H = model.model_config().n_heads, L = model.n_attention_layers();
   Rng rng = data.eval_rng();
   Batch batch;
-  TinyAttentionLM::State s;
+  const std::unique_ptr<ModelState> s = model.new_state();
   data.draw(rng, batch, /*validation=*/true);
-  model.forward(batch.inputs.data(), B, T, s);
+  model.forward(batch, *s);
   HeadStats st;
   st.entropy.assign(size_t(L) * H, 0.0f);
   st.max_weight.assign(size_t(L) * H, 0.0f);
   st.answer_mass.assign(size_t(L) * H, 0.0f);
   for (int l = 0; l < L; ++l) {
-    const Mat& w = s.layers[size_t(l)].weights();
+    const Mat& w = model.attention_state(*s, l).weights();
     for (int h = 0; h < H; ++h) {
       double entropy = 0.0, top = 0.0, mass = 0.0;
       int predictable = 0;
@@ -126,9 +127,10 @@ float composition_baseline(int D, int Dh) {
 
 }  // namespace
 
-HeadScores head_scores(TinyAttentionLM& model, const TaskData& data) {
+HeadScores head_scores(Model& model, const TaskData& data) {
   const int B = data.batch_size, T = data.seq_len, V = data.vocab_size;
-  const int H = model.config.n_heads, L = model.config.n_layers, D = model.config.d_model;
+  const ModelConfig& c = model.model_config();
+  const int H = c.n_heads, L = model.n_attention_layers(), D = c.d_model;
   bool induction = true;
   try {
     check_task(Task::Induction, V, T);
@@ -138,12 +140,12 @@ HeadScores head_scores(TinyAttentionLM& model, const TaskData& data) {
   std::vector<ScoreSum> previous(size_t(L * H)), prefix(size_t(L * H));
   Rng rng(data.seed ^ 0x6A09E667F3BCC909ULL);
   Batch batch;
-  TinyAttentionLM::State s;
+  const std::unique_ptr<ModelState> s = model.new_state();
   for (int rows = 0; rows < kScoreRows && T >= 2; rows += B) {
     make_batch(induction ? Task::Induction : Task::Shift, V, B, T, rng, batch);
-    model.forward(batch.inputs.data(), B, T, s);
+    model.forward(batch, *s);
     for (int l = 0; l < L; ++l) {
-      const Mat& w = s.layers[size_t(l)].weights();
+      const Mat& w = model.attention_state(*s, l).weights();
       add_previous_token(w, B, H, T, &previous[size_t(l * H)]);
       if (induction) add_prefix_matching(w, batch.inputs.data(), B, H, T, &prefix[size_t(l * H)]);
     }
@@ -155,38 +157,39 @@ HeadScores head_scores(TinyAttentionLM& model, const TaskData& data) {
   }
   for (int l = 0; l + 1 < L; ++l)
     for (int h1 = 0; h1 < H; ++h1) {
-      const Mat ov = ov_circuit(model.layers[size_t(l)], h1);
+      const Mat ov = ov_circuit(model.attention_layer(l), h1);
       for (int h2 = 0; h2 < H; ++h2)
-        out.composition.push_back(k_composition(qk_circuit(model.layers[size_t(l + 1)], h2), ov));
+        out.composition.push_back(k_composition(qk_circuit(model.attention_layer(l + 1), h2), ov));
     }
   out.composition_baseline = L > 1 ? composition_baseline(D, D / H)
                                    : std::numeric_limits<float>::quiet_NaN();
   return out;
 }
 
-RowBackward row_backward(TinyAttentionLM& model, const int32_t* ids, int T, int head, int query,
+RowBackward row_backward(Model& model, const int32_t* ids, int T, int head, int query,
                          int target) {
   require_length(model, T);
-  const int V = model.config.vocab_size, H = model.config.n_heads, L = model.config.n_layers;
+  const int V = model.model_config().vocab_size, H = model.model_config().n_heads,
+            L = model.n_attention_layers();
   require(target >= 0 && target < V, "target (", target, ") must be in [0, ", V - 1, "]");
   const int G = L * H;
   require(head >= 0 && head < G, "head (", head, ") must be in [0, ", G - 1, "]",
           L > 1 ? " (global index layer * n_heads + head)" : "");
-  TinyAttentionLM::State s;
-  s.inspect = true;
-  const float loss = model.position_loss_backward(ids, T, query, target, s);
+  const std::unique_ptr<ModelState> s = model.new_state();
+  s->inspect = true;
+  const float loss = model.position_loss_backward(ids, T, query, target, *s);
   const int l = head / H;
-  const MultiHeadSelfAttention& layer = model.layers[size_t(l)];
-  return {loss, layer.head_row(s.layers[size_t(l)], 0, head % H, query)};
+  return {loss, model.attention_layer(l).head_row(model.attention_state(*s, l), 0, head % H, query)};
 }
 
-Predictions predictions(TinyAttentionLM& model, const int32_t* ids, int T, int k,
+Predictions predictions(Model& model, const int32_t* ids, int T, int k,
                         const int32_t* answers) {
   require_length(model, T);
   require(k >= 1, "k (", k, ") must be >= 1");
-  const int V = model.config.vocab_size;
-  TinyAttentionLM::State s;
-  model.forward(ids, 1, T, s);
+  const int V = model.model_config().vocab_size;
+  const std::unique_ptr<ModelState> state = model.new_state();
+  const ModelState& s = *state;
+  model.forward(ids_batch(ids, 1, T), *state);
   Predictions out;
   out.k = std::min(k, V);
   out.top.resize(size_t(T) * out.k);

@@ -4,7 +4,8 @@
 // read the same way; the batches they evaluate on come from a TaskData (data/task_data.h), whose
 // eval_rng() gives the same batches on every call. None changes the weights; row_backward alone
 // overwrites the parameter gradients. inspect.h (looking inside one sequence), circuits.h (the
-// score rules) and length_eval.h (another sequence length) are read-outs too.
+// score rules) and length_eval.h (another sequence length) are read-outs too. These read the
+// model through the seam (model/family.h): its forward on a batch and its read-out hooks.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 
 #include "attn/base/tensor.h"
 #include "attn/data/task_data.h"
+#include "attn/model/family.h"
 #include "attn/model/model.h"
 #include "attn/nn/multihead.h"
 
@@ -19,7 +21,7 @@ namespace attn {
 
 // One sequence ids (T), T in [1, C]: weights (L*H*T,T) = (L,H,T,T), layer-major (the rows of
 // global head g = l*H + h start at g*T), logits (T,V).
-void sequence_attention(TinyAttentionLM& model, const int32_t* ids, int T, Mat& weights,
+void sequence_attention(Model& model, const int32_t* ids, int T, Mat& weights,
                         Mat& logits);
 
 // Mean loss and token accuracy (predictable positions only) over n_batches in [1, 1000] batches
@@ -28,7 +30,7 @@ void sequence_attention(TinyAttentionLM& model, const int32_t* ids, int T, Mat& 
 struct Evaluation {
   float loss, accuracy;
 };
-Evaluation evaluate(TinyAttentionLM& model, const TaskData& data, int n_batches);
+Evaluation evaluate(Model& model, const TaskData& data, int n_batches);
 
 // The text task's readout: the validation loss (nats per character, over evaluate()'s windows),
 // the same in bits per character (loss / ln 2), the token accuracy, and the unigram entropy of
@@ -38,7 +40,7 @@ Evaluation evaluate(TinyAttentionLM& model, const TaskData& data, int n_batches)
 struct TextEvaluation {
   double val_loss, val_bits_per_char, accuracy, unigram_nats, unigram_bits;
 };
-TextEvaluation evaluate_text(TinyAttentionLM& model, const TaskData& data, int n_batches);
+TextEvaluation evaluate_text(Model& model, const TaskData& data, int n_batches);
 
 // Per head of every layer (L*H entries, global index g = l*H + h), over the first evaluation
 // batch of data: the mean entropy (nats) of the attention rows, the mean of each row's largest
@@ -47,7 +49,7 @@ TextEvaluation evaluate_text(TinyAttentionLM& model, const TaskData& data, int n
 struct HeadStats {
   std::vector<float> entropy, max_weight, answer_mass;
 };
-HeadStats attention_stats(TinyAttentionLM& model, const TaskData& data);
+HeadStats attention_stats(Model& model, const TaskData& data);
 
 // Circuits (circuits.h has the math and the conventions). Per head, global index g = l*H + h,
 // over a fixed set of induction rows of data's shape (kScoreRows rows from their own generator,
@@ -62,17 +64,17 @@ struct HeadScores {
   float composition_baseline;
 };
 constexpr int kScoreRows = 64, kBaselineSamples = 200;
-HeadScores head_scores(TinyAttentionLM& model, const TaskData& data);
+HeadScores head_scores(Model& model, const TaskData& data);
 
 // One query row of one head (global index head = l*H + h), forward and backward, for the loss
 // -log p(target) of the model's prediction at that position of the sequence ids (T): the
-// model's own backward for that loss (TinyAttentionLM::position_loss_backward), read out by layer
+// model's own backward for that loss (Model::position_loss_backward), read out by layer
 // l's head_row. Overwrites the parameter gradients (a training step recomputes them).
 struct RowBackward {
   float loss;
   MultiHeadSelfAttention::HeadRow row;
 };
-RowBackward row_backward(TinyAttentionLM& model, const int32_t* ids, int T, int head, int query,
+RowBackward row_backward(Model& model, const int32_t* ids, int T, int head, int query,
                          int target);
 
 // The model's k most likely next tokens at each position of one sequence ids (T), with their
@@ -85,7 +87,7 @@ struct Predictions {
   std::vector<float> probs;        // (T,k) their probabilities
   std::vector<float> answer_probs; // (T) the probability of answers[t]; NaN where there is none
 };
-Predictions predictions(TinyAttentionLM& model, const int32_t* ids, int T, int k,
+Predictions predictions(Model& model, const int32_t* ids, int T, int k,
                         const int32_t* answers);
 
 }  // namespace attn

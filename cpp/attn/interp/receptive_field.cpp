@@ -1,6 +1,7 @@
 #include "attn/interp/receptive_field.h"
 
 #include <cstdlib>
+#include <memory>
 
 #include "attn/base/rng.h"
 
@@ -8,23 +9,26 @@ namespace attn {
 
 // ids (T) repeated as a batch (T,T) -> forward -> dlogits zero but row i of copy i, which is u
 // -> backward -> dx (T*T,D), copy i's rows are d(u . logits_i)/dx_j -> their norms.
-Mat receptive_field(TinyAttentionLM& model, const int32_t* ids, int T, uint64_t seed) {
-  const ModelConfig& c = model.config;
+Mat receptive_field(Model& model, const int32_t* ids, int T, uint64_t seed) {
+  const ModelConfig& c = model.model_config();
   require(T >= 1 && T <= c.max_context_length, "sequence length (", T, ") must be in [1, ",
           c.max_context_length, "]");
-  std::vector<int32_t> batch(size_t(T) * size_t(T));
-  for (int b = 0; b < T; ++b) std::copy(ids, ids + T, batch.begin() + ptrdiff_t(b) * T);
-  TinyAttentionLM::State s;
-  model.forward(batch.data(), T, T, s);  // eval mode
+  std::vector<int32_t> rows(size_t(T) * size_t(T));
+  for (int b = 0; b < T; ++b) std::copy(ids, ids + T, rows.begin() + ptrdiff_t(b) * T);
+  const Batch batch = ids_batch(rows.data(), T, T);
+  const std::unique_ptr<ModelState> state = model.new_state();
+  ModelState& s = *state;
+  model.forward(batch, s);  // eval mode
   Rng rng(seed);
   RowVec u(c.vocab_size);
   for (Eigen::Index v = 0; v < u.size(); ++v) u[v] = rng.normal();
   s.dlogits.setZero(s.logits.rows(), s.logits.cols());
   for (int i = 0; i < T; ++i) s.dlogits.row(Eigen::Index(i) * T + i) = u;
-  model.backward(batch.data(), s);
+  model.backward(batch, s);
+  const Mat& dx = model.input_gradient(s);
   Mat attribution(T, T);
   for (int i = 0; i < T; ++i)
-    for (int j = 0; j < T; ++j) attribution(i, j) = s.dx.row(Eigen::Index(i) * T + j).norm();
+    for (int j = 0; j < T; ++j) attribution(i, j) = dx.row(Eigen::Index(i) * T + j).norm();
   return attribution;
 }
 

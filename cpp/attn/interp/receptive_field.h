@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "attn/base/tensor.h"
+#include "attn/model/family.h"
 #include "attn/model/model.h"
 
 namespace attn {
@@ -20,7 +21,7 @@ namespace attn {
 // backward: the sequence is repeated T times and copy i is differentiated at its position i.
 // Overwrites the model's parameter gradients. ids outside [0, V) or T outside [1, C]: an Error
 // of kind Input.
-Mat receptive_field(TinyAttentionLM& model, const int32_t* ids, int T, uint64_t seed = 0x5EED);
+Mat receptive_field(Model& model, const int32_t* ids, int T, uint64_t seed = 0x5EED);
 
 // The farthest distance |i - j| at which row i of an attribution (T,T) is nonzero, per row
 // (T entries; 0 when only the position itself counts).

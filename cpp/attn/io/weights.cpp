@@ -114,25 +114,33 @@ template <typename... Args>
   throw RuntimeError(ErrorKind::Io, "", str_cat(args...));
 }
 
+// The config keys a file of model keeps: its model keys and its family.
+TrainerConfig file_config(const Model& model) {
+  TrainerConfig c = trainer_config_of(model.model_config());
+  c.family = model.family();
+  return c;
+}
+
 }  // namespace
 
-std::vector<uint8_t> save_model(TinyAttentionLM& model) {
+std::vector<uint8_t> save_model(Model& model) {
   return save_model(model, std::u32string());
 }
 
-std::vector<uint8_t> save_model(TinyAttentionLM& model, const std::u32string& vocab) {
-  const int chars = model.config.real_vocab_size();
+std::vector<uint8_t> save_model(Model& model, const std::u32string& vocab) {
+  const ModelConfig& mc = model.model_config();
+  const int chars = mc.real_vocab_size();
   require(vocab.empty() || vocab.size() == size_t(chars), "the vocabulary has ", vocab.size(),
           " characters but the model has vocab_size ", chars,
-          model.config.mask_id() >= 0 ? " besides [MASK]" : "");
+          mc.mask_id() >= 0 ? " besides [MASK]" : "");
   std::vector<TensorOut> tensors;
   for (const ParamRef& p : model.parameters())
     tensors.push_back({p.name, "F32", p.shape, p.value});
   // The curriculum's model (1 layer, no residual) keeps the curriculum's file, byte for byte.
-  const TrainerConfig c = trainer_config_of(model.config);
+  const TrainerConfig c = file_config(model);
   std::map<std::string, std::string> metadata = {
       {"format", "pt"},
-      {"max_context_length", std::to_string(model.config.max_context_length)},
+      {"max_context_length", std::to_string(mc.max_context_length)},
   };
   for (const ConfigKey* k : metadata_keys())
     if (writes_key(c, *k)) metadata[k->name] = metadata_text(c, *k);
@@ -233,10 +241,11 @@ std::unique_ptr<TinyAttentionLM> load_model_for_length(const uint8_t* data, size
   return length <= C ? std::move(model) : model_for_length(*model, length);
 }
 
-void load_weights(TinyAttentionLM& model, const SafetensorsFile& file) {
+void load_weights(Model& model, const SafetensorsFile& file) {
   // The file's config beside the model's, key by key in metadata_keys() order, once every value
   // has been read; an absent key is its default, or not checked (Always).
-  const TrainerConfig mine = trainer_config_of(model.config);
+  const TrainerConfig mine = file_config(model);
+  const int C = model.model_config().max_context_length;
   TrainerConfig theirs = mine;
   for (const ConfigKey* k : metadata_keys()) {
     if (file.metadata.count(k->name))
@@ -258,9 +267,8 @@ void load_weights(TinyAttentionLM& model, const SafetensorsFile& file) {
   }
   if (file.metadata.count("max_context_length")) {
     const int got = metadata_int(file, "max_context_length", 1, 1 << 30);
-    require_format(got == model.config.max_context_length, kWhat,
-                   ": __metadata__ max_context_length is ", got, " but the model has ",
-                   model.config.max_context_length);
+    require_format(got == C, kWhat, ": __metadata__ max_context_length is ", got,
+                   " but the model has ", C);
   }
   const std::vector<ParamRef> params = model.parameters();
   // Stage everything first, so an error anywhere leaves the model untouched.
@@ -281,7 +289,7 @@ void load_weights(TinyAttentionLM& model, const SafetensorsFile& file) {
     std::memcpy(params[i].value, staged[i].data(), staged[i].size() * sizeof(float));
 }
 
-void load_weights(TinyAttentionLM& model, const uint8_t* data, size_t size) {
+void load_weights(Model& model, const uint8_t* data, size_t size) {
   load_weights(model, parse_safetensors(data, size));
 }
 

@@ -1,5 +1,7 @@
-// TinyAttentionLM weights as safetensors, under the PyTorch state-dict names, so a file loads
-// into the curriculum's model with load_state_dict(strict=True) and back.
+// A model's weights as safetensors, under the PyTorch state-dict names, so a file of the lm family
+// loads into the curriculum's model with load_state_dict(strict=True) and back. Saving and
+// loading weights go through the model seam (model/family.h); the family is kept as the config
+// key `family`, only when it is not lm.
 // __metadata__ (strings): "format": "pt", "max_context_length": "C", and the config keys the
 // schema keeps there (InWeights, train/config.h), as the schema's rows say: every file has
 // "n_heads"; any model but the curriculum's (1 layer, no residual) also "n_layers" and "residual";
@@ -29,11 +31,11 @@ constexpr int kMaxFileContext = 4096;
 
 // The model's parameters as safetensors bytes: deterministic (tensors sorted by name, header
 // without spaces, padded with spaces to a multiple of 8 bytes), F32, with the metadata above.
-std::vector<uint8_t> save_model(TinyAttentionLM& model);
+std::vector<uint8_t> save_model(Model& model);
 // A text model's file (text.h): the same plus __metadata__ "vocab", the characters in token
 // order as a JSON string literal (so the value is e.g. "\"\\n !,.abc\""). vocab must hold one
 // character per token (ModelConfig::real_vocab_size: [MASK] has none), else an Error of kind Input.
-std::vector<uint8_t> save_model(TinyAttentionLM& model, const std::u32string& vocab);
+std::vector<uint8_t> save_model(Model& model, const std::u32string& vocab);
 
 // The vocabulary a weights file carries in __metadata__ "vocab", or nullopt when it has none.
 // A value that is not one JSON string, not a vocabulary (vocab_from_utf8: valid text, at most 256
@@ -64,11 +66,11 @@ std::unique_ptr<TinyAttentionLM> load_model_for_length(const uint8_t* data, size
 
 // Loads the file's weights into model. Every tensor must be present with exactly the model's
 // shape, no other tensor may be present, every value must be finite, metadata n_heads /
-// max_context_length, when present, must match model.config, and n_layers / residual (absent:
+// max_context_length, when present, must match the model's config, and n_layers / residual (absent:
 // 1 / false) must match it. All-or-nothing: on any error (kind
-// Format) the model is unchanged.
-void load_weights(TinyAttentionLM& model, const uint8_t* data, size_t size);
-void load_weights(TinyAttentionLM& model, const SafetensorsFile& file);
+// Format) the model is unchanged. The file's family must be the model's.
+void load_weights(Model& model, const uint8_t* data, size_t size);
+void load_weights(Model& model, const SafetensorsFile& file);
 
 // The whole file; throws a RuntimeError (std::runtime_error) of kind Io naming the path and the
 // reason.

@@ -1,4 +1,4 @@
-// TinyAttentionLM: token embedding + sinusoidal positions -> n_layers multi-head attention layers
+// TinyAttentionLM, the family `lm` behind the model seam (family.h): token embedding + sinusoidal positions -> n_layers multi-head attention layers
 // (each added to the residual stream with `residual`, else replacing it) -> LM head. With the
 // defaults (1 layer, no residual) it is the curriculum's model, number for number.
 // The model knows nothing of training, I/O or UI.
@@ -11,6 +11,7 @@
 
 #include "attn/base/rng.h"
 #include "attn/base/tensor.h"
+#include "attn/model/family.h"
 #include "attn/nn/embedding.h"
 #include "attn/nn/ffn.h"
 #include "attn/nn/linear.h"
@@ -137,26 +138,21 @@ struct ForwardHooks {
   virtual void ffn(int /*l*/, MatRef /*y*/) {}
 };
 
-class TinyAttentionLM {
+class TinyAttentionLM : public Model {
  public:
   // Activations and gradients for one (B,T); reusing it for the same (B,T) and model depth
-  // allocates nothing. Not copyable (attn refers into layers).
-  struct State {
+  // allocates nothing. Not copyable (attn refers into layers). From ModelState: B, T, logits
+  // (N,V), dlogits (N,V, filled by the loss, read by backward), aux (none), and the flags
+  // inspect (set before forward() to inspect heads, MultiHeadSelfAttention::State::inspect, in
+  // every layer) and tiled (run every layer's attention tile by tile where it can,
+  // MultiHeadSelfAttention::State::tiled).
+  struct State : ModelState {
     State();
     State(const State&) = delete;
     State& operator=(const State&) = delete;
-    int B = 0, T = 0;
-    // Set before forward() to inspect heads (MultiHeadSelfAttention::State::inspect) in every
-    // layer.
-    bool inspect = false;
-    // Set before forward() to run every layer's attention tile by tile where it can
-    // (MultiHeadSelfAttention::State::tiled), never holding a (T,T) matrix.
-    bool tiled = false;
     Mat x;          // (N,D) token_emb(ids) + pe[:T], the input of layer 0
     Mat a;          // (N,D) the residual stream after the last layer: lm_head's input
     Mat y;          // (N,D) one layer's attention output before it joins the stream (residual)
-    Mat logits;     // (N,V)
-    Mat dlogits;    // (N,V) filled by the loss, read by backward
     Mat da;         // (N,D) dL/da
     Mat dx;         // (N,D) dL/dx, the gradient that reaches the embeddings
     Mat dstream;    // (N,D) backward workspace: one layer's dL/d(its input) through attention
@@ -203,15 +199,25 @@ class TinyAttentionLM {
   // Returns the loss. The Backward panel reads one head's row from s (row_backward, readouts.h);
   // the self-test checks these gradients against finite differences.
   float position_loss_backward(const int32_t* ids, int T, int query, int target, State& s);
+  float position_loss_backward(const int32_t* ids, int T, int query, int target,
+                               ModelState& s) override;
+
+  // The seam (family.h), for a batch of token ids: the functions above on batch.inputs.
+  const char* family() const override { return "lm"; }
+  const ModelConfig& model_config() const override { return config; }
+  std::unique_ptr<ModelState> new_state() const override;
+  void forward(const Batch& batch, bool training, Rng& rng, ModelState& s) override;
+  void forward(const Batch& batch, ModelState& s) override;
+  void backward(const Batch& batch, ModelState& s) override;
 
   // Every parameter with its state-dict name, in the order of state_dict_specs(config).
-  std::vector<ParamRef> parameters();
+  std::vector<ParamRef> parameters() override;
 
   // The floats of every parameter (the sum of the state dict's tensor sizes), and those one
   // forward uses. They differ only for a model that routes each token through some of its weights
   // (experts); for this model they are equal.
-  int64_t param_count() const;
-  int64_t active_param_count() const { return param_count(); }
+  int64_t param_count() const override;
+  int64_t active_param_count() const override { return param_count(); }
 
   ModelConfig config;
   TokenEmbedding token_emb;               // token_emb.embedding.weight (V,D)
@@ -230,7 +236,19 @@ class TinyAttentionLM {
   Linear lm_head;                         // lm_head.weight (V,D), lm_head.bias (V)
 
   // Global head index g = l * H + h (layer-major), as the ablation and the readouts use it.
-  int n_heads_total() const { return config.n_layers * config.n_heads; }
+  int n_heads_total() const override { return config.n_layers * config.n_heads; }
+  // The ablation on every layer's heads (Ablation, family.h), and the frozen heads' copies:
+  // with grouped K/V heads a frozen head's k and v stay put for its whole group, and a
+  // differential head keeps its second query and key and its lambda too.
+  void set_ablation(const Ablation& a) override;
+  void hold_frozen() override;
+  void restore_frozen() override;
+  // The read-outs' hooks (family.h): the layers and their caches.
+  int n_attention_layers() const override { return config.n_layers; }
+  const MultiHeadSelfAttention& attention_layer(int l) const override;
+  const MultiHeadSelfAttention::State& attention_state(const ModelState& s,
+                                                       int l) const override;
+  const Mat& input_gradient(const ModelState& s) const override { return own_state(s).dx; }
 
   // Layer l on the residual stream a (N,D), in place, with its attention given as
   // attend(in, out), (N,D) -> (N,D), out possibly aliasing in. The one definition of a layer,
@@ -259,9 +277,25 @@ class TinyAttentionLM {
 
  private:
   TinyAttentionLM(const ModelConfig& config, Rng&& rng);
+  // The State of a seam call, checked to be this family's; the batch, checked to be ids (B,T).
+  static State& own_state(ModelState& s);
+  static const State& own_state(const ModelState& s);
+  void check_ids(const Batch& batch) const;
+  // Parameter copies taken by hold_frozen, per layer with a frozen head (empty for the others).
+  struct FrozenCopy {
+    Mat qkv_w, out_w;
+    RowVec qkv_b, lambda;  // lambda: differential only
+  };
+  std::vector<FrozenCopy> frozen_;          // (L)
+  std::vector<uint8_t> heads_frozen_;       // (L*H)
+  bool layer_frozen(int l) const;
   // forward() with dropout drawn from *dropout, or none when it is null (eval mode).
   void run(const int32_t* ids, int B, int T, Rng* dropout, State& s, ForwardHooks* hooks);
 };
+
+// The lm family's model behind the seam; for any other family an Error of kind Config on key
+// "family" naming what needed the lm (a read-out not yet written against the seam).
+TinyAttentionLM& lm_of(Model& model, const char* what);
 
 template <typename Attend>
 void TinyAttentionLM::layer_forward(int l, Mat& a, Mat& y, State::Block& bk, Attend&& attend,

@@ -54,6 +54,7 @@ struct TrainerConfig {
   int window = 4;                    // W: the window's keys, the query's own included
   int stride = 4;                    // S: strided keys at multiples of S
   bool differential = false;         // two softmax maps per head, the second weighed by lambda
+  std::string family = "lm";         // kFamilies: the kind of model (model/family.h)
 
   // Throws an Error of kind Config naming the first bad value; its key is the key's snake_case
   // name ("" for a config too large as a whole). Messages name keys as namer spells them
@@ -250,6 +251,9 @@ inline std::vector<ConfigKey> config_key_rows() {
                  "differential attention: two softmax maps per head, the second weighed by a "
                  "learned lambda (0.5 at init)")
           .kept(W::Changed),
+      config_key("family", "family", G::Model, &C::family, "NAME",
+                 "the kind of model: {choices} (a language model, causal or masked)")
+          .one_of(kFamilies).kept(W::Changed),
   };
   return std::vector<ConfigKey>(std::begin(rows), std::end(rows));
 }

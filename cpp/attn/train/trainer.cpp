@@ -13,7 +13,9 @@ namespace {
 std::shared_ptr<const TextCorpus> corpus_for(const TrainerConfig& c,
                                              std::shared_ptr<const TextCorpus> corpus) {
   c.validate();
-  if (parse_task(c.task) != Task::Text) return nullptr;
+  const Task task = parse_task(c.task);
+  check_family_takes(c.task, task_batch_kind(task), find_family(c.family));
+  if (task != Task::Text) return nullptr;
   if (!corpus) {
     // Built once in the process: the page builds a new Trainer on every configure and reset.
     static const std::shared_ptr<const TextCorpus> fallback =
@@ -40,27 +42,30 @@ Trainer::Trainer(const TrainerConfig& c, std::shared_ptr<const TextCorpus> corpu
       config_(with_corpus(c, corpus_.get())),
       data_{parse_task(c.task), config_.vocab_size, config_.batch_size, config_.seq_len, c.seed,
             corpus_.get(), config_.objective == "mlm" ? config_.mask_rate : 0.0f},
-      model_(config_.model_config(), c.seed),
-      adam_(model_.parameters(), AdamConfig{c.lr}),
+      model_(make_model(config_.family, config_.model_config(), c.seed)),
+      adam_(model_->parameters(), AdamConfig{c.lr}),
       data_rng_(c.seed ^ 0xD1B54A32D192ED03ULL),
       dropout_rng_(c.seed ^ 0x9E6C63D0676A9A99ULL),
+      train_state_(model_->new_state()),
       last_loss_(std::nanf("")),
-      last_accuracy_(std::nanf("")) {
+      last_accuracy_(std::nanf("")),
+      last_parts_{std::nanf(""), std::nanf("")} {
   history_.reserve(kMaxHistory);
   // Long sequences train tile by tile (where the layers allow it: no attention dropout).
-  train_state_.tiled = c.seq_len >= kTiledMinLength;
+  train_state_->tiled = c.seq_len >= kTiledMinLength;
 }
 
+// One step: batch -> forward -> loss (cross-entropy + aux) -> backward -> Adam, all through the
+// seam.
 float Trainer::step(int n) {
   require(n >= 0, "step count (", n, ") must be >= 0");
-  const int B = config_.batch_size, T = config_.seq_len;
-  TinyAttentionLM::State& s = train_state_;
+  ModelState& s = *train_state_;
   for (int i = 0; i < n; ++i) {
     data_.draw(data_rng_, batch_, /*validation=*/false);
-    model_.forward(batch_.inputs.data(), B, T, /*training=*/true, dropout_rng_, s);
-    s.dlogits.resize(s.logits.rows(), s.logits.cols());
-    const float loss = cross_entropy(s.logits, batch_.targets.data(), s.dlogits);
-    model_.backward(batch_.inputs.data(), s);
+    model_->forward(batch_, /*training=*/true, dropout_rng_, s);
+    const StepLoss parts = model_loss(batch_, s);
+    const float loss = parts.total();
+    model_->backward(batch_, s);
     bool finite = std::isfinite(loss);
     for (const ParamRef& p : adam_.params)
       finite = finite && Eigen::Map<const Eigen::ArrayXf>(p.grad, p.numel()).allFinite();
@@ -72,20 +77,12 @@ float Trainer::step(int n) {
                   " is probably too high); the weights are kept from step ", adam_.t,
                   ", so lower the learning rate or reset"));
     last_accuracy_ = token_accuracy(s.logits, batch_.targets.data());
-    if (any_frozen_)
-      for (int l = 0; l < config_.n_layers; ++l) {
-        if (!layer_frozen(l)) continue;
-        const MultiHeadSelfAttention& m = model_.layers[size_t(l)];
-        FrozenCopy& f = frozen_[size_t(l)];
-        f.qkv_w = m.qkv_proj.weight;  // same sizes (set_ablation): no allocation
-        f.qkv_b = m.qkv_proj.bias;
-        f.out_w = m.out_proj.weight;
-        f.lambda = m.lambda;
-      }
+    if (any_frozen_) model_->hold_frozen();
     adam_.step();
-    if (any_frozen_) restore_frozen();
+    if (any_frozen_) model_->restore_frozen();
     record_loss(loss);
     last_loss_ = loss;
+    last_parts_ = parts;
   }
   return last_loss_;
 }
@@ -105,62 +102,16 @@ void Trainer::set_ablation(const Ablation& a) {
   ablation_.heads_off.resize(G, 0);
   ablation_.heads_frozen.resize(G, 0);
   any_frozen_ = false;
-  frozen_.resize(size_t(L));
-  for (int l = 0; l < L; ++l) {
-    MultiHeadSelfAttention& m = model_.layers[size_t(l)];
-    for (int h = 0; h < H; ++h)
-      m.head_off[size_t(h)] = ablation_.heads_off[size_t(l) * H + h] ? 1 : 0;
-    m.scale_scores = a.scale_scores;
-    m.mask = a.mask;
-    if (!layer_frozen(l)) continue;
-    any_frozen_ = true;
-    FrozenCopy& f = frozen_[size_t(l)];  // sized here so that step() allocates nothing
-    f.qkv_w.resize(m.qkv_proj.weight.rows(), m.qkv_proj.weight.cols());
-    f.qkv_b.resize(m.qkv_proj.bias.size());
-    f.out_w.resize(m.out_proj.weight.rows(), m.out_proj.weight.cols());
-    f.lambda.resize(m.lambda.size());
-  }
-}
-
-bool Trainer::layer_frozen(int l) const {
-  const size_t H = size_t(config_.n_heads);
-  if (ablation_.heads_frozen.size() < (size_t(l) + 1) * H) return false;
-  for (size_t h = 0; h < H; ++h)
-    if (ablation_.heads_frozen[size_t(l) * H + h]) return true;
-  return false;
-}
-
-// Puts back the frozen heads' slices that Adam just moved.
-void Trainer::restore_frozen() {
-  for (int l = 0; l < config_.n_layers; ++l) {
-    if (!layer_frozen(l)) continue;
-    MultiHeadSelfAttention& m = model_.layers[size_t(l)];
-    const FrozenCopy& f = frozen_[size_t(l)];
-    const int Dh = m.d_head;
-    for (int h = 0; h < m.n_heads; ++h) {
-      if (!ablation_.heads_frozen[size_t(l) * m.n_heads + h]) continue;
-      // With grouped K/V heads, the k and v a frozen head reads stay put for its whole group.
-      // A differential head keeps its second query and key, and its lambda, too.
-      const int rows = m.options.differential ? 5 : 3;
-      const Eigen::Index starts[5] = {m.q_offset(h), m.k_offset(h), m.v_offset(h),
-                                      m.q2_offset(h), m.k2_offset(h)};
-      for (int i = 0; i < rows; ++i) {
-        m.qkv_proj.weight.middleRows(starts[i], Dh) = f.qkv_w.middleRows(starts[i], Dh);
-        m.qkv_proj.bias.segment(starts[i], Dh) = f.qkv_b.segment(starts[i], Dh);
-      }
-      m.out_proj.weight.middleCols(h * Dh, Dh) = f.out_w.middleCols(h * Dh, Dh);
-      if (m.options.differential) m.lambda[h] = f.lambda[h];
-    }
-  }
+  for (uint8_t f : ablation_.heads_frozen) any_frozen_ = any_frozen_ || f;
+  model_->set_ablation(ablation_);
 }
 
 float Trainer::peek_loss() {
   // Rewound below: the batch and the dropout masks are step()'s.
   const Rng saved_data = data_rng_, saved_dropout = dropout_rng_;
-  const int B = config_.batch_size, T = config_.seq_len;
   data_.draw(data_rng_, batch_, /*validation=*/false);
-  model_.forward(batch_.inputs.data(), B, T, /*training=*/true, dropout_rng_, train_state_);
-  const float loss = cross_entropy_loss(train_state_.logits, batch_.targets.data());
+  model_->forward(batch_, /*training=*/true, dropout_rng_, *train_state_);
+  const float loss = model_loss_value(batch_, *train_state_).total();
   data_rng_ = saved_data;
   dropout_rng_ = saved_dropout;
   return loss;

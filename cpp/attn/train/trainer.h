@@ -1,6 +1,8 @@
 // Trainer: owns the model, Adam, the task's data, the loss history and the training workspace.
-// It only trains: what is measured on its model is read out by free functions over model() and
-// data() (interp/readouts.h, inspect.h, length_eval.h).
+// It only trains, and only through the model seam (model/family.h): it builds the config's
+// family, and a step is batch -> forward -> cross-entropy + aux -> backward -> Adam. What is
+// measured on its model is read out by free functions over model() and data()
+// (interp/readouts.h, inspect.h, length_eval.h).
 #pragma once
 
 #include <memory>
@@ -11,6 +13,7 @@
 #include "attn/data/task_data.h"
 #include "attn/data/text.h"
 #include "attn/interp/circuits.h"
+#include "attn/model/family.h"
 #include "attn/model/model.h"
 #include "attn/train/adam.h"
 #include "attn/train/config.h"
@@ -19,7 +22,8 @@ namespace attn {
 
 class Trainer {
  public:
-  // Validates config first (TrainerConfig::validate, keys in snake_case).
+  // Validates config first (TrainerConfig::validate, keys in snake_case), then that the family
+  // takes the batches the task produces (check_family_takes, an Error of kind Config).
   explicit Trainer(const TrainerConfig& config);
   // The text task trains on corpus (nullptr: make_corpus(default_corpus())), and the model's
   // vocab_size is the corpus's (config().vocab_size reports it; the config's own is ignored).
@@ -27,8 +31,8 @@ class Trainer {
   // Input (check_corpus_fits). Any other task ignores corpus.
   Trainer(const TrainerConfig& config, std::shared_ptr<const TextCorpus> corpus);
 
-  // Runs n >= 0 training steps; returns the last loss (the previous one when n = 0, NaN before
-  // any step). If a loss or gradient turns non-finite, that step is not applied and a
+  // Runs n >= 0 training steps; returns the last loss, the cross-entropy plus the auxiliary
+  // terms (the previous one when n = 0, NaN before any step). If a loss or gradient turns non-finite, that step is not applied and a
   // RuntimeError of kind NonFinite says so; the weights stay as they were and the Trainer stays
   // usable.
   float step(int n = 1);
@@ -46,6 +50,9 @@ class Trainer {
   // objective mlm, every loss and accuracy is over the selected positions only (mask_for_mlm):
   // the masked-position accuracy.
   float last_accuracy() const { return last_accuracy_; }
+  // The last step's loss in its two parts (NaN before any step): the cross-entropy, and the sum
+  // of the auxiliary terms the modules added (0 for every family of today).
+  StepLoss last_loss_parts() const { return last_parts_; }
 
   // The text task's corpus (vocab, splits); nullptr for the other tasks.
   const TextCorpus* corpus() const { return corpus_.get(); }
@@ -54,16 +61,9 @@ class Trainer {
   // take their fixed evaluation batches from it.
   const TaskData& data() const { return data_; }
 
-  // Teaching interventions on the attention layers, applied to training and to every readout.
-  // Heads are indexed globally, g = l*H + h (layer-major). heads_off[g]: head h of layer l has a
-  // zero output. heads_frozen[g]: its rows of layer l's qkv_proj (query, key, value) and its
-  // columns of layer l's out_proj stop updating. scale_scores and mask apply to every layer; see
-  // MultiHeadSelfAttention.
-  struct Ablation {
-    std::vector<uint8_t> heads_off, heads_frozen;  // (L*H) each; empty means none
-    bool scale_scores = true;
-    MaskMode mask = MaskMode::Causal;
-  };
+  // Teaching interventions on the attention layers, applied to training and to every readout
+  // (Ablation, model/family.h: heads indexed globally, g = l*H + h).
+  using Ablation = attn::Ablation;
   // Throws std::invalid_argument (and changes nothing) unless heads_off and heads_frozen are empty
   // or have n_layers * n_heads entries.
   void set_ablation(const Ablation& a);
@@ -72,7 +72,11 @@ class Trainer {
   int64_t steps_done() const { return adam_.t; }
 
   const TrainerConfig& config() const { return config_; }
-  TinyAttentionLM& model() { return model_; }
+  // The model, behind the seam.
+  Model& family_model() { return *model_; }
+  // The same as the lm family's class, for the read-outs not yet written against the seam (an
+  // Error of kind Config for another family).
+  TinyAttentionLM& model() { return lm_of(*model_, "this read-out"); }
   const Batch& last_batch() const { return batch_; }
 
   static constexpr size_t kMaxHistory = 16384;
@@ -87,27 +91,20 @@ class Trainer {
   std::shared_ptr<const TextCorpus> corpus_;  // text task only; before config_, which reads it
   TrainerConfig config_;
   TaskData data_;
-  TinyAttentionLM model_;
+  std::unique_ptr<Model> model_;
   Adam adam_;
   Rng data_rng_;     // batches only, so dropout cannot change the data a seed gives
   Rng dropout_rng_;  // dropout masks of training steps
   Batch batch_;
-  TinyAttentionLM::State train_state_;
+  std::unique_ptr<ModelState> train_state_;
   std::vector<float> history_;
   PhaseChangeDetector phase_;
   int64_t history_stride_ = 1;
   float last_loss_;
   float last_accuracy_;
+  StepLoss last_parts_;
   Ablation ablation_;
-  // Parameter copies taken before Adam, per layer with a frozen head (empty for the others).
-  struct FrozenCopy {
-    Mat qkv_w, out_w;
-    RowVec qkv_b, lambda;  // lambda: differential only
-  };
-  std::vector<FrozenCopy> frozen_;  // (L)
   bool any_frozen_ = false;
-  bool layer_frozen(int l) const;
-  void restore_frozen();
 };
 
 }  // namespace attn
