@@ -3,7 +3,7 @@
 // exported JSON has every step's loss), as the curriculum's demo prints them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { downloadBytes, openReused, useBrowser, waitForStep, waitReady } from './harness.mjs';
+import { chartInk, downloadBytes, openReused, readout, useBrowser, waitForStep, waitReady } from './harness.mjs';
 
 let srv;
 let browser;
@@ -21,6 +21,15 @@ test('chance is ln V; the epoch means are the means of each 120 steps of the run
   assert.equal(Number(c.chance), Math.log(32));
   assert.equal(c.series, 'loss|chance (ln V)');
   assert.equal(c.means, '');
+  // Before Play: the step-0 loss (a dot) and the chance line are drawn, in nats, named on the axis.
+  const r0 = await readout(page);
+  assert.equal(r0.step, 0);
+  await page.waitForFunction(() => document.querySelector('.loss-panel .chart').dataset.initLoss !== '');
+  assert.equal(Number(await page.$eval('.loss-panel .chart', (el) => el.dataset.initLoss)), r0.loss, 'the dot is the loss at init of the readout');
+  assert.equal(await page.$eval('.loss-panel .chart', (el) => el.dataset.unit), 'nats');
+  assert.equal(await page.$eval('.loss-panel .chart', (el) => el.dataset.yLabel), 'loss (nats, log scale)', 'the axis names its unit');
+  const ink0 = await chartInk(page.locator('.loss-panel .chart'));
+  for (const label of ['loss', 'chance (ln V)']) assert.ok(ink0.series.find((x) => x.label === label)?.columns > 0, `${label} drawn at step 0: ${JSON.stringify(ink0.series)}`);
 
   await page.check('[name=epochMeans]');
   await page.check('[name=smooth]');

@@ -58,8 +58,12 @@ test('the preset trains on the default text: validation and unigram lines, and t
   assert.equal(shown.unigram, ref.unigramBits);
   assert.ok(shown.bits < shown.unigram, `below the unigram line at step ${step}: ${shown.text}`);
   assert.match(shown.text, new RegExp(`^validation: ${ref.valBitsPerChar.toFixed(2)} bits/char \\(unigram ${ref.unigramBits.toFixed(2)}\\)`));
-  // Both extra lines are drawn.
+  // Both extra lines are drawn, in bits per character like the readout.
   await page.waitForFunction(() => document.querySelector('.loss-panel .chart').dataset.validation.split(',').length >= 2);
+  const unit = await page.$eval('.loss-panel .chart', (el) => ({ unit: el.dataset.unit, unigram: Number(el.dataset.unigram), axis: el.dataset.yLabel }));
+  assert.equal(unit.unit, 'bits/char');
+  assert.ok(Math.abs(unit.unigram - ref.unigramBits) < 1e-5, `the dashed line is the readout's unigram ${ref.unigramBits} bits: ${unit.unigram}`);
+  assert.equal(unit.axis, 'loss (bits/char, log scale)');
   const ink = await chartInk(page.locator('.loss-panel .chart'));
   for (const label of ['validation', 'unigram entropy']) {
     const s = ink.series.find((x) => x.label === label);

@@ -26,6 +26,9 @@ export interface StepSeries {
   stepped?: boolean;
   /** Join the points across null gaps (a curve measured only at some steps). */
   spanGaps?: boolean;
+  /** Draw a dot at each point when the chart holds at most this many x values (a curve of one
+   * point, which a line cannot show). Default: never. */
+  dotsUpTo?: number;
 }
 
 /** What a step chart shows. */
@@ -72,7 +75,7 @@ export function stepChart(el: HTMLElement, spec: StepChartSpec, data: uPlot.Alig
         dash: s.dash,
         paths: s.stepped ? uPlot.paths.stepped!({ align: 1 }) : undefined,
         spanGaps: s.spanGaps ?? false,
-        points: { show: false },
+        points: { show: (u: uPlot) => u.data[0].length <= (s.dotsUpTo ?? 0), size: 7 },
         value: (_u: uPlot, v: number | null) => s.value(v),
       })),
     ],

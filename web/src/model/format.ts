@@ -70,3 +70,13 @@ export const kb = (bytes: number): string => `${count(bytes / 1024)} KB`;
 
 /** A duration in ms: one decimal under 10 ms, else whole ms. */
 export const ms = (t: number): string => (t < 10 ? t.toFixed(1) : String(Math.round(t)));
+
+/** The unit a loss is shown in: the core's nats, or bits per character on text (one unit per task,
+ * in the chart, its lines and the readout). */
+export type LossUnit = 'nats' | 'bits/char';
+
+/** The unit of a task's loss: bits per character on text, nats elsewhere. */
+export const lossUnitOf = (task: string): LossUnit => (task === 'text' ? 'bits/char' : 'nats');
+
+/** What one nat is in unit (bits divide by ln 2). */
+export const perNat = (unit: LossUnit): number => (unit === 'nats' ? 1 : 1 / Math.LN2);

@@ -28,3 +28,15 @@ export const TASKS: Record<TaskName, string> = {
     'A small GPT on real text: every character is a token, and each position predicts the next character from the ones before it. The vocabulary is the text\'s own characters, so the vocab setting follows the text. ' +
     'The first 90% of the text trains and the last 10% validates. A model that only counted characters would score the dashed unigram line; going below it means the heads use the context.',
 };
+
+/** The text under the task control for a task under an objective: the masked objective changes
+ * what each position is asked, so its text says so (the text task gets its own). */
+export function taskText(task: TaskName, objective: TrainerConfigMsg['objective']): string {
+  if (objective !== 'mlm') return TASKS[task] ?? '';
+  if (task === 'text')
+    return (
+      'A masked language model on real text, as BERT trains: in every sequence some characters (the mask rate) are hidden, and the model guesses each hidden one from the characters on both sides; only the hidden positions count in the loss. ' +
+      'The first 90% of the text trains and the last 10% validates; the dashed line is the loss of a guess that only knows how often each character occurs.'
+    );
+  return `${TASKS[task] ?? ''} Under the masked objective some positions are hidden instead, and each is guessed from the tokens on both sides; only the hidden positions count in the loss.`;
+}

@@ -5,9 +5,10 @@
 // applies_when) is hidden until it does. A control writes the Store (checked like a link); a core
 // error that names a key shows next to that control.
 import type { Controller, Problem } from '../client/controller';
-import { count, num } from '../model/format';
+import { count, lossUnitOf, num, perNat } from '../model/format';
 import { CONFIG_SCHEMA } from '../core/config-schema';
-import { applies, CONFIG_KEYS, checkField, DEFAULTS, settingOf, TASKS, type State } from '../settings/settings';
+import { applies, CONFIG_KEYS, checkField, DEFAULTS, settingOf, type State } from '../settings/settings';
+import { taskText } from '../settings/tasks';
 import type { Store } from '../settings/store';
 import { h, uniqueId } from './dom';
 import type { Parts } from './parts';
@@ -173,7 +174,7 @@ export function mountTrainControls(store: Store, ctl: Controller, parts: Parts):
     if (changed.some((k) => !blockOff.has(k))) block.open = true;
     blockOff = new Set(changed);
     blockSummary.textContent = changed.length > 0 ? `Transformer block (${changed.length} changed)` : 'Transformer block';
-    taskHelp.textContent = TASKS[s.task] ?? '';
+    taskHelp.textContent = taskText(s.task, s.objective);
     showTextVocab();
   }
 
@@ -239,7 +240,8 @@ export function mountTrainControls(store: Store, ctl: Controller, parts: Parts):
     if (s) {
       stepOut.textContent = String(s.step);
       rateOut.textContent = st === 'playing' ? count(s.stepsPerSec) : '0';
-      lossOut.textContent = num(s.loss, 4);
+      const unit = lossUnitOf(store.state.task);
+      lossOut.textContent = `${num(s.loss * perNat(unit), 4)} ${unit}`;
       lossNote.textContent = s.lossAtInit ? ' (at init: first batch, before any update)' : '';
       readout.dataset.step = String(s.step);
       readout.dataset.loss = String(s.loss);

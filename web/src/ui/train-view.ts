@@ -4,7 +4,7 @@
 // On a narrow screen the chart and the heatmaps come right after the Run box, before the settings. Binds the Store and the Controller to the DOM; draws
 // at most once per animation frame.
 import type { Controller } from '../client/controller';
-import { DEMO_EPOCH_STEPS, LossChart } from '../draw/loss-chart';
+import { DEMO_EPOCH_STEPS, LossChart, lossChartCaption } from '../draw/loss-chart';
 import type { State } from '../settings/settings';
 import type { Store } from '../settings/store';
 import { h, uniqueId } from './dom';
@@ -17,7 +17,7 @@ import { mountTrainControls } from './train-controls';
 import { mountPresets, phaseChangeNote } from './depth-view';
 import { mountCorpusBox } from './corpus-box';
 import type { Snapshot } from '../model/protocol';
-import { num } from '../model/format';
+import { lossUnitOf, num } from '../model/format';
 import { groupOf, PANELS } from '../panels/registry';
 
 /** With the heatmaps hidden (no first draw), the panels start this long after the first snapshot. */
@@ -52,9 +52,11 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
     class: 'hint text-note',
     hidden: true,
     text:
-      'For text, the orange line is the loss on the held-out 10% of the text, measured about once a second, and the dashed line is the unigram entropy: the loss of a model that only knows how often each character occurs. ' +
+      'For text, every line is in bits per character. The orange line is the loss on the held-out 10% of the text, measured about once a second, and the dashed line is the unigram entropy: the loss of a model that only knows how often each character occurs. ' +
       'Below the dashed line the model is using the characters before each position; a validation loss that rises while the training loss falls means it is memorising the training text.',
   });
+  // What the chart shows, in the task's unit: ln V, or the unigram line on text (set per state).
+  const lossCaption = h('p', { class: 'hint loss-caption' });
   const chartSection = h(
     'section',
     { class: 'panel loss-panel', 'aria-label': 'Loss' },
@@ -63,12 +65,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
     textReadout,
     phaseNote,
     textNote,
-    h('p', {
-      class: 'hint',
-      text:
-        'The loss of every step (hover for its exact value). The dashed line is chance, ln V: the loss of a model that spreads its guess evenly over the V tokens. ' +
-        `A falling curve means the heads are finding the positions that hold the answer. "Smoothed" averages out the batch-to-batch noise; "epoch means" shows the mean of each ${DEMO_EPOCH_STEPS} steps, as the curriculum's demo prints them.`,
-    }),
+    lossCaption,
   );
 
   // ---- Heatmaps
@@ -124,12 +121,14 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
   // Task text: the unigram line and the validation curve replace chance (the text sets V).
   const chartOptions = (s: Readonly<State>, snap: Snapshot | null = ctl.snapshot) => {
     const unigram = s.task === 'text' ? (snap?.text?.corpus.unigramNats ?? null) : null;
-    return { logY: s.logY, smooth: s.smooth, epochSteps: s.epochMeans ? DEMO_EPOCH_STEPS : 0, chance: s.task === 'text' ? null : Math.log(s.vocabSize), unigram };
+    return { logY: s.logY, smooth: s.smooth, epochSteps: s.epochMeans ? DEMO_EPOCH_STEPS : 0, chance: s.task === 'text' ? null : Math.log(s.vocabSize), unigram, unit: lossUnitOf(s.task) };
   };
+  const showCaption = (s: Readonly<State>) => (lossCaption.textContent = lossChartCaption(s.task === 'text', s.objective === 'mlm'));
   cleanups.push(
     store.subscribe((s, changed) => {
       for (const k of ['logY', 'smooth', 'epochMeans'] as const) boxes[k].input.checked = s[k];
-      if (changed.has('logY') || changed.has('smooth') || changed.has('epochMeans') || changed.has('vocabSize')) {
+      showCaption(s);
+      if (changed.has('logY') || changed.has('smooth') || changed.has('epochMeans') || changed.has('vocabSize') || changed.has('task')) {
         chart.setOptions(chartOptions(s));
         lastHistory = null;
         scheduleDraw();
@@ -139,6 +138,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
 
   // ---- Drawing: at most once per animation frame, from the latest snapshot.
   const chart = new LossChart(chartEl, { ...chartOptions(store.state), width: Math.max(200, chartEl.clientWidth || 320) });
+  showCaption(store.state);
   let lastHistory: Float32Array | null = null;
   let lastChart = 0;
   let drawPending = false;
