@@ -640,6 +640,43 @@ void gelu_backward_rows(const float* u, float* dh, Eigen::Index n) {
 #endif
 }
 
+namespace {
+// gelu_forward_rows on entries [i0, i1) with gelu() and gelu_grad() (gelu_rows's scalar tail).
+void gelu_forward_span(const float* u, float* h, float* dgelu, Eigen::Index i0, Eigen::Index i1) {
+  for (Eigen::Index i = i0; i < i1; ++i) {
+    const float x = u[i];
+    dgelu[i] = gelu_grad(x);
+    h[i] = gelu(x);
+  }
+}
+}  // namespace
+
+void gelu_forward_rows_reference(const float* u, float* h, float* dgelu, Eigen::Index n) {
+  for (Eigen::Index i = 0; i < n; ++i) dgelu[i] = 1.0f;
+  gelu_backward_rows(u, dgelu, n);  // before h is written: h may alias u
+  gelu_rows(u, h, n);
+}
+
+void gelu_forward_rows(const float* u, float* h, float* dgelu, Eigen::Index n) {
+#ifdef __wasm_simd128__
+  // gelu_rows's and gelu_backward_rows's operations on the same chunks, Phi(x) computed once.
+  const v128_t c = wasm_f32x4_splat(float(kInvSqrt2Pi)), mhalf = wasm_f32x4_splat(-0.5f);
+  parallel_for(n, kElementGrain, [&](int, int64_t i0, int64_t i1) {
+    const Eigen::Index n4 = i1 - (i1 - i0) % 4;
+    for (Eigen::Index i = i0; i < n4; i += 4) {
+      const v128_t x = wasm_v128_load(u + i);
+      const v128_t cdf = phi_cdf4(x);
+      const v128_t pdf = wasm_f32x4_mul(c, exp4(wasm_f32x4_mul(mhalf, wasm_f32x4_mul(x, x))));
+      wasm_v128_store(dgelu + i, wasm_f32x4_add(cdf, wasm_f32x4_mul(x, pdf)));
+      wasm_v128_store(h + i, wasm_f32x4_mul(x, cdf));
+    }
+    gelu_forward_span(u, h, dgelu, n4, i1);
+  });
+#else
+  gelu_forward_span(u, h, dgelu, 0, n);
+#endif
+}
+
 float norm_row_reference(const float* x, const float* w, const float* b, bool center, double eps,
                          Eigen::Index n, float* xhat, float* y) {
   double mean = 0.0;
@@ -753,6 +790,55 @@ void col_sums_product(ConstMatRef a, ConstMatRef b, float* out) {
   for (Eigen::Index j = 0; j < C; ++j) out[j] = 0.0f;
   for (Eigen::Index i = 0; i < R; ++i)
     for (Eigen::Index j = 0; j < C; ++j) out[j] += a(i, j) * b(i, j);
+#endif
+}
+
+namespace {
+// Rows per part when the threads share a norm layer's rows.
+constexpr int64_t kRowGrain = 32;
+}  // namespace
+
+void norm_backward_rows_reference(ConstMatRef dy, ConstMatRef xhat, const float* rstd,
+                                  const float* w, bool center, MatRef dx, float* dw, float* db) {
+  const Eigen::Index N = xhat.rows(), D = xhat.cols();
+  col_sums_product(dy, xhat, dw);
+  if (db) col_sums(dy, db);
+  parallel_for(N, kRowGrain, [&](int, int64_t n0, int64_t n1) {
+    for (Eigen::Index n = n0; n < n1; ++n)
+      norm_backward_row(dy.row(n).data(), xhat.row(n).data(), w, rstd[n], center, D,
+                        dx.row(n).data());
+  });
+}
+
+void norm_backward_rows(ConstMatRef dy, ConstMatRef xhat, const float* rstd, const float* w,
+                        bool center, MatRef dx, float* dw, float* db) {
+  const Eigen::Index N = xhat.rows(), D = xhat.cols();
+  require(dy.rows() == N && dy.cols() == D && dx.rows() == N && dx.cols() == D,
+          "norm_backward_rows: dy (", dy.rows(), ",", dy.cols(), ") and dx (", dx.rows(), ",",
+          dx.cols(), ") must have xhat's shape (", N, ",", D, ")");
+#ifdef __wasm_simd128__
+  // On several threads the twin's split (columns for the sums, rows for dx) gives the same numbers.
+  if (thread_count() > 1) return norm_backward_rows_reference(dy, xhat, rstd, w, center, dx, dw, db);
+  const Eigen::Index D4 = D - D % 4;
+  for (Eigen::Index j = 0; j < D; ++j) dw[j] = 0.0f;
+  if (db)
+    for (Eigen::Index j = 0; j < D; ++j) db[j] = 0.0f;
+  for (Eigen::Index n = 0; n < N; ++n) {
+    const float *g = dy.row(n).data(), *xh = xhat.row(n).data();
+    // col_sums_product's and col_sums's adds for this row, in the same order
+    for (Eigen::Index j = 0; j < D4; j += 4) {
+      const v128_t gv = wasm_v128_load(g + j);
+      wasm_v128_store(dw + j, madd(wasm_v128_load(dw + j), gv, wasm_v128_load(xh + j)));
+      if (db) wasm_v128_store(db + j, wasm_f32x4_add(wasm_v128_load(db + j), gv));
+    }
+    for (Eigen::Index j = D4; j < D; ++j) {
+      dw[j] += g[j] * xh[j];
+      if (db) db[j] += g[j];
+    }
+    norm_backward_row(g, xh, w, rstd[n], center, D, dx.row(n).data());
+  }
+#else
+  norm_backward_rows_reference(dy, xhat, rstd, w, center, dx, dw, db);
 #endif
 }
 
