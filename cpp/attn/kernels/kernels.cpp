@@ -410,8 +410,11 @@ void softmax_row_prefix(float* x, Eigen::Index valid, Eigen::Index n) {
                                       wasm_i32x4_splat(int32_t(valid)));
     return wasm_v128_bitselect(wasm_v128_load(x + j), wasm_f32x4_splat(ninf), keep);
   };
+  // Only the block holding `valid` (from f4 on, when f4 < v4) needs its lanes masked.
+  const Eigen::Index f4 = std::min(n4, valid / 4 * 4);
   v128_t vmax = wasm_f32x4_splat(ninf);
-  for (Eigen::Index j = 0; j < v4; j += 4) vmax = wasm_f32x4_pmax(vmax, load_valid(j));
+  for (Eigen::Index j = 0; j < f4; j += 4) vmax = wasm_f32x4_pmax(vmax, wasm_v128_load(x + j));
+  if (f4 < v4) vmax = wasm_f32x4_pmax(vmax, load_valid(f4));
   float mx = std::max(std::max(wasm_f32x4_extract_lane(vmax, 0), wasm_f32x4_extract_lane(vmax, 1)),
                       std::max(wasm_f32x4_extract_lane(vmax, 2), wasm_f32x4_extract_lane(vmax, 3)));
   for (Eigen::Index j = n4; j < valid; ++j) mx = x[j] > mx ? x[j] : mx;
@@ -422,7 +425,7 @@ void softmax_row_prefix(float* x, Eigen::Index valid, Eigen::Index n) {
   const v128_t vm = wasm_f32x4_splat(mx);
   v128_t vsum = wasm_f32x4_splat(0.0f);
   for (Eigen::Index j = 0; j < v4; j += 4) {
-    const v128_t e = exp4(wasm_f32x4_sub(load_valid(j), vm));
+    const v128_t e = exp4(wasm_f32x4_sub(j < f4 ? wasm_v128_load(x + j) : load_valid(j), vm));
     wasm_v128_store(x + j, e);
     vsum = wasm_f32x4_add(vsum, e);
   }
@@ -476,22 +479,22 @@ void softmax_backward_row_prefix(const float* y, const float* dy, float* dx, Eig
   // softmax_backward_row's steps below `valid`: there a lane with y = 0 adds 0 to the dot.
   const Eigen::Index n4 = n - n % 4, v4 = std::min(n4, (valid + 3) / 4 * 4);
   const v128_t lane = wasm_i32x4_make(0, 1, 2, 3);
-  v128_t vdot = wasm_f32x4_splat(0.0f);
-  for (Eigen::Index j = 0; j < v4; j += 4) {
+  // dy[j..j+4) with the lanes from `valid` on 0; only the block holding `valid` needs the mask.
+  const Eigen::Index f4 = std::min(n4, valid / 4 * 4);
+  auto load_dy = [&](Eigen::Index j) {
+    if (j < f4) return wasm_v128_load(dy + j);
     const v128_t keep = wasm_i32x4_lt(wasm_i32x4_add(lane, wasm_i32x4_splat(int32_t(j))),
                                       wasm_i32x4_splat(int32_t(valid)));
-    const v128_t d = wasm_v128_and(wasm_v128_load(dy + j), keep);
-    vdot = wasm_f32x4_add(vdot, wasm_f32x4_mul(d, wasm_v128_load(y + j)));
-  }
+    return wasm_v128_and(wasm_v128_load(dy + j), keep);
+  };
+  v128_t vdot = wasm_f32x4_splat(0.0f);
+  for (Eigen::Index j = 0; j < v4; j += 4)
+    vdot = wasm_f32x4_add(vdot, wasm_f32x4_mul(load_dy(j), wasm_v128_load(y + j)));
   float dot = hsum(vdot);
   for (Eigen::Index j = n4; j < valid; ++j) dot += dy[j] * y[j];
   const v128_t vd = wasm_f32x4_splat(dot);
-  for (Eigen::Index j = 0; j < v4; j += 4) {
-    const v128_t keep = wasm_i32x4_lt(wasm_i32x4_add(lane, wasm_i32x4_splat(int32_t(j))),
-                                      wasm_i32x4_splat(int32_t(valid)));
-    const v128_t d = wasm_v128_and(wasm_v128_load(dy + j), keep);
-    wasm_v128_store(dx + j, wasm_f32x4_mul(wasm_v128_load(y + j), wasm_f32x4_sub(d, vd)));
-  }
+  for (Eigen::Index j = 0; j < v4; j += 4)
+    wasm_v128_store(dx + j, wasm_f32x4_mul(wasm_v128_load(y + j), wasm_f32x4_sub(load_dy(j), vd)));
   for (Eigen::Index j = v4; j < n4; ++j) dx[j] = 0.0f;
   for (Eigen::Index j = n4; j < n; ++j) dx[j] = j < valid ? y[j] * (dy[j] - dot) : 0.0f;
 #else
@@ -667,7 +670,7 @@ void gelu_forward_rows(const float* u, float* h, float* dgelu, Eigen::Index n) {
       const v128_t x = wasm_v128_load(u + i);
       const v128_t cdf = phi_cdf4(x);
       const v128_t pdf = wasm_f32x4_mul(c, exp4(wasm_f32x4_mul(mhalf, wasm_f32x4_mul(x, x))));
-      wasm_v128_store(dgelu + i, wasm_f32x4_add(cdf, wasm_f32x4_mul(x, pdf)));
+      wasm_v128_store(dgelu + i, madd(cdf, x, pdf));
       wasm_v128_store(h + i, wasm_f32x4_mul(x, cdf));
     }
     gelu_forward_span(u, h, dgelu, n4, i1);
