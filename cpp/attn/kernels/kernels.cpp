@@ -316,6 +316,14 @@ inline v128_t phi_cdf4(v128_t x) {
   return wasm_v128_bitselect(wasm_f32x4_splat(1.0f), cdf, wasm_f32x4_gt(z, wasm_f32x4_splat(4.0f)));
 }
 
+// gelu'(x) = Phi(x) + x phi(x), phi(x) = exp(-x^2 / 2) / sqrt(2 pi), of 4 floats given
+// cdf = phi_cdf4(x).
+inline v128_t gelu_grad4(v128_t x, v128_t cdf) {
+  const v128_t c = wasm_f32x4_splat(float(0.39894228040143267794)), mhalf = wasm_f32x4_splat(-0.5f);
+  const v128_t pdf = wasm_f32x4_mul(c, exp4(wasm_f32x4_mul(mhalf, wasm_f32x4_mul(x, x))));
+  return madd(cdf, x, pdf);
+}
+
 #endif  // __wasm_simd128__
 
 }  // namespace
@@ -626,15 +634,11 @@ void gelu_rows(const float* u, float* h, Eigen::Index n) {
 
 void gelu_backward_rows(const float* u, float* dh, Eigen::Index n) {
 #ifdef __wasm_simd128__
-  const v128_t c = wasm_f32x4_splat(float(kInvSqrt2Pi)), mhalf = wasm_f32x4_splat(-0.5f);
   parallel_for(n, kElementGrain, [&](int, int64_t i0, int64_t i1) {
     const Eigen::Index n4 = i1 - (i1 - i0) % 4;
     for (Eigen::Index i = i0; i < n4; i += 4) {
       const v128_t x = wasm_v128_load(u + i);
-      // Phi(x) + x phi(x), phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
-      const v128_t pdf = wasm_f32x4_mul(c, exp4(wasm_f32x4_mul(mhalf, wasm_f32x4_mul(x, x))));
-      const v128_t g = wasm_f32x4_add(phi_cdf4(x), wasm_f32x4_mul(x, pdf));
-      wasm_v128_store(dh + i, wasm_f32x4_mul(wasm_v128_load(dh + i), g));
+      wasm_v128_store(dh + i, wasm_f32x4_mul(wasm_v128_load(dh + i), gelu_grad4(x, phi_cdf4(x))));
     }
     gelu_backward_rows_reference(u + n4, dh + n4, i1 - n4);
   });
@@ -663,14 +667,12 @@ void gelu_forward_rows_reference(const float* u, float* h, float* dgelu, Eigen::
 void gelu_forward_rows(const float* u, float* h, float* dgelu, Eigen::Index n) {
 #ifdef __wasm_simd128__
   // gelu_rows's and gelu_backward_rows's operations on the same chunks, Phi(x) computed once.
-  const v128_t c = wasm_f32x4_splat(float(kInvSqrt2Pi)), mhalf = wasm_f32x4_splat(-0.5f);
   parallel_for(n, kElementGrain, [&](int, int64_t i0, int64_t i1) {
     const Eigen::Index n4 = i1 - (i1 - i0) % 4;
     for (Eigen::Index i = i0; i < n4; i += 4) {
       const v128_t x = wasm_v128_load(u + i);
       const v128_t cdf = phi_cdf4(x);
-      const v128_t pdf = wasm_f32x4_mul(c, exp4(wasm_f32x4_mul(mhalf, wasm_f32x4_mul(x, x))));
-      wasm_v128_store(dgelu + i, madd(cdf, x, pdf));
+      wasm_v128_store(dgelu + i, gelu_grad4(x, cdf));
       wasm_v128_store(h + i, wasm_f32x4_mul(x, cdf));
     }
     gelu_forward_span(u, h, dgelu, n4, i1);
