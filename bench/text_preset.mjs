@@ -16,8 +16,13 @@
 //     steps (and step 0) the validation bits per character and a sample (the same run replayed
 //     under node, then 120 characters from "The " at temperature 0.8, seed 1, as the Generate
 //     panel draws them: Decoder with the KV cache, Sampler).
-// Reports medians, asserts nothing. Writes bench/results/text-preset.json and prints the tables.
-//   node bench/text_preset.mjs [--seconds 60]
+//   - with --baseline DIR (a folder holding another build's attention-core-simd.{js,wasm}, e.g. a
+//     copy of main's web/wasm): the op profile of that build and of this one side by side, the two
+//     loaded in this process and profiled in turns (--rounds of 20 steps each), with each op's
+//     median of the rounds' ratios; --ops-only 1 runs that comparison alone.
+// Reports medians, asserts nothing. Writes bench/results/text-preset.json (or, with --ops-only,
+// bench/results/text-ops.json) and prints the tables.
+//   node bench/text_preset.mjs [--seconds 60] [--baseline DIR [--rounds 7] [--ops-only 1]]
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -121,6 +126,39 @@ function ops(core) {
   return { rows, step_ms: rows.reduce((a, r) => a + r.seconds, 0) * 1e3 };
 }
 
+/** The op profiles of two builds (base, core), in turns, `rounds` times (alternating which goes
+ * first): per op each build's median ms and share, and the median of the rounds' ratios. */
+function opsSideBySide(base, core, rounds) {
+  const runs = { base: [], core: [] };
+  for (let i = 0; i < rounds; i++)
+    for (const k of i % 2 ? ['core', 'base'] : ['base', 'core']) runs[k].push(ops(k === 'base' ? base : core));
+  const names = [...new Set([...runs.base[0].rows, ...runs.core[0].rows].map((r) => r.name))];
+  const ms = (run, name) => (run.rows.find((r) => r.name === name)?.seconds ?? 0) * 1e3;
+  const rows = names.map((name) => ({
+    name,
+    base_ms: median(runs.base.map((r) => ms(r, name))),
+    ms: median(runs.core.map((r) => ms(r, name))),
+    ratio: median(runs.core.map((r, i) => ms(r, name) / ms(runs.base[i], name))),
+  }));
+  return {
+    rounds,
+    rows,
+    base_step_ms: median(runs.base.map((r) => r.step_ms)),
+    step_ms: median(runs.core.map((r) => r.step_ms)),
+    step_ratio: median(runs.core.map((r, i) => r.step_ms / runs.base[i].step_ms)),
+  };
+}
+
+/** Prints opsSideBySide's table. */
+function printSideBySide(cmp, baseDir) {
+  const pct = (x, total) => `${((x * 100) / total).toFixed(1)}%`;
+  console.log(`\nThe step op by op, ${baseDir} (before) and this build (after), SIMD build under node, in turns in one process: medians of ${cmp.rounds} rounds of 20 steps; after / before is the median of the rounds' ratios:\n`);
+  console.log('| op | before ms | before share | after ms | after share | after / before |');
+  console.log('|---|---|---|---|---|---|');
+  for (const o of cmp.rows) console.log(`| ${o.name} | ${o.base_ms.toFixed(2)} | ${pct(o.base_ms, cmp.base_step_ms)} | ${o.ms.toFixed(2)} | ${pct(o.ms, cmp.step_ms)} | ${Number.isFinite(o.ratio) ? o.ratio.toFixed(2) : '-'} |`);
+  console.log(`| step (the rows' sum) | ${cmp.base_step_ms.toFixed(2)} | 100% | ${cmp.step_ms.toFixed(2)} | 100% | ${cmp.step_ratio.toFixed(2)} |`);
+}
+
 /** The run replayed to each step: validation bits/char and the Generate panel's sample. */
 function replay(core, steps) {
   const t = new core.Trainer(CONFIG);
@@ -161,8 +199,18 @@ function torch(threads) {
   return JSON.parse(out.trim().split('\n').at(-1));
 }
 
-const args = parseFlags(process.argv.slice(2), { seconds: 60 });
+const args = parseFlags(process.argv.slice(2), { seconds: 60, baseline: '', rounds: 7, opsOnly: 0 });
+if (args.opsOnly && !args.baseline) throw new Error('--ops-only needs --baseline DIR (the build to compare with)');
 const core = await createCore('simd');
+const base = args.baseline ? await createCore('simd', path.resolve(args.baseline)) : null;
+if (args.opsOnly) {
+  const cmp = opsSideBySide(base, core, args.rounds);
+  mkdirSync(path.join(ROOT, 'bench/results'), { recursive: true });
+  writeFileSync(path.join(ROOT, 'bench/results/text-ops.json'), JSON.stringify({ date: new Date().toISOString(), load_average: os.loadavg(), baseline: args.baseline, ops: cmp }, null, 2) + '\n');
+  console.log(`load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  printSideBySide(cmp, args.baseline);
+  process.exit(0);
+}
 const threaded = await createCore('threads', undefined, { threads: 2 });
 const page = await tab(args.seconds);
 const pageIsolated1 = await tab(args.seconds, isolationHeaders(), '?threads=1');
@@ -174,6 +222,7 @@ const torch1 = torch(1);
 const torch2 = torch(2);
 const prod = products(core);
 const opRows = ops(core);
+const opsCompared = base ? opsSideBySide(base, core, args.rounds) : null;
 const replayed = replay(core, [0, ...Object.values(page.marks)]);
 const tabRate = median(page.rates);
 const tabIsolated1Rate = median(pageIsolated1.rates);
@@ -201,6 +250,7 @@ const result = {
   transfer: { plain: page.transfer, isolated_threads: pageThreads.transfer },
   products: prod,
   ops: opRows,
+  ops_against_baseline: opsCompared ? { baseline: args.baseline, ...opsCompared } : undefined,
   unigram_bits_per_char: replayed.unigramBits,
   at: Object.fromEntries([0, ...Object.keys(page.marks).map(Number)].map((s, i) => [`${s}s`, replayed.rows[i]])),
 };
@@ -251,4 +301,5 @@ console.log('| op | ms | share of the step |');
 console.log('|---|---|---|');
 for (const o of opRows.rows) console.log(`| ${o.name} | ${(o.seconds * 1e3).toFixed(2)} | ${((o.seconds * 1e3 * 100) / opRows.step_ms).toFixed(1)}% |`);
 console.log(`| step (the rows' sum) | ${opRows.step_ms.toFixed(2)} | 100% |`);
+if (opsCompared) printSideBySide(opsCompared, args.baseline);
 process.exit(0);

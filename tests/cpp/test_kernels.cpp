@@ -365,3 +365,95 @@ TEST_CASE("kernels: norm rows and their backward match the double references") {
     CHECK(got[size_t(j)] == Approx(want).margin(1e-6));
   }
 }
+
+TEST_CASE("kernels: the fused gelu forward is its unfused twin bit for bit, dgelu its slope") {
+  attn::Rng rng(17);
+  // Lengths with and without a tail of 1-3 entries; values over erf's whole range and beyond.
+  for (Eigen::Index n : {1, 7, 64, 4099, 9001}) {
+    CAPTURE(n);
+    std::vector<float> u(static_cast<size_t>(n)), h(static_cast<size_t>(n)), dg(static_cast<size_t>(n)), hr(static_cast<size_t>(n)), dgr(static_cast<size_t>(n));
+    for (float& v : u) v = (rng.uniform() - 0.5f) * 14.0f;
+    attn::gelu_forward_rows(u.data(), h.data(), dg.data(), n);
+    attn::gelu_forward_rows_reference(u.data(), hr.data(), dgr.data(), n);
+    CHECK(h == hr);
+    CHECK(dg == dgr);
+    // In place (h aliasing u) gives the same numbers.
+    std::vector<float> inplace = u, dgi(static_cast<size_t>(n));
+    attn::gelu_forward_rows(inplace.data(), inplace.data(), dgi.data(), n);
+    CHECK(inplace == h);
+    CHECK(dgi == dg);
+  }
+  // dgelu against central differences of gelu() in double, on points away from the clamp at
+  // |x| = 4 sqrt 2 (where the float erf's slope jumps to 0).
+  constexpr double kStep = 1e-3, kSlopeTol = 1e-5;
+  std::vector<float> u, h, dg;
+  for (float v = -5.5f; v <= 5.5f; v += 0.0137f) u.push_back(v);
+  h.resize(u.size());
+  dg.resize(u.size());
+  attn::gelu_forward_rows(u.data(), h.data(), dg.data(), Eigen::Index(u.size()));
+  auto gelu_d = [](double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); };
+  double worst = 0.0;
+  for (size_t i = 0; i < u.size(); ++i) {
+    const double fd = (gelu_d(u[i] + kStep) - gelu_d(u[i] - kStep)) / (2.0 * kStep);
+    worst = std::max(worst, std::abs(fd - double(dg[i])));
+  }
+  CAPTURE(worst);
+  CHECK(worst <= kSlopeTol);
+}
+
+TEST_CASE("kernels: the one-pass norm backward is its three-pass twin bit for bit, and d(sum y dout)") {
+  attn::Rng rng(18);
+  for (Eigen::Index D : {4, 7, 64}) {
+    for (bool center : {true, false}) {
+      CAPTURE(D, center);
+      const Eigen::Index N = 37;
+      const Mat x = random_mat(N, D, rng) * 3.0f, dy = random_mat(N, D, rng);
+      std::vector<float> w(static_cast<size_t>(D)), b(static_cast<size_t>(D));
+      for (Eigen::Index j = 0; j < D; ++j) w[size_t(j)] = rng.uniform() + 0.5f, b[size_t(j)] = rng.uniform() - 0.5f;
+      Mat xhat(N, D), y(N, D);
+      std::vector<float> rstd(static_cast<size_t>(N));
+      for (Eigen::Index n = 0; n < N; ++n)
+        rstd[size_t(n)] = attn::norm_row(x.row(n).data(), w.data(), center ? b.data() : nullptr,
+                                         center, 1e-5, D, xhat.row(n).data(), y.row(n).data());
+      // Both into the same dw and db (Eigen's column sums, natively, round by the address).
+      Mat dx(N, D), dxr(N, D);
+      std::vector<float> dw(static_cast<size_t>(D), 7.0f), db(static_cast<size_t>(D), 7.0f);
+      attn::norm_backward_rows_reference(dy, xhat, rstd.data(), w.data(), center, dxr, dw.data(),
+                                         center ? db.data() : nullptr);
+      const std::vector<float> dwr = dw, dbr = db;
+      attn::norm_backward_rows(dy, xhat, rstd.data(), w.data(), center, dx, dw.data(),
+                               center ? db.data() : nullptr);
+      CHECK((dx.array() == dxr.array()).all());
+      CHECK(dw == dwr);
+      if (center) CHECK(db == dbr);
+      Mat alias = dy;  // dx aliasing dy
+      attn::norm_backward_rows(alias, xhat, rstd.data(), w.data(), center, alias, dw.data(),
+                               center ? db.data() : nullptr);
+      CHECK((alias.array() == dxr.array()).all());
+      CHECK(dw == dwr);
+      // dx against central differences of L = sum(y * dy) through norm_row_reference (double).
+      constexpr double kStep = 1e-3, kGradTol = 2e-3;
+      auto loss = [&](const Mat& xs) {
+        double L = 0.0;
+        std::vector<float> xh(static_cast<size_t>(D)), yr(static_cast<size_t>(D));
+        for (Eigen::Index n = 0; n < N; ++n) {
+          attn::norm_row_reference(xs.row(n).data(), w.data(), center ? b.data() : nullptr,
+                                   center, 1e-5, D, xh.data(), yr.data());
+          for (Eigen::Index j = 0; j < D; ++j) L += double(yr[size_t(j)]) * dy(n, j);
+        }
+        return L;
+      };
+      double worst = 0.0;
+      for (Eigen::Index n : {Eigen::Index(0), N / 2, N - 1})
+        for (Eigen::Index j = 0; j < D; ++j) {
+          Mat xp = x, xm = x;
+          xp(n, j) += float(kStep);
+          xm(n, j) -= float(kStep);
+          const double fd = (loss(xp) - loss(xm)) / (double(xp(n, j)) - double(xm(n, j)));
+          worst = std::max(worst, std::abs(fd - double(dx(n, j))) / std::max(1.0, std::abs(fd)));
+        }
+      CAPTURE(worst);
+      CHECK(worst <= kGradTol);
+    }
+  }
+}

@@ -316,6 +316,14 @@ inline v128_t phi_cdf4(v128_t x) {
   return wasm_v128_bitselect(wasm_f32x4_splat(1.0f), cdf, wasm_f32x4_gt(z, wasm_f32x4_splat(4.0f)));
 }
 
+// gelu'(x) = Phi(x) + x phi(x), phi(x) = exp(-x^2 / 2) / sqrt(2 pi), of 4 floats given
+// cdf = phi_cdf4(x).
+inline v128_t gelu_grad4(v128_t x, v128_t cdf) {
+  const v128_t c = wasm_f32x4_splat(float(0.39894228040143267794)), mhalf = wasm_f32x4_splat(-0.5f);
+  const v128_t pdf = wasm_f32x4_mul(c, exp4(wasm_f32x4_mul(mhalf, wasm_f32x4_mul(x, x))));
+  return madd(cdf, x, pdf);
+}
+
 #endif  // __wasm_simd128__
 
 }  // namespace
@@ -410,8 +418,11 @@ void softmax_row_prefix(float* x, Eigen::Index valid, Eigen::Index n) {
                                       wasm_i32x4_splat(int32_t(valid)));
     return wasm_v128_bitselect(wasm_v128_load(x + j), wasm_f32x4_splat(ninf), keep);
   };
+  // Only the block holding `valid` (from f4 on, when f4 < v4) needs its lanes masked.
+  const Eigen::Index f4 = std::min(n4, valid / 4 * 4);
   v128_t vmax = wasm_f32x4_splat(ninf);
-  for (Eigen::Index j = 0; j < v4; j += 4) vmax = wasm_f32x4_pmax(vmax, load_valid(j));
+  for (Eigen::Index j = 0; j < f4; j += 4) vmax = wasm_f32x4_pmax(vmax, wasm_v128_load(x + j));
+  if (f4 < v4) vmax = wasm_f32x4_pmax(vmax, load_valid(f4));
   float mx = std::max(std::max(wasm_f32x4_extract_lane(vmax, 0), wasm_f32x4_extract_lane(vmax, 1)),
                       std::max(wasm_f32x4_extract_lane(vmax, 2), wasm_f32x4_extract_lane(vmax, 3)));
   for (Eigen::Index j = n4; j < valid; ++j) mx = x[j] > mx ? x[j] : mx;
@@ -422,7 +433,7 @@ void softmax_row_prefix(float* x, Eigen::Index valid, Eigen::Index n) {
   const v128_t vm = wasm_f32x4_splat(mx);
   v128_t vsum = wasm_f32x4_splat(0.0f);
   for (Eigen::Index j = 0; j < v4; j += 4) {
-    const v128_t e = exp4(wasm_f32x4_sub(load_valid(j), vm));
+    const v128_t e = exp4(wasm_f32x4_sub(j < f4 ? wasm_v128_load(x + j) : load_valid(j), vm));
     wasm_v128_store(x + j, e);
     vsum = wasm_f32x4_add(vsum, e);
   }
@@ -476,22 +487,22 @@ void softmax_backward_row_prefix(const float* y, const float* dy, float* dx, Eig
   // softmax_backward_row's steps below `valid`: there a lane with y = 0 adds 0 to the dot.
   const Eigen::Index n4 = n - n % 4, v4 = std::min(n4, (valid + 3) / 4 * 4);
   const v128_t lane = wasm_i32x4_make(0, 1, 2, 3);
-  v128_t vdot = wasm_f32x4_splat(0.0f);
-  for (Eigen::Index j = 0; j < v4; j += 4) {
+  // dy[j..j+4) with the lanes from `valid` on 0; only the block holding `valid` needs the mask.
+  const Eigen::Index f4 = std::min(n4, valid / 4 * 4);
+  auto load_dy = [&](Eigen::Index j) {
+    if (j < f4) return wasm_v128_load(dy + j);
     const v128_t keep = wasm_i32x4_lt(wasm_i32x4_add(lane, wasm_i32x4_splat(int32_t(j))),
                                       wasm_i32x4_splat(int32_t(valid)));
-    const v128_t d = wasm_v128_and(wasm_v128_load(dy + j), keep);
-    vdot = wasm_f32x4_add(vdot, wasm_f32x4_mul(d, wasm_v128_load(y + j)));
-  }
+    return wasm_v128_and(wasm_v128_load(dy + j), keep);
+  };
+  v128_t vdot = wasm_f32x4_splat(0.0f);
+  for (Eigen::Index j = 0; j < v4; j += 4)
+    vdot = wasm_f32x4_add(vdot, wasm_f32x4_mul(load_dy(j), wasm_v128_load(y + j)));
   float dot = hsum(vdot);
   for (Eigen::Index j = n4; j < valid; ++j) dot += dy[j] * y[j];
   const v128_t vd = wasm_f32x4_splat(dot);
-  for (Eigen::Index j = 0; j < v4; j += 4) {
-    const v128_t keep = wasm_i32x4_lt(wasm_i32x4_add(lane, wasm_i32x4_splat(int32_t(j))),
-                                      wasm_i32x4_splat(int32_t(valid)));
-    const v128_t d = wasm_v128_and(wasm_v128_load(dy + j), keep);
-    wasm_v128_store(dx + j, wasm_f32x4_mul(wasm_v128_load(y + j), wasm_f32x4_sub(d, vd)));
-  }
+  for (Eigen::Index j = 0; j < v4; j += 4)
+    wasm_v128_store(dx + j, wasm_f32x4_mul(wasm_v128_load(y + j), wasm_f32x4_sub(load_dy(j), vd)));
   for (Eigen::Index j = v4; j < n4; ++j) dx[j] = 0.0f;
   for (Eigen::Index j = n4; j < n; ++j) dx[j] = j < valid ? y[j] * (dy[j] - dot) : 0.0f;
 #else
@@ -623,20 +634,51 @@ void gelu_rows(const float* u, float* h, Eigen::Index n) {
 
 void gelu_backward_rows(const float* u, float* dh, Eigen::Index n) {
 #ifdef __wasm_simd128__
-  const v128_t c = wasm_f32x4_splat(float(kInvSqrt2Pi)), mhalf = wasm_f32x4_splat(-0.5f);
   parallel_for(n, kElementGrain, [&](int, int64_t i0, int64_t i1) {
     const Eigen::Index n4 = i1 - (i1 - i0) % 4;
     for (Eigen::Index i = i0; i < n4; i += 4) {
       const v128_t x = wasm_v128_load(u + i);
-      // Phi(x) + x phi(x), phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
-      const v128_t pdf = wasm_f32x4_mul(c, exp4(wasm_f32x4_mul(mhalf, wasm_f32x4_mul(x, x))));
-      const v128_t g = wasm_f32x4_add(phi_cdf4(x), wasm_f32x4_mul(x, pdf));
-      wasm_v128_store(dh + i, wasm_f32x4_mul(wasm_v128_load(dh + i), g));
+      wasm_v128_store(dh + i, wasm_f32x4_mul(wasm_v128_load(dh + i), gelu_grad4(x, phi_cdf4(x))));
     }
     gelu_backward_rows_reference(u + n4, dh + n4, i1 - n4);
   });
 #else
   gelu_backward_rows_reference(u, dh, n);
+#endif
+}
+
+namespace {
+// gelu_forward_rows on entries [i0, i1) with gelu() and gelu_grad() (gelu_rows's scalar tail).
+void gelu_forward_span(const float* u, float* h, float* dgelu, Eigen::Index i0, Eigen::Index i1) {
+  for (Eigen::Index i = i0; i < i1; ++i) {
+    const float x = u[i];
+    dgelu[i] = gelu_grad(x);
+    h[i] = gelu(x);
+  }
+}
+}  // namespace
+
+void gelu_forward_rows_reference(const float* u, float* h, float* dgelu, Eigen::Index n) {
+  for (Eigen::Index i = 0; i < n; ++i) dgelu[i] = 1.0f;
+  gelu_backward_rows(u, dgelu, n);  // before h is written: h may alias u
+  gelu_rows(u, h, n);
+}
+
+void gelu_forward_rows(const float* u, float* h, float* dgelu, Eigen::Index n) {
+#ifdef __wasm_simd128__
+  // gelu_rows's and gelu_backward_rows's operations on the same chunks, Phi(x) computed once.
+  parallel_for(n, kElementGrain, [&](int, int64_t i0, int64_t i1) {
+    const Eigen::Index n4 = i1 - (i1 - i0) % 4;
+    for (Eigen::Index i = i0; i < n4; i += 4) {
+      const v128_t x = wasm_v128_load(u + i);
+      const v128_t cdf = phi_cdf4(x);
+      wasm_v128_store(dgelu + i, gelu_grad4(x, cdf));
+      wasm_v128_store(h + i, wasm_f32x4_mul(x, cdf));
+    }
+    gelu_forward_span(u, h, dgelu, n4, i1);
+  });
+#else
+  gelu_forward_span(u, h, dgelu, 0, n);
 #endif
 }
 
@@ -753,6 +795,55 @@ void col_sums_product(ConstMatRef a, ConstMatRef b, float* out) {
   for (Eigen::Index j = 0; j < C; ++j) out[j] = 0.0f;
   for (Eigen::Index i = 0; i < R; ++i)
     for (Eigen::Index j = 0; j < C; ++j) out[j] += a(i, j) * b(i, j);
+#endif
+}
+
+namespace {
+// Rows per part when the threads share a norm layer's rows.
+constexpr int64_t kRowGrain = 32;
+}  // namespace
+
+void norm_backward_rows_reference(ConstMatRef dy, ConstMatRef xhat, const float* rstd,
+                                  const float* w, bool center, MatRef dx, float* dw, float* db) {
+  const Eigen::Index N = xhat.rows(), D = xhat.cols();
+  col_sums_product(dy, xhat, dw);
+  if (db) col_sums(dy, db);
+  parallel_for(N, kRowGrain, [&](int, int64_t n0, int64_t n1) {
+    for (Eigen::Index n = n0; n < n1; ++n)
+      norm_backward_row(dy.row(n).data(), xhat.row(n).data(), w, rstd[n], center, D,
+                        dx.row(n).data());
+  });
+}
+
+void norm_backward_rows(ConstMatRef dy, ConstMatRef xhat, const float* rstd, const float* w,
+                        bool center, MatRef dx, float* dw, float* db) {
+  const Eigen::Index N = xhat.rows(), D = xhat.cols();
+  require(dy.rows() == N && dy.cols() == D && dx.rows() == N && dx.cols() == D,
+          "norm_backward_rows: dy (", dy.rows(), ",", dy.cols(), ") and dx (", dx.rows(), ",",
+          dx.cols(), ") must have xhat's shape (", N, ",", D, ")");
+#ifdef __wasm_simd128__
+  // On several threads the twin's split (columns for the sums, rows for dx) gives the same numbers.
+  if (thread_count() > 1) return norm_backward_rows_reference(dy, xhat, rstd, w, center, dx, dw, db);
+  const Eigen::Index D4 = D - D % 4;
+  for (Eigen::Index j = 0; j < D; ++j) dw[j] = 0.0f;
+  if (db)
+    for (Eigen::Index j = 0; j < D; ++j) db[j] = 0.0f;
+  for (Eigen::Index n = 0; n < N; ++n) {
+    const float *g = dy.row(n).data(), *xh = xhat.row(n).data();
+    // col_sums_product's and col_sums's adds for this row, in the same order
+    for (Eigen::Index j = 0; j < D4; j += 4) {
+      const v128_t gv = wasm_v128_load(g + j);
+      wasm_v128_store(dw + j, madd(wasm_v128_load(dw + j), gv, wasm_v128_load(xh + j)));
+      if (db) wasm_v128_store(db + j, wasm_f32x4_add(wasm_v128_load(db + j), gv));
+    }
+    for (Eigen::Index j = D4; j < D; ++j) {
+      dw[j] += g[j] * xh[j];
+      if (db) db[j] += g[j];
+    }
+    norm_backward_row(g, xh, w, rstd[n], center, D, dx.row(n).data());
+  }
+#else
+  norm_backward_rows_reference(dy, xhat, rstd, w, center, dx, dw, db);
 #endif
 }
 

@@ -111,6 +111,13 @@ void gelu_rows_reference(const float* u, float* h, Eigen::Index n);
 void gelu_backward_rows(const float* u, float* dh, Eigen::Index n);
 void gelu_backward_rows_reference(const float* u, float* dh, Eigen::Index n);
 
+// The GELU's forward fused with the factor its backward needs, in one pass sharing Phi(u) (one
+// erf per entry where gelu_rows then gelu_backward_rows take two): h = gelu(u) and
+// dgelu = gelu'(u) for n entries (h may alias u). Bit for bit the unfused twin's numbers.
+void gelu_forward_rows(const float* u, float* h, float* dgelu, Eigen::Index n);
+// The unfused twin: gelu_rows(u, h), then dgelu = 1 and gelu_backward_rows(u, dgelu).
+void gelu_forward_rows_reference(const float* u, float* h, float* dgelu, Eigen::Index n);
+
 // One row of LayerNorm (center: subtract the mean) or RMSNorm: x (n) -> xhat = (x - mean) * rstd
 // (n), y = xhat * w (+ b, unless b is nullptr) (n); returns rstd = 1 / sqrt(var + eps). y may
 // alias x. The reference accumulates in double; the SIMD build in float, 4 lanes.
@@ -126,6 +133,17 @@ void norm_backward_row_reference(const float* dy, const float* xhat, const float
                                  bool center, Eigen::Index n, float* dx);
 // out (C) = the column sums of a * b (R,C, elementwise), each summed over the rows in order.
 void col_sums_product(ConstMatRef a, ConstMatRef b, float* out);
+
+// A norm layer's whole backward over dy (N,D), given the cached xhat (N,D) and rstd (N):
+// dw (D) = col_sums_product(dy, xhat), db (D, unless nullptr) = col_sums(dy), and every row's dx
+// (N,D) as norm_backward_row (dx may alias dy: a row of dy is summed before its dx is written).
+// The SIMD build on one thread reads dy and xhat once (one pass over the rows, each column still
+// summed over the rows in order: bit for bit the unfused twin); elsewhere it runs the twin.
+void norm_backward_rows(ConstMatRef dy, ConstMatRef xhat, const float* rstd, const float* w,
+                        bool center, MatRef dx, float* dw, float* db);
+// The unfused twin: col_sums_product, col_sums, then norm_backward_row on each row (three passes).
+void norm_backward_rows_reference(ConstMatRef dy, ConstMatRef xhat, const float* rstd,
+                                  const float* w, bool center, MatRef dx, float* dw, float* db);
 
 // One Adam update of n values, in PyTorch's order of operations (see adam.h), given the
 // step's scalars: step_size = lr / (1 - beta1^t), bc2_sqrt = sqrt(1 - beta2^t), and

@@ -53,7 +53,8 @@ FeedForward::FeedForward(FfnKind k, int d, int mult, Rng& rng)
       up(d, hidden_dim, rng, k != FfnKind::SwiGLU),
       down(hidden_dim, d, rng, k != FfnKind::SwiGLU) {}
 
-// x (N,D) -> y (N,D); caches x (N,D), up (N,F), gate (N,F, swiglu), hidden (N,F).
+// x (N,D) -> y (N,D); caches x (N,D), up (N,F), gate (N,F, swiglu), hidden (N,F), dgelu (N,F,
+// gelu).
 void FeedForward::forward(ConstMatRef x, State& s, MatRef y) const {
   const Eigen::Index N = x.rows(), D = d_model, F = hidden_dim;
   require(x.cols() == D, "expected feature dim ", D, ", got ", x.cols());
@@ -76,7 +77,8 @@ void FeedForward::forward(ConstMatRef x, State& s, MatRef y) const {
       break;
     case FfnKind::GELU: {
       OpTimer timer("gelu");
-      gelu_rows(u, h, n);
+      s.dgelu.resize(N, F);
+      gelu_forward_rows(u, h, s.dgelu.data(), n);
       break;
     }
     case FfnKind::SwiGLU: {
@@ -93,7 +95,8 @@ void FeedForward::forward(ConstMatRef x, State& s, MatRef y) const {
 }
 
 // Backward of the forward above. With hidden = act(up) or silu(gate) * up:
-//   dhidden = dy W_down;  relu: dup = dhidden * [up > 0];  gelu: dup = dhidden * gelu'(up);
+//   dhidden = dy W_down;  relu: dup = dhidden * [up > 0];  gelu: dup = dhidden * gelu'(up)
+//   (gelu'(up) cached by the forward);
 //   swiglu: dup = dhidden * silu(gate), dgate = dhidden * up * silu'(gate);
 //   dx = dup W_up (+ dgate W_gate). dy is read only by down's backward, before dx is written.
 void FeedForward::backward(State& s, ConstMatRef dy, MatRef dx) {
@@ -114,7 +117,7 @@ void FeedForward::backward(State& s, ConstMatRef dy, MatRef dx) {
       break;
     case FfnKind::GELU: {
       OpTimer timer("gelu backward");
-      gelu_backward_rows(u, dh, n);
+      Eigen::Map<Eigen::ArrayXf>(dh, n) *= Eigen::Map<const Eigen::ArrayXf>(s.dgelu.data(), n);
       break;
     }
     case FfnKind::SwiGLU: {

@@ -45,6 +45,7 @@ class FeedForward {
     Mat up;      // (N,F) up(x): the activation's input (relu, gelu) or the linear half (swiglu)
     Mat gate;    // (N,F) gate(x), silu's input (swiglu only)
     Mat hidden;  // (N,F) the input of down: act(up) or silu(gate) * up
+    Mat dgelu;   // (N,F) gelu'(up), computed with hidden in one pass (gelu only)
     // Backward: dhidden (N,F) = dL/d(hidden), then reused in place for dL/d(up); dgate (N,F);
     // dx_gate (N,D) the gate branch's share of dx (swiglu).
     Mat dhidden, dgate, dx_gate;
@@ -55,7 +56,7 @@ class FeedForward {
   // swiglu gate, up, down (weights only).
   FeedForward(FfnKind kind, int d_model, int ffn_mult, Rng& rng);
 
-  // x (N,D) -> y (N,D); caches x, up, gate, hidden. y may alias x.
+  // x (N,D) -> y (N,D); caches x, up, gate, hidden, dgelu. y may alias x.
   void forward(ConstMatRef x, State& s, MatRef y) const;
 
   // dy (N,D) -> dx (N,D) from the cache of the last forward; overwrites the gradients of up,

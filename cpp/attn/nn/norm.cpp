@@ -50,7 +50,8 @@ void Norm::forward(ConstMatRef x, State& s, MatRef y) const {
 //   dw = sum_rows(dy * xhat), db = sum_rows(dy); with g = dy * w,
 //   LayerNorm: dx = rstd * (g - mean(g) - xhat * mean(g * xhat))
 //   RMSNorm:   dx = rstd * (g - xhat * mean(g * xhat))
-// dw and db are summed before dx is written, so dx may alias dy.
+// One pass over the rows (norm_backward_rows); a row of dy is summed before its dx is written, so
+// dx may alias dy.
 void Norm::backward(const State& s, ConstMatRef dy, MatRef dx) {
   const Eigen::Index N = s.xhat.rows(), D = d_model;
   require_state(s.rstd.size() == N && N > 0, "Norm::backward needs a forward pass first");
@@ -60,13 +61,8 @@ void Norm::backward(const State& s, ConstMatRef dy, MatRef dx) {
           ",", dx.cols(), ")");
   OpTimer timer("norm backward");
   const bool layer = kind == NormKind::LayerNorm;
-  col_sums_product(dy, s.xhat, dweight.data());
-  if (layer) col_sums(dy, dbias.data());
-  parallel_for(N, kRowGrain, [&](int, int64_t n0, int64_t n1) {
-    for (Eigen::Index n = n0; n < n1; ++n)
-      norm_backward_row(dy.row(n).data(), s.xhat.row(n).data(), weight.data(), s.rstd[n], layer,
-                        D, dx.row(n).data());
-  });
+  norm_backward_rows(dy, s.xhat, s.rstd.data(), weight.data(), layer, dx, dweight.data(),
+                     layer ? dbias.data() : nullptr);
 }
 
 void Norm::append_params(const std::string& prefix, std::vector<ParamRef>& out) {
