@@ -13,20 +13,20 @@ namespace {
 std::shared_ptr<const TextCorpus> corpus_for(const TrainerConfig& c,
                                              std::shared_ptr<const TextCorpus> corpus) {
   c.validate();
-  if (parse_task(c.task) != Task::Text) return nullptr;
+  if (parse_task(c.task.name) != Task::Text) return nullptr;
   if (!corpus) {
     // Built once in the process: the page builds a new Trainer on every configure and reset.
     static const std::shared_ptr<const TextCorpus> fallback =
         std::make_shared<const TextCorpus>(make_corpus(default_corpus(), 1));
     corpus = fallback;
   }
-  check_corpus_fits(*corpus, c.seq_len);
+  check_corpus_fits(*corpus, c.task.seq_len);
   return corpus;
 }
 
 // c with the corpus's vocabulary size, validated again (the state bound depends on it).
 TrainerConfig with_corpus(TrainerConfig c, const TextCorpus* corpus) {
-  if (corpus) c.vocab_size = corpus->vocab_size();
+  if (corpus) c.model.vocab_size = corpus->vocab_size();
   c.validate();
   return c;
 }
@@ -38,22 +38,22 @@ Trainer::Trainer(const TrainerConfig& c) : Trainer(c, nullptr) {}
 Trainer::Trainer(const TrainerConfig& c, std::shared_ptr<const TextCorpus> corpus)
     : corpus_(corpus_for(c, std::move(corpus))),
       config_(with_corpus(c, corpus_.get())),
-      data_{parse_task(c.task), config_.vocab_size, config_.batch_size, config_.seq_len, c.seed,
-            corpus_.get(), config_.objective == "mlm" ? config_.mask_rate : 0.0f},
-      model_(config_.model_config(), c.seed),
-      adam_(model_.parameters(), AdamConfig{c.lr}),
-      data_rng_(c.seed ^ 0xD1B54A32D192ED03ULL),
-      dropout_rng_(c.seed ^ 0x9E6C63D0676A9A99ULL),
+      data_{parse_task(c.task.name), config_.model.vocab_size, config_.training.batch_size, config_.task.seq_len, c.training.seed,
+            corpus_.get(), config_.model.objective == Objective::Mlm ? config_.training.mask_rate : 0.0f},
+      model_(config_.model_config(), c.training.seed),
+      adam_(model_.parameters(), AdamConfig{c.training.lr}),
+      data_rng_(c.training.seed ^ 0xD1B54A32D192ED03ULL),
+      dropout_rng_(c.training.seed ^ 0x9E6C63D0676A9A99ULL),
       last_loss_(std::nanf("")),
       last_accuracy_(std::nanf("")) {
   history_.reserve(kMaxHistory);
   // Long sequences train tile by tile (where the layers allow it: no attention dropout).
-  train_state_.tiled = c.seq_len >= kTiledMinLength;
+  train_state_.tiled = c.task.seq_len >= kTiledMinLength;
 }
 
 float Trainer::step(int n) {
   require(n >= 0, "step count (", n, ") must be >= 0");
-  const int B = config_.batch_size, T = config_.seq_len;
+  const int B = config_.training.batch_size, T = config_.task.seq_len;
   TinyAttentionLM::State& s = train_state_;
   for (int i = 0; i < n; ++i) {
     data_.draw(data_rng_, batch_, /*validation=*/false);
@@ -68,12 +68,12 @@ float Trainer::step(int n) {
       throw RuntimeError(
           ErrorKind::NonFinite, "",
           str_cat("training stopped at step ", adam_.t + 1, " because the ",
-                  std::isfinite(loss) ? "gradient" : "loss", " became non-finite (lr ", config_.lr,
+                  std::isfinite(loss) ? "gradient" : "loss", " became non-finite (lr ", config_.training.lr,
                   " is probably too high); the weights are kept from step ", adam_.t,
                   ", so lower the learning rate or reset"));
     last_accuracy_ = token_accuracy(s.logits, batch_.targets.data());
     if (any_frozen_)
-      for (int l = 0; l < config_.n_layers; ++l) {
+      for (int l = 0; l < config_.model.n_layers; ++l) {
         if (!layer_frozen(l)) continue;
         const MultiHeadSelfAttention& m = model_.layers[size_t(l)];
         FrozenCopy& f = frozen_[size_t(l)];
@@ -91,7 +91,7 @@ float Trainer::step(int n) {
 }
 
 void Trainer::set_ablation(const Ablation& a) {
-  const int H = config_.n_heads, L = config_.n_layers;
+  const int H = config_.model.n_heads, L = config_.model.n_layers;
   const size_t G = size_t(L) * H;
   // "(4)" for one layer; "(2 layers x 4 heads = 8, index layer * 4 + head)" for more.
   const std::string count =
@@ -123,7 +123,7 @@ void Trainer::set_ablation(const Ablation& a) {
 }
 
 bool Trainer::layer_frozen(int l) const {
-  const size_t H = size_t(config_.n_heads);
+  const size_t H = size_t(config_.model.n_heads);
   if (ablation_.heads_frozen.size() < (size_t(l) + 1) * H) return false;
   for (size_t h = 0; h < H; ++h)
     if (ablation_.heads_frozen[size_t(l) * H + h]) return true;
@@ -132,7 +132,7 @@ bool Trainer::layer_frozen(int l) const {
 
 // Puts back the frozen heads' slices that Adam just moved.
 void Trainer::restore_frozen() {
-  for (int l = 0; l < config_.n_layers; ++l) {
+  for (int l = 0; l < config_.model.n_layers; ++l) {
     if (!layer_frozen(l)) continue;
     MultiHeadSelfAttention& m = model_.layers[size_t(l)];
     const FrozenCopy& f = frozen_[size_t(l)];
@@ -157,7 +157,7 @@ void Trainer::restore_frozen() {
 float Trainer::peek_loss() {
   // Rewound below: the batch and the dropout masks are step()'s.
   const Rng saved_data = data_rng_, saved_dropout = dropout_rng_;
-  const int B = config_.batch_size, T = config_.seq_len;
+  const int B = config_.training.batch_size, T = config_.task.seq_len;
   data_.draw(data_rng_, batch_, /*validation=*/false);
   model_.forward(batch_.inputs.data(), B, T, /*training=*/true, dropout_rng_, train_state_);
   const float loss = cross_entropy_loss(train_state_.logits, batch_.targets.data());
