@@ -88,6 +88,11 @@ help)
   ok "$ATTN" demo self-attention --help
   grep -q -- "--sentence TEXT" "$S/stdout" || fail "demo self-attention --help lacks --sentence"
   grep -q -- "^usage: attn demo self-attention" "$S/stdout" || fail "demo self-attention usage line"
+  # --help lists the keys of the --family given (every key applies to lm, the one family).
+  ok "$ATTN" train --family lm --help
+  grep -q -- "--family FAMILY" "$S/stdout" || fail "train --help lacks --family"
+  grep -q -- "--norm KIND" "$S/stdout" || fail "train --family lm --help lacks --norm"
+  bad "--family: unknown family 'vit' (expected lm)" "$ATTN" train --family vit --steps 0
   ;;
 
 forward_reference)
