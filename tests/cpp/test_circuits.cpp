@@ -317,12 +317,7 @@ TEST_CASE("circuits: no phase change without a plateau, for a slow drift or for 
 
 TEST_CASE("circuits: head_scores has one score per head and the model's composition",
           "[circuits][trainer]") {
-  attn::TrainerConfig c;
-  c.model.vocab_size = 16;
-  c.model.d_model = 16;
-  c.model.n_heads = 2;
-  c.task.seq_len = 16;
-  c.training.batch_size = 8;
+  attn::TrainerConfig c = attn::sized_config(16, 16, 2, 16, 8);  // V, D, H, T, B
   c.model.n_layers = 3;
   c.model.residual = true;
   c.task.name = "repeat";  // the scores use their own induction rows whatever the task
