@@ -16,7 +16,7 @@ function tsType(k) {
   return 'number';
 }
 
-/** A key's doc comment: its help, then its values and default. */
+/** A key's doc comment: its help, then its values, default and the model families it applies to. */
 function doc(k) {
   const interval = (lo, hi) => `${k.min_exclusive ? '(' : '['}${lo}, ${hi}${k.max_exclusive ? ')' : ']'}`;
   let values;
@@ -25,7 +25,7 @@ function doc(k) {
   else if (k.type === 'uint64') values = 'integer in [0, 2^53 - 1]';
   else values = `${k.type === 'int' ? 'integer' : 'number'} in ${interval(k.min, k.max)}`;
   const more = [k.max_key ? `at most ${k.max_key}` : '', k.divides ? `dividing ${k.divides}` : ''].filter(Boolean).join(', ');
-  return `${k.help[0].toUpperCase()}${k.help.slice(1)}. ${values[0].toUpperCase()}${values.slice(1)}${more ? `, ${more}` : ''}; default ${JSON.stringify(k.default)}.`;
+  return `${k.help[0].toUpperCase()}${k.help.slice(1)}. ${values[0].toUpperCase()}${values.slice(1)}${more ? `, ${more}` : ''}; default ${JSON.stringify(k.default)}; family ${k.families.join(', ')}.`;
 }
 
 /** The module's text for a schema (an array of configSchema()'s objects). */

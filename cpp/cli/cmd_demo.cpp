@@ -223,19 +223,6 @@ int failed(const Verdict& v) {
   return 1;
 }
 
-// The header's block settings: every key a block model's weights file keeps (a 0 that stands
-// for another key shown as that key's value), or nothing for the curriculum's model.
-std::string block_keys(const TrainerConfig& c, const ModelConfig& mc) {
-  std::string out;
-  if (mc.legacy()) return out;
-  for (const ConfigKey& k : config_keys()) {
-    if (k.weights != InWeights::Block && k.weights != InWeights::Changed) continue;
-    const ConfigKey& shown = k.zero_means && number_value(c, k) == 0 ? *find_config_key(k.zero_means) : k;
-    out += str_cat(" ", k.name, "=", value_text(c, shown));
-  }
-  return out;
-}
-
 }  // namespace
 
 int cmd_demo(const std::vector<std::string>& argv) {
@@ -272,7 +259,7 @@ int cmd_demo(const std::vector<std::string>& argv) {
                   ? ""
                   : str_cat(" layers=", config.model.n_layers, config.model.residual ? " residual" : "")
                         .c_str(),
-              block_keys(config, mc).c_str());
+              block_keys_text(mc).c_str());
   if (args.has("mask") || args.has("no-scale-scores") || args.has("heads-off") || args.has("heads-frozen"))
     std::printf("# ablation: mask %s, scaling %s, heads off [%s], frozen [%s]\n",
                 mask_mode_name(ablation.mask), ablation.scale_scores ? "on" : "off",

@@ -13,6 +13,7 @@
 #include "attn/io/weights.h"
 #include "attn/nn/loss.h"
 #include "attn/nn/multihead.h"
+#include "attn/train/config.h"
 
 namespace attn {
 
@@ -441,15 +442,7 @@ SelfTestResult check_gradcheck(int n_layers, bool residual, const ModelConfig* b
                             ? std::string()
                             : str_cat(" L=", c.n_layers, residual ? " with" : " without",
                                       " residual"),
-                        c.legacy() ? std::string()
-                                   : str_cat(" KV=", c.kv_heads_resolved(), " positions ",
-                                             position_kind_name(c.positions), " norm ",
-                                             norm_kind_name(c.norm), " (",
-                                             norm_position_name(c.norm_position), ") ffn ",
-                                             ffn_kind_name(c.ffn), " x", c.ffn_mult,
-                                             " objective ", objective_name(c.objective),
-                                             " attention ", attention_kind_name(c.attention),
-                                             c.differential ? " differential" : ""),
+                        block_keys_text(c),
                         ", ", T,
                         " random ids; loss = cross-entropy at position ", query,
                         " alone (the Backward panel's loss), in double; the model's backward "

@@ -139,6 +139,18 @@ TrainerConfig trainer_config_of(const ModelConfig& m) {
   return c;
 }
 
+std::string block_keys_text(const ModelConfig& m) {
+  if (m.legacy()) return "";
+  const TrainerConfig c = trainer_config_of(m);
+  std::string out;
+  for (const ConfigKey& k : config_keys()) {
+    if (k.weights != InWeights::Block && k.weights != InWeights::Changed) continue;
+    const bool other = k.zero_means && number_value(c, k) == 0;
+    out += str_cat(" ", k.name, "=", value_text(c, other ? *find_config_key(k.zero_means) : k));
+  }
+  return out;
+}
+
 void TrainerConfig::validate(KeyNamer namer) const {
   check_config_keys(*this, namer);
   check_family_keys(*this, row_text(*find_config_key("family"), &model), config_keys(), namer);

@@ -75,6 +75,10 @@ inline TrainerConfig sized_config(int V, int D, int H, int T, int B) {
 // the metadata from it).
 TrainerConfig trainer_config_of(const ModelConfig& m);
 
+// The keys a block model's weights file keeps (InWeights Block or Changed), " name=value" each (a
+// 0 that stands for another key shown as that key's value); "" for a legacy() model.
+std::string block_keys_text(const ModelConfig& m);
+
 // Upper bound on parameters + activations of one Trainer, in floats.
 constexpr int64_t kMaxStateElements = 64LL * 1024 * 1024;
 

@@ -4,7 +4,7 @@
 // error that names a key shows next to that control.
 import type { Controller, Problem } from '../client/controller';
 import { count, num } from '../model/format';
-import { CONFIG_KEYS, checkField, settingOf, TASKS, type State } from '../settings/settings';
+import { appliesTo, CONFIG_KEYS, checkField, settingOf, TASKS, type State } from '../settings/settings';
 import type { Store } from '../settings/store';
 import { h, uniqueId } from './dom';
 import type { Parts } from './parts';
@@ -21,13 +21,19 @@ export interface ControlSpec {
   options?: readonly string[];
   /** An on/off setting: a checkbox. */
   bool?: boolean;
+  /** The model families the key applies to; absent: every family. */
+  families?: readonly string[];
 }
 
 /** The controls: the config settings of the key table, in its order. */
 export const CONTROLS: readonly ControlSpec[] = CONFIG_KEYS.map((key) => {
   const s = settingOf(key);
-  return { key, label: s.label, coreKey: s.core ?? key, min: s.range?.[0], max: s.range?.[1], step: s.step ?? undefined, options: s.values ?? undefined, bool: s.type === 'bool' || undefined };
+  return { key, label: s.label, coreKey: s.core ?? key, min: s.range?.[0], max: s.range?.[1], step: s.step ?? undefined, options: s.values ?? undefined, bool: s.type === 'bool' || undefined, families: s.families };
 });
+
+/** The controls shown for a model family: those of the keys that apply to it (the others are
+ * hidden, as the core refuses them off their defaults). */
+export const controlsFor = (family: string): readonly ControlSpec[] => CONTROLS.filter((c) => appliesTo(c, family));
 
 /** The mounted controls. */
 export interface TrainControls {
@@ -46,6 +52,7 @@ export function mountTrainControls(store: Store, ctl: Controller, parts: Parts):
   const messages = new Map<keyof State, HTMLElement>();
   // Task text: the vocabulary is the text's characters, so the vocab control shows their count.
   const vocabNote = h('p', { class: 'hint vocab-note', hidden: true });
+  const fieldOf = new Map<keyof State, HTMLElement>();
   const fields = CONTROLS.map((c) => {
     const id = uniqueId(`ctl-${c.key}`);
     const msgId = `${id}-msg`;
@@ -56,7 +63,7 @@ export function mountTrainControls(store: Store, ctl: Controller, parts: Parts):
       inputs.set(c.key, box);
       const msg = h('p', { class: 'field-msg', id: msgId, role: 'status' });
       messages.set(c.key, msg);
-      return h('div', { class: 'field field-check', 'data-key': c.key }, h('label', { for: id, class: 'inline' }, box, ` ${c.label}`), msg);
+      return field(c, h('div', { class: 'field field-check', 'data-key': c.key }, h('label', { for: id, class: 'inline' }, box, ` ${c.label}`), msg));
     }
     if (c.options) {
       input = h('select', { id, name: c.key, 'aria-describedby': msgId });
@@ -68,8 +75,12 @@ export function mountTrainControls(store: Store, ctl: Controller, parts: Parts):
     inputs.set(c.key, input);
     const msg = h('p', { class: 'field-msg', id: msgId, role: 'status' });
     messages.set(c.key, msg);
-    return h('div', { class: 'field', 'data-key': c.key }, h('label', { for: id, text: c.label }), input, msg, c.key === 'vocabSize' ? vocabNote : null);
+    return field(c, h('div', { class: 'field', 'data-key': c.key }, h('label', { for: id, text: c.label }), input, msg, c.key === 'vocabSize' ? vocabNote : null));
   });
+  function field(c: ControlSpec, el: HTMLElement): HTMLElement {
+    fieldOf.set(c.key, el);
+    return el;
+  }
 
   const playBtn = h('button', { type: 'button', class: 'primary', 'data-action': 'play', text: 'Play' });
   const step1Btn = h('button', { type: 'button', 'data-action': 'step1', text: 'Step 1' });
@@ -134,6 +145,8 @@ export function mountTrainControls(store: Store, ctl: Controller, parts: Parts):
   /** The Store -> the controls. */
   function sync(s: Readonly<State>): void {
     for (const c of CONTROLS) show(c.key, s[c.key]);
+    const shown = new Set(controlsFor(s.family));
+    for (const c of CONTROLS) fieldOf.get(c.key)!.hidden = !shown.has(c);
     taskHelp.textContent = TASKS[s.task] ?? '';
     showTextVocab();
   }
