@@ -584,7 +584,7 @@ block_flags)
   done
   ok "$ATTN" selftest --weights "$S/b.st"
   grep -q '^FAIL' "$S/stdout" && fail "selftest of a block: $(grep FAIL "$S/stdout")"
-  grep -q '^PASS gradcheck .*positions learned norm layernorm (pre) ffn swiglu' "$S/stdout" ||
+  grep -q '^PASS gradcheck .*positions=learned .*norm=layernorm norm_position=pre ffn=swiglu' "$S/stdout" ||
     fail "gradcheck ignores the block: $(grep gradcheck "$S/stdout")"
   ok "$ATTN" selftest --residual --positions rope --norm rmsnorm --norm-position post --ffn relu --kv-heads 1
   grep -q '^FAIL' "$S/stdout" && fail "selftest of a rope block: $(grep FAIL "$S/stdout")"
