@@ -32,7 +32,8 @@ struct Named {
 
 std::vector<Named> bench_configs(const std::string& which, const Args& args) {
   const TrainerConfig large = sized_config(256, 256, 8, 256, 8);  // the rest DemoConfig's
-  // The induction preset (cpp/attn/README.md, "Induction heads"): V 32, D 32, H 2, T 32, B 32, 2 layers, residual.
+  // The induction preset (cpp/attn/README.md, "Induction heads"): V 32, D 32, H 2, T 32, B 32, 2
+  // layers, residual.
   TrainerConfig induction = sized_config(32, 32, 2, 32, 32);
   induction.training.seed = 0;
   induction.task.name = "induction";

@@ -247,19 +247,21 @@ int cmd_demo(const std::vector<std::string>& argv) {
   const Trainer::Ablation ablation = ablation_from(args, config);
   const int epochs = args.get_int("epochs", 1, 1000);
   const int per_epoch = args.get_int("steps-per-epoch", 1, 1000000);
-  const int B = config.training.batch_size, T = config.task.seq_len, H = config.model.n_heads, V = config.model.vocab_size;
+  const int B = config.training.batch_size, T = config.task.seq_len, H = config.model.n_heads,
+            V = config.model.vocab_size;
 
   Trainer trainer(config);
   trainer.set_ablation(ablation);
   const ModelConfig mc = config.model_config();
-  std::printf("# attn demo: V=%d D=%d H=%d T=%d B=%d lr=%g seed=%llu task=%s%s%s\n", V,
-              config.model.d_model, H, T, B, config.training.lr, static_cast<unsigned long long>(config.training.seed),
-              config.task.name.c_str(),
-              config.model.n_layers == 1 && !config.model.residual
-                  ? ""
-                  : str_cat(" layers=", config.model.n_layers, config.model.residual ? " residual" : "")
-                        .c_str(),
-              block_keys_text(mc).c_str());
+  std::printf(
+      "# attn demo: V=%d D=%d H=%d T=%d B=%d lr=%g seed=%llu task=%s%s%s\n", V,
+      config.model.d_model, H, T, B, config.training.lr,
+      static_cast<unsigned long long>(config.training.seed), config.task.name.c_str(),
+      config.model.n_layers == 1 && !config.model.residual
+          ? ""
+          : str_cat(" layers=", config.model.n_layers, config.model.residual ? " residual" : "")
+                .c_str(),
+      block_keys_text(mc).c_str());
   if (args.has("mask") || args.has("no-scale-scores") || args.has("heads-off") || args.has("heads-frozen"))
     std::printf("# ablation: mask %s, scaling %s, heads off [%s], frozen [%s]\n",
                 mask_mode_name(ablation.mask), ablation.scale_scores ? "on" : "off",

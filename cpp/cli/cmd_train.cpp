@@ -98,9 +98,9 @@ int cmd_train(const std::vector<std::string>& argv) {
   Trainer trainer(config, corpus_from(args, config));
   trainer.set_ablation(ablation);
   std::printf("# V=%d D=%d H=%d T=%d B=%d lr=%g seed=%llu task=%s\n",
-              trainer.config().model.vocab_size, config.model.d_model, config.model.n_heads, config.task.seq_len,
-              config.training.batch_size, config.training.lr, static_cast<unsigned long long>(config.training.seed),
-              config.task.name.c_str());
+              trainer.config().model.vocab_size, config.model.d_model, config.model.n_heads,
+              config.task.seq_len, config.training.batch_size, config.training.lr,
+              static_cast<unsigned long long>(config.training.seed), config.task.name.c_str());
   const int64_t n_params = trainer.model().param_count();
   const int64_t n_active = trainer.model().active_param_count();
   std::printf("parameters: %lld\n", static_cast<long long>(n_params));
@@ -110,16 +110,18 @@ int cmd_train(const std::vector<std::string>& argv) {
   // A masked language model: every accuracy is over the selected (masked) positions only.
   const bool mlm = config.model.objective == Objective::Mlm;
   if (mlm)
-    std::printf("# objective mlm: %g of the tokens selected (80%% [MASK], 10%% another token, "
-                "10%% kept), loss and accuracy at the selected positions\n",
-                static_cast<double>(config.training.mask_rate));
+    std::printf(
+        "# objective mlm: %g of the tokens selected (80%% [MASK], 10%% another token, "
+        "10%% kept), loss and accuracy at the selected positions\n",
+        static_cast<double>(config.training.mask_rate));
   if (config.model.attention != AttentionKind::Full || config.model.differential)
     std::printf("# attention %s%s%s\n", attention_kind_name(config.model.attention),
                 config.model.attention == AttentionKind::Full
                     ? ""
                     : str_cat(" window ", config.model.window,
-                              config.model.attention == AttentionKind::Strided ? str_cat(" stride ", config.model.stride)
-                                                            : std::string())
+                              config.model.attention == AttentionKind::Strided
+                                  ? str_cat(" stride ", config.model.stride)
+                                  : std::string())
                           .c_str(),
                 config.model.differential ? ", differential" : "");
   if (corpus) {
@@ -161,11 +163,12 @@ int cmd_train(const std::vector<std::string>& argv) {
     std::printf("# %d steps in %.3f s (%.1f steps/s)\n", steps, secs, steps / secs);
     const Evaluation e = evaluate(trainer.model(), trainer.data(), 8);
     if (mlm)
-      std::printf("# eval masked-position accuracy %.4f loss %.6g (eval mode, 8 fresh %s, "
-                  "%g of the tokens selected)\n",
-                  static_cast<double>(e.accuracy), static_cast<double>(e.loss),
-                  corpus ? "batches of the validation split" : "batches",
-                  static_cast<double>(config.training.mask_rate));
+      std::printf(
+          "# eval masked-position accuracy %.4f loss %.6g (eval mode, 8 fresh %s, "
+          "%g of the tokens selected)\n",
+          static_cast<double>(e.accuracy), static_cast<double>(e.loss),
+          corpus ? "batches of the validation split" : "batches",
+          static_cast<double>(config.training.mask_rate));
     else
       std::printf("# eval accuracy %.4f loss %.6g (eval mode, 8 fresh batches)\n",
                   static_cast<double>(e.accuracy), static_cast<double>(e.loss));

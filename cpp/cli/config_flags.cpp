@@ -40,7 +40,9 @@ TrainerConfig trainer_config_from(const Args& a) {
     switch (k.type) {
       case ConfigType::Int: key_value<int>(c, k) = a.get_int(k.flag, INT_MIN, INT_MAX); break;
       case ConfigType::UInt64: key_value<uint64_t>(c, k) = a.get_u64(k.flag); break;
-      case ConfigType::Float: key_value<float>(c, k) = a.get_float(k.flag, -FLT_MAX, FLT_MAX); break;
+      case ConfigType::Float:
+        key_value<float>(c, k) = a.get_float(k.flag, -FLT_MAX, FLT_MAX);
+        break;
       case ConfigType::Bool: key_value<bool>(c, k) = a.has(k.flag); break;
       case ConfigType::String: set_choice(c, k, a.get(k.flag), &flag_namer); break;
     }

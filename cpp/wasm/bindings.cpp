@@ -69,7 +69,8 @@ EMSCRIPTEN_BINDINGS(attention_core) {
           validate_js(c);
           std::shared_ptr<const TextCorpus> text;
           if (c.task.name == "text" && !corpus.isUndefined() && !corpus.isNull())
-            text = std::make_shared<const TextCorpus>(make_corpus(to_text(corpus, "corpus"), c.task.seq_len));
+            text = std::make_shared<const TextCorpus>(
+                make_corpus(to_text(corpus, "corpus"), c.task.seq_len));
           return new Trainer(c, std::move(text));
         });
       }, allow_raw_pointers())

@@ -39,7 +39,8 @@ struct ConfigKey {
   const char* flag = "";
   ConfigType type = ConfigType::Int;
   ConfigGroup group = ConfigGroup::Model;
-  const char* symbol = "";  // the value's name in usage text: the model's notation ("V"), else e.g. "LR"
+  // The value's name in usage text: the model's notation ("V"), else e.g. "LR".
+  const char* symbol = "";
   // One line. "{key}" stands for another key, which the reader spells its own way; "{choices}"
   // for the choices ("a, b or c").
   const char* help = "";
@@ -104,7 +105,9 @@ ConfigRow config_key(const char* name, const char* flag, ConfigGroup g, T S::*m,
     r.choice_name = [m](const ConfigKey& k, const void* s) -> std::string {
       return k.choices->names[static_cast<int>(static_cast<const S*>(s)->*m)];
     };
-    r.set_choice = [m](const ConfigKey&, void* s, int i) { static_cast<S*>(s)->*m = static_cast<T>(i); };
+    r.set_choice = [m](const ConfigKey&, void* s, int i) {
+      static_cast<S*>(s)->*m = static_cast<T>(i);
+    };
   } else if constexpr (std::is_same_v<T, std::string>) {
     r.choice_name = [m](const ConfigKey&, const void* s) { return static_cast<const S*>(s)->*m; };
     r.set_choice = [m](const ConfigKey& k, void* s, int i) {

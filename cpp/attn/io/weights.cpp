@@ -59,8 +59,8 @@ void read_metadata(const SafetensorsFile& file, const ConfigKey& k, TrainerConfi
   const std::string& s = it->second;
   switch (k.type) {
     case ConfigType::Int:
-      key_value<int>(c, k) = metadata_int(file, k.name, k.zero_means ? 1 : int(k.lo),
-                                          wide_hi ? wide_hi : int(k.hi));
+      key_value<int>(c, k) =
+          metadata_int(file, k.name, k.zero_means ? 1 : int(k.lo), wide_hi ? wide_hi : int(k.hi));
       return;
     case ConfigType::Bool:
       require_format(s == "true" || s == "false", kWhat, ": __metadata__ ", k.name, " ",
@@ -185,8 +185,8 @@ ModelConfig infer_config(const SafetensorsFile& file) {
   if (t.model.objective == Objective::Mlm) t.model.vocab_size -= 1;
   t.task.seq_len = metadata_int(file, "max_context_length", 1, kMaxFileContext);
   // max_seq_len repeats max_context_length for a block model.
-  require_format(t.model.max_context_length == 0 || t.model.max_context_length == t.task.seq_len, kWhat,
-                 ": __metadata__ max_seq_len ", t.model.max_context_length,
+  require_format(t.model.max_context_length == 0 || t.model.max_context_length == t.task.seq_len,
+                 kWhat, ": __metadata__ max_seq_len ", t.model.max_context_length,
                  " disagrees with max_context_length ", t.task.seq_len);
   const ModelConfig c = t.model_config();
   try {

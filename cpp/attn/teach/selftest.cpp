@@ -386,7 +386,8 @@ SelfTestResult check_gradcheck(int n_layers, bool residual, const ModelConfig* b
       // mlm's [MASK] among the 8 ids) at this small size: grouped K/V heads become multi-query,
       // the window narrower than C, so the mask shows.
       for (const ConfigKey& k : model_config_keys())
-        if (k.weights == InWeights::Block || k.weights == InWeights::Changed) row_copy(k, block, &c);
+        if (k.weights == InWeights::Block || k.weights == InWeights::Changed)
+          row_copy(k, block, &c);
       c.max_context_length = 4;
       c.kv_heads = block->kv_heads_resolved() < block->n_heads ? 1 : 0;
       c.window = std::min(block->window, 2);

@@ -9,12 +9,14 @@
 namespace attn {
 
 double train_step_flops(const TrainerConfig& c) {
-  const double N = double(c.training.batch_size) * c.task.seq_len, D = c.model.d_model, V = c.model.vocab_size;
-  const double T = c.task.seq_len, BH = double(c.training.batch_size) * c.model.n_heads, Dh = D / c.model.n_heads;
+  const double N = double(c.training.batch_size) * c.task.seq_len, D = c.model.d_model,
+               V = c.model.vocab_size;
+  const double T = c.task.seq_len, BH = double(c.training.batch_size) * c.model.n_heads,
+               Dh = D / c.model.n_heads;
   const double KV = c.model.kv_heads > 0 ? c.model.kv_heads : c.model.n_heads;
   const double F = ffn_hidden_width(c.model.ffn, c.model.d_model, c.model.ffn_mult);
-  const double ffn_mats = c.model.ffn == FfnKind::SwiGLU ? 3 : 2;                 // gate, up, down
-  const double M = c.model.differential ? 2 : 1;                           // q/k maps per head
+  const double ffn_mats = c.model.ffn == FfnKind::SwiGLU ? 3 : 2;  // gate, up, down
+  const double M = c.model.differential ? 2 : 1;                   // q/k maps per head
   const double layer = 2 * N * D * (M * (D + KV * Dh) + KV * Dh)  // qkv_proj
                       + M * 2 * BH * T * T * Dh                    // Q K^T
                       + 2 * BH * T * T * Dh                        // weights V
@@ -40,7 +42,8 @@ float gemm_probe(int n, int reps) {
 }
 
 std::vector<StepProduct> step_products(const TrainerConfig& c) {
-  const int N = c.training.batch_size * c.task.seq_len, T = c.task.seq_len, D = c.model.d_model, V = c.model.vocab_size;
+  const int N = c.training.batch_size * c.task.seq_len, T = c.task.seq_len, D = c.model.d_model,
+            V = c.model.vocab_size;
   const int H = c.model.n_heads, Dh = D / H, KV = c.model.kv_heads > 0 ? c.model.kv_heads : H;
   const int W = (H + 2 * KV) * Dh, F = ffn_hidden_width(c.model.ffn, D, c.model.ffn_mult);
   const int heads = c.training.batch_size * H, L = c.model.n_layers;

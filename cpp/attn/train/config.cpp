@@ -78,8 +78,9 @@ std::vector<ConfigKey> composed_keys() {
                                    std::size(kKeyOrder)));
   std::vector<ConfigKey> keys;
   for (const char* name : kKeyOrder) {
-    const auto it = std::find_if(all.begin(), all.end(),
-                                 [&](const ConfigKey* k) { return std::string_view(k->name) == name; });
+    const auto it = std::find_if(all.begin(), all.end(), [&](const ConfigKey* k) {
+      return std::string_view(k->name) == name;
+    });
     if (it == all.end()) throw std::logic_error(str_cat("no config key ", name));
     keys.push_back(**it);
   }

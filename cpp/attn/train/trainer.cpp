@@ -38,8 +38,13 @@ Trainer::Trainer(const TrainerConfig& c) : Trainer(c, nullptr) {}
 Trainer::Trainer(const TrainerConfig& c, std::shared_ptr<const TextCorpus> corpus)
     : corpus_(corpus_for(c, std::move(corpus))),
       config_(with_corpus(c, corpus_.get())),
-      data_{parse_task(c.task.name), config_.model.vocab_size, config_.training.batch_size, config_.task.seq_len, c.training.seed,
-            corpus_.get(), config_.model.objective == Objective::Mlm ? config_.training.mask_rate : 0.0f},
+      data_{parse_task(c.task.name),
+            config_.model.vocab_size,
+            config_.training.batch_size,
+            config_.task.seq_len,
+            c.training.seed,
+            corpus_.get(),
+            config_.model.objective == Objective::Mlm ? config_.training.mask_rate : 0.0f},
       model_(config_.model_config(), c.training.seed),
       adam_(model_.parameters(), AdamConfig{c.training.lr}),
       data_rng_(c.training.seed ^ 0xD1B54A32D192ED03ULL),
@@ -68,9 +73,9 @@ float Trainer::step(int n) {
       throw RuntimeError(
           ErrorKind::NonFinite, "",
           str_cat("training stopped at step ", adam_.t + 1, " because the ",
-                  std::isfinite(loss) ? "gradient" : "loss", " became non-finite (lr ", config_.training.lr,
-                  " is probably too high); the weights are kept from step ", adam_.t,
-                  ", so lower the learning rate or reset"));
+                  std::isfinite(loss) ? "gradient" : "loss", " became non-finite (lr ",
+                  config_.training.lr, " is probably too high); the weights are kept from step ",
+                  adam_.t, ", so lower the learning rate or reset"));
     last_accuracy_ = token_accuracy(s.logits, batch_.targets.data());
     if (any_frozen_)
       for (int l = 0; l < config_.model.n_layers; ++l) {
