@@ -16,7 +16,7 @@ function tsType(k) {
   return 'number';
 }
 
-/** A key's doc comment: its help, then its values and default, and when it is used. */
+/** A key's doc comment: its help, then its values, default and the model families it applies to, and when it is used. */
 function doc(k) {
   const interval = (lo, hi) => `${k.min_exclusive ? '(' : '['}${lo}, ${hi}${k.max_exclusive ? ')' : ']'}`;
   let values;
@@ -27,7 +27,7 @@ function doc(k) {
   const more = [k.max_key ? `at most ${k.max_key}` : '', k.divides ? `dividing ${k.divides}` : ''].filter(Boolean).join(', ');
   const when = k.applies_when?.in.map((v) => JSON.stringify(v)) ?? [];
   const applies = when.length ? ` Used only when ${k.applies_when.key} is ${when.length > 1 ? `${when.slice(0, -1).join(', ')} or ` : ''}${when.at(-1)}.` : '';
-  return `${k.help[0].toUpperCase()}${k.help.slice(1)}. ${values[0].toUpperCase()}${values.slice(1)}${more ? `, ${more}` : ''}; default ${JSON.stringify(k.default)}.${applies}`;
+  return `${k.help[0].toUpperCase()}${k.help.slice(1)}. ${values[0].toUpperCase()}${values.slice(1)}${more ? `, ${more}` : ''}; default ${JSON.stringify(k.default)}; family ${k.families.join(', ')}.${applies}`;
 }
 
 /** The module's text for a schema (an array of configSchema()'s objects). */

@@ -1,5 +1,6 @@
 #include "cli/args.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -10,12 +11,19 @@ namespace attn::cli {
 Args::Args(const std::string& command, const std::string& summary, std::vector<Flag> flags,
            const std::vector<std::string>& args)
     : command_(command), summary_(summary), flags_(std::move(flags)) {
+  // With --help anywhere the flags before a bad one still count (--family picks the help's keys).
+  for (const std::string& a : args) help_ = help_ || a == "--help" || a == "-h";
+  try {
+    parse(args);
+  } catch (const UsageError&) {
+    if (!help_) throw;
+  }
+}
+
+void Args::parse(const std::vector<std::string>& args) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a == "--help" || a == "-h") {
-      help_ = true;
-      return;
-    }
+    if (a == "--help" || a == "-h") continue;
     if (a.size() < 3 || a.compare(0, 2, "--") != 0)
       throw UsageError("unexpected argument '" + a + "' (see --help)");
     std::string name = a.substr(2), value;
@@ -41,7 +49,7 @@ Args::Args(const std::string& command, const std::string& summary, std::vector<F
     }
   }
   for (const Flag& f : flags_)
-    if (f.required && !values_.count(f.name))
+    if (!help_ && f.required && !values_.count(f.name))
       throw UsageError("--" + f.name + " is required (see --help)");
 }
 
@@ -51,16 +59,26 @@ const Flag& Args::spec(const std::string& name) const {
   throw UsageError("unknown flag --" + name + " (see --help)");
 }
 
+bool Args::shown(const Flag& f) const {
+  if (f.families.empty()) return true;
+  const auto has_family = [&](const Flag& g) { return g.name == "family"; };
+  if (std::none_of(flags_.begin(), flags_.end(), has_family)) return true;
+  const std::string family = get("family");
+  return std::find(f.families.begin(), f.families.end(), family) != f.families.end();
+}
+
 std::string Args::usage() const {
   std::ostringstream os;
   os << "usage: attn " << command_;
   for (const Flag& f : flags_) {
+    if (!shown(f)) continue;
     os << (f.required ? " " : " [") << "--" << f.name;
     if (!f.value_name.empty()) os << " " << f.value_name;
     if (!f.required) os << "]";
   }
   os << "\n\n" << summary_ << "\n\n";
   for (const Flag& f : flags_) {
+    if (!shown(f)) continue;
     std::string left = "  --" + f.name + (f.value_name.empty() ? "" : " " + f.value_name);
     os << left << std::string(left.size() < 26 ? 26 - left.size() : 1, ' ') << f.help;
     if (!f.default_value.empty()) os << " (default " << f.default_value << ")";

@@ -20,12 +20,16 @@ struct Flag {
   std::string default_value;  // shown in --help; empty means required when value_name is set
   std::string help;
   bool required = false;
+  // The model families the flag applies to (a config key's); empty: every family. --help lists
+  // it only when the --family given (or its default) is one of them.
+  std::vector<std::string> families = {};
 };
 
 class Args {
  public:
   // Parses args (after the subcommand) against flags. Throws UsageError on an unknown flag, a
-  // missing value, a repeated flag or a missing required flag. "--help" sets help().
+  // missing value, a repeated flag or a missing required flag. "--help" sets help() (and then
+  // nothing throws: the flags before a bad one are kept).
   Args(const std::string& command, const std::string& summary, std::vector<Flag> flags,
        const std::vector<std::string>& args);
 
@@ -41,7 +45,9 @@ class Args {
   uint64_t get_u64(const std::string& name) const;
 
  private:
+  void parse(const std::vector<std::string>& args);
   const Flag& spec(const std::string& name) const;
+  bool shown(const Flag& f) const;  // in --help: the flag applies to the --family chosen
   std::string command_, summary_;
   std::vector<Flag> flags_;
   std::map<std::string, std::string> values_;

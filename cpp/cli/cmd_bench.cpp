@@ -31,24 +31,25 @@ struct Named {
 };
 
 std::vector<Named> bench_configs(const std::string& which, const Args& args) {
-  const TrainerConfig large{256, 256, 8, 256, 8};  // V, D, H, T, B; the rest DemoConfig's
-  // The induction preset (cpp/attn/README.md, "Induction heads"): V 32, D 32, H 2, T 32, B 32, 2 layers, residual.
-  TrainerConfig induction{32, 32, 2, 32, 32};
-  induction.seed = 0;
-  induction.task = "induction";
-  induction.n_layers = 2;
-  induction.residual = true;
+  const TrainerConfig large = sized_config(256, 256, 8, 256, 8);  // the rest DemoConfig's
+  // The induction preset (cpp/attn/README.md, "Induction heads"): V 32, D 32, H 2, T 32, B 32, 2
+  // layers, residual.
+  TrainerConfig induction = sized_config(32, 32, 2, 32, 32);
+  induction.training.seed = 0;
+  induction.task.name = "induction";
+  induction.model.n_layers = 2;
+  induction.model.residual = true;
   std::vector<Named> out;
   if (which == "demo" || which == "all") out.push_back({"demo", TrainerConfig{}});
   if (which == "large" || which == "all") out.push_back({"large", large});
   if (which == "induction" || which == "all") out.push_back({"induction", induction});
   // The block preset: pre-norm, RMSNorm, SwiGLU, RoPE, 2 layers, on the demo sizes.
   TrainerConfig block;
-  block.n_layers = 2;
-  block.residual = true;
-  block.norm = "rmsnorm";
-  block.ffn = "swiglu";
-  block.positions = "rope";
+  block.model.n_layers = 2;
+  block.model.residual = true;
+  block.model.norm = NormKind::RMSNorm;
+  block.model.ffn = FfnKind::SwiGLU;
+  block.model.positions = PositionKind::Rope;
   if (which == "block" || which == "all") out.push_back({"block", block});
   // custom: the model and training flags, as attn train reads them.
   if (which == "custom") out.push_back({"custom", trainer_config_from(args)});

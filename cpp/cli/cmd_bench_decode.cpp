@@ -141,7 +141,7 @@ void print_tiled_bench(int blocks) {
   // The preset's shapes: D 64, H 4, 2 layers: a training step and a forward at T 64 and 256
   // (B 16), and forwards (eval) at long T.
   TrainerConfig tc = text_preset_config();
-  tc.vocab_size = 35;
+  tc.model.vocab_size = 35;
   std::printf("  \"tiled\": {\"model\": \"the GPT preset's shapes (V 35, D 64, H 4, 2 layers)\", "
               "\"tiles\": [%d, %d], \"runs\": [\n", TileSizes{}.query, TileSizes{}.key);
   struct Case {

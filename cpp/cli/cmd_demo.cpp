@@ -223,20 +223,6 @@ int failed(const Verdict& v) {
   return 1;
 }
 
-// The header's block settings: every key a block model's weights file keeps (a 0 that stands
-// for another key shown as that key's value), or nothing for the curriculum's model.
-std::string block_keys(const TrainerConfig& c, const ModelConfig& mc) {
-  std::string out;
-  if (mc.legacy()) return out;
-  for (const ConfigKey& k : config_keys()) {
-    if (k.weights != InWeights::Block && k.weights != InWeights::Changed) continue;
-    if (k.choices && k.choices->count == 1) continue;  // one choice (family, today): nothing to tell
-    const ConfigKey& shown = k.zero_means && number_value(c, k) == 0 ? *find_config_key(k.zero_means) : k;
-    out += str_cat(" ", k.name, "=", value_text(c, shown));
-  }
-  return out;
-}
-
 }  // namespace
 
 int cmd_demo(const std::vector<std::string>& argv) {
@@ -261,19 +247,21 @@ int cmd_demo(const std::vector<std::string>& argv) {
   const Trainer::Ablation ablation = ablation_from(args, config);
   const int epochs = args.get_int("epochs", 1, 1000);
   const int per_epoch = args.get_int("steps-per-epoch", 1, 1000000);
-  const int B = config.batch_size, T = config.seq_len, H = config.n_heads, V = config.vocab_size;
+  const int B = config.training.batch_size, T = config.task.seq_len, H = config.model.n_heads,
+            V = config.model.vocab_size;
 
   Trainer trainer(config);
   trainer.set_ablation(ablation);
   const ModelConfig mc = config.model_config();
-  std::printf("# attn demo: V=%d D=%d H=%d T=%d B=%d lr=%g seed=%llu task=%s%s%s\n", V,
-              config.d_model, H, T, B, config.lr, static_cast<unsigned long long>(config.seed),
-              config.task.c_str(),
-              config.n_layers == 1 && !config.residual
-                  ? ""
-                  : str_cat(" layers=", config.n_layers, config.residual ? " residual" : "")
-                        .c_str(),
-              block_keys(config, mc).c_str());
+  std::printf(
+      "# attn demo: V=%d D=%d H=%d T=%d B=%d lr=%g seed=%llu task=%s%s%s\n", V,
+      config.model.d_model, H, T, B, config.training.lr,
+      static_cast<unsigned long long>(config.training.seed), config.task.name.c_str(),
+      config.model.n_layers == 1 && !config.model.residual
+          ? ""
+          : str_cat(" layers=", config.model.n_layers, config.model.residual ? " residual" : "")
+                .c_str(),
+      block_keys_text(mc).c_str());
   if (args.has("mask") || args.has("no-scale-scores") || args.has("heads-off") || args.has("heads-frozen"))
     std::printf("# ablation: mask %s, scaling %s, heads off [%s], frozen [%s]\n",
                 mask_mode_name(ablation.mask), ablation.scale_scores ? "on" : "off",
@@ -281,7 +269,7 @@ int cmd_demo(const std::vector<std::string>& argv) {
   std::printf("\n");
 
   // Parts 1-3 on the untrained model, with a batch of ids that no training stream draws.
-  Rng probe(config.seed ^ kProbeSeed);
+  Rng probe(config.training.seed ^ kProbeSeed);
   std::vector<int32_t> ids(size_t(B) * T);
   for (int32_t& id : ids) id = static_cast<int32_t>(probe.below(uint32_t(V)));
   TinyAttentionLM::State s;
@@ -296,7 +284,7 @@ int cmd_demo(const std::vector<std::string>& argv) {
 
   // Part 4: epoch means over every step's loss, as each step reports it.
   std::printf("\n4. Training TinyAttentionLM on the '%s' task: %d epoch%s x %d steps\n",
-              config.task.c_str(), epochs, epochs == 1 ? "" : "s", per_epoch);
+              config.task.name.c_str(), epochs, epochs == 1 ? "" : "s", per_epoch);
   std::printf("   chance loss ln(V) = %.4f\n", std::log(double(V)));
   std::vector<double> means;
   for (int e = 0; e < epochs; ++e) {
@@ -309,7 +297,7 @@ int cmd_demo(const std::vector<std::string>& argv) {
     // The lesson's last assertion. The future task is the exception: no causal model beats
     // chance on it, so its loss has nothing to fall to.
     const bool fell = means.back() < means.front();
-    if (config.task == "future") {
+    if (config.task.name == "future") {
       std::printf("   (the future task cannot be learned under a causal mask: the loss is not "
                   "required to fall)\n");
     } else if (!fell) {
@@ -328,7 +316,7 @@ int cmd_demo(const std::vector<std::string>& argv) {
   std::printf("\n5. Attention per head for the repeated sample [%d x %d]; next token predicted: "
               "%d\n   (rows = queries, columns = keys; ' ' ~ 0 or masked, '@' ~ 1)\n\n",
               sample[0], T, static_cast<int>(predicted));
-  print_heatmaps(weights, H, T, config.n_layers);
+  print_heatmaps(weights, H, T, config.model.n_layers);
   std::printf("Demo OK.\n");
   return 0;
 }

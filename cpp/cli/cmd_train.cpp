@@ -20,7 +20,7 @@ constexpr int kTextEvalBatches = 8;
 // Per-head scores, the phase change and, with 2+ layers, the K-composition matrix.
 void print_circuits(Trainer& trainer) {
   const TrainerConfig& c = trainer.config();
-  const int L = c.n_layers, H = c.n_heads;
+  const int L = c.model.n_layers, H = c.model.n_heads;
   const HeadScores s = head_scores(trainer.model(), trainer.data());
   std::printf("# phase change at step %lld (-1: none yet)\n",
               static_cast<long long>(trainer.phase_change_step()));
@@ -47,9 +47,9 @@ void print_circuits(Trainer& trainer) {
 // The text task's corpus: --text FILE, or nullptr (the default corpus) without it. A bad text is an Error of
 // kind Input naming the file.
 std::shared_ptr<const TextCorpus> corpus_from(const Args& args, const TrainerConfig& config) {
-  if (config.task != "text") {
+  if (config.task.name != "text") {
     if (args.has("text"))
-      throw UsageError(str_cat("--text needs --task text (the task is ", config.task, ")"));
+      throw UsageError(str_cat("--text needs --task text (the task is ", config.task.name, ")"));
     return nullptr;
   }
   if (!args.has("text")) return nullptr;  // the Trainer's default corpus
@@ -57,7 +57,7 @@ std::shared_ptr<const TextCorpus> corpus_from(const Args& args, const TrainerCon
   const std::vector<uint8_t> bytes = read_file(path);
   try {
     return std::make_shared<const TextCorpus>(
-        make_corpus(std::string(bytes.begin(), bytes.end()), config.seq_len));
+        make_corpus(std::string(bytes.begin(), bytes.end()), config.task.seq_len));
   } catch (const Error& e) {
     throw Error(e.kind(), e.key(), str_cat(path, ": ", e.what()));
   }
@@ -98,9 +98,9 @@ int cmd_train(const std::vector<std::string>& argv) {
   Trainer trainer(config, corpus_from(args, config));
   trainer.set_ablation(ablation);
   std::printf("# V=%d D=%d H=%d T=%d B=%d lr=%g seed=%llu task=%s\n",
-              trainer.config().vocab_size, config.d_model, config.n_heads, config.seq_len,
-              config.batch_size, config.lr, static_cast<unsigned long long>(config.seed),
-              config.task.c_str());
+              trainer.config().model.vocab_size, config.model.d_model, config.model.n_heads,
+              config.task.seq_len, config.training.batch_size, config.training.lr,
+              static_cast<unsigned long long>(config.training.seed), config.task.name.c_str());
   const int64_t n_params = trainer.family_model().param_count();
   const int64_t n_active = trainer.family_model().active_param_count();
   std::printf("parameters: %lld\n", static_cast<long long>(n_params));
@@ -108,20 +108,22 @@ int cmd_train(const std::vector<std::string>& argv) {
     std::printf("active parameters: %lld\n", static_cast<long long>(n_active));
   const TextCorpus* corpus = trainer.corpus();
   // A masked language model: every accuracy is over the selected (masked) positions only.
-  const bool mlm = config.objective == "mlm";
+  const bool mlm = config.model.objective == Objective::Mlm;
   if (mlm)
-    std::printf("# objective mlm: %g of the tokens selected (80%% [MASK], 10%% another token, "
-                "10%% kept), loss and accuracy at the selected positions\n",
-                static_cast<double>(config.mask_rate));
-  if (config.attention != "full" || config.differential)
-    std::printf("# attention %s%s%s\n", config.attention.c_str(),
-                config.attention == "full"
+    std::printf(
+        "# objective mlm: %g of the tokens selected (80%% [MASK], 10%% another token, "
+        "10%% kept), loss and accuracy at the selected positions\n",
+        static_cast<double>(config.training.mask_rate));
+  if (config.model.attention != AttentionKind::Full || config.model.differential)
+    std::printf("# attention %s%s%s\n", attention_kind_name(config.model.attention),
+                config.model.attention == AttentionKind::Full
                     ? ""
-                    : str_cat(" window ", config.window,
-                              config.attention == "strided" ? str_cat(" stride ", config.stride)
-                                                            : std::string())
+                    : str_cat(" window ", config.model.window,
+                              config.model.attention == AttentionKind::Strided
+                                  ? str_cat(" stride ", config.model.stride)
+                                  : std::string())
                           .c_str(),
-                config.differential ? ", differential" : "");
+                config.model.differential ? ", differential" : "");
   if (corpus) {
     std::printf("# text: %zu characters (%zu train, %zu validation), vocab %s\n",
                 corpus->train.size() + corpus->val.size(), corpus->train.size(),
@@ -161,11 +163,12 @@ int cmd_train(const std::vector<std::string>& argv) {
     std::printf("# %d steps in %.3f s (%.1f steps/s)\n", steps, secs, steps / secs);
     const Evaluation e = evaluate(trainer.model(), trainer.data(), 8);
     if (mlm)
-      std::printf("# eval masked-position accuracy %.4f loss %.6g (eval mode, 8 fresh %s, "
-                  "%g of the tokens selected)\n",
-                  static_cast<double>(e.accuracy), static_cast<double>(e.loss),
-                  corpus ? "batches of the validation split" : "batches",
-                  static_cast<double>(config.mask_rate));
+      std::printf(
+          "# eval masked-position accuracy %.4f loss %.6g (eval mode, 8 fresh %s, "
+          "%g of the tokens selected)\n",
+          static_cast<double>(e.accuracy), static_cast<double>(e.loss),
+          corpus ? "batches of the validation split" : "batches",
+          static_cast<double>(config.training.mask_rate));
     else
       std::printf("# eval accuracy %.4f loss %.6g (eval mode, 8 fresh batches)\n",
                   static_cast<double>(e.accuracy), static_cast<double>(e.loss));

@@ -25,6 +25,7 @@ std::vector<Flag> trainer_flags() {
   std::vector<Flag> flags;
   for (const ConfigKey& k : config_keys()) {
     Flag f{k.flag, k.symbol, "", key_help(k, &flag_namer)};
+    f.families.assign(k.families.begin(), k.families.end());
     if (k.type != ConfigType::Bool) f.default_value = value_text(d, k);
     flags.push_back(std::move(f));
   }
@@ -37,11 +38,13 @@ TrainerConfig trainer_config_from(const Args& a) {
   // gives each key's rule, in flag names.
   for (const ConfigKey& k : config_keys()) {
     switch (k.type) {
-      case ConfigType::Int: c.*k.int_member = a.get_int(k.flag, INT_MIN, INT_MAX); break;
-      case ConfigType::UInt64: c.*k.u64_member = a.get_u64(k.flag); break;
-      case ConfigType::Float: c.*k.float_member = a.get_float(k.flag, -FLT_MAX, FLT_MAX); break;
-      case ConfigType::Bool: c.*k.bool_member = a.has(k.flag); break;
-      case ConfigType::String: c.*k.string_member = a.get(k.flag); break;
+      case ConfigType::Int: key_value<int>(c, k) = a.get_int(k.flag, INT_MIN, INT_MAX); break;
+      case ConfigType::UInt64: key_value<uint64_t>(c, k) = a.get_u64(k.flag); break;
+      case ConfigType::Float:
+        key_value<float>(c, k) = a.get_float(k.flag, -FLT_MAX, FLT_MAX);
+        break;
+      case ConfigType::Bool: key_value<bool>(c, k) = a.has(k.flag); break;
+      case ConfigType::String: set_choice(c, k, a.get(k.flag), &flag_namer); break;
     }
   }
   c.validate(&flag_namer);
@@ -83,7 +86,7 @@ std::vector<uint8_t> head_list(const Args& a, const std::string& name, int n_hea
 }  // namespace
 
 Trainer::Ablation ablation_from(const Args& a, const TrainerConfig& c) {
-  const int n_heads = c.n_layers * c.n_heads;  // global, layer-major
+  const int n_heads = c.model.n_layers * c.model.n_heads;  // global, layer-major
   Trainer::Ablation ab;
   try {
     ab.mask = parse_mask_mode(a.get("mask"));

@@ -68,8 +68,9 @@ EMSCRIPTEN_BINDINGS(attention_core) {
           const TrainerConfig c = to_trainer_config(config);
           validate_js(c);
           std::shared_ptr<const TextCorpus> text;
-          if (c.task == "text" && !corpus.isUndefined() && !corpus.isNull())
-            text = std::make_shared<const TextCorpus>(make_corpus(to_text(corpus, "corpus"), c.seq_len));
+          if (c.task.name == "text" && !corpus.isUndefined() && !corpus.isNull())
+            text = std::make_shared<const TextCorpus>(
+                make_corpus(to_text(corpus, "corpus"), c.task.seq_len));
           return new Trainer(c, std::move(text));
         });
       }, allow_raw_pointers())
@@ -86,7 +87,7 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       .function("lossHistory", +[](Trainer& t) { return float32_array(t.loss_history()); })
       .function("attention", +[](Trainer& t, val ids) {
         return js_call([&] {
-          const std::vector<int32_t> x = to_ids(ids, size_t(t.config().seq_len));
+          const std::vector<int32_t> x = to_ids(ids, size_t(t.config().task.seq_len));
           Mat weights, logits;
           sequence_attention(t.family_model(), x.data(), int(x.size()), weights, logits);
           return attention_to_js(weights, logits, t.config(), int(x.size()));
@@ -120,7 +121,7 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       // Look inside: lens, attribution, patching and circuits in one call.
       .function("inspect", +[](Trainer& t, val request) {
         return js_call([&] {
-          const InspectRequest r = to_inspect_request(request, t.config().seq_len);
+          const InspectRequest r = to_inspect_request(request, t.config().task.seq_len);
           return to_js(inspect(t.model(), r));
         });
       })
@@ -145,15 +146,15 @@ EMSCRIPTEN_BINDINGS(attention_core) {
           js.set("prefixMatching", float32_array(s.prefix_matching));
           js.set("composition", float32_array(s.composition));
           js.set("compositionBaseline", s.composition_baseline);
-          js.set("nLayers", t.config().n_layers);
-          js.set("nHeads", t.config().n_heads);
+          js.set("nLayers", t.config().model.n_layers);
+          js.set("nHeads", t.config().model.n_heads);
           return js;
         });
       })
       .function("phaseChange", +[](Trainer& t) { return double(t.phase_change_step()); })
       .function("rowBackward", +[](Trainer& t, val ids, val head, val query, val target) {
         return js_call([&] {
-          const std::vector<int32_t> x = to_ids(ids, size_t(t.config().seq_len));
+          const std::vector<int32_t> x = to_ids(ids, size_t(t.config().task.seq_len));
           const int h = to_int(head, "head"), q = to_int(query, "query");
           const int y = to_int(target, "target");
           return to_js(row_backward(t.family_model(), x.data(), int(x.size()), h, q, y));
@@ -163,7 +164,7 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       // answers with their probabilities.
       .function("predictions", +[](Trainer& t, val ids, val k) {
         return js_call([&] {
-          const std::vector<int32_t> x = to_ids(ids, size_t(t.config().seq_len));
+          const std::vector<int32_t> x = to_ids(ids, size_t(t.config().task.seq_len));
           std::vector<int32_t> answers(x.size());
           task_targets(t.data().task, x.data(), int(x.size()), answers.data());
           const Predictions p = predictions(t.family_model(), x.data(), int(x.size()),
@@ -184,7 +185,7 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       // The receptive field measured: (T,T) norms of d(output i)/d(input j).
       .function("receptiveField", +[](Trainer& t, val ids) {
         return js_call([&] {
-          const std::vector<int32_t> x = to_ids(ids, size_t(t.config().seq_len));
+          const std::vector<int32_t> x = to_ids(ids, size_t(t.config().task.seq_len));
           return matrix_to_js(receptive_field(t.family_model(), x.data(), int(x.size())));
         });
       })

@@ -177,24 +177,24 @@ TrainerConfig to_trainer_config(const val& js) {
     // Integers are checked against int's range (or the seed's, a safe integer) only to convert.
     switch (k.type) {
       case ConfigType::Int:
-        c.*k.int_member =
+        key_value<int>(c, k) =
             static_cast<int>(to_integer(v, name, -kIntMax, kIntMax, ErrorKind::Config));
         break;
       case ConfigType::UInt64:
-        c.*k.u64_member =
+        key_value<uint64_t>(c, k) =
             static_cast<uint64_t>(to_integer(v, name, 0, kMaxSafeInteger, ErrorKind::Config));
         break;
       case ConfigType::Float:
-        c.*k.float_member = static_cast<float>(to_number(v, name, ErrorKind::Config));
+        key_value<float>(c, k) = static_cast<float>(to_number(v, name, ErrorKind::Config));
         break;
       case ConfigType::Bool:
         require_value(v.isTrue() || v.isFalse(), ErrorKind::Config, name,
                       " must be a boolean, got ", type_of(v));
-        c.*k.bool_member = v.isTrue();
+        key_value<bool>(c, k) = v.isTrue();
         break;
       case ConfigType::String:
         require_value(v.isString(), ErrorKind::Config, name, " must be a string, got ", type_of(v));
-        c.*k.string_member = v.as<std::string>();
+        set_choice(c, k, v.as<std::string>(), &js_key);
         break;
     }
   }
@@ -221,7 +221,7 @@ Trainer::Ablation to_ablation(const val& js, const TrainerConfig& c) {
   require(is_object(js), "ablation must be an object, got ", type_of(js));
   check_keys(js, kAblationKeys, "ablation", ErrorKind::Input);
   Trainer::Ablation a;
-  const int L = c.n_layers, H = c.n_heads;
+  const int L = c.model.n_layers, H = c.model.n_heads;
   a.heads_off = to_head_flags(js["headsOff"], "headsOff", L, H);
   a.heads_frozen = to_head_flags(js["headsFrozen"], "headsFrozen", L, H);
   a.scale_scores = to_bool(js["scaleScores"], "scaleScores", true);
@@ -529,11 +529,11 @@ val to_js(const TrainerConfig& c) {
   for (const ConfigKey& k : config_keys()) {
     const std::string name = js_key(k.name);
     switch (k.type) {
-      case ConfigType::Int: js.set(name, c.*k.int_member); break;
-      case ConfigType::UInt64: js.set(name, static_cast<double>(c.*k.u64_member)); break;
-      case ConfigType::Float: js.set(name, shortest_decimal(c.*k.float_member)); break;
-      case ConfigType::Bool: js.set(name, c.*k.bool_member); break;
-      case ConfigType::String: js.set(name, c.*k.string_member); break;
+      case ConfigType::Int: js.set(name, key_value<int>(c, k)); break;
+      case ConfigType::UInt64: js.set(name, static_cast<double>(key_value<uint64_t>(c, k))); break;
+      case ConfigType::Float: js.set(name, shortest_decimal(key_value<float>(c, k))); break;
+      case ConfigType::Bool: js.set(name, key_value<bool>(c, k)); break;
+      case ConfigType::String: js.set(name, value_text(c, k)); break;
     }
   }
   return js;
@@ -557,7 +557,7 @@ val to_js(const LengthEvaluation& e) {
 
 val to_js(const Trainer::Ablation& a, const TrainerConfig& c) {
   val off = val::array(), frozen = val::array();
-  const int n_heads = c.n_layers * c.n_heads;  // global, layer-major
+  const int n_heads = c.model.n_layers * c.model.n_heads;  // global, layer-major
   for (int h = 0; h < n_heads; ++h) {
     off.call<void>("push", a.heads_off.empty() ? false : a.heads_off[size_t(h)] != 0);
     frozen.call<void>("push", a.heads_frozen.empty() ? false : a.heads_frozen[size_t(h)] != 0);
@@ -743,8 +743,8 @@ val attention_to_js(const Mat& weights, const Mat& logits, const TrainerConfig& 
   val js = val::object();
   js.set("weights", copy_out("Float32Array", weights.data(), size_t(weights.size())));
   js.set("logits", copy_out("Float32Array", logits.data(), size_t(logits.size())));
-  js.set("nHeads", c.n_heads);
-  js.set("nLayers", c.n_layers);
+  js.set("nHeads", c.model.n_heads);
+  js.set("nLayers", c.model.n_layers);
   js.set("seqLen", T);
   js.set("vocabSize", int(logits.cols()));  // the model's: with [MASK] for an mlm model
   return js;

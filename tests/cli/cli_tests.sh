@@ -88,6 +88,11 @@ help)
   ok "$ATTN" demo self-attention --help
   grep -q -- "--sentence TEXT" "$S/stdout" || fail "demo self-attention --help lacks --sentence"
   grep -q -- "^usage: attn demo self-attention" "$S/stdout" || fail "demo self-attention usage line"
+  # --help lists the keys of the --family given (every key applies to lm, the one family).
+  ok "$ATTN" train --family lm --help
+  grep -q -- "--family FAMILY" "$S/stdout" || fail "train --help lacks --family"
+  grep -q -- "--norm KIND" "$S/stdout" || fail "train --family lm --help lacks --norm"
+  bad "--family: unknown family 'vit' (expected lm)" "$ATTN" train --family vit --steps 0
   ;;
 
 forward_reference)
@@ -579,7 +584,7 @@ block_flags)
   done
   ok "$ATTN" selftest --weights "$S/b.st"
   grep -q '^FAIL' "$S/stdout" && fail "selftest of a block: $(grep FAIL "$S/stdout")"
-  grep -q '^PASS gradcheck .*positions learned norm layernorm (pre) ffn swiglu' "$S/stdout" ||
+  grep -q '^PASS gradcheck .*positions=learned .*norm=layernorm norm_position=pre ffn=swiglu' "$S/stdout" ||
     fail "gradcheck ignores the block: $(grep gradcheck "$S/stdout")"
   ok "$ATTN" selftest --residual --positions rope --norm rmsnorm --norm-position post --ffn relu --kv-heads 1
   grep -q '^FAIL' "$S/stdout" && fail "selftest of a rope block: $(grep FAIL "$S/stdout")"
@@ -860,7 +865,7 @@ attention_flags)
   ok "$ATTN" selftest --objective mlm --differential --residual --attention window --window 2
   grep -q '^FAIL' "$S/stdout" && fail "selftest of an mlm model: $(grep FAIL "$S/stdout")"
   ok "$ATTN" demo --objective mlm --differential --attention window --window 3 --epochs 2 --steps-per-epoch 20
-  grep -q '^# attn demo: .* objective=mlm attention=window window=3 stride=4 differential=true$' "$S/stdout" ||
+  grep -q '^# attn demo: .* objective=mlm attention=window window=3 stride=4 differential=true family=lm$' "$S/stdout" ||
     fail "demo header: $(head -1 "$S/stdout")"
   grep -q '(B,T,5D)' "$S/stdout" || fail "demo: the differential qkv shape"
   grep -q '^Demo OK\.$' "$S/stdout" || fail "demo of an mlm model: $(tail -3 "$S/stdout")"

@@ -39,13 +39,13 @@ inline TextModels& text_models() {
     TextModels t;
     t.corpus = std::make_shared<const TextCorpus>(make_corpus(default_corpus(), 32));
     TrainerConfig c = text_preset_config();  // at half the width and length
-    c.d_model = 32;
-    c.seq_len = 32;
-    c.ffn_mult = 2;
+    c.model.d_model = 32;
+    c.task.seq_len = 32;
+    c.model.ffn_mult = 2;
     t.target = std::make_unique<Trainer>(c, t.corpus);
     t.target->step(120);
     TrainerConfig d = draft_config(c);
-    d.d_model = 16;
+    d.model.d_model = 16;
     t.draft = std::make_unique<Trainer>(d, t.corpus);
     t.draft->step(120);
     return t;

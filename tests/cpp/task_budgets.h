@@ -38,17 +38,17 @@ struct Table {
 
 // A config key of the table's rows set on c; a key the table uses and this does not know fails.
 inline void set_key(attn::TrainerConfig& c, const std::string& key, const attn::json::Value& v) {
-  if (key == "vocab_size") c.vocab_size = int(v.integer);
-  else if (key == "d_model") c.d_model = int(v.integer);
-  else if (key == "n_heads") c.n_heads = int(v.integer);
-  else if (key == "seq_len") c.seq_len = int(v.integer);
-  else if (key == "batch_size") c.batch_size = int(v.integer);
-  else if (key == "lr") c.lr = float(v.number);
-  else if (key == "seed") c.seed = uint64_t(v.integer);
-  else if (key == "n_layers") c.n_layers = int(v.integer);
-  else if (key == "residual") c.residual = v.boolean;
-  else if (key == "emb_init_std") c.emb_init_std = float(v.number);
-  else if (key == "positions") c.positions = v.string;
+  if (key == "vocab_size") c.model.vocab_size = int(v.integer);
+  else if (key == "d_model") c.model.d_model = int(v.integer);
+  else if (key == "n_heads") c.model.n_heads = int(v.integer);
+  else if (key == "seq_len") c.task.seq_len = int(v.integer);
+  else if (key == "batch_size") c.training.batch_size = int(v.integer);
+  else if (key == "lr") c.training.lr = float(v.number);
+  else if (key == "seed") c.training.seed = uint64_t(v.integer);
+  else if (key == "n_layers") c.model.n_layers = int(v.integer);
+  else if (key == "residual") c.model.residual = v.boolean;
+  else if (key == "emb_init_std") c.model.emb_init_std = float(v.number);
+  else if (key == "positions") c.model.positions = attn::parse_position_kind(v.string);
   else FAIL("tests/task_budgets.json: config key " << key << " is not handled by task_budgets.h");
 }
 
@@ -61,7 +61,7 @@ inline Table table() {
   for (const auto& [task, row] : doc.find("tasks")->object) {
     TaskBudget b;
     b.task = task;
-    b.config.task = task;
+    b.config.task.name = task;
     for (const auto& [key, value] : row.find("config")->object) set_key(b.config, key, value);
     if (const attn::json::Value* m = row.find("mask")) b.mask = m->string;
     b.metric = row.find("metric")->string;

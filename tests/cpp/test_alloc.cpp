@@ -131,8 +131,8 @@ TEST_CASE("alloc: DemoConfig steps allocate nothing after the first", "[alloc]")
 
 TEST_CASE("alloc: steps with dropout allocate nothing after the first", "[alloc]") {
   attn::TrainerConfig c;
-  c.attn_dropout = 0.1f;
-  c.out_dropout = 0.2f;
+  c.model.attn_dropout = 0.1f;
+  c.model.out_dropout = 0.2f;
   CHECK(allocations_in_ten_steps(c) == 0);
 }
 
@@ -141,11 +141,11 @@ TEST_CASE("alloc: a larger config allocates nothing after the first step", "[all
   // of 128 KB: without the raised EIGEN_STACK_ALLOCATION_LIMIT (CMakeLists.txt) each step makes
   // 10 heap calls.
   attn::TrainerConfig c;
-  c.vocab_size = 256;
-  c.d_model = 128;
-  c.n_heads = 8;
-  c.seq_len = 64;
-  c.batch_size = 8;
+  c.model.vocab_size = 256;
+  c.model.d_model = 128;
+  c.model.n_heads = 8;
+  c.task.seq_len = 64;
+  c.training.batch_size = 8;
   CHECK(allocations_in_ten_steps(c) == 0);
 }
 
@@ -154,22 +154,22 @@ TEST_CASE("alloc: 2 and 3 layers allocate nothing after the first step", "[alloc
     for (const bool residual : {false, true}) {
       CAPTURE(L, residual);
       attn::TrainerConfig c;
-      c.n_layers = L;
-      c.residual = residual;
+      c.model.n_layers = L;
+      c.model.residual = residual;
       CHECK(allocations_in_ten_steps(c) == 0);
     }
   // Dropout and frozen heads in a deeper layer take their own paths through step().
   attn::TrainerConfig c;
-  c.n_layers = 3;
-  c.residual = true;
-  c.attn_dropout = 0.1f;
-  c.out_dropout = 0.1f;
+  c.model.n_layers = 3;
+  c.model.residual = true;
+  c.model.attn_dropout = 0.1f;
+  c.model.out_dropout = 0.1f;
   attn::Trainer trainer(c);
   attn::Trainer::Ablation a;
-  a.heads_frozen.assign(size_t(3 * c.n_heads), 0);
-  a.heads_frozen[size_t(1 * c.n_heads + 2)] = 1;  // layer 1, head 2
-  a.heads_off.assign(size_t(3 * c.n_heads), 0);
-  a.heads_off[size_t(2 * c.n_heads)] = 1;  // layer 2, head 0
+  a.heads_frozen.assign(size_t(3 * c.model.n_heads), 0);
+  a.heads_frozen[size_t(1 * c.model.n_heads + 2)] = 1;  // layer 1, head 2
+  a.heads_off.assign(size_t(3 * c.model.n_heads), 0);
+  a.heads_off[size_t(2 * c.model.n_heads)] = 1;  // layer 2, head 0
   trainer.set_ablation(a);
   trainer.step(1);
   const int64_t before = allocations();
@@ -255,15 +255,15 @@ TEST_CASE("alloc: training steps of the transformer block allocate nothing after
   for (const Case& k : cases) {
     CAPTURE(k.positions, k.norm, k.where, k.ffn, k.kv_heads, k.layers);
     attn::TrainerConfig c;
-    c.residual = true;
-    c.positions = k.positions;
-    c.norm = k.norm;
-    c.norm_position = k.where;
-    c.ffn = k.ffn;
-    c.kv_heads = k.kv_heads;
-    c.n_layers = k.layers;
-    c.max_seq_len = 16;
-    c.attn_dropout = 0.1f;
+    c.model.residual = true;
+    c.model.positions = attn::parse_position_kind(k.positions);
+    c.model.norm = attn::parse_norm_kind(k.norm);
+    c.model.norm_position = attn::parse_norm_position(k.where);
+    c.model.ffn = attn::parse_ffn_kind(k.ffn);
+    c.model.kv_heads = k.kv_heads;
+    c.model.n_layers = k.layers;
+    c.model.max_context_length = 16;
+    c.model.attn_dropout = 0.1f;
     CHECK(allocations_in_ten_steps(c) == 0);
   }
 }
@@ -284,15 +284,15 @@ TEST_CASE("alloc: masked language modelling and the attention variants allocate 
   for (const Case& k : cases) {
     CAPTURE(k.objective, k.attention, k.differential, k.task);
     attn::TrainerConfig c;
-    c.residual = true;
-    c.n_layers = 2;
-    c.objective = k.objective;
-    c.attention = k.attention;
-    c.window = 3;
-    c.stride = 4;
-    c.differential = k.differential;
-    c.task = k.task;
-    c.attn_dropout = 0.1f;
+    c.model.residual = true;
+    c.model.n_layers = 2;
+    c.model.objective = attn::parse_objective(k.objective);
+    c.model.attention = attn::parse_attention_kind(k.attention);
+    c.model.window = 3;
+    c.model.stride = 4;
+    c.model.differential = k.differential;
+    c.task.name = k.task;
+    c.model.attn_dropout = 0.1f;
     CHECK(allocations_in_ten_steps(c) == 0);
   }
 }

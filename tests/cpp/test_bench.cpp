@@ -31,14 +31,14 @@ std::map<Shape, int> recorded(const attn::TrainerConfig& c) {
 TEST_CASE("bench: step_products lists every product of a step", "[bench]") {
   attn::TrainerConfig demo;
   attn::TrainerConfig text = attn::text_preset_config();  // the GPT preset, smaller
-  text.seq_len = 64;
-  text.batch_size = 2;
+  text.task.seq_len = 64;
+  text.training.batch_size = 2;
   attn::TrainerConfig grouped = text;  // shapes that collide: D = F, grouped K/V heads, swiglu
-  grouped.ffn = "swiglu";
-  grouped.ffn_mult = 1;
-  grouped.kv_heads = 2;
+  grouped.model.ffn = attn::FfnKind::SwiGLU;
+  grouped.model.ffn_mult = 1;
+  grouped.model.kv_heads = 2;
   for (const attn::TrainerConfig& c : {demo, text, grouped}) {
-    CAPTURE(c.task, c.ffn, c.kv_heads);
+    CAPTURE(c.task, c.model.ffn, c.model.kv_heads);
     const attn::Trainer t(c);
     const std::vector<attn::StepProduct> listed = attn::step_products(t.config());
     std::map<Shape, int> want;
@@ -77,8 +77,8 @@ TEST_CASE("bench: the product profile times every listed product", "[bench]") {
 TEST_CASE("bench: the op profile names the step's non-product ops, the products and the rest",
           "[bench]") {
   attn::TrainerConfig c = attn::text_preset_config();  // the GPT preset, smaller
-  c.batch_size = 2;
-  c.seq_len = 16;
+  c.training.batch_size = 2;
+  c.task.seq_len = 16;
   const auto rows = attn::profile_step_ops(c, 3);
   std::map<std::string, double> by_name;
   for (const auto& r : rows) {
@@ -99,8 +99,8 @@ TEST_CASE("bench: the op profile names the step's non-product ops, the products 
 
 TEST_CASE("bench: timing the ops leaves the training run bit for bit the same", "[bench]") {
   attn::TrainerConfig c = attn::text_preset_config();
-  c.batch_size = 2;
-  c.seq_len = 16;
+  c.training.batch_size = 2;
+  c.task.seq_len = 16;
   attn::Trainer plain(c), timed(c);
   plain.step(2);
   std::vector<attn::OpRecord> log;

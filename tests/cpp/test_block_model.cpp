@@ -200,7 +200,7 @@ TEST_CASE("block model: bad block settings are config errors naming their keys",
   check_error(invalid([](ModelConfig& c) { c.ffn = FfnKind::SwiGLU; }), ErrorKind::Config, "ffn",
               "ffn (swiglu) needs residual");
   check_error(invalid([](ModelConfig& c) { c.kv_heads = 3; }), ErrorKind::Config, "kv_heads",
-              "kv_heads (3) must divide n_heads (4)");
+              "n_heads (4) must be divisible by kv_heads (3)");
   check_error(invalid([](ModelConfig& c) { c.ffn_mult = 9; }), ErrorKind::Config, "ffn_mult",
               "ffn_mult (9)");
   check_error(invalid([](ModelConfig& c) { c.d_model = 12, c.n_heads = 4, c.positions = PositionKind::Rope; }),
@@ -218,25 +218,25 @@ TEST_CASE("block model: bad block settings are config errors naming their keys",
       c.validate();
     };
   };
-  check_error(trainer([](attn::TrainerConfig& c) { c.norm = "layernorm"; }), ErrorKind::Config,
+  check_error(trainer([](attn::TrainerConfig& c) { c.model.norm = NormKind::LayerNorm; }), ErrorKind::Config,
               "norm", "norm (layernorm) needs residual");
-  check_error(trainer([](attn::TrainerConfig& c) { c.ffn = "relu"; }), ErrorKind::Config, "ffn",
+  check_error(trainer([](attn::TrainerConfig& c) { c.model.ffn = FfnKind::ReLU; }), ErrorKind::Config, "ffn",
               "ffn (relu) needs residual");
-  check_error(trainer([](attn::TrainerConfig& c) { c.kv_heads = 3; }), ErrorKind::Config,
+  check_error(trainer([](attn::TrainerConfig& c) { c.model.kv_heads = 3; }), ErrorKind::Config,
               "kv_heads", "n_heads (4) must be divisible by kv_heads (3)");
-  check_error(trainer([](attn::TrainerConfig& c) { c.kv_heads = 8; }), ErrorKind::Config,
+  check_error(trainer([](attn::TrainerConfig& c) { c.model.kv_heads = 8; }), ErrorKind::Config,
               "kv_heads", "kv_heads (8) must be in [0, 4]");
-  check_error(trainer([](attn::TrainerConfig& c) { c.max_seq_len = 11; }), ErrorKind::Config,
+  check_error(trainer([](attn::TrainerConfig& c) { c.model.max_context_length = 11; }), ErrorKind::Config,
               "max_seq_len", "max_seq_len (11) must be 0 or >= seq_len (12)");
-  check_error(trainer([](attn::TrainerConfig& c) { c.positions = "absolute"; }),
+  check_error(trainer([](attn::TrainerConfig& c) { attn::set_choice(c, *attn::find_config_key("positions"), "absolute", nullptr); }),
               ErrorKind::Config, "positions", "positions: unknown positions 'absolute'");
-  check_error(trainer([](attn::TrainerConfig& c) { c.norm_position = "mid"; }),
+  check_error(trainer([](attn::TrainerConfig& c) { attn::set_choice(c, *attn::find_config_key("norm_position"), "mid", nullptr); }),
               ErrorKind::Config, "norm_position", "norm_position: unknown position 'mid'");
-  check_error(trainer([](attn::TrainerConfig& c) { c.ffn_mult = 0; }), ErrorKind::Config,
+  check_error(trainer([](attn::TrainerConfig& c) { c.model.ffn_mult = 0; }), ErrorKind::Config,
               "ffn_mult", "ffn_mult (0) must be in [1, 8]");
   // max_seq_len is the model's C; 0 keeps seq_len.
   attn::TrainerConfig t;
   CHECK(t.model_config().max_context_length == 12);
-  t.max_seq_len = 40;
+  t.model.max_context_length = 40;
   CHECK(t.model_config().max_context_length == 40);
 }

@@ -20,17 +20,17 @@ BlockStagesInput block_input(const std::string& norm, const std::string& norm_po
                              const std::string& ffn, const std::string& positions = "sinusoidal",
                              int kv_heads = 0) {
   BlockStagesInput in;
-  in.config.vocab_size = 10;
-  in.config.d_model = 16;
-  in.config.n_heads = 4;
-  in.config.seq_len = 6;
-  in.config.seed = 7;
-  in.config.kv_heads = kv_heads;
-  in.config.norm = norm;
-  in.config.norm_position = norm_position;
-  in.config.ffn = ffn;
-  in.config.ffn_mult = 2;
-  in.config.positions = positions;
+  in.config.model.vocab_size = 10;
+  in.config.model.d_model = 16;
+  in.config.model.n_heads = 4;
+  in.config.task.seq_len = 6;
+  in.config.training.seed = 7;
+  in.config.model.kv_heads = kv_heads;
+  in.config.model.norm = attn::parse_norm_kind(norm);
+  in.config.model.norm_position = attn::parse_norm_position(norm_position);
+  in.config.model.ffn = attn::parse_ffn_kind(ffn);
+  in.config.model.ffn_mult = 2;
+  in.config.model.positions = attn::parse_position_kind(positions);
   in.ids = {1, 4, 2, 9, 0, 4};
   return in;
 }
@@ -44,8 +44,8 @@ void check_close(const Mat& a, const Mat& b, float tol = 1e-6f) {
 // The model's lm_head input for the same config and seed: its own one-layer forward.
 Mat model_stream(const BlockStagesInput& in) {
   attn::TrainerConfig c = in.config;
-  c.residual = true;
-  attn::TinyAttentionLM model(c.model_config(), c.seed);
+  c.model.residual = true;
+  attn::TinyAttentionLM model(c.model_config(), c.training.seed);
   attn::TinyAttentionLM::State s;
   model.forward(in.ids.data(), 1, int(in.ids.size()), s);
   return s.a;
@@ -190,22 +190,21 @@ TEST_CASE("block stages: ALiBi slopes 2^(-8(h+1)/H) and one bias matrix per head
 
 TEST_CASE("block stages: bad values throw naming their key", "[block_stages]") {
   const auto run = [](BlockStagesInput in) { return [in] { transformer_block_stages(in); }; };
-  BlockStagesInput in = block_input("rmsnorm", "pre", "swiglu");
-  in.config.norm = "batchnorm";
-  check_error(run(in), ErrorKind::Config, "norm", "batchnorm");
-  in = block_input("rmsnorm", "sideways", "swiglu");
-  check_error(run(in), ErrorKind::Config, "norm_position", "sideways");
-  in = block_input("rmsnorm", "pre", "tanh");
-  check_error(run(in), ErrorKind::Config, "ffn", "tanh");
-  in = block_input("rmsnorm", "pre", "relu", "fourier");
-  check_error(run(in), ErrorKind::Config, "positions", "fourier");
-  in = block_input("rmsnorm", "pre", "relu", "rope", 3);
+  // An enum's unknown name is refused as it is read, by the key's row.
+  check_error([] { block_input("batchnorm", "pre", "swiglu"); }, ErrorKind::Config, "norm",
+              "batchnorm");
+  check_error([] { block_input("rmsnorm", "sideways", "swiglu"); }, ErrorKind::Config,
+              "norm_position", "sideways");
+  check_error([] { block_input("rmsnorm", "pre", "tanh"); }, ErrorKind::Config, "ffn", "tanh");
+  check_error([] { block_input("rmsnorm", "pre", "relu", "fourier"); }, ErrorKind::Config,
+              "positions", "fourier");
+  BlockStagesInput in = block_input("rmsnorm", "pre", "relu", "rope", 3);
   check_error(run(in), ErrorKind::Config, "kv_heads", "3");
   in = block_input("rmsnorm", "pre", "relu");
-  in.config.ffn_mult = 9;
+  in.config.model.ffn_mult = 9;
   check_error(run(in), ErrorKind::Config, "ffn_mult", "9");
   in = block_input("rmsnorm", "pre", "relu");
-  in.config.d_model = 15;
+  in.config.model.d_model = 15;
   check_error(run(in), ErrorKind::Config, "d_model", "15");
   in = block_input("none", "pre", "none", "rope");
   in.rope_pair = 2;  // Dh 4: pairs 0 and 1

@@ -317,15 +317,10 @@ TEST_CASE("circuits: no phase change without a plateau, for a slow drift or for 
 
 TEST_CASE("circuits: head_scores has one score per head and the model's composition",
           "[circuits][trainer]") {
-  attn::TrainerConfig c;
-  c.vocab_size = 16;
-  c.d_model = 16;
-  c.n_heads = 2;
-  c.seq_len = 16;
-  c.batch_size = 8;
-  c.n_layers = 3;
-  c.residual = true;
-  c.task = "repeat";  // the scores use their own induction rows whatever the task
+  attn::TrainerConfig c = attn::sized_config(16, 16, 2, 16, 8);  // V, D, H, T, B
+  c.model.n_layers = 3;
+  c.model.residual = true;
+  c.task.name = "repeat";  // the scores use their own induction rows whatever the task
   attn::Trainer t(c);
   t.step(5);
   const attn::HeadScores s = head_scores(t.model(), t.data());
@@ -348,8 +343,8 @@ TEST_CASE("circuits: head_scores has one score per head and the model's composit
   CHECK(again.previous_token == s.previous_token);
   CHECK(again.prefix_matching == s.prefix_matching);
   // Too short for induction rows: no prefix-matching score; previous-token still measured.
-  c.seq_len = 3;
-  c.n_layers = 1;
+  c.task.seq_len = 3;
+  c.model.n_layers = 1;
   attn::Trainer small(c);
   const attn::HeadScores few = head_scores(small.model(), small.data());
   CHECK(std::isnan(few.prefix_matching[0]));

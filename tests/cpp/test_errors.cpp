@@ -40,7 +40,7 @@ Caught caught(F&& f) {
   return {};
 }
 
-TrainerConfig small_trainer_config() { return TrainerConfig{16, 8, 2, 6, 4}; }  // V, D, H, T, B
+TrainerConfig small_trainer_config() { return sized_config(16, 8, 2, 6, 4); }
 
 }  // namespace
 
@@ -71,8 +71,8 @@ TEST_CASE("errors: Error is an invalid_argument, RuntimeError a runtime_error, o
 TEST_CASE("errors: config, keyed by the snake_case name however the message spells keys",
           "[errors]") {
   TrainerConfig c = small_trainer_config();
-  c.d_model = 10;
-  c.n_heads = 3;
+  c.model.d_model = 10;
+  c.model.n_heads = 3;
   // A namer as the JS edge's: camelCase.
   const KeyNamer camel = [](std::string_view k) -> std::string {
     return k == "d_model" ? "dModel" : k == "n_heads" ? "nHeads" : std::string(k);
@@ -92,18 +92,18 @@ TEST_CASE("errors: config, keyed by the snake_case name however the message spel
     void (*spoil)(TrainerConfig&);
   };
   const Case cases[] = {
-      {"vocab_size", [](TrainerConfig& t) { t.vocab_size = 0; }},
-      {"d_model", [](TrainerConfig& t) { t.d_model = 7; }},
-      {"n_heads", [](TrainerConfig& t) { t.n_heads = 16; }},
-      {"seq_len", [](TrainerConfig& t) { t.seq_len = 5000; }},
-      {"batch_size", [](TrainerConfig& t) { t.batch_size = 0; }},
-      {"lr", [](TrainerConfig& t) { t.lr = 1e30f; }},
-      {"attn_dropout", [](TrainerConfig& t) { t.attn_dropout = 1.0f; }},
-      {"out_dropout", [](TrainerConfig& t) { t.out_dropout = -0.5f; }},
-      {"task", [](TrainerConfig& t) { t.task = "bogus"; }},
-      {"task", [](TrainerConfig& t) { t.task = "copy", t.seq_len = 2; }},
-      {"n_layers", [](TrainerConfig& t) { t.n_layers = 0; }},
-      {"n_layers", [](TrainerConfig& t) { t.n_layers = 5; }},
+      {"vocab_size", [](TrainerConfig& t) { t.model.vocab_size = 0; }},
+      {"d_model", [](TrainerConfig& t) { t.model.d_model = 7; }},
+      {"n_heads", [](TrainerConfig& t) { t.model.n_heads = 16; }},
+      {"seq_len", [](TrainerConfig& t) { t.task.seq_len = 5000; }},
+      {"batch_size", [](TrainerConfig& t) { t.training.batch_size = 0; }},
+      {"lr", [](TrainerConfig& t) { t.training.lr = 1e30f; }},
+      {"attn_dropout", [](TrainerConfig& t) { t.model.attn_dropout = 1.0f; }},
+      {"out_dropout", [](TrainerConfig& t) { t.model.out_dropout = -0.5f; }},
+      {"task", [](TrainerConfig& t) { t.task.name = "bogus"; }},
+      {"task", [](TrainerConfig& t) { t.task.name = "copy", t.task.seq_len = 2; }},
+      {"n_layers", [](TrainerConfig& t) { t.model.n_layers = 0; }},
+      {"n_layers", [](TrainerConfig& t) { t.model.n_layers = 5; }},
   };
   for (const Case& k : cases) {
     TrainerConfig bad = small_trainer_config();
@@ -116,7 +116,7 @@ TEST_CASE("errors: config, keyed by the snake_case name however the message spel
 
   // Too much state as a whole: no single key.
   TrainerConfig big = small_trainer_config();
-  big.vocab_size = 4096, big.d_model = 1024, big.seq_len = 1024, big.batch_size = 64;
+  big.model.vocab_size = 4096, big.model.d_model = 1024, big.task.seq_len = 1024, big.training.batch_size = 64;
   const Caught e = caught([&] { big.validate(); });
   CHECK(e.kind == ErrorKind::Config);
   CHECK(e.key.empty());

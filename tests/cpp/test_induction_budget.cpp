@@ -23,11 +23,11 @@ TEST_CASE("induction: 2 layers with residual reach the target within the budget,
           "[induction][budget]") {
   const budgets::Table table = budgets::table();
   const budgets::TaskBudget& preset = table.row("induction");
-  REQUIRE(preset.config.n_layers == 2);
+  REQUIRE(preset.config.model.n_layers == 2);
   for (uint64_t seed : kTestSeeds) {
     CAPTURE(seed);
     budgets::TaskBudget b = preset;
-    b.config.seed = seed;
+    b.config.training.seed = seed;
     attn::Trainer two(b.config);
     // Stops once solved (the budget is an upper bound).
     const budgets::Run r = budgets::train_to_budget(two, b, table.eval_batches);
@@ -71,8 +71,8 @@ TEST_CASE("induction: 2 layers with residual reach the target within the budget,
     CHECK(layer1_off_acc < 0.3f);
   }
   attn::TrainerConfig one_layer = preset.config;
-  one_layer.seed = kTestSeeds[0];
-  one_layer.n_layers = 1;
+  one_layer.training.seed = kTestSeeds[0];
+  one_layer.model.n_layers = 1;
   attn::Trainer one(one_layer);
   one.step(preset.steps);
   const float acc = evaluate(one.model(), one.data(), 8).accuracy;

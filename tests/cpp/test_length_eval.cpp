@@ -19,14 +19,14 @@ namespace {
 
 TrainerConfig small(const std::string& positions) {
   TrainerConfig c;
-  c.task = "shift";
-  c.seq_len = 8;
-  c.vocab_size = 16;
-  c.d_model = 16;
-  c.n_heads = 2;
-  c.batch_size = 8;
-  c.residual = true;
-  c.positions = positions;
+  c.task.name = "shift";
+  c.task.seq_len = 8;
+  c.model.vocab_size = 16;
+  c.model.d_model = 16;
+  c.model.n_heads = 2;
+  c.training.batch_size = 8;
+  c.model.residual = true;
+  c.model.positions = attn::parse_position_kind(positions);
   return c;
 }
 
@@ -106,7 +106,7 @@ TEST_CASE("learned positions past max_seq_len: an error of kind config naming ma
   check_error([&] { evaluate_at_length(t.model(), t.data(), 16, 1, [](std::string_view) { return std::string("maxSeqLen"); }); },
               ErrorKind::Config, "max_seq_len", "maxSeqLen 8");
   // A table with room: max_seq_len 32 evaluates at 16 and 32.
-  c.max_seq_len = 32;
+  c.model.max_context_length = 32;
   Trainer roomy(c);
   CHECK(evaluate_at_length(roomy.model(), roomy.data(), 32, 1).accuracy_per_position.size() == 32);
   check_error([&] { evaluate_at_length(roomy.model(), roomy.data(), 33, 1); }, ErrorKind::Config, "max_seq_len", "33");
@@ -114,7 +114,7 @@ TEST_CASE("learned positions past max_seq_len: an error of kind config naming ma
   check_error([&] { evaluate_at_length(t.model(), t.data(), 0, 1); }, ErrorKind::Config, "seq_len", "(0)");
   check_error([&] { evaluate_at_length(t.model(), t.data(), kMaxEvalLength + 1, 1); }, ErrorKind::Config, "seq_len", "4097");
   TrainerConfig ind = small("rope");
-  ind.task = "induction";
+  ind.task.name = "induction";
   Trainer it(ind);
   check_error([&] { evaluate_at_length(it.model(), it.data(), 2, 1); }, ErrorKind::Config, "task", "task");
 }

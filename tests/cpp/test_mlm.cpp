@@ -71,9 +71,9 @@ Shares mask_and_count(const Batch& batch, int V, float rate, uint64_t seed) {
 
 TrainerConfig mlm_config(const char* task = "copy") {
   TrainerConfig c;
-  c.objective = "mlm";
-  c.task = task;
-  c.vocab_size = 16;
+  c.model.objective = Objective::Mlm;
+  c.task.name = task;
+  c.model.vocab_size = 16;
   return c;
 }
 
@@ -135,7 +135,7 @@ TEST_CASE("mlm trainer: the model has [MASK] as its last id; batches are masked,
           "at the selected positions only",
           "[mlm][trainer]") {
   Trainer t(mlm_config());
-  CHECK(t.config().vocab_size == 16);
+  CHECK(t.config().model.vocab_size == 16);
   CHECK(t.model().config.vocab_size == 17);
   CHECK(t.model().config.mask_id() == 16);
   CHECK(t.model().config.objective == Objective::Mlm);
@@ -177,7 +177,7 @@ TEST_CASE("mlm trainer: the model has [MASK] as its last id; batches are masked,
   CHECK(t.last_batch().targets != first);
   // A causal model of the same config is V ids, and its targets are the task's.
   TrainerConfig causal = mlm_config();
-  causal.objective = "causal";
+  causal.model.objective = Objective::Causal;
   CHECK(Trainer(causal).model().config.vocab_size == 16);
 }
 
@@ -199,7 +199,7 @@ TEST_CASE("mlm trainer: bidirectional attention fills the copy task from the oth
 
 TEST_CASE("mlm: a config error for an mlm config that cannot work", "[mlm][config]") {
   TrainerConfig c = mlm_config("repeat");
-  c.vocab_size = 1;
+  c.model.vocab_size = 1;
   check_error([&] { Trainer t(c); }, ErrorKind::Config, "vocab_size", "objective mlm");
 }
 
@@ -208,12 +208,12 @@ TEST_CASE("fill_blanks: a trained model fills a periodic text; every bad input i
   std::string text;
   while (text.size() < 2000) text += "abcdefgh ";
   TrainerConfig c = mlm_config("text");
-  c.seq_len = 16;
-  c.residual = true;
-  c.n_layers = 2;
-  c.positions = "learned";
-  c.lr = 0.01f;
-  Trainer t(c, std::make_shared<const TextCorpus>(make_corpus(text, c.seq_len)));
+  c.task.seq_len = 16;
+  c.model.residual = true;
+  c.model.n_layers = 2;
+  c.model.positions = PositionKind::Learned;
+  c.training.lr = 0.01f;
+  Trainer t(c, std::make_shared<const TextCorpus>(make_corpus(text, c.task.seq_len)));
   t.step(300);
   const std::u32string& vocab = t.corpus()->vocab;
   const FillResult r = fill_blanks(t.model(), vocab, "abc_efgh a_cd", U'_', 3);
@@ -254,8 +254,8 @@ TEST_CASE("fill_blanks: a trained model fills a periodic text; every bad input i
   }, ErrorKind::Input, "", "--text has no blank");
 
   TrainerConfig causal = c;
-  causal.objective = "causal";
-  Trainer ct(causal, std::make_shared<const TextCorpus>(make_corpus(text, c.seq_len)));
+  causal.model.objective = Objective::Causal;
+  Trainer ct(causal, std::make_shared<const TextCorpus>(make_corpus(text, c.task.seq_len)));
   check_error([&] { fill_blanks(ct.model(), vocab, "a_c", U'_', 1); }, ErrorKind::Config,
               "objective", "a causal model cannot see the right side of a blank");
 }
@@ -429,8 +429,8 @@ TEST_CASE("self-test: every check but the PyTorch case passes on mlm, window, st
 TEST_CASE("trainer: a frozen differential head keeps its second query, key and lambda",
           "[mlm][trainer][ablation]") {
   TrainerConfig c;
-  c.differential = true;
-  c.task = "copy";
+  c.model.differential = true;
+  c.task.name = "copy";
   Trainer t(c);
   Trainer::Ablation a;
   a.heads_frozen = {0, 1, 0, 0};
@@ -455,18 +455,18 @@ TEST_CASE("a window that grows with depth: copy's answer 5 back needs L (W - 1) 
   // stream, a sliding window of 3 keys (2 back per layer). Measured on seeds 1-3 (bench/mlm.mjs,
   // depth): 3 layers reach batch accuracy 0.99 by step 350; 1 and 2 layers stay at chance (1/16).
   TrainerConfig c;
-  c.task = "copy";
-  c.vocab_size = 16;
-  c.residual = true;
-  c.positions = "rope";
-  c.attention = "window";
-  c.window = 3;
-  c.seed = 1;
-  c.n_layers = 3;
+  c.task.name = "copy";
+  c.model.vocab_size = 16;
+  c.model.residual = true;
+  c.model.positions = PositionKind::Rope;
+  c.model.attention = AttentionKind::Window;
+  c.model.window = 3;
+  c.training.seed = 1;
+  c.model.n_layers = 3;
   Trainer deep(c);
   deep.step(800);
   CHECK(evaluate(deep.model(), deep.data(), 8).accuracy >= 0.99f);
-  c.n_layers = 1;
+  c.model.n_layers = 1;
   Trainer shallow(c);
   shallow.step(800);
   CHECK(evaluate(shallow.model(), shallow.data(), 8).accuracy < 0.2f);
@@ -479,16 +479,16 @@ TEST_CASE("mlm: every task trains under masked language modelling, with every va
     const char* task = task_name(Task(k));
     CAPTURE(task);
     TrainerConfig c = mlm_config(task);
-    c.residual = true;
-    c.n_layers = 2;
-    c.attention = k % 2 ? "window" : "strided";
-    c.window = 3;
-    c.differential = k % 3 == 0;
+    c.model.residual = true;
+    c.model.n_layers = 2;
+    c.model.attention = k % 2 ? AttentionKind::Window : AttentionKind::Strided;
+    c.model.window = 3;
+    c.model.differential = k % 3 == 0;
     Trainer t(c);
     CHECK(std::isfinite(t.step(3)));
     const Batch& b = t.last_batch();
     for (Eigen::Index i = 0; i < b.inputs.size(); ++i)
-      if (b.targets.data()[i] == kIgnoreIndex) CHECK(b.inputs.data()[i] < t.config().vocab_size);
+      if (b.targets.data()[i] == kIgnoreIndex) CHECK(b.inputs.data()[i] < t.config().model.vocab_size);
     const Evaluation e = evaluate(t.model(), t.data(), 2);
     CHECK(std::isfinite(e.loss));
     CHECK((e.accuracy >= 0.0f && e.accuracy <= 1.0f));

@@ -42,7 +42,7 @@ TEST_CASE("model: config validation names the bad value", "[model]") {
   CHECK_THROWS_WITH(bad([](ModelConfig& c) { c.d_model = 9, c.n_heads = 3; }).validate(),
                     Contains("d_model (9)") && Contains("even"));
   CHECK_THROWS_WITH(bad([](ModelConfig& c) { c.max_context_length = 0; }).validate(),
-                    Contains("max_context_length (0)"));
+                    Contains("seq_len (0) must be >= 1"));  // the model's C is the trainer's seq_len
   // The constructor validates too.
   CHECK_THROWS_WITH(TinyAttentionLM(bad([](ModelConfig& c) { c.d_model = 10, c.n_heads = 3; }), 1),
                     Contains("d_model (10)") && Contains("n_heads (3)"));

@@ -137,16 +137,16 @@ TEST_CASE("parallel: products split over threads give the same numbers", "[paral
 
 TEST_CASE("parallel: training is bit-identical on any number of threads", "[parallel][trainer]") {
   attn::TrainerConfig text = attn::text_preset_config();  // the GPT preset, smaller
-  text.seq_len = 32;
-  text.batch_size = 6;
+  text.task.seq_len = 32;
+  text.training.batch_size = 6;
   attn::TrainerConfig grouped = text;  // grouped K/V heads, swiglu, RMSNorm, dropout
-  grouped.kv_heads = 2;
-  grouped.ffn = "swiglu";
-  grouped.norm = "rmsnorm";
-  grouped.attn_dropout = 0.1f;
-  grouped.out_dropout = 0.1f;
+  grouped.model.kv_heads = 2;
+  grouped.model.ffn = attn::FfnKind::SwiGLU;
+  grouped.model.norm = attn::NormKind::RMSNorm;
+  grouped.model.attn_dropout = 0.1f;
+  grouped.model.out_dropout = 0.1f;
   for (const attn::TrainerConfig& c : {text, grouped}) {
-    CAPTURE(c.ffn);
+    CAPTURE(c.model.ffn);
     std::vector<float> want;
     for (int threads : thread_counts()) {
       const Threads use(threads);

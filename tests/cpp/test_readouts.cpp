@@ -73,9 +73,9 @@ TEST_CASE("predictions: the top k by probability, ties to the smaller id, no ove
 TEST_CASE("read-outs: a model loaded from a Trainer's weights reads out as the Trainer's model",
           "[readouts]") {
   attn::TrainerConfig c;
-  c.task = "copy";
-  c.n_layers = 2;
-  c.residual = true;
+  c.task.name = "copy";
+  c.model.n_layers = 2;
+  c.model.residual = true;
   attn::Trainer t(c);
   t.step(30);
   const std::vector<uint8_t> bytes = attn::save_model(t.model());

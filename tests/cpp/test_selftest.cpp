@@ -437,8 +437,8 @@ TEST_CASE("selftest: every check passes on 2- and 3-layer models, and says so",
     for (const bool residual : {false, true}) {
       SECTION(str_cat(L, " layers", residual ? " with residual" : "")) {
         TrainerConfig tc;
-        tc.n_layers = L;
-        tc.residual = residual;
+        tc.model.n_layers = L;
+        tc.model.residual = residual;
         Trainer trainer(tc);
         trainer.step(20);
         TinyAttentionLM& model = trainer.model();
@@ -467,8 +467,8 @@ TEST_CASE("selftest: every check passes on 2- and 3-layer models, and says so",
 TEST_CASE("selftest: a broken mask in a deeper layer only fails the mask checks",
           "[selftest][depth]") {
   TrainerConfig tc;
-  tc.n_layers = 2;
-  tc.residual = true;
+  tc.model.n_layers = 2;
+  tc.model.residual = true;
   Trainer trainer(tc);
   TinyAttentionLM& model = trainer.model();
   model.layers[1].mask = MaskMode::None;  // layer 0 stays causal
@@ -484,7 +484,7 @@ TEST_CASE("selftest: a broken mask in a deeper layer only fails the mask checks"
 TEST_CASE("selftest: fused_qkv of a deep model catches a layer whose qkv is not its weights'",
           "[selftest][depth]") {
   TrainerConfig tc;
-  tc.n_layers = 3;
+  tc.model.n_layers = 3;
   Trainer trainer(tc);
   TinyAttentionLM& model = trainer.model();
   CHECK(check_fused_qkv(model).pass);

@@ -142,8 +142,8 @@ TEST_CASE("tasks: sequences too short, or a vocabulary too small to sort, are re
   CHECK_THROWS_WITH(attn::make_batch(attn::Task::Sort, 5, 2, 12, rng, batch),
                     Contains("vocab_size (5) must be >= (seq_len + 1) / 2 = 6"));
   attn::TrainerConfig c;
-  c.task = "sort";
-  c.vocab_size = 4;
+  c.task.name = "sort";
+  c.model.vocab_size = 4;
   CHECK_THROWS_WITH(c.validate(), Contains("task: the sort task"));
 }
 
@@ -231,7 +231,7 @@ TEST_CASE("tasks: future needs the future: chance with the causal mask, solved o
   for (attn::MaskMode mode : {attn::MaskMode::Causal, attn::MaskMode::None, attn::MaskMode::Inverted}) {
     CAPTURE(attn::mask_mode_name(mode));
     attn::TrainerConfig c;
-    c.task = "future";
+    c.task.name = "future";
     attn::Trainer t(c);
     attn::Trainer::Ablation a;
     a.mask = mode;

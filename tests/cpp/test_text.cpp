@@ -208,18 +208,18 @@ TEST_CASE("the default corpus is our own deterministic ASCII text of ~50 KB", "[
 // unigram entropy by 0.3 nats.
 TEST_CASE("a Trainer on text: the validation read-out, fixed windows, the training split", "[text]") {
   TrainerConfig cfg;
-  cfg.task = "text";
-  cfg.vocab_size = 3;  // ignored: the corpus decides
-  cfg.d_model = 32;
-  cfg.n_heads = 4;
-  cfg.seq_len = 16;
-  cfg.batch_size = 16;
-  cfg.residual = true;
-  cfg.positions = "learned";
+  cfg.task.name = "text";
+  cfg.model.vocab_size = 3;  // ignored: the corpus decides
+  cfg.model.d_model = 32;
+  cfg.model.n_heads = 4;
+  cfg.task.seq_len = 16;
+  cfg.training.batch_size = 16;
+  cfg.model.residual = true;
+  cfg.model.positions = PositionKind::Learned;
   Trainer trainer(cfg);
   REQUIRE(trainer.corpus() != nullptr);
   const TextCorpus& c = *trainer.corpus();
-  CHECK(trainer.config().vocab_size == c.vocab_size());
+  CHECK(trainer.config().model.vocab_size == c.vocab_size());
   CHECK(trainer.model().config.vocab_size == c.vocab_size());
   const attn::TextEvaluation before = evaluate_text(trainer.model(), trainer.data(), 4);
   CHECK(before.unigram_nats == Approx(c.unigram_entropy_nats()));
@@ -247,19 +247,19 @@ TEST_CASE("a Trainer on text: the validation read-out, fixed windows, the traini
 
 TEST_CASE("a Trainer takes its own corpus and checks that it fits", "[text]") {
   TrainerConfig cfg;
-  cfg.task = "text";
-  cfg.seq_len = 8;
+  cfg.task.name = "text";
+  cfg.task.seq_len = 8;
   auto corpus = std::make_shared<const TextCorpus>(make_corpus(letters(200, "xyz"), 8));
   Trainer trainer(cfg, corpus);
-  CHECK(trainer.config().vocab_size == 3);
+  CHECK(trainer.config().model.vocab_size == 3);
   CHECK(trainer.corpus() == corpus.get());
-  cfg.seq_len = 30;  // the 20-character validation split cannot hold 31
+  cfg.task.seq_len = 30;  // the 20-character validation split cannot hold 31
   check_error([&] { Trainer t(cfg, corpus); }, ErrorKind::Input, "", "too few for seq_len 30");
   // Another task ignores a corpus; evaluate_text needs text.
-  cfg.task = "repeat";
+  cfg.task.name = "repeat";
   Trainer repeat(cfg, corpus);
   CHECK(repeat.corpus() == nullptr);
-  CHECK(repeat.config().vocab_size == 64);
+  CHECK(repeat.config().model.vocab_size == 64);
   check_error([&] { evaluate_text(repeat.model(), repeat.data(), 1); }, ErrorKind::State, "", "needs the text task");
   // The synthetic generators refuse text, but its rule for targets is the next input.
   Rng rng(1);

@@ -32,7 +32,7 @@ std::string shouted(std::string_view key) {
 
 // The smallest legal model, for tests that need many steps.
 TrainerConfig tiny_config() {
-  return TrainerConfig{2, 2, 1, 1, 1};  // V, D, H, T, B
+  return attn::sized_config(2, 2, 1, 1, 1);
 }
 
 bool all_weights_finite(Trainer& t) {
@@ -59,7 +59,8 @@ void restore(Trainer& t, const std::vector<std::vector<float>>& values) {
 
 TEST_CASE("trainer: repeat task, the loss halves within 150 steps", "[trainer]") {
   // The curriculum's test: V 32, D 16, H 4, T 10, B 16, lr 5e-3.
-  const TrainerConfig c{32, 16, 4, 10, 16, 5e-3f};  // V, D, H, T, B, lr
+  TrainerConfig c = attn::sized_config(32, 16, 4, 10, 16);
+  c.training.lr = 5e-3f;
   Trainer t(c);
   const float last = t.step(150);
   REQUIRE(t.loss_history().size() == 150);
@@ -99,15 +100,15 @@ TEST_CASE("trainer: same seed gives bit-identical loss histories, another seed d
   for (float p : {0.0f, 0.2f}) {
     CAPTURE(p);
     TrainerConfig c;
-    c.attn_dropout = p;
-    c.out_dropout = p;
+    c.model.attn_dropout = p;
+    c.model.out_dropout = p;
     Trainer a(c), b(c);
     a.step(50);
     for (int i = 0; i < 5; ++i) b.step(10);  // chunking does not matter
     REQUIRE(a.loss_history().size() == 50);
     CHECK(a.loss_history() == b.loss_history());
     CHECK(snapshot(a) == snapshot(b));
-    c.seed = 43;
+    c.training.seed = 43;
     Trainer other(c);
     other.step(50);
     CHECK(a.loss_history() != other.loss_history());
@@ -121,11 +122,11 @@ TEST_CASE("trainer: dropout draws from its own generator: the same seed gives th
   for (const attn::Task task : attn::all_tasks()) {
     CAPTURE(attn::task_name(task));
     TrainerConfig off;
-    off.task = attn::task_name(task);
-    off.seed = 1234;
+    off.task.name = attn::task_name(task);
+    off.training.seed = 1234;
     TrainerConfig on = off;
-    on.attn_dropout = 0.3f;
-    on.out_dropout = 0.3f;
+    on.model.attn_dropout = 0.3f;
+    on.model.out_dropout = 0.3f;
     Trainer a(off), b(on);
     bool losses_differ = false;
     constexpr int kSteps = 25;
@@ -166,32 +167,32 @@ TEST_CASE("trainer: config validation names the bad value", "[trainer]") {
     return c;
   };
   CHECK_NOTHROW(TrainerConfig{}.validate());
-  CHECK_THROWS_WITH(Trainer(bad([](TrainerConfig& c) { c.lr = 0.0f; })),
+  CHECK_THROWS_WITH(Trainer(bad([](TrainerConfig& c) { c.training.lr = 0.0f; })),
                     Contains("lr (0)") && Contains("(0, 10]"));
-  CHECK_THROWS_WITH(Trainer(bad([](TrainerConfig& c) { c.lr = -0.5f; })), Contains("lr (-0.5)"));
-  CHECK_THROWS_WITH(Trainer(bad([](TrainerConfig& c) { c.lr = 11.0f; })), Contains("lr (11)"));
-  CHECK_THROWS_WITH(Trainer(bad([](TrainerConfig& c) { c.lr = std::nanf(""); })),
+  CHECK_THROWS_WITH(Trainer(bad([](TrainerConfig& c) { c.training.lr = -0.5f; })), Contains("lr (-0.5)"));
+  CHECK_THROWS_WITH(Trainer(bad([](TrainerConfig& c) { c.training.lr = 11.0f; })), Contains("lr (11)"));
+  CHECK_THROWS_WITH(Trainer(bad([](TrainerConfig& c) { c.training.lr = std::nanf(""); })),
                     Contains("lr (nan)"));
-  CHECK_THROWS_WITH(Trainer(bad([](TrainerConfig& c) { c.d_model = 10, c.n_heads = 3; })),
+  CHECK_THROWS_WITH(Trainer(bad([](TrainerConfig& c) { c.model.d_model = 10, c.model.n_heads = 3; })),
                     Contains("d_model (10)") && Contains("n_heads (3)"));
-  CHECK_THROWS_WITH(Trainer(bad([](TrainerConfig& c) { c.n_heads = 0; })), Contains("n_heads (0)"));
-  CHECK_THROWS_WITH(Trainer(bad([](TrainerConfig& c) { c.seq_len = 0; })), Contains("seq_len (0)"));
-  CHECK_THROWS_WITH(Trainer(bad([](TrainerConfig& c) { c.batch_size = 0; })),
+  CHECK_THROWS_WITH(Trainer(bad([](TrainerConfig& c) { c.model.n_heads = 0; })), Contains("n_heads (0)"));
+  CHECK_THROWS_WITH(Trainer(bad([](TrainerConfig& c) { c.task.seq_len = 0; })), Contains("seq_len (0)"));
+  CHECK_THROWS_WITH(Trainer(bad([](TrainerConfig& c) { c.training.batch_size = 0; })),
                     Contains("batch_size (0)"));
-  CHECK_THROWS_WITH(Trainer(bad([](TrainerConfig& c) { c.d_model = 0; })), Contains("d_model (0)"));
-  CHECK_THROWS_WITH(Trainer(bad([](TrainerConfig& c) { c.attn_dropout = 1.0f; })),
+  CHECK_THROWS_WITH(Trainer(bad([](TrainerConfig& c) { c.model.d_model = 0; })), Contains("d_model (0)"));
+  CHECK_THROWS_WITH(Trainer(bad([](TrainerConfig& c) { c.model.attn_dropout = 1.0f; })),
                     Contains("attn_dropout (1)"));
-  CHECK_THROWS_WITH(Trainer(bad([](TrainerConfig& c) { c.out_dropout = -0.1f; })),
+  CHECK_THROWS_WITH(Trainer(bad([](TrainerConfig& c) { c.model.out_dropout = -0.1f; })),
                     Contains("out_dropout (-0.1)"));
-  CHECK_THROWS_WITH(Trainer(bad([](TrainerConfig& c) { c.task = "bogus"; })),
+  CHECK_THROWS_WITH(Trainer(bad([](TrainerConfig& c) { c.task.name = "bogus"; })),
                     Contains("task") && Contains("'bogus'"));
   // A config whose state would not fit is refused before anything is allocated.
   CHECK_THROWS_WITH(Trainer(bad([](TrainerConfig& c) {
-                      c.vocab_size = 65536, c.d_model = 4096, c.seq_len = 4096;
+                      c.model.vocab_size = 65536, c.model.d_model = 4096, c.task.seq_len = 4096;
                     })),
                     Contains("floats of state"));
   // The same check with the keys spelled by the caller (as the JS and CLI edges do).
-  const TrainerConfig v0 = bad([](TrainerConfig& c) { c.vocab_size = 0; });
+  const TrainerConfig v0 = bad([](TrainerConfig& c) { c.model.vocab_size = 0; });
   CHECK_THROWS_WITH(v0.validate(), Contains("vocab_size (0)"));
   CHECK_THROWS_WITH(v0.validate(shouted), Contains("VOCAB_SIZE (0)"));
 }
@@ -230,7 +231,7 @@ TEST_CASE("trainer: lr 10 never leaves non-finite weights", "[trainer]") {
   // The largest allowed lr. Measured: on the repeat task it drives the loss to 0 without
   // overflowing; either way, every step must leave finite weights or throw the runtime_error.
   TrainerConfig c;
-  c.lr = 10.0f;
+  c.training.lr = 10.0f;
   Trainer t(c);
   int done = 0;
   try {
@@ -310,7 +311,7 @@ TEST_CASE("trainer: attention() in eval mode", "[trainer]") {
 
 TEST_CASE("trainer: attention() does not disturb training", "[trainer]") {
   TrainerConfig c;
-  c.attn_dropout = 0.1f;  // so that a stray draw from the data generator would show
+  c.model.attn_dropout = 0.1f;  // so that a stray draw from the data generator would show
   Trainer a(c), b(c);
   a.step(5);
   std::vector<int32_t> ids(12, 2);
@@ -323,10 +324,10 @@ TEST_CASE("trainer: attention() does not disturb training", "[trainer]") {
 
 TEST_CASE("trainer: accessors", "[trainer]") {
   TrainerConfig c = tiny_config();
-  c.seed = 1234;
+  c.training.seed = 1234;
   Trainer t(c);
-  CHECK(t.config().seed == 1234);
-  CHECK(t.config().vocab_size == 2);
+  CHECK(t.config().training.seed == 1234);
+  CHECK(t.config().model.vocab_size == 2);
   CHECK(t.model().config.vocab_size == 2);
   CHECK(t.model().config.max_context_length == 1);
   t.step(1);
@@ -339,8 +340,8 @@ TEST_CASE("trainer: peek_loss() is the loss the next step reports, and changes n
   for (float p : {0.0f, 0.2f}) {
     CAPTURE(p);
     attn::TrainerConfig c;
-    c.attn_dropout = p;
-    c.out_dropout = p;
+    c.model.attn_dropout = p;
+    c.model.out_dropout = p;
     attn::Trainer t(c);
     const std::vector<float> before(t.model().lm_head.weight.data(),
                                     t.model().lm_head.weight.data() + t.model().lm_head.weight.size());
@@ -378,7 +379,7 @@ TEST_CASE("trainer: set_ablation validates sizes and changes nothing on error", 
 TEST_CASE("trainer: switching a trained head off changes the loss at once, and back restores it",
           "[trainer][ablation]") {
   TrainerConfig c;
-  c.task = "copy";
+  c.task.name = "copy";
   Trainer t(c);
   t.step(400);
   const attn::Evaluation base = evaluate(t.model(), t.data(), 4);
@@ -437,7 +438,7 @@ TEST_CASE("trainer: a frozen head does not move while the others train", "[train
 TEST_CASE("trainer: attention statistics: entropy within [0, ln T], mass on the answer",
           "[trainer][ablation]") {
   TrainerConfig c;
-  c.task = "shift";
+  c.task.name = "shift";
   Trainer t(c);
   const attn::HeadStats before = attention_stats(t.model(), t.data());
   REQUIRE(before.entropy.size() == 4);
@@ -490,7 +491,7 @@ TEST_CASE("trainer: row_backward is the model's backward for the loss at one pos
   model.forward(ids.data(), 1, T, s);
   const attn::RowVec row = s.logits.row(query);
   const float lse = std::log((row.array() - row.maxCoeff()).exp().sum()) + row.maxCoeff();
-  s.dlogits = Mat::Zero(T, c.vocab_size);
+  s.dlogits = Mat::Zero(T, c.model.vocab_size);
   s.dlogits.row(query) = (row.array() - lse).exp().matrix();
   s.dlogits(query, target) -= 1.0f;
   model.backward(ids.data(), s);
@@ -514,8 +515,8 @@ TEST_CASE("trainer: row_backward is the model's backward for the loss at one pos
 namespace {
 TrainerConfig deep_trainer_config(int L, bool residual) {
   TrainerConfig c;
-  c.n_layers = L;
-  c.residual = residual;
+  c.model.n_layers = L;
+  c.model.residual = residual;
   return c;
 }
 }  // namespace
@@ -687,7 +688,7 @@ TEST_CASE("trainer: row_backward of a deep model takes the global head index",
     model.forward(ids.data(), 1, T, s);
     const attn::RowVec row = s.logits.row(query);
     const float lse = std::log((row.array() - row.maxCoeff()).exp().sum()) + row.maxCoeff();
-    s.dlogits = Mat::Zero(T, c.vocab_size);
+    s.dlogits = Mat::Zero(T, c.model.vocab_size);
     s.dlogits.row(query) = (row.array() - lse).exp().matrix();
     s.dlogits(query, target) -= 1.0f;
     model.backward(ids.data(), s);

@@ -54,34 +54,37 @@ float pick_float(FuzzedDataProvider& in, float lo, float hi) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzedDataProvider in(data, size);
   attn::TrainerConfig c;
-  c.vocab_size = pick_int(in, 40);
-  c.d_model = pick_int(in, 24);
-  c.n_heads = pick_int(in, 6);
-  c.seq_len = pick_int(in, 10);
-  c.batch_size = pick_int(in, 4);
-  c.lr = pick_float(in, 0.0f, 12.0f);
-  c.seed = in.ConsumeIntegral<uint64_t>();
-  c.attn_dropout = pick_float(in, 0.0f, 1.0f);
-  c.out_dropout = pick_float(in, 0.0f, 1.0f);
-  if (in.ConsumeBool()) c.task = in.ConsumeRandomLengthString(16);
-  c.n_layers = in.ConsumeBool() ? 1 : pick_int(in, 4);
-  c.residual = in.ConsumeBool();
-  // Masked language modelling and the attention variants (strings: mostly valid, sometimes not).
-  const auto pick_name = [&](const char* a, const char* b, const char* c3) -> std::string {
+  c.model.vocab_size = pick_int(in, 40);
+  c.model.d_model = pick_int(in, 24);
+  c.model.n_heads = pick_int(in, 6);
+  c.task.seq_len = pick_int(in, 10);
+  c.training.batch_size = pick_int(in, 4);
+  c.training.lr = pick_float(in, 0.0f, 12.0f);
+  c.training.seed = in.ConsumeIntegral<uint64_t>();
+  c.model.attn_dropout = pick_float(in, 0.0f, 1.0f);
+  c.model.out_dropout = pick_float(in, 0.0f, 1.0f);
+  if (in.ConsumeBool()) c.task.name = in.ConsumeRandomLengthString(16);
+  c.model.n_layers = in.ConsumeBool() ? 1 : pick_int(in, 4);
+  c.model.residual = in.ConsumeBool();
+  // Masked language modelling and the attention variants (names: mostly valid, sometimes not; an
+  // enum key keeps its value when the name is not one of its choices).
+  const auto pick_name = [&](const char* key, const char* a, const char* b, const char* c3) {
+    std::string name;
     switch (in.ConsumeIntegralInRange<int>(0, 3)) {
-      case 0: return a;
-      case 1: return b;
-      case 2: return c3 ? c3 : a;
-      default: return in.ConsumeRandomLengthString(8);
+      case 0: name = a; break;
+      case 1: name = b; break;
+      case 2: name = c3 ? c3 : a; break;
+      default: name = in.ConsumeRandomLengthString(8);
     }
+    attn::set_value_text(c, *attn::find_config_key(key), name);
   };
   if (in.ConsumeBool()) {
-    c.objective = pick_name("causal", "mlm", nullptr);
-    c.mask_rate = pick_float(in, 0.0f, 0.6f);
-    c.attention = pick_name("full", "window", "strided");
-    c.window = pick_int(in, 12);
-    c.stride = pick_int(in, 12);
-    c.differential = in.ConsumeBool();
+    pick_name("objective", "causal", "mlm", nullptr);
+    c.training.mask_rate = pick_float(in, 0.0f, 0.6f);
+    pick_name("attention", "full", "window", "strided");
+    c.model.window = pick_int(in, 12);
+    c.model.stride = pick_int(in, 12);
+    c.model.differential = in.ConsumeBool();
   }
   // validate() spells keys in its messages through a namer (the edges'); snake_case or another.
   const attn::KeyNamer namer = in.ConsumeBool() ? nullptr : &upper_case;
@@ -96,7 +99,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fail("Trainer accepted a config validate() refused");
   }
   // Valid; train only what is quick (the validated bounds allow far larger states).
-  if (c.vocab_size > 64 || c.d_model > 32 || c.seq_len > 16 || c.batch_size > 8) return 0;
+  if (c.model.vocab_size > 64 || c.model.d_model > 32 || c.task.seq_len > 16 || c.training.batch_size > 8) return 0;
 
   attn::Trainer t(c);
   const int steps = in.ConsumeIntegralInRange<int>(0, 3);
@@ -111,7 +114,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The model's vocabulary, not the config's: the text task's is the corpus's, and an mlm
   // model's holds [MASK] as its last id.
   const int V = t.model().config.vocab_size;
-  const int T = in.ConsumeIntegralInRange<int>(-1, c.seq_len + 2);
+  const int T = in.ConsumeIntegralInRange<int>(-1, c.task.seq_len + 2);
   std::vector<int32_t> ids;
   for (int i = 0; i < (T > 0 ? T : 0); ++i)
     ids.push_back(in.ConsumeBool() ? in.ConsumeIntegral<int32_t>()
@@ -122,13 +125,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const std::invalid_argument&) {
     return 0;
   }
-  if (weights.rows() != c.n_layers * c.n_heads * T || weights.cols() != T)
+  if (weights.rows() != c.model.n_layers * c.model.n_heads * T || weights.cols() != T)
     fail("weights have the wrong shape");
   if (logits.rows() != T || logits.cols() != V) fail("logits have the wrong shape");
   if (!weights.allFinite()) fail("non-finite attention weights");
   // Rows sum to 1, a differential head's to 1 - its lambda (row i belongs to head i / T).
   for (Eigen::Index i = 0; i < weights.rows(); ++i) {
-    const Eigen::Index g = i / T, l = g / c.n_heads, h = g % c.n_heads;
+    const Eigen::Index g = i / T, l = g / c.model.n_heads, h = g % c.model.n_heads;
     const attn::RowVec& lambda = t.model().layers[size_t(l)].lambda;
     const float want = lambda.size() ? 1.0f - lambda[h] : 1.0f;
     if (std::fabs(weights.row(i).sum() - want) > 1e-4f) fail("an attention row has the wrong sum");

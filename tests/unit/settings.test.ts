@@ -6,8 +6,8 @@
 import { describe, expect, test } from 'vitest';
 import { CONFIG_SCHEMA } from '../../web/src/core/config-schema';
 import { ELEMENT_ATTRIBUTES, keyOfAttribute, stateFromAttributes, stateFromPatch } from '../../web/src/element/attributes';
-import { ABLATION_KEYS, CONFIG_KEYS, DEFAULTS, SETTING_LIST, SETTINGS, checkField, checkValue, configRow, settingByHash, type Setting, type State } from '../../web/src/settings/settings';
-import { CONTROLS } from '../../web/src/ui/train-controls';
+import { ABLATION_KEYS, CONFIG_KEYS, DEFAULTS, SETTING_LIST, SETTINGS, appliesTo, checkField, checkValue, configRow, settingByHash, settingOf, type Setting, type State } from '../../web/src/settings/settings';
+import { CONTROLS, controlsFor } from '../../web/src/ui/train-controls';
 
 const FIELDS: (keyof Setting)[] = ['key', 'group', 'core', 'hash', 'attribute', 'label', 'type', 'default', 'range', 'exclusiveMin', 'exclusiveMax', 'values', 'step', 'clean'];
 
@@ -73,13 +73,13 @@ describe('the key table', () => {
 
   test('a config key the page knows nothing of is a full row: its flag as hash key and attribute, its name as label, the core\'s bounds', () => {
     const key = 'dropRate' as keyof State;
-    const row = { key, ...configRow({ name: 'drop_rate', flag: 'drop-rate', js: key, type: 'float', default: 0.15, min: 0, max: 1, min_exclusive: false, max_exclusive: true, help: 'share of dropped tokens', symbol: 'P', group: 'training', in_weights: false }) } as Setting;
+    const row = { key, ...configRow({ name: 'drop_rate', flag: 'drop-rate', js: key, type: 'float', default: 0.15, min: 0, max: 1, min_exclusive: false, max_exclusive: true, help: 'share of dropped tokens', symbol: 'P', group: 'training', in_weights: false, families: ['lm'] }) } as Setting;
     expect(row).toMatchObject({ group: 'config', core: key, hash: 'drop-rate', attribute: 'drop-rate', label: 'drop_rate', type: 'float', default: 0.15, range: [0, 1], exclusiveMin: false, exclusiveMax: true, step: 'any' });
     expect(checkValue(row, '0.5')).toEqual({ value: 0.5 });
     expect(checkValue(row, '1')).toEqual({ value: 0.15, correction: { key, message: 'drop_rate: 1 is not in [0, 1); using 0.15' } });
-    const choice = configRow({ name: 'pooling', flag: 'pooling', js: 'pooling', type: 'enum', default: 'mean', choices: ['mean', 'max'], choices_type: 'Pooling', help: 'the pooling', symbol: 'KIND', group: 'training', in_weights: true });
+    const choice = configRow({ name: 'pooling', flag: 'pooling', js: 'pooling', type: 'enum', default: 'mean', choices: ['mean', 'max'], choices_type: 'Pooling', help: 'the pooling', symbol: 'KIND', group: 'training', in_weights: true, families: ['lm'] });
     expect(choice).toMatchObject({ hash: 'pooling', type: 'enum', values: ['mean', 'max'], default: 'mean' });
-    const count = configRow({ name: 'span', flag: 'span-size', js: 'spanSize', type: 'int', default: 0, min: 0, max: 4096, min_exclusive: false, max_exclusive: false, help: 'window', symbol: 'W', group: 'block', in_weights: true });
+    const count = configRow({ name: 'span', flag: 'span-size', js: 'spanSize', type: 'int', default: 0, min: 0, max: 4096, min_exclusive: false, max_exclusive: false, help: 'window', symbol: 'W', group: 'block', in_weights: true, families: ['lm'] });
     expect(count).toMatchObject({ hash: 'span-size', attribute: 'span-size', type: 'int', range: [0, 4096], step: '1' });
   });
 });
@@ -144,6 +144,16 @@ describe('validation', () => {
 });
 
 describe('derived from the table', () => {
+  test('a control shows for the model families its key applies to (the schema\'s families)', () => {
+    for (const c of CONTROLS) expect(c.families).toEqual(CONFIG_SCHEMA.find((k) => k.js === c.key)!.families);
+    expect(controlsFor('lm')).toEqual(CONTROLS); // every key applies to lm, the one family
+    // A row of a test-only family, through the same functions.
+    const gated = configRow({ name: 'patch_size', flag: 'patch-size', js: 'patchSize', type: 'int', default: 4, min: 1, max: 16, min_exclusive: false, max_exclusive: false, help: 'patch width', symbol: 'P', group: 'model', in_weights: true, families: ['test_family'] });
+    expect(appliesTo(gated, 'test_family')).toBe(true);
+    expect(appliesTo(gated, 'lm')).toBe(false);
+    expect(appliesTo(settingOf('view'), 'test_family')).toBe(true); // a page setting: every family
+    expect(settingOf('family').values).toEqual(['lm']);
+  });
   test('the training view\'s controls: one per config setting, in order, with the page\'s labels, bounds and steps', () => {
     expect(CONTROLS.map((c) => c.key)).toEqual(CONFIG_KEYS);
     const row = (key: string) => {

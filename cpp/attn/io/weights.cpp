@@ -59,17 +59,17 @@ void read_metadata(const SafetensorsFile& file, const ConfigKey& k, TrainerConfi
   const std::string& s = it->second;
   switch (k.type) {
     case ConfigType::Int:
-      c.*k.int_member = metadata_int(file, k.name, k.zero_means ? 1 : int(k.lo),
-                                     wide_hi ? wide_hi : int(k.hi));
+      key_value<int>(c, k) =
+          metadata_int(file, k.name, k.zero_means ? 1 : int(k.lo), wide_hi ? wide_hi : int(k.hi));
       return;
     case ConfigType::Bool:
       require_format(s == "true" || s == "false", kWhat, ": __metadata__ ", k.name, " ",
                      printable(s), " must be \"true\" or \"false\"");
-      c.*k.bool_member = s == "true";
+      key_value<bool>(c, k) = s == "true";
       return;
     case ConfigType::String:
       try {
-        c.*k.string_member = k.choices->names[parse_enum(*k.choices, s)];
+        set_value_text(c, k, k.choices->names[parse_enum(*k.choices, s)]);
       } catch (const std::invalid_argument& e) {
         throw Error(ErrorKind::Format, "",
                     str_cat(kWhat, ": __metadata__ ", k.name, ": ", e.what()));
@@ -117,7 +117,7 @@ template <typename... Args>
 // The config keys a file of model keeps: its model keys and its family.
 TrainerConfig file_config(const Model& model) {
   TrainerConfig c = trainer_config_of(model.model_config());
-  c.family = model.family();
+  c.model.family = ModelFamily(parse_enum(kFamilies, model.family()));
   return c;
 }
 
@@ -185,17 +185,17 @@ ModelConfig infer_config(const SafetensorsFile& file) {
   // The config through the schema's rows: V and D from the shapes, C from max_context_length,
   // every other key the file keeps from the metadata, an absent one at its default.
   TrainerConfig t;
-  t.vocab_size = static_cast<int>(V);
-  t.d_model = static_cast<int>(D);
+  t.model.vocab_size = static_cast<int>(V);
+  t.model.d_model = static_cast<int>(D);
   for (const ConfigKey* k : metadata_keys())
     if (k->weights == InWeights::Always || file.metadata.count(k->name)) read_metadata(file, *k, t);
   // An mlm model's embedding has one more row than the config's vocab_size: [MASK].
-  if (t.objective == "mlm") t.vocab_size -= 1;
-  t.seq_len = metadata_int(file, "max_context_length", 1, kMaxFileContext);
+  if (t.model.objective == Objective::Mlm) t.model.vocab_size -= 1;
+  t.task.seq_len = metadata_int(file, "max_context_length", 1, kMaxFileContext);
   // max_seq_len repeats max_context_length for a block model.
-  require_format(t.max_seq_len == 0 || t.max_seq_len == t.seq_len, kWhat,
-                 ": __metadata__ max_seq_len ", t.max_seq_len,
-                 " disagrees with max_context_length ", t.seq_len);
+  require_format(t.model.max_context_length == 0 || t.model.max_context_length == t.task.seq_len,
+                 kWhat, ": __metadata__ max_seq_len ", t.model.max_context_length,
+                 " disagrees with max_context_length ", t.task.seq_len);
   const ModelConfig c = t.model_config();
   try {
     c.validate();

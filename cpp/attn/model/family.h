@@ -24,7 +24,7 @@ struct ModelConfig;  // model.h: the model keys of the config
 
 // The families the config key `family` names, in the registry's order.
 inline constexpr const char* kFamilyNames[] = {"lm"};
-inline constexpr EnumNames kFamilies = {"family", ErrorKind::Config, "family", "FamilyName",
+inline constexpr EnumNames kFamilies = {"family", ErrorKind::Config, "family", "ModelFamily",
                                         kFamilyNames, int(std::size(kFamilyNames))};
 
 // One term a module adds to the loss beside the cross-entropy (e.g. the experts' load-balancing

@@ -7,50 +7,6 @@
 
 namespace attn {
 
-void ModelConfig::validate() const {
-  // The keys are the Trainer config's; its seq_len sets max_context_length.
-  require_config(vocab_size >= 1, "vocab_size", "vocab_size (", vocab_size, ") must be >= 1");
-  require_config(d_model >= 1, "d_model", "d_model (", d_model, ") must be >= 1");
-  require_config(n_heads >= 1, "n_heads", "n_heads (", n_heads, ") must be >= 1");
-  require_config(d_model % n_heads == 0, "d_model", "d_model (", d_model,
-                 ") must be divisible by n_heads (", n_heads, ")");
-  require_config(d_model % 2 == 0, "d_model", "d_model (", d_model,
-                 ") must be even for sinusoidal positions");
-  require_config(max_context_length >= 1, "seq_len", "max_context_length (", max_context_length,
-                 ") must be >= 1");
-  require_config(n_layers >= 1 && n_layers <= kMaxLayers, "n_layers", "n_layers (", n_layers,
-                 ") must be in [1, ", kMaxLayers, "]");
-  require_config(kv_heads >= 0 && kv_heads <= n_heads && (kv_heads == 0 || n_heads % kv_heads == 0),
-                 "kv_heads", "kv_heads (", kv_heads, ") must divide n_heads (", n_heads, ")");
-  require_config(positions != PositionKind::Rope || (d_model / n_heads) % 2 == 0, "positions",
-                 "positions rope needs an even head width, but d_model / n_heads is ",
-                 d_model / n_heads);
-  require_config(ffn_mult >= 1 && ffn_mult <= FeedForward::kMaxFfnMult, "ffn_mult", "ffn_mult (",
-                 ffn_mult, ") must be in [1, ", FeedForward::kMaxFfnMult, "]");
-  require_config(emb_init_std > 0 && emb_init_std <= 10, "emb_init_std", "emb_init_std (",
-                 emb_init_std, ") must be in (0, 10]");
-  require_config(window >= 1 && window <= kMaxPatternSize, "window", "window (", window,
-                 ") must be in [1, ", kMaxPatternSize, "]");
-  require_config(stride >= 1 && stride <= kMaxPatternSize, "stride", "stride (", stride,
-                 ") must be in [1, ", kMaxPatternSize, "]");
-  // The random replacement of a selected token is another real id: it needs two of them.
-  require_config(objective != Objective::Mlm || vocab_size >= 3, "vocab_size",
-                 "objective mlm needs at least 2 token ids besides [MASK], but vocab_size is ",
-                 vocab_size, " with [MASK]");
-  // Norms and FFNs sit on the residual stream; without it there is nothing to add them to.
-  require_config(norm == NormKind::None || residual, "norm", "norm (", norm_kind_name(norm),
-                 ") needs residual (true): a norm only works on the residual stream");
-  require_config(ffn == FfnKind::None || residual, "ffn", "ffn (", ffn_kind_name(ffn),
-                 ") needs residual (true): the FFN adds its output to the residual stream");
-}
-
-bool ModelConfig::legacy() const {
-  return kv_heads_resolved() == n_heads && positions == PositionKind::Sinusoidal &&
-         norm == NormKind::None && norm_position == NormPosition::Pre && ffn == FfnKind::None &&
-         ffn_mult == 4 && objective == Objective::Causal && attention == AttentionKind::Full &&
-         window == 4 && stride == 4 && !differential;
-}
-
 MaskPattern ModelConfig::mask_pattern() const {
   MaskPattern p;
   p.causal = objective == Objective::Causal;

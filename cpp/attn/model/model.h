@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "attn/base/config_row.h"
 #include "attn/base/rng.h"
 #include "attn/base/tensor.h"
 #include "attn/model/family.h"
@@ -68,6 +69,15 @@ inline constexpr EnumNames kAttentionKinds = {"attention", ErrorKind::Config, "a
 AttentionKind parse_attention_kind(const std::string& name);
 const char* attention_kind_name(AttentionKind kind);
 
+// Which kind of model: a language model over token ids (lm: causal or masked). Every config key
+// says which families it applies to (ConfigKey::families).
+enum class ModelFamily { Lm };
+// Its names are the seam's kFamilyNames (family.h), in this order.
+// A family's name, as the seam (family.h) knows it.
+inline const char* family_name(ModelFamily f) { return kFamilyNames[int(f)]; }
+
+// The model's settings; its config keys are model_config_keys(), one row per member (bounds and
+// choices there, defaults here).
 struct ModelConfig {
   int vocab_size = 64;          // V
   int d_model = 32;             // D
@@ -93,6 +103,7 @@ struct ModelConfig {
   int window = 4;  // W: keys a window holds, the query's own included (window, strided)
   int stride = 4;  // S: strided keys at the positions that are multiples of S (strided)
   bool differential = false;  // differential attention (AttentionOptions::differential)
+  ModelFamily family = ModelFamily::Lm;
   // K/V heads with the default resolved.
   int kv_heads_resolved() const { return kv_heads > 0 ? kv_heads : n_heads; }
   // The [MASK] id of an mlm model (vocab_size - 1); -1 for a causal one.
@@ -101,11 +112,19 @@ struct ModelConfig {
   int real_vocab_size() const { return objective == Objective::Mlm ? vocab_size - 1 : vocab_size; }
   // Which keys each query sees, as the layers apply it.
   MaskPattern mask_pattern() const;
-  // Every block key at its default: today's names, file and metadata.
+  // Every key a weights file keeps only for a block model (InWeights Block or Changed) at its
+  // default: today's names, file and metadata.
   bool legacy() const;
-  // Throws an Error of kind Config naming the first bad value (key: the Trainer config key).
-  void validate() const;
+  // Checks each key on its row (model_config_keys()), then the rules across keys; throws an Error
+  // of kind Config keyed by the config key, the message naming keys as namer spells them
+  // (nullptr: snake_case).
+  void validate(KeyNamer namer = nullptr) const;
 };
+
+// The model's config keys, one row per member of ModelConfig, in its order: the trainer's
+// schema (train/config.h) composes them with the training's and the task's. In a ModelConfig the
+// row max_seq_len holds the model's C (max_context_length), and vocab_size counts [MASK].
+const std::vector<ConfigKey>& model_config_keys();
 
 // A parameter's PyTorch state-dict name and shape.
 struct ParamSpec {

@@ -16,14 +16,14 @@ Mat pair_cols(const Mat& m, Eigen::Index offset, int pair) {
 
 BlockStages transformer_block_stages(const BlockStagesInput& input, KeyNamer namer) {
   TrainerConfig tc = input.config;
-  tc.n_layers = 1;
-  tc.residual = true;
+  tc.model.n_layers = 1;
+  tc.model.residual = true;
   tc.validate(namer);
   BlockStages st;
   st.config = tc.model_config();
   ModelConfig& mc = st.config;
   mc.kv_heads = mc.kv_heads_resolved();
-  TinyAttentionLM model(mc, tc.seed);
+  TinyAttentionLM model(mc, tc.training.seed);
   const int D = mc.d_model, H = mc.n_heads, KV = mc.kv_heads, C = mc.max_context_length;
   const int Dh = D / H;
   st.d_head = Dh;

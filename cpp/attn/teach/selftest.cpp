@@ -13,6 +13,7 @@
 #include "attn/io/weights.h"
 #include "attn/nn/loss.h"
 #include "attn/nn/multihead.h"
+#include "attn/train/config.h"
 
 namespace attn {
 
@@ -381,18 +382,16 @@ SelfTestResult check_gradcheck(int n_layers, bool residual, const ModelConfig* b
     c.n_layers = n_layers;
     c.residual = residual;
     if (block) {
-      // The block's settings at this small size: grouped K/V heads become multi-query.
+      // The block's settings (every key a file keeps only for a block model, from the rows; an
+      // mlm's [MASK] among the 8 ids) at this small size: grouped K/V heads become multi-query,
+      // the window narrower than C, so the mask shows.
+      for (const ConfigKey& k : model_config_keys())
+        if (k.weights == InWeights::Block || k.weights == InWeights::Changed)
+          row_copy(k, block, &c);
+      c.max_context_length = 4;
       c.kv_heads = block->kv_heads_resolved() < block->n_heads ? 1 : 0;
-      c.positions = block->positions;
-      c.norm = block->norm;
-      c.norm_position = block->norm_position;
-      c.ffn = block->ffn;
-      c.ffn_mult = block->ffn_mult;
-      c.objective = block->objective;  // with [MASK] among the 8 ids
-      c.attention = block->attention;
-      c.window = std::min(block->window, 2);  // narrower than C, so the mask shows
+      c.window = std::min(block->window, 2);
       c.stride = std::min(block->stride, 3);
-      c.differential = block->differential;
     }
     const int T = c.max_context_length, query = T - 1;
     TinyAttentionLM model(c, kGradSeed);
@@ -444,15 +443,7 @@ SelfTestResult check_gradcheck(int n_layers, bool residual, const ModelConfig* b
                             ? std::string()
                             : str_cat(" L=", c.n_layers, residual ? " with" : " without",
                                       " residual"),
-                        c.legacy() ? std::string()
-                                   : str_cat(" KV=", c.kv_heads_resolved(), " positions ",
-                                             position_kind_name(c.positions), " norm ",
-                                             norm_kind_name(c.norm), " (",
-                                             norm_position_name(c.norm_position), ") ffn ",
-                                             ffn_kind_name(c.ffn), " x", c.ffn_mult,
-                                             " objective ", objective_name(c.objective),
-                                             " attention ", attention_kind_name(c.attention),
-                                             c.differential ? " differential" : ""),
+                        block_keys_text(c),
                         ", ", T,
                         " random ids; loss = cross-entropy at position ", query,
                         " alone (the Backward panel's loss), in double; the model's backward "

@@ -9,18 +9,20 @@
 namespace attn {
 
 double train_step_flops(const TrainerConfig& c) {
-  const double N = double(c.batch_size) * c.seq_len, D = c.d_model, V = c.vocab_size;
-  const double T = c.seq_len, BH = double(c.batch_size) * c.n_heads, Dh = D / c.n_heads;
-  const double KV = c.kv_heads > 0 ? c.kv_heads : c.n_heads;
-  const double F = ffn_hidden_width(parse_ffn_kind(c.ffn), c.d_model, c.ffn_mult);
-  const double ffn_mats = c.ffn == "swiglu" ? 3 : 2;                 // gate, up, down
-  const double M = c.differential ? 2 : 1;                           // q/k maps per head
+  const double N = double(c.training.batch_size) * c.task.seq_len, D = c.model.d_model,
+               V = c.model.vocab_size;
+  const double T = c.task.seq_len, BH = double(c.training.batch_size) * c.model.n_heads,
+               Dh = D / c.model.n_heads;
+  const double KV = c.model.kv_heads > 0 ? c.model.kv_heads : c.model.n_heads;
+  const double F = ffn_hidden_width(c.model.ffn, c.model.d_model, c.model.ffn_mult);
+  const double ffn_mats = c.model.ffn == FfnKind::SwiGLU ? 3 : 2;  // gate, up, down
+  const double M = c.model.differential ? 2 : 1;                   // q/k maps per head
   const double layer = 2 * N * D * (M * (D + KV * Dh) + KV * Dh)  // qkv_proj
                       + M * 2 * BH * T * T * Dh                    // Q K^T
                       + 2 * BH * T * T * Dh                        // weights V
                       + 2 * N * D * D                  // out_proj
                       + ffn_mats * 2 * N * D * F;      // the FFN
-  const double forward = c.n_layers * layer + 2 * N * D * V;  // + lm_head
+  const double forward = c.model.n_layers * layer + 2 * N * D * V;  // + lm_head
   return 3 * forward;
 }
 
@@ -40,11 +42,12 @@ float gemm_probe(int n, int reps) {
 }
 
 std::vector<StepProduct> step_products(const TrainerConfig& c) {
-  const int N = c.batch_size * c.seq_len, T = c.seq_len, D = c.d_model, V = c.vocab_size;
-  const int H = c.n_heads, Dh = D / H, KV = c.kv_heads > 0 ? c.kv_heads : H;
-  const int W = (H + 2 * KV) * Dh, F = ffn_hidden_width(parse_ffn_kind(c.ffn), D, c.ffn_mult);
-  const int heads = c.batch_size * H, L = c.n_layers;
-  const bool swiglu = c.ffn == "swiglu";
+  const int N = c.training.batch_size * c.task.seq_len, T = c.task.seq_len, D = c.model.d_model,
+            V = c.model.vocab_size;
+  const int H = c.model.n_heads, Dh = D / H, KV = c.model.kv_heads > 0 ? c.model.kv_heads : H;
+  const int W = (H + 2 * KV) * Dh, F = ffn_hidden_width(c.model.ffn, D, c.model.ffn_mult);
+  const int heads = c.training.batch_size * H, L = c.model.n_layers;
+  const bool swiglu = c.model.ffn == FfnKind::SwiGLU;
   std::vector<StepProduct> all;
   auto add = [&](const std::string& name, const char* layout, int m, int n, int k, int calls) {
     for (StepProduct& p : all)
@@ -190,18 +193,18 @@ float product_probe(const std::string& layout, int m, int n, int k, int reps) {
 
 TrainerConfig text_preset_config() {
   TrainerConfig c;
-  c.task = "text";
-  c.d_model = 64;
-  c.n_heads = 4;
-  c.seq_len = 64;
-  c.batch_size = 16;
-  c.lr = 3e-3f;
-  c.seed = 0;
-  c.n_layers = 2;
-  c.residual = true;
-  c.positions = "rope";
-  c.norm = "layernorm";
-  c.ffn = "gelu";
+  c.task.name = "text";
+  c.model.d_model = 64;
+  c.model.n_heads = 4;
+  c.task.seq_len = 64;
+  c.training.batch_size = 16;
+  c.training.lr = 3e-3f;
+  c.training.seed = 0;
+  c.model.n_layers = 2;
+  c.model.residual = true;
+  c.model.positions = PositionKind::Rope;
+  c.model.norm = NormKind::LayerNorm;
+  c.model.ffn = FfnKind::GELU;
   return c;
 }
 

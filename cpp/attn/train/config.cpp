@@ -2,12 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <limits>
+#include <iterator>
 #include <stdexcept>
+#include <typeinfo>
 
 #include "attn/base/json.h"
 #include "attn/base/tensor.h"
@@ -18,18 +16,14 @@ namespace {
 
 // Rough count of floats a Trainer holds: parameters x 4 (value, grad, Adam m, v) + activations.
 int64_t state_elements(const TrainerConfig& c) {
-  const int64_t V = c.vocab_size, D = c.d_model, H = c.n_heads, T = c.seq_len, B = c.batch_size;
-  const int64_t L = c.n_layers, C = std::max(c.max_seq_len, c.seq_len);
-  const int64_t F = c.ffn == "none" ? 0 : int64_t(c.ffn_mult) * D;  // FFN hidden width
+  const ModelConfig& m = c.model;
+  const int64_t V = m.vocab_size, D = m.d_model, H = m.n_heads, T = c.task.seq_len;
+  const int64_t B = c.training.batch_size;
+  const int64_t L = m.n_layers, C = std::max(m.max_context_length, c.task.seq_len);
+  const int64_t F = m.ffn == FfnKind::None ? 0 : int64_t(m.ffn_mult) * D;  // FFN hidden width
   const int64_t params = 2 * V * D + C * D + L * (6 * D * D + 8 * D + 3 * F * D + F) + V;
   const int64_t acts = B * T * (L * (16 * D + 8 * F) + 2 * V) + L * 3 * B * H * T * T;
   return 4 * params + acts + C * D;
-}
-
-const ConfigKey& key_named(std::string_view name) {
-  const ConfigKey* k = find_config_key(name);
-  if (!k) throw std::logic_error(str_cat("no config key ", name));
-  return *k;
 }
 
 const char* type_name(ConfigType t) {
@@ -64,33 +58,109 @@ std::string json_number(double v) {
   return v == std::trunc(v) && std::abs(v) < 1e15 ? std::to_string(int64_t(v)) : str_cat(v);
 }
 
+// The schema's order of the keys (the JS config object's, the flags', the controls'): the order
+// in which they were added, the parts interleaved. A new key goes last.
+constexpr const char* kKeyOrder[] = {
+    "vocab_size", "d_model",   "n_heads",   "seq_len",       "batch_size",  "lr",
+    "seed",       "attn_dropout", "out_dropout", "task",      "n_layers",    "residual",
+    "kv_heads",   "positions", "max_seq_len", "norm",        "norm_position", "ffn",
+    "ffn_mult",   "emb_init_std", "objective", "mask_rate",  "attention",   "window",
+    "stride",     "differential", "family"};
+
+// The three structs' rows in kKeyOrder; throws std::logic_error when a row is missing from the
+// order or the order names a key that no struct has.
+std::vector<ConfigKey> composed_keys() {
+  std::vector<const ConfigKey*> all;
+  for (const auto* rows : {&model_config_keys(), &training_config_keys(), &task_config_keys()})
+    for (const ConfigKey& k : *rows) all.push_back(&k);
+  if (all.size() != std::size(kKeyOrder))
+    throw std::logic_error(str_cat("the config has ", all.size(), " keys but kKeyOrder ",
+                                   std::size(kKeyOrder)));
+  std::vector<ConfigKey> keys;
+  for (const char* name : kKeyOrder) {
+    const auto it = std::find_if(all.begin(), all.end(), [&](const ConfigKey* k) {
+      return std::string_view(k->name) == name;
+    });
+    if (it == all.end()) throw std::logic_error(str_cat("no config key ", name));
+    keys.push_back(**it);
+  }
+  return keys;
+}
+
 }  // namespace
+
+const std::vector<ConfigKey>& training_config_keys() {
+  using T = TrainingConfig;
+  using G = ConfigGroup;
+  static const ConfigRow rows[] = {
+      config_key("batch_size", "batch", G::Training, &T::batch_size, "B", "sequences per step")
+          .in(1, 4096),
+      config_key("lr", "lr", G::Training, &T::lr, "LR", "Adam learning rate")
+          .in(0, 10, true, false),
+      config_key("seed", "seed", G::Training, &T::seed, "N",
+                 "seed for weights, batches and dropout"),
+      config_key("mask_rate", "mask-rate", G::Training, &T::mask_rate, "P",
+                 "mlm: the chance that each token is selected (80% become [MASK], 10% another "
+                 "token, 10% stay)")
+          .in(0.01, 0.5).applies_when("objective", "mlm").for_families({"lm"}),
+  };
+  static const std::vector<ConfigKey> keys(std::begin(rows), std::end(rows));
+  return keys;
+}
+
+const std::vector<ConfigKey>& task_config_keys() {
+  using T = TaskConfig;
+  using G = ConfigGroup;
+  static const ConfigRow rows[] = {
+      config_key("task", "task", G::Task, &T::name, "NAME",
+                 "training task: {choices} (text: the characters of a corpus)")
+          .one_of(kTasks),
+      config_key("seq_len", "seq-len", G::Task, &T::seq_len, "T",
+                 "sequence length (= max context length)")
+          .in(1, 4096),
+  };
+  static const std::vector<ConfigKey> keys(std::begin(rows), std::end(rows));
+  return keys;
+}
+
+ModelConfig TrainerConfig::model_config() const {
+  ModelConfig m = model;
+  if (m.objective == Objective::Mlm) ++m.vocab_size;  // the last id is [MASK]
+  if (m.max_context_length == 0) m.max_context_length = task.seq_len;
+  return m;
+}
+
+TrainerConfig trainer_config_of(const ModelConfig& m) {
+  TrainerConfig c;
+  c.model = m;
+  c.model.vocab_size = m.real_vocab_size();  // an mlm model's [MASK] is not one of the task's ids
+  c.task.seq_len = m.max_context_length;
+  c.model.max_context_length = 0;
+  if (m.kv_heads_resolved() == m.n_heads) c.model.kv_heads = 0;
+  return c;
+}
+
+std::string block_keys_text(const ModelConfig& m) {
+  if (m.legacy()) return "";
+  const TrainerConfig c = trainer_config_of(m);
+  std::string out;
+  for (const ConfigKey& k : config_keys()) {
+    if (k.weights != InWeights::Block && k.weights != InWeights::Changed) continue;
+    const bool other = k.zero_means && number_value(c, k) == 0;
+    out += str_cat(" ", k.name, "=", value_text(c, other ? *find_config_key(k.zero_means) : k));
+  }
+  return out;
+}
 
 void TrainerConfig::validate(KeyNamer namer) const {
   check_config_keys(*this, namer);
-  const std::string d_model_name = key_name("d_model", namer);
-  require_config(d_model % 2 == 0, "d_model", d_model_name, " (", d_model,
-                 ") must be even for sinusoidal positions");
-  require_config(kv_heads == 0 || n_heads % kv_heads == 0, "kv_heads", key_name("n_heads", namer),
-                 " (", n_heads, ") must be divisible by ", key_name("kv_heads", namer), " (",
-                 kv_heads, ")");
-  require_config(max_seq_len == 0 || max_seq_len >= seq_len, "max_seq_len",
-                 key_name("max_seq_len", namer), " (", max_seq_len, ") must be 0 or >= ",
-                 key_name("seq_len", namer), " (", seq_len, ")");
-  require_config(positions != "rope" || (d_model / n_heads) % 2 == 0, "positions",
-                 key_name("positions", namer), " rope needs an even head width, but ",
-                 d_model_name, " / ", key_name("n_heads", namer), " is ", d_model / n_heads);
-  // A norm or an FFN sits on the residual stream: both keys are named.
-  for (const char* k : {"norm", "ffn"}) {
-    const std::string& v = std::string(k) == "norm" ? norm : ffn;
-    require_config(v == "none" || residual, k, key_name(k, namer), " (", v, ") needs ",
-                   key_name("residual", namer), " (true): it works on the residual stream");
-  }
-  require_config(objective != "mlm" || vocab_size >= 2, "vocab_size", key_name("objective", namer),
-                 " mlm replaces some selected tokens by another one: it needs ",
-                 key_name("vocab_size", namer), " >= 2, got ", vocab_size);
+  check_family_keys(*this, row_text(*find_config_key("family"), &model), config_keys(), namer);
+  require_config(model.max_context_length == 0 || model.max_context_length >= task.seq_len,
+                 "max_seq_len", key_name("max_seq_len", namer), " (", model.max_context_length,
+                 ") must be 0 or >= ", key_name("seq_len", namer), " (", task.seq_len, ")");
+  model_config().validate(namer);
   try {
-    check_task(parse_task(task), vocab_size, seq_len);
+    check_task(parse_task(task.name), model.vocab_size, task.seq_len);
   } catch (const std::invalid_argument& e) {
     throw Error(ErrorKind::Config, "task", str_cat(key_name("task", namer), ": ", e.what()));
   }
@@ -98,19 +168,48 @@ void TrainerConfig::validate(KeyNamer namer) const {
   const int64_t n = state_elements(*this);
   require_config(n <= kMaxStateElements, "", "this config needs about ", n,
                  " floats of state, more than the ", kMaxStateElements, " allowed; reduce ",
-                 key_name("vocab_size", namer), ", ", d_model_name, ", ",
+                 key_name("vocab_size", namer), ", ", key_name("d_model", namer), ", ",
                  key_name("seq_len", namer), " or ", key_name("batch_size", namer));
 }
 
 const std::vector<ConfigKey>& config_keys() {
-  static const std::vector<ConfigKey> keys = config_key_rows();
+  static const std::vector<ConfigKey> keys = composed_keys();
   return keys;
 }
 
+std::vector<const ConfigKey*> keys_for_family(std::string_view family,
+                                              const std::vector<ConfigKey>& rows) {
+  std::vector<const ConfigKey*> out;
+  for (const ConfigKey& k : rows)
+    if (applies_to(k, family)) out.push_back(&k);
+  return out;
+}
+
+void check_family_keys(const TrainerConfig& c, std::string_view family,
+                       const std::vector<ConfigKey>& rows, KeyNamer namer) {
+  for (const ConfigKey& k : rows)
+    require_config(applies_to(k, family) || at_default(c, k), k.name, key_name(k.name, namer),
+                   " (", value_text(c, k), ") does not apply to ", key_name("family", namer),
+                   " ", family);
+}
+
+void* key_owner(TrainerConfig& c, const ConfigKey& k) {
+  return const_cast<void*>(key_owner(static_cast<const TrainerConfig&>(c), k));
+}
+
+const void* key_owner(const TrainerConfig& c, const ConfigKey& k) {
+  if (*k.owner == typeid(ModelConfig)) return &c.model;
+  if (*k.owner == typeid(TrainingConfig)) return &c.training;
+  if (*k.owner == typeid(TaskConfig)) return &c.task;
+  throw std::logic_error(str_cat("config key ", k.name, " is a member of no part of the config"));
+}
+
+void set_choice(TrainerConfig& c, const ConfigKey& k, const std::string& name, KeyNamer namer) {
+  row_set_choice(k, key_owner(c, k), name, namer);
+}
+
 const ConfigKey* find_config_key(std::string_view snake_name) {
-  for (const ConfigKey& k : config_keys())
-    if (snake_name == k.name) return &k;
-  return nullptr;
+  return find_row(config_keys(), snake_name);
 }
 
 std::string key_help(const ConfigKey& k, KeyNamer namer) {
@@ -130,32 +229,11 @@ std::string key_help(const ConfigKey& k, KeyNamer namer) {
 }
 
 double number_value(const TrainerConfig& c, const ConfigKey& k) {
-  switch (k.type) {
-    case ConfigType::Int: return c.*k.int_member;
-    case ConfigType::UInt64: return static_cast<double>(c.*k.u64_member);
-    case ConfigType::Float: return c.*k.float_member;
-    default: throw std::logic_error(str_cat("config key ", k.name, " is not a number"));
-  }
-}
-
-double shortest_decimal(float f) {
-  for (int digits = 6;; ++digits) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.*g", digits, double(f));
-    const double d = std::strtod(buf, nullptr);
-    if (static_cast<float>(d) == f || digits == 9) return d;
-  }
+  return row_number(k, key_owner(c, k));
 }
 
 std::string value_text(const TrainerConfig& c, const ConfigKey& k) {
-  switch (k.type) {
-    case ConfigType::Int: return std::to_string(c.*k.int_member);
-    case ConfigType::UInt64: return std::to_string(c.*k.u64_member);
-    case ConfigType::Float: return str_cat(shortest_decimal(c.*k.float_member));
-    case ConfigType::Bool: return c.*k.bool_member ? "true" : "false";
-    case ConfigType::String: return c.*k.string_member;
-  }
-  return "";
+  return row_text(k, key_owner(c, k));
 }
 
 bool at_default(const TrainerConfig& c, const ConfigKey& k) {
@@ -163,78 +241,11 @@ bool at_default(const TrainerConfig& c, const ConfigKey& k) {
 }
 
 bool set_value_text(TrainerConfig& c, const ConfigKey& k, const std::string& text) {
-  const char* s = text.c_str();
-  char* end = nullptr;
-  errno = 0;
-  const bool no_space = !text.empty() && !std::isspace(static_cast<unsigned char>(text[0]));
-  switch (k.type) {
-    case ConfigType::Int: {
-      const long long v = std::strtoll(s, &end, 10);
-      if (!no_space || *end || errno || v < std::numeric_limits<int>::min() ||
-          v > std::numeric_limits<int>::max())
-        return false;
-      c.*k.int_member = static_cast<int>(v);
-      return true;
-    }
-    case ConfigType::UInt64: {
-      const unsigned long long v = std::strtoull(s, &end, 10);
-      if (!no_space || text[0] == '-' || *end || errno) return false;
-      c.*k.u64_member = v;
-      return true;
-    }
-    case ConfigType::Float: {
-      const float v = std::strtof(s, &end);
-      if (!no_space || *end || errno || !std::isfinite(v)) return false;
-      c.*k.float_member = v;
-      return true;
-    }
-    case ConfigType::Bool:
-      if (text != "true" && text != "false") return false;
-      c.*k.bool_member = text == "true";
-      return true;
-    case ConfigType::String:
-      for (int i = 0; i < k.choices->count; ++i)
-        if (text == k.choices->names[i]) return c.*k.string_member = text, true;
-      return false;
-  }
-  return false;
+  return row_set_text(k, key_owner(c, k), text);
 }
 
 void check_config_keys(const TrainerConfig& c, KeyNamer namer) {
-  for (const ConfigKey& k : config_keys()) {
-    const std::string name = key_name(k.name, namer);
-    if (k.choices) {
-      try {
-        parse_enum(*k.choices, c.*k.string_member);
-      } catch (const std::invalid_argument& e) {
-        throw Error(ErrorKind::Config, k.name, str_cat(name, ": ", e.what()));
-      }
-    }
-    if (!k.bounded) continue;
-    const double hi = k.hi_key ? std::min(k.hi, number_value(c, key_named(k.hi_key))) : k.hi;
-    if (k.type == ConfigType::Float) {
-      // Compared with the bounds as floats, so that a bound such as 0.01 accepts itself.
-      const float v = c.*k.float_member, lo_f = static_cast<float>(k.lo);
-      const float hi_f = static_cast<float>(hi);
-      const bool ok = std::isfinite(v) && (k.lo_open ? v > lo_f : v >= lo_f) &&
-                      (k.hi_open ? v < hi_f : v <= hi_f);
-      require_config(ok, k.name, name, " (", v, ") must be in ", k.lo_open ? "(" : "[", k.lo,
-                     ", ", hi, k.hi_open ? ")" : "]");
-    } else {
-      const double v = number_value(c, k);
-      const bool ok = (k.lo_open ? v > k.lo : v >= k.lo) && (k.hi_open ? v < hi : v <= hi);
-      require_config(ok, k.name, name, " (", value_text(c, k), ") must be in ",
-                     k.lo_open ? "(" : "[", static_cast<int64_t>(k.lo), ", ",
-                     static_cast<int64_t>(hi), k.hi_open ? ")" : "]");
-    }
-    if (k.divides) {
-      const ConfigKey& whole = key_named(k.divides);
-      const int64_t w = static_cast<int64_t>(number_value(c, whole));
-      const int64_t part = static_cast<int64_t>(number_value(c, k));
-      require_config(w % part == 0, whole.name, key_name(whole.name, namer), " (", w,
-                     ") must be divisible by ", name, " (", part, ")");
-    }
-  }
+  for (const ConfigKey& k : config_keys()) check_row(k, key_owner(c, k), config_keys(), namer);
 }
 
 std::string config_schema_json() {
@@ -263,9 +274,14 @@ std::string config_schema_json() {
         o += str_cat(i ? "," : "", json::quote(k.applies_values[i]));
       o += "]}";
     }
+    std::string families;
+    for (int i = 0; i < kFamilies.count; ++i)
+      if (applies_to(k, kFamilies.names[i]))
+        families += str_cat(families.empty() ? "" : ",", json::quote(kFamilies.names[i]));
     o += str_cat(",\"help\":", json::quote(key_help(k, nullptr)),
                  ",\"symbol\":", json::quote(k.symbol), ",\"group\":\"", group_name(k.group),
-                 "\",\"in_weights\":", k.weights == InWeights::No ? "false" : "true", "}");
+                 "\",\"in_weights\":", k.weights == InWeights::No ? "false" : "true",
+                 ",\"families\":[", families, "]}");
     out += str_cat(o, &k == &config_keys().back() ? "\n" : ",\n");
   }
   return out + "]\n";

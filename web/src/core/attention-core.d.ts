@@ -63,6 +63,8 @@ export interface ConfigKeySchema {
   symbol: string;
   group: 'model' | 'block' | 'training' | 'task';
   in_weights: boolean;
+  /** The model families (values of the key family) the key applies to. */
+  families: readonly string[];
 }
 
 /** fill()'s options. */

@@ -102,6 +102,8 @@ export interface Setting<K extends keyof State = keyof State> {
   step: string | null;
   /** Text: cleans a raw value; `why` says what was changed, after "<label>: ". */
   clean: ((raw: string) => { value: string; why?: string }) | null;
+  /** Config keys: the model families the key applies to (the schema's); absent: every family. */
+  families?: readonly string[];
 }
 
 // Shorthands for the rows: the fields a type does not use are null.
@@ -151,7 +153,7 @@ const CONFIG_PAGE: { readonly [K in keyof TrainerConfig]?: ConfigPage } = {
 /** A config key's row: the schema's key with the page's CONFIG_PAGE on top. */
 export function configRow(k: ConfigKeySchema): Omit<Setting, 'key'> {
   const page: ConfigPage = CONFIG_PAGE[k.js as keyof TrainerConfig] ?? {};
-  const common = { group: 'config' as const, core: k.js as keyof TrainerConfig, hash: k.flag, attribute: page.attribute === null ? null : k.flag, label: page.label ?? k.name, default: k.default as State[keyof State] };
+  const common = { group: 'config' as const, core: k.js as keyof TrainerConfig, hash: k.flag, attribute: page.attribute === null ? null : k.flag, label: page.label ?? k.name, default: k.default as State[keyof State], families: k.families };
   if (k.type === 'bool') return { ...common, type: 'bool', ...onOff };
   if (k.type === 'enum') return { ...common, type: 'enum', ...oneOf(k.choices!) };
   // A number: the page's bounds (inclusive), else the core's (an unbounded integer is a safe one).
@@ -267,6 +269,10 @@ export const SETTING_LIST: readonly Setting[] = (Object.keys(SETTINGS) as (keyof
 /** The row of a key. */
 export const settingOf = <K extends keyof State>(key: K): Setting<K> => ({ key, ...SETTINGS[key] }) as Setting<K>;
 
+/** Whether a setting applies to the model family: a config key to the families of its schema row,
+ * any other setting to every family. */
+export const appliesTo = (s: Pick<Setting, 'families'>, family: string): boolean => !s.families || s.families.includes(family);
+
 /** The keys of one group, in table order. */
 export const keysOf = (group: SettingGroup): readonly (keyof State)[] => SETTING_LIST.filter((s) => s.group === group).map((s) => s.key);
 
@@ -284,8 +290,10 @@ export const APPLIES_WHEN: { readonly [K in keyof TrainerConfig]?: { key: keyof 
   }),
 );
 
-/** Whether a setting matters in state s (the controls of those that do not are hidden). */
+/** Whether a setting matters in state s: it applies to the model family, and its applies_when
+ * holds (the controls of those that do not are hidden). */
 export function applies(key: keyof State, s: Readonly<State>): boolean {
+  if (!appliesTo(settingOf(key), s.family)) return false;
   const when = APPLIES_WHEN[key as keyof TrainerConfig];
   return !when || when.in.includes(String(s[when.key]));
 }

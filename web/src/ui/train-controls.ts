@@ -7,7 +7,7 @@
 import type { Controller, Problem } from '../client/controller';
 import { count, lossUnitOf, num, perNat } from '../model/format';
 import { CONFIG_SCHEMA } from '../core/config-schema';
-import { applies, CONFIG_KEYS, checkField, DEFAULTS, settingOf, type State } from '../settings/settings';
+import { applies, appliesTo, CONFIG_KEYS, checkField, DEFAULTS, settingOf, type State } from '../settings/settings';
 import { taskText } from '../settings/tasks';
 import type { Store } from '../settings/store';
 import { h, uniqueId } from './dom';
@@ -27,14 +27,20 @@ export interface ControlSpec {
   bool?: boolean;
   /** A setting of the transformer block (the schema's group block): behind the disclosure. */
   block?: boolean;
+  /** The model families the key applies to; absent: every family. */
+  families?: readonly string[];
 }
 
 /** The controls: the config settings of the key table, in its order. */
 export const CONTROLS: readonly ControlSpec[] = CONFIG_KEYS.map((key) => {
   const s = settingOf(key);
   const block = CONFIG_SCHEMA.find((k) => k.js === key)?.group === 'block';
-  return { key, label: s.label, coreKey: s.core ?? key, min: s.range?.[0], max: s.range?.[1], step: s.step ?? undefined, options: s.values ?? undefined, bool: s.type === 'bool' || undefined, block: block || undefined };
+  return { key, label: s.label, coreKey: s.core ?? key, min: s.range?.[0], max: s.range?.[1], step: s.step ?? undefined, options: s.values ?? undefined, bool: s.type === 'bool' || undefined, block: block || undefined, families: s.families };
 });
+
+/** The controls shown for a model family: those of the keys that apply to it (the others are
+ * hidden, as the core refuses them off their defaults). */
+export const controlsFor = (family: string): readonly ControlSpec[] => CONTROLS.filter((c) => appliesTo(c, family));
 
 /** The mounted controls. */
 export interface TrainControls {
