@@ -88,9 +88,10 @@ struct Fixture {
   attn::Rng init{41}, data{42};
   CrossAttention m;
   Mat x = gradcheck::random_mat(B * T, D, data), src = gradcheck::random_mat(B * S, D, data);
+  CrossAttention::Source c;  // the source encoded by the last forward
+  CrossAttention::State s;   // that forward's cache
   Fixture(int H, int KV) : m(D, H, KV, 0.0f, init) {}
-  Mat forward(const std::vector<uint8_t>& pad, CrossAttention::Source& c,
-              CrossAttention::State& s) {
+  Mat forward(const std::vector<uint8_t>& pad) {
     m.encode(src, B, S, pad, c);
     Mat y(B * T, D);
     m.forward(x, B, T, c, s, y);
@@ -107,9 +108,8 @@ TEST_CASE("cross-attention: forward equals the naive twin, T != S, grouped K/V a
       cross_test::Fixture f(4, KV);
       const std::vector<uint8_t> pad =
           padded ? std::vector<uint8_t>{0, 0, 1, 0, 1, 1, 0, 0, 0, 0} : std::vector<uint8_t>{};
-      CrossAttention::Source c;
-      CrossAttention::State s;
-      const Mat y = f.forward(pad, c, s);
+      const Mat y = f.forward(pad);
+      const CrossAttention::State& s = f.s;
       const Mat ref = attn::naive_cross_attention(f.m, f.x, f.B, f.T, f.src, f.S, pad);
       CAPTURE(KV, padded, max_diff(y, ref));
       CHECK(max_diff(y, ref) <= kTol);
@@ -123,23 +123,19 @@ TEST_CASE("cross-attention: padding keys get exactly zero weight, and their valu
           "[cross_attention]") {
   cross_test::Fixture f(2, 0);
   const std::vector<uint8_t> pad = {0, 1, 0, 0, 1, 0, 0, 0, 1, 1};
-  CrossAttention::Source c;
-  CrossAttention::State s;
-  const Mat y = f.forward(pad, c, s);
+  const Mat y = f.forward(pad);
   for (int b = 0; b < f.B; ++b)
     for (int h = 0; h < 2; ++h)
       for (int i = 0; i < f.T; ++i)
         for (int j = 0; j < f.S; ++j) {
-          const float w = s.weights()((b * 2 + h) * f.T + i, j);
+          const float w = f.s.weights()((b * 2 + h) * f.T + i, j);
           if (pad[size_t(b * f.S + j)]) CHECK(w == 0.0f);
           else CHECK(w > 0.0f);
         }
   // The padded source rows replaced by anything: the output is the same, bit for bit.
   f.src.row(1).setConstant(7.0f);
   f.src.row(9).setConstant(-3.0f);
-  CrossAttention::Source c2;
-  CrossAttention::State s2;
-  CHECK(f.forward(pad, c2, s2) == y);
+  CHECK(f.forward(pad) == y);
 }
 
 TEST_CASE("cross-attention: backward equals per-head scaled_dot_product_attention_backward",
@@ -147,9 +143,9 @@ TEST_CASE("cross-attention: backward equals per-head scaled_dot_product_attentio
   // Ungrouped, no padding, H 2: head h is sdpa on q_h, k_h, v_h, so the gradients of the
   // projections' outputs are sdpa's, which the op table checks by finite differences.
   cross_test::Fixture f(2, 0);
-  CrossAttention::Source c;
-  CrossAttention::State s;
-  f.forward({}, c, s);
+  f.forward({});
+  CrossAttention::Source& c = f.c;
+  CrossAttention::State& s = f.s;
   attn::Rng rng(43);
   const Mat dy = gradcheck::random_mat(f.B * f.T, f.D, rng);
   Mat dx(f.B * f.T, f.D), dsrc(f.B * f.S, f.D);
@@ -178,9 +174,8 @@ TEST_CASE("cross-attention: decoding over the cached source gives the full forwa
           "[cross_attention]") {
   cross_test::Fixture f(4, 2);
   const std::vector<uint8_t> pad = {0, 0, 0, 1, 1, 0, 1, 0, 0, 0};
-  CrossAttention::Source c;
-  CrossAttention::State s;
-  const Mat y = f.forward(pad, c, s);
+  const Mat y = f.forward(pad);
+  const CrossAttention::Source& c = f.c;
   const Mat kv = c.kv;
   for (int b = 0; b < f.B; ++b)
     for (int i = 0; i < f.T; ++i) {  // one row at a time, as a decoder steps
@@ -189,7 +184,7 @@ TEST_CASE("cross-attention: decoding over the cached source gives the full forwa
       CAPTURE(b, i);
       CHECK(max_diff(row, y.row(b * f.T + i)) <= 1e-6f);
       for (int h = 0; h < 4; ++h)
-        CHECK(max_diff(w.row(h), s.probs.row((b * 4 + h) * f.T + i)) <= 1e-6f);
+        CHECK(max_diff(w.row(h), f.s.probs.row((b * 4 + h) * f.T + i)) <= 1e-6f);
     }
   Mat w(f.T * 4, f.S), rows(f.T, f.D);  // all of sequence 1's rows at once
   f.m.forward_rows(f.x.middleRows(f.T, f.T), c, 1, w, rows);
