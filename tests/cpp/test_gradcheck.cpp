@@ -17,6 +17,8 @@
 
 #include "attn/model/model.h"
 #include "attn/nn/attention.h"
+#include "attn/nn/attention_map.h"
+#include "attn/nn/cross_attention.h"
 #include "attn/nn/embedding.h"
 #include "attn/nn/ffn.h"
 #include "attn/nn/linear.h"
@@ -276,6 +278,78 @@ struct MhsaCase : FakelossCase {
   }
 };
 
+// The shared attention map: q (3,4), k (5,4) -> weights (3,5), the queries at positions 2..4
+// and the keys at 0..4 (a rectangular block of the (5,5) map), with the given mask and ALiBi;
+// key 1 padding when pad is set.
+struct MapCase : FakelossCase {
+  attn::AttentionMap map;
+  bool pad;
+  attn::Rng rng{21};
+  Mat q = gradcheck::random_mat(3, 4, rng), k = gradcheck::random_mat(5, 4, rng);
+  Mat dq = Mat(3, 4), dk = Mat(5, 4);
+  const uint8_t pad_flags[5] = {0, 1, 0, 0, 0};
+  MapCase(attn::MaskMode mode, attn::MaskPattern pattern, bool alibi, bool pad_) : pad(pad_) {
+    map.scale = 0.5f;
+    map.mode = mode;
+    map.pattern = pattern;
+    map.alibi = alibi;
+    map.alibi_slope = alibi ? 0.25f : 0.0f;
+    dout = gradcheck::random_mat(3, 5, rng);
+  }
+  Mat out() override {
+    Mat p(3, 5);
+    attn::attention_map_forward(map, q, k, p, 2, 0, pad ? pad_flags : nullptr);
+    return p;
+  }
+  void backward() override {
+    const Mat p = out();
+    Mat ds(3, 5);
+    attn::attention_map_backward(p, dout, ds);
+    attn::attention_scores_backward(map, ds, q, k, dq, dk, false);
+  }
+  std::vector<Tensor> tensors() override { return {tensor("q", q, dq), tensor("k", k, dk)}; }
+};
+
+// Cross-attention D 8: queries x (B*3,D), source (B*5,D), B 2 (T != S).
+struct CrossCase : FakelossCase {
+  static constexpr int B = 2, T = 3, S = 5, D = 8;
+  static constexpr uint64_t kDropoutSeed = 78;
+  attn::Rng init{23}, data{24};
+  attn::CrossAttention m;
+  std::vector<uint8_t> pad;
+  Mat x = gradcheck::random_mat(B * T, D, data), src = gradcheck::random_mat(B * S, D, data);
+  Mat dx = Mat(B * T, D), dsrc = Mat(B * S, D);
+  CrossCase(int H, int KV, bool padded, float p_attn) : m(D, H, KV, p_attn, init) {
+    if (padded) pad = {0, 0, 0, 1, 1, 0, 1, 0, 0, 0};  // sequence 0 ends in two pads
+    dout = gradcheck::random_mat(B * T, D, data);
+  }
+  Mat run(attn::CrossAttention::State& s, attn::CrossAttention::Source& c) {
+    m.encode(src, B, S, pad, c);
+    attn::Rng drop(kDropoutSeed);
+    Mat y(B * T, D);
+    m.forward(x, B, T, c, m.attn_dropout > 0, drop, s, y);
+    return y;
+  }
+  Mat out() override {
+    attn::CrossAttention::State s;
+    attn::CrossAttention::Source c;
+    return run(s, c);
+  }
+  void backward() override {
+    attn::CrossAttention::State s;
+    attn::CrossAttention::Source c;
+    run(s, c);
+    m.backward(s, c, dout, dx, dsrc);
+  }
+  std::vector<Tensor> tensors() override {
+    std::vector<Tensor> t = {tensor("x", x, dx), tensor("source", src, dsrc)};
+    std::vector<attn::ParamRef> params;
+    m.append_params("", params);
+    for (const attn::ParamRef& p : params) t.push_back({p.name, p.value, p.grad, p.numel()});
+    return t;
+  }
+};
+
 // Cross-entropy on logits (6,5) ~ N(0, 4), one target ignored: the loss itself, in float.
 struct CrossEntropyCase : OpCase {
   attn::Rng rng{1};
@@ -470,6 +544,12 @@ const std::vector<Row>& table() {
         {"ffn", "gelu", make<FfnCase>(FfnKind::GELU)},
         {"ffn", "swiglu", make<FfnCase>(FfnKind::SwiGLU)},
         {"cross-entropy", "V 5, one target ignored", make<CrossEntropyCase>()},
+        {"attention map", "T 3, S 5, no mask", make<MapCase>(MaskMode::None, attn::MaskPattern{}, false, false)},
+        {"attention map", "causal rows 2..4, alibi", make<MapCase>(MaskMode::Causal, attn::MaskPattern{}, true, false)},
+        {"attention map", "window 2, key padding", make<MapCase>(MaskMode::Causal, attn::MaskPattern{true, 2, 0}, false, true)},
+        {"cross-attention", "H 2, T 3, S 5", make<CrossCase>(2, 0, false, 0.0f)},
+        {"cross-attention", "H 4, kv_heads 2, key padding", make<CrossCase>(4, 2, true, 0.0f)},
+        {"cross-attention", "H 2, multi-query, attention dropout", make<CrossCase>(2, 1, true, 0.3f)},
         {"multi-head attention", "H 2", make<MhsaCase>(mhsa(2))},
         {"multi-head attention", "attention dropout", make<MhsaCase>(with_dropout(mhsa(2), 0.3f, 0))},
         {"multi-head attention", "output dropout", make<MhsaCase>(with_dropout(mhsa(2), 0, 0.25f))},

@@ -6,6 +6,7 @@
 #include "attn/base/parallel.h"
 #include "attn/kernels/kernels.h"
 #include "attn/kernels/ops.h"
+#include "attn/nn/attention_map.h"
 
 namespace attn {
 
@@ -64,20 +65,24 @@ Head2 head2_views(const MultiHeadSelfAttention& m, Mat& qkv, int b, int h, int T
   return {qkv.block(r0, m.q2_offset(h), T, m.d_head), qkv.block(r0, m.k2_offset(h), T, m.d_head)};
 }
 
-// One map's weights from its query and keys, in place in p (R,S): p = softmax(q k^T * scale +
-// the ALiBi bias, masked), the query rows and the key columns at absolute positions first_row
-// and first_col. scores, when given, receives the masked scores (the softmax's input).
+// Head h's map (attention_map.h): the layer's scale, mask and ALiBi slope.
+AttentionMap head_map(const MultiHeadSelfAttention& m, int h, float scale) {
+  AttentionMap a;
+  a.scale = scale;
+  a.mode = m.mask;
+  a.pattern = m.options.pattern;
+  a.alibi = m.options.alibi;
+  if (a.alibi) a.alibi_slope = m.alibi_m[size_t(h)];
+  return a;
+}
+
+// One map's weights from its query and keys, in place in p (R,S): the shared map with head h's
+// settings, the query rows and key columns at absolute positions first_row and first_col.
 void attention_map(const MultiHeadSelfAttention& m, int h, ConstMatRef q, ConstMatRef k,
                    float scale, MatRef p, int64_t first_row, int64_t first_col, Mat* scores,
                    Eigen::Index scores_row) {
-  matmul_nt(q, k, p, scale);  // scores = q k^T / sqrt(Dh)
-  if (m.options.alibi) add_alibi_bias(p, m.alibi_m[size_t(h)], int(first_row), int(first_col));
-  if (m.mask == MaskMode::Causal)
-    apply_mask_pattern(p, m.options.pattern, first_row, first_col);
-  else
-    apply_mask(p, m.mask);
-  if (scores) scores->block(scores_row, 0, p.rows(), p.cols()) = p;
-  softmax_rows(p, p);
+  attention_map_forward(head_map(m, h, scale), q, k, p, first_row, first_col, nullptr, scores,
+                        scores_row);
 }
 
 std::optional<Rope> make_rope(const AttentionOptions& o, int max_context_length, int d_head) {
@@ -288,7 +293,7 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
   // upper one of dw was never computed).
   const auto softmax_backward = [&](ConstMatRef probs, ConstMatRef dw, MatRef ds) {
     if (s.causal) softmax_rows_backward_causal(probs, dw, ds);
-    else softmax_rows_backward(probs, dw, ds);
+    else attention_map_backward(probs, dw, ds);
   };
   // Sequence b on the part's scratch: each head, then RoPE's rotation of its rows undone.
   const auto sequence = [&](int part, int b) {
