@@ -9,6 +9,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "attn/base/tensor.h"
+
 namespace attn {
 
 namespace {
