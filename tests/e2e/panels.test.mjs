@@ -80,6 +80,16 @@ test('one panel at a time under the loss and the heatmaps; the choice is in the 
   assert.deepEqual(await shownPanels(again.page), ['ablation-panel']);
   await again.context.close();
 
+  // The panels the one-layer default cannot feed are marked; Circuits says what to set, and its
+  // button sets it.
+  assert.deepEqual(await page.$$eval('.panel-picker [role=tab].needs', (ts) => ts.map((t) => t.dataset.panel)), ['circuits', 'generate', 'speculative', 'fill']);
+  await page.click('.panel-picker [data-panel=circuits]');
+  await page.waitForSelector('.needs-note:not([hidden])');
+  assert.match(await page.textContent('.needs-note'), /needs at least 2 layers/);
+  await page.click('.needs-note .needs-fix');
+  await page.waitForFunction(() => /[#&]layers=2(&|$)/.test(location.hash) && document.querySelector('.needs-note').hidden);
+  assert.equal(await page.$eval('.panel-picker [data-panel=circuits]', (t) => t.classList.contains('needs')), false);
+
   // All: every panel, one after another.
   await page.click('.panel-picker [data-panel=all]');
   await page.waitForFunction(() => /[#&]panel=all(&|$)/.test(location.hash));

@@ -2,6 +2,7 @@
 // chart on the phase change (the core's trainer.phaseChange()), and Start here, the preset links
 // (settings/presets.ts) above the view.
 import { LESSONS, PRESETS, presetHash, presetState, runsPreset, type Preset } from '../settings/presets';
+import { keepPanel } from '../panels/needs';
 import type { Snapshot } from '../model/protocol';
 import type { State, TaskName } from '../settings/settings';
 import type { Store } from '../settings/store';
@@ -41,7 +42,8 @@ export function mountPresets(store: Store): { element: HTMLElement; destroy(): v
     a.addEventListener('click', (ev) => {
       // In the page the hash would do the same; in the element the link must not move the host page.
       ev.preventDefault();
-      store.set(presetState(p));
+      // The open panel stays when the preset opens none and it works on the preset's model.
+      store.set(keepPanel(p, presetState(p), store.state.panel));
     });
     cards.push([p, a]);
     return h('li', { class: 'start-card' }, a, h('p', { class: 'start-sentence', id: sentenceId, text: p.sentence }));

@@ -1,9 +1,12 @@
 // The training view's panel picker: the loss and the heatmaps come first, and under them one panel
 // at a time (or all of them, stacked), chosen by a row of tabs whose choice is the `panel` setting
 // (hash `panel=`, attribute `panel`). A panel an embedding hides (ui/parts.ts) has no tab; when
-// the chosen one is not there, the first one that is shows.
-import type { PanelName } from '../settings/settings';
+// the chosen one is not there, the first one that is shows. A panel that cannot work on the current
+// model (panels/needs.ts) is marked in its tab, and when chosen says what to set, with a button
+// that sets it.
+import type { PanelName, State } from '../settings/settings';
 import type { Store } from '../settings/store';
+import { panelNeeds } from '../panels/needs';
 import { h, uniqueId } from './dom';
 import type { PartGroup, Parts } from './parts';
 
@@ -22,6 +25,12 @@ export function mountPanelPicker(store: Store, parts: Parts, entries: PickerEntr
     class: 'hint picker-hint',
     text: 'Each panel looks at the model you are training from another side; pick one, or "All panels" to stack them. Your choice goes in the link.',
   });
+  // The chosen panel's need: what to set, and a button that sets it.
+  const needsText = h('span', {});
+  const needsFix = h('button', { type: 'button', class: 'needs-fix' });
+  const needsNote = h('p', { class: 'needs-note', role: 'status', hidden: true }, needsText, ' ', needsFix);
+  let fix: Partial<State> = {};
+  needsFix.addEventListener('click', () => store.set(fix));
   const tabs = new Map<PanelName, HTMLButtonElement>();
   const all: { name: 'all'; label: string } = { name: 'all', label: 'All panels' };
   for (const e of [...entries, all]) {
@@ -51,6 +60,18 @@ export function mountPanelPicker(store: Store, parts: Parts, entries: PickerEntr
       const tab = tabs.get(e.name)!;
       tab.hidden = parts.isHidden(e.group);
       e.section.hidden = current !== 'all' && current !== e.name;
+      const need = panelNeeds(e.name, store.state);
+      tab.classList.toggle('needs', !!need);
+      if (need) tab.title = need.message;
+      else tab.removeAttribute('title');
+      tab.dataset.needs = need ? need.message : '';
+    }
+    const need = current === 'all' ? null : panelNeeds(current, store.state);
+    needsNote.hidden = !need;
+    if (need) {
+      needsText.textContent = need.message;
+      needsFix.textContent = need.action;
+      fix = need.fix;
     }
     tabs.get('all')!.hidden = present.length < 2;
     for (const [name, tab] of tabs) {
@@ -61,8 +82,8 @@ export function mountPanelPicker(store: Store, parts: Parts, entries: PickerEntr
     onShow();
   }
 
-  const element = h('div', { class: 'picker' }, tablist, hint);
-  const unsub = [store.subscribe((_s, changed) => changed.has('panel') && show()), parts.onChange(show)];
+  const element = h('div', { class: 'picker' }, tablist, hint, needsNote);
+  const unsub = [store.subscribe((_s, changed) => (changed.has('panel') || changed.has('task') || changed.has('nLayers')) && show()), parts.onChange(show)];
   show();
   return { element, destroy: () => unsub.forEach((f) => f()) };
 }
