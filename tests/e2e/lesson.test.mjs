@@ -75,6 +75,10 @@ test('view 2 shows, for the default sentence, exactly the numbers of the core', 
 test('view 2 with the causal mask, other dk/dv and a new sentence still shows the core numbers', async () => {
   const { page, context, errors } = await openReused(browser, `${srv.url}#view=lesson&stage=7`, { bypassCSP: true });
   await page.waitForSelector('table[data-matrix=output]');
+  // The link opens at its stage: the page has scrolled to stage 8 (index 7), whose top is in view
+  // (as near the top as the page's end allows).
+  const at = await page.$eval('.stage[aria-current=step]', (el) => ({ top: el.getBoundingClientRect().top, scrolled: window.scrollY, height: innerHeight }));
+  assert.ok(at.scrolled > 0 && at.top >= -1 && at.top < at.height / 2, `scrolled to the stage: ${JSON.stringify(at)}`);
   await page.selectOption('[name=lessonMask]', 'causal');
   await page.waitForSelector('table[data-matrix=maskedScores] td.masked');
   await page.fill('[name=dk]', '2');

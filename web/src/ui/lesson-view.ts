@@ -139,6 +139,9 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
   let maskNote = '';
   /** The mask cell to focus again once the view is redrawn (it was flipped from the keyboard). */
   let refocus: [number, number] | null = null;
+  // A link that opens at a later stage (stage=N) scrolls to it once it is drawn; in the page only,
+  // never moving a host page around an embedded element.
+  let scrollToStage = store.state.stage > 0;
   let request = 0;
 
   /** The lesson's numbers are computed while its view is shown, and again when it is shown after
@@ -298,6 +301,10 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
     compareEl.replaceChildren(...(r.apart.length === 2 && s.stage >= STAGES.indexOf('weights') ? [compare(r)] : []));
     if (refocus) stagesEl.querySelector<HTMLButtonElement>(`button.mask-cell[data-i="${refocus[0]}"][data-j="${refocus[1]}"]`)?.focus();
     refocus = null;
+    if (scrollToStage && shown() && stagesEl.getRootNode() === document) {
+      scrollToStage = false;
+      sections[s.stage].scrollIntoView({ block: 'start' });
+    }
   }
 
   /** The two sentences, each run alone through the same weights, side by side. */
