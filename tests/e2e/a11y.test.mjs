@@ -29,6 +29,11 @@ test('the page: the trained view after training, then the lesson view at its las
   await page.click('[data-action=play]');
   await page.waitForFunction(() => document.querySelector('.readout').dataset.status === 'paused');
   await page.waitForFunction(() => Number(document.querySelector('.timeline-panel')?.dataset.entries ?? 0) >= 2);
+  // The default task is solved by then: the note says at which step, with the next step to try.
+  const done = await page.$eval('.done-note', (el) => ({ hidden: el.hidden, kind: el.dataset.kind, step: Number(el.dataset.step), text: el.textContent }));
+  assert.equal(done.hidden, false);
+  assert.equal(done.kind, 'solved');
+  assert.ok(done.step > 0 && done.step <= 300 && done.text.startsWith(`Solved at step ${done.step}`) && /Adam/.test(done.text) && /Next: /.test(done.text), JSON.stringify(done));
   assert.deepEqual(await audit(page), [], 'trained view');
 
   await page.click('[role=tab][data-view=lesson]');

@@ -1,7 +1,8 @@
 // The element's event logic, pure (web/src/element/step-events.ts, solved.ts): the `step` events'
 // throttle under fake timers (the clock only moves when the test moves it), and when `solved` fires.
-import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
-import { SolvedWatch, type SolvedSnapshot } from '../../web/src/element/solved';
+import { afterEach, beforeEach, describe, expect, it, test, vi } from 'vitest';
+import { converged, CONVERGED_PATIENCE, DoneWatch, SolvedWatch, TASK_SOLVED_AT, type SolvedSnapshot } from '../../web/src/element/solved';
+import { TASKS } from '../../web/src/settings/tasks';
 import { STEP_EVENT_MS, StepEvents } from '../../web/src/element/step-events';
 
 describe('step events', () => {
@@ -106,5 +107,32 @@ describe('solved', () => {
     // Forgotten (the element left the page): nothing to check a new threshold against.
     w.forget();
     expect(w.setThreshold(0.5)).toBeNull();
+  });
+});
+
+describe('DoneWatch: the page\'s run is done when solved or converged, once per run', () => {
+  const snap = (step: number, loss: number) => ({ step, loss, lossAtInit: step === 0 });
+  it('solved at the first step under the task\'s threshold; the same after; a new run starts over', () => {
+    const w = new DoneWatch();
+    expect(w.observe(snap(0, 0.01), 0.1)).toBeNull(); // the loss at init is no achievement
+    expect(w.observe(snap(100, 0.5), 0.1)).toBeNull();
+    expect(w.observe(snap(180, 0.09), 0.1)).toEqual({ kind: 'solved', step: 180 });
+    expect(w.observe(snap(400, 0.7), 0.1)).toEqual({ kind: 'solved', step: 180 }); // a later spike does not undo it
+    expect(w.observe(snap(0, 3), 0.1)).toBeNull(); // reset: a new run
+    expect(w.observe(snap(50, Number.NaN), 0.1)).toBeNull();
+  });
+  it('a task without a threshold is never solved; text converges when validation stops improving', () => {
+    const w = new DoneWatch();
+    expect(w.observe(snap(500, 0.001), null)).toBeNull();
+    // Best 2.0 before the last 5; none of those is below 2.0 * 0.99 = 1.98.
+    expect(converged([3, 2.5, 2.0, 1.99, 1.995, 2.01, 1.985, 2.0])).toBe(true);
+    expect(converged([3, 2.5, 2.0, 1.99, 1.995, 2.01, 1.97, 2.0])).toBe(false);
+    expect(converged([3, 2, 2, 2, 2])).toBe(false); // too few measurements
+    expect(w.observe(snap(900, 1.2), null, [3, 2.5, 2.0, 1.99, 1.995, 2.01, 1.985, 2.0])).toEqual({ kind: 'converged', step: 900 });
+    expect(CONVERGED_PATIENCE).toBe(5);
+  });
+  it('every task has its own threshold or none', () => {
+    for (const t of Object.keys(TASKS)) expect(t in TASK_SOLVED_AT, t).toBe(true);
+    expect(TASK_SOLVED_AT.future).toBeNull();
   });
 });

@@ -5,6 +5,9 @@
 // at most once per animation frame.
 import type { Controller } from '../client/controller';
 import { DEMO_EPOCH_STEPS, LossChart, lossChartCaption } from '../draw/loss-chart';
+import { CONVERGED_PATIENCE, DoneWatch, TASK_SOLVED_AT } from '../element/solved';
+import { keepPanel } from '../panels/needs';
+import { FILL_PRESET, FIND_CIRCUIT_PRESET, INDUCTION_PRESET, presetState, TEXT_PRESET, WINDOW_DEPTH_PRESET, type Preset } from '../settings/presets';
 import type { State } from '../settings/settings';
 import type { Store } from '../settings/store';
 import { h, uniqueId } from './dom';
@@ -19,6 +22,9 @@ import { mountCorpusBox } from './corpus-box';
 import type { Snapshot } from '../model/protocol';
 import { lossUnitOf, num } from '../model/format';
 import { groupOf, PANELS } from '../panels/registry';
+
+/** The preset to try once a task is done: the next lesson's. */
+const NEXT_PRESET: Partial<Record<string, Preset>> = { repeat: INDUCTION_PRESET, shift: INDUCTION_PRESET, copy: WINDOW_DEPTH_PRESET, induction: FIND_CIRCUIT_PRESET, text: FILL_PRESET, reverse: TEXT_PRESET, sort: TEXT_PRESET };
 
 /** With the heatmaps hidden (no first draw), the panels start this long after the first snapshot. */
 const PANEL_START_FALLBACK_MS = 300;
@@ -57,11 +63,20 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
   });
   // What the chart shows, in the task's unit: ln V, or the unigram line on text (set per state).
   const lossCaption = h('p', { class: 'hint loss-caption' });
+  // When the run is done (solved, or converged on text): a note, the next step to try, and why the
+  // curve may spike if training goes on.
+  const doneText = h('span', {});
+  const doneNext = h('button', { type: 'button', class: 'done-next' });
+  const doneNote = h('p', { class: 'done-note', role: 'status', hidden: true }, doneText, ' ', doneNext);
+  const doneWatch = new DoneWatch();
+  let nextPreset: Preset = INDUCTION_PRESET;
+  doneNext.addEventListener('click', () => store.set(keepPanel(nextPreset, presetState(nextPreset), store.state.panel)));
   const chartSection = h(
     'section',
     { class: 'panel loss-panel', 'aria-label': 'Loss' },
     h('div', { class: 'panel-head' }, h('h2', { text: 'Loss' }), h('div', { class: 'chart-options' }, ...Object.values(boxes).map((b) => b.label))),
     chartEl,
+    doneNote,
     textReadout,
     phaseNote,
     textNote,
@@ -158,12 +173,31 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
       chart.setLosses(s.initLoss, s.history, s.historyStride, s.text ? { steps: s.text.valSteps, losses: s.text.valLoss } : undefined);
     }
     showText(s);
+    showDone(s);
     chart.setPhaseChange(s.phaseChange);
     phaseChangeNote(phaseNote, s, store.state.task);
     markStarted();
     // A User Timing entry per redraw (DevTools shows them; the e2e test reads the slowest).
     performance.measure('playground:draw', { start: t0 });
     if (performance.getEntriesByName('playground:draw').length > 2000) performance.clearMeasures('playground:draw');
+  }
+
+  /** The done note: "Solved at step N" (or "Converged"), with the next step and, solved, why the
+   * loss may spike later. */
+  function showDone(s: Snapshot): void {
+    const task = store.state.task;
+    const done = doneWatch.observe(s, TASK_SOLVED_AT[task] ?? null, s.text?.valLoss);
+    doneNote.hidden = !done;
+    doneNote.dataset.kind = done?.kind ?? '';
+    doneNote.dataset.step = done ? String(done.step) : '';
+    if (!done) return;
+    nextPreset = NEXT_PRESET[task] ?? INDUCTION_PRESET;
+    doneText.textContent =
+      done.kind === 'solved'
+        ? `Solved at step ${done.step}: the loss is below ${TASK_SOLVED_AT[task]} nats, so the heads have found the answer; pause here. ` +
+          'Trained on, the loss may spike now and then: with gradients near zero, Adam divides by a tiny running average of their squares and takes an outsize step, then recovers. That is the optimiser, not a broken model.'
+        : `Converged at step ${done.step}: the validation loss has not improved over its last ${CONVERGED_PATIENCE} measurements; more steps mostly memorise the training text.`;
+    doneNext.textContent = `Next: ${nextPreset.title}`;
   }
 
   /** The validation readout: the core's bits per character against the unigram entropy. */
