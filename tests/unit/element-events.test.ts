@@ -1,7 +1,8 @@
 // The element's event logic, pure (web/src/element/step-events.ts, solved.ts): the `step` events'
 // throttle under fake timers (the clock only moves when the test moves it), and when `solved` fires.
 import { afterEach, beforeEach, describe, expect, it, test, vi } from 'vitest';
-import { converged, CONVERGED_PATIENCE, DoneWatch, SolvedWatch, TASK_SOLVED_AT, type SolvedSnapshot } from '../../web/src/element/solved';
+import { SolvedWatch, type SolvedSnapshot } from '../../web/src/element/solved';
+import { converged, CONVERGED_PATIENCE, DoneWatch, TASK_SOLVED_AT } from '../../web/src/model/done';
 import { TASKS } from '../../web/src/settings/tasks';
 import { STEP_EVENT_MS, StepEvents } from '../../web/src/element/step-events';
 

@@ -1,6 +1,6 @@
 // What a panel needs of the model (the picker marks it and offers the fix), and the panel a preset keeps.
 import { describe, expect, it } from 'vitest';
-import { keepPanel, panelNeeds } from '../../web/src/panels/needs';
+import { keepPanel, panelNeeds } from '../../web/src/settings/panel-needs';
 import { FIND_CIRCUIT_PRESET, INDUCTION_PRESET, PRESETS, presetState, TEXT_PRESET } from '../../web/src/settings/presets';
 
 describe('panelNeeds', () => {

@@ -2,7 +2,7 @@
 // chart on the phase change (the core's trainer.phaseChange()), and Start here, the preset links
 // (settings/presets.ts) above the view.
 import { LESSONS, PRESETS, presetHash, presetState, runsPreset, type Preset } from '../settings/presets';
-import { keepPanel } from '../panels/needs';
+import { keepPanel } from '../settings/panel-needs';
 import type { Snapshot } from '../model/protocol';
 import type { State, TaskName } from '../settings/settings';
 import type { Store } from '../settings/store';

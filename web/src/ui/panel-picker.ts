@@ -2,11 +2,11 @@
 // at a time (or all of them, stacked), chosen by a row of tabs whose choice is the `panel` setting
 // (hash `panel=`, attribute `panel`). A panel an embedding hides (ui/parts.ts) has no tab; when
 // the chosen one is not there, the first one that is shows. A panel that cannot work on the current
-// model (panels/needs.ts) is marked in its tab, and when chosen says what to set, with a button
+// model (settings/panel-needs.ts) is marked in its tab, and when chosen says what to set, with a button
 // that sets it.
 import type { PanelName, State } from '../settings/settings';
 import type { Store } from '../settings/store';
-import { panelNeeds } from '../panels/needs';
+import { panelNeeds } from '../settings/panel-needs';
 import { h, uniqueId } from './dom';
 import type { PartGroup, Parts } from './parts';
 

@@ -5,8 +5,8 @@
 // at most once per animation frame.
 import type { Controller } from '../client/controller';
 import { DEMO_EPOCH_STEPS, LossChart, lossChartCaption } from '../draw/loss-chart';
-import { CONVERGED_PATIENCE, DoneWatch, TASK_SOLVED_AT } from '../element/solved';
-import { keepPanel } from '../panels/needs';
+import { CONVERGED_PATIENCE, DoneWatch, TASK_SOLVED_AT } from '../model/done';
+import { keepPanel } from '../settings/panel-needs';
 import { FILL_PRESET, FIND_CIRCUIT_PRESET, INDUCTION_PRESET, presetState, TEXT_PRESET, WINDOW_DEPTH_PRESET, type Preset } from '../settings/presets';
 import type { State } from '../settings/settings';
 import type { Store } from '../settings/store';

@@ -1,8 +1,8 @@
 // What a panel needs of the model (the text task, a second layer), so that the picker can mark the
 // panels that cannot work on the current model and say what to set, with the settings that set it;
 // and the panel a preset keeps. Pure: the picker and the preset links read it.
-import type { PanelName, State } from '../settings/settings';
-import { FILL_PRESET, TEXT_PRESET } from '../settings/presets';
+import type { PanelName, State } from './settings';
+import { FILL_PRESET, TEXT_PRESET } from './presets';
 
 /** What a panel lacks on a model: a sentence saying what to set, the link's words, and the settings. */
 export interface PanelNeed {
