@@ -131,6 +131,8 @@ describe('DoneWatch: the page\'s run is done when solved or converged, once per 
     expect(converged([3, 2, 2, 2, 2])).toBe(false); // too few measurements
     expect(w.observe(snap(900, 1.2), null, [3, 2.5, 2.0, 1.99, 1.995, 2.01, 1.985, 2.0])).toEqual({ kind: 'converged', step: 900 });
     expect(CONVERGED_PATIENCE).toBe(5);
+    // From the history: losses[i] is step 1 + 2i; the first below 0.1 is index 2, step 5.
+    expect(new DoneWatch().observe(snap(9, 0.5), 0.1, undefined, { losses: [1, 0.5, 0.05, 0.5], stride: 2 })).toEqual({ kind: 'solved', step: 5 });
   });
   it('every task has its own threshold or none', () => {
     for (const t of Object.keys(TASKS)) expect(t in TASK_SOLVED_AT, t).toBe(true);

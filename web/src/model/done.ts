@@ -41,6 +41,12 @@ export function converged(valLoss: readonly number[]): boolean {
   return Number.isFinite(best) && !valLoss.slice(cut).some((v) => v < best * (1 - CONVERGED_GAIN));
 }
 
+/** The first step whose loss is below threshold, from a history (losses[i] is step 1 + i * stride); -1: none. */
+export function firstBelow(losses: ArrayLike<number>, stride: number, threshold: number): number {
+  for (let i = 0; i < losses.length; ++i) if (losses[i] < threshold) return 1 + i * stride;
+  return -1;
+}
+
 /** Watches the page's runs for being done (the training view's note): once per run. */
 export class DoneWatch {
   #done: DoneDetail | null = null;
@@ -49,9 +55,12 @@ export class DoneWatch {
   /** The next snapshot of a run, its task's threshold (null: none) and, on text, the validation
    * losses so far; the run's done detail once it is done (the same after), else null. A step back
    * is a new run. */
-  observe(s: SolvedSnapshot, threshold: number | null, valLoss?: readonly number[]): DoneDetail | null {
+  observe(s: SolvedSnapshot, threshold: number | null, valLoss?: readonly number[], history?: { losses: ArrayLike<number>; stride: number }): DoneDetail | null {
     if (s.step < this.#lastStep) this.#done = null;
     this.#lastStep = s.step;
+    const below = threshold === null || !history ? -1 : firstBelow(history.losses, history.stride, threshold);
+    // The history has every step's loss (thinned when long), so no snapshot can be missed.
+    if (!this.#done && below > 0) this.#done = { kind: 'solved', step: below };
     if (!this.#done && threshold !== null && meets(s, threshold)) this.#done = { kind: 'solved', step: s.step };
     if (!this.#done && valLoss && converged(valLoss)) this.#done = { kind: 'converged', step: s.step };
     return this.#done;

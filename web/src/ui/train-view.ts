@@ -186,7 +186,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
    * loss may spike later. */
   function showDone(s: Snapshot): void {
     const task = store.state.task;
-    const done = doneWatch.observe(s, TASK_SOLVED_AT[task] ?? null, s.text?.valLoss);
+    const done = doneWatch.observe(s, TASK_SOLVED_AT[task] ?? null, s.text?.valLoss, { losses: s.history, stride: s.historyStride });
     doneNote.hidden = !done;
     doneNote.dataset.kind = done?.kind ?? '';
     doneNote.dataset.step = done ? String(done.step) : '';
