@@ -27,7 +27,7 @@ export function mountPanelPicker(store: Store, parts: Parts, entries: PickerEntr
   });
   // The chosen panel's need: what to set, and a button that sets it.
   const needsText = h('span', {});
-  const needsFix = h('button', { type: 'button', class: 'needs-fix' });
+  const needsFix = h('button', { type: 'button', class: 'needs-fix', text: 'Set it' });
   const needsNote = h('p', { class: 'needs-note', role: 'status', hidden: true }, needsText, ' ', needsFix);
   let fix: Partial<State> = {};
   needsFix.addEventListener('click', () => store.set(fix));

@@ -66,7 +66,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
   // When the run is done (solved, or converged on text): a note, the next step to try, and why the
   // curve may spike if training goes on.
   const doneText = h('span', {});
-  const doneNext = h('button', { type: 'button', class: 'done-next' });
+  const doneNext = h('button', { type: 'button', class: 'done-next', text: 'Next' });
   const doneNote = h('p', { class: 'done-note', role: 'status', hidden: true }, doneText, ' ', doneNext);
   const doneWatch = new DoneWatch();
   let nextPreset: Preset = INDUCTION_PRESET;
