@@ -231,8 +231,13 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
     }),
   );
 
-  // Follow the layout's width.
-  const ro = new ResizeObserver(() => {
+  // Follow the layout's width (only its width: a note that appears under the chart changes the
+  // height, and that is no reason to redraw every heatmap).
+  let observedWidth = -1;
+  const ro = new ResizeObserver((entries) => {
+    const width = entries[entries.length - 1].contentRect.width;
+    if (width === observedWidth) return;
+    observedWidth = width;
     heat.resized();
     chart.setWidth(Math.max(200, chartEl.clientWidth));
     scheduleDraw();
