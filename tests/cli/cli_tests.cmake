@@ -11,6 +11,14 @@ target_link_libraries(attn_st_compare PRIVATE attn)
 # the only list, so a case written there is registered here.
 file(STRINGS ${CMAKE_CURRENT_LIST_DIR}/cli_tests.sh ATTN_CLI_CASES REGEX "^[a-z0-9_]+\\)$")
 list(TRANSFORM ATTN_CLI_CASES REPLACE "\\)$" "")
+# Any other label at the start of a line (`a|b)`, `name) cmd`, `Name)`) would run in the script but
+# not be registered: refuse to configure.
+file(STRINGS ${CMAKE_CURRENT_LIST_DIR}/cli_tests.sh cli_labels REGEX "^[^ \t#*(][^ \t(]*\\)")
+list(FILTER cli_labels EXCLUDE REGEX "^[a-z0-9_]+\\)$")
+if(cli_labels)
+  message(FATAL_ERROR "tests/cli/cli_tests.sh: write each case label alone on its line as "
+                      "name) (lower case, digits, _): ${cli_labels}")
+endif()
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/cli_tests.sh)
 foreach(case IN LISTS ATTN_CLI_CASES)
   add_test(NAME cli.${case}

@@ -9,6 +9,7 @@
 #include <memory>
 #include <numeric>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "attn/base/stats.h"
@@ -229,13 +230,23 @@ TEST_CASE("speculative: the figures of a generation add up") {
                                      [](TokenFate f) { return f != TokenFate::Accepted; });
   CHECK(ends >= s.rounds - 1);
   CHECK(ends <= s.rounds);
-  // The same seed repeats the generation; the plain comparison runs generate().
+  // The same seed repeats the generation, its fates and figures; the plain comparison is
+  // generate() of as many tokens with the same options and seed.
   const SpeculativeResult r = speculative_generate(target, trained, prompt, 20, o);
   CHECK(r.tokens == d.tokens());
-  CHECK(r.plain_tokens.size() == 20);
-  CHECK(std::isfinite(r.wall_ms));
-  CHECK(std::isfinite(r.plain_ms));  // measured: NaN when the plain comparison is skipped
-  CHECK(std::isnan(speculative_generate(target, trained, prompt, 5, o, false).plain_ms));
+  CHECK(r.fates == d.fates());
+  CHECK(std::make_tuple(r.stats.tokens, r.stats.rounds, r.stats.target_passes,
+                        r.stats.draft_passes, r.stats.proposed, r.stats.judged,
+                        r.stats.accepted) ==
+        std::make_tuple(s.tokens, s.rounds, s.target_passes, s.draft_passes, s.proposed,
+                        s.judged, s.accepted));
+  CHECK(r.stats.overlap_sum == s.overlap_sum);
+  CHECK(r.plain_tokens == generate(target, prompt, 20, o.sampling, o.seed, o.window));
+  CHECK_FALSE(std::isnan(r.plain_ms));  // compared: NaN only when the comparison is skipped
+  const SpeculativeResult alone = speculative_generate(target, trained, prompt, 5, o, false);
+  CHECK(alone.tokens.size() == 5);
+  CHECK(alone.plain_tokens.empty());
+  CHECK(std::isnan(alone.plain_ms));
 }
 
 TEST_CASE("speculative: measured alpha agrees with the mean of sum min(p, q)") {
