@@ -3,7 +3,6 @@
 import { describe, expect, test } from 'vitest';
 import {
   alternatives,
-  charLabel,
   nextStripStep,
   parseForm,
   pushLine,
@@ -65,10 +64,6 @@ describe('alternatives', () => {
 test('strongestKeys: the three largest weights, the nearer key first on a tie', () => {
   expect(strongestKeys(Float32Array.from([0.1, 0.4, 0.1, 0.2, 0.2]))).toEqual([1, 4, 3]);
   expect(strongestKeys(Float32Array.from([1]))).toEqual([0]);
-});
-
-test('charLabel names whitespace', () => {
-  expect([' ', '\n', 'a'].map(charLabel)).toEqual(['␣ (space)', '↵ (new line)', 'a']);
 });
 
 test('the strip samples at 0, 100, 200, 500, 1000 and every 1000, keeping the newest 8', () => {

@@ -3,7 +3,7 @@
 // corpus box shows.
 import { describe, expect, test } from 'vitest';
 import { stateFromAttributes } from '../../web/src/element/attributes';
-import { alignPoints, charLabel, MAX_CORPUS_BYTES, tokenLabels, tooLargeMessage } from '../../web/src/model/text';
+import { alignPoints, charLabel, charName, MAX_CORPUS_BYTES, tokenLabels, tooLargeMessage } from '../../web/src/model/text';
 import { presetAttributes, presetHash, presetState, PRESETS, TEXT_PRESET } from '../../web/src/settings/presets';
 import { DEFAULTS } from '../../web/src/settings/settings';
 import { stateFromHash } from '../../web/src/settings/state';
@@ -37,6 +37,10 @@ describe('character labels', () => {
     expect(charLabel('\u0001')).toBe('U+0001');
     expect(charLabel('a')).toBe('a');
     expect(charLabel('😀')).toBe('😀');
+  });
+
+  test('a list names whitespace in words beside its sign', () => {
+    expect([' ', '\n', '\t', 'a', '\u0001'].map(charName)).toEqual(['␣ (space)', '⏎ (new line)', '⇥ (tab)', 'a', 'U+0001']);
   });
 
   test('ids map to the vocab by code point; without a vocab (or out of it) they stay numbers', () => {

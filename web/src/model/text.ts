@@ -1,4 +1,5 @@
-// The text task's pure helpers: how a character token is labelled in the figures, and the
+// The text task's pure helpers: how a character token is labelled in the figures and named in
+// lists (every panel's, Generate's and Speculative decoding's among them), and the
 // validation curve the loss chart draws (the worker's evaluateText points).
 import { num } from './format';
 
@@ -10,6 +11,14 @@ export function charLabel(ch: string): string {
   if (ch === '\r') return '␍';
   const c = ch.codePointAt(0) ?? 0;
   return c < 0x20 || c === 0x7f ? `U+${c.toString(16).toUpperCase().padStart(4, '0')}` : ch;
+}
+
+const WHITESPACE_NAMES: Readonly<Record<string, string>> = { ' ': 'space', '\n': 'new line', '\t': 'tab', '\r': 'carriage return' };
+
+/** A character as a list or a sentence names it: its sign, and whitespace's name in words. */
+export function charName(ch: string): string {
+  const name = WHITESPACE_NAMES[ch];
+  return name ? `${charLabel(ch)} (${name})` : charLabel(ch);
 }
 
 /** The labels of token ids: the character for a text model (vocab: its characters, sorted, one

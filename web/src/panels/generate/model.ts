@@ -101,22 +101,6 @@ export function strongestKeys(row: Float32Array, k = STRONGEST_KEYS): number[] {
     .slice(0, Math.min(k, row.length));
 }
 
-/** A character as the learner reads it in a list: whitespace named. */
-export function charLabel(c: string): string {
-  if (c === ' ') return '␣ (space)';
-  if (c === '\n') return '↵ (new line)';
-  if (c === '\t') return '⇥ (tab)';
-  return c;
-}
-
-/** A character as drawn inline in the attention rows: whitespace visible, one cell wide. */
-export function inlineChar(c: string): string {
-  if (c === ' ') return '␣';
-  if (c === '\n') return '↵';
-  if (c === '\t') return '⇥';
-  return c;
-}
-
 /** The steps at which the strip takes a sample: 0, 100, 200, 500, 1000, then every 1000. */
 export function nextStripStep(after: number): number {
   for (const s of [0, 100, 200, 500, 1000]) if (s > after) return s;

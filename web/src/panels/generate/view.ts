@@ -5,16 +5,15 @@
 // and a strip of samples over training. model.ts holds the logic; this file draws.
 import type { Controller } from '../../client/controller';
 import { num, prob } from '../../model/format';
+import { charLabel, charName } from '../../model/text';
 import { h, scrollBox, uniqueId } from '../../ui/dom';
 import { fillPanel, type PanelOptions } from '../../ui/panel';
 import {
   alternatives,
-  charLabel,
   CHUNK_CHARS,
   DEFAULT_CHARS,
   DEFAULT_PROMPT,
   DEFAULT_SETTING,
-  inlineChar,
   MAX_CHARS,
   nextStripStep,
   parseForm,
@@ -171,13 +170,13 @@ export function mount(slot: HTMLElement, ctl: Controller, _opts: PanelOptions): 
     const st = steps[i];
     detail.hidden = false;
     panel.dataset.selected = String(i);
-    detailHead.textContent = `Character ${i + 1} of ${steps.length}, "${charLabel(span.textContent ?? '')}", drawn with probability ${prob(st.after[st.token])} from the strategy's distribution, over a context of ${st.context.length} characters.`;
+    detailHead.textContent = `Character ${i + 1} of ${steps.length}, "${charName(span.textContent ?? '')}", drawn with probability ${prob(st.after[st.token])} from the strategy's distribution, over a context of ${st.context.length} characters.`;
     altBody.replaceChildren(
       ...alternatives(st.before, st.after, st.token).map((a) =>
         h(
           'tr',
           { 'data-token': a.token, 'data-before': String(a.before), 'data-after': String(a.after), class: a.chosen ? 'chosen' : undefined },
-          h('th', { scope: 'row', text: charLabel(vocab[a.token] ?? '?') }),
+          h('th', { scope: 'row', text: charName(vocab[a.token] ?? '?') }),
           h('td', { text: prob(a.before) }),
           h('td', { text: a.after === 0 ? '0 (cut)' : prob(a.after) }),
           h('td', { text: a.chosen ? '← drawn' : '' }),
@@ -186,7 +185,7 @@ export function mount(slot: HTMLElement, ctl: Controller, _opts: PanelOptions): 
     );
     const { nHeads } = started;
     const { data, rows, cols } = st.attention;
-    const chars = Array.from(st.context, (id) => inlineChar(vocab[id] ?? '?'));
+    const chars = Array.from(st.context, (id) => charLabel(vocab[id] ?? '?'));
     attnRows.replaceChildren(
       ...Array.from({ length: rows }, (_, g) => {
         const row = data.subarray(g * cols, (g + 1) * cols);
@@ -199,10 +198,10 @@ export function mount(slot: HTMLElement, ctl: Controller, _opts: PanelOptions): 
           h('span', { class: 'gen-attn-label', text: label }),
           h(
             'span',
-            { class: 'gen-attn-text', 'aria-label': `${label}: strongest on ${[...strong].map((j) => `"${charLabel(vocab[st.context[j]] ?? '?')}" (${prob(row[j])})`).join(', ')}` },
+            { class: 'gen-attn-text', 'aria-label': `${label}: strongest on ${[...strong].map((j) => `"${charName(vocab[st.context[j]] ?? '?')}" (${prob(row[j])})`).join(', ')}` },
             ...chars.map((c, j) => {
               const w = row[j] / max;
-              const key = h('span', { class: strong.has(j) ? 'key strong' : 'key', 'data-weight': String(row[j]), title: `${charLabel(vocab[st.context[j]] ?? '?')}: ${prob(row[j])}`, text: c });
+              const key = h('span', { class: strong.has(j) ? 'key strong' : 'key', 'data-weight': String(row[j]), title: `${charName(vocab[st.context[j]] ?? '?')}: ${prob(row[j])}`, text: c });
               key.style.background = `color-mix(in srgb, var(--accent) ${Math.round(100 * w)}%, transparent)`;
               if (w > 0.55) key.style.color = 'var(--accent-fg)';
               return key;

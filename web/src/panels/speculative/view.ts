@@ -7,9 +7,9 @@
 import type { Controller } from '../../client/controller';
 import { observedExpectedBars } from '../../draw/bars';
 import { count, num } from '../../model/format';
+import { charLabel, charName } from '../../model/text';
 import { h, scrollBox, uniqueId } from '../../ui/dom';
 import { fillPanel, type PanelOptions } from '../../ui/panel';
-import { charLabel, inlineChar } from '../generate/model';
 import {
   acceptanceSentences,
   DEFAULT_CHARS,
@@ -196,7 +196,7 @@ export function mount(slot: HTMLElement, ctl: Controller, _opts: PanelOptions): 
       h('span', { class: 'spec-prompt', text: promptInput.value }),
       ...r.chars.map((c, i) => {
         const f = FATES[r.fates[i]];
-        return h('span', { class: `spec-char fate-${f.name}`, 'data-fate': f.name, 'data-index': i, title: `${charLabel(c)}: ${f.legend}`, text: c });
+        return h('span', { class: `spec-char fate-${f.name}`, 'data-fate': f.name, 'data-index': i, title: `${charName(c)}: ${f.legend}`, text: c });
       }),
     );
     const s = reportSentences(r, spec);
@@ -232,7 +232,7 @@ export function mount(slot: HTMLElement, ctl: Controller, _opts: PanelOptions): 
           'figure',
           { class: 'spec-histogram', 'data-position': which, 'data-p-value': String(p.pValue), 'data-statistic': String(p.statistic) },
           h('figcaption', { text: `The ${which} character after "${e.prompt}": observed (filled) against expected (outlined) counts, the ${bars.length > 10 ? '10 likeliest characters and the rest' : 'characters'}` }),
-          observedExpectedBars(bars.map((b) => (b.token < 0 ? b.label : inlineChar(b.label))), bars.map((b) => b.observed), bars.map((b) => b.expected), { label: `Histogram of the ${which} character: observed against expected counts` }),
+          observedExpectedBars(bars.map((b) => (b.token < 0 ? b.label : charLabel(b.label))), bars.map((b) => b.observed), bars.map((b) => b.expected), { label: `Histogram of the ${which} character: observed against expected counts` }),
           h('p', { class: 'spec-chi2', text: exactnessSentence(p, which) }),
         );
       }),
