@@ -17,11 +17,12 @@ namespace {
 // Validation batches behind each report's val_loss (fixed windows: the same on every report).
 constexpr int kTextEvalBatches = 8;
 
-// Per-head scores, the phase change and, with 2+ layers, the K-composition matrix.
+// Per-head scores, the phase change and, with 2+ layers, the K-composition matrix (no heads for
+// a family without attention layers).
 void print_circuits(Trainer& trainer) {
   const TrainerConfig& c = trainer.config();
-  const int L = c.model.n_layers, H = c.model.n_heads;
-  const HeadScores s = head_scores(trainer.model(), trainer.data());
+  const int L = trainer.family_model().n_attention_layers(), H = c.model.n_heads;
+  const HeadScores s = head_scores(trainer.family_model(), trainer.data());
   std::printf("# phase change at step %lld (-1: none yet)\n",
               static_cast<long long>(trainer.phase_change_step()));
   std::printf("# head scores (eval mode, %d induction rows): layer head previous-token prefix-matching\n",
@@ -147,13 +148,13 @@ int cmd_train(const std::vector<std::string>& argv) {
     std::printf("step %d loss %.9g accuracy %.4f", done, static_cast<double>(loss),
                 static_cast<double>(trainer.last_accuracy()));
     if (corpus) {
-      const TextEvaluation v = evaluate_text(trainer.model(), trainer.data(), kTextEvalBatches);
+      const TextEvaluation v = evaluate_text(trainer.family_model(), trainer.data(), kTextEvalBatches);
       std::printf(" val_loss %.6f val_bits_per_char %.4f", v.val_loss, v.val_bits_per_char);
       if (mlm) std::printf(" val_masked_accuracy %.4f", v.accuracy);
     } else if (mlm) {
       std::printf(" val_masked_accuracy %.4f",
                   static_cast<double>(
-                      evaluate(trainer.model(), trainer.data(), kTextEvalBatches).accuracy));
+                      evaluate(trainer.family_model(), trainer.data(), kTextEvalBatches).accuracy));
     }
     std::printf("\n");
   }
@@ -161,7 +162,7 @@ int cmd_train(const std::vector<std::string>& argv) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (steps > 0) {
     std::printf("# %d steps in %.3f s (%.1f steps/s)\n", steps, secs, steps / secs);
-    const Evaluation e = evaluate(trainer.model(), trainer.data(), 8);
+    const Evaluation e = evaluate(trainer.family_model(), trainer.data(), 8);
     if (mlm)
       std::printf(
           "# eval masked-position accuracy %.4f loss %.6g (eval mode, 8 fresh %s, "
@@ -174,7 +175,7 @@ int cmd_train(const std::vector<std::string>& argv) {
                   static_cast<double>(e.accuracy), static_cast<double>(e.loss));
     if (ablated) {  // the same weights with the intact layer: what the interventions changed
       trainer.set_ablation(Trainer::Ablation{});
-      const Evaluation intact = evaluate(trainer.model(), trainer.data(), 8);
+      const Evaluation intact = evaluate(trainer.family_model(), trainer.data(), 8);
       std::printf("# intact layer: eval accuracy %.4f loss %.6g (same weights, causal mask)\n",
                   static_cast<double>(intact.accuracy), static_cast<double>(intact.loss));
       trainer.set_ablation(ablation);
