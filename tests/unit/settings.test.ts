@@ -152,7 +152,9 @@ describe('derived from the table', () => {
     expect(appliesTo(gated, 'test_family')).toBe(true);
     expect(appliesTo(gated, 'lm')).toBe(false);
     expect(appliesTo(settingOf('view'), 'test_family')).toBe(true); // a page setting: every family
-    expect(settingOf('family').values).toEqual(['lm']);
+    // The family control offers the schema's families, lm first (a new family: no edit here).
+    expect(settingOf('family').values).toEqual(CONFIG_SCHEMA.find((k) => k.name === 'family')!.choices);
+    expect(settingOf('family').values![0]).toBe('lm');
   });
   test('the training view\'s controls: one per config setting, in order, with the page\'s labels, bounds and steps', () => {
     expect(CONTROLS.map((c) => c.key)).toEqual(CONFIG_KEYS);
