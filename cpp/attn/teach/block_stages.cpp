@@ -75,7 +75,7 @@ BlockStages transformer_block_stages(const BlockStagesInput& input, KeyNamer nam
   }, &rec);
   st.out = a;
   if (mc.ffn != FfnKind::None) {
-    if (mc.ffn == FfnKind::SwiGLU) st.ffn_gate = bk.ffn.gate;
+    if (model.ffns.front().gate) st.ffn_gate = bk.ffn.gate;
     st.ffn_up = bk.ffn.up;
     st.ffn_hidden = bk.ffn.hidden;
     st.ffn_width = model.ffns.front().hidden_dim;
