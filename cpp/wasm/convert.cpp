@@ -702,7 +702,7 @@ val to_js(const BlockStages& b) {
   js.set("nHeads", c.n_heads);
   js.set("kvHeads", c.kv_heads);
   js.set("dHead", b.d_head);
-  js.set("ffnWidth", ffn_hidden_width(c.ffn, c.d_model, c.ffn_mult));
+  js.set("ffnWidth", b.ffn_width);
   js.set("positions", std::string(position_kind_name(c.positions)));
   js.set("norm", std::string(norm_kind_name(c.norm)));
   js.set("normPosition", std::string(norm_position_name(c.norm_position)));

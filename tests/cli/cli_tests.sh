@@ -572,6 +572,10 @@ block_flags)
   # The block's flags reach the model, its weights file, demo, selftest and bench.
   ok "$ATTN" train --residual --layers 2 --positions learned --norm layernorm --ffn swiglu \
     --kv-heads 2 --ffn-mult 2 --max-seq-len 16 --steps 3 --log-every 3 --save "$S/b.st"
+  # token_emb (64,32), pos_emb (16,32); per layer attn_norm 2 (32), qkv (64,32)+(64) (GQA: 4+2+2
+  # heads of 8), out (32,32)+(32), ffn_norm 2 (32), gate, up (64,32), down (32,64); final_norm 2 (32),
+  # lm_head (64,32)+(64): 2048 + 512 + 2 (64 + 2112 + 1056 + 64 + 6144) + 64 + 2112.
+  grep -qx 'parameters: 23616' "$S/stdout" || fail "block parameters: $(grep parameters "$S/stdout")"
   "$CMP" --list "$S/b.st" > "$S/list"
   for p in pos_emb.weight layers.1.attn_norm.bias layers.1.ffn.gate.weight final_norm.weight; do
     grep -q "^$p F32 " "$S/list" || fail "no $p in $(tr '\n' ' ' < "$S/list")"
@@ -851,6 +855,9 @@ attention_flags)
   ok "$ATTN" train --attention strided --window 2 --stride 3 --differential --residual --layers 2 \
     --steps 3 --log-every 3 --save "$S/s.st"
   grep -q '^# attention strided window 2 stride 3, differential$' "$S/stdout" || fail "strided line"
+  # Per layer diff_lambda (4), qkv (160,32)+(160) (q1 q2 k1 k2 v), out (32,32)+(32); token_emb and
+  # lm_head (64,32), (64,32)+(64): 2 (4 + 5280 + 1056) + 2048 + 2112.
+  grep -qx 'parameters: 16840' "$S/stdout" || fail "differential parameters: $(grep parameters "$S/stdout")"
   for kv in '"attention":"strided"' '"window":"2"' '"stride":"3"' '"differential":"true"'; do
     header "$S/s.st" | grep -qF "$kv" || fail "metadata lacks $kv: $(header "$S/s.st")"
   done

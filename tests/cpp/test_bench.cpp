@@ -1,5 +1,5 @@
 // The benchmarks' accounting: the products a training step runs are the ones step_products lists
-// (shape, layout, count), and their flops are train_step_flops.
+// (shape, layout, count: the model's report, nn/report.h), and their flops are train_step_flops.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -39,8 +39,16 @@ TEST_CASE("bench: step_products lists every product of a step", "[bench]") {
   grouped.model.ffn = attn::FfnKind::SwiGLU;
   grouped.model.ffn_mult = 1;
   grouped.model.kv_heads = 2;
-  for (const attn::TrainerConfig& c : {demo, text, grouped}) {
-    CAPTURE(c.task, c.model.ffn, c.model.kv_heads);
+  attn::TrainerConfig diff = grouped;  // differential heads: two score maps each, 5 blocks of qkv
+  diff.model.differential = true;
+  diff.model.norm_position = attn::NormPosition::Post;
+  attn::TrainerConfig learned = text;  // learned positions, a masked LM, relu
+  learned.model.positions = attn::PositionKind::Learned;
+  learned.model.objective = attn::Objective::Mlm;
+  learned.model.ffn = attn::FfnKind::ReLU;
+  learned.task.name = "copy";
+  for (const attn::TrainerConfig& c : {demo, text, grouped, diff, learned}) {
+    CAPTURE(c.task, c.model.ffn, c.model.kv_heads, c.model.differential);
     const attn::Trainer t(c);
     const std::vector<attn::StepProduct> listed = attn::step_products(t.config());
     std::map<Shape, int> want;

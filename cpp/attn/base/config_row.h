@@ -90,6 +90,10 @@ struct ConfigRow : ConfigKey {
     applies_key = key, applies_values = {values...};
     return *this;
   }
+  ConfigRow& applies_when(const char* key, std::vector<const char*> values) {
+    applies_key = key, applies_values = std::move(values);
+    return *this;
+  }
 };
 
 namespace config_row_detail {

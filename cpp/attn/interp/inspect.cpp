@@ -107,10 +107,7 @@ struct Patcher : ForwardHooks {
 
 // Sequences per patched forward: about 4M floats of activations at a time.
 int sequences_per_batch(const ModelConfig& c, int T) {
-  const int64_t D = c.d_model, H = c.n_heads;
-  const int64_t per_seq = int64_t(T) * (8 * D + 2 * int64_t(c.vocab_size) +
-                                        4 * int64_t(c.ffn_mult) * D) +
-                          3 * H * T * T;
+  const int64_t per_seq = TinyAttentionLM::report(c, 1, T).activations;
   return int(std::clamp<int64_t>((int64_t(4) << 20) / std::max<int64_t>(per_seq, 1), 1, 256));
 }
 

@@ -47,7 +47,7 @@ std::unique_ptr<Model> make_lm(const ModelConfig& c, uint64_t seed) {
 // The one place a family is chosen by its name: one row per family, in kFamilyNames' order.
 const std::vector<FamilyInfo>& families() {
   static const std::vector<FamilyInfo> rows = {
-      {"lm", {BatchKind::Ids}, make_lm},
+      {"lm", {BatchKind::Ids}, make_lm, &TinyAttentionLM::report},
   };
   return rows;
 }
@@ -59,6 +59,10 @@ const FamilyInfo& find_family(std::string_view name) {
 std::unique_ptr<Model> make_model(std::string_view family, const ModelConfig& config,
                                   uint64_t seed) {
   return find_family(family).make(config, seed);
+}
+
+ModuleReport model_report(const ModelConfig& c, int B, int T) {
+  return find_family(family_name(c.family)).report(c, B, T);
 }
 
 void check_family_takes(std::string_view task, BatchKind produced, const FamilyInfo& family) {

@@ -17,6 +17,7 @@
 #include "attn/data/batch.h"
 #include "attn/kernels/ops.h"
 #include "attn/nn/multihead.h"
+#include "attn/nn/report.h"
 
 namespace attn {
 
@@ -131,11 +132,14 @@ StepLoss model_loss(const Batch& batch, ModelState& s);
 // The same without the gradient.
 StepLoss model_loss_value(const Batch& batch, const ModelState& s);
 
-// A family: its name, the batch kinds it takes, and how to build one of its models.
+// A family: its name, the batch kinds it takes, how to build one of its models, and what a model
+// of a config reports for a batch (B,T) (nn/report.h: the state dict, parameter count,
+// activations, a training step's products), composed from its modules' reports.
 struct FamilyInfo {
   const char* name;
   std::vector<BatchKind> takes;
   std::unique_ptr<Model> (*make)(const ModelConfig& config, uint64_t seed);
+  ModuleReport (*report)(const ModelConfig& config, int B, int T) = nullptr;
   bool takes_kind(BatchKind kind) const;
 };
 
@@ -146,6 +150,9 @@ const FamilyInfo& find_family(std::string_view name);
 // A new model of the family, initialised from seed.
 std::unique_ptr<Model> make_model(std::string_view family, const ModelConfig& config,
                                   uint64_t seed);
+
+// The report of a model of config c (its family's, c.family) for a batch (B,T).
+ModuleReport model_report(const ModelConfig& c, int B, int T);
 
 // Throws an Error of kind Config on key "family" unless the family takes what the task
 // produces: "task 'x' produces float batches (images, audio frames); family 'lm' takes token

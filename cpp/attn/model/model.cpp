@@ -115,6 +115,7 @@ void TinyAttentionLM::State::stacked_weights(Mat& out) const {
 // One generator, consumed by the members in declaration order.
 TinyAttentionLM::TinyAttentionLM(const ModelConfig& c, Rng&& rng)
     : config(c),
+      steps(block_steps(c)),
       token_emb(c.vocab_size, c.d_model, rng, c.emb_init_std),
       pos_emb(c.max_context_length, c.d_model),
       learned_pos(make_learned_positions(c, rng)),
@@ -208,38 +209,72 @@ void TinyAttentionLM::backward(const int32_t* ids, State& s) {
   token_emb.backward(ids, s.dx);
 }
 
+BlockSteps block_steps(const ModelConfig& c) {
+  using O = BlockOp;
+  using S = BlockSlot;
+  BlockSteps b;
+  const auto add = [&b](O op, S in, S out) { b.steps[b.size++] = {op, in, out}; };
+  if (!c.residual) {  // a = attn(a): the layer copies its input first
+    add(O::Attention, S::Stream, S::Stream);
+    return b;
+  }
+  const bool norm = c.norm != NormKind::None, ffn = c.ffn != FfnKind::None;
+  if (c.norm_position == NormPosition::Pre) {
+    // a = a + attn(norm1(a)); a = a + ffn(norm2(a))
+    if (norm) add(O::Norm1, S::Stream, S::Input);
+    add(O::Attention, norm ? S::Input : S::Stream, S::Output);
+    add(O::Add, S::Output, S::Stream);
+    if (ffn) {
+      if (norm) add(O::Norm2, S::Stream, S::Input);
+      add(O::Ffn, norm ? S::Input : S::Stream, S::Output);
+      add(O::Add, S::Output, S::Stream);
+    }
+  } else {
+    // a = norm1(a + attn(a)); a = norm2(a + ffn(a))
+    add(O::Attention, S::Stream, S::Output);
+    add(O::Add, S::Output, S::Stream);
+    if (norm) add(O::Norm1, S::Stream, S::Stream);
+    if (ffn) {
+      add(O::Ffn, S::Stream, S::Output);
+      add(O::Add, S::Output, S::Stream);
+      if (norm) add(O::Norm2, S::Stream, S::Stream);
+    }
+  }
+  return b;
+}
+
+// The steps in reverse. An Add (a = a + y) hands da on as dy and leaves it; a sublayer writes
+// dL/d(its input) into scratch, added to da when it read the stream, or first taken through the
+// pre-norm that made its input; a step that rewrote the stream in place (a = attn(a),
+// a = norm(a)) turns da into dL/d(the stream before it).
 void TinyAttentionLM::layer_backward(int l, Mat& da, Mat& scratch, State::Block& bk,
                                      MultiHeadSelfAttention::State& st) {
   const size_t i = size_t(l);
-  MultiHeadSelfAttention& attn_l = layers[i];
-  if (!config.residual) {  // a = attn(a)
-    attn_l.backward(st, da, scratch);
-    da.swap(scratch);  // same size: swaps buffers, allocates nothing
-    return;
-  }
-  const bool norm = config.norm != NormKind::None, ffn = config.ffn != FfnKind::None;
-  if (config.norm_position == NormPosition::Pre) {
-    // a = a + ffn(norm2(a)): da += norm2'^T ffn'^T da
-    if (ffn) {
-      ffns[i].backward(bk.ffn, da, scratch);
-      if (norm) ffn_norms[i].backward(bk.norm2, scratch, scratch);
-      da += scratch;
+  for (int j = steps.size - 1; j >= 0; --j) {
+    const BlockStep& step = steps.steps[j];
+    switch (step.op) {
+      case BlockOp::Add:
+        break;
+      case BlockOp::Attention:
+      case BlockOp::Ffn:
+        if (step.op == BlockOp::Attention) layers[i].backward(st, da, scratch);
+        else ffns[i].backward(bk.ffn, da, scratch);
+        if (step.out == BlockSlot::Stream) da.swap(scratch);  // same size: allocates nothing
+        else if (step.in == BlockSlot::Stream) da += scratch;
+        break;
+      case BlockOp::Norm1:
+      case BlockOp::Norm2: {
+        Norm& n = step.op == BlockOp::Norm1 ? attn_norms[i] : ffn_norms[i];
+        const Norm::State& ns = step.op == BlockOp::Norm1 ? bk.norm1 : bk.norm2;
+        if (step.out == BlockSlot::Stream) {  // a = norm(a)
+          n.backward(ns, da, da);
+        } else {  // input = norm(a): scratch holds dL/d(input)
+          n.backward(ns, scratch, scratch);
+          da += scratch;
+        }
+        break;
+      }
     }
-    // a = a + attn(norm1(a)): da += norm1'^T attn'^T da
-    attn_l.backward(st, da, scratch);
-    if (norm) attn_norms[i].backward(bk.norm1, scratch, scratch);
-    da += scratch;
-  } else {
-    // a = norm2(a + ffn(a)): da = norm2'^T da; da += ffn'^T da
-    if (ffn) {
-      if (norm) ffn_norms[i].backward(bk.norm2, da, da);
-      ffns[i].backward(bk.ffn, da, scratch);
-      da += scratch;
-    }
-    // a = norm1(a + attn(a)): da = norm1'^T da; da += attn'^T da
-    if (norm) attn_norms[i].backward(bk.norm1, da, da);
-    attn_l.backward(st, da, scratch);
-    da += scratch;
   }
 }
 
@@ -261,89 +296,67 @@ std::string layer_prefix(const ModelConfig& c, int layer) {
                                        : "layers." + std::to_string(layer) + ".";
 }
 
-namespace {
-void norm_specs(const ModelConfig& c, const std::string& prefix, std::vector<ParamSpec>& specs) {
-  specs.push_back({prefix + "weight", {c.d_model}});
-  if (c.norm == NormKind::LayerNorm) specs.push_back({prefix + "bias", {c.d_model}});
+ModuleReport TinyAttentionLM::report(const ModelConfig& c, int B, int T) {
+  const int V = c.vocab_size, D = c.d_model;
+  const int64_t N = int64_t(B) * T;
+  const bool norm = c.norm != NormKind::None, ffn = c.ffn != FfnKind::None;
+  AttentionOptions options;
+  options.kv_heads = c.kv_heads;
+  options.pattern = c.mask_pattern();
+  options.differential = c.differential;
+  ModuleReport r;
+  r.add(TokenEmbedding::report(V, D), "token_emb.embedding.");
+  if (c.positions == PositionKind::Learned)
+    r.add(TokenEmbedding::report(c.max_context_length, D), "pos_emb.");
+  for (int l = 0; l < c.n_layers; ++l) {
+    // The modules in PyTorch's order (its state dict's), whatever the steps' order.
+    ModuleReport layer;
+    if (norm) layer.add(Norm::report(c.norm, D, N), "attn_norm.");
+    layer.add(MultiHeadSelfAttention::report(D, c.n_heads, options, B, T), "");
+    if (ffn) {
+      if (norm) layer.add(Norm::report(c.norm, D, N), "ffn_norm.");
+      layer.add(FeedForward::report(c.ffn, D, c.ffn_mult, N), "ffn.");
+    }
+    // The pre-norm inputs of attention and FFN (State::Block).
+    for (const BlockStep& s : block_steps(c))
+      if (s.out == BlockSlot::Input) layer.activations += N * D;
+    r.add(layer, layer_prefix(c, l), /*label_products=*/false);
+  }
+  if (norm && c.norm_position == NormPosition::Pre) r.add(Norm::report(c.norm, D, N), "final_norm.");
+  r.add(Linear::report(D, V, true, N), "lm_head.");
+  // State: x, a, y (residual) (N,D) and the logits (N,V).
+  r.activations += N * D * (c.residual ? 3 : 2) + N * V;
+  return r;
 }
-}  // namespace
 
 std::vector<ParamSpec> state_dict_specs(const ModelConfig& c) {
-  const int64_t V = c.vocab_size, D = c.d_model, Dh = D / c.n_heads;
-  // (H + 2 KV) Dh: 3D without GQA; differential (2 H + 3 KV) Dh
-  const int64_t M = c.differential ? 2 : 1, KV = c.kv_heads_resolved();
-  const int64_t W = (M * (c.n_heads + KV) + KV) * Dh;
-  const int64_t F = ffn_hidden_width(c.ffn, c.d_model, c.ffn_mult);
-  const bool norm = c.norm != NormKind::None;
-  std::vector<ParamSpec> specs = {{"token_emb.embedding.weight", {V, D}}};
-  if (c.positions == PositionKind::Learned)
-    specs.push_back({"pos_emb.weight", {c.max_context_length, D}});
-  for (int l = 0; l < c.n_layers; ++l) {
-    const std::string p = layer_prefix(c, l);
-    // A layer's own parameter comes before its submodules' in PyTorch's state dict.
-    if (c.differential) specs.push_back({p + "diff_lambda", {c.n_heads}});
-    if (norm) norm_specs(c, p + "attn_norm.", specs);
-    specs.push_back({p + "qkv_proj.weight", {W, D}});
-    specs.push_back({p + "qkv_proj.bias", {W}});
-    specs.push_back({p + "out_proj.weight", {D, D}});
-    specs.push_back({p + "out_proj.bias", {D}});
-    if (c.ffn == FfnKind::None) continue;
-    if (norm) norm_specs(c, p + "ffn_norm.", specs);
-    if (c.ffn == FfnKind::SwiGLU) {
-      specs.push_back({p + "ffn.gate.weight", {F, D}});
-      specs.push_back({p + "ffn.up.weight", {F, D}});
-      specs.push_back({p + "ffn.down.weight", {D, F}});
-    } else {
-      specs.push_back({p + "ffn.up.weight", {F, D}});
-      specs.push_back({p + "ffn.up.bias", {F}});
-      specs.push_back({p + "ffn.down.weight", {D, F}});
-      specs.push_back({p + "ffn.down.bias", {D}});
-    }
-  }
-  if (norm && c.norm_position == NormPosition::Pre) norm_specs(c, "final_norm.", specs);
-  specs.push_back({"lm_head.weight", {V, D}});
-  specs.push_back({"lm_head.bias", {V}});
-  return specs;
+  return TinyAttentionLM::report(c, 1, 1).tensors;
 }
 
-int64_t TinyAttentionLM::param_count() const {
-  int64_t n = 0;
-  for (const ParamSpec& spec : state_dict_specs(config)) {
-    int64_t size = 1;
-    for (const int64_t d : spec.shape) size *= d;
-    n += size;
-  }
-  return n;
-}
+int64_t TinyAttentionLM::param_count() const { return report(config, 1, 1).param_count(); }
 
 std::vector<ParamRef> TinyAttentionLM::parameters() {
-  // Value and gradient of each parameter, in the order of state_dict_specs, which names them.
+  // Each module's parameters, named by the module under its prefix ...
   std::vector<ParamRef> refs;
-  const auto add = [&refs](float* value, float* grad) { refs.push_back({"", {}, value, grad}); };
-  add(token_emb.weight.data(), token_emb.dweight.data());
-  if (learned_pos) add(learned_pos->weight.data(), learned_pos->dweight.data());
+  token_emb.append_params("token_emb.embedding.", refs);
+  if (learned_pos) learned_pos->append_params("pos_emb.", refs);
   for (size_t l = 0; l < layers.size(); ++l) {
-    MultiHeadSelfAttention& m = layers[l];
-    if (m.options.differential) add(m.lambda.data(), m.dlambda.data());
-    if (!attn_norms.empty()) attn_norms[l].append_params("", refs);
-    add(m.qkv_proj.weight.data(), m.qkv_proj.dweight.data());
-    add(m.qkv_proj.bias.data(), m.qkv_proj.dbias.data());
-    add(m.out_proj.weight.data(), m.out_proj.dweight.data());
-    add(m.out_proj.bias.data(), m.out_proj.dbias.data());
-    if (!ffn_norms.empty()) ffn_norms[l].append_params("", refs);
-    if (!ffns.empty()) ffns[l].append_params("", refs);
+    const std::string p = layer_prefix(config, int(l));
+    if (!attn_norms.empty()) attn_norms[l].append_params(p + "attn_norm.", refs);
+    layers[l].append_params(p, refs);
+    if (!ffn_norms.empty()) ffn_norms[l].append_params(p + "ffn_norm.", refs);
+    if (!ffns.empty()) ffns[l].append_params(p + "ffn.", refs);
   }
-  if (final_norm) final_norm->append_params("", refs);
-  add(lm_head.weight.data(), lm_head.dweight.data());
-  add(lm_head.bias.data(), lm_head.dbias.data());
-  const std::vector<ParamSpec> specs = state_dict_specs(config);
-  if (specs.size() != refs.size())
-    throw std::logic_error("parameters() and state_dict_specs() disagree");
-  for (size_t i = 0; i < specs.size(); ++i) {
-    refs[i].name = specs[i].name;
-    refs[i].shape = specs[i].shape;
-  }
-  return refs;
+  if (final_norm) final_norm->append_params("final_norm.", refs);
+  lm_head.append_params("lm_head.", refs);
+  // ... in the state dict's order (a layer's diff_lambda before its submodules'). The reports
+  // and append_params agree module by module (tests/cpp/test_report.cpp).
+  std::vector<ParamRef> ordered;
+  for (const ParamSpec& spec : state_dict_specs(config))
+    for (const ParamRef& ref : refs)
+      if (ref.name == spec.name) ordered.push_back(ref);
+  require_state(ordered.size() == refs.size(), "the modules' reports do not name their parameters");
+  return ordered;
 }
 
 }  // namespace attn

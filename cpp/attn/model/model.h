@@ -18,6 +18,7 @@
 #include "attn/nn/linear.h"
 #include "attn/nn/multihead.h"
 #include "attn/nn/norm.h"
+#include "attn/nn/report.h"
 
 namespace attn {
 
@@ -126,20 +127,42 @@ struct ModelConfig {
 // row max_seq_len holds the model's C (max_context_length), and vocab_size counts [MASK].
 const std::vector<ConfigKey>& model_config_keys();
 
-// A parameter's PyTorch state-dict name and shape.
-struct ParamSpec {
-  std::string name;            // e.g. "attn.qkv_proj.weight"
-  std::vector<int64_t> shape;  // (out, in) for a weight, (out) for a bias
-};
+// A parameter's PyTorch state-dict name and shape (nn/report.h).
+using ParamSpec = TensorSpec;
 
 // The state dict of a model with config c, in the PyTorch module's order (= init order = file
-// order): token_emb, pos_emb (learned), per layer attn_norm, qkv_proj, out_proj, ffn_norm, ffn,
-// then final_norm and lm_head (differential: each layer's diff_lambda (H) first, a parameter of
-// the layer itself, which PyTorch lists before its submodules'). The one list of parameter names:
-// parameters() and the weights file use it. Layer l is "attn." for the curriculum's one-layer model and "layers.<l>." otherwise
-// (a torch.nn.ModuleList named layers; always for a block model): layer_prefix(c, l).
+// order): TinyAttentionLM::report's tensors, each named by its module: token_emb, pos_emb
+// (learned), per layer attn_norm, qkv_proj, out_proj, ffn_norm, ffn, then final_norm and lm_head
+// (differential: each layer's diff_lambda (H) first, a parameter of the layer itself, which
+// PyTorch lists before its submodules'). The weights file reads it. Layer l is "attn." for the
+// curriculum's one-layer model and "layers.<l>." otherwise (a torch.nn.ModuleList named layers;
+// always for a block model): layer_prefix(c, l).
 std::vector<ParamSpec> state_dict_specs(const ModelConfig& c);
 std::string layer_prefix(const ModelConfig& c, int layer);
+
+// The block's topology, written once: a layer is a short list of steps on its residual stream a
+// (N,D), each reading and writing one of three slots: the stream, the next sublayer's input (a
+// pre-norm's output) or the sublayer's output y (which an Add adds to the stream).
+enum class BlockOp { Norm1, Attention, Norm2, Ffn, Add };
+enum class BlockSlot { Stream, Input, Output };
+struct BlockStep {
+  BlockOp op;
+  BlockSlot in, out;  // Add: in Output, out Stream (a = a + y)
+};
+struct BlockSteps {
+  BlockStep steps[6];
+  int size = 0;
+  const BlockStep* begin() const { return steps; }
+  const BlockStep* end() const { return steps + size; }
+};
+// The steps of a layer of config c, in order (the norms and the FFN only when c has them):
+//   no residual: a = attn(a)           (Attention Stream -> Stream)
+//   pre:  a = a + attn(norm1(a)); a = a + ffn(norm2(a))
+//   post: a = norm1(a + attn(a)); a = norm2(a + ffn(a))
+// (a residual layer without norms or FFN is pre's and post's case a = a + attn(a)). The forward
+// (layer_forward), the backward (layer_backward) and the block view (teach/block_stages.cpp,
+// through ForwardHooks::block_step) all run this table.
+BlockSteps block_steps(const ModelConfig& c);
 
 // Hooks into TinyAttentionLM::forward, as PyTorch's forward hooks: each sees (and may change) one
 // activation of the batch, (N,D) row-major, before the model goes on with it. inspect.h reads the
@@ -155,6 +178,8 @@ struct ForwardHooks {
   virtual void attention(int /*l*/, MultiHeadSelfAttention::State& /*st*/, MatRef /*y*/) {}
   // Layer l's FFN output (with its down bias) before it joins the stream (models with an FFN).
   virtual void ffn(int /*l*/, MatRef /*y*/) {}
+  // After each step of layer l (block_steps), the slot it wrote: read only.
+  virtual void block_step(int /*l*/, const BlockStep& /*step*/, const Mat& /*out*/) {}
 };
 
 class TinyAttentionLM : public Model {
@@ -232,6 +257,10 @@ class TinyAttentionLM : public Model {
   // Every parameter with its state-dict name, in the order of state_dict_specs(config).
   std::vector<ParamRef> parameters() override;
 
+  // The model of config c for a batch (B,T), from its modules' reports (nn/report.h): the state
+  // dict (state_dict_specs), the parameter count, the activations, a training step's products.
+  static ModuleReport report(const ModelConfig& c, int B, int T);
+
   // The floats of every parameter (the sum of the state dict's tensor sizes), and those one
   // forward uses. They differ only for a model that routes each token through some of its weights
   // (experts); for this model they are equal.
@@ -239,6 +268,7 @@ class TinyAttentionLM : public Model {
   int64_t active_param_count() const override { return param_count(); }
 
   ModelConfig config;
+  BlockSteps steps;                       // block_steps(config): every layer's
   TokenEmbedding token_emb;               // token_emb.embedding.weight (V,D)
   SinusoidalPositionalEmbedding pos_emb;  // buffer (C,D), not a parameter
   // Learned positions only: pos_emb.weight (C,D), drawn right after token_emb.
@@ -270,11 +300,8 @@ class TinyAttentionLM : public Model {
   const Mat& input_gradient(const ModelState& s) const override { return own_state(s).dx; }
 
   // Layer l on the residual stream a (N,D), in place, with its attention given as
-  // attend(in, out), (N,D) -> (N,D), out possibly aliasing in. The one definition of a layer,
-  // run by forward() over (B,T) and by the Decoder (decoder.h) on one new row:
-  //   no residual: a = attn(a); residual without norms or FFN: a = a + attn(a);
-  //   pre:  a = a + attn(norm1(a)); a = a + ffn(norm2(a))
-  //   post: a = norm1(a + attn(a)); a = norm2(a + ffn(a))
+  // attend(in, out), (N,D) -> (N,D), out possibly aliasing in: the steps of block_steps, run by
+  // forward() over (B,T), by the Decoder (decoder.h) on one new row and by the block view.
   // y (N,D) is scratch (it ends holding the last sublayer's output); bk keeps the norms' and the
   // FFN's caches and the pre-norm inputs. The final norm and lm_head are not part of it.
   template <typename Attend>
@@ -284,13 +311,10 @@ class TinyAttentionLM : public Model {
   // The backward of layer_forward for layer l: da (N,D) holds dL/d(the stream the layer wrote)
   // and becomes dL/d(the stream it read); reads the caches bk and st (the layer's attention) of
   // the forward; scratch (N,D) is workspace. Overwrites the layer's parameter gradients
-  // (attention, norms, FFN). backward() runs it from the last layer down.
+  // (attention, norms, FFN). backward() runs it from the last layer down. The steps in reverse:
   //   no residual: a = attn(a)                       =>  da = attn'^T da
-  //   pre:  a = a + attn(norm1(a)); a = a + ffn(norm2(a))
-  //         =>  da += norm2'^T ffn'^T da;  da += norm1'^T attn'^T da
-  //   post: a = norm1(a + attn(a)); a = norm2(a + ffn(a))
-  //         =>  da = norm2'^T da; da += ffn'^T da;  da = norm1'^T da; da += attn'^T da
-  // (a residual layer without norms or FFN is pre's and post's case a = a + attn(a)).
+  //   pre:  =>  da += norm2'^T ffn'^T da;  da += norm1'^T attn'^T da
+  //   post: =>  da = norm2'^T da; da += ffn'^T da;  da = norm1'^T da; da += attn'^T da
   void layer_backward(int l, Mat& da, Mat& scratch, State::Block& bk,
                       MultiHeadSelfAttention::State& st);
 
@@ -320,40 +344,32 @@ template <typename Attend>
 void TinyAttentionLM::layer_forward(int l, Mat& a, Mat& y, State::Block& bk, Attend&& attend,
                                     ForwardHooks* hooks) const {
   const size_t i = size_t(l);
-  if (!config.residual) {  // a = attn(a): the layer copies its input first
-    attend(a, a);
-    return;
-  }
-  const bool norm = config.norm != NormKind::None, ffn = config.ffn != FfnKind::None;
   const Eigen::Index N = a.rows(), D = a.cols();
-  if (config.norm_position == NormPosition::Pre) {
-    // a = a + attn(norm1(a)); a = a + ffn(norm2(a))
-    if (norm) {
-      bk.attn_in.resize(N, D);
-      attn_norms[i].forward(a, bk.norm1, bk.attn_in);
+  for (const BlockStep& step : steps) {
+    // The sublayer's input slot: the attention's (norm1's output) or the FFN's (norm2's).
+    const bool attn_side = step.op == BlockOp::Norm1 || step.op == BlockOp::Attention;
+    Mat& input = attn_side ? bk.attn_in : bk.ffn_in;
+    Mat& out = step.out == BlockSlot::Stream ? a : step.out == BlockSlot::Input ? input : y;
+    const Mat& in = step.in == BlockSlot::Input ? input : a;
+    switch (step.op) {
+      case BlockOp::Norm1:
+      case BlockOp::Norm2:
+        if (&out != &a) out.resize(N, D);
+        if (attn_side) attn_norms[i].forward(a, bk.norm1, out);
+        else ffn_norms[i].forward(a, bk.norm2, out);
+        break;
+      case BlockOp::Attention:
+        attend(in, out);
+        break;
+      case BlockOp::Ffn:
+        ffns[i].forward(in, bk.ffn, out);
+        if (hooks) hooks->ffn(l, out);
+        break;
+      case BlockOp::Add:
+        a += y;
+        break;
     }
-    attend(norm ? bk.attn_in : a, y);
-    a += y;
-    if (ffn) {
-      if (norm) {
-        bk.ffn_in.resize(N, D);
-        ffn_norms[i].forward(a, bk.norm2, bk.ffn_in);
-      }
-      ffns[i].forward(norm ? bk.ffn_in : a, bk.ffn, y);
-      if (hooks) hooks->ffn(l, y);
-      a += y;
-    }
-  } else {
-    // a = norm1(a + attn(a)); a = norm2(a + ffn(a))
-    attend(a, y);
-    a += y;
-    if (norm) attn_norms[i].forward(a, bk.norm1, a);
-    if (ffn) {
-      ffns[i].forward(a, bk.ffn, y);
-      if (hooks) hooks->ffn(l, y);
-      a += y;
-      if (norm) ffn_norms[i].forward(a, bk.norm2, a);
-    }
+    if (hooks) hooks->block_step(l, step, out);
   }
 }
 

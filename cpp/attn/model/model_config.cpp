@@ -82,7 +82,8 @@ const std::vector<ConfigKey> &model_config_keys() {
                  "FFN hidden width in multiples of {d_model}, 1 to 8")
           .in(1, FeedForward::kMaxFfnMult)
           .kept(W::Block)
-          .applies_when("ffn", "relu", "gelu", "swiglu")
+          .applies_when("ffn", std::vector<const char*>(std::begin(kFfnKindNames) + 1,
+                                                        std::end(kFfnKindNames)))  // all but none
           .for_families({"lm"}),
       config_key("emb_init_std", "emb-init-std", G::Training, &M::emb_init_std,
                  "S",

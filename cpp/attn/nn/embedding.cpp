@@ -69,4 +69,14 @@ ConstMatMap SinusoidalPositionalEmbedding::forward(int seq_len) const {
   return ConstMatMap(table.data(), seq_len, d_model, Eigen::OuterStride<>(d_model));
 }
 
+ModuleReport TokenEmbedding::report(int vocab_size, int d_model) {
+  ModuleReport r;
+  r.tensors.push_back({"weight", {vocab_size, d_model}});
+  return r;
+}
+
+void TokenEmbedding::append_params(const std::string& prefix, std::vector<ParamRef>& out) {
+  out.push_back({prefix + "weight", {vocab_size, d_model}, weight.data(), dweight.data()});
+}
+
 }  // namespace attn

@@ -3,6 +3,7 @@
 
 #include "attn/base/rng.h"
 #include "attn/base/tensor.h"
+#include "attn/nn/report.h"
 
 namespace attn {
 
@@ -17,6 +18,11 @@ class TokenEmbedding {
 
   // Overwrites dweight: zeros, then dweight[ids[n]] += dout[n]. dout (N,D).
   void backward(const int32_t* ids, ConstMatRef dout);
+
+  // "weight" (V,D); no cache and no products (its output is the caller's).
+  static ModuleReport report(int vocab_size, int d_model);
+  // Appends weight as prefix + "weight" (V,D).
+  void append_params(const std::string& prefix, std::vector<ParamRef>& out);
 
   // Throws std::invalid_argument naming the first id outside [0, V).
   void check_ids(const int32_t* ids, Eigen::Index n) const;

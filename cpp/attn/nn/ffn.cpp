@@ -141,16 +141,22 @@ void FeedForward::backward(State& s, ConstMatRef dy, MatRef dx) {
   }
 }
 
+ModuleReport FeedForward::report(FfnKind kind, int d_model, int ffn_mult, int64_t N) {
+  const int F = ffn_hidden_width(kind, d_model, ffn_mult);
+  const bool swiglu = kind == FfnKind::SwiGLU;
+  ModuleReport r;
+  if (swiglu) r.add(Linear::report(d_model, F, false, N), "gate.");
+  r.add(Linear::report(d_model, F, !swiglu, N), "up.");
+  r.add(Linear::report(F, d_model, !swiglu, N), "down.");
+  const int64_t caches = 2 + (swiglu || kind == FfnKind::GELU ? 1 : 0);  // up, hidden, gate|dgelu
+  r.activations = N * d_model + caches * N * F;
+  return r;
+}
+
 void FeedForward::append_params(const std::string& prefix, std::vector<ParamRef>& out) {
-  auto add = [&](const std::string& name, Linear& l) {
-    out.push_back({prefix + name + ".weight", {l.out_features, l.in_features}, l.weight.data(),
-                   l.dweight.data()});
-    if (l.has_bias())
-      out.push_back({prefix + name + ".bias", {l.out_features}, l.bias.data(), l.dbias.data()});
-  };
-  if (gate) add("gate", *gate);
-  add("up", up);
-  add("down", down);
+  if (gate) gate->append_params(prefix + "gate.", out);
+  up.append_params(prefix + "up.", out);
+  down.append_params(prefix + "down.", out);
 }
 
 }  // namespace attn

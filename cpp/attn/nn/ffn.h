@@ -12,6 +12,7 @@
 #include "attn/base/tensor.h"
 #include "attn/kernels/kernels.h"
 #include "attn/nn/linear.h"
+#include "attn/nn/report.h"
 
 namespace attn {
 
@@ -25,7 +26,8 @@ FfnKind parse_ffn_kind(const std::string& name);
 const char* ffn_kind_name(FfnKind kind);
 
 // The hidden width F of an FFN of kind over d_model with ffn_mult, 0 for FfnKind::None: the one
-// formula, which the module, the state dict, the FLOP counts and the JS API's shapes read.
+// formula, which the module and its report read (and through them the state dict, the FLOP
+// counts and the JS API's shapes).
 int ffn_hidden_width(FfnKind kind, int d_model, int ffn_mult);
 
 // The exact GELU (torch's approximate='none'), gelu and gelu_grad, and its row kernels are in
@@ -62,6 +64,10 @@ class FeedForward {
   // dy (N,D) -> dx (N,D) from the cache of the last forward; overwrites the gradients of up,
   // down and gate. dx may alias dy.
   void backward(State& s, ConstMatRef dy, MatRef dx);
+
+  // Its Linears mounted as "gate." (swiglu), "up." and "down." (report's tensors in init order);
+  // caches x (N,D), up, hidden (N,F), gate (N,F, swiglu), dgelu (N,F, gelu). N rows.
+  static ModuleReport report(FfnKind kind, int d_model, int ffn_mult, int64_t N);
 
   // Appends the parameters in init order as prefix + "up.weight", "up.bias", "down.weight",
   // "down.bias" (relu, gelu) or prefix + "gate.weight", "up.weight", "down.weight" (swiglu).

@@ -34,4 +34,18 @@ void Linear::backward(ConstMatRef x, ConstMatRef dy, MatRef dx) {
   matmul_nn(dy, weight, dx);
 }
 
+ModuleReport Linear::report(int in, int out, bool with_bias, int64_t N) {
+  ModuleReport r;
+  r.tensors.push_back({"weight", {out, in}});
+  if (with_bias) r.tensors.push_back({"bias", {out}});
+  const int n = int(N);
+  r.step({{"", "nt", n, out, in, 1}}, {{"dW", "tn", out, in, n, 1}, {"dx", "nn", n, in, out, 1}});
+  return r;
+}
+
+void Linear::append_params(const std::string& prefix, std::vector<ParamRef>& out) {
+  out.push_back({prefix + "weight", {out_features, in_features}, weight.data(), dweight.data()});
+  if (has_bias()) out.push_back({prefix + "bias", {out_features}, bias.data(), dbias.data()});
+}
+
 }  // namespace attn

@@ -114,6 +114,33 @@ MultiHeadSelfAttention::MultiHeadSelfAttention(int d_model_, int n_heads_, int C
   }
 }
 
+ModuleReport MultiHeadSelfAttention::report(int D, int H, const AttentionOptions& o, int B,
+                                            int T) {
+  const int KV = o.kv_heads > 0 ? o.kv_heads : H, Dh = D / H, M = o.differential ? 2 : 1;
+  const int W = (M * (H + KV) + KV) * Dh, heads = B * H;  // W: 3D without GQA
+  const int64_t N = int64_t(B) * T;
+  ModuleReport r;
+  if (o.differential) r.own_tensor("diff_lambda", {H});
+  r.add(Linear::report(D, W, true, N), "qkv_proj.");
+  // Per head: scores = q k^T (each map), out = weights v; then their backward.
+  r.step({{"scores q k^T", "nt", T, T, Dh, M * heads}, {"weights v", "nn", T, Dh, T, heads}},
+         {{"dv = w^T dout", "tn", T, Dh, T, heads},
+          {"dweights = dout v^T", "nt", T, T, Dh, heads},
+          {"dq = dscores k", "nn", T, Dh, T, M * heads},
+          {"dk = dscores^T q", "tn", T, Dh, T, M * heads}});
+  r.add(Linear::report(D, D, true, N), "out_proj.");
+  r.activations += N * D + N * W + int64_t(o.differential ? 3 : 1) * heads * T * T + N * D;
+  return r;
+}
+
+void MultiHeadSelfAttention::append_params(const std::string& prefix,
+                                           std::vector<ParamRef>& out) {
+  if (options.differential)
+    out.push_back({prefix + "diff_lambda", {n_heads}, lambda.data(), dlambda.data()});
+  qkv_proj.append_params(prefix + "qkv_proj.", out);
+  out_proj.append_params(prefix + "out_proj.", out);
+}
+
 float MultiHeadSelfAttention::score_scale() const {
   return scale_scores ? 1.0f / std::sqrt(static_cast<float>(d_head)) : 1.0f;
 }

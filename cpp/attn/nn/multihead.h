@@ -12,6 +12,7 @@
 #include "attn/kernels/ops.h"
 #include "attn/nn/linear.h"
 #include "attn/nn/positions.h"
+#include "attn/nn/report.h"
 #include "attn/nn/tiled_attention.h"
 
 namespace attn {
@@ -158,6 +159,15 @@ class MultiHeadSelfAttention {
   // dropped. With RoPE the kept keys are rotated again from k_raw to their new positions. Only
   // for layers whose keys and values do not depend on the positions that change: decoder.h.
   void drop_first(KVCache& cache) const;
+
+  // The layer for a batch (B,T): its own "diff_lambda" (H, differential), then qkv_proj and
+  // out_proj mounted as "qkv_proj." and "out_proj."; caches x (N,D), qkv (N,W), probs (B,H,T,T)
+  // (differential: probs2 and combined too) and merged (N,D); per head the products q k^T (per
+  // map), weights v and their backward (the plain path, every head on).
+  static ModuleReport report(int d_model, int n_heads, const AttentionOptions& options, int B,
+                             int T);
+  // Appends the parameters as report names them, under prefix.
+  void append_params(const std::string& prefix, std::vector<ParamRef>& out);
 
   // Throws std::invalid_argument unless 1 <= T <= C and x is (B*T, D).
   void check_input(Eigen::Index rows, Eigen::Index cols, int B, int T) const;

@@ -65,6 +65,14 @@ void Norm::backward(const State& s, ConstMatRef dy, MatRef dx) {
                      layer ? dbias.data() : nullptr);
 }
 
+ModuleReport Norm::report(NormKind kind, int d_model, int64_t N) {
+  ModuleReport r;
+  r.tensors.push_back({"weight", {d_model}});
+  if (kind == NormKind::LayerNorm) r.tensors.push_back({"bias", {d_model}});
+  r.activations = N * d_model + N;  // xhat, rstd
+  return r;
+}
+
 void Norm::append_params(const std::string& prefix, std::vector<ParamRef>& out) {
   out.push_back({prefix + "weight", {d_model}, weight.data(), dweight.data()});
   if (kind == NormKind::LayerNorm)

@@ -9,6 +9,7 @@
 
 #include "attn/base/names.h"
 #include "attn/base/tensor.h"
+#include "attn/nn/report.h"
 
 namespace attn {
 
@@ -49,6 +50,8 @@ class Norm {
   // dx may alias dy.
   void backward(const State& s, ConstMatRef dy, MatRef dx);
 
+  // "weight" (D) and, for LayerNorm, "bias" (D); caches xhat (N,D) and rstd (N); no products.
+  static ModuleReport report(NormKind kind, int d_model, int64_t N);
   // Appends weight (and bias for LayerNorm) as prefix + "weight" / "bias", shape (D).
   void append_params(const std::string& prefix, std::vector<ParamRef>& out);
 

@@ -12,6 +12,23 @@ Mat pair_cols(const Mat& m, Eigen::Index offset, int pair) {
   return m.middleCols(offset + 2 * Eigen::Index(pair), 2);
 }
 
+// Keeps each step's output as its stage: the norms', the attention's and the FFN's outputs, and
+// the two sums.
+struct StageRecorder : ForwardHooks {
+  explicit StageRecorder(BlockStages& st) : st(st) {}
+  void block_step(int, const BlockStep& step, const Mat& out) override {
+    switch (step.op) {
+      case BlockOp::Norm1: st.norm1 = out; break;
+      case BlockOp::Attention: st.attn_out = out; break;
+      case BlockOp::Norm2: st.norm2 = out; break;
+      case BlockOp::Ffn: st.ffn_out = out; break;
+      case BlockOp::Add: (adds++ == 0 ? st.sum1 : st.sum2) = out; break;
+    }
+  }
+  BlockStages& st;
+  int adds = 0;
+};
+
 }  // namespace
 
 BlockStages transformer_block_stages(const BlockStagesInput& input, KeyNamer namer) {
@@ -44,57 +61,31 @@ BlockStages transformer_block_stages(const BlockStagesInput& input, KeyNamer nam
   }
   const int T = int(st.x.rows());
   st.T = T;
-  const bool norm = mc.norm != NormKind::None, ffn = mc.ffn != FfnKind::None;
-  const bool pre = mc.norm_position == NormPosition::Pre;
-
+  // The model's own layer (layer_forward, the steps of block_steps), each step's output kept
+  // through the hooks; the attention's input kept for the RoPE pair.
   MultiHeadSelfAttention& attn = model.layers.front();
   MultiHeadSelfAttention::State as;
-  const auto run_attn = [&](const Mat& in) {
-    st.attn_out.resize(T, D);
-    attn.forward(in, 1, T, as, st.attn_out);
-  };
-  FeedForward::State fs;
-  const auto run_ffn = [&](const Mat& in) {
-    st.ffn_out.resize(T, D);
-    model.ffns.front().forward(in, fs, st.ffn_out);
-    if (mc.ffn == FfnKind::SwiGLU) st.ffn_gate = fs.gate;
-    st.ffn_up = fs.up;
-    st.ffn_hidden = fs.hidden;
-  };
-  Norm::State ns1, ns2;
-  const auto run_norm = [&](const Norm& n, Norm::State& s, const Mat& in, Mat& out) {
-    out.resize(T, D);
-    n.forward(in, s, out);
-  };
-
-  const Mat* attn_in = &st.x;
-  if (pre) {
-    if (norm) run_norm(model.attn_norms.front(), ns1, st.x, st.norm1);
-    if (norm) attn_in = &st.norm1;
-    run_attn(*attn_in);
-    st.sum1 = st.x + st.attn_out;
-    st.out = st.sum1;
-    if (ffn) {
-      if (norm) run_norm(model.ffn_norms.front(), ns2, st.sum1, st.norm2);
-      run_ffn(norm ? st.norm2 : st.sum1);
-      st.sum2 = st.sum1 + st.ffn_out;
-      st.out = st.sum2;
-    }
-  } else {
-    run_attn(st.x);
-    st.sum1 = st.x + st.attn_out;
-    if (norm) run_norm(model.attn_norms.front(), ns1, st.sum1, st.norm1);
-    const Mat& h1 = norm ? st.norm1 : st.sum1;
-    st.out = h1;
-    if (ffn) {
-      run_ffn(h1);
-      st.sum2 = h1 + st.ffn_out;
-      if (norm) run_norm(model.ffn_norms.front(), ns2, st.sum2, st.norm2);
-      st.out = norm ? st.norm2 : st.sum2;
-    }
+  Mat attn_in;
+  StageRecorder rec(st);
+  TinyAttentionLM::State::Block bk;
+  Mat a = st.x, y(T, D);
+  model.layer_forward(0, a, y, bk, [&](const Mat& in, Mat& out) {
+    attn_in = in;
+    attn.forward(in, 1, T, as, out);
+  }, &rec);
+  st.out = a;
+  if (mc.ffn != FfnKind::None) {
+    if (model.ffns.front().gate) st.ffn_gate = bk.ffn.gate;
+    st.ffn_up = bk.ffn.up;
+    st.ffn_hidden = bk.ffn.hidden;
+    st.ffn_width = model.ffns.front().hidden_dim;
   }
   // The final norm belongs to the model, not the block (lm_head's input).
-  if (pre && norm) run_norm(*model.final_norm, ns1, st.out, st.final_out);
+  if (model.final_norm) {
+    Norm::State ns;
+    st.final_out.resize(T, D);
+    model.final_norm->forward(st.out, ns, st.final_out);
+  }
 
   // q, k (as the scores saw them: after RoPE; differential: the first map's) and v, from the
   // layer's fused projection.
@@ -114,7 +105,7 @@ BlockStages transformer_block_stages(const BlockStagesInput& input, KeyNamer nam
     rp.pair = input.rope_pair;
     // Before the rotation: the projection itself, qkv_proj(attention's input).
     Mat proj(T, attn.qkv_proj.out_features);
-    attn.qkv_proj.forward(*attn_in, proj);
+    attn.qkv_proj.forward(attn_in, proj);
     rp.q_before = pair_cols(proj, attn.q_offset(rp.head), rp.pair);
     rp.k_before = pair_cols(proj, attn.k_offset(rp.head), rp.pair);
     rp.q_after = pair_cols(as.qkv, attn.q_offset(rp.head), rp.pair);

@@ -52,6 +52,7 @@ struct BlockStages {
   // The FFN's hidden units (T, F), F = ffn_mult D: relu/gelu up = up(in) (the activation's
   // input) and hidden = act(up); swiglu gate = gate(in), up = up(in), hidden = silu(gate) * up.
   Mat ffn_gate, ffn_up, ffn_hidden;
+  int ffn_width = 0;  // F, the FFN's own hidden width (0 without an FFN)
 
   // RoPE only: one pair of one head at every position, before and after its rotation.
   struct RopePair {

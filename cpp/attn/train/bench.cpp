@@ -5,26 +5,18 @@
 
 #include "attn/kernels/kernels.h"
 #include "attn/model/decoder.h"
+#include "attn/model/family.h"
 
 namespace attn {
 
-double train_step_flops(const TrainerConfig& c) {
-  const double N = double(c.training.batch_size) * c.task.seq_len, D = c.model.d_model,
-               V = c.model.vocab_size;
-  const double T = c.task.seq_len, BH = double(c.training.batch_size) * c.model.n_heads,
-               Dh = D / c.model.n_heads;
-  const double KV = c.model.kv_heads > 0 ? c.model.kv_heads : c.model.n_heads;
-  const double F = ffn_hidden_width(c.model.ffn, c.model.d_model, c.model.ffn_mult);
-  const double ffn_mats = c.model.ffn == FfnKind::SwiGLU ? 3 : 2;  // gate, up, down
-  const double M = c.model.differential ? 2 : 1;                   // q/k maps per head
-  const double layer = 2 * N * D * (M * (D + KV * Dh) + KV * Dh)  // qkv_proj
-                      + M * 2 * BH * T * T * Dh                    // Q K^T
-                      + 2 * BH * T * T * Dh                        // weights V
-                      + 2 * N * D * D                  // out_proj
-                      + ffn_mats * 2 * N * D * F;      // the FFN
-  const double forward = c.model.n_layers * layer + 2 * N * D * V;  // + lm_head
-  return 3 * forward;
+namespace {
+// The model's report for one training step of c: batch_size sequences of seq_len.
+ModuleReport step_report(const TrainerConfig& c) {
+  return model_report(c.model_config(), c.training.batch_size, c.task.seq_len);
 }
+}  // namespace
+
+double train_step_flops(const TrainerConfig& c) { return step_report(c).flops(); }
 
 float gemm_probe(int n, int reps) {
   require(n >= 1 && n <= 4096, "gemm size (", n, ") must be in [1, 4096]");
@@ -42,49 +34,21 @@ float gemm_probe(int n, int reps) {
 }
 
 std::vector<StepProduct> step_products(const TrainerConfig& c) {
-  const int N = c.training.batch_size * c.task.seq_len, T = c.task.seq_len, D = c.model.d_model,
-            V = c.model.vocab_size;
-  const int H = c.model.n_heads, Dh = D / H, KV = c.model.kv_heads > 0 ? c.model.kv_heads : H;
-  const int W = (H + 2 * KV) * Dh, F = ffn_hidden_width(c.model.ffn, D, c.model.ffn_mult);
-  const int heads = c.training.batch_size * H, L = c.model.n_layers;
-  const bool swiglu = c.model.ffn == FfnKind::SwiGLU;
+  const ModuleReport r = step_report(c);
   std::vector<StepProduct> all;
-  auto add = [&](const std::string& name, const char* layout, int m, int n, int k, int calls) {
+  auto add = [&](const StepProduct& q) {
     for (StepProduct& p : all)
-      if (p.layout == layout && p.m == m && p.n == n && p.k == k) {
-        if (p.name.find(name) == std::string::npos) p.name += " + " + name;
-        p.calls += calls;
+      if (p.layout == q.layout && p.m == q.m && p.n == q.n && p.k == q.k) {
+        if (p.name.find(q.name) == std::string::npos) p.name += " + " + q.name;
+        p.calls += q.calls;
         return;
       }
-    all.push_back({name, layout, m, n, k, calls});
+    all.push_back(q);
   };
-  // Forward, per layer (multihead.cpp, ffn.cpp), then the LM head.
-  add("qkv_proj", "nt", N, W, D, L);
-  add("scores q k^T", "nt", T, T, Dh, L * heads);
-  add("weights v", "nn", T, Dh, T, L * heads);
-  add("out_proj", "nt", N, D, D, L);
-  if (F > 0) {
-    add("ffn up" + std::string(swiglu ? " + gate" : ""), "nt", N, F, D, L * (swiglu ? 2 : 1));
-    add("ffn down", "nt", N, D, F, L);
-  }
-  add("lm_head", "nt", N, V, D, 1);
-  // Backward: the LM head, then per layer the FFN, out_proj, the heads and qkv_proj.
-  add("lm_head dW", "tn", V, D, N, 1);
-  add("lm_head dx", "nn", N, D, V, 1);
-  if (F > 0) {
-    add("ffn down dW", "tn", D, F, N, L);
-    add("ffn down dx", "nn", N, F, D, L);
-    add("ffn up dW" + std::string(swiglu ? " + gate dW" : ""), "tn", F, D, N, L * (swiglu ? 2 : 1));
-    add("ffn up dx" + std::string(swiglu ? " + gate dx" : ""), "nn", N, D, F, L * (swiglu ? 2 : 1));
-  }
-  add("out_proj dW", "tn", D, D, N, L);
-  add("out_proj dx", "nn", N, D, D, L);
-  add("dv = w^T dout", "tn", T, Dh, T, L * heads);
-  add("dweights = dout v^T", "nt", T, T, Dh, L * heads);
-  add("dq = dscores k", "nn", T, Dh, T, L * heads);
-  add("dk = dscores^T q", "tn", T, Dh, T, L * heads);
-  add("qkv_proj dW", "tn", W, D, N, L);
-  add("qkv_proj dx", "nn", N, D, W, L);
+  // The forward's products in the order they run (per layer: attention, the FFN; then the LM
+  // head), then the backward's (the LM head, then per layer from the last down).
+  for (const StepProduct& p : r.forward) add(p);
+  for (const StepProduct& p : r.backward) add(p);
   return all;
 }
 

@@ -12,25 +12,21 @@
 namespace attn {
 
 // Floating-point operations of one training step (forward + backward; matmuls only, counted
-// as 2*m*n*k each, every layer's; the backward does twice the forward's matmul work).
+// as 2*m*n*k each, every layer's): the sum over the model's report (model_report), so the sum of
+// step_products too. The backward does twice the forward's matmul work.
 double train_step_flops(const TrainerConfig& config);
 
 // Runs `reps` products C = A B (matmul_nn: the kernel our layers use) of (n,n) matrices and
 // returns a checksum so the work cannot be optimised away. FLOPs = reps * 2 n^3.
 float gemm_probe(int n, int reps);
 
-// One matrix product of a training step: what it computes, its layout ("nn", "nt", "tn"), C (m,n),
-// the inner dimension k, and how many times one step runs it.
-struct StepProduct {
-  std::string name;
-  std::string layout;
-  int m = 0, n = 0, k = 0;
-  int calls = 0;
-  double flops() const { return 2.0 * m * n * k * calls; }  // the full product's, per step
-};
+// One matrix product of a training step (nn/report.h's ProductSpec): what it computes, its layout
+// ("nn", "nt", "tn"), C (m,n), the inner dimension k, and how many times one step runs it.
+using StepProduct = ProductSpec;
 
 // Every matrix product of one training step of the resolved config c (Trainer::config(): the
-// text task's vocabulary filled in), forward then backward, products of the same layout and shape
+// text task's vocabulary filled in), as the model's modules report them, forward then backward,
+// products of the same layout and shape
 // merged into one entry whose name joins theirs with " + ". Their flops sum to train_step_flops.
 std::vector<StepProduct> step_products(const TrainerConfig& c);
 

@@ -9,21 +9,19 @@
 
 #include "attn/base/json.h"
 #include "attn/base/tensor.h"
+#include "attn/model/family.h"
 
 namespace attn {
 
 namespace {
 
-// Rough count of floats a Trainer holds: parameters x 4 (value, grad, Adam m, v) + activations.
+// Rough count of floats a Trainer holds, from the model's report (model_report): parameters x 4
+// (value, grad, Adam m, v), the activations and as much again for their gradients, and the
+// position table (C,D).
 int64_t state_elements(const TrainerConfig& c) {
-  const ModelConfig& m = c.model;
-  const int64_t V = m.vocab_size, D = m.d_model, H = m.n_heads, T = c.task.seq_len;
-  const int64_t B = c.training.batch_size;
-  const int64_t L = m.n_layers, C = std::max(m.max_context_length, c.task.seq_len);
-  const int64_t F = m.ffn == FfnKind::None ? 0 : int64_t(m.ffn_mult) * D;  // FFN hidden width
-  const int64_t params = 2 * V * D + C * D + L * (6 * D * D + 8 * D + 3 * F * D + F) + V;
-  const int64_t acts = B * T * (L * (16 * D + 8 * F) + 2 * V) + L * 3 * B * H * T * T;
-  return 4 * params + acts + C * D;
+  const ModelConfig m = c.model_config();
+  const ModuleReport r = model_report(m, c.training.batch_size, c.task.seq_len);
+  return 4 * r.param_count() + 2 * r.activations + int64_t(m.max_context_length) * m.d_model;
 }
 
 const char* type_name(ConfigType t) {
