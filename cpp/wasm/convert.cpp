@@ -482,6 +482,22 @@ val js_value(const Mat& m) { return matrix("Float32Array", m); }
 val js_value(const IntMat& m) { return matrix("Int32Array", m); }
 val js_value(MatOrNull m) { return m.m->size() == 0 ? val::null() : js_value(*m.m); }
 
+#define ATTN_JS_PUT(T) \
+  void put(val& js, const char* name, T x) { js.set(name, js_value(x)); }
+ATTN_JS_PUT(double)
+ATTN_JS_PUT(bool)
+ATTN_JS_PUT(const std::string&)
+ATTN_JS_PUT(const char*)
+ATTN_JS_PUT(const std::vector<float>&)
+ATTN_JS_PUT(const std::vector<double>&)
+ATTN_JS_PUT(const std::vector<int32_t>&)
+ATTN_JS_PUT(const std::vector<uint8_t>&)
+ATTN_JS_PUT(const RowVec&)
+ATTN_JS_PUT(const Mat&)
+ATTN_JS_PUT(const IntMat&)
+ATTN_JS_PUT(MatOrNull)
+#undef ATTN_JS_PUT
+
 // ---- The lesson's panels: why sqrt(dk), softmax stability.
 
 uint64_t to_seed(const val& v) { return uint64_t(to_integer(v, "seed", 0, 4294967295.0)); }

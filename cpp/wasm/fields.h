@@ -32,19 +32,28 @@ using emscripten::val;
 // One JS key of a struct S: its name, how it is read from S (a data member &S::x, or a function
 // of const S&), its doc comment, and its TypeScript type when the C++ type does not give it (an
 // enum's name as a string, a value converted by hand).
+// The doc and the type exist only in the program that prints the tables: the module keeps a
+// table's names and getters only.
 template <typename Get>
 struct Field {
   const char* name;
   Get get;
+#ifdef ATTN_JS_DOCS
   const char* doc;
   const char* ts;
+#endif
 };
 template <typename Get>
-constexpr Field<Get> field(const char* name, Get get, const char* doc = "", const char* ts = nullptr) {
+constexpr Field<Get> field(const char* name, Get get, [[maybe_unused]] const char* doc = "",
+                           [[maybe_unused]] const char* ts = nullptr) {
+#ifdef ATTN_JS_DOCS
   return {name, get, doc, ts};
+#else
+  return {name, get};
+#endif
 }
 
-// A field with no name spreads the keys of the struct its getter returns into this one (the
+// spread(getter): the keys of the struct the getter returns, set on this struct's object (the
 // TypeScript interface extends that struct's).
 template <typename Get>
 struct Spread {
@@ -136,28 +145,45 @@ val js_value(const T* x) {
   return x ? js_value(*x) : val::null();
 }
 
+// Sets js[name] to x's JS value. The non-templates are compiled once (convert.cpp), so a field
+// costs one call.
+void put(val& js, const char* name, double x);
+void put(val& js, const char* name, bool x);
+void put(val& js, const char* name, const std::string& s);
+void put(val& js, const char* name, const char* s);
+void put(val& js, const char* name, const std::vector<float>& v);
+void put(val& js, const char* name, const std::vector<double>& v);
+void put(val& js, const char* name, const std::vector<int32_t>& v);
+void put(val& js, const char* name, const std::vector<uint8_t>& v);
+void put(val& js, const char* name, const RowVec& v);
+void put(val& js, const char* name, const Mat& m);
+void put(val& js, const char* name, const IntMat& m);
+void put(val& js, const char* name, MatOrNull m);
+inline void put(val& js, const char* name, float x) { put(js, name, double(x)); }
+inline void put(val& js, const char* name, int x) { put(js, name, double(x)); }
+inline void put(val& js, const char* name, int64_t x) { put(js, name, double(x)); }
+template <typename T>
+void put(val& js, const char* name, const T& x) {
+  js.set(name, js_value(x));
+}
+template <typename T>
+void put(val& js, const char* name, Maybe<T> x) {
+  if (x.value) put(js, name, *x.value);
+}
+
 template <typename S>
 void put_fields(val& js, const S& s);
-
-template <typename V>
-void put_value(val& js, const char* name, const V& v) {
-  if constexpr (IsMaybe<V>::value) {
-    if (v.value) js.set(name, js_value(*v.value));
-  } else {
-    js.set(name, js_value(v));
-  }
-}
 
 // Sets every key of S's table on js.
 template <typename S>
 void put_fields(val& js, const S& s) {
   std::apply(
       [&](const auto&... f) {
-        const auto put = [&](const auto& f) {
+        const auto put_field = [&](const auto& f) {
           if constexpr (IsSpread<std::decay_t<decltype(f)>>::value) put_fields(js, std::invoke(f.get, s));
-          else put_value(js, f.name, std::invoke(f.get, s));
+          else put(js, f.name, std::invoke(f.get, s));
         };
-        (put(f), ...);
+        (put_field(f), ...);
       },
       JsStruct<S>::fields);
 }
