@@ -84,7 +84,7 @@ EMSCRIPTEN_BINDINGS(attention_core) {
           return evaluate(t.family_model(), t.data(), to_int(n, "evalAccuracy batches", 1, 1000)).accuracy;
         });
       })
-      .function("lossHistory", +[](Trainer& t) { return float32_array(t.loss_history()); })
+      .function("lossHistory", +[](Trainer& t) { return js_value(t.loss_history()); })
       .function("attention", +[](Trainer& t, val ids) {
         return js_call([&] {
           const std::vector<int32_t> x = to_ids(ids, size_t(t.config().task.seq_len));
@@ -95,7 +95,7 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       })
       .function("exportWeights", +[](Trainer& t) {
         return js_call([&] {
-          return uint8_array(t.corpus() ? save_model(t.family_model(), t.corpus()->vocab) : save_model(t.family_model()));
+          return js_value(t.corpus() ? save_model(t.family_model(), t.corpus()->vocab) : save_model(t.family_model()));
         });
       })
       .function("importWeights", +[](Trainer& t, val bytes) {
@@ -116,7 +116,7 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       })
       .function("corpus", +[](Trainer& t) { return t.corpus() ? to_js(*t.corpus()) : val::null(); })
       .function("sampleSequence", +[](Trainer& t, val seed) {
-        return js_call([&] { return int32_array(t.data().sample(to_seed(seed))); });
+        return js_call([&] { return js_value(t.data().sample(to_seed(seed))); });
       })
       // Look inside: lens, attribution, patching and circuits in one call.
       .function("inspect", +[](Trainer& t, val request) {
@@ -142,9 +142,9 @@ EMSCRIPTEN_BINDINGS(attention_core) {
         return js_call([&] {
           const HeadScores s = head_scores(t.family_model(), t.data());
           val js = val::object();
-          js.set("previousToken", float32_array(s.previous_token));
-          js.set("prefixMatching", float32_array(s.prefix_matching));
-          js.set("composition", float32_array(s.composition));
+          js.set("previousToken", js_value(s.previous_token));
+          js.set("prefixMatching", js_value(s.prefix_matching));
+          js.set("composition", js_value(s.composition));
           js.set("compositionBaseline", s.composition_baseline);
           js.set("nLayers", t.config().model.n_layers);
           js.set("nHeads", t.config().model.n_heads);
@@ -193,7 +193,7 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       .function("attentionMask", +[](Trainer& t, val T) {
         return js_call([&] {
           const int n = to_int(T, "attentionMask T", 1, t.family_model().model_config().max_context_length);
-          return uint8_array(visible_keys(t.family_model().model_config().mask_pattern(), n));
+          return js_value(visible_keys(t.family_model().model_config().mask_pattern(), n));
         });
       })
       .function("config", +[](Trainer& t) { return to_js(t.config()); })
@@ -212,7 +212,7 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       }, allow_raw_pointers())
       .function("reset", &Decoder::reset)
       .function("push", +[](Decoder& d, val token) {
-        return js_call([&] { return row_to_js(d.push(to_int(token, "token"))); });
+        return js_call([&] { return js_value(d.push(to_int(token, "token"))); });
       })
       .function("attention", +[](Decoder& d) {
         return js_call([&] {
@@ -221,7 +221,7 @@ EMSCRIPTEN_BINDINGS(attention_core) {
           return matrix_to_js(d.attention());
         });
       })
-      .function("context", +[](Decoder& d) { return int32_array(d.context()); })
+      .function("context", +[](Decoder& d) { return js_value(d.context()); })
       .function("contextLength", &Decoder::context_length)
       .function("cached", &Decoder::cached)
       .function("window", &Decoder::window);
@@ -336,7 +336,7 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       const std::vector<int32_t> x = to_task_ids(ids);
       std::vector<int32_t> y(x.size());
       task_targets(k, x.data(), int(x.size()), y.data());
-      return int32_array(y);
+      return js_value(y);
     });
   });
   // The lesson's panels: why sqrt(dk), softmax stability.
@@ -357,14 +357,14 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       const std::vector<float> l = to_next_logits(logits);
       std::vector<float> p(l.size());
       next_token_distribution(l.data(), int(l.size()), to_sampling_options(options), p.data());
-      return float32_array(p);
+      return js_value(p);
     });
   });
   // One sequence from the task's generator (the page's default sample; seed + 1: a new one).
   function("taskSample", +[](val task, val vocab_size, val seq_len, val seed) {
     return js_call([&] {
       const Task k = parse_task(to_task_name(task));
-      return int32_array(task_sample(k, to_int(vocab_size, "vocabSize", 1), to_int(seq_len, "seqLen", 1),
+      return js_value(task_sample(k, to_int(vocab_size, "vocabSize", 1), to_int(seq_len, "seqLen", 1),
                                      uint64_t(to_int(seed, "seed", 0))));
     });
   });
@@ -375,7 +375,7 @@ EMSCRIPTEN_BINDINGS(attention_core) {
   function("defaultCorpus", +[]() { return val(default_corpus()); });
   function("encodeText", +[](val vocab, val text) {
     return js_call([&] {
-      return int32_array(encode(vocab_from_utf8(to_text(vocab, "vocab")), to_text(text, "text")));
+      return js_value(encode(vocab_from_utf8(to_text(vocab, "vocab")), to_text(text, "text")));
     });
   });
   function("decodeText", +[](val vocab, val ids) {
@@ -416,14 +416,7 @@ EMSCRIPTEN_BINDINGS(attention_core) {
     return js_call([&] {
       const TrainerConfig c = to_trainer_config(config);
       validate_js(c);
-      val out = val::array();
-      for (const OpTime& op : profile_step_ops(c, to_int(steps, "steps", 1))) {
-        val row = val::object();
-        row.set("name", op.name);
-        row.set("seconds", op.seconds);
-        out.call<void>("push", row);
-      }
-      return out;
+      return to_js(profile_step_ops(c, to_int(steps, "steps", 1)));
     });
   });
   // reps products of one layout and shape, for the benchmarks' GFLOP/s per shape.

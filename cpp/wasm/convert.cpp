@@ -131,8 +131,6 @@ val copy_out(const char* array_type, const T* data, size_t n) {
   return val::global(array_type).new_(typed_memory_view(n, data));
 }
 
-val float32_row(const RowVec& v) { return copy_out("Float32Array", v.data(), size_t(v.size())); }
-
 // {data: Float32Array, rows, cols} -> Mat, the matrix format of selfAttention.
 Mat to_mat(const val& obj, const char* name, int max_rows, int max_cols) {
   require(obj.typeOf().as<std::string>() == "object" && !obj.isNull(), name,
@@ -147,14 +145,6 @@ Mat to_mat(const val& obj, const char* name, int max_rows, int max_cols) {
   Mat m = Eigen::Map<const Mat>(data.data(), rows, cols);
   require(m.allFinite(), name, ".data contains NaN or Infinity");
   return m;
-}
-
-val from_mat(const Mat& m) {
-  val js = val::object();
-  js.set("data", copy_out("Float32Array", m.data(), size_t(m.size())));
-  js.set("rows", static_cast<int>(m.rows()));
-  js.set("cols", static_cast<int>(m.cols()));
-  return js;
 }
 
 const char* const kAblationKeys[] = {"headsOff", "headsFrozen", "scaleScores", "mask"};
@@ -256,16 +246,6 @@ std::string to_text(const val& text, const char* name) {
   return std::string(b.begin(), b.end());
 }
 
-val to_js(const TextEvaluation& e) {
-  val js = val::object();
-  js.set("valLoss", e.val_loss);
-  js.set("valBitsPerChar", e.val_bits_per_char);
-  js.set("accuracy", e.accuracy);
-  js.set("unigramNats", e.unigram_nats);
-  js.set("unigramBits", e.unigram_bits);
-  return js;
-}
-
 FillOptions to_fill_options(const val& js) {
   FillOptions o;
   if (js.isUndefined()) return o;
@@ -310,111 +290,7 @@ InspectRequest to_inspect_request(const val& js, int max_length) {
   return r;
 }
 
-namespace {
-val int_matrix_to_js(const IntMat& m) {
-  val js = val::object();
-  js.set("data", copy_out("Int32Array", m.data(), size_t(m.size())));
-  js.set("rows", static_cast<int>(m.rows()));
-  js.set("cols", static_cast<int>(m.cols()));
-  return js;
-}
-}  // namespace
-
-val to_js(const Inspection& r) {
-  val js = val::object();
-  js.set("answers", int32_array(r.answers));
-  val lens = val::object();
-  lens.set("applies", r.lens.applies);
-  lens.set("reason", r.lens.reason);
-  if (r.lens.applies) {
-    lens.set("topToken", int_matrix_to_js(r.lens.top_token));
-    lens.set("topProb", from_mat(r.lens.top_prob));
-    lens.set("answerProb", from_mat(r.lens.answer_prob));
-  }
-  js.set("lens", lens);
-  val at = val::object();
-  at.set("applies", r.attribution.applies);
-  at.set("reason", r.attribution.reason);
-  if (r.attribution.applies) {
-    at.set("heads", from_mat(r.attribution.heads));
-    at.set("embed", float32_row(r.attribution.embed));
-    at.set("ffn", from_mat(r.attribution.ffn));
-    at.set("bias", float32_row(r.attribution.bias));
-    at.set("total", float32_row(r.attribution.total));
-  }
-  js.set("attribution", at);
-  if (r.patched) {
-    const Patching& p = r.patching;
-    val pj = val::object();
-    pj.set("position", p.position);
-    pj.set("answerClean", p.answer_clean);
-    pj.set("answerCorrupt", p.answer_corrupt);
-    pj.set("logitDiff", p.logit_diff);
-    pj.set("metricClean", p.metric_clean);
-    pj.set("metricCorrupt", p.metric_corrupt);
-    pj.set("resid", from_mat(p.resid));
-    pj.set("heads", from_mat(p.heads));
-    pj.set("headsAll", float32_row(p.heads_all));
-    js.set("patching", pj);
-  } else {
-    js.set("patching", val::null());
-  }
-  val circuits = val::array();
-  for (const HeadCircuit& c : r.circuits) {
-    val cj = val::object();
-    cj.set("qk", from_mat(c.qk));
-    cj.set("ov", from_mat(c.ov));
-    cj.set("copying", c.copying);
-    circuits.call<void>("push", cj);
-  }
-  js.set("circuits", circuits);
-  return js;
-}
-
-val to_js(const Corruption& c) {
-  val js = val::object();
-  js.set("ids", int32_array(c.ids));
-  js.set("changed", c.changed);
-  js.set("position", c.position);
-  js.set("answerClean", c.answer_clean);
-  js.set("answerCorrupt", c.answer_corrupt);
-  return js;
-}
-
-val row_to_js(const RowVec& v) { return float32_row(v); }
-val matrix_to_js(ConstMatRef m) { return from_mat(Mat(m)); }
-
-val to_js(const FillResult& r) {
-  val blanks = val::array();
-  for (const FilledBlank& b : r.blanks) {
-    val top = val::array();
-    for (const FillGuess& g : b.top) {
-      val guess = val::object();
-      guess.set("char", encode_utf8(std::u32string(1, g.ch)));
-      guess.set("prob", g.prob);
-      top.call<void>("push", guess);
-    }
-    val js = val::object();
-    js.set("position", b.position);
-    js.set("top", top);
-    blanks.call<void>("push", js);
-  }
-  val js = val::object();
-  js.set("text", r.text);
-  js.set("blanks", blanks);
-  return js;
-}
-
-val to_js(const TextCorpus& c) {
-  val js = val::object();
-  js.set("vocab", vocab_to_utf8(c.vocab));
-  js.set("vocabSize", c.vocab_size());
-  js.set("trainChars", double(c.train.size()));
-  js.set("valChars", double(c.val.size()));
-  js.set("unigramNats", c.unigram_entropy_nats());
-  js.set("unigramBits", c.unigram_entropy_bits());
-  return js;
-}
+val matrix_to_js(ConstMatRef m) { return js_value(Mat(m)); }
 
 std::vector<int32_t> to_task_ids(const val& ids) {
   std::vector<int32_t> x = to_ids(ids, kMaxTaskIds);
@@ -539,22 +415,6 @@ val to_js(const TrainerConfig& c) {
   return js;
 }
 
-val to_js(const Evaluation& e) {
-  val js = val::object();
-  js.set("loss", e.loss);
-  js.set("accuracy", e.accuracy);
-  return js;
-}
-
-val to_js(const LengthEvaluation& e) {
-  val js = val::object();
-  js.set("loss", e.loss);
-  js.set("accuracy", e.accuracy);
-  const std::vector<float> per(e.accuracy_per_position.begin(), e.accuracy_per_position.end());
-  js.set("accuracyPerPosition", float32_array(per));
-  return js;
-}
-
 val to_js(const Trainer::Ablation& a, const TrainerConfig& c) {
   val off = val::array(), frozen = val::array();
   const int n_heads = c.model.n_layers * c.model.n_heads;  // global, layer-major
@@ -570,56 +430,13 @@ val to_js(const Trainer::Ablation& a, const TrainerConfig& c) {
   return js;
 }
 
-val to_js(const HeadStats& s) {
-  val js = val::object();
-  js.set("entropy", float32_array(s.entropy));
-  js.set("maxWeight", float32_array(s.max_weight));
-  js.set("answerMass", float32_array(s.answer_mass));
-  return js;
-}
-
-val to_js(const RowBackward& r) {
-  const MultiHeadSelfAttention::HeadRow& g = r.row;
-  val js = val::object();
-  js.set("loss", r.loss);
-  js.set("q", float32_row(g.q));
-  js.set("k", from_mat(g.k));
-  js.set("v", from_mat(g.v));
-  js.set("scores", float32_row(g.scores));
-  js.set("weights", float32_row(g.weights));
-  js.set("out", float32_row(g.out));
-  js.set("dOut", float32_row(g.d_out));
-  js.set("dWeights", float32_row(g.d_weights));
-  js.set("dScores", float32_row(g.d_scores));
-  js.set("dQ", float32_row(g.d_q));
-  js.set("dK", from_mat(g.d_k));
-  js.set("dV", from_mat(g.d_v));
-  js.set("scale", g.scale);
-  return js;
-}
-
 val to_js(const Predictions& p, const std::vector<int32_t>& answers) {
   val js = val::object();
   js.set("k", p.k);
-  js.set("top", int32_array(p.top));
-  js.set("probs", float32_array(p.probs));
-  js.set("answers", int32_array(answers));
-  js.set("answerProbs", float32_array(p.answer_probs));
-  return js;
-}
-
-val to_js(const std::vector<SelfTestResult>& results) {
-  val js = val::array();
-  for (const SelfTestResult& r : results) {
-    val o = val::object();
-    o.set("id", r.id);
-    o.set("name", r.name);
-    o.set("maxError", r.max_error);
-    o.set("tolerance", r.tolerance);
-    o.set("pass", r.pass);
-    o.set("detail", r.detail);
-    js.call<void>("push", o);
-  }
+  js.set("top", js_value(p.top));
+  js.set("probs", js_value(p.probs));
+  js.set("answers", js_value(answers));
+  js.set("answerProbs", js_value(p.answer_probs));
   return js;
 }
 
@@ -627,116 +444,6 @@ int js_thread_capacity() {
   if (!threads_supported()) return 1;
   const val pool = val::module_property("threadPoolSize");
   return pool.isNumber() ? std::max(1, pool.as<int>() + 1) : 1;
-}
-
-val to_js(const std::vector<ProductTime>& products) {
-  val js = val::array();
-  for (const ProductTime& t : products) {
-    val o = val::object();
-    o.set("name", t.product.name);
-    o.set("layout", t.product.layout);
-    o.set("m", t.product.m);
-    o.set("n", t.product.n);
-    o.set("k", t.product.k);
-    o.set("calls", t.product.calls);
-    o.set("flops", t.product.flops());
-    o.set("seconds", t.seconds);
-    js.call<void>("push", o);
-  }
-  return js;
-}
-
-val to_js(const AttentionStages& s) {
-  val js = val::object();
-  js.set("Q", from_mat(s.Q));
-  js.set("K", from_mat(s.K));
-  js.set("V", from_mat(s.V));
-  js.set("scores", from_mat(s.scores));
-  js.set("scaledScores", from_mat(s.scaled_scores));
-  js.set("maskedScores", from_mat(s.masked_scores));
-  js.set("weights", from_mat(s.weights));
-  js.set("output", from_mat(s.output));
-  return js;
-}
-
-val to_js(const MultiHeadStages& m) {
-  val js = val::object();
-  val heads = val::array();
-  for (const AttentionStages& h : m.heads) heads.call<void>("push", to_js(h));
-  js.set("heads", heads);
-  js.set("concat", from_mat(m.concat));
-  js.set("output", from_mat(m.output));
-  return js;
-}
-
-val to_js(const LessonInputs& in) {
-  val js = val::object();
-  js.set("E", from_mat(in.E));
-  const auto mats = [](const std::vector<Mat>& ms) {
-    val a = val::array();
-    for (const Mat& m : ms) a.call<void>("push", from_mat(m));
-    return a;
-  };
-  js.set("Wq", mats(in.Wq));
-  js.set("Wk", mats(in.Wk));
-  js.set("Wv", mats(in.Wv));
-  js.set("Wo", from_mat(in.Wo));
-  return js;
-}
-
-val to_js(const PositionedInput& p) {
-  val js = val::object();
-  js.set("positions", from_mat(p.positions));
-  js.set("X", from_mat(p.X));
-  return js;
-}
-
-// A stage the config leaves out (an empty matrix) is null.
-val from_stage(const Mat& m) { return m.size() == 0 ? val::null() : from_mat(m); }
-
-val to_js(const BlockStages& b) {
-  val js = val::object();
-  const ModelConfig& c = b.config;
-  js.set("seqLen", b.T);
-  js.set("dModel", c.d_model);
-  js.set("nHeads", c.n_heads);
-  js.set("kvHeads", c.kv_heads);
-  js.set("dHead", b.d_head);
-  js.set("ffnWidth", b.ffn_width);
-  js.set("positions", std::string(position_kind_name(c.positions)));
-  js.set("norm", std::string(norm_kind_name(c.norm)));
-  js.set("normPosition", std::string(norm_position_name(c.norm_position)));
-  js.set("ffn", std::string(ffn_kind_name(c.ffn)));
-  const std::pair<const char*, const Mat*> stages[] = {
-      {"x", &b.x},         {"norm1", &b.norm1},     {"q", &b.q},           {"k", &b.k},
-      {"v", &b.v},         {"weights", &b.weights}, {"attnOut", &b.attn_out}, {"sum1", &b.sum1},
-      {"norm2", &b.norm2}, {"ffnGate", &b.ffn_gate}, {"ffnUp", &b.ffn_up},
-      {"ffnHidden", &b.ffn_hidden}, {"ffnOut", &b.ffn_out}, {"sum2", &b.sum2}, {"out", &b.out},
-      {"finalOut", &b.final_out}};
-  for (const auto& [name, m] : stages) js.set(name, from_stage(*m));
-  if (b.rope) {
-    val r = val::object();
-    r.set("head", b.rope->head);
-    r.set("kvHead", b.rope->kv_head);
-    r.set("pair", b.rope->pair);
-    r.set("angles", float32_array(b.rope->angles));
-    r.set("qBefore", from_mat(b.rope->q_before));
-    r.set("qAfter", from_mat(b.rope->q_after));
-    r.set("kBefore", from_mat(b.rope->k_before));
-    r.set("kAfter", from_mat(b.rope->k_after));
-    js.set("rope", r);
-  } else {
-    js.set("rope", val::null());
-  }
-  if (!b.alibi_slopes.empty()) {
-    val a = val::object();
-    a.set("slopes", float32_array(b.alibi_slopes));
-    a.set("bias", from_mat(b.alibi_bias));
-    js.set("alibi", a);
-  } else {
-    js.set("alibi", val::null());
-  }
-  return js;
 }
 
 val attention_to_js(const Mat& weights, const Mat& logits, const TrainerConfig& c, int T) {
@@ -750,15 +457,46 @@ val attention_to_js(const Mat& weights, const Mat& logits, const TrainerConfig& 
   return js;
 }
 
-val float32_array(const std::vector<float>& v) {
-  return copy_out("Float32Array", v.data(), v.size());
+val js_value(double x) { return val(x); }
+val js_value(bool x) { return val(x); }
+val js_value(const std::string& s) { return val(s); }
+val js_value(const char* s) { return val(std::string(s)); }
+val js_value(const std::vector<float>& v) { return copy_out("Float32Array", v.data(), v.size()); }
+val js_value(const std::vector<double>& v) { return copy_out("Float64Array", v.data(), v.size()); }
+val js_value(const std::vector<int32_t>& v) { return copy_out("Int32Array", v.data(), v.size()); }
+val js_value(const std::vector<uint8_t>& v) { return copy_out("Uint8Array", v.data(), v.size()); }
+val js_value(const RowVec& v) { return copy_out("Float32Array", v.data(), size_t(v.size())); }
+
+namespace {
+template <typename M>
+val matrix(const char* array_type, const M& m) {
+  val js = val::object();
+  js.set("data", copy_out(array_type, m.data(), size_t(m.size())));
+  js.set("rows", static_cast<int>(m.rows()));
+  js.set("cols", static_cast<int>(m.cols()));
+  return js;
 }
-val int32_array(const std::vector<int32_t>& v) {
-  return copy_out("Int32Array", v.data(), v.size());
-}
-val uint8_array(const std::vector<uint8_t>& v) {
-  return copy_out("Uint8Array", v.data(), v.size());
-}
+}  // namespace
+
+val js_value(const Mat& m) { return matrix("Float32Array", m); }
+val js_value(const IntMat& m) { return matrix("Int32Array", m); }
+val js_value(MatOrNull m) { return m.m->size() == 0 ? val::null() : js_value(*m.m); }
+
+#define ATTN_JS_PUT(T) \
+  void put(val& js, const char* name, T x) { js.set(name, js_value(x)); }
+ATTN_JS_PUT(double)
+ATTN_JS_PUT(bool)
+ATTN_JS_PUT(const std::string&)
+ATTN_JS_PUT(const char*)
+ATTN_JS_PUT(const std::vector<float>&)
+ATTN_JS_PUT(const std::vector<double>&)
+ATTN_JS_PUT(const std::vector<int32_t>&)
+ATTN_JS_PUT(const std::vector<uint8_t>&)
+ATTN_JS_PUT(const RowVec&)
+ATTN_JS_PUT(const Mat&)
+ATTN_JS_PUT(const IntMat&)
+ATTN_JS_PUT(MatOrNull)
+#undef ATTN_JS_PUT
 
 // ---- The lesson's panels: why sqrt(dk), softmax stability.
 
@@ -770,31 +508,6 @@ RowVec to_logits(const val& v) {
   RowVec r = Eigen::Map<const RowVec>(x.data(), Eigen::Index(x.size()));
   require(r.allFinite(), "logits contain NaN or Infinity");
   return r;
-}
-
-val to_js(const SoftmaxSteps& s) {
-  val js = val::object();
-  js.set("max", s.max);
-  js.set("shifted", float32_row(s.shifted));
-  js.set("exps", float32_row(s.exps));
-  js.set("sum", s.sum);
-  js.set("weights", float32_row(s.weights));
-  return js;
-}
-
-val to_js(const ScalingDemo& d) {
-  val js = val::object();
-  js.set("query", float32_row(d.query));
-  js.set("keys", from_mat(d.keys));
-  js.set("scores", float32_row(d.scores));
-  js.set("scaledScores", float32_row(d.scaled_scores));
-  js.set("weightsUnscaled", float32_row(d.weights_unscaled));
-  js.set("weightsScaled", float32_row(d.weights_scaled));
-  js.set("maxUnscaled", d.max_unscaled);
-  js.set("maxScaled", d.max_scaled);
-  js.set("entropyUnscaled", d.entropy_unscaled);
-  js.set("entropyScaled", d.entropy_scaled);
-  return js;
 }
 
 std::vector<float> to_next_logits(const val& v) {
@@ -855,73 +568,11 @@ SpeculativeArgs to_speculative_args(const val& js, SpeculativeCall call) {
   return a;
 }
 
-val to_js(const SpeculativeStats& s) {
-  val js = val::object();
-  js.set("tokens", double(s.tokens));
-  js.set("rounds", double(s.rounds));
-  js.set("targetPasses", double(s.target_passes));
-  js.set("draftPasses", double(s.draft_passes));
-  js.set("proposed", double(s.proposed));
-  js.set("judged", double(s.judged));
-  js.set("accepted", double(s.accepted));
-  js.set("draftTokens", s.draft_tokens);
-  js.set("alpha", s.alpha());
-  js.set("meanOverlap", s.mean_overlap());
-  js.set("tokensPerTargetPass", s.tokens_per_target_pass());
-  js.set("tokensPerRound", s.tokens_per_round());
-  const double alpha = s.alpha();
-  js.set("expectedTokensPerRound",
-         std::isfinite(alpha) ? expected_tokens_per_round(alpha, s.draft_tokens) : NAN);
-  return js;
-}
-
-namespace {
-std::vector<uint8_t> fate_bytes(const std::vector<TokenFate>& f, size_t from) {
-  std::vector<uint8_t> out;
-  for (size_t i = from; i < f.size(); ++i) out.push_back(uint8_t(f[i]));
-  return out;
-}
-}  // namespace
-
 val speculative_chunk_to_js(const SpeculativeDecoder& d, size_t from) {
   val js = val::object();
-  js.set("tokens", int32_array(std::vector<int32_t>(d.tokens().begin() + from, d.tokens().end())));
-  js.set("fates", uint8_array(fate_bytes(d.fates(), from)));
+  js.set("tokens", js_value(std::vector<int32_t>(d.tokens().begin() + from, d.tokens().end())));
+  js.set("fates", js_value(fate_bytes(d.fates(), from)));
   js.set("done", d.done());
-  return js;
-}
-
-val to_js(const SpeculativeResult& r) {
-  val js = val::object();
-  js.set("tokens", int32_array(r.tokens));
-  js.set("fates", uint8_array(fate_bytes(r.fates, 0)));
-  js.set("stats", to_js(r.stats));
-  js.set("wallMs", r.wall_ms);
-  js.set("plainMs", r.plain_ms);
-  js.set("plainTokens", int32_array(r.plain_tokens));
-  return js;
-}
-
-namespace {
-val to_js(const ExactnessPosition& p) {
-  val js = val::object();
-  std::vector<int32_t> counts(p.counts.begin(), p.counts.end());
-  js.set("counts", int32_array(counts));
-  js.set("expected", copy_out("Float64Array", p.expected.data(), p.expected.size()));
-  js.set("statistic", p.test.statistic);
-  js.set("dof", p.test.dof);
-  js.set("pValue", p.test.p_value);
-  js.set("samples", double(p.test.samples));
-  js.set("impossible", double(p.test.impossible));
-  return js;
-}
-}  // namespace
-
-val to_js(const Exactness& e) {
-  val js = val::object();
-  js.set("first", to_js(e.first));
-  js.set("second", to_js(e.second));
-  js.set("stats", to_js(e.stats));
   return js;
 }
 
@@ -937,30 +588,6 @@ TiledTraceArgs to_tiled_trace_args(const val& js) {
   a.head = to_integer(js["head"], "head", -kIntMax, kIntMax);
   a.tile = to_integer(js["tileSize"], "tileSize", -kIntMax, kIntMax);
   return a;
-}
-
-val to_js(const BlockTiledTrace& t) {
-  val js = val::object();
-  js.set("head", t.head);
-  js.set("kvHead", t.kv_head);
-  js.set("seqLen", t.T);
-  js.set("dHead", t.d_head);
-  js.set("scale", t.scale);
-  js.set("alibiSlope", t.alibi_slope);
-  js.set("tileSize", t.trace.tile);
-  js.set("tiles", t.trace.tiles);
-  js.set("rowMax", from_mat(t.trace.row_max));
-  js.set("rowSum", from_mat(t.trace.row_sum));
-  js.set("out", from_mat(t.trace.out));
-  js.set("weights", from_mat(t.trace.weights));
-  js.set("plainWeights", from_mat(t.trace.plain_weights));
-  js.set("plainOut", from_mat(t.trace.plain_out));
-  js.set("maxWeightDifference", t.trace.max_weight_difference);
-  js.set("maxOutDifference", t.trace.max_out_difference);
-  js.set("maxLayerWeightDifference", t.max_layer_weight_difference);
-  js.set("plainBytes", double(t.plain_bytes));
-  js.set("tiledBytes", double(t.tiled_bytes));
-  return js;
 }
 
 }  // namespace attn::js

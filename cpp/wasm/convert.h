@@ -28,6 +28,7 @@
 #include "attn/teach/tiled_trace.h"
 #include "attn/train/bench.h"
 #include "attn/train/trainer.h"
+#include "wasm/structs.h"
 
 namespace attn::js {
 
@@ -99,8 +100,6 @@ std::string to_task_name(const val& task);
 // A text as UTF-8 bytes: a JS string (Embind encodes it) or a Uint8Array of the file's bytes (so a
 // file that is not valid UTF-8 reaches the core's check as it is).
 std::string to_text(const val& text, const char* name);
-val to_js(const TextEvaluation& e);  // TextEvaluation
-val to_js(const TextCorpus& c);               // CorpusInfo
 // fill's options {blank, top}: blank one character (default "_"), top an integer (default 1).
 struct FillOptions {
   char32_t blank = kDefaultBlank;
@@ -116,11 +115,7 @@ struct DecoderOptions {
 DecoderOptions to_decoder_options(const val& js);
 // trainer.inspect({ids, answers?, corrupted?, position?, answerClean?, answerCorrupt?}).
 InspectRequest to_inspect_request(const val& js, int max_length);
-val to_js(const Inspection& r);      // Inspection
-val to_js(const Corruption& c);      // Corruption
-val row_to_js(const RowVec& v);     // Float32Array
-val matrix_to_js(ConstMatRef m);    // {data: Float32Array, rows, cols}
-val to_js(const FillResult& r);     // {text, blanks: [{position, top: [{char, prob}]}]}
+val matrix_to_js(ConstMatRef m);  // Matrix
 
 // selfAttention's argument {X, Wq, Wk, Wv, causal}, each matrix {data: Float32Array, rows, cols}.
 struct SelfAttentionArgs {
@@ -152,29 +147,17 @@ struct LessonArgs {
 };
 LessonArgs to_lesson_args(const val& js);
 
-// ---- C++ -> JS, in the shapes of web/src/core/attention-core.d.ts.
+// ---- C++ -> JS, in the shapes of web/src/core/attention-core.d.ts. A struct with a field table
+// (structs.h) converts by it (to_js in fields.h; its interface is in core-structs.ts); these are the
+// results shaped by hand.
 
 val to_js(const TrainerConfig& c);                  // ResolvedTrainerConfig
-val to_js(const Evaluation& e);            // Evaluation
-val to_js(const LengthEvaluation& e);               // LengthEvaluation
 val to_js(const Trainer::Ablation& a, const TrainerConfig& c);  // Required<Ablation>, L*H heads
-val to_js(const HeadStats& s);             // AttentionStats
-val to_js(const RowBackward& r);               // RowBackward
 // Predictions with the answers they were measured against (T entries).
 val to_js(const Predictions& p, const std::vector<int32_t>& answers);  // Predictions
-val to_js(const std::vector<SelfTestResult>& results);  // SelfTestResult[]
-val to_js(const AttentionStages& s);                    // SelfAttentionStages
-val to_js(const MultiHeadStages& m);                    // MultiHeadStages
-val to_js(const PositionedInput& p);                    // PositionedInput
-val to_js(const LessonInputs& in);                      // LessonInputs
-val to_js(const BlockStages& b);                        // TransformerBlockStages
-val to_js(const std::vector<ProductTime>& products);    // ProductTime[]
 // AttentionResult of one sequence of T tokens: weights (L*H*T,T) layer-major, logits (T,V).
 val attention_to_js(const Mat& weights, const Mat& logits, const TrainerConfig& c, int T);
 
-val float32_array(const std::vector<float>& v);
-val int32_array(const std::vector<int32_t>& v);
-val uint8_array(const std::vector<uint8_t>& v);
 
 // ---- The lesson's panels: why sqrt(dk), softmax stability (scalingDemo, softmaxSteps).
 
@@ -182,8 +165,6 @@ val uint8_array(const std::vector<uint8_t>& v);
 uint64_t to_seed(const val& v);
 // softmaxSteps' logits: a Float32Array of 1 to 64 finite values.
 RowVec to_logits(const val& v);
-val to_js(const SoftmaxSteps& s);  // SoftmaxSteps
-val to_js(const ScalingDemo& d);   // ScalingDemo
 
 // ---- Decoding: nextTokenDistribution's arguments.
 
@@ -209,17 +190,13 @@ struct SpeculativeArgs {
 // Acceptance (expectedAcceptance) reads {ids, options, window}, ids into prompt.
 enum class SpeculativeCall { Decoder, Generate, Exactness, Acceptance };
 SpeculativeArgs to_speculative_args(const val& js, SpeculativeCall call);
-val to_js(const SpeculativeStats& s);  // SpeculativeStats
 // The tokens and fates from index `from` on: {tokens: Int32Array, fates: Uint8Array, done}.
 val speculative_chunk_to_js(const SpeculativeDecoder& d, size_t from);
-val to_js(const SpeculativeResult& r);  // SpeculativeResult
-val to_js(const Exactness& e);          // Exactness
 // tiledAttention's argument: transformerBlock's (to_block_input) plus head and tileSize.
 struct TiledTraceArgs {
   BlockStagesInput block;
   int head = 0, tile = 0;
 };
 TiledTraceArgs to_tiled_trace_args(const val& js);
-val to_js(const BlockTiledTrace& t);  // TiledAttentionTrace
 
 }  // namespace attn::js

@@ -38,6 +38,14 @@ target_link_options(attention_core_web PRIVATE ${ATTN_WASM_LINK_OPTIONS} -sEXPOR
 set_target_properties(attention_core_web PROPERTIES
   OUTPUT_NAME attention-core-${ATTN_WASM_VARIANT} SUFFIX .js)
 
+# The field tables of structs.h with their doc comments, printed as JSON by a node program
+# (core_structs.cpp) for scripts/core-structs.mjs, which writes web/src/core/core-structs.ts; the
+# module above keeps none of the docs (JS_DOC in fields.h).
+add_executable(attention_core_structs ${CMAKE_CURRENT_LIST_DIR}/core_structs.cpp)
+target_link_libraries(attention_core_structs PRIVATE attn)
+target_compile_definitions(attention_core_structs PRIVATE ATTN_JS_DOCS)
+target_link_options(attention_core_structs PRIVATE -sENVIRONMENT=node -sSINGLE_FILE=1)  # trap 5
+
 # The repository's package.json says "type": "module", so node would read the CommonJS test
 # executables built here (attn_tests.js) as ES modules and fail; this marks the build dir.
 file(WRITE ${CMAKE_BINARY_DIR}/package.json "{\"type\": \"commonjs\"}\n")

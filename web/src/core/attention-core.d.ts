@@ -1,4 +1,5 @@
-// Types of the WebAssembly module `attention-core` (cpp/wasm/bindings.cpp), hand-written.
+// Types of the WebAssembly module `attention-core` (cpp/wasm/bindings.cpp): its calls and the
+// results shaped by hand; the structs it returns are generated (core-structs.ts).
 // The module files are web/wasm/attention-core-{simd,scalar}.js (ES modules for the page
 // and its worker); their default export is createAttentionCore. load-core.js picks a variant.
 //
@@ -34,6 +35,16 @@ export interface CoreError extends Error {
 // written by scripts/build-wasm from configSchema().
 import type { AttentionKind, FfnKind, NormKind, NormPosition, ObjectiveKind, PositionKind, TaskName, TrainerConfig } from './config-schema';
 export type { AttentionKind, FfnKind, NormKind, NormPosition, ObjectiveKind, PositionKind, TaskName, TrainerConfig };
+
+// The structs the calls return, with their doc comments, come from their field tables
+// (cpp/wasm/structs.h): core-structs.ts is written by scripts/build-wasm (scripts/core-structs.mjs).
+import type {
+  AttentionStats, Corruption, Evaluation, Exactness, FillResult, Inspection, LengthEvaluation, LessonInputs,
+  MultiHeadStages, OpTime, PositionedInput, ProductTime, RowBackward, ScalingDemo, SelfAttentionStages,
+  SelfTestResult, SoftmaxSteps, SpeculativeResult, SpeculativeStats, TextCorpusInfo, TextEvaluation,
+  TiledAttentionTrace, TransformerBlockStages,
+} from './core-structs';
+export type * from './core-structs';
 
 /** One key of the config schema (configSchema(), `attn schema`): its names (snake_case `name`,
  * kebab-case `flag`: the `attn` flag, URL hash key and element attribute; `js`: the TrainerConfig
@@ -76,20 +87,7 @@ export interface FillOptions {
   top?: number;
 }
 
-/** One guess for a blank: a character of the vocabulary and its probability (the softmax over
- * the characters; [MASK] is none). */
-export interface FillGuess {
-  char: string;
-  prob: number;
-}
 
-/** fill(): the text with every blank replaced by its most likely character, and per blank (in
- * the text's order) its position among the text's characters and its `top` guesses, most likely
- * first. */
-export interface FillResult {
-  text: string;
-  blanks: { position: number; top: FillGuess[] }[];
-}
 
 /** How the attention scores are masked: the causal mask, none, or the classic bug that fills
  * -1e4 at the wrong cells (the past) and leaves the future visible. */
@@ -111,55 +109,13 @@ export interface Ablation {
   mask?: MaskMode;
 }
 
-/** Loss and token accuracy in eval mode over fixed batches. */
-export interface Evaluation {
-  loss: number;
-  accuracy: number;
-}
 
-/** The model on its task at another sequence length (evaluateAt): loss and token accuracy over
- * the predictable positions, and the accuracy at each position (seqLen entries, NaN where the
- * task sets no target). */
-export interface LengthEvaluation {
-  loss: number;
-  accuracy: number;
-  accuracyPerPosition: Float32Array;
-}
 
-/** The text task's model on the validation split (evaluateText): loss in nats and bits per
- * character, next-character accuracy, and the corpus's unigram entropy in both units (the loss of a
- * model that only counts characters). */
-export interface TextEvaluation {
-  valLoss: number;
-  valBitsPerChar: number;
-  accuracy: number;
-  unigramNats: number;
-  unigramBits: number;
-}
 
-/** A text corpus as the core took it (textCorpus, Trainer.corpus()): its distinct characters,
- * sorted by code point (token id i is the i-th), the sizes of the 90/10 splits in characters, and
- * its unigram entropy. */
-export interface TextCorpusInfo {
-  vocab: string;
-  vocabSize: number;
-  trainChars: number;
-  valChars: number;
-  unigramNats: number;
-  unigramBits: number;
-}
 
 /** A text corpus: a string, or the bytes of a file (UTF-8, at most 2 MB). */
 export type CorpusInput = string | Uint8Array;
 
-/** Per head of every layer (nLayers * nHeads entries, global index l * nHeads + h), over a fixed
- * eval batch: mean attention entropy (nats), mean largest weight of a row
- * (saturation), and mean weight on the keys that hold the target token (over predictable rows). */
-export interface AttentionStats {
-  entropy: Float32Array;
-  maxWeight: Float32Array;
-  answerMass: Float32Array;
-}
 
 /** headScores(): per head g = l * nHeads + h. */
 export interface HeadScores {
@@ -179,32 +135,6 @@ export interface HeadScores {
   nHeads: number;
 }
 
-/** The forward and backward of one query row i of one head h, for loss = -log p(target) at i.
- * Vectors are Float32Arrays; k, v, dK, dV are (T, dk) matrices. */
-export interface RowBackward {
-  loss: number;
-  /** The score scale used: 1/sqrt(dk), or 1 when scaling is off. */
-  scale: number;
-  q: Float32Array;
-  k: Matrix;
-  v: Matrix;
-  /** Row i of q K^T * scale after the mask (-Infinity or -1e4 where masked). */
-  scores: Float32Array;
-  weights: Float32Array;
-  out: Float32Array;
-  /** dL/d(head output row i). */
-  dOut: Float32Array;
-  /** dOut V^T. */
-  dWeights: Float32Array;
-  /** The softmax Jacobian applied: weights * (dWeights - weights . dWeights). */
-  dScores: Float32Array;
-  /** dScores K * scale. */
-  dQ: Float32Array;
-  /** Row j: dScores[j] q * scale (this row's contribution to dK). */
-  dK: Matrix;
-  /** Row j: weights[j] dOut (this row's contribution to dV). */
-  dV: Matrix;
-}
 
 /** The k most likely next tokens at each of the T positions of a sequence, in eval mode under the
  * ablation. */
@@ -221,16 +151,6 @@ export interface Predictions {
   answerProbs: Float32Array;
 }
 
-/** One check of selfTest(). */
-export interface SelfTestResult {
-  /** rows_and_mask, future_invariance, split_merge, fused_qkv, gradcheck or pytorch_reference. */
-  id: string;
-  name: string;
-  maxError: number;
-  tolerance: number;
-  pass: boolean;
-  detail: string;
-}
 
 /** The three safetensors files of a PyTorch reference case. */
 export interface ReferenceCase {
@@ -414,29 +334,6 @@ export interface SpeculativeOptions {
  * accepted. */
 export type TokenFate = 0 | 1 | 2;
 
-/** The figures of a speculative generation so far. alpha and meanOverlap average over the draft
- * tokens the target judged (the accepted ones and each round's rejected one). */
-export interface SpeculativeStats {
-  tokens: number;
-  /** Verifications: one target forward pass each where the rows fit in one step. */
-  rounds: number;
-  /** The target's evaluations after the prompt. */
-  targetPasses: number;
-  /** The draft's evaluations (a bigram's table lookups) after the prompt. */
-  draftPasses: number;
-  proposed: number;
-  judged: number;
-  accepted: number;
-  draftTokens: number;
-  /** Measured acceptance rate accepted / judged (NaN before any). */
-  alpha: number;
-  /** The mean of sum_x min(p(x), q(x)) over the judged tokens: the acceptance rate to expect. */
-  meanOverlap: number;
-  tokensPerTargetPass: number;
-  tokensPerRound: number;
-  /** (1 - alpha^(N+1)) / (1 - alpha) at the measured alpha (NaN before any). */
-  expectedTokensPerRound: number;
-}
 
 /** A speculative generation's new tokens (SpeculativeDecoder.next). */
 export interface SpeculativeChunk {
@@ -466,42 +363,8 @@ export interface SpeculativeDecoderConstructor {
   new (trainer: Trainer, draft: Draft, options: SpeculativeOptions): SpeculativeDecoder;
 }
 
-/** speculativeGenerate's result: the generation, and plain decoding of as many tokens with the
- * same options and seed (the core's generate(), as the Generate panel draws) timed after it. */
-export interface SpeculativeResult {
-  tokens: Int32Array;
-  fates: Uint8Array;
-  stats: SpeculativeStats;
-  /** The speculative generation's wall time, the prompt included. */
-  wallMs: number;
-  /** Plain decoding's (NaN with comparePlain false). */
-  plainMs: number;
-  /** Plain decoding's tokens (empty with comparePlain false); equal to tokens at temperature 0. */
-  plainTokens: Int32Array;
-}
 
-/** One position of the exactness check: how often each token came out of speculative decoding
- * against the probability the target gives it, and Pearson's chi-square test (bins of expected
- * count below 5 pooled into one). */
-export interface ExactnessPosition {
-  counts: Int32Array;
-  expected: Float64Array;
-  statistic: number;
-  dof: number;
-  /** P(chi-square(dof) >= statistic); 0 when a token of probability 0 came out. */
-  pValue: number;
-  samples: number;
-  /** Samples that fell on tokens of probability 0 (never, for a correct implementation). */
-  impossible: number;
-}
 
-/** speculativeExactness: samples continuations of two tokens after one prompt. first against
- * q(. | prompt), second against sum_x q(x) q(. | prompt x). */
-export interface Exactness {
-  first: ExactnessPosition;
-  second: ExactnessPosition;
-  stats: SpeculativeStats;
-}
 
 /** Input of tiledAttention: transformerBlock's block and input, one head and the key tile size. */
 export interface TiledAttentionInput {
@@ -514,37 +377,6 @@ export interface TiledAttentionInput {
   tileSize: number;
 }
 
-/** One head of the block computed tile by tile (online softmax): every row's running max and
- * sum after each key tile, and the result against the plain softmax. */
-export interface TiledAttentionTrace {
-  head: number;
-  kvHead: number;
-  seqLen: number;
-  dHead: number;
-  scale: number;
-  alibiSlope: number;
-  tileSize: number;
-  tiles: number;
-  /** (tiles, T): row i's max score so far after tile t (-Infinity while it has seen no key). */
-  rowMax: Matrix;
-  /** (tiles, T): row i's sum of exp(score - max) after tile t. */
-  rowSum: Matrix;
-  /** (T, dHead) the tiled output. */
-  out: Matrix;
-  /** (T, T) exp(score - final max) / final sum: the softmax rows. */
-  weights: Matrix;
-  /** (T, T) and (T, dHead): the plain kernel's softmax rows and output. */
-  plainWeights: Matrix;
-  plainOut: Matrix;
-  maxWeightDifference: number;
-  maxOutDifference: number;
-  /** Against the weights the block's own layer computed for this head. */
-  maxLayerWeightDifference: number;
-  /** Bytes of this head's attention buffers in a forward of T rows: the plain (T, T) weights, and
-   * the tiled path's output, log-sum-exp and blocks. */
-  plainBytes: number;
-  tiledBytes: number;
-}
 
 export interface TrainerConstructor {
   /** Throws a CoreError of kind `config` for a bad config. With task text, corpus (default: the
@@ -573,18 +405,6 @@ export interface LessonInputsArgs {
   seed: number;
 }
 
-/** The lesson's inputs, made by the core's generator: `attn demo self-attention` draws the same. */
-export interface LessonInputs {
-  /** (T, dModel): each word's N(0, 1) row from its own stream of the seed. */
-  E: Matrix;
-  /** Per head h, the lesson's SelfAttention(dModel, dk, dv, seed + h): (dModel, dk), (dModel, dk),
-   * (dModel, dv). Head 0 is the single head. */
-  Wq: Matrix[];
-  Wk: Matrix[];
-  Wv: Matrix[];
-  /** (heads * dv, dModel), no bias. */
-  Wo: Matrix;
-}
 
 /** Input of the single-head lesson. X (T,D) with T <= 1024, Wq and Wk (D,dk), Wv (D,dv). */
 export interface SelfAttentionInput {
@@ -596,25 +416,6 @@ export interface SelfAttentionInput {
   causal?: boolean;
 }
 
-/** Every stage of one head. */
-export interface SelfAttentionStages {
-  /** X Wq (T,dk). */
-  Q: Matrix;
-  /** X Wk (T,dk). */
-  K: Matrix;
-  /** X Wv (T,dv). */
-  V: Matrix;
-  /** Q K^T (T,T). */
-  scores: Matrix;
-  /** scores / sqrt(dk). */
-  scaledScores: Matrix;
-  /** scaledScores with -Infinity above the diagonal when causal, else equal to it. */
-  maskedScores: Matrix;
-  /** softmax of each row of maskedScores (T,T); masked cells are exactly 0. */
-  weights: Matrix;
-  /** weights V (T,dv). */
-  output: Matrix;
-}
 
 /** Input of the multi-head lesson: H heads, each with its own projections, then Wo. */
 export interface MultiHeadInput {
@@ -634,23 +435,7 @@ export interface MultiHeadInput {
   causal?: boolean;
 }
 
-/** Every stage of the multi-head lesson. */
-export interface MultiHeadStages {
-  /** Each head's stages, with the mask applied in maskedScores. */
-  heads: SelfAttentionStages[];
-  /** (T, H*dv): columns [h*dv, (h+1)*dv) are head h's output. */
-  concat: Matrix;
-  /** concat Wo (T, D_out). */
-  output: Matrix;
-}
 
-/** X = E + P: the token embeddings plus the sinusoidal position table's first T rows. */
-export interface PositionedInput {
-  /** P (T,D). */
-  positions: Matrix;
-  /** E + P (T,D). */
-  X: Matrix;
-}
 
 /** Input of transformerBlock: one block of the config's model (nLayers taken as 1, residual as
  * true; the other keys as for a Trainer), run in eval mode on ids (token ids, embedded as the
@@ -664,55 +449,7 @@ export interface TransformerBlockInput {
   ropeHead?: number;
 }
 
-/** One transformer block, every stage (T, dModel) unless said otherwise; null where the config
- * has no such stage.
- * pre:  norm1 = N1(x); attnOut = attn(norm1 or x); sum1 = x + attnOut; norm2 = N2(sum1);
- *       ffnOut = ffn(norm2 or sum1); sum2 = sum1 + ffnOut; out = sum2 (sum1 without an FFN).
- * post: attnOut = attn(x); sum1 = x + attnOut; norm1 = N1(sum1); ffnOut = ffn(norm1 or sum1);
- *       sum2 = (norm1 or sum1) + ffnOut; norm2 = N2(sum2); out = norm2 or sum2. */
-export interface TransformerBlockStages {
-  seqLen: number;
-  dModel: number;
-  nHeads: number;
-  /** K/V heads, resolved (never 0). */
-  kvHeads: number;
-  dHead: number;
-  /** The FFN's hidden width ffnMult * dModel (0 without an FFN). */
-  ffnWidth: number;
-  positions: PositionKind;
-  norm: NormKind;
-  normPosition: NormPosition;
-  ffn: FfnKind;
-  x: Matrix;
-  norm1: Matrix | null;
-  /** (T, H dHead) and (T, KV dHead) as the scores saw them (after RoPE); v (T, KV dHead). */
-  q: Matrix;
-  k: Matrix;
-  v: Matrix;
-  /** (H T, T): head h's softmax rows at [h T, h T + T). */
-  weights: Matrix;
-  attnOut: Matrix;
-  sum1: Matrix;
-  norm2: Matrix | null;
-  /** (T, ffnWidth): swiglu's gate(x); null otherwise. */
-  ffnGate: Matrix | null;
-  /** (T, ffnWidth): up(x), the activation's input (relu, gelu) or swiglu's linear half. */
-  ffnUp: Matrix | null;
-  /** (T, ffnWidth): act(up) or silu(gate) * up, the input of down. */
-  ffnHidden: Matrix | null;
-  ffnOut: Matrix | null;
-  sum2: Matrix | null;
-  out: Matrix;
-  /** Pre-norm with a norm: the model's final norm of out (lm_head's input, after the block). */
-  finalOut: Matrix | null;
-  /** RoPE: one pair of query head `head` (and of K/V head kvHead) at every position, (T, 2)
-   * before and after its rotation by angles[p] = p / 10000^(2 pair / dHead). */
-  rope: { head: number; kvHead: number; pair: number; angles: Float32Array; qBefore: Matrix; qAfter: Matrix; kBefore: Matrix; kAfter: Matrix } | null;
-  /** ALiBi: the slopes m_h = 2^(-8(h+1)/H) and each head's bias -m_h |i - j|, (H T, T). */
-  alibi: { slopes: Float32Array; bias: Matrix } | null;
-}
 
-/** One row's softmax taken apart in float32 (the stability lesson). */
 /** Decoding strategies for nextTokenDistribution, applied in this order; each optional. */
 export interface SamplingOptions {
   /** Divides the logits before the softmax, in [0, 100]; 0 means greedy. Default 1. */
@@ -725,38 +462,7 @@ export interface SamplingOptions {
   minP?: number;
 }
 
-export interface SoftmaxSteps {
-  /** The max that was subtracted (0 when subtractMax is false). */
-  max: number;
-  /** logits - max. */
-  shifted: Float32Array;
-  /** exp(shifted): Infinity once a shifted logit passes ~88.7. */
-  exps: Float32Array;
-  /** Sum of exps, in order. */
-  sum: number;
-  /** exps / sum: NaN when the sum is Infinity. */
-  weights: Float32Array;
-}
 
-/** The sqrt(dk) lesson: one query and n keys drawn N(0, 1) from the seed (query first, then the
- * keys row by row), the scores with and without the 1/sqrt(dk) scaling and both softmaxes. */
-export interface ScalingDemo {
-  /** (dk) */
-  query: Float32Array;
-  /** (n, dk) */
-  keys: Matrix;
-  /** (n) query . key j */
-  scores: Float32Array;
-  /** (n) scores / sqrt(dk) */
-  scaledScores: Float32Array;
-  weightsUnscaled: Float32Array;
-  weightsScaled: Float32Array;
-  maxUnscaled: number;
-  maxScaled: number;
-  /** -sum w ln w, in nats. */
-  entropyUnscaled: number;
-  entropyScaled: number;
-}
 
 /** Look inside (cpp/attn/interp/inspect.h has the math): the request. Answers hold -100 where
  * a position has none; without answers, the clean run's top tokens. Without corrupted, no
@@ -774,55 +480,10 @@ export interface IntMatrix {
   rows: number;
   cols: number;
 }
-/** Everything trainer.inspect computes in one call. A tool that does not apply to the model has
- * applies false, a one-sentence reason, and no numbers. */
-export interface Inspection {
-  answers: Int32Array;
-  /** The residual stream after the embedding (row 0) and after each layer, decoded: (L+1, T). */
-  lens: { applies: boolean; reason: string; topToken?: IntMatrix; topProb?: Matrix; answerProb?: Matrix };
-  /** Each part's push on logit[answer] - mean logit: heads (L*H, T), embed (T), ffn (L or 0, T),
-   * bias (T); they add up to total (T). */
-  attribution: { applies: boolean; reason: string; heads?: Matrix; embed?: Float32Array; ffn?: Matrix; bias?: Float32Array; total?: Float32Array };
-  /** Normalised patched metric (0 = corrupted, 1 = clean): resid (L+1, T), heads (L*H, T), headsAll (L*H). */
-  patching: null | {
-    position: number; answerClean: number; answerCorrupt: number; logitDiff: boolean;
-    metricClean: number; metricCorrupt: number; resid: Matrix; heads: Matrix; headsAll: Float32Array;
-  };
-  /** Per head g = l*H + h: QK and OV (V, V) and OV's copying score. */
-  circuits: { qk: Matrix; ov: Matrix; copying: number }[];
-}
-/** The induction task's default corrupted input (one token of the first occurrence changed). */
-export interface Corruption {
-  ids: Int32Array;
-  changed: number;
-  position: number;
-  answerClean: number;
-  answerCorrupt: number;
-}
+
+
 
 /** The module createAttentionCore resolves to. */
-/** One matrix product of a training step (productProfile): C (m,n) = A B in layout nn, A B^T in
- * nt, A^T B in tn, with inner dimension k; calls per step; flops of the full products per step;
- * the seconds they took in one step. */
-export interface ProductTime {
-  name: string;
-  layout: 'nn' | 'nt' | 'tn';
-  m: number;
-  n: number;
-  k: number;
-  calls: number;
-  flops: number;
-  seconds: number;
-}
-
-/** One row of opProfile: a non-product op of a training step ("norm forward", "gelu", "adam"...),
- * or "products" (all the matrix products) or "rest" (the step minus both); the seconds it took in
- * one step. */
-export interface OpTime {
-  name: string;
-  seconds: number;
-}
-
 export interface AttentionCore {
   Trainer: TrainerConstructor;
   Decoder: DecoderConstructor;
