@@ -134,6 +134,13 @@ describe('DoneWatch: the page\'s run is done when solved or converged, once per 
     // From the history: losses[i] is step 1 + 2i; the first below 0.1 is index 2, step 5.
     expect(new DoneWatch().observe(snap(9, 0.5), 0.1, undefined, { losses: [1, 0.5, 0.05, 0.5], stride: 2 })).toEqual({ kind: 'solved', step: 5 });
   });
+  it('fresh at exactly one snapshot per run: the one where the run pauses itself', () => {
+    const w = new DoneWatch();
+    const fresh = (step: number, loss: number) => (w.observe(snap(step, loss), 0.1), w.fresh);
+    expect([fresh(0, 3), fresh(100, 0.5), fresh(180, 0.09), fresh(180, 0.09), fresh(200, 0.05), fresh(400, 0.7)]).toEqual([false, false, true, false, false, false]);
+    // Reset: a new run, done (and fresh) once more.
+    expect([fresh(0, 3), fresh(150, 0.08), fresh(160, 0.07)]).toEqual([false, true, false]);
+  });
   it('every task has its own threshold or none', () => {
     for (const t of Object.keys(TASKS)) expect(t in TASK_SOLVED_AT, t).toBe(true);
     expect(TASK_SOLVED_AT.future).toBeNull();

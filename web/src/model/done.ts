@@ -47,10 +47,17 @@ export function firstBelow(losses: ArrayLike<number>, stride: number, threshold:
   return -1;
 }
 
-/** Watches the page's runs for being done (the training view's note): once per run. */
+/** Watches the page's runs for being done (the training view's note, and its pause): once per run. */
 export class DoneWatch {
   #done: DoneDetail | null = null;
   #lastStep = -1;
+  #fresh = false;
+
+  /** Whether the latest observe found the run done for the first time: true at one snapshot per
+   * run (the one at which the run pauses itself, if it is playing then). */
+  get fresh(): boolean {
+    return this.#fresh;
+  }
 
   /** The next snapshot of a run, its task's threshold (null: none) and, on text, the validation
    * losses so far; the run's done detail once it is done (the same after), else null. A step back
@@ -58,11 +65,13 @@ export class DoneWatch {
   observe(s: SolvedSnapshot, threshold: number | null, valLoss?: readonly number[], history?: { losses: ArrayLike<number>; stride: number }): DoneDetail | null {
     if (s.step < this.#lastStep) this.#done = null;
     this.#lastStep = s.step;
+    const before = this.#done;
     const below = threshold === null || !history ? -1 : firstBelow(history.losses, history.stride, threshold);
     // The history has every step's loss (thinned when long), so no snapshot can be missed.
     if (!this.#done && below > 0) this.#done = { kind: 'solved', step: below };
     if (!this.#done && threshold !== null && meets(s, threshold)) this.#done = { kind: 'solved', step: s.step };
     if (!this.#done && valLoss && converged(valLoss)) this.#done = { kind: 'converged', step: s.step };
+    this.#fresh = before === null && this.#done !== null;
     return this.#done;
   }
 }
