@@ -91,6 +91,16 @@ describe('solved', () => {
     expect(w.observe(snap(30, 0.3))).toBeNull();
   });
 
+  test('from the history: the first step below the threshold, with its loss, though the snapshot\'s own loss is above', () => {
+    const w = new SolvedWatch(0.5);
+    // history[i] is step 1 + 2i: steps 1, 3, 5, 7; step 5 is the first under 0.5.
+    expect(w.observe({ ...snap(8, 0.7), history: [2, 0.9, 0.4, 0.6], historyStride: 2 })).toEqual({ step: 5, loss: 0.4, threshold: 0.5 });
+    expect(w.observe({ ...snap(9, 0.3), history: [2, 0.9, 0.4, 0.6, 0.3], historyStride: 2 })).toBeNull(); // once per run
+    // Never from the history of a loss at init, nor under a threshold of 0 (solved-at="0": never).
+    expect(new SolvedWatch(0.5).observe({ ...snap(0, 2, true), history: [0.1], historyStride: 1 })).toBeNull();
+    expect(new SolvedWatch(0).observe({ ...snap(8, 0.7), history: [0, 0.001], historyStride: 1 })).toBeNull();
+  });
+
   test('a step back is a new run (configure, reset): it may fire again', () => {
     const w = new SolvedWatch(0.5);
     expect(w.observe(snap(20, 0.4))).not.toBeNull();

@@ -8,6 +8,9 @@ export interface SolvedSnapshot {
   loss: number;
   /** The loss is the model's at initialisation (no step trained yet). */
   lossAtInit: boolean;
+  /** The run's loss history, if known: history[i] is the loss of step 1 + i * historyStride. */
+  history?: ArrayLike<number>;
+  historyStride?: number;
 }
 
 /** Whether s is below threshold: a loss measured at initialisation or at step 0 is no
@@ -41,10 +44,16 @@ export function converged(valLoss: readonly number[]): boolean {
   return Number.isFinite(best) && !valLoss.slice(cut).some((v) => v < best * (1 - CONVERGED_GAIN));
 }
 
+/** The first step whose loss is below threshold, with that loss, from a history (losses[i] is
+ * step 1 + i * stride); null: none. */
+export function firstBelowAt(losses: ArrayLike<number>, stride: number, threshold: number): { step: number; loss: number } | null {
+  for (let i = 0; i < losses.length; ++i) if (losses[i] < threshold) return { step: 1 + i * stride, loss: losses[i] };
+  return null;
+}
+
 /** The first step whose loss is below threshold, from a history (losses[i] is step 1 + i * stride); -1: none. */
 export function firstBelow(losses: ArrayLike<number>, stride: number, threshold: number): number {
-  for (let i = 0; i < losses.length; ++i) if (losses[i] < threshold) return 1 + i * stride;
-  return -1;
+  return firstBelowAt(losses, stride, threshold)?.step ?? -1;
 }
 
 /** Watches the page's runs for being done (the training view's note, and its pause): once per run. */
