@@ -160,6 +160,12 @@ const CASES = [
     controls: { vocabSize: '512' },
   },
   {
+    name: 'a near miss of a key: ignored, and the banner says which key it meant',
+    hash: 'dModel=16&vocab-size=128',
+    messages: [/^ignored unknown key: "dModel" \(did you mean d-model\?\)$/],
+    controls: { vocabSize: '128', dModel: '32' },
+  },
+  {
     name: 'unknown keys (ignored and named in the banner) and no prototype pollution',
     hash: `__proto__[x]=1&__proto__=2&constructor=3&toString=4&hasOwnProperty=5&${enc(XSS[1])}=${enc(XSS[0])}&vocab-size=128`,
     messages: [/^ignored unknown keys: "__proto__\[x\]", "__proto__", "constructor", "toString", "hasOwnProperty" and 1 more$/],
