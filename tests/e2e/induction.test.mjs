@@ -110,6 +110,9 @@ test('trained from the preset until the phase change: the chart marks it, the sc
   await page.click('.panel-picker [data-panel=all]');
   const phase = Number(await page.getAttribute('.chart', 'data-phase-change'));
   assert.match(await page.textContent('.phase-note'), new RegExp(`^Phase change at step ${phase} \\(the dashed line\\)`));
+  // Solved (if it was by then) only after the phase change: the plateau is far above 0.1 nats, so
+  // a run that paused itself stopped with the phase change and its note on screen.
+  if (!done.hidden) assert.ok(done.kind === 'solved' && done.paused === 'self' && done.step > phase, `${JSON.stringify(done)}, phase change at ${phase}`);
 
   // What the panels show, once they measured this step.
   await waitForStep(page, step, { sel: '.composition-panel' });
