@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { ARTIFACTS, audit, launch, lessonPage, openRecorded, serveDistWith, waitForStep, waitReady } from './harness.mjs';
+import { ARTIFACTS, audit, launch, lessonPage, openRecorded, pauseRun, readout, serveDistWith, waitForStep, waitReady, waitSelfPaused } from './harness.mjs';
 
 let browser;
 let srv;
@@ -25,15 +25,14 @@ test('the page: the trained view after training, then the lesson view at its las
   await page.click('[data-action=step10]');
   await waitForStep(page, 10);
   await page.click('[data-action=play]');
-  await waitForStep(page, 300, { atLeast: true });
-  await page.click('[data-action=play]');
-  await page.waitForFunction(() => document.querySelector('.readout').dataset.status === 'paused');
+  // The default task is solved within 300 steps, and the run pauses itself: the note says at which
+  // step, that it paused, and the next step to try.
+  await waitSelfPaused(page);
   await page.waitForFunction(() => Number(document.querySelector('.timeline-panel')?.dataset.entries ?? 0) >= 2);
-  // The default task is solved by then: the note says at which step, with the next step to try.
   const done = await page.$eval('.done-note', (el) => ({ hidden: el.hidden, kind: el.dataset.kind, step: Number(el.dataset.step), text: el.textContent }));
   assert.equal(done.hidden, false);
   assert.equal(done.kind, 'solved');
-  assert.ok(done.step > 0 && done.step <= 300 && done.text.startsWith(`Solved at step ${done.step}`) && /Adam/.test(done.text) && /Next: /.test(done.text), JSON.stringify(done));
+  assert.ok(done.step > 0 && done.step <= 300 && done.text.startsWith(`Solved at step ${done.step}`) && /paused itself/.test(done.text) && /Adam/.test(done.text) && /Next: /.test(done.text), JSON.stringify(done));
   assert.deepEqual(await audit(page), [], 'trained view');
 
   await page.click('[role=tab][data-view=lesson]');
@@ -43,6 +42,40 @@ test('the page: the trained view after training, then the lesson view at its las
     await page.keyboard.press('Enter');
   }
   assert.deepEqual(await audit(page), [], 'lesson view');
+  await context.close();
+});
+
+test('shift, played until it pauses itself: Play goes on, and the Predictions panel\'s "✓ right" and "– not counted" differ in colour and mark with no axe violations', async () => {
+  const { context, page, errors } = await openRecorded(browser, `${srv.url}index.html#seed=3&task=shift&panel=predictions`, { bypassCSP: true });
+  await waitReady(page);
+  await page.click('[data-action=play]');
+  await waitSelfPaused(page);
+  const done = await page.$eval('.done-note', (el) => ({ kind: el.dataset.kind, step: Number(el.dataset.step), text: el.textContent }));
+  const paused = await readout(page);
+  assert.ok(done.kind === 'solved' && done.text.startsWith(`Solved at step ${done.step}: `) && paused.status === 'paused' && paused.step >= done.step, JSON.stringify({ done, paused }));
+  // Play goes on; the steps keep rising and the run does not pause itself again.
+  await page.click('[data-action=play]');
+  await waitForStep(page, paused.step + 30, { atLeast: true });
+  assert.equal((await readout(page)).status, 'playing');
+  await pauseRun(page);
+  const { step } = await readout(page);
+  await waitForStep(page, step, { sel: 'section.predictions-panel' });
+  // Shift sets no answer at the first position: not counted; solved, the others are right.
+  const verdicts = await page.$$eval('section.predictions-panel tbody tr', (trs) =>
+    trs.map((tr) => {
+      const td = tr.querySelector('td.verdict');
+      const cs = getComputedStyle(td);
+      return { verdict: tr.dataset.verdict, text: td.textContent, colour: cs.color, style: cs.fontStyle };
+    }),
+  );
+  const right = verdicts.filter((v) => v.verdict === 'right');
+  const none = verdicts.filter((v) => v.verdict === 'none');
+  assert.ok(right.length > 0 && none.length > 0, JSON.stringify(verdicts));
+  assert.ok(right.every((v) => v.text === '✓ right') && none.every((v) => v.text === '– not counted'), 'its own mark each');
+  assert.ok(none.every((v) => right.every((r) => r.colour !== v.colour && r.style !== v.style)), `its own colour and style: ${JSON.stringify([right[0], none[0]])}`);
+  // axe checks both colours' contrast on the panel's background.
+  assert.deepEqual(await audit(page), [], 'the solved shift run');
+  assert.deepEqual(errors, []);
   await context.close();
 });
 

@@ -4,7 +4,7 @@
 // panel's data attributes (full precision) and its text.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openReused, useBrowser, waitForStep, waitReady } from './harness.mjs';
+import { openReused, playTo, useBrowser, waitForStep, waitReady } from './harness.mjs';
 
 let srv;
 let browser;
@@ -28,15 +28,6 @@ async function measured(page, step) {
       text: document.querySelector('.ablation-explain').textContent,
     };
   });
-}
-
-/** Plays until the readout's step reaches n, then pauses; returns the step it paused at. */
-async function playTo(page, n) {
-  await page.click('[data-action=play]');
-  await waitForStep(page, n, { atLeast: true });
-  await page.click('[data-action=play]');
-  await page.waitForSelector('.readout[data-status="paused"]');
-  return Number(await page.getAttribute('.readout', 'data-step'));
 }
 
 /** Sets the change and waits for the measurement that includes it. */

@@ -5,7 +5,7 @@
 // head, the query or the target changes what is shown; the controls work from the keyboard.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { downloadBytes, openReused, useBrowser, waitForStep, waitReady } from './harness.mjs';
+import { downloadBytes, openReused, pauseRun, useBrowser, waitForStep, waitReady } from './harness.mjs';
 
 let srv;
 let browser;
@@ -224,8 +224,10 @@ test('backward panel: keyboard operable, follows steps and training, no overflow
   await page.waitForSelector('.readout[data-status="playing"]');
   await page.$eval(PANEL, (el) => el.scrollIntoView());
   await waitForStep(page, 2, { sel: PANEL, atLeast: true });
-  await page.keyboard.press('Enter'); // the play button still has the focus: Pause
-  await waitReady(page);
+  // The play button still has the focus: Pause, unless the run (copy is solved fast) has paused
+  // itself meanwhile, when Enter would play again; pauseRun pauses it either way.
+  if ((await page.getAttribute('.readout', 'data-status')) === 'playing') await page.keyboard.press('Enter');
+  await pauseRun(page);
   const step = (await page.$eval('.readout', (el) => el.dataset.step));
   await panelShows(page, { step, head: 1, target: 0 });
   assertConsistent(await shown(page), q0 + 1);

@@ -6,7 +6,7 @@
 // securitypolicyviolation event in the page or in the worker, and no console error.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DIST, GUARD_MS, readout, useBrowser, waitForStep, waitReady } from './harness.mjs';
+import { DIST, GUARD_MS, playTo, readout, useBrowser, waitForStep, waitReady } from './harness.mjs';
 
 const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'";
 /** The built page (CSP_DIST overrides it, e.g. to check a patched copy). */
@@ -89,10 +89,7 @@ test('under the CSP header the page loads, trains, and reports no violation', as
 
   await page.click('[data-action=step10]');
   await waitForStep(page, 10);
-  await page.click('[data-action=play]');
-  await waitForStep(page, 200, { atLeast: true });
-  await page.click('[data-action=play]');
-  await page.waitForSelector('.readout[data-status="paused"]');
+  await playTo(page, 200);
   const r = await readout(page);
   t.diagnostic(`trained to step ${r.step}, loss ${r.loss}`);
   assert.ok(Number.isFinite(r.loss));

@@ -88,7 +88,8 @@ test('the course page drives the iframe with postMessage; its events reach the p
   await page.evaluate(() => document.getElementById('frame').contentWindow.postMessage({ type: 'step', n: 60 }, location.origin));
   await page.waitForFunction(() => [...document.querySelectorAll('#frame-log [data-type=solved]')].some((li) => JSON.parse(li.dataset.detail).threshold === 4.1));
   const solved = (await logged(page, 'solved')).at(-1);
-  assert.ok(solved.loss < 4.1 && solved.step === 60 && solved.threshold === 4.1, JSON.stringify(solved));
+  // Its step is the first of the 60 whose loss fell under 4.1 (from the loss history).
+  assert.ok(solved.loss < 4.1 && solved.step >= 1 && solved.step <= 60 && solved.threshold === 4.1, JSON.stringify(solved));
   // error mirrors too: a bad attribute value reported by the frame.
   await page.evaluate(() => document.getElementById('frame').contentWindow.postMessage({ type: 'configure', config: { heads: 'many' } }, location.origin));
   await page.waitForSelector('#frame-log [data-type=error]');

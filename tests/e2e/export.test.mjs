@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CONFIG } from './contract.mjs';
-import { downloadBytes, GUARD_MS, openReused, readout, screenshot, useBrowser, waitForStep, waitReady } from './harness.mjs';
+import { downloadBytes, GUARD_MS, openReused, playTo, readout, screenshot, useBrowser, waitForStep, waitReady } from './harness.mjs';
 
 let srv;
 let browser;
@@ -249,10 +249,7 @@ test('bad files show one sentence, leave the run untouched, and the page still t
   // Still trains: step, then play and pause.
   await page.click('[data-action=step10]');
   await waitForStep(page, 20);
-  await page.click('[data-action=play]');
-  await waitForStep(page, 41, { atLeast: true });
-  await page.click('[data-action=play]');
-  await page.waitForSelector('.readout[data-status="paused"]');
+  await playTo(page, 41);
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -19,16 +19,16 @@ test.after(async () => {
   await srv?.close();
 });
 
-test('Firefox: the page loads the SIMD core, Play trains, the loss falls, the heatmaps redraw', async () => {
+test('Firefox: the page loads the SIMD core, Play trains until solved and pauses itself, the loss falls, the heatmaps redraw', async () => {
   const { page, errors } = await openFirefoxPage(browser, `${srv.url}index.html`);
   await waitFor(page, () => document.querySelector('.readout')?.dataset.status === 'paused');
   assert.match(await page.$eval('.loading', (el) => el.textContent), /WebAssembly SIMD build/);
   const start = await page.$eval('.readout', (el) => ({ step: Number(el.dataset.step), loss: Number(el.dataset.loss) }));
   assert.equal(start.step, 0);
   await page.click('[data-action=play]');
-  await waitFor(page, () => Number(document.querySelector('.readout').dataset.step) >= 300);
-  await page.click('[data-action=play]'); // pause
-  await waitFor(page, () => document.querySelector('.readout').dataset.status === 'paused');
+  // Solved (the first visit's shift task), the run pauses itself and says so.
+  await waitFor(page, () => document.querySelector('.done-note')?.dataset.paused === 'self' && document.querySelector('.readout').dataset.status === 'paused');
+  assert.match(await page.$eval('.done-note', (el) => el.textContent), /^Solved at step \d+: .*paused itself/);
   const end = await page.$eval('.readout', (el) => ({ step: Number(el.dataset.step), loss: Number(el.dataset.loss) }));
   assert.ok(end.loss < start.loss / 4, `loss ${start.loss} -> ${end.loss} after ${end.step} steps`);
   const frames = await page.$eval('.heatmaps', (el) => Number(el.dataset.frames));

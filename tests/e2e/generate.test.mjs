@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { configWith } from './contract.mjs';
-import { audit, openReused, serveDistWith, useBrowser, waitForStep, waitReady } from './harness.mjs';
+import { audit, openReused, pauseRun, serveDistWith, useBrowser, waitForStep, waitReady } from './harness.mjs';
 
 const HASH = 'view=train&panel=generate&task=text&d-model=32&heads=2&seq-len=16&batch=8&lr=0.01&seed=3&layers=2&residual=1';
 /** The page's config for HASH: every config key, the page's defaults for the ones HASH leaves out. */
@@ -122,7 +122,7 @@ test('Generate: greedy text, alternatives and attention are the core\'s; the cac
   // While training plays, the strip takes samples (steps 200, 500, ...); newest last.
   await page.click('[data-action=play]');
   await page.waitForFunction(() => Number(document.querySelector('.generate-panel').dataset.samples) >= 3);
-  await page.click('[data-action=play]');
+  await pauseRun(page);
   const strip = await page.$$eval(`${panel} .gen-strip li`, (lis) => lis.map((li) => [Number(li.dataset.step), li.textContent]));
   assert.ok(strip.length >= 3 && strip.length <= 8, JSON.stringify(strip));
   assert.ok(strip.every(([s, t], i) => t.startsWith(`step ${s}: `) && (i === 0 || s > strip[i - 1][0])), JSON.stringify(strip));

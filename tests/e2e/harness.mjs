@@ -216,6 +216,47 @@ export function waitForStep(page, n, { sel = '.readout', root = null, atLeast = 
   );
 }
 
+/** Pauses the training view's run if it is playing (a run that is done pauses itself, and a click
+ * then would start it again), and waits until it is paused. */
+export async function pauseRun(page) {
+  await page.evaluate(() => {
+    if (document.querySelector('.readout').dataset.status === 'playing') document.querySelector('[data-action=play]').click();
+  });
+  await page.waitForSelector('.readout[data-status="paused"]', { timeout: GUARD_MS });
+}
+
+/** Waits until the training view's run has paused itself on being done (the done note says so). */
+export async function waitSelfPaused(page) {
+  await page.waitForFunction(() => document.querySelector('.done-note')?.dataset.paused === 'self' && document.querySelector('.readout').dataset.status === 'paused', null, { timeout: GUARD_MS });
+}
+
+/**
+ * Presses Play (press: how; by default a click) and trains until the readout's step is at least
+ * n (or, given, until the page function until(n) returns true), then pauses; returns the step it
+ * paused at. A run that pauses itself on the way (solved or converged) is started again once, as
+ * a learner who wants more steps would; any other stop before then is an error. (Functions, not
+ * strings: the page's CSP forbids evaluating strings.)
+ */
+export async function playTo(page, n, { press = () => page.click('[data-action=play]'), until = (n) => Number(document.querySelector('.readout').dataset.step) >= n } = {}) {
+  await press();
+  const deadline = Date.now() + GUARD_MS;
+  let resumed = false;
+  for (;;) {
+    const r = await readout(page);
+    if (await page.evaluate(until, n)) break;
+    if (r.status !== 'playing') {
+      const self = await page.$eval('.done-note', (el) => el.dataset.paused === 'self');
+      if (resumed || !self || r.status !== 'paused') throw new Error(`training stopped at step ${r.step} (${r.status}) before it was far enough`);
+      resumed = true;
+      await press();
+    }
+    if (Date.now() > deadline) throw new Error(`playTo: not there after ${GUARD_MS} ms (step ${r.step})`);
+    await new Promise((ok) => setTimeout(ok, 100));
+  }
+  await pauseRun(page);
+  return (await readout(page)).step;
+}
+
 /** The readout's step and loss. */
 export async function readout(page) {
   return page.$eval('.readout', (el) => ({ step: Number(el.dataset.step), loss: Number(el.dataset.loss), status: el.dataset.status }));

@@ -156,8 +156,14 @@ const CASES = [
   {
     name: 'a 100 KB unknown key and value, after a bad value',
     hash: `vocab-size=3000&${'k'.repeat(KB100 / 2)}=${'v'.repeat(KB100 / 2)}`,
-    messages: [/^vocab: 3000 is above the maximum 512; using 512$/, /^ignored unknown keys: "k{24}…"$/],
+    messages: [/^vocab: 3000 is above the maximum 512; using 512$/, /^ignored unknown key: "k{24}…"$/],
     controls: { vocabSize: '512' },
+  },
+  {
+    name: 'a near miss of a key: ignored, and the banner says which key it meant',
+    hash: 'dModel=16&vocab-size=128',
+    messages: [/^ignored unknown key: "dModel" \(did you mean d-model\?\)$/],
+    controls: { vocabSize: '128', dModel: '32' },
   },
   {
     name: 'unknown keys (ignored and named in the banner) and no prototype pollution',

@@ -6,7 +6,7 @@
 // the URL; a hostile one gets one clear sentence. Works at 360 px, the table reachable by keyboard.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { downloadBytes, openReused, useBrowser, waitForStep, waitReady } from './harness.mjs';
+import { downloadBytes, openReused, playTo, useBrowser, waitForStep, waitReady } from './harness.mjs';
 
 const PANEL = 'section.predictions-panel';
 const TASKS = ['repeat', 'shift', 'copy', 'reverse', 'sort', 'future'];
@@ -159,11 +159,7 @@ test('predictions: the top 3 and their probabilities are a softmax of the core\'
 test('after training repeat, every position is marked right', async () => {
   const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&panel=all`, { bypassCSP: true });
   await waitReady(page);
-  await page.click('[data-action=play]');
-  await waitForStep(page, 400, { atLeast: true });
-  await page.click('[data-action=play]');
-  await page.waitForSelector('.readout[data-status="paused"]');
-  const step = Number(await page.getAttribute('.readout', 'data-step'));
+  const step = await playTo(page, 400);
   await panelShows(page, { step });
   const run = await exported(page);
   const rows = await shown(page);

@@ -3,7 +3,7 @@
 // and reduced motion honoured.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openPage, RECORD_WORKER, waitReady, screenshot, useBrowser } from './harness.mjs';
+import { openPage, pauseRun, RECORD_WORKER, waitReady, screenshot, useBrowser } from './harness.mjs';
 
 let srv;
 let browser;
@@ -23,8 +23,7 @@ for (const size of SIZES) {
     await waitReady(page);
     await page.click('[data-action=play]');
     await page.waitForFunction(() => Number(document.querySelector('.readout').dataset.loss) < 0.1 && document.querySelector('.readout').dataset.step !== '0');
-    await page.click('[data-action=play]');
-    await page.waitForSelector('.readout[data-status="paused"]');
+    await pauseRun(page);
     await page.locator('.heatmaps canvas').nth(1).focus();
     await page.keyboard.press('ArrowDown');
     await page.keyboard.press('ArrowDown');
@@ -59,7 +58,8 @@ test('prefers-reduced-motion: no smooth scrolling or transitions, slower live up
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, reducedMotion: 'reduce' });
   await context.addInitScript(RECORD_WORKER);
   const page = await context.newPage();
-  await page.goto(`${srv.url}#view=train`);
+  // The future task is never solved, so only the click pauses the run.
+  await page.goto(`${srv.url}#view=train&task=future`);
   await waitReady(page);
   assert.match(await page.textContent('.heat-panel'), /Reduced motion is on/);
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));

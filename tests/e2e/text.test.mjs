@@ -6,7 +6,7 @@
 // Waits have timeouts as guards only; no duration is asserted.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { audit, chartInk, openReused, readout, serveDistWith, useBrowser, waitForStep, waitReady } from './harness.mjs';
+import { audit, chartInk, openReused, playTo, readout, serveDistWith, useBrowser, waitForStep, waitReady } from './harness.mjs';
 
 /** The preset's config as the core gets it (presets.ts; the unit test pins its hash). */
 const CONFIG = { dModel: 64, nHeads: 4, seqLen: 64, batchSize: 16, lr: 0.003, seed: 0, task: 'text', nLayers: 2, residual: true, positions: 'rope', norm: 'layernorm', normPosition: 'pre', ffn: 'gelu' };
@@ -32,13 +32,9 @@ test('the preset trains on the default text: validation and unigram lines, and t
   const vocab = await page.$eval('input[name=vocabSize]', (el) => ({ value: el.value, disabled: el.disabled, note: el.closest('.field').querySelector('.vocab-note').textContent }));
   assert.deepEqual([vocab.value, vocab.disabled], ['35', true]);
   assert.match(vocab.note, /35 distinct characters/);
-  await page.click('[data-action=play]');
   // 50 steps: the validation loss is well below the unigram line by then (native CLI, seeds 0, 1
   // and 2: 2.94-2.95 bits/char at step 50 against 4.31), and the main thread trains them again.
-  await waitForStep(page, 50, { atLeast: true });
-  await page.click('[data-action=play]');
-  await page.waitForFunction(() => document.querySelector('.readout').dataset.status === 'paused');
-  const step = (await readout(page)).step;
+  const step = await playTo(page, 50);
   await waitForStep(page, step, { sel: '.text-readout' });
   const shown = await page.$eval('.text-readout', (el) => ({ text: el.textContent, bits: Number(el.dataset.valBitsPerChar), unigram: Number(el.dataset.unigramBits) }));
   const ref = await page.evaluate(

@@ -3,7 +3,7 @@
 // Reset or a new head count, and the worker's memory cap.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { canvasInk, chartInk, openReused, readout, useBrowser, waitForStep, waitReady } from './harness.mjs';
+import { canvasInk, chartInk, openReused, playTo, readout, useBrowser, waitForStep, waitReady } from './harness.mjs';
 
 let srv;
 let browser;
@@ -30,15 +30,16 @@ const panelState = (page) =>
 const timelinePixels = (page) => page.$$eval(`${PANEL} .timeline-heatmaps canvas`, (cs) => cs.map((c) => c.toDataURL()));
 const scrubber = (page) => page.$eval(SCRUB, (el) => ({ value: Number(el.value), max: Number(el.max), disabled: el.disabled, text: el.getAttribute('aria-valuetext') }));
 
-/** Trains with Play (from the keyboard) until the step reaches atLeast, then pauses. */
-async function trainTo(page, atLeast) {
+/** Play from the keyboard. */
+async function pressPlay(page) {
   await page.focus('[data-action=play]');
   await page.keyboard.press('Space');
-  await waitForStep(page, atLeast, { atLeast: true });
-  await page.focus('[data-action=play]');
-  await page.keyboard.press('Space');
-  await page.waitForSelector('.readout[data-status="paused"]');
-  return (await readout(page)).step;
+}
+
+/** Trains with Play (from the keyboard) until the step reaches atLeast (on past a self-pause when
+ * the task is solved), then pauses. */
+function trainTo(page, atLeast) {
+  return playTo(page, atLeast, { press: () => pressPlay(page) });
 }
 
 /**
@@ -171,13 +172,7 @@ for (const [H, T, B] of [[8, 64, 2], [16, 128, 1]]) test(`the timeline memory st
   assert.equal(first.capacity, Math.min(240, Math.floor((8 * 1024 * 1024) / perEntry)));
 
   // Train past capacity x interval: the worker doubles the interval and thins.
-  await page.focus('[data-action=play]');
-  await page.keyboard.press('Space');
-  await page.waitForFunction((sel) => Number(document.querySelector(sel).dataset.every) >= 20, PANEL);
-  await page.focus('[data-action=play]');
-  await page.keyboard.press('Space');
-  await page.waitForSelector('.readout[data-status="paused"]');
-  const st = await waitCaughtUp(page, (await readout(page)).step);
+  const st = await waitCaughtUp(page, await playTo(page, 20, { press: () => pressPlay(page), until: (every) => Number(document.querySelector('section.timeline-panel').dataset.every) >= every }));
   assert.ok(st.entries <= st.capacity, `${st.entries} snapshots <= capacity ${st.capacity}`);
   assert.ok(st.bytes <= 8 * 1024 * 1024, `${st.bytes} bytes <= 8 MB`);
   assert.equal(st.bytes, st.entries * perEntry - (st.entries - st.measured) * headBytes, 'the page holds exactly the snapshots the worker keeps');

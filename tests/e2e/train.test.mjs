@@ -4,7 +4,7 @@
 // (GUARD_MS) against a hang, never a verdict. The timings live in `npm run bench:browser`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { canvasInk, chartInk, openPage, openRecorded, openReused, readout, RECORD_WORKER, useBrowser, waitForStep, waitReady } from './harness.mjs';
+import { canvasInk, chartInk, openPage, openRecorded, openReused, pauseRun, playTo, readout, RECORD_WORKER, useBrowser, waitForStep, waitReady, waitSelfPaused } from './harness.mjs';
 
 let srv;
 let browser;
@@ -69,7 +69,7 @@ test('the page loads with no console errors and no external requests', async () 
   await context.close();
 });
 
-test(`Play trains the repeat task to loss < 0.1 within ${STEP_BUDGET} steps, and the heatmaps change`, async (t) => {
+test(`Play trains the repeat task to loss < 0.1 within ${STEP_BUDGET} steps, pauses itself once solved (Play goes on), and the heatmaps change`, async (t) => {
   const { page, context, errors } = await openRecorded(browser, `${srv.url}#view=train`, {}, [RECORD_WORKER]);
   await waitReady(page);
   await settle(page);
@@ -79,15 +79,29 @@ test(`Play trains the repeat task to loss < 0.1 within ${STEP_BUDGET} steps, and
   const ink0 = await chartInk(page.locator('.loss-panel .chart'));
   assert.ok(ink0.series.some((x) => x.label === 'loss' && x.columns < 0.3 * ink0.width), `before training: ${JSON.stringify(ink0)}`);
   await page.click('[data-action=play]');
-  await page.waitForFunction(() => Number(document.querySelector('.readout').dataset.loss) < 0.1 && document.querySelector('.readout').dataset.step !== '0');
-  await page.click('[data-action=play]'); // pause
-  await page.waitForSelector('.readout[data-status="paused"]');
+  // Solved: the run pauses itself (no click), and the note says at which step.
+  await waitSelfPaused(page);
   await settle(page);
   const first = await firstStepBelow(page, 0.1);
-  t.diagnostic(`first snapshot with loss < 0.1: step ${first}`);
-  assert.ok(first !== null && first <= STEP_BUDGET, `loss < 0.1 first reported at step ${first}`);
   const r = await readout(page);
-  assert.ok(r.loss < 0.1 && r.step >= first, `loss ${r.loss} at step ${r.step}`);
+  const done = await page.$eval('.done-note', (el) => ({ hidden: el.hidden, kind: el.dataset.kind, step: Number(el.dataset.step), text: el.textContent }));
+  t.diagnostic(`solved at step ${done.step}, paused at ${r.step}; first snapshot with loss < 0.1: step ${first}`);
+  assert.ok(!done.hidden && done.kind === 'solved' && done.text.startsWith(`Solved at step ${done.step}: `) && /paused itself/.test(done.text), JSON.stringify(done));
+  // The note's step is the first whose loss (the history has every step's) is under 0.1, so no
+  // snapshot had it earlier; the run paused after it (the loss at the pause is one batch's and may
+  // be above 0.1 again).
+  assert.ok(done.step > 0 && done.step <= STEP_BUDGET, `loss < 0.1 first at step ${done.step}`);
+  assert.ok(first === null || done.step <= first, `solved at ${done.step}, a snapshot below 0.1 at ${first}`);
+  assert.ok(r.status === 'paused' && r.step >= done.step, `paused at step ${r.step} (${r.status}), loss ${r.loss}`);
+  // It paused through the Controller, as Pause does: one pause request, acknowledged.
+  assert.deepEqual(await page.evaluate(() => window.__worker.sent.filter((m) => m.type === 'play' || m.type === 'pause').map((m) => m.type)), ['play', 'pause']);
+  // Play goes on training, and this run does not pause itself again.
+  await page.click('[data-action=play]');
+  await waitForStep(page, r.step + 50, { atLeast: true });
+  const on = await readout(page);
+  assert.ok(on.status === 'playing' && on.step >= r.step + 50, JSON.stringify(on));
+  await pauseRun(page);
+  await settle(page);
   const after0 = await heatmapPixels(page);
   assert.equal(after0.length, before0.length);
   const changed = after0.filter((p, i) => p !== before0[i]).length;
@@ -135,9 +149,10 @@ test('Step 1 advances exactly one step, Step 10 ten; Reset returns to step 0 wit
 });
 
 test('while training, the heatmaps redraw from the snapshots: at most one redraw per animation frame and per snapshot; the pause key stops training', async (t) => {
-  // The default config, as a newcomer meets it. (The longest main-thread task and the redraws per
-  // second are timings: bench/browser_bench.mjs reports them.)
-  const { page, context, errors } = await openRecorded(browser, `${srv.url}#view=train`, {}, [RECORD_WORKER]);
+  // The default model, on the future task: never solved, so the run never pauses itself and only
+  // the keys pause it. (The longest main-thread task and the redraws per second are timings:
+  // bench/browser_bench.mjs reports them.)
+  const { page, context, errors } = await openRecorded(browser, `${srv.url}#view=train&task=future`, {}, [RECORD_WORKER]);
   await waitReady(page);
   await settle(page);
   // Play and Pause from the keyboard, as a learner might.
@@ -301,7 +316,7 @@ test(`the scalar build (?core=scalar, what browsers without SIMD get) trains too
   assert.ok(srv.requests.some((p) => p.endsWith('/wasm/attention-core-scalar.wasm')));
   await page.evaluate(() => document.querySelector('[data-action=play]').click());
   await page.waitForFunction(() => Number(document.querySelector('.readout').dataset.loss) < 0.1 && document.querySelector('.readout').dataset.step !== '0');
-  await page.evaluate(() => document.querySelector('[data-action=play]').click());
+  await pauseRun(page);
   const first = await firstStepBelow(page, 0.1);
   assert.ok(first !== null && first <= STEP_BUDGET, `loss < 0.1 first reported at step ${first}`);
   assert.deepEqual(errors, []);
@@ -309,7 +324,8 @@ test(`the scalar build (?core=scalar, what browsers without SIMD get) trains too
 });
 
 test('training goes on behind the lesson view, and the heatmaps catch up on return', async () => {
-  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train`);
+  // The future task is never solved, so the run does not pause itself behind the lesson view.
+  const { page, context, errors } = await openReused(browser, `${srv.url}#view=train&task=future`);
   await waitReady(page);
   await page.evaluate(() => document.querySelector('[data-action=play]').click());
   await page.click('[data-view=lesson]');
@@ -321,7 +337,7 @@ test('training goes on behind the lesson view, and the heatmaps catch up on retu
   assert.equal(Number(await page.getAttribute('.heatmaps', 'data-frames')), f0, 'no redraws while hidden');
   await page.click('[data-view=train]');
   await page.waitForFunction((f) => Number(document.querySelector('.heatmaps').dataset.frames) > f, f0);
-  await page.evaluate(() => document.querySelector('[data-action=play]').click());
+  await pauseRun(page);
   assert.deepEqual(errors, []);
   await context.close();
 });
@@ -394,11 +410,8 @@ test('every task the page offers trains to its budget: the loss falls and the ac
     await waitReady(run.page);
     assert.equal(await run.page.$eval('select[name=task]', (s) => s.value), task);
     const before = await measured(run.page, 0);
-    await run.page.click('[data-action=play]');
-    await waitForStep(run.page, b.steps, { atLeast: true });
-    await run.page.click('[data-action=play]');
-    await run.page.waitForSelector('.readout[data-status="paused"]');
-    const step = (await readout(run.page)).step;
+    // The budget may run past the step where the task is solved: Play again after the self-pause.
+    const step = await playTo(run.page, b.steps);
     await run.page.click('.panel-picker [data-panel=ablation]');
     const after = await measured(run.page, step);
     t.diagnostic(`${task}: step 0 loss ${before.loss.toFixed(3)} accuracy ${before.accuracy.toFixed(3)}; step ${step} loss ${after.loss.toFixed(3)} accuracy ${after.accuracy.toFixed(3)}`);

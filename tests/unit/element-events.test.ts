@@ -91,6 +91,16 @@ describe('solved', () => {
     expect(w.observe(snap(30, 0.3))).toBeNull();
   });
 
+  test('from the history: the first step below the threshold, with its loss, though the snapshot\'s own loss is above', () => {
+    const w = new SolvedWatch(0.5);
+    // history[i] is step 1 + 2i: steps 1, 3, 5, 7; step 5 is the first under 0.5.
+    expect(w.observe({ ...snap(8, 0.7), history: [2, 0.9, 0.4, 0.6], historyStride: 2 })).toEqual({ step: 5, loss: 0.4, threshold: 0.5 });
+    expect(w.observe({ ...snap(9, 0.3), history: [2, 0.9, 0.4, 0.6, 0.3], historyStride: 2 })).toBeNull(); // once per run
+    // Never from the history of a loss at init, nor under a threshold of 0 (solved-at="0": never).
+    expect(new SolvedWatch(0.5).observe({ ...snap(0, 2, true), history: [0.1], historyStride: 1 })).toBeNull();
+    expect(new SolvedWatch(0).observe({ ...snap(8, 0.7), history: [0, 0.001], historyStride: 1 })).toBeNull();
+  });
+
   test('a step back is a new run (configure, reset): it may fire again', () => {
     const w = new SolvedWatch(0.5);
     expect(w.observe(snap(20, 0.4))).not.toBeNull();
@@ -133,6 +143,13 @@ describe('DoneWatch: the page\'s run is done when solved or converged, once per 
     expect(CONVERGED_PATIENCE).toBe(5);
     // From the history: losses[i] is step 1 + 2i; the first below 0.1 is index 2, step 5.
     expect(new DoneWatch().observe(snap(9, 0.5), 0.1, undefined, { losses: [1, 0.5, 0.05, 0.5], stride: 2 })).toEqual({ kind: 'solved', step: 5 });
+  });
+  it('fresh at exactly one snapshot per run: the one where the run pauses itself', () => {
+    const w = new DoneWatch();
+    const fresh = (step: number, loss: number) => (w.observe(snap(step, loss), 0.1), w.fresh);
+    expect([fresh(0, 3), fresh(100, 0.5), fresh(180, 0.09), fresh(180, 0.09), fresh(200, 0.05), fresh(400, 0.7)]).toEqual([false, false, true, false, false, false]);
+    // Reset: a new run, done (and fresh) once more.
+    expect([fresh(0, 3), fresh(150, 0.08), fresh(160, 0.07)]).toEqual([false, true, false]);
   });
   it('every task has its own threshold or none', () => {
     for (const t of Object.keys(TASKS)) expect(t in TASK_SOLVED_AT, t).toBe(true);

@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { cell, count, exact, kb, mean, ms, num, pct, points, prob, sci, sig, signed, tick, wide } from '../../web/src/model/format';
+import { cell, count, exact, kb, mean, ms, num, pct, plural, points, prob, sci, sig, signed, tick, wide } from '../../web/src/model/format';
 
 const MINUS = '\u2212';
 
@@ -54,6 +54,11 @@ describe('number formats', () => {
     expect([count(12345.6), kb(2048), kb(1536 * 1024)]).toEqual(['12,346', '2 KB', '1,536 KB']);
     expect([ms(3.14159), ms(123.6)]).toEqual(['3.1', '124']);
   });
+});
+
+test('plural: a count and its noun, singular only for 1 ("1 characters" nowhere)', () => {
+  expect([0, 1, 2, 1024].map((n) => plural(n, 'character'))).toEqual(['0 characters', '1 character', '2 characters', '1,024 characters']);
+  expect([plural(1, 'target pass', 'target passes'), plural(3, 'target pass', 'target passes'), plural(1, 'K/V head')]).toEqual(['1 target pass', '3 target passes', '1 K/V head']);
 });
 
 test('format.ts is the only module that turns a number into digits (no toFixed, toPrecision, toExponential or toLocaleString elsewhere in web/src)', () => {

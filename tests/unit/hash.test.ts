@@ -3,7 +3,7 @@
 // keys themselves are tests/unit/public-contract.txt's.
 import { describe, expect, test } from 'vitest';
 import { DEFAULTS, SETTING_LIST, SETTINGS, tokenize, type State } from '../../web/src/settings/settings';
-import { stateFromHash, stateToHash } from '../../web/src/settings/state';
+import { stateFromHash, stateToHash, suggestKey } from '../../web/src/settings/state';
 
 /** mulberry32: a small seeded generator of numbers in [0, 1) for the random states below. */
 function rng(seed: number): () => number {
@@ -79,11 +79,23 @@ describe('the hash round trip', () => {
     }
   });
 
-  test('names that never shipped are unknown keys', () => {
+  test('names that never shipped are unknown keys; a near miss says which key it meant', () => {
     expect(stateFromHash('#vocab=8&dmodel=16&off=1&causal=1')).toEqual({
       state: DEFAULTS,
-      corrections: [{ key: null, message: 'ignored unknown keys: "vocab", "dmodel", "off", "causal"' }],
+      corrections: [{ key: null, message: 'ignored unknown keys: "vocab" (did you mean vocab-size?), "dmodel" (did you mean d-model?), "off", "causal"' }],
     });
+    // One key: singular.
+    expect(stateFromHash('#d-modle=16').corrections.map((c) => c.message)).toEqual(['ignored unknown key: "d-modle" (did you mean d-model?)']);
+    expect(stateFromHash('#xyz=1').corrections.map((c) => c.message)).toEqual(['ignored unknown key: "xyz"']);
+  });
+
+  test('suggestKey: another case or separator of a key, its JS name, its core name or its label, else an edit or two away', () => {
+    // d_model's JS name, heads' core name and JS name, K/V heads' label, kebab-case for snake.
+    expect(['dModel', 'D_MODEL', 'n_heads', 'nHeads', 'K/V heads', 'seqlen', 'vocab'].map((k) => suggestKey(k))).toEqual(['d-model', 'd-model', 'heads', 'heads', 'kv-heads', 'seq-len', 'vocab-size']);
+    // Typos: a swap (2 edits), a missing letter, a doubled one.
+    expect(['d-modle', 'hedas', 'seq-ln', 'battch'].map((k) => suggestKey(k))).toEqual(['d-model', 'heads', 'seq-len', 'batch']);
+    // Nothing close: no guess (short names only match exactly; prototype names are no settings).
+    for (const k of ['a', 'd', 'off', 'causal', 'constructor', '__proto__', 'hasOwnProperty', 'k'.repeat(50)]) expect(suggestKey(k), k).toBeNull();
   });
 
   test('snake_case spellings of the keys, as the labels read, are read too; kebab-case wins', () => {

@@ -60,6 +60,7 @@ describe('the histogram', () => {
     expect(exactnessSentence(position(), 'first')).toMatch(/^The first character after the prompt, 100 samples: χ² = 0\.50 with 3 degrees of freedom, p-value 0\.9200\. .*sampling noise/);
     expect(exactnessSentence(position({ pValue: 1e-7 }), 'second')).toMatch(/p-value 1e-7\. .*unlikely/);
     expect(exactnessSentence(position({ impossible: 2, pValue: 0 }), 'first')).toMatch(/2 samples fell on characters the target gives probability 0/);
+    expect(exactnessSentence(position({ impossible: 1, pValue: 0 }), 'first')).toMatch(/ 1 sample fell on characters/);
   });
 });
 

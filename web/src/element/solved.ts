@@ -1,7 +1,9 @@
 // When the element fires `solved`: the first time in a run that the training loss falls below the
 // threshold (the solved-at attribute). Pure logic over the snapshots, so it is unit-tested; what
-// "below" means is model/done.ts's, shared with the page's "Solved at step N".
-import { meets, type SolvedSnapshot } from '../model/done';
+// "below" means is model/done.ts's, shared with the page's "Solved at step N". Like the page, it
+// reads the loss history (every step's loss), so a run that pauses itself when solved has fired it
+// even if no snapshot's own loss was below.
+import { firstBelowAt, meets, type SolvedSnapshot } from '../model/done';
 
 export type { SolvedSnapshot };
 
@@ -45,8 +47,11 @@ export class SolvedWatch {
   }
 
   #check(s: SolvedSnapshot): SolvedDetail | null {
-    if (this.#fired || !meets(s, this.#threshold)) return null;
+    if (this.#fired) return null;
+    const past = s.history && !s.lossAtInit ? firstBelowAt(s.history, s.historyStride ?? 1, this.#threshold) : null;
+    const hit = past && past.step <= s.step ? past : meets(s, this.#threshold) ? { step: s.step, loss: s.loss } : null;
+    if (!hit) return null;
     this.#fired = true;
-    return { step: s.step, loss: s.loss, threshold: this.#threshold };
+    return { ...hit, threshold: this.#threshold };
   }
 }

@@ -8,6 +8,9 @@ export interface SolvedSnapshot {
   loss: number;
   /** The loss is the model's at initialisation (no step trained yet). */
   lossAtInit: boolean;
+  /** The run's loss history, if known: history[i] is the loss of step 1 + i * historyStride. */
+  history?: ArrayLike<number>;
+  historyStride?: number;
 }
 
 /** Whether s is below threshold: a loss measured at initialisation or at step 0 is no
@@ -41,16 +44,29 @@ export function converged(valLoss: readonly number[]): boolean {
   return Number.isFinite(best) && !valLoss.slice(cut).some((v) => v < best * (1 - CONVERGED_GAIN));
 }
 
-/** The first step whose loss is below threshold, from a history (losses[i] is step 1 + i * stride); -1: none. */
-export function firstBelow(losses: ArrayLike<number>, stride: number, threshold: number): number {
-  for (let i = 0; i < losses.length; ++i) if (losses[i] < threshold) return 1 + i * stride;
-  return -1;
+/** The first step whose loss is below threshold, with that loss, from a history (losses[i] is
+ * step 1 + i * stride); null: none. */
+export function firstBelowAt(losses: ArrayLike<number>, stride: number, threshold: number): { step: number; loss: number } | null {
+  for (let i = 0; i < losses.length; ++i) if (losses[i] < threshold) return { step: 1 + i * stride, loss: losses[i] };
+  return null;
 }
 
-/** Watches the page's runs for being done (the training view's note): once per run. */
+/** The first step whose loss is below threshold, from a history (losses[i] is step 1 + i * stride); -1: none. */
+export function firstBelow(losses: ArrayLike<number>, stride: number, threshold: number): number {
+  return firstBelowAt(losses, stride, threshold)?.step ?? -1;
+}
+
+/** Watches the page's runs for being done (the training view's note, and its pause): once per run. */
 export class DoneWatch {
   #done: DoneDetail | null = null;
   #lastStep = -1;
+  #fresh = false;
+
+  /** Whether the latest observe found the run done for the first time: true at one snapshot per
+   * run (the one at which the run pauses itself, if it is playing then). */
+  get fresh(): boolean {
+    return this.#fresh;
+  }
 
   /** The next snapshot of a run, its task's threshold (null: none) and, on text, the validation
    * losses so far; the run's done detail once it is done (the same after), else null. A step back
@@ -58,11 +74,13 @@ export class DoneWatch {
   observe(s: SolvedSnapshot, threshold: number | null, valLoss?: readonly number[], history?: { losses: ArrayLike<number>; stride: number }): DoneDetail | null {
     if (s.step < this.#lastStep) this.#done = null;
     this.#lastStep = s.step;
+    const before = this.#done;
     const below = threshold === null || !history ? -1 : firstBelow(history.losses, history.stride, threshold);
     // The history has every step's loss (thinned when long), so no snapshot can be missed.
     if (!this.#done && below > 0) this.#done = { kind: 'solved', step: below };
     if (!this.#done && threshold !== null && meets(s, threshold)) this.#done = { kind: 'solved', step: s.step };
     if (!this.#done && valLoss && converged(valLoss)) this.#done = { kind: 'converged', step: s.step };
+    this.#fresh = before === null && this.#done !== null;
     return this.#done;
   }
 }

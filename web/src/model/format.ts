@@ -65,6 +65,8 @@ export function tick(v: number): string {
 
 /** A count rounded to a whole number, with thousands separators ("12,345"). */
 export const count = (v: number): string => Math.round(v).toLocaleString('en-US');
+/** A count and its noun, singular for 1: plural(1, 'head') is "1 head", plural(4, 'head') "4 heads". */
+export const plural = (v: number, noun: string, nouns = `${noun}s`): string => `${count(v)} ${Math.round(v) === 1 ? noun : nouns}`;
 /** Bytes as whole kilobytes with thousands separators ("1,234 KB"). */
 export const kb = (bytes: number): string => `${count(bytes / 1024)} KB`;
 

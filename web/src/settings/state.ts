@@ -4,6 +4,7 @@
 // a State (its config, the sample's ids, the ablation). Every name and bound comes from the key
 // table (settings.ts). Values read from a URL are validated and clamped, so a hostile link can
 // neither break the page nor freeze the tab.
+import { CONFIG_SCHEMA } from '../core/config-schema';
 import type { Ablation, SampleSpec } from '../model/protocol';
 import {
   ABLATION_KEYS,
@@ -103,6 +104,51 @@ export function paramsByKey(params: URLSearchParams, table: readonly Setting[] =
   return { raw, unknown };
 }
 
+/** A name as compared for a near miss: lower case, without -, _, / and spaces (d_Model is dmodel). */
+const bare = (name: string): string => name.toLowerCase().replace(/[-_/\s]/g, '');
+
+/** The edit distance of a and b (insertions, deletions and substitutions), or more than max. */
+function distance(a: string, b: string, max: number): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; ++i) {
+    const row = [i];
+    for (let j = 1; j <= b.length; ++j) row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length];
+}
+
+/** The hash key an unknown name most likely meant, or null: a setting whose hash key, JS name
+ * (dModel), core name (d_model) or label (vocab) it spells in another case or with other
+ * separators, else (names of 3 characters or more) the one within an edit or two of it. */
+export function suggestKey(name: string, table: readonly Setting[] = SETTING_LIST): string | null {
+  const n = bare(name);
+  if (n === '' || n.length > 40) return null;
+  const spellings = (s: Setting) => [s.hash, s.key, s.label.replace(/\s*\(.*\)$/, ''), CONFIG_SCHEMA.find((k) => k.js === s.key)?.name ?? s.hash].map(bare);
+  const exact = table.find((s) => spellings(s).includes(n));
+  if (exact) return exact.hash;
+  if (n.length < 3) return null;
+  const max = n.length <= 4 ? 1 : 2;
+  let best: { hash: string; d: number } | null = null;
+  for (const s of table) {
+    const d = Math.min(...spellings(s).map((w) => distance(n, w, max)));
+    if (d <= max && (!best || d < best.d)) best = { hash: s.hash, d };
+  }
+  return best?.hash ?? null;
+}
+
+/** The correction for the unknown names of a link: each quoted (at most 5, shortened), with the
+ * key it most likely meant. */
+export function unknownKeysMessage(unknown: readonly string[], table: readonly Setting[] = SETTING_LIST): string {
+  const shown = unknown.slice(0, 5).map((k) => {
+    const near = suggestKey(k, table);
+    return near ? `${quote(k)} (did you mean ${near}?)` : quote(k);
+  });
+  const more = unknown.length > 5 ? ` and ${unknown.length - 5} more` : '';
+  return `ignored unknown ${unknown.length === 1 ? 'key' : 'keys'}: ${shown.join(', ')}${more}`;
+}
+
 /** Longest hash read (the rest is ignored). */
 const MAX_HASH_CHARS = 8192;
 
@@ -124,11 +170,7 @@ export function stateFromHash(hash: string, table: readonly Setting[] = SETTING_
     (state as unknown as Record<string, unknown>)[s.key] = value;
     if (correction) corrections.push(correction);
   }
-  if (unknown.length > 0) {
-    const shown = unknown.slice(0, 5).map(quote).join(', ');
-    const more = unknown.length > 5 ? ` and ${unknown.length - 5} more` : '';
-    corrections.push({ key: null, message: `ignored unknown keys: ${shown}${more}` });
-  }
+  if (unknown.length > 0) corrections.push({ key: null, message: unknownKeysMessage(unknown, table) });
   fixConsistency(state, corrections);
   return { state, corrections };
 }

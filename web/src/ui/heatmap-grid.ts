@@ -5,7 +5,7 @@
 import { tokenLabels } from '../model/text';
 import type { Controller } from '../client/controller';
 import { cellAt, drawHeatmap, drawLegendBar, drawMaskedSwatch, type HeatmapLayout } from '../draw/heatmap';
-import { num } from '../model/format';
+import { num, plural } from '../model/format';
 import { headAverage, headWeights, hiddenCells, visibleInEffect } from '../model/heads';
 import { averageLabel, headLabel, kvGroupLabel, layerWeights } from '../model/layers';
 import type { MaskMode, Snapshot } from '../model/protocol';
@@ -37,16 +37,16 @@ export function patternSentence(c: Pick<State, 'objective' | 'attention' | 'wind
   const side = both ? 'on both sides' : 'before it';
   const what =
     c.attention === 'window'
-      ? `each query sees the ${c.window} nearest keys ${side} (itself included${both ? `, |i − j| < ${c.window}` : ''})`
+      ? `each query sees the ${c.window === 1 ? 'nearest key' : `${c.window} nearest keys`} ${side} (itself included${both ? `, |i − j| < ${c.window}` : ''})`
       : c.attention === 'strided'
-        ? `each query sees a window of ${c.window} keys ${side} plus every position that is a multiple of ${c.stride}`
+        ? `each query sees a window of ${plural(c.window, 'key')} ${side} plus every position that is a multiple of ${c.stride}`
         : both
           ? 'every query sees every key, left and right: an encoder reads the whole sequence'
           : 'each query sees itself and every earlier key, never a later one';
   const L = c.nLayers;
   const cost =
     c.attention === 'window'
-      ? ` Each layer reaches W − 1 = ${c.window - 1} positions further, so ${L} layer${L > 1 ? 's' : ''} reach L·(W − 1) = ${L * (c.window - 1)}${both ? ' on each side' : `, and a decoder keeps only ${c.window} keys per layer in its KV cache instead of the whole context`}.`
+      ? ` Each layer reaches W − 1 = ${plural(c.window - 1, 'position')} further, so ${plural(L, 'layer')} reach${L === 1 ? 'es' : ''} L·(W − 1) = ${L * (c.window - 1)}${both ? ' on each side' : `, and a decoder keeps only ${plural(c.window, 'key')} per layer in its KV cache instead of the whole context`}.`
       : c.attention === 'strided'
         ? ' The strided keys carry what lies far away into a single layer; the window keeps the rest local.'
         : '';

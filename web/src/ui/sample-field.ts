@@ -5,6 +5,7 @@
 // snapshot's), so they are the core's. For the text task the box takes and shows characters: the
 // core encodes what is typed with the run's vocabulary (a character outside it gets the core's
 // sentence, as a bad prompt of the Generate panel does), and the Store keeps the ids.
+import { plural } from '../model/format';
 import { tokenLabels } from '../model/text';
 import type { Controller } from '../client/controller';
 import { CONFIG_KEYS, LIMITS, type State } from '../settings/settings';
@@ -137,7 +138,7 @@ export function mountSampleField(store: Store, ctl: Controller): SampleField {
     if (input.value !== value && !editing) input.value = value;
     const text = ctl.snapshot?.text;
     note.textContent = chars && text
-      ? `${generated ? `The first ${ctl.snapshot!.T} characters of the held-out 10% of the text (ids ${tokenLabels(ctl.snapshot!.ids, null).join(' ')})` : `Your own characters (ids ${tokenLabels(ctl.snapshot!.ids, null).join(' ')})`}. Type up to ${s.seqLen} characters of the text's ${text.corpus.vocabSize} (⏎ is a new line) to see the heatmaps on them; empty the box to come back.`
+      ? `${generated ? `The first ${ctl.snapshot!.T === 1 ? 'character' : `${ctl.snapshot!.T} characters`} of the held-out 10% of the text (ids ${tokenLabels(ctl.snapshot!.ids, null).join(' ')})` : `Your own characters (ids ${tokenLabels(ctl.snapshot!.ids, null).join(' ')})`}. Type up to ${plural(s.seqLen, 'character')} of the text's ${text.corpus.vocabSize} (⏎ is a new line) to see the heatmaps on them; empty the box to come back.`
       : generated
       ? `Drawn from the ${s.task} task's generator (sample ${s.sampleSeed}), so it is the kind of sequence the model trains on. Type your own token ids to replace it; empty the box to come back.`
       : 'Your own token ids. "New sample" draws a sequence from the task\'s generator instead.';

@@ -5,7 +5,7 @@
 // applies_when) is hidden until it does. A control writes the Store (checked like a link); a core
 // error that names a key shows next to that control.
 import type { Controller, Problem } from '../client/controller';
-import { count, lossUnitOf, num, perNat } from '../model/format';
+import { count, lossUnitOf, num, perNat, plural } from '../model/format';
 import { CONFIG_SCHEMA } from '../core/config-schema';
 import { applies, appliesTo, CONFIG_KEYS, checkField, DEFAULTS, settingOf, type State } from '../settings/settings';
 import { taskText } from '../settings/tasks';
@@ -192,7 +192,7 @@ export function mountTrainControls(store: Store, ctl: Controller, parts: Parts):
     vocabNote.hidden = corpus === undefined;
     if (!corpus) return;
     input.value = String(corpus.vocabSize);
-    vocabNote.textContent = `The text sets the vocabulary: its ${corpus.vocabSize} distinct characters, so this setting is not used.`;
+    vocabNote.textContent = `The text sets the vocabulary: its ${plural(corpus.vocabSize, 'distinct character')}, so this setting is not used.`;
   }
   cleanups.push(
     store.subscribe((s, _changed, source) => {

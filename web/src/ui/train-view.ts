@@ -5,7 +5,7 @@
 // at most once per animation frame.
 import type { Controller } from '../client/controller';
 import { DEMO_EPOCH_STEPS, LossChart, lossChartCaption } from '../draw/loss-chart';
-import { CONVERGED_PATIENCE, DoneWatch, TASK_SOLVED_AT } from '../model/done';
+import { CONVERGED_PATIENCE, DoneWatch, TASK_SOLVED_AT, type DoneDetail } from '../model/done';
 import { keepPanel } from '../settings/panel-needs';
 import { FILL_PRESET, FIND_CIRCUIT_PRESET, INDUCTION_PRESET, presetState, TEXT_PRESET, WINDOW_DEPTH_PRESET, type Preset } from '../settings/presets';
 import type { State } from '../settings/settings';
@@ -64,11 +64,17 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
   // What the chart shows, in the task's unit: ln V, or the unigram line on text (set per state).
   const lossCaption = h('p', { class: 'hint loss-caption' });
   // When the run is done (solved, or converged on text): a note, the next step to try, and why the
-  // curve may spike if training goes on.
+  // curve may spike if training goes on. A run that is playing then pauses itself, once per run
+  // (Play goes on training).
   const doneText = h('span', {});
   const doneNext = h('button', { type: 'button', class: 'done-next', text: 'Next' });
   const doneNote = h('p', { class: 'done-note', role: 'status', hidden: true }, doneText, ' ', doneNext);
   const doneWatch = new DoneWatch();
+  /** The run's done detail (null: not done), from the latest snapshot. */
+  let done: DoneDetail | null = null;
+  /** Whether this run paused itself when it was done. */
+  let selfPaused = false;
+  let observed: Snapshot | null = null;
   let nextPreset: Preset = INDUCTION_PRESET;
   doneNext.addEventListener('click', () => store.set(keepPanel(nextPreset, presetState(nextPreset), store.state.panel)));
   const chartSection = h(
@@ -173,7 +179,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
       chart.setLosses(s.initLoss, s.history, s.historyStride, s.text ? { steps: s.text.valSteps, losses: s.text.valLoss } : undefined);
     }
     showText(s);
-    showDone(s);
+    showDone();
     chart.setPhaseChange(s.phaseChange);
     phaseChangeNote(phaseNote, s, store.state.task);
     markStarted();
@@ -182,21 +188,36 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
     if (performance.getEntriesByName('playground:draw').length > 2000) performance.clearMeasures('playground:draw');
   }
 
+  /** Each new snapshot: is the run done? The first time it is, a run that is playing pauses itself
+   * (through the Controller, as Pause does), so a solved task does not train on into Adam's spikes
+   * and the phase change stays on screen; Play goes on, and this run does not pause itself again. */
+  function observe(s: Snapshot): void {
+    if (s === observed) return;
+    observed = s;
+    done = doneWatch.observe(s, TASK_SOLVED_AT[store.state.task] ?? null, s.text?.valLoss, { losses: s.history, stride: s.historyStride });
+    if (!done) selfPaused = false;
+    else if (doneWatch.fresh) {
+      selfPaused = ctl.status === 'playing';
+      if (selfPaused) void ctl.pause();
+    }
+    doneNote.dataset.paused = selfPaused ? 'self' : '';
+  }
+
   /** The done note: "Solved at step N" (or "Converged"), with the next step and, solved, why the
    * loss may spike later. */
-  function showDone(s: Snapshot): void {
+  function showDone(): void {
     const task = store.state.task;
-    const done = doneWatch.observe(s, TASK_SOLVED_AT[task] ?? null, s.text?.valLoss, { losses: s.history, stride: s.historyStride });
     doneNote.hidden = !done;
     doneNote.dataset.kind = done?.kind ?? '';
     doneNote.dataset.step = done ? String(done.step) : '';
     if (!done) return;
     nextPreset = NEXT_PRESET[task] ?? INDUCTION_PRESET;
+    const paused = selfPaused ? ' Training paused itself here; Play goes on.' : '';
     doneText.textContent =
       done.kind === 'solved'
-        ? `Solved at step ${done.step}: the loss is below ${TASK_SOLVED_AT[task]} nats, so the heads have found the answer; pause here. ` +
+        ? `Solved at step ${done.step}: the loss is below ${TASK_SOLVED_AT[task]} nats, so the heads have found the answer.${paused} ` +
           'Trained on, the loss may spike now and then: with gradients near zero, Adam divides by a tiny running average of their squares and takes an outsize step, then recovers. That is the optimiser, not a broken model.'
-        : `Converged at step ${done.step}: the validation loss has not improved over its last ${CONVERGED_PATIENCE} measurements; more steps mostly memorise the training text.`;
+        : `Converged at step ${done.step}: the validation loss has not improved over its last ${CONVERGED_PATIENCE} measurements; more steps mostly memorise the training text.${paused}`;
     doneNext.textContent = `Next: ${nextPreset.title}`;
   }
 
@@ -226,6 +247,7 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
   cleanups.push(
     ctl.subscribe(() => {
       if (!ctl.snapshot) return;
+      observe(ctl.snapshot);
       scheduleDraw();
       if (!fallbackStart) fallbackStart = setTimeout(markStarted, PANEL_START_FALLBACK_MS);
     }),
@@ -254,7 +276,10 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
   );
 
   for (const k of ['logY', 'smooth', 'epochMeans'] as const) boxes[k].input.checked = store.state[k];
-  if (ctl.snapshot) scheduleDraw();
+  if (ctl.snapshot) {
+    observe(ctl.snapshot);
+    scheduleDraw();
+  }
   return {
     destroy: () => {
       for (const f of cleanups) f();

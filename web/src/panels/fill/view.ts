@@ -4,7 +4,7 @@
 // same text (the core's predictions from the characters left of the blank). model.ts holds the
 // text, the blanks and the requests.
 import type { Controller } from '../../client/controller';
-import { prob } from '../../model/format';
+import { plural, prob } from '../../model/format';
 import { h, scrollBox } from '../../ui/dom';
 import { answerView, fillPanel, mountModel, type PanelOptions } from '../../ui/panel';
 import { FillModel, truthProb } from './model';
@@ -106,7 +106,7 @@ export function mount(slot: HTMLElement, ctl: Controller, _opts: PanelOptions): 
       : `Step ${r.step}: this model is causal, so it fills nothing: it never saw a character to the right of the one it predicts. Its guesses from the left side are below.`;
     causalNote.textContent = mlm
       ? r.causal
-        ? `The causal model was trained on the same text earlier in this tab (for ${r.causal.step} steps) and reads only what lies left of each blank. It often knows the inside of a word, rarely which word begins.`
+        ? `The causal model was trained on the same text earlier in this tab (for ${plural(r.causal.step, 'step')}) and reads only what lies left of each blank. It often knows the inside of a word, rarely which word begins.`
         : 'To compare with a causal model: train one on the same text in this tab first (objective causal, task text, e.g. the "Train a GPT on text" preset), open this panel once it has trained, then come back here; the panel keeps it.'
       : 'Switch objective to mlm (or open the "Fill in the blanks" preset) to train a model that reads both sides; this panel keeps the causal model you trained here to compare.';
     panel.dataset.step = String(r.step);

@@ -4,7 +4,7 @@
 // strategy, every head's attention over its context drawn on the text); the KV cache's speed-up;
 // and a strip of samples over training. model.ts holds the logic; this file draws.
 import type { Controller } from '../../client/controller';
-import { num, prob } from '../../model/format';
+import { num, plural, prob } from '../../model/format';
 import { charLabel, charName } from '../../model/text';
 import { h, scrollBox, uniqueId } from '../../ui/dom';
 import { fillPanel, type PanelOptions } from '../../ui/panel';
@@ -170,7 +170,7 @@ export function mount(slot: HTMLElement, ctl: Controller, _opts: PanelOptions): 
     const st = steps[i];
     detail.hidden = false;
     panel.dataset.selected = String(i);
-    detailHead.textContent = `Character ${i + 1} of ${steps.length}, "${charName(span.textContent ?? '')}", drawn with probability ${prob(st.after[st.token])} from the strategy's distribution, over a context of ${st.context.length} characters.`;
+    detailHead.textContent = `Character ${i + 1} of ${steps.length}, "${charName(span.textContent ?? '')}", drawn with probability ${prob(st.after[st.token])} from the strategy's distribution, over a context of ${plural(st.context.length, 'character')}.`;
     altBody.replaceChildren(
       ...alternatives(st.before, st.after, st.token).map((a) =>
         h(
@@ -245,9 +245,9 @@ export function mount(slot: HTMLElement, ctl: Controller, _opts: PanelOptions): 
     speed.dataset.ratio = String(s.ratio);
     speed.textContent =
       `With the KV cache: ${num(s.cached.tokensPerSec, 0)} tokens/s; without: ${num(s.uncached.tokensPerSec, 0)} tokens/s, so ${num(s.ratio, 1)}× faster ` +
-      `(${s.tokens} greedy characters at step ${s.step}; ${s.same ? 'both gave the same characters' : 'the two gave different characters'}). ` +
+      `(${plural(s.tokens, 'greedy character')} at step ${s.step}; ${s.same ? 'both gave the same characters' : 'the two gave different characters'}). ` +
       (s.promptTokens + s.tokens > s.window
-        ? `Past the window of ${s.window} characters the context slides, and a model with learned or sinusoidal positions, or with two layers or more, must re-encode the whole window at each step, so there the cache saves little; a prompt and a count within the window show its full gain.`
+        ? `Past the window of ${plural(s.window, 'character')} the context slides, and a model with learned or sinusoidal positions, or with two layers or more, must re-encode the whole window at each step, so there the cache saves little; a prompt and a count within the window show its full gain.`
         : 'The gain grows with the context: the uncached model redoes all of it for every character.');
   }
 
@@ -287,26 +287,26 @@ export function mount(slot: HTMLElement, ctl: Controller, _opts: PanelOptions): 
     stopBtn.disabled = false;
     panel.dataset.state = 'generating';
     const about = `from the model at step ${s.step}${wasPlaying ? ' (training paused)' : ''}`;
-    status.textContent = `Generating ${parsed.spec.tokens} characters ${about}…`;
+    status.textContent = `Generating ${plural(parsed.spec.tokens, 'character')} ${about}…`;
     let outcome = 'done';
     try {
       for (;;) {
         if (stopRequested) {
           await ctl.call(generateEndRequest);
           outcome = 'stopped';
-          status.textContent = `Stopped after ${steps.length} of ${parsed.spec.tokens} characters, ${about}.`;
+          status.textContent = `Stopped after ${steps.length} of ${plural(parsed.spec.tokens, 'character')}, ${about}.`;
           break;
         }
         const chunk = await ctl.call(generateNextRequest, { n: CHUNK_CHARS });
         appendSteps(chunk.steps, chunk.text);
         if (chunk.done) {
-          status.textContent = `${steps.length} characters ${about}, context window ${s.window} characters${s.cached ? ', with the KV cache' : ''}. Focus or click any of them.`;
+          status.textContent = `${plural(steps.length, 'character')} ${about}, context window ${plural(s.window, 'character')}${s.cached ? ', with the KV cache' : ''}. Focus or click any of them.`;
           break;
         }
       }
     } catch (e) {
       outcome = 'failed';
-      status.textContent = `Generation stopped after ${steps.length} characters: ${e instanceof Error ? e.message : String(e)}`;
+      status.textContent = `Generation stopped after ${plural(steps.length, 'character')}: ${e instanceof Error ? e.message : String(e)}`;
     } finally {
       generating = false;
       generateBtn.disabled = false;

@@ -4,7 +4,7 @@
 // memory) becomes that row's problem, not a failure of the whole request; any other error goes on.
 // The comparison's Trainer lives in the worker between its requests, apart from the run.
 import type { Trainer } from '../../core/attention-core';
-import { num } from '../../model/format';
+import { num, plural } from '../../model/format';
 import type { TrainerConfigMsg } from '../../model/protocol';
 import { handle, stepCount, type Held, type WorkerContext } from '../../worker/context';
 import { keyOf, kindOf, messageOf, RequestFailure } from '../../worker/post';
@@ -26,7 +26,7 @@ export function measureLengths(trainer: Trainer, lengths: number[], batches: num
   const perN2 = c.batchSize * c.nHeads * c.nLayers;
   return lengths.map((length) => {
     if (perN2 * length * length > MAX_ATTENTION_FLOATS) {
-      const message = `Not measured: at length ${length} the attention weights alone (batch ${c.batchSize} × ${c.nHeads} heads × ${c.nLayers} layers × ${length}²) would be ${num(perN2 * length * length / 2 ** 20, 0)} M floats, more than the page measures (${MAX_ATTENTION_FLOATS / 2 ** 20} M); lower batch or seq_len.`;
+      const message = `Not measured: at length ${length} the attention weights alone (batch ${c.batchSize} × ${plural(c.nHeads, 'head')} × ${plural(c.nLayers, 'layer')} × ${length}²) would be ${num(perN2 * length * length / 2 ** 20, 0)} M floats, more than the page measures (${MAX_ATTENTION_FLOATS / 2 ** 20} M); lower batch or seq_len.`;
       return { length, evaluation: null, problem: { kind: 'input' as const, message } };
     }
     try {

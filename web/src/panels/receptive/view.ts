@@ -4,7 +4,7 @@
 // window beside the distance the measurement reaches. model.ts holds the requests and the counting.
 import type { Controller } from '../../client/controller';
 import { drawHeatmap } from '../../draw/heatmap';
-import { count } from '../../model/format';
+import { count, plural } from '../../model/format';
 import { tokenLabels } from '../../model/text';
 import { h } from '../../ui/dom';
 import { answerView, fillPanel, mountModel, type PanelOptions } from '../../ui/panel';
@@ -53,14 +53,14 @@ export function mount(slot: HTMLElement, ctl: Controller, _opts: PanelOptions): 
     const side = r.objective === 'mlm' ? 'on either side' : 'back';
     formula.textContent =
       bound !== null
-        ? `The bound: L·(W − 1) = ${r.nLayers}·(${r.window} − 1) = ${bound} positions ${side}.`
+        ? `The bound: L·(W − 1) = ${r.nLayers}·(${r.window} − 1) = ${plural(bound, 'position')} ${side}.`
         : r.attention === 'strided'
           ? `No bound from depth: the strided keys (every multiple of ${r.stride}) link far positions in a single layer, so every earlier position can matter.`
           : `No bound: with full attention every ${r.objective === 'mlm' ? '' : 'earlier '}position can reach every output in one layer. Set attention to window to see one.`;
     measured.textContent =
-      `Measured: the farthest nonzero attribution is ${m.farthest} positions from its output.` +
+      `Measured: the farthest nonzero attribution is ${plural(m.farthest, 'position')} from its output.` +
       (bound !== null ? ` Beyond ${bound}, ${count(m.beyondZero)} cells are exactly 0 and ${count(m.beyondNonzero)} are not.` : '');
-    canvas.setAttribute('aria-label', `The receptive field of the ${T} positions: the farthest nonzero attribution is ${m.farthest} positions away.`);
+    canvas.setAttribute('aria-label', `The receptive field of the ${plural(T, 'position')}: the farthest nonzero attribution is ${plural(m.farthest, 'position')} away.`);
     panel.dataset.step = String(r.step);
     panel.dataset.bound = bound === null ? 'none' : String(bound);
     panel.dataset.farthest = String(m.farthest);

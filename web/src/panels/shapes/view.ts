@@ -5,6 +5,7 @@
 import type { Controller } from '../../client/controller';
 import type { State } from '../../settings/settings';
 import { h } from '../../ui/dom';
+import { plural } from '../../model/format';
 import { fillPanel, type PanelOptions } from '../../ui/panel';
 import { shapeSteps } from './model';
 
@@ -34,8 +35,8 @@ export function mount(slot: HTMLElement, _ctl: Controller, { store }: PanelOptio
           : ` L = ${s.nLayers} layers: the steps from x to out_proj run once per layer, each on the last one's output${s.residual ? ', added to its input (the residual stream: x = x + attn(x))' : ' (no residual stream: x = attn(x))'}, before lm_head.`
         : '';
     const G = s.kvHeads || s.nHeads;
-    const sizes = [`B = ${s.batchSize} sequences`, `T = ${s.seqLen} tokens`, `D = ${s.dModel}`, `H = ${s.nHeads} heads of Dh = ${s.dModel / s.nHeads}`];
-    if (G < s.nHeads) sizes.push(`G = ${G} K/V heads`);
+    const sizes = [`B = ${plural(s.batchSize, 'sequence')}`, `T = ${plural(s.seqLen, 'token')}`, `D = ${s.dModel}`, `H = ${plural(s.nHeads, 'head')} of Dh = ${s.dModel / s.nHeads}`];
+    if (G < s.nHeads) sizes.push(`G = ${plural(G, 'K/V head')}`);
     if (s.ffn !== 'none') sizes.push(`FFN width ${s.ffnMult}D = ${s.ffnMult * s.dModel}`);
     sizes.push(`V = ${s.vocabSize} tokens`);
     legend.textContent = `${sizes.join(', ')}.${depth}`;

@@ -3,7 +3,7 @@
 // the panel (view.ts) draws. Every figure is the core's (speculativeGenerate, expectedAcceptance,
 // expectedTokensPerRound, speculativeExactness).
 import type { ExactnessPosition, SpeculativeStats, TokenFate } from '../../core/attention-core';
-import { count, ms, num, sci } from '../../model/format';
+import { count, ms, num, plural, sci } from '../../model/format';
 import type { AcceptanceTable, DraftReport, SpeculativeReport, SpeculativeSpec } from './request';
 
 /** The form's defaults and limits (the worker checks them again). */
@@ -63,7 +63,7 @@ export function parseSamples(raw: string): number | null {
 /** The draft in words. */
 export function draftText(d: DraftReport): string {
   if (d.kind === 'bigram') return 'The bigram of the training text: for each character, how often each other one followed it. No training, no context beyond one character.';
-  return `A draft model of ${d.nLayers} layer, d_model ${d.dModel}, ${d.nHeads} heads, trained ${count(d.steps)} steps on the same text (last loss ${num(d.loss, 2)}), made when the target was at step ${count(d.targetStep)}.`;
+  return `A draft model of ${plural(d.nLayers, 'layer')}, d_model ${d.dModel}, ${plural(d.nHeads, 'head')}, trained ${plural(d.steps, 'step')} on the same text (last loss ${num(d.loss, 2)}), made when the target was at step ${count(d.targetStep)}.`;
 }
 
 /** The sentences under a generation: what alpha, the passes and the clock say. */
@@ -73,16 +73,16 @@ export function reportSentences(r: SpeculativeReport, spec: Pick<SpeculativeSpec
   const greedy = spec.options.temperature === 0;
   const alpha =
     s.judged > 0
-      ? `The target judged ${count(s.judged)} draft tokens and accepted ${count(s.accepted)}: the measured acceptance α is ${num(s.alpha, 3)}. ` +
+      ? `The target judged ${plural(s.judged, 'draft token')} and accepted ${count(s.accepted)}: the measured acceptance α is ${num(s.alpha, 3)}. ` +
         `The mean of Σ min(p, q) over the same positions, the acceptance rate the rule gives on average when p is the draft's distribution and q the target's, is ${num(s.meanOverlap, 3)}` +
         (greedy ? ' (at temperature 0 both are one-hot, so it is 1 where the two agree on the top token and 0 where they do not).' : ': the measured rate scatters around it.')
       : 'The target judged no draft token yet, so there is no acceptance rate to measure.';
   const passes =
-    `${count(s.tokens)} characters took ${count(s.rounds)} verifications (${count(s.targetPasses)} target passes), ${num(s.tokensPerRound, 2)} characters per verification; ` +
+    `${plural(s.tokens, 'character')} took ${plural(s.rounds, 'verification')} (${plural(s.targetPasses, 'target pass', 'target passes')}), ${num(s.tokensPerRound, 2)} characters per verification; ` +
     `(1 − α^(N+1)) / (1 − α) with N = ${N} gives ${num(s.expectedTokensPerRound, 2)} at the measured α and ${num(r.expectedFromOverlap, 2)} at the mean Σ min(p, q). ` +
     `Plain decoding needs one target pass per character: ${count(s.tokens)}. That is ${num(s.tokensPerTargetPass, 2)} characters per target pass here.`;
   const clock =
-    `Wall clock: ${ms(r.wallMs)} ms speculative against ${ms(r.plainMs)} ms plain, for the same ${count(s.tokens)} characters. ` +
+    `Wall clock: ${ms(r.wallMs)} ms speculative against ${ms(r.plainMs)} ms plain, for the same ${plural(s.tokens, 'character')}. ` +
     'The gain is in target passes. On one CPU thread with a toy model the target is hardly slower than the draft, and checking N + 1 positions costs about N + 1 times one, so the time may not fall: speculative decoding pays when the target is large and a pass over several positions costs about as much as over one, as on a GPU.';
   const exact = greedy
     ? r.chars.join('') === r.plainText
@@ -132,7 +132,7 @@ export function histogramBars(p: ExactnessPosition, vocab: string, bars = HISTOG
 export function exactnessSentence(p: ExactnessPosition, which: 'first' | 'second'): string {
   const verdict =
     p.impossible > 0
-      ? `${count(p.impossible)} samples fell on characters the target gives probability 0: the output does not follow the target.`
+      ? `${plural(p.impossible, 'sample')} fell on characters the target gives probability 0: the output does not follow the target.`
       : p.pValue >= 0.001
         ? 'A p-value this size is what sampling noise gives: the speculative output follows the target\'s distribution.'
         : 'A p-value this small says the counts are unlikely under the target\'s distribution; a correct sampler gives one below 0.001 once in a thousand checks.';

@@ -87,9 +87,9 @@ export function mount(slot: HTMLElement, ctl: Controller, opts: PanelOptions): (
     panel.dataset.headsEvery = String(HEADS_EVERY);
     if (info) {
       policy.textContent =
-        `Every head's attention on the sample sequence over training: a snapshot every ${info.every} steps, at most ${info.capacity} kept ` +
+        `Every head's attention on the sample sequence over training: a snapshot every ${info.every === 1 ? 'step' : `${info.every} steps`}, at most ${info.capacity} kept ` +
         `(${kb(info.bytes)} now; the memory budget is ${kb(TIMELINE_BYTES)}), and when full, older ones are thinned to every other one. ` +
-        `The heads' statistics and scores below are measured every ${HEADS_EVERY * info.every} steps: each measurement costs about two training steps.`;
+        `The heads' statistics and scores below are measured every ${HEADS_EVERY * info.every === 1 ? 'step' : `${HEADS_EVERY * info.every} steps`}: each measurement costs about two training steps.`;
     }
     scrubber.max = String(Math.max(0, n - 1));
     scrubber.value = String(sel);
