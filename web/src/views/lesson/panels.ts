@@ -3,16 +3,16 @@
 // of the value rows (in "output"). The numbers of the first two come from the core (scalingDemo,
 // softmaxSteps); the blend multiplies the core's weights and V and sets the products beside the
 // core's output row. Also installs the cell links and the colour legend of the stage tables.
-import type { Controller } from '../client/controller';
-import { matrixTable } from '../draw/matrix-table';
-import { cell, wide } from '../model/format';
-import { parseLogits } from '../settings/logits';
-import type { Matrix } from '../model/protocol';
-import { scalingDemoRequest, softmaxStepsRequest, type ScalingDemo, type SoftmaxComparison, type SoftmaxSteps } from '../panels/lesson/request';
-import { checkField, LIMITS, type State } from '../settings/settings';
-import type { Store } from '../settings/store';
-import { linkCells, markLinkable } from './cell-links';
-import { h, scrollBox, uniqueId } from './dom';
+import type { Controller } from '../../client/controller';
+import { matrixTable } from '../../draw/matrix-table';
+import { cell, wide } from '../../model/format';
+import { parseLogits } from '../../settings/logits';
+import type { Matrix } from '../../model/protocol';
+import { scalingDemoRequest, softmaxStepsRequest, type ScalingDemo, type SoftmaxComparison, type SoftmaxSteps } from './request';
+import { checkField, LIMITS, type State } from '../../settings/settings';
+import type { Store } from '../../settings/store';
+import { linkCells, markLinkable } from '../../ui/cell-links';
+import { h, scrollBox, uniqueId } from '../../ui/dom';
 
 /** Keys in the √dk panel's row. */
 export const SCALING_KEYS = 8;
