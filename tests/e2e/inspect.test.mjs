@@ -51,9 +51,14 @@ function reference(page, config, steps, ids) {
   );
 }
 
-/** The circuits' canvases: name, shape, and whether each lies within the panel's content box. */
-const circuitCanvases = (page) =>
-  page.$$eval('.inspect-circuits canvas', (cs) => {
+/** The circuits' canvases, once drawn: name, shape, and whether each lies within the panel's
+ * content box. */
+const circuitCanvases = async (page) => {
+  await page.waitForFunction(() => {
+    const cs = [...document.querySelectorAll('.inspect-circuits canvas')];
+    return cs.length === 2 && cs.every((c) => c.dataset.width);
+  });
+  return page.$$eval('.inspect-circuits canvas', (cs) => {
     const panel = document.querySelector('.inspect-panel');
     const p = panel.getBoundingClientRect();
     const pad = parseFloat(getComputedStyle(panel).paddingRight) || 0;
@@ -62,11 +67,12 @@ const circuitCanvases = (page) =>
       return { name: c.dataset.figure, rows: Number(c.dataset.rows), cols: Number(c.dataset.cols), fits: r.width > 100 && r.left >= p.left && r.right <= p.right - pad + 0.5 };
     });
   });
+};
 
 /** Points at cell (i, j) of a circuit's canvas (the heatmap's layout: a 26 px margin for the
  * labels, then square cells across the rest, less 4 px) and returns the readout. */
 async function hoverCell(page, name, i, j) {
-  const canvas = page.locator(`.inspect-circuits canvas[data-figure=${name}]`);
+  const canvas = page.locator(`.inspect-circuits canvas[data-figure=${name}][data-width]`);
   await canvas.scrollIntoViewIfNeeded();
   const box = await canvas.boundingBox();
   const cols = Number(await canvas.getAttribute('data-cols'));

@@ -295,11 +295,16 @@ export function mount(slot: HTMLElement, ctl: Controller, opts: PanelOptions): (
         figureTable('ov', c.ov, tokens, tokens, `OV circuit of ${heads[head]}`, 'signed', circReadout, describeOv),
       );
     });
+    // Side by side where the panel is wide enough, one under the other on a phone; the readout
+    // right under both.
     circBody.replaceChildren(
-      h('h4', { text: `QK of ${heads[head]} (rows: query token, columns: key token)` }),
-      circuitMaps[0].element,
-      h('h4', { text: `OV of ${heads[head]} (rows: token attended to, columns: logit of token)` }),
-      circuitMaps[1].element,
+      h(
+        'div',
+        { class: 'circuit-maps' },
+        h('div', { class: 'circuit-map' }, h('h4', { text: `QK of ${heads[head]} (rows: query token, columns: key token)` }), circuitMaps[0].element),
+        h('div', { class: 'circuit-map' }, h('h4', { text: `OV of ${heads[head]} (rows: token attended to, columns: logit of token)` }), circuitMaps[1].element),
+      ),
+      circReadout,
       h('p', { class: 'hint', text: `Blue is negative, orange positive, white near 0; each map is scaled to its own largest |value| (QK ${val(symmetricScale(c.qk.data))}, OV ${val(symmetricScale(c.ov.data))}). Point at a cell, or focus a map and use the arrow keys, to read its number.` }),
       numbers,
       h('h4', { text: 'Copying score per head' }),

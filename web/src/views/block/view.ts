@@ -234,13 +234,16 @@ export function mountBlockView(root: HTMLElement, store: Store, ctl: Controller,
           const start = `One row per token of the sample (ids ${tokens.join(' ')}), d_model numbers each: the residual stream as it enters the block. Blue is negative, orange positive, white near 0; every grid is scaled to its own largest value.`;
           if (!r.xTokens || !r.xPositions) return section('x', 'Input x', posText[r.positions], shapeTD, `${start}${same}`, grid('x', r.x));
           const largest = (m: Matrix) => m.data.reduce((a, v) => Math.max(a, Math.abs(v)), 0);
+          // A repeated id, to point at: its rows of the token part are the same.
+          const again = tokens.findIndex((t, i) => tokens.indexOf(t) < i);
+          const example = again > 0 ? ` (here id ${tokens[again]} at positions ${tokens.indexOf(tokens[again])} and ${again})` : '';
           const ratio = largest(r.xPositions) / Math.max(largest(r.xTokens), 1e-30);
           return section(
             'x',
             'Input x',
             posText[r.positions],
             shapeTD,
-            `${start} x is drawn in its two parts first: the token embedding's rows, where the same id always gives the same row and different ids different rows, and what the positions add, the same for every sample. ` +
+            `${start} x is drawn in its two parts first: the token embedding's rows, where the same id always gives the same row${example} and different ids different rows, and what the positions add, the same for every sample. ` +
               `${ratio >= 3 ? `The positions' numbers are about ${Math.round(ratio)} times larger here, so in x itself their stripes hide the tokens; each part on its own scale shows both.` : 'Both parts are of a similar size here, so x shows them together.'}${same}`,
             h(
               'div',
