@@ -183,3 +183,18 @@ test('previous and next walk the stages, from the keyboard too: the current stag
   assert.deepEqual(await current(), ['ffn']);
   assert.deepEqual(errors, []);
 });
+
+test('on a phone (390 px) the default block fits the width, and a stage reached with Next lands below the sticky bar', async () => {
+  const { page, errors } = await openReused(browser, `${srv.url}#view=block`, { width: 390, height: 844 });
+  await drawn(page, 'pre');
+  await page.waitForSelector('.block-tiled[data-max-difference]');
+  assert.ok((await page.evaluate(() => document.documentElement.scrollWidth - innerWidth)) <= 0, 'no sideways scroll');
+  await page.click('.block-nav [data-action=block-next]');
+  await page.click('.block-nav [data-action=block-next]');
+  await page.waitForFunction(() => {
+    const bar = document.querySelector('.block-nav').getBoundingClientRect();
+    const h3 = document.querySelector('.block-stage[data-stage=attention] h3').getBoundingClientRect();
+    return h3.top >= bar.bottom && h3.top < innerHeight / 2;
+  });
+  assert.deepEqual(errors, []);
+});

@@ -15,7 +15,7 @@ import { checkField, CONFIG_KEYS, keysOf, settingOf, type Correction, type State
 import { fixConsistency, generatedSample, sampleSpec, trainerConfig } from '../../settings/state';
 import type { Store } from '../../settings/store';
 import { alibiFigure, ropeFigure } from './figures';
-import { h, uniqueId } from '../../ui/dom';
+import { h, keepClearOfStageBar, scrollBox, uniqueId } from '../../ui/dom';
 import type { Parts } from '../../ui/parts';
 import { CONTROLS } from '../../ui/train-controls';
 
@@ -152,6 +152,8 @@ export function mountBlockView(root: HTMLElement, store: Store, ctl: Controller,
   prevBtn.addEventListener('click', () => goTo(current - 1, true));
   nextBtn.addEventListener('click', () => goTo(current + 1, true));
   root.append(parts.place(form, 'block-controls'), stageNav, problem, stagesEl, tiled.section);
+  const barObserver = keepClearOfStageBar(stagesEl, stageNav);
+  cleanups.push(() => barObserver?.disconnect());
 
   function sync(s: Readonly<State>): void {
     for (const r of radios) r.checked = r.value === s.normPosition;
@@ -398,8 +400,8 @@ export function mountBlockView(root: HTMLElement, store: Store, ctl: Controller,
       body.replaceChildren(
         h('p', { class: 'hint', text: `Head ${t.head + 1}${t.kvHead !== t.head ? ` (K/V head ${t.kvHead + 1})` : ''}: ${T} query rows, keys in ${t.tiles} tile${t.tiles > 1 ? 's' : ''} of ${t.tileSize}. Under the causal mask a row skips the tiles wholly in its future, so its numbers stop changing once its own position has been seen.` }),
         h('div', { class: 'matrix-row' },
-          h('figure', { class: 'tiled-rows', 'data-matrix': 'rowMax' }, h('figcaption', {}, h('strong', { text: 'running max m' }), ' per row after each tile'), matrixTable(perRow(t.rowMax), { rowLabels: rows, colLabels: cols, caption: 'running max per row after each tile', digits: 3 })),
-          h('figure', { class: 'tiled-rows', 'data-matrix': 'rowSum' }, h('figcaption', {}, h('strong', { text: 'running sum l' }), ' of exp(score − m)'), matrixTable(perRow(t.rowSum), { rowLabels: rows, colLabels: cols, caption: 'running sum per row after each tile', digits: 3 })),
+          h('figure', { class: 'tiled-rows', 'data-matrix': 'rowMax' }, h('figcaption', {}, h('strong', { text: 'running max m' }), ' per row after each tile'), scrollBox('running max per row after each tile (scrolls sideways)', matrixTable(perRow(t.rowMax), { rowLabels: rows, colLabels: cols, caption: 'running max per row after each tile', digits: 3 }))),
+          h('figure', { class: 'tiled-rows', 'data-matrix': 'rowSum' }, h('figcaption', {}, h('strong', { text: 'running sum l' }), ' of exp(score − m)'), scrollBox('running sum per row after each tile (scrolls sideways)', matrixTable(perRow(t.rowSum), { rowLabels: rows, colLabels: cols, caption: 'running sum per row after each tile', digits: 3 }))),
         ),
         h('div', { class: 'matrix-row' }, weightsFig('tiledWeights', t.weights, 'tiled: exp(s − m) / l'), weightsFig('plainWeights', t.plainWeights, 'plain softmax')),
         h('p', {

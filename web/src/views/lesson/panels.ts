@@ -12,7 +12,7 @@ import { scalingDemoRequest, softmaxStepsRequest, type ScalingDemo, type Softmax
 import { checkField, LIMITS, type State } from '../../settings/settings';
 import type { Store } from '../../settings/store';
 import { linkCells, markLinkable } from '../../ui/cell-links';
-import { h, scrollBox, uniqueId } from '../../ui/dom';
+import { h, keepClearOfStageBar, scrollBox, uniqueId } from '../../ui/dom';
 
 /** Keys in the √dk panel's row. */
 export const SCALING_KEYS = 8;
@@ -300,17 +300,4 @@ export function mountLessonPanels(store: Store, ctl: Controller): LessonPanels {
       for (const f of cleanups) f();
     },
   };
-}
-
-/** The sticky stage bar covers the top of whatever scrolls under it: its height, kept in the
- * view's --stage-nav-h, is the scroll margin of the stages (style.css), so a stage scrolled into
- * view, or a cell focused, lands below the bar. */
-function keepClearOfStageBar(stagesEl: HTMLElement, nav: HTMLElement): ResizeObserver | null {
-  const view = stagesEl.parentElement;
-  if (!view || typeof ResizeObserver === 'undefined') return null;
-  const set = () => view.style.setProperty('--stage-nav-h', `${Math.ceil(nav.getBoundingClientRect().height)}px`);
-  const ro = new ResizeObserver(set);
-  ro.observe(nav);
-  set();
-  return ro;
 }
