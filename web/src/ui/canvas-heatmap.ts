@@ -5,6 +5,7 @@
 import { cellAt, drawHeatmap, type HeatmapLayout } from '../draw/heatmap';
 import { symmetricScale } from '../draw/diverging';
 import type { Matrix } from '../model/protocol';
+import { cellAfterKey } from './cell-links';
 import { h } from './dom';
 
 /** What to draw and how to say a cell. */
@@ -83,17 +84,10 @@ export function canvasHeatmap(spec: CanvasHeatmapSpec): CanvasHeatmap {
     draw();
   });
   canvas.addEventListener('keydown', (ev) => {
-    if (!focus) return;
-    const moves: Record<string, [number, number]> = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
-    let { row, col } = focus;
-    if (ev.key in moves) {
-      row += moves[ev.key][0];
-      col += moves[ev.key][1];
-    } else if (ev.key === 'Home') col = 0;
-    else if (ev.key === 'End') col = m.cols - 1;
-    else return;
+    const to = focus && cellAfterKey(ev.key, [focus.row, focus.col], m.rows, m.cols);
+    if (!to) return;
     ev.preventDefault();
-    focus = { row: Math.max(0, Math.min(m.rows - 1, row)), col: Math.max(0, Math.min(m.cols - 1, col)) };
+    focus = { row: to[0], col: to[1] };
     say(focus);
     draw();
   });
