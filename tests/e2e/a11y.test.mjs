@@ -151,18 +151,23 @@ test('the lesson view with two heads, a drawn mask with a fully masked row, posi
 });
 
 test('the block view with RoPE, GQA, a norm and SwiGLU: no axe violations', async () => {
-  const hash = 'view=block&positions=rope&kv-heads=2&norm=rmsnorm&ffn=swiglu';
+  const hash = 'view=block&positions=rope&kv-heads=2&block-norm=rmsnorm&block-ffn=swiglu';
   const { context, page } = await openRecorded(browser, `${srv.url}index.html#${hash}`, { bypassCSP: true });
   await page.waitForSelector('.view-block figure[data-figure=rope]');
   assert.deepEqual(await audit(page), []);
   await context.close();
 });
 
-test('the block view at its defaults (no norm, no FFN: the skipped stages drawn dashed): no axe violations', async () => {
+test('the block view at its defaults (a LayerNorm and a GELU FFN, the stage buttons) and without norm and FFN (the skipped stages drawn dashed): no axe violations', async () => {
   const { context, page } = await openRecorded(browser, `${srv.url}index.html#view=block`, { bypassCSP: true });
-  await page.waitForSelector('.view-block .block-stage[data-skipped=true]');
+  await page.waitForSelector('.view-block .block-stage[data-stage=ffn] figure[data-matrix=ffnOut]');
+  await page.click('.block-nav [data-action=block-next]');
   assert.deepEqual(await audit(page), []);
   await context.close();
+  const none = await openRecorded(browser, `${srv.url}index.html#view=block&block-norm=none&block-ffn=none`, { bypassCSP: true });
+  await none.page.waitForSelector('.view-block .block-stage[data-skipped=true]');
+  assert.deepEqual(await audit(none.page), []);
+  await none.context.close();
 });
 
 test('the element on a lesson page, after training: no axe violations', async () => {

@@ -1,7 +1,9 @@
 // View 3 end to end: "The transformer block, step by step" opened from a link draws every stage
 // with the shapes of the settings, in the order of the norm position; the pre/post switch
 // reorders them; rope draws the rotation of one pair, alibi one bias matrix per head; a bad
-// value in the link gets the banner. It opens on a varied sample.
+// value in the link gets the banner. It opens on a varied sample; its default block has a norm
+// and an FFN, so every stage has a figure, and its input x is drawn in its token and position
+// parts; previous/next buttons walk the stages.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openReused, useBrowser } from './harness.mjs';
@@ -27,7 +29,7 @@ async function shown(page) {
 const drawn = (page, order) => page.waitForSelector(`.view-block .block-stages[data-order=${order}] .block-stage`);
 
 test('the block view draws every stage with the live shapes; pre/post, rope and alibi', async () => {
-  const hash = '#view=block&d-model=16&heads=4&kv-heads=2&seq-len=6&norm=rmsnorm&ffn=swiglu&ffn-mult=2&residual=1';
+  const hash = '#view=block&d-model=16&heads=4&kv-heads=2&seq-len=6&block-norm=rmsnorm&block-ffn=swiglu&ffn-mult=2';
   const { page, errors } = await openReused(browser, `${srv.url}${hash}`);
   assert.equal(await page.locator('[role=tab][data-view=block]').textContent(), 'The transformer block, step by step');
   assert.equal(await page.locator('[role=tab][data-view=block]').getAttribute('aria-selected'), 'true');
@@ -38,7 +40,7 @@ test('the block view draws every stage with the live shapes; pre/post, rope and 
   const T = 6, D = 16, F = 32;
   const shape = Object.fromEntries(s.grids.filter(([n]) => n !== 'weights').map(([n, r, c]) => [n, [r, c]]));
   assert.deepEqual(shape, {
-    x: [T, D], norm1: [T, D], q: [T, 16], k: [T, 8], attnOut: [T, D], sum1: [T, D], norm2: [T, D],
+    xTokens: [T, D], xPositions: [T, D], x: [T, D], norm1: [T, D], q: [T, 16], k: [T, 8], attnOut: [T, D], sum1: [T, D], norm2: [T, D],
     ffnGate: [T, F], ffnUp: [T, F], ffnHidden: [T, F], ffnOut: [T, D], sum2: [T, D], finalOut: [T, D],
   });
   assert.deepEqual(s.grids.filter(([n]) => n === 'weights').map(([, r, c]) => [r, c]), Array(4).fill([T, T]));
@@ -86,9 +88,9 @@ test('the block view draws every stage with the live shapes; pre/post, rope and 
 });
 
 test('a bad value in a block link gets the banner, and the view still draws', async () => {
-  const { page, errors } = await openReused(browser, `${srv.url}#view=block&norm=batchnorm&ffn=relu&seq-len=5`);
+  const { page, errors } = await openReused(browser, `${srv.url}#view=block&block-norm=batchnorm&block-ffn=relu&seq-len=5`);
   await page.waitForSelector('.banner:not([hidden])');
-  assert.match(await page.locator('.banner').textContent(), /norm/);
+  assert.match(await page.locator('.banner').textContent(), /block norm: "batchnorm" is not one of/);
   await drawn(page, 'pre');
   const s = await shown(page);
   assert.deepEqual(s.grids.find(([n]) => n === 'x').slice(1), [5, 32]);
@@ -119,4 +121,80 @@ test('the block view opens on a varied sample: random tokens for the repeat task
   await typed.context.close();
   assert.deepEqual(errors, []);
   await context.close();
+});
+
+test('the default block has a norm and an FFN: every stage has a figure, and x shows its token and position parts; the training view\'s model is left as it was', async () => {
+  const { page, errors } = await openReused(browser, `${srv.url}#view=block`);
+  await drawn(page, 'pre');
+  const s = await shown(page);
+  assert.deepEqual(s.order, ['x', 'norm1', 'attention', 'add1', 'norm2', 'ffn', 'add2']);
+  assert.deepEqual(s.skipped, []);
+  for (const id of s.order) assert.ok(await page.locator(`.block-stage[data-stage=${id}] figure[data-matrix] svg`).count() > 0, `${id}: a figure`);
+  assert.match(await page.textContent('.block-stage[data-stage=norm1] h3'), /LayerNorm 1/);
+  assert.match(await page.textContent('.block-stage[data-stage=ffn] h3'), /FFN \(gelu\)/);
+  assert.match(page.url(), /[#&]block-norm=layernorm&block-ffn=gelu(&|$)/);
+  assert.match(page.url(), /[#&]norm=none(&|$)/);
+  assert.match(page.url(), /[#&]ffn=none(&|$)/);
+  // Input x: the token part, the position part, their sum; the sentence says why they are apart.
+  assert.deepEqual(s.grids.filter(([n]) => n.startsWith('x')).map(([n]) => n), ['xTokens', 'xPositions', 'x']);
+  assert.match(await page.textContent('.block-stage[data-stage=x] .stage-text'), /times larger here, so in x itself their stripes hide the tokens/);
+  // Under RoPE nothing is added to x: one grid.
+  await page.selectOption('.block-controls select[name=block-positions]', 'rope');
+  await page.waitForFunction(() => !document.querySelector('.block-stage[data-stage=x] figure[data-matrix=xTokens]') && document.querySelector('figure[data-figure=rope]'));
+  assert.deepEqual((await shown(page)).grids.filter(([n]) => n.startsWith('x')).map(([n]) => n), ['x']);
+  assert.deepEqual(errors, []);
+});
+
+test('previous and next walk the stages, from the keyboard too: the current stage is marked, scrolled to and its heading focused', async () => {
+  const { page, errors } = await openReused(browser, `${srv.url}#view=block`, { height: 700 });
+  await drawn(page, 'pre');
+  const prev = page.locator('.block-nav [data-action=block-prev]');
+  const next = page.locator('.block-nav [data-action=block-next]');
+  assert.equal(await prev.textContent(), '← Previous stage');
+  assert.equal(await next.textContent(), 'Next stage →');
+  assert.equal(await page.getAttribute('.block-nav', 'aria-label'), 'Stages of the block');
+  const label = () => page.textContent('.block-nav .block-stage-label');
+  const current = () => page.$$eval('.block-stage[aria-current=step]', (ss) => ss.map((x) => x.dataset.stage));
+  assert.equal(await label(), 'Stage 1 of 7: Input x');
+  assert.deepEqual(await current(), ['x']);
+  assert.equal(await prev.isDisabled(), true);
+  await next.click();
+  assert.equal(await label(), 'Stage 2 of 7: LayerNorm 1');
+  assert.deepEqual(await current(), ['norm1']);
+  assert.equal(await page.evaluate(() => document.activeElement.closest('.block-stage')?.dataset.stage), 'norm1');
+  // The keyboard: Tab from the Previous button reaches Next; Enter presses it.
+  await prev.focus();
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.action), 'block-next');
+  await page.keyboard.press('Enter');
+  assert.equal(await label(), 'Stage 3 of 7: Attention');
+  await page.waitForFunction(() => {
+    const r = document.querySelector('.block-stage[data-stage=attention]').getBoundingClientRect();
+    return r.top >= 0 && r.top < innerHeight / 2;
+  });
+  for (let k = 0; k < 6; ++k) if (!(await next.isDisabled())) await next.click();
+  assert.equal(await label(), 'Stage 7 of 7: Add (residual)');
+  assert.equal(await next.isDisabled(), true);
+  await prev.click();
+  assert.deepEqual(await current(), ['ffn']);
+  // A redraw (another setting) keeps the place.
+  await page.selectOption('.block-controls select[name=block-ffn]', 'relu');
+  await page.waitForFunction(() => /FFN \(relu\)/.test(document.querySelector('.block-stage[data-stage=ffn] h3').textContent));
+  assert.deepEqual(await current(), ['ffn']);
+  assert.deepEqual(errors, []);
+});
+
+test('on a phone (390 px) the default block fits the width, and a stage reached with Next lands below the sticky bar', async () => {
+  const { page, errors } = await openReused(browser, `${srv.url}#view=block`, { width: 390, height: 844 });
+  await drawn(page, 'pre');
+  await page.waitForSelector('.block-tiled[data-max-difference]');
+  assert.ok((await page.evaluate(() => document.documentElement.scrollWidth - innerWidth)) <= 0, 'no sideways scroll');
+  await page.click('.block-nav [data-action=block-next]');
+  await page.click('.block-nav [data-action=block-next]');
+  await page.waitForFunction(() => {
+    const bar = document.querySelector('.block-nav').getBoundingClientRect();
+    const h3 = document.querySelector('.block-stage[data-stage=attention] h3').getBoundingClientRect();
+    return h3.top >= bar.bottom && h3.top < innerHeight / 2;
+  });
+  assert.deepEqual(errors, []);
 });

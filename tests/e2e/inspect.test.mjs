@@ -51,6 +51,42 @@ function reference(page, config, steps, ids) {
   );
 }
 
+/** The circuits' canvases, once drawn: name, shape, and whether each lies within the panel's
+ * content box. */
+const circuitCanvases = async (page) => {
+  await page.waitForFunction(() => {
+    const cs = [...document.querySelectorAll('.inspect-circuits canvas')];
+    return cs.length === 2 && cs.every((c) => c.dataset.width);
+  });
+  return page.$$eval('.inspect-circuits canvas', (cs) => {
+    const panel = document.querySelector('.inspect-panel');
+    const p = panel.getBoundingClientRect();
+    const pad = parseFloat(getComputedStyle(panel).paddingRight) || 0;
+    return cs.map((c) => {
+      const r = c.getBoundingClientRect();
+      return { name: c.dataset.figure, rows: Number(c.dataset.rows), cols: Number(c.dataset.cols), fits: r.width > 100 && r.left >= p.left && r.right <= p.right - pad + 0.5 };
+    });
+  });
+};
+
+/** Points at cell (i, j) of a circuit's canvas (the heatmap's layout: a 26 px margin for the
+ * labels, then square cells across the rest, less 4 px) and returns the readout. */
+async function hoverCell(page, name, i, j) {
+  const canvas = page.locator(`.inspect-circuits canvas[data-figure=${name}][data-width]`);
+  await canvas.scrollIntoViewIfNeeded();
+  const box = await canvas.boundingBox();
+  const cols = Number(await canvas.getAttribute('data-cols'));
+  const cell = (box.width - 26 - 4) / cols;
+  await page.mouse.move(box.x + 26 + (j + 0.5) * cell, box.y + 26 + (i + 0.5) * cell);
+  return page.textContent('.inspect-circuits .cell-readout');
+}
+
+/** Opens "Show every number" under the circuits and waits for its two tables. */
+async function showNumbers(page) {
+  await page.click('.inspect-numbers summary');
+  await page.waitForSelector('.inspect-numbers table[data-figure=ov]');
+}
+
 /** The exact values (data-value) of a figure's cells, row-major. */
 const values = (page, figure) => page.$$eval(`.inspect-panel table[data-figure=${figure}] tbody td`, (tds) => tds.map((td) => Number(td.dataset.value)));
 const same = (shown, ref) => assert.deepEqual(shown.map((v) => (Number.isNaN(v) ? 'NaN' : v)), ref.map((v) => (Number.isNaN(v) ? 'NaN' : Math.fround(v))));
@@ -87,13 +123,30 @@ test('stepped and paused: the four figures show the core\'s numbers; a bad corru
   same(await values(page, 'resid'), ref.patching.resid);
   same(await values(page, 'heads'), ref.patching.heads);
   same(await page.$$eval('.inspect-bar', (bars) => bars.map((b) => Number(b.dataset.value))), ref.patching.headsAll);
-  // The circuits of the first head, then of the last one picked; every head's copying score.
+  // The circuits of the first head, then of the last one picked: two canvas heatmaps within the
+  // panel's width, the hovered cell's value read out; every number in tables on demand; every
+  // head's copying score.
+  const V = CONFIG.vocabSize;
+  assert.deepEqual(await circuitCanvases(page), [
+    { name: 'qk', rows: V, cols: V, fits: true },
+    { name: 'ov', rows: V, cols: V, fits: true },
+  ]);
+  assert.equal(await hoverCell(page, 'qk', 3, 5), `QK of layer 1 · head 1: query token 3 on key token 5: ${ref.qk[0][3 * V + 5].toFixed(3)}.`);
+  assert.equal(await hoverCell(page, 'ov', 7, 7), `OV of layer 1 · head 1: attending to token 7 adds ${ref.ov[0][7 * V + 7].toFixed(3)} to the logit of token 7.`);
+  assert.equal(await page.$('.inspect-panel table[data-figure=qk]'), null, 'the tables wait until asked for');
+  await showNumbers(page);
   same(await values(page, 'qk'), ref.qk[0]);
   same(await values(page, 'ov'), ref.ov[0]);
   same(await values(page, 'copying'), ref.copying);
   await page.selectOption('.inspect-circuits select', '3');
   await page.waitForFunction(() => document.querySelector('.inspect-circuits').dataset.head === '3');
+  await showNumbers(page);
   same(await values(page, 'ov'), ref.ov[3]);
+  // The keyboard reads the maps too: focus one, move with the arrow keys.
+  await page.focus('.inspect-circuits canvas[data-figure=qk]');
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowDown');
+  assert.equal(await page.textContent('.inspect-circuits .cell-readout'), `QK of layer 2 · head 2: query token 1 on key token 1: ${ref.qk[3][1 * V + 1].toFixed(3)}.`);
 
   assert.deepEqual(await audit(page), []);
   // The cell readout, from the keyboard.
@@ -116,6 +169,32 @@ test('stepped and paused: the four figures show the core\'s numbers; a bad corru
   assert.deepEqual(await values(page, 'resid'), before);
   assert.equal(await page.getAttribute('.inspect-panel', 'data-state'), 'done');
   assert.equal(await page.isVisible('.inspect-panel > .problem'), false);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('the circuits fit the panel: 64 × 64 on the default model in one screenful or two, on a phone too; the induction preset\'s within the panel\'s edge', async () => {
+  for (const width of [1280, 390]) {
+    const { page, context, errors } = await openReused(browser, `${srv.url}#panel=inspect`, { bypassCSP: true, width });
+    await waitReady(page);
+    await page.waitForFunction(() => document.querySelector('.inspect-panel').dataset.state === 'done');
+    const V = Number((await page.evaluate(() => location.hash)).match(/[#&]vocab-size=(\d+)/)[1]);
+    assert.equal(V, 64, 'the default vocabulary');
+    const shown = await circuitCanvases(page);
+    assert.deepEqual(shown.map((c) => [c.name, c.rows, c.cols, c.fits]), [['qk', V, V, true], ['ov', V, V, true]], `width ${width}`);
+    const tall = await page.$eval('.inspect-circuits', (f) => f.getBoundingClientRect().height);
+    assert.ok(tall < 2.5 * Math.min(width, 900) + 600, `width ${width}: the circuits figure is ${tall} px tall`);
+    assert.deepEqual(errors, []);
+    await context.close();
+  }
+  const { page, context, errors } = await openReused(browser, `${srv.url}#panel=inspect`, { bypassCSP: true });
+  await waitReady(page);
+  await page.click('a[data-preset=find-circuit]');
+  await page.waitForFunction(() => /[#&]task=induction(&|$)/.test(location.hash));
+  await waitReady(page);
+  await page.waitForFunction(() => document.querySelector('.inspect-panel').dataset.state === 'done' && document.querySelectorAll('.inspect-circuits canvas').length === 2);
+  const V = Number((await page.evaluate(() => location.hash)).match(/[#&]vocab-size=(\d+)/)[1]);
+  assert.deepEqual((await circuitCanvases(page)).map((c) => [c.name, c.rows, c.cols, c.fits]), [['qk', V, V, true], ['ov', V, V, true]]);
   assert.deepEqual(errors, []);
   await context.close();
 });

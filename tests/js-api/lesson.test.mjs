@@ -54,7 +54,7 @@ for (const variant of variants) {
         if (!c.positions) flags.push('--no-positions');
         if (c.causal) flags.push('--causal');
         const out = runCli(['demo', 'self-attention', ...flags]);
-        // The page lower-cases the words the same way (panels/lesson/handler.ts).
+        // The page lower-cases the words the same way (views/lesson/handler.ts).
         const tokens = c.sentence.split(' ').map((w) => w.toLowerCase());
         const inputs = core.lessonInputs({ tokens, dModel: 8, dk: c.dk, dv: c.dv, heads: c.heads, seed: c.seed });
         assert.equal(inputs.Wq.length, c.heads);

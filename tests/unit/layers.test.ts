@@ -2,7 +2,8 @@
 // and re-exports, as TypeScript's own scanner finds them, and the files an import.meta.glob
 // matches) goes to the same layer or a lower one, never up, and never across between the worker's
 // side and the page's. The order is declared once, below; `ls web/src` shows the same folders.
-// A panel's folder (web/src/panels/<name>/) holds files of several layers, each named by its role.
+// A panel's folder (web/src/panels/<name>/) holds files of several layers, each named by its role;
+// so does the folder of a view with requests of its own (web/src/views/<name>/).
 import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
@@ -34,6 +35,10 @@ const PAGE_SIDE = ['client', 'ui', 'element', 'main.ts'];
 const TOP_LEVEL_FILES = ['main.ts', 'style.css', 'vendor.d.ts'];
 /** The folder of panels, whose files each belong to the layer of their role. */
 const PANELS = 'panels';
+/** The folder of the views that have requests of their own (the lesson, the block): a folder each,
+ * whose request.ts and handler.ts have the roles of a panel's and whose other files are the view's
+ * page code (the ui layer). */
+const VIEWS = 'views';
 /**
  * The layer of each file of panels/, by its name: the registry (which panels exist) and each
  * panel's request.ts (its requests, declared once) are shared data, its handler.ts (what answers
@@ -45,13 +50,16 @@ const PANEL_ROLES: readonly [RegExp, string][] = [
   [/^panels\/[a-z0-9-]+\/request\.ts$/, 'model'],
   [/^panels\/(handlers|[a-z0-9-]+\/handler)\.ts$/, 'worker'],
   [/^panels\/(views|[a-z0-9-]+\/(model|view))\.ts$/, 'ui'],
+  [/^views\/[a-z0-9-]+\/request\.ts$/, 'model'],
+  [/^views\/[a-z0-9-]+\/handler\.ts$/, 'worker'],
+  [/^views\/[a-z0-9-]+\/[a-z0-9-]+\.ts$/, 'ui'],
 ];
 
 /** The unit of a path under web/src: its top folder, the file name at the top, or for a file of
- * panels/ the layer of its role ('' for a file of no role). */
+ * panels/ or views/ the layer of its role ('' for a file of no role). */
 function unitOf(rel: string): string {
   const top = rel.split('/')[0];
-  if (top !== PANELS) return top;
+  if (top !== PANELS && top !== VIEWS) return top;
   return PANEL_ROLES.find(([re]) => re.test(rel))?.[1] ?? '';
 }
 const rankOf = (unit: string): number => LAYERS.findIndex((l) => l.includes(unit));
@@ -87,7 +95,7 @@ export function layerViolations(files: ReadonlyMap<string, string>): string[] {
     const from = unitOf(rel);
     const rank = rankOf(from);
     if (from === '') {
-      out.push(`${rel}: a file of ${PANELS}/ in no role (registry.ts, <panel>/request.ts, handler.ts, model.ts or view.ts)`);
+      out.push(`${rel}: a file of ${rel.split('/')[0]}/ in no role (${rel.startsWith(VIEWS) ? '<view>/request.ts, handler.ts or its page files' : 'registry.ts, <panel>/request.ts, handler.ts, model.ts or view.ts'})`);
       continue;
     }
     if (rank < 0) {
@@ -133,11 +141,11 @@ describe('the layers of web/src', () => {
     const entries = fs.readdirSync(SRC, { withFileTypes: true });
     const folders = entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
     const files = entries.filter((e) => e.isFile()).map((e) => e.name).sort();
-    expect(folders).toEqual([...LAYERS.flat().filter((u) => !u.includes('.')), PANELS].sort());
+    expect(folders).toEqual([...LAYERS.flat().filter((u) => !u.includes('.')), PANELS, VIEWS].sort());
     expect(files).toEqual([...TOP_LEVEL_FILES].sort());
   });
 
-  test('the check finds what breaks the layering (an upward import, a peer import, the page importing the worker, a folder or a panel file in no layer)', () => {
+  test('the check finds what breaks the layering (an upward import, a peer import, the page importing the worker, a folder or a panel or view file in no layer)', () => {
     const tree = new Map([
       ['settings/settings.ts', "import { cleanMask } from '../ui/lesson-mask';\nimport type { Snapshot } from '../model/protocol';"],
       ['worker/session.ts', "export { Controller } from '../client/controller';"],
@@ -154,6 +162,11 @@ describe('the layers of web/src', () => {
       ['panels/p/model.ts', "import { PanelModel } from '../../ui/panel-model';\nimport { pRequest } from './request';\nimport { answer } from './handler';"],
       ['panels/p/view.ts', "import { PModel } from './model';\nimport type { Controller } from '../../client/controller';"],
       ['panels/p/extra.ts', ''],
+      ['views/v/request.ts', "import { defineRequest } from '../../model/protocol';"],
+      ['views/v/handler.ts', "import { handle } from '../../worker/context';\nimport { vRequest } from './request';\nimport { fig } from './figures';"],
+      ['views/v/view.ts', "import { vRequest } from './request';\nimport { fig } from './figures';\nimport { h } from '../../ui/dom';\nimport { answer } from './handler';"],
+      ['views/v/figures.ts', "import { matrixSvg } from '../../draw/matrix-svg';"],
+      ['views/loose.ts', ''],
     ]);
     expect(layerViolations(tree)).toEqual([
       'settings/settings.ts -> ../ui/lesson-mask: settings (layer 2) imports from ui, a higher layer (5)',
@@ -166,6 +179,9 @@ describe('the layers of web/src', () => {
       'panels/p/handler.ts -> ../../ui/dom: worker (layer 4) imports from ui, a higher layer (5)',
       "panels/p/model.ts -> ./handler: the page (ui) imports the worker's code (worker)",
       'panels/p/extra.ts: a file of panels/ in no role (registry.ts, <panel>/request.ts, handler.ts, model.ts or view.ts)',
+      'views/v/handler.ts -> ./figures: worker (layer 4) imports from ui, a higher layer (5)',
+      "views/v/view.ts -> ./handler: the page (ui) imports the worker's code (worker)",
+      'views/loose.ts: a file of views/ in no role (<view>/request.ts, handler.ts or its page files)',
     ]);
   });
 });

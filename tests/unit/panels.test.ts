@@ -1,7 +1,7 @@
 // The panel registry (web/src/panels/) against its folders and its docs: each line of the registry
-// is a folder with a view, each folder with a view is a line; every request a panel declares
-// (request.ts, defineRequest) has exactly one handler in the worker's table and the other way
-// round; and web/README.md's worker-protocol tables list exactly the requests of the code, each
+// is a folder with a view, each folder with a view is a line; every request a panel (or a view of
+// web/src/views/) declares (request.ts, defineRequest) has exactly one handler in the worker's
+// table and the other way round; and web/README.md's worker-protocol tables list exactly the requests of the code, each
 // with the reply, or the panel, input and output types it is declared with (read from the sources
 // by TypeScript's parser, so the tables cannot drift from the code).
 import fs from 'node:fs';
@@ -17,13 +17,20 @@ import { fallbackKind } from '../../web/src/worker/handlers';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const PANELS_DIR = path.join(ROOT, 'web/src/panels');
+/** The views with requests of their own (the lesson, the block): a folder each, as a panel's. */
+const VIEWS_DIR = path.join(ROOT, 'web/src/views');
 const README = path.join(ROOT, 'web/README.md');
 
+/** The folders of a directory and their files. */
+const foldersOf = (dir: string) =>
+  fs
+    .readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => ({ name: e.name, dir: path.join(dir, e.name), files: fs.readdirSync(path.join(dir, e.name)) }));
 /** The folders of web/src/panels and their files. */
-const folders = fs
-  .readdirSync(PANELS_DIR, { withFileTypes: true })
-  .filter((e) => e.isDirectory())
-  .map((e) => ({ name: e.name, files: fs.readdirSync(path.join(PANELS_DIR, e.name)) }));
+const folders = foldersOf(PANELS_DIR);
+/** The folders that declare requests: the panels' and the views'. */
+const requestFolders = [...folders, ...foldersOf(VIEWS_DIR)];
 
 /** A declared request as the source writes it: its name, its panel folder, its input and output types. */
 interface Declared {
@@ -33,12 +40,12 @@ interface Declared {
   output: string;
 }
 
-/** Every defineRequest<In, Out>('name', kind) call of the panels' request.ts files. */
+/** Every defineRequest<In, Out>('name', kind) call of the panels' and the views' request.ts files. */
 function declaredRequests(): Declared[] {
   const out: Declared[] = [];
-  for (const { name: panel, files } of folders) {
+  for (const { name: panel, dir, files } of requestFolders) {
     if (!files.includes('request.ts')) continue;
-    const file = path.join(PANELS_DIR, panel, 'request.ts');
+    const file = path.join(dir, 'request.ts');
     const source = ts.createSourceFile(file, fs.readFileSync(file, 'utf8'), ts.ScriptTarget.ES2022, true);
     const visit = (node: ts.Node): void => {
       if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'defineRequest') {
@@ -105,7 +112,10 @@ describe('the panel registry', () => {
     expect(new Set(declared.map((d) => d.name)).size, 'each name once').toBe(declared.length);
     expect([...PANEL_HANDLERS.keys()].sort()).toEqual(declared.map((d) => d.name).sort());
     // The handler answers the very declaration its panel exports (not a look-alike).
-    const modules = import.meta.glob<Record<string, unknown>>('../../web/src/panels/*/request.ts', { eager: true });
+    const modules = {
+      ...import.meta.glob<Record<string, unknown>>('../../web/src/panels/*/request.ts', { eager: true }),
+      ...import.meta.glob<Record<string, unknown>>('../../web/src/views/*/request.ts', { eager: true }),
+    };
     const defs = Object.values(modules).flatMap((m) => Object.values(m).filter((v): v is RequestDef<unknown, unknown> => typeof v === 'object' && v !== null && 'fallback' in v));
     for (const def of defs) expect(PANEL_HANDLERS.get(def.name)?.request, def.name).toBe(def);
   });

@@ -23,10 +23,10 @@ import { headScoresRequest } from '../../web/src/panels/circuits/request';
 import { exportWeightsRequest } from '../../web/src/panels/export/request';
 import { fillRequest } from '../../web/src/panels/fill/request';
 import { inspectRequest } from '../../web/src/panels/inspect/request';
-import { scalingDemoRequest, selfAttentionRequest, softmaxStepsRequest } from '../../web/src/panels/lesson/request';
+import { scalingDemoRequest, selfAttentionRequest, softmaxStepsRequest } from '../../web/src/views/lesson/request';
 import { comparisonEndRequest, comparisonLengthsRequest, comparisonStartRequest, comparisonStepRequest, lengthsRequest } from '../../web/src/panels/longer/request';
 import { predictionsRequest } from '../../web/src/panels/predictions/request';
-import { tiledAttentionRequest } from '../../web/src/panels/block/request';
+import { tiledAttentionRequest, transformerBlockRequest } from '../../web/src/views/block/request';
 import { acceptanceRequest, draftMakeRequest, exactnessRequest, speculativeGenerateRequest } from '../../web/src/panels/speculative/request';
 import { reach, reachBound } from '../../web/src/panels/receptive/model';
 import { receptiveRequest } from '../../web/src/panels/receptive/request';
@@ -521,6 +521,28 @@ describe('speculative decoding and the tiled step', () => {
     expect((await s.callFails(speculativeGenerateRequest, greedy)).kind).toBe('state');
     const ids = await s.callFails(draftMakeRequest, { kind: 'bigram' });
     expect([ids.kind, ids.message]).toEqual(['input', 'Speculative decoding needs the text task: this model was trained on token ids, not characters.']);
+  });
+
+  test('transformerBlock: x in its two parts under additive positions (the token rows, the same for the same id, plus the positions), none otherwise', async () => {
+    const s = open();
+    const b = await s.call(transformerBlockRequest, { config: config(), sample: SAMPLE });
+    expect(b.positions).toBe('sinusoidal');
+    const { xTokens: tok, xPositions: pos } = b;
+    expect([tok!.rows, tok!.cols, pos!.rows, pos!.cols]).toEqual([b.x.rows, b.x.cols, b.x.rows, b.x.cols]);
+    const D = b.x.cols;
+    let worst = 0;
+    for (let k = 0; k < b.x.data.length; ++k) worst = Math.max(worst, Math.abs(tok!.data[k] + pos!.data[k] - b.x.data[k]));
+    expect(worst).toBeLessThan(1e-6);
+    // SAMPLE repeats 3 at positions 0 and 7, 5 at 6 and 8: the same token row each time, and
+    // position 0's sinusoidal code is sin(0) = 0, cos(0) = 1 in turn.
+    const row = (m: { data: Float32Array }, i: number) => Array.from(m.data.subarray(i * D, (i + 1) * D));
+    expect(row(tok!, 7)).toEqual(row(tok!, 0));
+    expect(row(tok!, 8)).toEqual(row(tok!, 6));
+    expect(row(tok!, 1)).not.toEqual(row(tok!, 0));
+    row(pos!, 0).forEach((v, d) => expect(v).toBeCloseTo(d % 2 === 0 ? 0 : 1, 5));
+    // Positions that add nothing to x (RoPE) give no parts.
+    const rope = await s.call(transformerBlockRequest, { config: config({ positions: 'rope' }), sample: SAMPLE });
+    expect([rope.xTokens, rope.xPositions]).toEqual([null, null]);
   });
 
   test('tiledAttention: one head of the block tile by tile, equal to the plain softmax; a bad tile size is an input error', async () => {

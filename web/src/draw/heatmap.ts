@@ -1,11 +1,16 @@
 // Draws one attention matrix on a canvas: cells in viridis, masked cells grey and hatched (never
-// confused with weight 0), token labels on both axes, an optional focus outline. Only draws: the
-// caller owns interaction and uses the returned layout for hit-testing.
+// confused with weight 0), token labels on both axes, an optional focus outline; or a signed
+// matrix on the diverging ramp (draw/diverging.ts). Only draws: the caller owns interaction and
+// uses the returned layout for hit-testing.
 import { MASKED_FILL, MASKED_HATCH, VIRIDIS_LUT, lutIndex } from './colormap';
+import { divergingRgb } from './diverging';
 
-/** What to draw. values is (rows, cols) row-major, each in [0, 1]. */
+/** What to draw. values is (rows, cols) row-major, each in [0, 1] (signed: in [-1, 1]). */
 export interface HeatmapInput {
   values: Float32Array;
+  /** Signed values in [-1, 1] on the diverging ramp (blue below 0, white at 0, orange above)
+   * instead of viridis. */
+  signed?: boolean;
   rows: number;
   cols: number;
   /** Row (query) and column (key) labels. */
@@ -152,10 +157,17 @@ export function drawHeatmap(canvas: HTMLCanvasElement, cssWidth: number, input: 
   for (let i = 0; i < rows; ++i) {
     for (let j = 0; j < cols; ++j) {
       const o = (i * cols + j) * 4;
-      const k = lutIndex(values[i * cols + j]) * 3;
-      img.data[o] = VIRIDIS_LUT[k];
-      img.data[o + 1] = VIRIDIS_LUT[k + 1];
-      img.data[o + 2] = VIRIDIS_LUT[k + 2];
+      if (input.signed) {
+        const [r, gr, b] = divergingRgb(values[i * cols + j]);
+        img.data[o] = r;
+        img.data[o + 1] = gr;
+        img.data[o + 2] = b;
+      } else {
+        const k = lutIndex(values[i * cols + j]) * 3;
+        img.data[o] = VIRIDIS_LUT[k];
+        img.data[o + 1] = VIRIDIS_LUT[k + 1];
+        img.data[o + 2] = VIRIDIS_LUT[k + 2];
+      }
       img.data[o + 3] = 255;
     }
   }

@@ -62,6 +62,10 @@ export interface State extends Required<TrainerConfig> {
   scaleDk: number;
   logits: string;
   blendRow: number;
+  /** View 3's own norm and FFN: its block has them whatever the training view's model has (every
+   * other setting of its model is the training view's). */
+  blockNorm: Required<TrainerConfig>['norm'];
+  blockFfn: Required<TrainerConfig>['ffn'];
   /** Ablation panel: the mask, the 1/sqrt(dk) scaling, heads switched off and frozen heads
    * (comma lists of 1-based global head numbers l * H + h + 1, e.g. "1,3"). */
   mask: MaskMode;
@@ -244,6 +248,16 @@ export const SETTINGS: { readonly [K in keyof State]: Omit<Setting<K>, 'key'> } 
   blendRow: {
     group: 'lesson', core: null, hash: 'blend-row', attribute: null,
     label: 'blend row', type: 'int', default: 0, ...numeric([0, TEXT_LIMITS.sentenceTokens - 1], '1'),
+  },
+  // View 3's norm and FFN: by default a LayerNorm and a GELU FFN, so that each of its stages has
+  // a figure (the training view's default model has neither).
+  blockNorm: {
+    group: 'page', core: null, hash: 'block-norm', attribute: null,
+    label: 'block norm', type: 'enum', default: 'layernorm', ...oneOf(CONFIG_ROWS.norm.values!),
+  },
+  blockFfn: {
+    group: 'page', core: null, hash: 'block-ffn', attribute: null,
+    label: 'block FFN', type: 'enum', default: 'gelu', ...oneOf(CONFIG_ROWS.ffn.values!),
   },
   mask: {
     group: 'ablation', core: 'mask', hash: 'mask', attribute: null,

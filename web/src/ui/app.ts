@@ -4,9 +4,9 @@ import type { Assets } from '../client/assets';
 import { Controller, RequestError, WorkerClient } from '../client/controller';
 import type { Correction, State } from '../settings/settings';
 import type { Store } from '../settings/store';
-import { mountBlockView } from './block-view';
+import { mountBlockView } from '../views/block/view';
 import { h, uniqueId } from './dom';
-import { mountLessonView } from './lesson-view';
+import { mountLessonView } from '../views/lesson/view';
 import { Parts, type PartGroup } from './parts';
 import { mountTrainView } from './train-view';
 

@@ -4,7 +4,8 @@
 // scores; an output cell (i, j) from row i of the weights and column j of V. The tables are found
 // by their data-matrix names, among the tables of the same head (data-head) when there are
 // several, so the module works whatever lays the stages out. Each linked table is one tab stop:
-// the arrow keys, Home and End move between its cells (a roving tabindex).
+// the arrow keys, Home and End move between its cells (a roving tabindex; cellAfterKey, the moves
+// over any grid, also serves the canvas heatmaps).
 
 /** A row or column of another table. */
 export interface Link {
@@ -50,22 +51,26 @@ function linkedTableOf(el: EventTarget | null): { table: HTMLTableElement; td: H
  * arrow keys move between (here, and the "Look inside" panel's). */
 export { cellsOf, positionOf };
 
+/** The cell a key moves to from (i, j) in a rows x cols grid (the arrows, Home and End, clamped to
+ * the grid); null for any other key. */
+export function cellAfterKey(key: string, [i, j]: readonly [number, number], rows: number, cols: number): [number, number] | null {
+  switch (key) {
+    case 'ArrowUp': return [Math.max(0, i - 1), j];
+    case 'ArrowDown': return [Math.min(rows - 1, i + 1), j];
+    case 'ArrowLeft': return [i, Math.max(0, j - 1)];
+    case 'ArrowRight': return [i, Math.min(cols - 1, j + 1)];
+    case 'Home': return [i, 0];
+    case 'End': return [i, cols - 1];
+    default: return null;
+  }
+}
+
 /** Moves the focus from td to the cell the key names (arrows, Home, End); other keys do nothing. */
 export function moveCellFocus(e: KeyboardEvent, cells: HTMLTableCellElement[][], td: HTMLTableCellElement): void {
-  let [i, j] = positionOf(td);
-  const rows = cells.length;
-  const cols = cells[0].length;
-  switch (e.key) {
-    case 'ArrowUp': i = Math.max(0, i - 1); break;
-    case 'ArrowDown': i = Math.min(rows - 1, i + 1); break;
-    case 'ArrowLeft': j = Math.max(0, j - 1); break;
-    case 'ArrowRight': j = Math.min(cols - 1, j + 1); break;
-    case 'Home': j = 0; break;
-    case 'End': j = cols - 1; break;
-    default: return;
-  }
+  const to = cellAfterKey(e.key, positionOf(td), cells.length, cells[0].length);
+  if (!to) return;
   e.preventDefault();
-  cells[i][j].focus();
+  cells[to[0]][to[1]].focus();
 }
 
 /** Gives every linked table under root one tab stop (its first cell, or the cell focused last). */

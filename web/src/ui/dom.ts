@@ -29,3 +29,16 @@ let uid = 0;
 export function uniqueId(prefix: string): string {
   return `${prefix}-${++uid}`;
 }
+
+/** The sticky stage bar covers the top of whatever scrolls under it: its height, kept in the
+ * view's --stage-nav-h, is the scroll margin of the stages (style.css), so a stage scrolled into
+ * view, or a cell focused, lands below the bar. */
+export function keepClearOfStageBar(stagesEl: HTMLElement, nav: HTMLElement): ResizeObserver | null {
+  const view = stagesEl.parentElement;
+  if (!view || typeof ResizeObserver === 'undefined') return null;
+  const set = () => view.style.setProperty('--stage-nav-h', `${Math.ceil(nav.getBoundingClientRect().height)}px`);
+  const ro = new ResizeObserver(set);
+  ro.observe(nav);
+  set();
+  return ro;
+}

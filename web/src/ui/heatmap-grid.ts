@@ -11,6 +11,7 @@ import { averageLabel, headLabel, kvGroupLabel, layerWeights } from '../model/la
 import type { MaskMode, Snapshot } from '../model/protocol';
 import type { State } from '../settings/settings';
 import type { Store } from '../settings/store';
+import { cellAfterKey } from './cell-links';
 import { h } from './dom';
 import type { Parts } from './parts';
 import { mountSampleField } from './sample-field';
@@ -181,16 +182,10 @@ export function mountHeatmapGrid(store: Store, ctl: Controller, opts: { reducedM
     canvas.addEventListener('keydown', (ev) => {
       const T = ctl.snapshot?.T ?? 0;
       if (!focus || focus.fig !== fig || T === 0) return;
-      const moves: Record<string, [number, number]> = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
-      let { row, col } = focus;
-      if (ev.key in moves) {
-        row += moves[ev.key][0];
-        col += moves[ev.key][1];
-      } else if (ev.key === 'Home') col = 0;
-      else if (ev.key === 'End') col = T - 1;
-      else return;
+      const to = cellAfterKey(ev.key, [focus.row, focus.col], T, T);
+      if (!to) return;
       ev.preventDefault();
-      focus = { fig, row: Math.max(0, Math.min(T - 1, row)), col: Math.max(0, Math.min(T - 1, col)) };
+      focus = { fig, row: to[0], col: to[1] };
       showCell();
       liveCell.textContent = describe(fig, focus.row, focus.col);
       opts.request();

@@ -3,11 +3,14 @@
 // attribution, the activation patching against a corrupted input the learner can edit, and the QK
 // and OV circuits of a head with every head's copying score; then the lesson's questions. Every
 // number is the core's; model.ts holds the logic, this file draws (tables from
-// draw/matrix-table, the cell readout and arrow keys of the other tables).
+// draw/matrix-table, the cell readout and arrow keys of the other tables; the circuits, vocab x
+// vocab, as canvas heatmaps with their numbers on demand, ui/canvas-heatmap.ts).
 import type { Controller } from '../../client/controller';
+import { symmetricScale } from '../../draw/diverging';
 import { matrixTable } from '../../draw/matrix-table';
 import { num } from '../../model/format';
 import type { Matrix } from '../../model/protocol';
+import { canvasHeatmap, type CanvasHeatmap } from '../../ui/canvas-heatmap';
 import { cellsOf, moveCellFocus, positionOf } from '../../ui/cell-links';
 import { checkYourself } from '../../ui/check-yourself';
 import { h, scrollBox, uniqueId } from '../../ui/dom';
@@ -142,8 +145,8 @@ export function mount(slot: HTMLElement, ctl: Controller, opts: PanelOptions): (
   const circFig = figure(
     'circuits',
     'QK and OV circuits: what a head reads and what it writes',
-    'Read from the weights alone, token to token. QK row i, column j: how strongly a query of token i scores a key of token j. ' +
-      'OV row i: what the head adds to each next-token logit when it attends to token i; a bright diagonal means it copies the token it looks at, and the copying score (the share of OV\'s eigenvalues that are positive) is then near 1.',
+    'Read from the weights alone, token to token, as two maps of vocab × vocab cells. QK row i, column j: how strongly a query of token i scores a key of token j, so an orange cell is a key that token i looks for. ' +
+      'OV row i: what the head adds to each next-token logit when it attends to token i; an orange diagonal means it copies the token it looks at, and the copying score (the share of OV\'s eigenvalues that are positive) is then near 1.',
     h('div', { class: 'fields' }, h('div', { class: 'field' }, h('label', { for: headId, text: 'head' }), headPick)),
     circBody,
     circReadout,
@@ -171,6 +174,7 @@ export function mount(slot: HTMLElement, ctl: Controller, opts: PanelOptions): (
 
   let last: InspectReport | null = null;
   let head = 0;
+  let circuitMaps: CanvasHeatmap[] = [];
 
   function renderLens(r: InspectReport): void {
     const lens = r.inspection.lens;
@@ -275,11 +279,34 @@ export function mount(slot: HTMLElement, ctl: Controller, opts: PanelOptions): (
     const tokens = Array.from({ length: V }, (_, t) => String(t));
     const copying = column(Float32Array.from(circuits, (x) => x.copying));
     circFig.dataset.head = String(head);
+    const describeQk = (i: number, j: number) => `QK of ${heads[head]}: query token ${i} on key token ${j}: ${val(c.qk.data[i * V + j])}.`;
+    const describeOv = (i: number, j: number) => `OV of ${heads[head]}: attending to token ${i} adds ${val(c.ov.data[i * V + j])} to the logit of token ${j}.`;
+    for (const m of circuitMaps) m.destroy();
+    circuitMaps = [
+      canvasHeatmap({ name: 'qk', label: `QK circuit of ${heads[head]}: ${V} query tokens down, ${V} key tokens across`, m: c.qk, rowLabels: tokens, colLabels: tokens, readout: circReadout, describe: describeQk }),
+      canvasHeatmap({ name: 'ov', label: `OV circuit of ${heads[head]}: ${V} tokens attended to down, the logit of each token across`, m: c.ov, rowLabels: tokens, colLabels: tokens, readout: circReadout, describe: describeOv }),
+    ];
+    // Every number, on demand: the same matrices as tables, built when the learner opens them.
+    const numbers = h('details', { class: 'inspect-numbers' }, h('summary', { text: `Show every number (two tables of ${V} × ${V})` }));
+    numbers.addEventListener('toggle', () => {
+      if (!numbers.open || numbers.querySelector('table')) return;
+      numbers.append(
+        figureTable('qk', c.qk, tokens, tokens, `QK circuit of ${heads[head]}`, 'signed', circReadout, describeQk),
+        figureTable('ov', c.ov, tokens, tokens, `OV circuit of ${heads[head]}`, 'signed', circReadout, describeOv),
+      );
+    });
+    // Side by side where the panel is wide enough, one under the other on a phone; the readout
+    // right under both.
     circBody.replaceChildren(
-      h('h4', { text: `QK of ${heads[head]} (rows: query token, columns: key token)` }),
-      figureTable('qk', c.qk, tokens, tokens, `QK circuit of ${heads[head]}`, 'signed', circReadout, (i, j) => `QK of ${heads[head]}: query token ${i} on key token ${j}: ${val(c.qk.data[i * V + j])}.`),
-      h('h4', { text: `OV of ${heads[head]} (rows: token attended to, columns: logit of token)` }),
-      figureTable('ov', c.ov, tokens, tokens, `OV circuit of ${heads[head]}`, 'signed', circReadout, (i, j) => `OV of ${heads[head]}: attending to token ${i} adds ${val(c.ov.data[i * V + j])} to the logit of token ${j}.`),
+      h(
+        'div',
+        { class: 'circuit-maps' },
+        h('div', { class: 'circuit-map' }, h('h4', { text: `QK of ${heads[head]} (rows: query token, columns: key token)` }), circuitMaps[0].element),
+        h('div', { class: 'circuit-map' }, h('h4', { text: `OV of ${heads[head]} (rows: token attended to, columns: logit of token)` }), circuitMaps[1].element),
+      ),
+      circReadout,
+      h('p', { class: 'hint', text: `Blue is negative, orange positive, white near 0; each map is scaled to its own largest |value| (QK ${val(symmetricScale(c.qk.data))}, OV ${val(symmetricScale(c.ov.data))}). Point at a cell, or focus a map and use the arrow keys, to read its number.` }),
+      numbers,
       h('h4', { text: 'Copying score per head' }),
       figureTable('copying', copying, heads, ['copying'], 'Copying score of each head', 'weights', circReadout, (i) => `${heads[i]}: copying score ${val(copying.data[i])}.`),
     );
@@ -330,5 +357,5 @@ export function mount(slot: HTMLElement, ctl: Controller, opts: PanelOptions): (
     if (last) renderCircuits(last);
   });
 
-  return mountModel(panel, model);
+  return mountModel(panel, model, () => circuitMaps.forEach((m) => m.destroy()));
 }

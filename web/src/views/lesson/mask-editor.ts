@@ -1,8 +1,8 @@
 // The mask you can draw (view 2): a T x T grid of toggle buttons, one per (query, key) cell.
 // A click, or Enter/Space on a focused cell, flips it; the new mask goes to the store as drawn
 // rows (settings/lesson-mask.ts). Arrow keys move between cells.
-import { h, scrollBox } from './dom';
-import { maskValue, type MaskPreset } from '../settings/lesson-mask';
+import { h, scrollBox } from '../../ui/dom';
+import { maskValue, type MaskPreset } from '../../settings/lesson-mask';
 
 /** What the editor shows and whom it tells. */
 export interface MaskEditorOptions {

@@ -2,19 +2,19 @@
 // the inputs from the seed (embeddings, every head's Wq, Wk, Wv, and Wo) and computes every stage;
 // this module only lays them out. Tables carry data-matrix (the matrix's name) and data-head (its
 // head, from 0); each stage's section carries data-stage.
-import type { Controller } from '../client/controller';
-import { matrixTable } from '../draw/matrix-table';
-import { cell } from '../model/format';
-import type { Matrix } from '../model/protocol';
-import { selfAttentionRequest, type SelfAttentionStages } from '../panels/lesson/request';
-import { checkField, LIMITS, tokenize, type State } from '../settings/settings';
-import type { Store } from '../settings/store';
-import { checkYourself, LESSON_QUESTIONS } from './check-yourself';
-import { h, scrollBox, uniqueId } from './dom';
-import { maskEditor } from './lesson-mask-editor';
-import { fullyMaskedRows, MASK_PRESETS, maskCells, presetOf } from '../settings/lesson-mask';
-import { mountLessonPanels } from './lesson-panels';
-import type { Parts } from './parts';
+import type { Controller } from '../../client/controller';
+import { matrixTable } from '../../draw/matrix-table';
+import { cell } from '../../model/format';
+import type { Matrix } from '../../model/protocol';
+import { selfAttentionRequest, type SelfAttentionStages } from './request';
+import { checkField, LIMITS, tokenize, type State } from '../../settings/settings';
+import type { Store } from '../../settings/store';
+import { checkYourself, LESSON_QUESTIONS } from '../../ui/check-yourself';
+import { h, scrollBox, uniqueId } from '../../ui/dom';
+import { maskEditor } from './mask-editor';
+import { fullyMaskedRows, MASK_PRESETS, maskCells, presetOf } from '../../settings/lesson-mask';
+import { mountLessonPanels } from './panels';
+import type { Parts } from '../../ui/parts';
 
 /** Width of the seeded embeddings in this view. */
 export const LESSON_D_MODEL = 8;

@@ -1,5 +1,5 @@
-// The requests of view 2 ("Self-attention from scratch"), whose panels are in ui/lesson-view.ts and
-// ui/lesson-panels.ts: every stage of H heads from the core's inputs, the sqrt(dk) panel's demo and
+// The requests of view 2 ("Self-attention from scratch"), whose page code is view.ts and panels.ts
+// here: every stage of H heads from the core's inputs, the sqrt(dk) panel's demo and
 // the stability panel's two softmaxes. None needs a Trainer.
 import type { SelfAttentionStages as CoreStages, ScalingDemo, SoftmaxSteps } from '../../core/attention-core';
 import { defineRequest, type Matrix } from '../../model/protocol';

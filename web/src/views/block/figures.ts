@@ -1,9 +1,9 @@
 // View 3's two position figures: the RoPE rotation of one q/k pair at every position, and the
 // ALiBi bias as one small matrix per head. Every number drawn is the core's (transformerBlock).
-import { matrixSvg } from '../draw/matrix-svg';
-import { cell } from '../model/format';
-import type { BlockStages } from '../panels/block/request';
-import { h } from './dom';
+import { matrixSvg } from '../../draw/matrix-svg';
+import { cell } from '../../model/format';
+import type { BlockStages } from './request';
+import { h } from '../../ui/dom';
 
 const NS = 'http://www.w3.org/2000/svg';
 

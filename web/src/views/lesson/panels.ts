@@ -3,16 +3,16 @@
 // of the value rows (in "output"). The numbers of the first two come from the core (scalingDemo,
 // softmaxSteps); the blend multiplies the core's weights and V and sets the products beside the
 // core's output row. Also installs the cell links and the colour legend of the stage tables.
-import type { Controller } from '../client/controller';
-import { matrixTable } from '../draw/matrix-table';
-import { cell, wide } from '../model/format';
-import { parseLogits } from '../settings/logits';
-import type { Matrix } from '../model/protocol';
-import { scalingDemoRequest, softmaxStepsRequest, type ScalingDemo, type SoftmaxComparison, type SoftmaxSteps } from '../panels/lesson/request';
-import { checkField, LIMITS, type State } from '../settings/settings';
-import type { Store } from '../settings/store';
-import { linkCells, markLinkable } from './cell-links';
-import { h, scrollBox, uniqueId } from './dom';
+import type { Controller } from '../../client/controller';
+import { matrixTable } from '../../draw/matrix-table';
+import { cell, wide } from '../../model/format';
+import { parseLogits } from '../../settings/logits';
+import type { Matrix } from '../../model/protocol';
+import { scalingDemoRequest, softmaxStepsRequest, type ScalingDemo, type SoftmaxComparison, type SoftmaxSteps } from './request';
+import { checkField, LIMITS, type State } from '../../settings/settings';
+import type { Store } from '../../settings/store';
+import { linkCells, markLinkable } from '../../ui/cell-links';
+import { h, keepClearOfStageBar, scrollBox, uniqueId } from '../../ui/dom';
 
 /** Keys in the √dk panel's row. */
 export const SCALING_KEYS = 8;
@@ -300,17 +300,4 @@ export function mountLessonPanels(store: Store, ctl: Controller): LessonPanels {
       for (const f of cleanups) f();
     },
   };
-}
-
-/** The sticky stage bar covers the top of whatever scrolls under it: its height, kept in the
- * view's --stage-nav-h, is the scroll margin of the stages (style.css), so a stage scrolled into
- * view, or a cell focused, lands below the bar. */
-function keepClearOfStageBar(stagesEl: HTMLElement, nav: HTMLElement): ResizeObserver | null {
-  const view = stagesEl.parentElement;
-  if (!view || typeof ResizeObserver === 'undefined') return null;
-  const set = () => view.style.setProperty('--stage-nav-h', `${Math.ceil(nav.getBoundingClientRect().height)}px`);
-  const ro = new ResizeObserver(set);
-  ro.observe(nav);
-  set();
-  return ro;
 }

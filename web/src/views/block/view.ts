@@ -5,19 +5,19 @@
 // -> norm -> FFN -> add -> norm (post-norm). The core computes every stage in the worker
 // (transformerBlock); this module only lays them out. Each stage's section carries data-stage,
 // each grid data-matrix (its name) and data-rows/data-cols (its shape).
-import type { Controller } from '../client/controller';
-import { matrixSvg } from '../draw/matrix-svg';
-import type { Matrix, SampleSpec } from '../model/protocol';
-import { tiledAttentionRequest, transformerBlockRequest, type BlockStages, type TiledStep } from '../panels/block/request';
-import { matrixTable } from '../draw/matrix-table';
-import { count, sci } from '../model/format';
-import { checkField, CONFIG_KEYS, keysOf, type Correction, type State } from '../settings/settings';
-import { fixConsistency, generatedSample, sampleSpec, trainerConfig } from '../settings/state';
-import type { Store } from '../settings/store';
-import { alibiFigure, ropeFigure } from './block-panels';
-import { h, uniqueId } from './dom';
-import type { Parts } from './parts';
-import { CONTROLS } from './train-controls';
+import type { Controller } from '../../client/controller';
+import { matrixSvg } from '../../draw/matrix-svg';
+import type { Matrix, SampleSpec } from '../../model/protocol';
+import { tiledAttentionRequest, transformerBlockRequest, type BlockStages, type TiledStep } from './request';
+import { matrixTable } from '../../draw/matrix-table';
+import { count, sci } from '../../model/format';
+import { checkField, CONFIG_KEYS, keysOf, settingOf, type Correction, type State } from '../../settings/settings';
+import { fixConsistency, generatedSample, sampleSpec, trainerConfig } from '../../settings/state';
+import type { Store } from '../../settings/store';
+import { alibiFigure, ropeFigure } from './figures';
+import { h, keepClearOfStageBar, scrollBox, uniqueId } from '../../ui/dom';
+import type { Parts } from '../../ui/parts';
+import { CONTROLS } from '../../ui/train-controls';
 
 /** The stages of each placement, in order. */
 export const BLOCK_STAGES = {
@@ -26,8 +26,14 @@ export const BLOCK_STAGES = {
 } as const;
 type StageId = (typeof BLOCK_STAGES)['pre'][number];
 
-/** The settings the view's controls set (the model's own keys, shared with the training view). */
-const BLOCK_CONTROL_KEYS = ['nHeads', 'kvHeads', 'positions', 'norm', 'ffn', 'seed'] as const satisfies readonly (keyof State)[];
+/** The settings the view's controls set: the model's own keys, shared with the training view,
+ * and the view's own norm and FFN (blockNorm, blockFfn). */
+const BLOCK_CONTROL_KEYS = ['nHeads', 'kvHeads', 'positions', 'blockNorm', 'blockFfn', 'seed'] as const satisfies readonly (keyof State)[];
+
+/** The block's model: the training view's config with view 3's own norm and FFN. */
+export function blockConfig(s: Readonly<State>): ReturnType<typeof trainerConfig> {
+  return { ...trainerConfig(s), norm: s.blockNorm, ffn: s.blockFfn };
+}
 
 /** The sample the block runs on: the training view's, except that the repeat task's own draw (one
  * token repeated, so the rows would differ only by their positions) gives way to random tokens of
@@ -81,16 +87,20 @@ export function mountBlockView(root: HTMLElement, store: Store, ctl: Controller,
     placeMsg,
   );
   const fields = BLOCK_CONTROL_KEYS.map((key) => {
-    const c = CONTROLS.find((x) => x.key === key)!;
-    // Named block-<key>: the training view's control of the same setting is named <key>.
-    const id = uniqueId(`block-${key}`);
+    // The view's own keys have no control in the training view: their row of the key table says it.
+    const row = settingOf(key);
+    const c = CONTROLS.find((x) => x.key === key) ?? { label: row.label, options: row.values ?? undefined, min: undefined, max: undefined, step: undefined };
+    // Named block-<key> (the training view's control of the same setting is named <key>); the
+    // view's own keys by their hash key, block-norm and block-ffn.
+    const name = row.hash.startsWith('block-') ? row.hash : `block-${key}`;
+    const id = uniqueId(name);
     const msg = h('p', { class: 'field-msg', id: `${id}-msg`, role: 'status' });
     messages.set(key, msg);
     let input: HTMLInputElement | HTMLSelectElement;
     if (c.options) {
-      input = h('select', { id, name: `block-${key}`, 'aria-describedby': `${id}-msg` }, ...c.options.map((o) => h('option', { value: o, text: o })));
+      input = h('select', { id, name, 'aria-describedby': `${id}-msg` }, ...c.options.map((o) => h('option', { value: o, text: o })));
     } else {
-      input = h('input', { id, name: `block-${key}`, type: 'number', min: c.min, max: c.max, step: c.step, 'aria-describedby': `${id}-msg` });
+      input = h('input', { id, name, type: 'number', min: c.min, max: c.max, step: c.step, 'aria-describedby': `${id}-msg` });
     }
     input.addEventListener('change', () => onControl(key, input.value));
     inputs.set(key, input);
@@ -107,14 +117,43 @@ export function mountBlockView(root: HTMLElement, store: Store, ctl: Controller,
     h('div', { class: 'fields' }, placeField, ...fields, pairField),
     h('p', {
       class: 'hint',
-      text: 'One block of the model the training view builds (its d_model, seq_len and the rest are the same settings), with the weights it starts from for this seed, run on the training view\'s sample (on the repeat task, whose sample is one token repeated, on random tokens instead). Changing a value here changes that model too. Every number is computed by the wasm core.',
+      text: 'One block of the model the training view builds (its d_model, seq_len and the rest are the same settings), with the weights it starts from for this seed, run on the training view\'s sample (on the repeat task, whose sample is one token repeated, on random tokens instead). Changing heads, K/V heads, positions, the seed or the norm position here changes that model too; block norm and block FFN are this view\'s own (a LayerNorm and a GELU FFN unless you pick others), so the block has every stage even when the training view\'s model has no norm or FFN. Every number is computed by the wasm core.',
     }),
   );
   form.addEventListener('submit', (e) => e.preventDefault());
   const problem = h('p', { class: 'problem', role: 'alert', hidden: true });
   const stagesEl = h('div', { class: 'stages block-stages' });
   const tiled = tiledStep();
-  root.append(parts.place(form, 'block-controls'), problem, stagesEl, tiled.section);
+
+  // Previous / next over the stages: the current stage is outlined, scrolled to and its heading
+  // focused, so the keyboard and a screen reader follow it; every stage stays on the page.
+  const prevBtn = h('button', { type: 'button', 'data-action': 'block-prev' }, h('span', { 'aria-hidden': 'true', text: '← ' }), 'Previous stage');
+  const nextBtn = h('button', { type: 'button', class: 'primary', 'data-action': 'block-next' }, 'Next stage', h('span', { 'aria-hidden': 'true', text: ' →' }));
+  // Styled as view 2's stage bar, under names of its own (view 2's tests and parts find theirs).
+  const stageLabel = h('p', { class: 'block-stage-label', 'aria-live': 'polite' });
+  const stageNav = h('nav', { class: 'block-nav', 'aria-label': 'Stages of the block' }, prevBtn, stageLabel, nextBtn);
+  let current = 0;
+  /** Marks stage i as the current one; with move, scrolls to it and focuses its heading. */
+  function goTo(i: number, move: boolean): void {
+    const sections = [...stagesEl.querySelectorAll<HTMLElement>('.block-stage')];
+    if (sections.length === 0) return;
+    current = Math.max(0, Math.min(sections.length - 1, i));
+    sections.forEach((sec, k) => (k === current ? sec.setAttribute('aria-current', 'step') : sec.removeAttribute('aria-current')));
+    const sec = sections[current];
+    stagesEl.dataset.current = sec.dataset.stage;
+    stageLabel.textContent = `Stage ${current + 1} of ${sections.length}: ${sec.querySelector('h3')!.textContent!.replace(/^\d+\. /, '')}`;
+    prevBtn.disabled = current === 0;
+    nextBtn.disabled = current === sections.length - 1;
+    if (!move) return;
+    const reduce = matchMedia('(prefers-reduced-motion: reduce)').matches;
+    sec.scrollIntoView({ behavior: reduce ? 'auto' : 'smooth', block: 'start' });
+    sec.querySelector<HTMLElement>('h3')!.focus({ preventScroll: true });
+  }
+  prevBtn.addEventListener('click', () => goTo(current - 1, true));
+  nextBtn.addEventListener('click', () => goTo(current + 1, true));
+  root.append(parts.place(form, 'block-controls'), stageNav, problem, stagesEl, tiled.section);
+  const barObserver = keepClearOfStageBar(stagesEl, stageNav);
+  cleanups.push(() => barObserver?.disconnect());
 
   function sync(s: Readonly<State>): void {
     for (const r of radios) r.checked = r.value === s.normPosition;
@@ -132,7 +171,7 @@ export function mountBlockView(root: HTMLElement, store: Store, ctl: Controller,
     const mine = ++request;
     try {
       const s = store.state;
-      const r = await ctl.call(transformerBlockRequest, { config: trainerConfig(s), sample: blockSample(s), ropePair: Number(pairSelect.value || 0) });
+      const r = await ctl.call(transformerBlockRequest, { config: blockConfig(s), sample: blockSample(s), ropePair: Number(pairSelect.value || 0) });
       if (mine !== request) return;
       problem.hidden = true;
       render(r);
@@ -170,7 +209,7 @@ export function mountBlockView(root: HTMLElement, store: Store, ctl: Controller,
     const normStage = (which: 1 | 2, input: string, m: Matrix | null, text: string): HTMLElement =>
       m
         ? section(`norm${which}`, `${normName} ${which}`, `norm${which}(${input}) = ${normFormula}`, shapeTD, text, grid(`norm${which}`, m))
-        : section(`norm${which}`, `Norm ${which}: none`, `${input} passes through`, shapeTD, r.norm === 'none' ? 'With norm set to none there is no norm here: the next step reads the stream as it is. Pick layernorm or rmsnorm to see each row rescaled.' : 'Without an FFN there is no second sublayer, and so no second norm.', null, true);
+        : section(`norm${which}`, `Norm ${which}: none`, `${input} passes through`, shapeTD, r.norm === 'none' ? 'With block norm set to none there is no norm here: the next step reads the stream as it is. Pick layernorm or rmsnorm to see each row rescaled.' : 'Without an FFN there is no second sublayer, and so no second norm.', null, true);
 
     const sections: HTMLElement[] = [];
     const section = (id: StageId, title: string, formula: string, shape: string, text: string, body: Node | null, skipped = false): HTMLElement =>
@@ -192,15 +231,31 @@ export function mountBlockView(root: HTMLElement, store: Store, ctl: Controller,
     };
     const stage = (id: StageId): HTMLElement => {
       switch (id) {
-        case 'x':
+        case 'x': {
+          const same = new Set(tokens).size === 1 && T > 1 ? ' Every token of this sample is the same id, so rows can differ only through positions: type other ids in the training view\'s sample box to see more.' : '';
+          const start = `One row per token of the sample (ids ${tokens.join(' ')}), d_model numbers each: the residual stream as it enters the block. Blue is negative, orange positive, white near 0; every grid is scaled to its own largest value.`;
+          if (!r.xTokens || !r.xPositions) return section('x', 'Input x', posText[r.positions], shapeTD, `${start}${same}`, grid('x', r.x));
+          const largest = (m: Matrix) => m.data.reduce((a, v) => Math.max(a, Math.abs(v)), 0);
+          // A repeated id, to point at: its rows of the token part are the same.
+          const again = tokens.findIndex((t, i) => tokens.indexOf(t) < i);
+          const example = again > 0 ? ` (here id ${tokens[again]} at positions ${tokens.indexOf(tokens[again])} and ${again})` : '';
+          const ratio = largest(r.xPositions) / Math.max(largest(r.xTokens), 1e-30);
           return section(
             'x',
             'Input x',
             posText[r.positions],
             shapeTD,
-            `One row per token of the sample (ids ${tokens.join(' ')}), d_model numbers each: the residual stream as it enters the block. Blue is negative, orange positive, white near 0; every grid is scaled to its own largest value.${new Set(tokens).size === 1 && T > 1 ? ' Every token of this sample is the same id, so rows can differ only through positions: type other ids in the training view\'s sample box to see more.' : ''}`,
-            grid('x', r.x),
+            `${start} x is drawn in its two parts first: the token embedding's rows, where the same id always gives the same row${example} and different ids different rows, and what the positions add, the same for every sample. ` +
+              `${ratio >= 3 ? `The positions' numbers are about ${Math.round(ratio)} times larger here, so in x itself their stripes hide the tokens; each part on its own scale shows both.` : 'Both parts are of a similar size here, so x shows them together.'}${same}`,
+            h(
+              'div',
+              { class: 'matrix-row' },
+              grid('xTokens', r.xTokens, { title: 'token_emb[ids]' }),
+              grid('xPositions', r.xPositions, { title: r.positions === 'sinusoidal' ? 'P (positions)' : 'pos_emb[0..T)' }),
+              grid('x', r.x, { title: 'x (their sum)' }),
+            ),
           );
+        }
         case 'norm1':
           return pre
             ? normStage(1, 'x', r.norm1, `Pre-norm rescales each row of x before attention reads it, so attention always sees rows of the same size. The stream itself, x, is left as it is and goes round the sublayer to the add.`)
@@ -233,7 +288,7 @@ export function mountBlockView(root: HTMLElement, store: Store, ctl: Controller,
             : normStage(2, 'h + ffn(h)', r.norm2, 'The second post-norm rescales the stream after the FFN\'s add: this is what the next block (or lm_head) receives.');
         case 'ffn': {
           const input = pre ? (r.norm2 ? 'norm2(h)' : 'h') : r.norm1 ? 'norm1(x + attn)' : 'x + attn';
-          if (!r.ffnOut) return section('ffn', 'FFN: none', 'no feed-forward network', shapeTD, 'With FFN set to none the block is attention alone. Pick relu, gelu or swiglu to add the position-wise network that works on each token by itself.', null, true);
+          if (!r.ffnOut) return section('ffn', 'FFN: none', 'no feed-forward network', shapeTD, 'With block FFN set to none the block is attention alone. Pick relu, gelu or swiglu to add the position-wise network that works on each token by itself.', null, true);
           const hidden = `(T, F) = (${T}, ${F})`;
           const figs = h(
             'div',
@@ -266,10 +321,12 @@ export function mountBlockView(root: HTMLElement, store: Store, ctl: Controller,
     sections.forEach((s, i) => {
       const h3 = s.querySelector('h3')!;
       h3.textContent = `${i + 1}. ${h3.textContent}`;
+      h3.tabIndex = -1;
     });
     stagesEl.dataset.order = r.normPosition;
     stagesEl.dataset.ids = tokens.join(' ');
     stagesEl.replaceChildren(...sections);
+    goTo(current, false);
   }
 
   /** The step aside after the stages: one head's attention computed tile by tile (the core's
@@ -314,7 +371,7 @@ export function mountBlockView(root: HTMLElement, store: Store, ctl: Controller,
       const sizes = [...new Set([1, 2, 4, 8, 16, 32, 64].filter((t) => t < T).concat(T))];
       options(tileSelect, sizes, (v) => (v === T ? `${v} (one tile)` : String(v)), sizes.find((t) => t * 3 >= T) ?? T);
       try {
-        const t = await ctl.call(tiledAttentionRequest, { config: trainerConfig(store.state), sample: blockSample(store.state), head: Number(headSelect.value), tileSize: Number(tileSelect.value) });
+        const t = await ctl.call(tiledAttentionRequest, { config: blockConfig(store.state), sample: blockSample(store.state), head: Number(headSelect.value), tileSize: Number(tileSelect.value) });
         if (!current()) return;
         tiledProblem.hidden = true;
         renderTiled(t, r.ids);
@@ -343,8 +400,8 @@ export function mountBlockView(root: HTMLElement, store: Store, ctl: Controller,
       body.replaceChildren(
         h('p', { class: 'hint', text: `Head ${t.head + 1}${t.kvHead !== t.head ? ` (K/V head ${t.kvHead + 1})` : ''}: ${T} query rows, keys in ${t.tiles} tile${t.tiles > 1 ? 's' : ''} of ${t.tileSize}. Under the causal mask a row skips the tiles wholly in its future, so its numbers stop changing once its own position has been seen.` }),
         h('div', { class: 'matrix-row' },
-          h('figure', { class: 'tiled-rows', 'data-matrix': 'rowMax' }, h('figcaption', {}, h('strong', { text: 'running max m' }), ' per row after each tile'), matrixTable(perRow(t.rowMax), { rowLabels: rows, colLabels: cols, caption: 'running max per row after each tile', digits: 3 })),
-          h('figure', { class: 'tiled-rows', 'data-matrix': 'rowSum' }, h('figcaption', {}, h('strong', { text: 'running sum l' }), ' of exp(score − m)'), matrixTable(perRow(t.rowSum), { rowLabels: rows, colLabels: cols, caption: 'running sum per row after each tile', digits: 3 })),
+          h('figure', { class: 'tiled-rows', 'data-matrix': 'rowMax' }, h('figcaption', {}, h('strong', { text: 'running max m' }), ' per row after each tile'), scrollBox('running max per row after each tile (scrolls sideways)', matrixTable(perRow(t.rowMax), { rowLabels: rows, colLabels: cols, caption: 'running max per row after each tile', digits: 3 }))),
+          h('figure', { class: 'tiled-rows', 'data-matrix': 'rowSum' }, h('figcaption', {}, h('strong', { text: 'running sum l' }), ' of exp(score − m)'), scrollBox('running sum per row after each tile (scrolls sideways)', matrixTable(perRow(t.rowSum), { rowLabels: rows, colLabels: cols, caption: 'running sum per row after each tile', digits: 3 }))),
         ),
         h('div', { class: 'matrix-row' }, weightsFig('tiledWeights', t.weights, 'tiled: exp(s − m) / l'), weightsFig('plainWeights', t.plainWeights, 'plain softmax')),
         h('p', {
@@ -361,7 +418,7 @@ export function mountBlockView(root: HTMLElement, store: Store, ctl: Controller,
     return { section, refresh: refreshTiled };
   }
 
-  const inputKeys: readonly (keyof State)[] = [...CONFIG_KEYS, ...keysOf('sample')];
+  const inputKeys: readonly (keyof State)[] = [...CONFIG_KEYS, ...keysOf('sample'), 'blockNorm', 'blockFfn'];
   cleanups.push(
     store.subscribe((s, changed) => {
       sync(s);

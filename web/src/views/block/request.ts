@@ -1,6 +1,6 @@
-// The request of view 3 ("The transformer block, step by step"), whose view is ui/block-view.ts.
+// The requests of view 3 ("The transformer block, step by step"), whose page code is view.ts here.
 import type { TiledAttentionTrace, TransformerBlockStages } from '../../core/attention-core';
-import { defineRequest, type SampleSpec, type TrainerConfigMsg } from '../../model/protocol';
+import { defineRequest, type Matrix, type SampleSpec, type TrainerConfigMsg } from '../../model/protocol';
 
 /** Inputs of view 3: the config's model (one layer of it, at its seeded init) run on the sample
  * (ids, or a draw of the task's generator); ropePair and ropeHead pick the RoPE pair drawn. */
@@ -11,9 +11,13 @@ export interface BlockRequest {
   ropeHead?: number;
 }
 
-/** Every stage of the block (the core's transformerBlock) and the token ids it ran on. */
+/** Every stage of the block (the core's transformerBlock) and the token ids it ran on; under
+ * additive positions (sinusoidal, learned) also x's two parts, x = xTokens + xPositions (T, D):
+ * the token embedding's rows and what the positions add (null otherwise). */
 export interface BlockStages extends TransformerBlockStages {
   ids: Int32Array;
+  xTokens: Matrix | null;
+  xPositions: Matrix | null;
 }
 
 /** One block of the config's model at its seeded init on the sample, every stage (the core's
