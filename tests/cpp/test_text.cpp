@@ -119,6 +119,9 @@ TEST_CASE("the split is 90/10 by characters and each part needs seq_len + 1", "[
               "the text has 120 characters, too few for seq_len 12");
   check_error([] { make_corpus(letters(120), 12); }, ErrorKind::Input, "", "at least 121");
   check_error([] { make_corpus("", 12); }, ErrorKind::Input, "", "the text is empty");
+  // One character is one character, not "1 characters".
+  check_error([] { make_corpus("a", 1); }, ErrorKind::Input, "",
+              "the text has 1 character, too few for seq_len 1");
   check_error([] { make_corpus(letters(100), 0); }, ErrorKind::Config, "seq_len", "(0)");
 }
 

@@ -139,8 +139,9 @@ void check_corpus_fits(const TextCorpus& corpus, int T) {
   require_config(T >= 1 && T <= 4096, "seq_len", "sequence length (", T,
                  ") must be in [1, 4096]");
   const size_t need = size_t(T) + 1;
-  require(corpus.train.size() >= need && corpus.val.size() >= need, "the text has ",
-          corpus.train.size() + corpus.val.size(), " characters, too few for seq_len ", T,
+  const size_t chars = corpus.train.size() + corpus.val.size();
+  require(corpus.train.size() >= need && corpus.val.size() >= need, "the text has ", chars,
+          chars == 1 ? " character" : " characters", ", too few for seq_len ", T,
           ": its 90% training and 10% validation splits must each hold a window of ", need,
           " characters, so it needs at least ", 10 * size_t(T) + 1);
 }
