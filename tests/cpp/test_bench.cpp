@@ -15,14 +15,23 @@ namespace {
 
 using Shape = std::tuple<std::string, int, int, int>;
 
-// The products one training step of c runs, as the kernels recorded them.
-std::map<Shape, int> recorded(const attn::TrainerConfig& c) {
+// What the kernels record into a log (set_product_log, set_op_log) over one training step of c,
+// after a first step (which sizes everything).
+template <class Record>
+std::vector<Record> one_step_log(const attn::TrainerConfig& c,
+                                 void (*set_log)(std::vector<Record>*)) {
   attn::Trainer t(c);
   t.step(1);
-  std::vector<attn::ProductRecord> log;
-  attn::set_product_log(&log);
+  std::vector<Record> log;
+  set_log(&log);
   t.step(1);
-  attn::set_product_log(nullptr);
+  set_log(nullptr);
+  return log;
+}
+
+// The products one training step of c runs, as the kernels recorded them.
+std::map<Shape, int> recorded(const attn::TrainerConfig& c) {
+  const auto log = one_step_log(c, attn::set_product_log);
   std::map<Shape, int> out;
   for (const auto& r : log) ++out[{r.layout, r.m, r.n, r.k}];
   return out;
@@ -90,12 +99,7 @@ TEST_CASE("bench: the op profile names the step's non-product ops, the products 
   c.task.seq_len = 16;
   const auto rows = attn::profile_step_ops(c, 3);
   // The ops one step records, each once, in the order the step first runs them.
-  attn::Trainer t(c);
-  t.step(1);
-  std::vector<attn::OpRecord> log;
-  attn::set_op_log(&log);
-  t.step(1);
-  attn::set_op_log(nullptr);
+  const auto log = one_step_log(c, attn::set_op_log);
   std::vector<std::string> ran;
   for (const auto& r : log)
     if (std::find(ran.begin(), ran.end(), r.name) == ran.end()) ran.push_back(r.name);
