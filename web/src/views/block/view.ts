@@ -18,6 +18,7 @@ import { alibiFigure, ropeFigure } from './figures';
 import { h, keepClearOfStageBar, scrollBox, uniqueId } from '../../ui/dom';
 import type { Parts } from '../../ui/parts';
 import { CONTROLS } from '../../ui/train-controls';
+import { shownRefresh } from '../shown-refresh';
 
 /** The stages of each placement, in order. */
 export const BLOCK_STAGES = {
@@ -161,27 +162,21 @@ export function mountBlockView(root: HTMLElement, store: Store, ctl: Controller,
     pairField.hidden = s.positions !== 'rope';
   }
 
-  let request = 0;
-  let stale = true;
-  const shown = () => store.state.view === 'block';
-
-  async function refresh(): Promise<void> {
-    stale = !shown();
-    if (stale) return;
-    const mine = ++request;
-    try {
+  const view = shownRefresh(
+    store,
+    'block',
+    problem,
+    async (isLatest) => {
       const s = store.state;
       const r = await ctl.call(transformerBlockRequest, { config: blockConfig(s), sample: blockSample(s), ropePair: Number(pairSelect.value || 0) });
-      if (mine !== request) return;
+      if (!isLatest()) return;
       problem.hidden = true;
       render(r);
-      await tiled.refresh(r, () => mine === request);
-    } catch (e) {
-      if (mine !== request) return;
-      problem.textContent = `The block could not be built: ${e instanceof Error ? e.message : String(e)}`;
-      problem.hidden = false;
-    }
-  }
+      await tiled.refresh(r, isLatest);
+    },
+    (m) => `The block could not be built: ${m}`,
+  );
+  const refresh = view.refresh;
 
   function render(r: BlockStages): void {
     const T = r.seqLen, D = r.dModel, H = r.nHeads, KV = r.kvHeads, Dh = r.dHead, F = r.ffnWidth;
@@ -422,7 +417,7 @@ export function mountBlockView(root: HTMLElement, store: Store, ctl: Controller,
   cleanups.push(
     store.subscribe((s, changed) => {
       sync(s);
-      if (inputKeys.some((k) => changed.has(k)) || (changed.has('view') && shown() && stale)) void refresh();
+      if (inputKeys.some((k) => changed.has(k)) || view.cameIntoView(changed)) void refresh();
     }),
   );
   sync(store.state);

@@ -14,6 +14,7 @@ import { h, scrollBox, uniqueId } from '../../ui/dom';
 import { maskEditor } from './mask-editor';
 import { fullyMaskedRows, MASK_PRESETS, maskCells, presetOf } from '../../settings/lesson-mask';
 import { mountLessonPanels } from './panels';
+import { shownRefresh } from '../shown-refresh';
 import type { Parts } from '../../ui/parts';
 
 /** Width of the seeded embeddings in this view. */
@@ -142,34 +143,18 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
   // A link that opens at a later stage (stage=N) scrolls to it once it is drawn; in the page only,
   // never moving a host page around an embedded element.
   let scrollToStage = store.state.stage > 0;
-  let request = 0;
-
-  /** The lesson's numbers are computed while its view is shown, and again when it is shown after
-   * a change: a hidden lesson asks the worker for nothing, so the training view's first heatmap
-   * never waits behind it. */
-  let stale = true;
-  const shown = () => store.state.view === 'lesson';
-
-  async function refresh(): Promise<void> {
-    stale = !shown();
-    if (stale) return;
+  const view = shownRefresh(store, 'lesson', problem, async (isLatest) => {
     const s = store.state;
     const { tokens, split } = lessonTokens(s);
     const { cells, note } = maskCells(s.lessonMask, tokens.length, s.lessonWindow, split);
-    const mine = ++request;
-    try {
-      const r = await ctl.call(selfAttentionRequest, { tokens, split, dModel: LESSON_D_MODEL, dk: s.dk, dv: s.dv, heads: s.lessonHeads, seed: s.seed, positions: s.lessonPositions, mask: cells });
-      if (mine !== request) return;
-      result = r;
-      maskNote = note ?? '';
-      problem.hidden = true;
-      render();
-    } catch (e) {
-      if (mine !== request) return;
-      problem.textContent = e instanceof Error ? e.message : String(e);
-      problem.hidden = false;
-    }
-  }
+    const r = await ctl.call(selfAttentionRequest, { tokens, split, dModel: LESSON_D_MODEL, dk: s.dk, dv: s.dv, heads: s.lessonHeads, seed: s.seed, positions: s.lessonPositions, mask: cells });
+    if (!isLatest()) return;
+    result = r;
+    maskNote = note ?? '';
+    problem.hidden = true;
+    render();
+  });
+  const { refresh, shown } = view;
 
   function sync(s: Readonly<State>): void {
     if (sent.input.value !== s.sentence) sent.input.value = s.sentence;
@@ -334,7 +319,7 @@ export function mountLessonView(root: HTMLElement, store: Store, ctl: Controller
     store.subscribe((s, changed) => {
       sync(s);
       const inputs = ['sentence', 'secondSentence', 'dk', 'dv', 'lessonHeads', 'lessonMask', 'lessonWindow', 'lessonPositions', 'seed'] as const;
-      if (inputs.some((k) => changed.has(k)) || (changed.has('view') && shown() && stale)) void refresh();
+      if (inputs.some((k) => changed.has(k)) || view.cameIntoView(changed)) void refresh();
       else if (changed.has('stage')) {
         render();
         const cur = stagesEl.lastElementChild as HTMLElement | null;
