@@ -1,5 +1,5 @@
 // No NaN is ever drawn into a heatmap: a unit-level check of web/src/draw/heatmap.ts in Chromium.
-// The module and its palette are transpiled from the sources with TypeScript and loaded in a blank
+// The module and what it imports from web/src/draw are transpiled from the sources with TypeScript and loaded in a blank
 // page (the palette's virtual module resolved by an import map), then drawHeatmap is given NaN, +-Infinity and valid values.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,10 +10,8 @@ import ts from 'typescript';
 import { ROOT, launch } from './harness.mjs';
 import { viridisModuleSource } from '../../web/viridis-lut.mjs';
 
-const SOURCES = {
-  '/heatmap.js': 'web/src/draw/heatmap.ts',
-  '/colormap.js': 'web/src/draw/colormap.ts',
-};
+// /name.js is web/src/draw/name.ts, with what it imports from its folder served the same way.
+const DRAW = path.join(ROOT, 'web/src/draw');
 /** The palette's virtual module, as the page's build makes it. */
 const MODULES = { '/viridis-lut.js': viridisModuleSource() };
 const PAGE = `<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,">
@@ -26,9 +24,16 @@ const PAGE = `<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,
 </script>`;
 
 function transpile(file) {
-  const src = fs.readFileSync(path.join(ROOT, file), 'utf8');
+  const src = fs.readFileSync(file, 'utf8');
   const out = ts.transpileModule(src, { compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext } }).outputText;
-  return out.replace(/from '\.\/colormap'/g, "from '/colormap.js'");
+  return out.replace(/from '\.\/([\w-]+)'/g, "from '/$1.js'");
+}
+
+/** The draw module a path names, or null. */
+function drawSource(p) {
+  const m = /^\/([\w-]+)\.js$/.exec(p);
+  const file = m && path.join(DRAW, `${m[1]}.ts`);
+  return file && fs.existsSync(file) ? file : null;
 }
 
 let server;
@@ -38,8 +43,9 @@ before(async () => {
   server = http.createServer((req, res) => {
     const p = new URL(req.url, 'http://x').pathname;
     if (p === '/') return res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
-    if (SOURCES[p]) return res.writeHead(200, { 'content-type': 'text/javascript' }).end(transpile(SOURCES[p]));
     if (MODULES[p]) return res.writeHead(200, { 'content-type': 'text/javascript' }).end(MODULES[p]);
+    const file = drawSource(p);
+    if (file) return res.writeHead(200, { 'content-type': 'text/javascript' }).end(transpile(file));
     res.writeHead(404).end();
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
