@@ -18,7 +18,7 @@ import { alibiFigure, ropeFigure } from './figures';
 import { h, keepClearOfStageBar, scrollBox, uniqueId } from '../../ui/dom';
 import type { Parts } from '../../ui/parts';
 import { CONTROLS } from '../../ui/train-controls';
-import { shownRefresh } from '../shown-refresh';
+import { shownRefresh } from '../../ui/shown-refresh';
 
 /** The stages of each placement, in order. */
 export const BLOCK_STAGES = {

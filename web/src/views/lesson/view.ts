@@ -14,7 +14,7 @@ import { h, scrollBox, uniqueId } from '../../ui/dom';
 import { maskEditor } from './mask-editor';
 import { fullyMaskedRows, MASK_PRESETS, maskCells, presetOf } from '../../settings/lesson-mask';
 import { mountLessonPanels } from './panels';
-import { shownRefresh } from '../shown-refresh';
+import { shownRefresh } from '../../ui/shown-refresh';
 import type { Parts } from '../../ui/parts';
 
 /** Width of the seeded embeddings in this view. */

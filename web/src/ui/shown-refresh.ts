@@ -1,4 +1,4 @@
-// What views 2 and 3 share: their numbers come from the worker while the view is shown, and again
+// What views 2 and 3 (web/src/views) share: their numbers come from the worker while the view is shown, and again
 // when it is shown after a change. A hidden view asks for nothing, so the training view's first
 // heatmap never waits behind it.
 import type { State } from '../settings/settings';
