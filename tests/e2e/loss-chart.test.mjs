@@ -30,6 +30,9 @@ test('chance is ln V; the epoch means are the means of each 120 steps of the run
   assert.equal(await page.$eval('.loss-panel .chart', (el) => el.dataset.yLabel), 'loss (nats, log scale)', 'the axis names its unit');
   const ink0 = await chartInk(page.locator('.loss-panel .chart'));
   for (const label of ['loss', 'chance (ln V)']) assert.ok(ink0.series.find((x) => x.label === label)?.columns > 0, `${label} drawn at step 0: ${JSON.stringify(ink0.series)}`);
+  // The legend gives chance's value without a hover (a level line is the same at every step).
+  const legendChance = await page.$$eval('.loss-panel .u-legend .u-series', (rows) => rows.find((r) => r.querySelector('.u-label')?.textContent === 'chance (ln V)')?.querySelector('.u-value')?.textContent);
+  assert.ok(Math.abs(Number(legendChance) - Math.log(32)) < 1e-3, `the legend's chance reads ${legendChance}`);
 
   await page.check('[name=epochMeans]');
   await page.check('[name=smooth]');

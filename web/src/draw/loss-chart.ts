@@ -77,13 +77,15 @@ export class LossChart {
   /** The lines drawn, in data order after x: loss, then the optional ones. */
   private series(): StepSeries[] {
     const o = this.opts;
+    // A level line's value is the same at every step: the legend shows it without a hover too.
+    const level = (nats: number) => (v: number | null | undefined) => exact(v ?? nats * perNat(o.unit));
     const s: StepSeries[] = [{ label: 'loss', stroke: o.smooth ? 'rgba(59, 82, 139, 0.35)' : '#3b528b', value: exact, width: o.smooth ? 1 : 1.5, dotsUpTo: 2 }];
     if (o.smooth) s.push({ label: 'smoothed', stroke: '#3b528b', value: exact, width: 2 });
     if (o.epochSteps > 0) s.push({ label: `epoch mean (${o.epochSteps} steps)`, stroke: '#c2571a', value: exact, width: 2, stepped: true });
-    if (o.chance !== null) s.push({ label: 'chance (ln V)', stroke: '#7a7a7a', value: exact, width: 1, dash: [6, 4] });
+    if (o.chance !== null) s.push({ label: 'chance (ln V)', stroke: '#7a7a7a', value: level(o.chance), width: 1, dash: [6, 4] });
     if (o.unigram !== null) {
       s.push({ label: 'validation', stroke: '#c2571a', value: exact, width: 2, spanGaps: true });
-      s.push({ label: 'unigram entropy', stroke: '#7a7a7a', value: exact, width: 1, dash: [6, 4] });
+      s.push({ label: 'unigram entropy', stroke: '#7a7a7a', value: level(o.unigram), width: 1, dash: [6, 4] });
     }
     return s;
   }
