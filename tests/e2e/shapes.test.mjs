@@ -48,9 +48,9 @@ test("the FFN's hidden width and the parameter count come from the core, and fol
   await page.waitForSelector('.shape-box[data-tensor=hidden]');
   assert.equal((await shown(page)).hidden.shape, '8,8,32');
   // token_emb (32,16); qkv (48,16)+(48); out (16,16)+(16); up (32,16)+(32); down (16,32)+(16);
-  // lm_head (32,16)+(32): 512 + 816 + 272 + 544 + 528 + 544 (attn train prints the same).
+  // lm_head (32,16)+(32): 512 + 816 + 272 + 544 + 528 + 544 in 11 tensors (attn train prints the same).
   assert.equal(await page.getAttribute('.shape-legend', 'data-params'), '3216');
-  assert.match(await page.textContent('.shape-legend'), /FFN width 2D = 32,.*In all the model has 3,?216 parameters \(8 tensors/);
+  assert.match(await page.textContent('.shape-legend'), /FFN width 2D = 32,.*In all the model has 3,?216 parameters \(11 tensors/);
 
   // Three times as wide: the hidden box and the count follow (up and down grow by 16·16 + 16 and 16·16).
   await page.fill('[name=ffnMult]', '3');
