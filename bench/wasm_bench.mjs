@@ -14,16 +14,6 @@ const CONFIGS = {
   block: { vocabSize: 64, dModel: 32, nHeads: 4, seqLen: 12, batchSize: 16, lr: 5e-3, seed: 42, nLayers: 2, residual: true, norm: 'rmsnorm', ffn: 'swiglu', positions: 'rope' },
 };
 
-// Matmul FLOPs of one training step; the same count as attn::train_step_flops.
-export function trainStepFlops({ vocabSize: V, dModel: D, nHeads: H, seqLen: T, batchSize: B, nLayers: L = 1, kvHeads = 0, ffn = 'none', ffnMult = 4 }) {
-  const N = B * T;
-  const Dh = D / H;
-  const KV = kvHeads || H;
-  const F = ffn === 'none' ? 0 : ffnMult * D;
-  const layer = 2 * N * D * (D + 2 * KV * Dh) + 4 * B * H * T * T * Dh + 2 * N * D * D + (ffn === 'swiglu' ? 3 : 2) * 2 * N * D * F;
-  return 3 * (L * layer + 2 * N * D * V);
-}
-
 function parseArgs(argv) {
   const out = parseFlags(argv, { variant: 'simd', config: 'all', blocks: 5, blockSeconds: 1, dir: '' });
   if (!['simd', 'scalar'].includes(out.variant)) throw new Error(`--variant must be simd or scalar`);
@@ -53,7 +43,7 @@ async function main() {
     }
     t.delete();
     const sps = median(rates);
-    configs[name] = { steps_per_s: sps, gflops: (sps * trainStepFlops(cfg)) / 1e9, blocks: rates };
+    configs[name] = { steps_per_s: sps, gflops: (sps * core.modelReport(cfg).flops) / 1e9, blocks: rates };
   }
   const byN = {};
   for (const n of [128, 256, 512]) {

@@ -402,6 +402,15 @@ EMSCRIPTEN_BINDINGS(attention_core) {
   function("gemmProbe", +[](int n, int reps) {
     return js_call([&] { return double(gemm_probe(n, reps)); });
   });
+  // What a model of config reports for a batch of its batchSize sequences of seqLen: its state
+  // dict, parameter count, activations, a training step's FLOPs, the FFN's width.
+  function("modelReport", +[](val config) {
+    return js_call([&] {
+      const TrainerConfig c = to_trainer_config(config);
+      validate_js(c);
+      return to_js(model_report_of(c));
+    });
+  });
   // The products of a training step of config, each timed in place (median over `steps` steps).
   function("productProfile", +[](val config, val steps) {
     return js_call([&] {

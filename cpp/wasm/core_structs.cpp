@@ -99,5 +99,5 @@ int main() {
                 SelfTestResult, LogitLens, Attribution, Patching, HeadCircuit, Inspection, Corruption, FillGuess,
                 FilledBlank, FillResult, AttentionStages, MultiHeadStages, PositionedInput, LessonInputs,
                 SoftmaxSteps, ScalingDemo, RopePair, BlockStages, TiledTrace, BlockTiledTrace, SpeculativeStats,
-                SpeculativeResult, ExactnessPosition, Exactness, ProductTime, OpTime>();
+                SpeculativeResult, ExactnessPosition, Exactness, TensorSpec, ModelReport, ProductTime, OpTime>();
 }

@@ -10,9 +10,11 @@
 #include "attn/interp/length_eval.h"
 #include "attn/interp/readouts.h"
 #include "attn/kernels/ops.h"
+#include "attn/model/family.h"
 #include "attn/model/fill.h"
 #include "attn/model/speculative.h"
 #include "attn/nn/attention.h"
+#include "attn/nn/ffn.h"
 #include "attn/teach/block_stages.h"
 #include "attn/teach/lesson.h"
 #include "attn/teach/selftest.h"
@@ -347,6 +349,42 @@ JS_STRUCT(Exactness, "Exactness",
           JS_DOC("speculativeExactness: samples continuations of two tokens after one prompt. first against\n"
                  "q(. | prompt), second against sum_x q(x) q(. | prompt x)."),
           field("first", &Exactness::first), field("second", &Exactness::second), field("stats", &Exactness::stats));
+
+// ---- The model's report
+
+// What a model of a config reports for a batch (modelReport): its family's report (nn/report.h)
+// and the FFN's hidden width, the core's one answer for each count.
+struct ModelReport {
+  ModuleReport report;
+  int ffn_width = 0;
+  int batch_size = 0, seq_len = 0;
+};
+inline ModelReport model_report_of(const TrainerConfig& c) {
+  const ModelConfig m = c.model_config();
+  return {model_report(m, c.training.batch_size, c.task.seq_len), ffn_hidden_width(m.ffn, m.d_model, m.ffn_mult),
+          c.training.batch_size, c.task.seq_len};
+}
+
+JS_STRUCT(TensorSpec, "TensorSpec", JS_DOC("One tensor of the state dict: its PyTorch name and its shape."),
+          field("name", &TensorSpec::name),
+          field("shape", [](const TensorSpec& t) { return std::vector<int32_t>(t.shape.begin(), t.shape.end()); },
+                JS_DOC("(out, in) for a weight, (out) for a bias.")),
+          field("numel", &TensorSpec::numel));
+
+JS_STRUCT(ModelReport, "ModelReport",
+          JS_DOC("What a model of a config reports for a batch of batchSize sequences of seqLen (modelReport):\n"
+                 "the count of each is the core's, read from its modules' reports."),
+          field("tensors", [](const ModelReport& r) { return r.report.tensors; },
+                JS_DOC("The state dict, in the weights file's order.")),
+          field("paramCount", [](const ModelReport& r) { return r.report.param_count(); },
+                JS_DOC("Floats of every parameter (attn train's parameters: N).")),
+          field("activations", [](const ModelReport& r) { return r.report.activations; },
+                JS_DOC("Floats the forward caches for the batch (training, no dropout).")),
+          field("flops", [](const ModelReport& r) { return r.report.flops(); },
+                JS_DOC("FLOPs of a training step's matrix products (forward and backward).")),
+          field("ffnWidth", &ModelReport::ffn_width,
+                JS_DOC("The FFN's hidden width, ffnMult * dModel (0 without an FFN).")),
+          field("batchSize", &ModelReport::batch_size), field("seqLen", &ModelReport::seq_len));
 
 // ---- Benchmarks
 

@@ -405,7 +405,14 @@ TEST_CASE("config keys: messages and help spell keys through the namer", "[confi
         "model width (even, divisible by <n_heads>)");
   CHECK(key_help(*find_config_key("max_seq_len"), nullptr) ==
         "longest sequence the model accepts (rows of a learned table), >= seq_len; 0 = seq_len");
-  CHECK(key_help(*find_config_key("ffn"), &bracketed) ==
-        "feed-forward network: none, relu, gelu or swiglu");
+  // {choices} spells the row's choices as a list ("a, b or c"): read from the row, so a new FFN
+  // kind needs no edit here.
+  const ConfigKey& ffn = *find_config_key("ffn");
+  REQUIRE(ffn.choices != nullptr);
+  REQUIRE(ffn.choices->count >= 2);
+  std::string listed;
+  for (int i = 0; i < ffn.choices->count; ++i)
+    listed += std::string(i == 0 ? "" : i + 1 == ffn.choices->count ? " or " : ", ") + ffn.choices->names[i];
+  CHECK(key_help(ffn, &bracketed) == "feed-forward network: " + listed);
   CHECK(key_help(*find_config_key("lr"), &bracketed) == "Adam learning rate");
 }

@@ -249,7 +249,7 @@ TEST_CASE("family registry: one row per name, unknown names a config error on ke
   // The config key refuses a family it does not know as it is set, and keeps its value.
   TrainerConfig tc;
   CHECK_FALSE(set_value_text(tc, *find_config_key("family"), "vit"));
-  CHECK(tc.model.family == ModelFamily::Lm);
+  CHECK(std::string(family_name(tc.model.family)) == "lm");
   // lm_of: the lm behind the seam, or an error naming who needed it.
   PenalisedLm pen(seam_config(), 1, 1.0f);
   check_error([&] { lm_of(pen, "head_scores"); }, ErrorKind::Config, "family",

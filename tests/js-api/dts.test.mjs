@@ -176,6 +176,8 @@ for (const variant of variants) {
       expect('AttentionCore', 'nextTokenDistribution', core.nextTokenDistribution(Float32Array.of(1, 2, 3), {}));
       expect('AttentionCore', 'taskTargets', core.taskTargets('copy', ids));
       expect('AttentionCore', 'taskSample', core.taskSample('copy', 8, 6, 1));
+      expect('AttentionCore', 'modelReport', core.modelReport(cfg));
+      expect('AttentionCore', 'modelReport', core.modelReport({ ...cfg, nLayers: 2, residual: true, norm: 'rmsnorm', ffn: 'swiglu', ffnMult: 2 }), 'modelReport(block)');
       expect('AttentionCore', 'productProfile', core.productProfile(cfg, 1));
       expect('AttentionCore', 'opProfile', core.opProfile(cfg, 1));
       const induction = core.taskSample('induction', 16, 12, 3);

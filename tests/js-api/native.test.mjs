@@ -1,7 +1,8 @@
 // wasm against the native build of the same core (the `attn` CLI): bit-identical initial weights,
 // loss histories within 1e-4 relative, weights files that round-trip, and the same eval forward;
 // at 1 layer and at 2 and 3 layers (with and without the residual stream), for the
-// transformer block's options, and for masked language modelling and the attention variants.
+// transformer block's options, and for masked language modelling and the attention variants; and
+// the core's modelReport against the CLI's parameter count and weights file.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -67,7 +68,9 @@ function nativeTrain(name, steps) {
     // An mlm model's report adds its masked-position accuracy on the validation batches.
     const losses = [...stdout.matchAll(/^step (\d+) loss (\S+) accuracy \S+( val_masked_accuracy \S+)?$/gm)].map((m) => Number(m[2]));
     assert.equal(losses.length, steps, `attn train printed ${losses.length} losses for ${steps} steps`);
-    nativeRuns.set(key, { losses, weights: new Uint8Array(readFileSync(path)) });
+    const params = stdout.match(/^parameters: (\d+)$/m);
+    assert.ok(params, 'attn train printed no parameters line');
+    nativeRuns.set(key, { losses, weights: new Uint8Array(readFileSync(path)), params: Number(params[1]) });
   }
   return nativeRuns.get(key);
 }
@@ -98,6 +101,19 @@ for (const variant of variants) {
         } finally {
           t.delete();
         }
+      });
+
+      test(`${name}: modelReport() == attn train's parameters line and weights file; its flops == productProfile's`, () => {
+        const report = core.modelReport(CONFIGS[name]);
+        const native = nativeTrain(name, 0);
+        assert.equal(report.paramCount, native.params);
+        const file = readSafetensors(native.weights);
+        // The file lists its tensors sorted by name (safetensors' order), the report in the state dict's.
+        const byName = (a, b) => (a[0] < b[0] ? -1 : 1);
+        assert.deepEqual(report.tensors.map((t) => [t.name, [...t.shape]]).sort(byName), Object.entries(file).map(([n, t]) => [n, t.shape]).sort(byName));
+        assert.equal(report.tensors.reduce((n, t) => n + t.numel, 0), report.paramCount);
+        const profiled = core.productProfile(CONFIGS[name], 1).reduce((f, p) => f + p.flops, 0);
+        assert.ok(Math.abs(report.flops - profiled) <= 1e-9 * profiled, `${report.flops} vs ${profiled}`);
       });
 
       test(`${name}: 100 training losses within ${LOSS_RTOL} relative of native`, () => {

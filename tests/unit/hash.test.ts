@@ -152,13 +152,21 @@ describe('the hash round trip', () => {
     expect(stateFromHash(link)).toEqual({ state: { ...DEFAULTS, ...block }, corrections: [] });
     expect(stateFromHash(`#${stateToHash({ ...DEFAULTS, ...block } as State)}`)).toEqual({ state: { ...DEFAULTS, ...block }, corrections: [] });
     const { state, corrections } = stateFromHash('#kv-heads=-1&positions=sine&max-seq-len=9999&norm=batchnorm&norm-position=middle&ffn=mlp&ffn-mult=0');
+    // The choices a refusal lists are the table's (the core's rows), so a new kind needs no edit
+    // here; each list holds the values this test sets and starts with the default it falls back to.
+    const choices = (key: 'positions' | 'norm' | 'normPosition' | 'ffn', has: string[]) => {
+      const values = SETTINGS[key].values!;
+      expect(values[0]).toBe(DEFAULTS[key]);
+      for (const v of has) expect(values).toContain(v);
+      return values.join(', ');
+    };
     expect(corrections.map((c) => c.message)).toEqual([
       'K/V heads (0 = heads): -1 is below the minimum 0; using 0',
-      'positions: "sine" is not one of sinusoidal, learned, rope, alibi, none; using sinusoidal',
+      `positions: "sine" is not one of ${choices('positions', ['sinusoidal', 'rope'])}; using sinusoidal`,
       'max_seq_len (0 = seq_len): 9999 is above the maximum 512; using 512',
-      'norm: "batchnorm" is not one of none, layernorm, rmsnorm; using none',
-      'norm position: "middle" is not one of pre, post; using pre',
-      'FFN: "mlp" is not one of none, relu, gelu, swiglu; using none',
+      `norm: "batchnorm" is not one of ${choices('norm', ['none', 'rmsnorm'])}; using none`,
+      `norm position: "middle" is not one of ${choices('normPosition', ['pre', 'post'])}; using pre`,
+      `FFN: "mlp" is not one of ${choices('ffn', ['none', 'swiglu'])}; using none`,
       'FFN width (× d_model): 0 is below the minimum 1; using 1',
     ]);
     expect(state).toMatchObject({ kvHeads: 0, positions: 'sinusoidal', maxSeqLen: 512, norm: 'none', normPosition: 'pre', ffn: 'none', ffnMult: 1 });

@@ -70,10 +70,10 @@ inline constexpr EnumNames kAttentionKinds = {"attention", ErrorKind::Config, "a
 AttentionKind parse_attention_kind(const std::string& name);
 const char* attention_kind_name(AttentionKind kind);
 
-// Which kind of model: a language model over token ids (lm: causal or masked). Every config key
-// says which families it applies to (ConfigKey::families).
-enum class ModelFamily { Lm };
-// Its names are the seam's kFamilyNames (family.h), in this order.
+// Which kind of model: an index into the seam's kFamilyNames (family.h), the one list of the
+// families (the first, 0, is `lm`: a language model over token ids, causal or masked). Every
+// config key says which families it applies to (ConfigKey::families).
+enum class ModelFamily : int {};
 // A family's name, as the seam (family.h) knows it.
 inline const char* family_name(ModelFamily f) { return kFamilyNames[int(f)]; }
 
@@ -104,7 +104,7 @@ struct ModelConfig {
   int window = 4;  // W: keys a window holds, the query's own included (window, strided)
   int stride = 4;  // S: strided keys at the positions that are multiples of S (strided)
   bool differential = false;  // differential attention (AttentionOptions::differential)
-  ModelFamily family = ModelFamily::Lm;
+  ModelFamily family{};  // kFamilyNames[0], lm
   // K/V heads with the default resolved.
   int kv_heads_resolved() const { return kv_heads > 0 ? kv_heads : n_heads; }
   // The [MASK] id of an mlm model (vocab_size - 1); -1 for a causal one.

@@ -40,7 +40,7 @@ export type { AttentionKind, FfnKind, NormKind, NormPosition, ObjectiveKind, Pos
 // (cpp/wasm/structs.h): core-structs.ts is written by scripts/build-wasm (scripts/core-structs.mjs).
 import type {
   AttentionStats, Corruption, Evaluation, Exactness, FillResult, Inspection, LengthEvaluation, LessonInputs,
-  MultiHeadStages, OpTime, PositionedInput, ProductTime, RowBackward, ScalingDemo, SelfAttentionStages,
+  ModelReport, MultiHeadStages, OpTime, PositionedInput, ProductTime, RowBackward, ScalingDemo, SelfAttentionStages,
   SelfTestResult, SoftmaxSteps, SpeculativeResult, SpeculativeStats, TextCorpusInfo, TextEvaluation,
   TiledAttentionTrace, TransformerBlockStages,
 } from './core-structs';
@@ -566,6 +566,10 @@ export interface AttentionCore {
   /** Benchmarks: reps products C = A B of (n,n) matrices with the training kernel; returns a
    * checksum. FLOPs = reps * 2 n^3. n in [1, 4096], reps >= 1. */
   gemmProbe(n: number, reps: number): number;
+  /** What a model of config reports for a batch of its batchSize sequences of seqLen (its
+   * family's report, nn/report.h): the state dict, the parameter count, the activations, a
+   * training step's FLOPs and the FFN's hidden width. A bad config: an error of kind `config`. */
+  modelReport(config: TrainerConfig): ModelReport;
   /** Benchmarks: the matrix products of a training step of config (products of one layout and
    * shape merged), each timed in place: the median over `steps` steps (1..1000) of the seconds
    * its calls took in one step. */

@@ -1,7 +1,9 @@
 // The tensors of one layer of the model, in the order they are computed, for a state: what the
 // "Shapes, step by step" panel draws. The curriculum's model (no norm, no FFN, every head its own
 // K/V, sinusoidal positions) is the six tensors it always was; each setting of the block
-// adds its tensors or changes an operation's words. Pure, so tests read it without a page.
+// adds its tensors or changes an operation's words; the FFN's hidden width is the core's
+// (modelReport's ffnWidth). Pure, so tests read it without a page.
+import type { ModelReport } from '../../core/attention-core';
 import type { State } from '../../settings/settings';
 
 /** One tensor: its id (data-tensor), its name, its symbolic and its numeric shape. */
@@ -36,12 +38,12 @@ const X_NAMES: Record<State['positions'], string> = {
   none: 'x = token embedding (no position information)',
 };
 
-/** The steps of one layer, then lm_head, for the settings s. */
-export function shapeSteps(s: Readonly<Sizes>): ShapeStep[] {
+/** The steps of one layer, then lm_head, for the settings s and the core's report of that model. */
+export function shapeSteps(s: Readonly<Sizes>, report: Readonly<Pick<ModelReport, 'ffnWidth'>>): ShapeStep[] {
   const B = s.batchSize, T = s.seqLen, D = s.dModel, H = s.nHeads, V = s.vocabSize;
   const G = s.kvHeads || H;
   const Dh = D / H;
-  const M = s.ffnMult * D;
+  const M = report.ffnWidth;
   const norm = s.norm === 'none' ? null : NORM_NAMES[s.norm];
   const pre = s.normPosition === 'pre';
   const btd = (id: string, name: string): ShapeBox => ({ id, name, dims: ['B', 'T', 'D'], shape: [B, T, D] });

@@ -1,16 +1,22 @@
 // The training view's "Shapes" panel: the shape contract of one layer (the block's norms, FFN and
 // K/V heads when set; model.ts) drawn with the live settings, each tensor a box with its symbolic
-// and its numeric shape, each arrow the operation between them. It follows the Store, so changing
-// d_model or heads redraws it at once. It asks the worker nothing.
+// and its numeric shape, each arrow the operation between them. It follows the Store: a change of
+// d_model or heads asks the worker for the core's report of that model (modelReport: the FFN's
+// width, the parameter count; no run needed) and redraws with it.
 import type { Controller } from '../../client/controller';
-import type { State } from '../../settings/settings';
+import type { ModelReport } from '../../core/attention-core';
+import { CONFIG_KEYS, type State } from '../../settings/settings';
+import { trainerConfig } from '../../settings/state';
 import { h } from '../../ui/dom';
 import { plural } from '../../model/format';
 import { fillPanel, type PanelOptions } from '../../ui/panel';
+import { LiveRequest } from '../../ui/live-request';
+import { messageOf } from '../../ui/panel-model';
 import { shapeSteps } from './model';
+import { modelReportRequest } from './request';
 
 /** Fills slot (the panel's section) with the contract and keeps it current; returns the cleanup. */
-export function mount(slot: HTMLElement, _ctl: Controller, { store }: PanelOptions): () => void {
+export function mount(slot: HTMLElement, ctl: Controller, { store }: PanelOptions): () => void {
   const list = h('ol', { class: 'shape-contract' });
   const legend = h('p', { class: 'hint shape-legend' });
   fillPanel(
@@ -26,7 +32,7 @@ export function mount(slot: HTMLElement, _ctl: Controller, { store }: PanelOptio
     list,
     legend,
   );
-  const render = (s: Readonly<State>) => {
+  const render = (s: Readonly<State>, report: ModelReport) => {
     const block = s.norm !== 'none' || s.ffn !== 'none';
     const depth =
       s.nLayers > 1
@@ -37,11 +43,15 @@ export function mount(slot: HTMLElement, _ctl: Controller, { store }: PanelOptio
     const G = s.kvHeads || s.nHeads;
     const sizes = [`B = ${plural(s.batchSize, 'sequence')}`, `T = ${plural(s.seqLen, 'token')}`, `D = ${s.dModel}`, `H = ${plural(s.nHeads, 'head')} of Dh = ${s.dModel / s.nHeads}`];
     if (G < s.nHeads) sizes.push(`G = ${plural(G, 'K/V head')}`);
-    if (s.ffn !== 'none') sizes.push(`FFN width ${s.ffnMult}D = ${s.ffnMult * s.dModel}`);
+    if (s.ffn !== 'none') sizes.push(`FFN width ${s.ffnMult}D = ${report.ffnWidth}`);
     sizes.push(`V = ${s.vocabSize} tokens`);
-    legend.textContent = `${sizes.join(', ')}.${depth}`;
+    // The count is the core's (its modules' reports): every weight and bias of every layer, the
+    // embeddings and lm_head, which the boxes above do not show.
+    const params = ` In all the model has ${plural(report.paramCount, 'parameter')} (${report.tensors.length} tensors of its state dict), counted by the core.`;
+    legend.textContent = `${sizes.join(', ')}.${depth}${params}`;
+    legend.dataset.params = String(report.paramCount);
     list.replaceChildren(
-      ...shapeSteps(s).flatMap(([box, op]) => {
+      ...shapeSteps(s, report).flatMap(([box, op]) => {
         const n = box.shape;
         const item = h(
           'li',
@@ -54,13 +64,27 @@ export function mount(slot: HTMLElement, _ctl: Controller, { store }: PanelOptio
       }),
     );
   };
-  render(store.state);
-  const unsubscribe = store.subscribe((s, changed) => {
-    const keys: (keyof State)[] = ['batchSize', 'seqLen', 'dModel', 'nHeads', 'vocabSize', 'nLayers', 'residual', 'kvHeads', 'positions', 'norm', 'normPosition', 'ffn', 'ffnMult', 'objective', 'attention', 'window', 'stride', 'differential'];
-    if (keys.some((k) => changed.has(k))) render(s);
+  // One request in flight; the answer is drawn with the settings it was asked for.
+  const live = new LiveRequest(
+    async () => {
+      const s = store.state;
+      return { s, report: await ctl.call(modelReportRequest, trainerConfig(s)) };
+    },
+    {
+      done: ({ s, report }) => render(s, report),
+      failed: (e) => {
+        list.replaceChildren();
+        legend.textContent = `The core cannot build this model: ${messageOf(e)}`;
+      },
+    },
+  );
+  void live.request();
+  const unsubscribe = store.subscribe((_s, changed) => {
+    if (CONFIG_KEYS.some((k) => changed.has(k))) void live.request();
   });
   return () => {
     unsubscribe();
+    live.stop();
     slot.replaceChildren();
   };
 }
