@@ -81,7 +81,6 @@ JS_STRUCT(HeadStats, "AttentionStats",
           field("entropy", &HeadStats::entropy), field("maxWeight", &HeadStats::max_weight),
           field("answerMass", &HeadStats::answer_mass));
 
-using HeadRow = MultiHeadSelfAttention::HeadRow;
 JS_STRUCT(HeadRow, "HeadRow",
           JS_DOC("One query row i of one head: its forward and, for a loss at i, its backward. Vectors are\n"
                  "Float32Arrays; k, v, dK, dV are (T, dk) matrices."),

@@ -7,7 +7,7 @@
 #   base     errors, the tensor types, the Rng, JSON, numeric comparisons
 #   kernels  the GEMM and SIMD kernels, softmax and the other row operations
 #   nn       layers with hand-written backward passes: linear, embeddings, positions, norms, FFN,
-#            attention, multi-head attention, cross-entropy
+#            attention, multi-head attention (its KV cache, one head's row), cross-entropy
 #   data     the tasks' batches and the text corpus
 #   model    the model seam (family.h) and the lm family: the language model, decoding
 #   interp   read-outs over a model: circuits and head scores, looking inside, length evaluation

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "attn/kernels/ops.h"
+#include "attn/nn/head_row.h"
 #include "attn/nn/multihead.h"
 #include "attn/nn/positions.h"
 #include "expect_error.h"
@@ -275,5 +276,5 @@ TEST_CASE("variants: head_row refuses a differential layer with one sentence", "
   run(m, x, 1, 4, s);
   Mat dx(4, 8);
   m.backward(s, dy, dx);
-  check_error([&] { m.head_row(s, 0, 0, 3); }, attn::ErrorKind::State, "", "two score maps");
+  check_error([&] { head_row(m, s, 0, 0, 3); }, attn::ErrorKind::State, "", "two score maps");
 }

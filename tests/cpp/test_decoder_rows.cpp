@@ -39,7 +39,7 @@ float rows_max_diff(ConstMatRef a, ConstMatRef b) {
 // Every layer's cache rows [0, length) in a against b: the same length, the same keys and values.
 void check_same_caches(const Decoder& a, const Decoder& b, int layers) {
   for (int l = 0; l < layers; ++l) {
-    const MultiHeadSelfAttention::KVCache &ca = a.cache(l), &cb = b.cache(l);
+    const KVCache &ca = a.cache(l), &cb = b.cache(l);
     INFO("layer " << l);
     REQUIRE(ca.length == cb.length);
     CHECK(rows_max_diff(ca.k.topRows(ca.length), cb.k.topRows(cb.length)) <= kRowsTolerance);

@@ -220,7 +220,7 @@ TEST_CASE("errors: state for a call made too early", "[errors]") {
   Rng rng(1);
   MultiHeadSelfAttention attn(8, 2, 4, 0.0f, 0.0f, rng);
   const MultiHeadSelfAttention::State empty;
-  const Caught e = caught([&] { attn.head_row(empty, 0, 0, 0); });
+  const Caught e = caught([&] { attn::head_row(attn, empty, 0, 0, 0); });
   CHECK(e.kind == ErrorKind::State);
   CHECK(e.message == "head_row needs a forward and a backward pass first");
 }

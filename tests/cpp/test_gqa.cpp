@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "attn/nn/attention.h"
+#include "attn/nn/head_row.h"
 #include "attn/nn/multihead.h"
 #include "attn/nn/positions.h"
 #include "expect_error.h"
@@ -258,7 +259,7 @@ TEST_CASE("gqa: head_row reads the grouped, rotated caches", "[gqa][rope]") {
   Mat dk_sum = Mat::Zero(T, Dh);
   for (int h = 0; h < H; ++h) {
     CAPTURE(h);
-    const auto g = m.head_row(s, 0, h, i);
+    const auto g = head_row(m, s, 0, h, i);
     CHECK(gradcheck::max_abs_diff(g.k, s.qkv.block(0, H * Dh, T, Dh)) == 0.0f);
     CHECK(gradcheck::max_abs_diff((g.d_scores * g.k) * g.scale, g.d_q) < 1e-6f);
     dk_sum += g.d_scores.transpose() * g.q * g.scale;

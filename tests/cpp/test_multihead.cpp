@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "attn/nn/attention.h"
+#include "attn/nn/head_row.h"
 #include "attn/nn/multihead.h"
 #include "gradcheck.h"
 #include "mhsa_run.h"
@@ -396,7 +397,7 @@ TEST_CASE("mhsa: head_row is the layer's backward for a loss on one query row",
     m.backward(s, dy, dx);
     for (int h = 0; h < H; ++h) {
       CAPTURE(h);
-      const auto g = m.head_row(s, b, h, i);
+      const auto g = head_row(m, s, b, h, i);
       const float wsum = g.weights.sum();
       CHECK_THAT(wsum, WithinAbs(1.0, 1e-5));
       CHECK(gradcheck::max_abs_diff(g.weights, s.probs.row((b * H + h) * T + i)) == 0.0f);
@@ -422,9 +423,9 @@ TEST_CASE("mhsa: head_row is the layer's backward for a loss on one query row",
   run(m, gradcheck::random_mat(B * T, D, rng), B, T, s);
   Mat dx(B * T, D);
   m.backward(s, Mat::Zero(B * T, D), dx);
-  CHECK_THROWS_WITH(m.head_row(s, 0, 3, 0), Contains("head (3)"));
-  CHECK_THROWS_WITH(m.head_row(s, 0, 0, 5), Contains("query position (5)"));
-  CHECK_THROWS_WITH(m.head_row(s, 2, 0, 0), Contains("batch index (2)"));
+  CHECK_THROWS_WITH(head_row(m, s, 0, 3, 0), Contains("head (3)"));
+  CHECK_THROWS_WITH(head_row(m, s, 0, 0, 5), Contains("query position (5)"));
+  CHECK_THROWS_WITH(head_row(m, s, 2, 0, 0), Contains("batch index (2)"));
 }
 
 TEST_CASE("mhsa: the row head_row reads satisfies the formulas the Backward panel shows",
@@ -447,7 +448,7 @@ TEST_CASE("mhsa: the row head_row reads satisfies the formulas the Backward pane
     const float scale = m.score_scale();
     for (int h = 0; h < H; ++h) {
       CAPTURE(h);
-      const auto g = m.head_row(s, b, h, i);
+      const auto g = head_row(m, s, b, h, i);
       Mat scores = (g.q * g.k.transpose()) * scale, full = Mat::Zero(T, T);
       full.row(i) = scores;
       attn::apply_mask(full, m.mask);  // the mask depends on the row index

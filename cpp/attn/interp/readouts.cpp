@@ -179,7 +179,7 @@ RowBackward row_backward(Model& model, const int32_t* ids, int T, int head, int 
   s->inspect = true;
   const float loss = model.position_loss_backward(ids, T, query, target, *s);
   const int l = head / H;
-  return {loss, model.attention_layer(l).head_row(model.attention_state(*s, l), 0, head % H, query)};
+  return {loss, head_row(model.attention_layer(l), model.attention_state(*s, l), 0, head % H, query)};
 }
 
 Predictions predictions(Model& model, const int32_t* ids, int T, int k,

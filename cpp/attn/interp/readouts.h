@@ -15,6 +15,7 @@
 #include "attn/data/task_data.h"
 #include "attn/model/family.h"
 #include "attn/model/model.h"
+#include "attn/nn/head_row.h"
 #include "attn/nn/multihead.h"
 
 namespace attn {
@@ -72,7 +73,7 @@ HeadScores head_scores(Model& model, const TaskData& data);
 // l's head_row. Overwrites the parameter gradients (a training step recomputes them).
 struct RowBackward {
   float loss;
-  MultiHeadSelfAttention::HeadRow row;
+  HeadRow row;
 };
 RowBackward row_backward(Model& model, const int32_t* ids, int T, int head, int query,
                          int target);

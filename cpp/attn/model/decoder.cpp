@@ -50,7 +50,7 @@ void Decoder::reset() {
   cached_ = use_cache_;
   for (const MultiHeadSelfAttention& layer : model_.layers)
     if (layer.mask != MaskMode::Causal) cached_ = false;
-  for (size_t l = 0; l < caches_.size(); ++l) model_.layers[l].reset_cache(caches_[l]);
+  for (size_t l = 0; l < caches_.size(); ++l) reset_cache(model_.layers[l], caches_[l]);
   cache_valid_ = cached_;
 }
 
@@ -79,7 +79,7 @@ const RowVec& Decoder::push(int32_t token) {
   } else if (cache_valid_ && !slides) {
     run_rows(1);
   } else if (cache_valid_ && keeps_cache_when_sliding_) {
-    for (size_t l = 0; l < caches_.size(); ++l) model_.layers[l].drop_first(caches_[l]);  // header
+    for (size_t l = 0; l < caches_.size(); ++l) drop_first(model_.layers[l], caches_[l]);  // header
     run_rows(1);
   } else if (!slides || keeps_cache_when_sliding_) {
     rebuild();
@@ -148,12 +148,12 @@ void Decoder::rollback(int n) {
   total_ = kept;
   if (!cache_valid_) return;
   const bool let_go = std::any_of(caches_.begin(), caches_.end(),
-                                  [](const MultiHeadSelfAttention::KVCache& c) { return c.first > 0; });
+                                  [](const KVCache& c) { return c.first > 0; });
   if (slid || let_go) {  // the caches no longer hold every kept position: re-encode at the next push
     cache_valid_ = false;
   } else {
     for (size_t l = 0; l < caches_.size(); ++l)
-      model_.layers[l].truncate_cache(caches_[l], int(kept));
+      truncate_cache(caches_[l], int(kept));
   }
 }
 
@@ -170,7 +170,7 @@ void Decoder::run_reference() {
 }
 
 void Decoder::rebuild() {
-  for (size_t l = 0; l < caches_.size(); ++l) model_.layers[l].reset_cache(caches_[l]);
+  for (size_t l = 0; l < caches_.size(); ++l) reset_cache(model_.layers[l], caches_[l]);
   cache_valid_ = true;
   run_rows(context_length());
 }
@@ -212,13 +212,13 @@ void Decoder::run_rows(int m) {
   else if (model_.learned_pos) a_ += model_.learned_pos->weight.middleRows(p0, m);
   for (int l = 0; l < c.n_layers; ++l) {
     const MultiHeadSelfAttention& layer = model_.layers[size_t(l)];
-    MultiHeadSelfAttention::KVCache& cache = caches_[size_t(l)];
+    KVCache& cache = caches_[size_t(l)];
     model_.layer_forward(l, a_, y_, blocks_[size_t(l)], [&](const Mat& in, Mat& out) {
       if (m == 1) {
-        layer.forward_step(in, cache, attention_.block(Eigen::Index(l) * H, 0, H, n), out);
+        forward_step(layer, in, cache, attention_.block(Eigen::Index(l) * H, 0, H, n), out);
       } else {
         rows_weights_.resize(Eigen::Index(m) * H, n);
-        layer.forward_rows(in, cache, rows_weights_, out);
+        forward_rows(layer, in, cache, rows_weights_, out);
         attention_.block(Eigen::Index(l) * H, 0, H, n) = rows_weights_.bottomRows(H);
       }
     });

@@ -26,7 +26,7 @@
 //
 // Attention patterns (MaskPattern): each cached step applies the causal pattern at the
 // positions as they stand. A sliding window of w < C keys (no strided keys) keeps only w rows
-// per layer (MultiHeadSelfAttention::cache_rows): older positions are out of every later query's
+// per layer (cache_rows, nn/kv_cache.h): older positions are out of every later query's
 // window, so the cache lets them go; the strided pattern keeps C rows (its strided keys reach
 // back to the start). A masked language model (objective mlm) sees both sides of every token and
 // cannot generate left to right: constructing a decoder for one is an Error of kind Config on
@@ -47,6 +47,7 @@
 #include "attn/base/tensor.h"
 #include "attn/model/model.h"
 #include "attn/model/sampling.h"
+#include "attn/nn/kv_cache.h"
 #include "attn/nn/multihead.h"
 
 namespace attn {
@@ -72,7 +73,7 @@ class Decoder {
   // Appends m >= 1 tokens and returns (m,V): row i the logits after tokens[0..i], as m push()es
   // would give them (within float rounding: the rows share their products). One evaluation of
   // the model: with the cache and room in the window, one step of m rows through every layer
-  // (MultiHeadSelfAttention::forward_rows); with a full window, one batched forward of the m
+  // (forward_rows, nn/kv_cache.h); with a full window, one batched forward of the m
   // windows; otherwise (a partly full window, a mask that is not causal) m pushes. Valid until
   // the next push, rollback or reset.
   const Mat& push_rows(const int32_t* tokens, int m);
@@ -110,7 +111,7 @@ class Decoder {
   // Layer l's KV cache, for tests and the readers of its size: rows [0, length) hold the
   // context's keys and values when the caches are in use (a rollback leaves what a fresh decoder
   // of the kept tokens would hold).
-  const MultiHeadSelfAttention::KVCache& cache(int l) const { return caches_.at(size_t(l)); }
+  const KVCache& cache(int l) const { return caches_.at(size_t(l)); }
 
  private:
   const int32_t* context_data() const { return history_.data() + history_.size() - context_length(); }
@@ -136,7 +137,7 @@ class Decoder {
   Mat rows_logits_;               // (m,V) of push_rows
   Mat attention_;                 // (L*H, C); the first context_length() columns are in use
   // The cached path: one cache per layer, the new rows' stream and scratch, the block's caches.
-  std::vector<MultiHeadSelfAttention::KVCache> caches_;
+  std::vector<KVCache> caches_;
   std::vector<TinyAttentionLM::State::Block> blocks_;
   Mat a_, y_, logits_row_;        // (m,D), (m,D), (m,V)
   Mat rows_weights_;              // (m*H, n) one layer's weights of a step of m > 1 rows

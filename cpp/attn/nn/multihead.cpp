@@ -1,7 +1,6 @@
 #include "attn/nn/multihead.h"
 
 #include <cmath>
-#include <cstring>
 
 #include "attn/base/parallel.h"
 #include "attn/kernels/kernels.h"
@@ -65,26 +64,6 @@ Head2 head2_views(const MultiHeadSelfAttention& m, Mat& qkv, int b, int h, int T
   return {qkv.block(r0, m.q2_offset(h), T, m.d_head), qkv.block(r0, m.k2_offset(h), T, m.d_head)};
 }
 
-// Head h's map (attention_map.h): the layer's scale, mask and ALiBi slope.
-AttentionMap head_map(const MultiHeadSelfAttention& m, int h, float scale) {
-  AttentionMap a;
-  a.scale = scale;
-  a.mode = m.mask;
-  a.pattern = m.options.pattern;
-  a.alibi = m.options.alibi;
-  if (a.alibi) a.alibi_slope = m.alibi_m[size_t(h)];
-  return a;
-}
-
-// One map's weights from its query and keys, in place in p (R,S): the shared map with head h's
-// settings, the query rows and key columns at absolute positions first_row and first_col.
-void attention_map(const MultiHeadSelfAttention& m, int h, ConstMatRef q, ConstMatRef k,
-                   float scale, MatRef p, int64_t first_row, int64_t first_col, Mat* scores,
-                   Eigen::Index scores_row) {
-  attention_map_forward(head_map(m, h, scale), q, k, p, first_row, first_col, nullptr, scores,
-                        scores_row);
-}
-
 std::optional<Rope> make_rope(const AttentionOptions& o, int max_context_length, int d_head) {
   if (!o.rope) return std::nullopt;
   return Rope(max_context_length, d_head);
@@ -143,6 +122,16 @@ void MultiHeadSelfAttention::append_params(const std::string& prefix,
 
 float MultiHeadSelfAttention::score_scale() const {
   return scale_scores ? 1.0f / std::sqrt(static_cast<float>(d_head)) : 1.0f;
+}
+
+AttentionMap MultiHeadSelfAttention::head_map(int h) const {
+  AttentionMap a;
+  a.scale = score_scale();
+  a.mode = mask;
+  a.pattern = options.pattern;
+  a.alibi = options.alibi;
+  if (a.alibi) a.alibi_slope = alibi_m[size_t(h)];
+  return a;
 }
 
 TiledScores MultiHeadSelfAttention::tiled_scores(int h) const {
@@ -219,7 +208,7 @@ void MultiHeadSelfAttention::run(ConstMatRef x, int B, int T, Rng* dropout, Stat
   const Causal lower_a = s.causal ? Causal::kLowerA : Causal::kNone;
   // One map of head h: softmax(q k^T * scale + bias) under the mask, into p (T,T).
   const auto map = [&](int h, ConstMatRef q, ConstMatRef k, MatRef p, Mat* kept, Eigen::Index row) {
-    if (!s.causal) return attention_map(*this, h, q, k, scale, p, 0, 0, kept, row);
+    if (!s.causal) return attention_map_forward(head_map(h), q, k, p, 0, 0, nullptr, kept, row);
     matmul_nt(q, k, p, scale, nullptr, lower_c);  // scores (T,T) = q k^T / sqrt(Dh)
     if (options.alibi) add_alibi_bias(p, alibi_m[size_t(h)]);
     softmax_rows_causal(p);
@@ -416,153 +405,6 @@ void MultiHeadSelfAttention::backward(State& s, ConstMatRef dy, MatRef dx) {
   }
   qkv_proj.backward(s.x, rope ? s.dqkv_proj : s.dqkv, dx);
   s.backward_done = true;
-}
-
-MultiHeadSelfAttention::HeadRow MultiHeadSelfAttention::head_row(const State& s, int b, int h,
-                                                                 int i) const {
-  const int H = n_heads, Dh = d_head, T = s.T;
-  require_state(s.backward_done, "head_row needs a forward and a backward pass first");
-  require_state(s.inspect, "head_row needs a forward pass with State::inspect set");
-  require_state(!s.attn_dropped && !s.out_dropped, "head_row needs a forward pass in eval mode");
-  require_state(!options.differential, "one query row of a differential head has two score maps, "
-                "which head_row does not show");
-  require(b >= 0 && b < s.B, "batch index (", b, ") must be in [0, ", s.B - 1, "]");
-  require(h >= 0 && h < H, "head (", h, ") must be in [0, ", H - 1, "]");
-  require(i >= 0 && i < T, "query position (", i, ") must be in [0, ", T - 1, "]");
-  const Eigen::Index r0 = Eigen::Index(b) * T, p0 = (Eigen::Index(b) * H + h) * T;
-  HeadRow r;
-  r.scale = score_scale();
-  r.q = s.qkv.block(r0 + i, q_offset(h), 1, Dh);
-  r.k = s.qkv.block(r0, k_offset(h), T, Dh);
-  r.v = s.qkv.block(r0, v_offset(h), T, Dh);
-  r.scores = s.scores.row(p0 + i);
-  r.weights = s.probs.row(p0 + i);
-  r.out = s.merged.block(r0 + i, h * Dh, 1, Dh);
-  r.d_out = s.dmerged.block(r0 + i, h * Dh, 1, Dh);
-  r.d_weights = s.dweights.row(p0 + i);
-  r.d_scores = s.dscores.row(p0 + i);
-  r.d_q = s.dqkv.block(r0 + i, q_offset(h), 1, Dh);
-  r.d_k = s.dqkv.block(r0, k_offset(h), T, Dh);
-  r.d_v = s.dqkv.block(r0, v_offset(h), T, Dh);
-  return r;
-}
-
-int MultiHeadSelfAttention::cache_rows() const {
-  const MaskPattern& p = options.pattern;
-  const bool window_only = p.causal && p.window > 0 && p.stride == 0;
-  return window_only && p.window < max_context_length ? p.window : max_context_length;
-}
-
-void MultiHeadSelfAttention::reset_cache(KVCache& c) const {
-  const Eigen::Index R = cache_rows(), KVDh = Eigen::Index(options.kv_heads) * d_head;
-  c.first = c.length = 0;
-  c.k.resize(R, qk_maps() * KVDh);
-  c.v.resize(R, KVDh);
-  if (rope) c.k_raw.resize(R, qk_maps() * KVDh);
-  if (options.differential) c.w2.resize(1, R);
-  c.qkv.resize(1, qkv_proj.out_features);
-  c.merged.resize(1, d_model);
-}
-
-namespace {
-// Moves rows [1, n) of m up by one (rows are contiguous: row-major).
-void shift_rows_up(Mat& m, int n) {
-  if (n > 1)
-    std::memmove(m.data(), m.data() + m.cols(), sizeof(float) * size_t(n - 1) * size_t(m.cols()));
-}
-}  // namespace
-
-void MultiHeadSelfAttention::forward_step(ConstMatRef x, KVCache& c, MatRef weights,
-                                          MatRef y) const {
-  forward_rows(x, c, weights, y);
-}
-
-// The last m rows of forward() for T = p0 + m (p0 = first + length), computed from the cache:
-// qkv = x W^T + b (m,W); q and k of row i rotated by p0 + i; then row by row: a full window cache
-// lets its oldest position go, k and v of position p0 + i are appended, and per head
-// w = softmax(q_i K^T * scale + bias, masked) over the held positions (differential: minus lambda
-// times the second map's) and merged_h,i = w V; y = out_proj(merged).
-void MultiHeadSelfAttention::forward_rows(ConstMatRef x, KVCache& c, MatRef weights,
-                                          MatRef y) const {
-  const int H = n_heads, Dh = d_head, KV = options.kv_heads, M = qk_maps();
-  const int p0 = c.first + c.length, m = int(x.rows()), n = p0 + m;
-  const Eigen::Index KVDh = Eigen::Index(KV) * Dh;
-  require_state(c.k.rows() == cache_rows() && c.v.rows() == cache_rows(),
-                "forward_step needs a cache sized by reset_cache");
-  require(m >= 1 && x.cols() == d_model, "forward_step expects rows of ", d_model,
-          " features, got (", x.rows(), ",", x.cols(), ")");
-  require_state(n <= max_context_length, "the KV cache is full (", max_context_length,
-                " positions; ", p0, " held, ", m, " more asked); drop a position first");
-  require(weights.rows() == Eigen::Index(m) * H && weights.cols() == n,
-          "forward_step's weights must be (", m * H, ",", n, "), got (", weights.rows(), ",",
-          weights.cols(), ")");
-  require(head_off.size() == size_t(H), "head_off has ", head_off.size(), " entries for ", H,
-          " heads");
-  c.qkv.resize(m, qkv_proj.out_features);
-  c.merged.resize(m, d_model);
-  qkv_proj.forward(x, c.qkv);  // x is not read again, so y may alias it
-  const Eigen::Index k0 = Eigen::Index(M) * H * Dh, v0 = k0 + M * KVDh;  // k1 (k2) and v columns
-  const float scale = score_scale();
-  for (int i = 0; i < m; ++i) {
-    const int p = p0 + i;  // row i is position p
-    if (c.length == c.k.rows()) {  // a full window cache: the oldest position is out of every window
-      shift_rows_up(c.k, c.length);
-      shift_rows_up(c.v, c.length);
-      if (rope) shift_rows_up(c.k_raw, c.length);
-      ++c.first;
-      --c.length;
-    }
-    const int r = c.length;  // the new position's row
-    if (rope) {  // the keys kept unrotated; then every q block and every k block turned by p
-      c.k_raw.row(r) = c.qkv.block(i, k0, 1, M * KVDh);
-      for (int b = 0; b < M * (H + KV); ++b) rope->rotate(c.qkv.block(i, Eigen::Index(b) * Dh, 1, Dh), p);
-    }
-    c.k.row(r) = c.qkv.block(i, k0, 1, M * KVDh);
-    c.v.row(r) = c.qkv.block(i, v0, 1, KVDh);
-    c.length = r + 1;
-    const int first = c.first, len = c.length;
-    if (p + 1 < n) weights.block(Eigen::Index(i) * H, p + 1, H, n - p - 1).setZero();
-    for (int h = 0; h < H; ++h) {
-      const Eigen::Index g0 = Eigen::Index(kv_head(h)) * Dh, row = Eigen::Index(i) * H + h;
-      weights.row(row).head(first).setZero();  // positions a window cache let go: out of the window
-      auto w = weights.block(row, first, 1, len);
-      attention_map(*this, h, c.qkv.block(i, q_offset(h), 1, Dh), c.k.block(0, g0, len, Dh),
-                    scale, w, p, first, nullptr, 0);
-      if (options.differential) {
-        auto w2 = c.w2.leftCols(len);
-        attention_map(*this, h, c.qkv.block(i, q2_offset(h), 1, Dh),
-                      c.k.block(0, KVDh + g0, len, Dh), scale, w2, p, first, nullptr, 0);
-        w -= lambda[h] * w2;
-      }
-      auto out = c.merged.block(i, Eigen::Index(h) * Dh, 1, Dh);
-      if (head_off[size_t(h)]) out.setZero();
-      else matmul_nn(w, c.v.block(0, g0, len, Dh), out);
-    }
-  }
-  out_proj.forward(c.merged, y);
-}
-
-void MultiHeadSelfAttention::truncate_cache(KVCache& c, int length) const {
-  require_state(c.first == 0, "a window cache that let positions go cannot be rolled back");
-  require(length >= 0 && length <= c.length, "the cache holds ", c.length,
-          " positions; it cannot be truncated to ", length);
-  c.length = length;
-}
-
-void MultiHeadSelfAttention::drop_first(KVCache& c) const {
-  if (c.first > 0) {
-    --c.first;  // position 0 was let go already: the kept rows only move down a position
-  } else if (c.length > 0) {
-    shift_rows_up(c.k, c.length);
-    shift_rows_up(c.v, c.length);
-    if (rope) shift_rows_up(c.k_raw, c.length);
-    --c.length;
-  }
-  if (rope && c.length > 0) {  // every kept key turned again to its new position
-    c.k.topRows(c.length) = c.k_raw.topRows(c.length);
-    for (int b = 0; b < qk_maps() * options.kv_heads; ++b)
-      rope->rotate(c.k.block(0, Eigen::Index(b) * d_head, c.length, d_head), c.first);
-  }
 }
 
 Mat split_heads(ConstMatRef x, int B, int T, int H) {

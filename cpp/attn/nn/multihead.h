@@ -1,6 +1,7 @@
 // Multi-head causal self-attention with a fused QKV projection (the curriculum's PyTorch layer),
 // optionally with grouped K/V heads, RoPE and ALiBi, a bidirectional, sliding-window or strided
-// mask, and differential attention (the course's later lessons).
+// mask, and differential attention (the course's later lessons): its parameters, training forward
+// and backward. Incremental decoding over a KV cache is kv_cache.h; one head's row, head_row.h.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include "attn/base/rng.h"
 #include "attn/base/tensor.h"
 #include "attn/kernels/ops.h"
+#include "attn/nn/attention_map.h"
 #include "attn/nn/linear.h"
 #include "attn/nn/positions.h"
 #include "attn/nn/report.h"
@@ -114,52 +116,6 @@ class MultiHeadSelfAttention {
   // differential). dx may not alias dy.
   void backward(State& s, ConstMatRef dy, MatRef dx);
 
-  // Incremental decoding (decoder.h): the keys and values of the positions decoded so far, so
-  // that a new position projects only its own row. Sized by reset_cache for C positions;
-  // appending and dropping positions allocates nothing.
-  struct KVCache {
-    // Positions held: [first, first + length), in rows [0, length) of k and v. first is 0 but in
-    // a window cache that has let its oldest positions go.
-    int first = 0, length = 0;
-    // (R, KV Dh): row r is position first + r's k (rotated by its position with RoPE) and v;
-    // K/V head g at columns [g Dh, g Dh + Dh). Differential: k is (R, 2 KV Dh), k1 of head g at
-    // [g Dh, +Dh) and k2 at [(KV + g) Dh, +Dh). R = cache_rows(): C, or W for a causal window.
-    Mat k, v;
-    Mat k_raw;       // RoPE only: the keys before their rotation, as k
-    Mat qkv;         // (m, W) scratch: the new positions' projection
-    Mat merged;      // (m, D) scratch: the heads' outputs
-    Mat w2;          // (1, R) differential scratch: one head's second map
-  };
-  // Rows a cache keeps: C, or the window W < C of a causal sliding window (no strided keys),
-  // whose queries never see a key W or more positions back.
-  int cache_rows() const;
-  // Empties cache and sizes it for this layer.
-  void reset_cache(KVCache& cache) const;
-  // Causal attention of one new position p = first + length over positions [0, p], in eval
-  // mode: projects x (1,D) and appends its k and v to cache (rotated to position p with RoPE;
-  // a full window cache first lets its oldest position go), then writes head h's weights over
-  // the p + 1 positions to weights.row(h) ((H, p + 1), the last row of forward()'s (T,T) for that
-  // head: ALiBi bias, the pattern's mask and the differential map included, and exactly 0 on the
-  // positions a window cache no longer holds) and the output to y (1,D), which may alias x.
-  // Honours head_off and scale_scores; the mask is taken to be the causal pattern (the Decoder
-  // checks). Throws an Error of kind State when p would reach C.
-  void forward_step(ConstMatRef x, KVCache& cache, MatRef weights, MatRef y) const;
-  // forward_step for m new positions p0 .. p0 + m - 1 at once (p0 = first + length): one
-  // projection of x (m,D), then row by row its key and value appended to cache and row i of head
-  // h attending over the positions it may see up to p0 + i (causal among the new rows too) into
-  // weights.row(i*H + h) ((m*H, p0 + m); 0 elsewhere), and y (m,D) gets the outputs (may alias x).
-  // Row i's attention is forward_step's for that position, number for number (forward_step is
-  // this with m = 1). Throws an Error of kind State when the cache cannot take m more.
-  void forward_rows(ConstMatRef x, KVCache& cache, MatRef weights, MatRef y) const;
-  // Keeps only the first length positions of cache (a rollback): as if the later ones had never
-  // been appended. length in [0, cache.length]; a window cache that let positions go (first > 0)
-  // cannot (an Error of kind State: the decoder re-encodes instead).
-  void truncate_cache(KVCache& cache, int length) const;
-  // Every position moves down by one: position p + 1 becomes p, and position 0, if held, is
-  // dropped. With RoPE the kept keys are rotated again from k_raw to their new positions. Only
-  // for layers whose keys and values do not depend on the positions that change: decoder.h.
-  void drop_first(KVCache& cache) const;
-
   // The layer for a batch (B,T): its own "diff_lambda" (H, differential), then qkv_proj and
   // out_proj mounted as "qkv_proj." and "out_proj."; caches x (N,D), qkv (N,W), probs (B,H,T,T)
   // (differential: probs2 and combined too) and merged (N,D); per head the products q k^T (per
@@ -172,28 +128,6 @@ class MultiHeadSelfAttention {
   // Throws std::invalid_argument unless 1 <= T <= C and x is (B*T, D).
   void check_input(Eigen::Index rows, Eigen::Index cols, int B, int T) const;
 
-  // One query row i of one head h in batch b, read from the caches of an eval-mode forward()
-  // and the backward() after it, run with State::inspect. Computes nothing: every number is the
-  // layer's own. With a loss that depends on row i only (dy zero elsewhere), d_k and d_v are
-  // exactly row i's contributions to dK and dV (with grouped K/V heads, summed over the query
-  // heads that share head h's K/V). With RoPE, q, k, d_q and d_k are the rotated ones. A
-  // differential layer has two score maps per head, which one row does not show: an Error of
-  // kind State.
-  struct HeadRow {
-    float scale;       // the score scale: 1/sqrt(Dh), or 1 with scale_scores off
-    RowVec q;          // (Dh) the query
-    Mat k, v;          // (T,Dh) keys and values of the head
-    RowVec scores;     // (T) q k^T * scale (+ the ALiBi bias) after the mask: the softmax's input
-    RowVec weights;    // (T) softmax(scores)
-    RowVec out;        // (Dh) weights v (zero if the head is switched off)
-    RowVec d_out;      // (Dh) dL/d(out) (zero if the head is switched off)
-    RowVec d_weights;  // (T) d_out v^T
-    RowVec d_scores;   // (T) the softmax Jacobian applied: w * (dw - w . dw)
-    RowVec d_q;        // (Dh) d_scores k * scale
-    Mat d_k, d_v;      // (T,Dh) row j: d_scores[j] q * scale, and w[j] d_out
-  };
-  HeadRow head_row(const State& s, int b, int h, int i) const;
-
   // Teaching interventions; the defaults are the curriculum's layer. A head that is off still
   // computes its weights (so they can be shown) but its output, and so its gradient, is zero.
   std::vector<uint8_t> head_off;  // (H), 1 = switched off
@@ -205,6 +139,8 @@ class MultiHeadSelfAttention {
   // Head h's scores as the tiled kernels take them: the scale, the mask (causal or none) and
   // its ALiBi slope.
   TiledScores tiled_scores(int h) const;
+  // Head h's map (attention_map.h): the layer's score scale, mask and ALiBi slope.
+  AttentionMap head_map(int h) const;
 
   // The K/V head query head h reads: h / (H / KV).
   int kv_head(int h) const { return h / (n_heads / options.kv_heads); }
