@@ -1,15 +1,17 @@
 // npm run bench:text: the "Train a GPT on text" preset in a tab, against the same core under node
 // and PyTorch on the same config, measured side by side in one run:
 //   - training steps/s in a tab while playing (median of 1 s blocks over --seconds, 60 by default):
-//     the page served plainly (the one-thread SIMD build), and served cross-origin isolated: the
-//     threads build on 1 thread (`?threads=1`) and on min(4, navigator.hardwareConcurrency);
-//   - node: the one-thread SIMD build, the tab's own steps replayed (the core is deterministic, so
-//     step n in node is the tab's model at step n), and the threads build on 2 threads;
+//     the page served plainly (the one-thread relaxed-SIMD build Chromium loads, and `?core=simd`
+//     the plain SIMD build), and served cross-origin isolated: the threads build on 1 thread
+//     (`?threads=1`) and on min(4, navigator.hardwareConcurrency);
+//   - node: the one-thread relaxed-SIMD build, the tab's own steps replayed (the core is
+//     deterministic, so step n in node is the tab's model at step n), the SIMD build on the same
+//     steps, and the threads build on 2 threads;
 //   - PyTorch 1.13 eager with 1 and with 2 threads (bench/torch_baseline.py --config text:
 //     tests/reference/block.py's model);
-//   - every matrix product of a training step in the SIMD build under node, timed in place
-//     (core.productProfile: the median over 20 steps), with its GFLOP/s, and our GEMM's GFLOP/s
-//     on square matrices in the same run;
+//   - every matrix product of a training step in the SIMD and the relaxed-SIMD builds under node
+//     (without and with fused multiply-adds), timed in place (core.productProfile: the median over
+//     20 steps), with its GFLOP/s, and our GEMM's GFLOP/s on square matrices in the same run;
 //   - the step op by op in the same build (core.opProfile: softmax, GELU, LayerNorm, the
 //     cross-entropy, Adam, copies... timed in place, then all the products and the rest; medians);
 //   - the step the one-thread tab had reached 10, 30 and 60 s after Play, and for each of those
@@ -212,19 +214,24 @@ if (args.opsOnly) {
   process.exit(0);
 }
 const threaded = await createCore('threads', undefined, { threads: 2 });
+const relaxed = await createCore('relaxed');
 const page = await tab(args.seconds);
+const pagePlain = await tab(args.seconds, {}, '?core=simd');
 const pageIsolated1 = await tab(args.seconds, isolationHeaders(), '?threads=1');
 const pageThreads = await tab(args.seconds, isolationHeaders());
 // Node replays the one-thread tab's steps after its first 10 s (where the tab's median blocks are).
+const nodeRelaxed = nodeRate(relaxed, page.steps[Math.min(10, args.seconds)]);
 const node = nodeRate(core, page.steps[Math.min(10, args.seconds)]);
 const nodeThreads = nodeRate(threaded, page.steps[Math.min(10, args.seconds)]);
 const torch1 = torch(1);
 const torch2 = torch(2);
 const prod = products(core);
+const prodRelaxed = products(relaxed);
 const opRows = ops(core);
 const opsCompared = base ? opsSideBySide(base, core, args.rounds) : null;
-const replayed = replay(core, [0, ...Object.values(page.marks)]);
+const replayed = replay(relaxed, [0, ...Object.values(page.marks)]);
 const tabRate = median(page.rates);
+const tabPlainRate = median(pagePlain.rates);
 const tabIsolated1Rate = median(pageIsolated1.rates);
 const tabThreadsRate = median(pageThreads.rates);
 const result = {
@@ -232,15 +239,20 @@ const result = {
   load_average: os.loadavg(),
   hash: HASH,
   tab_steps_per_s: { median: tabRate, blocks: page.rates, status: page.status },
+  tab_plain_simd_steps_per_s: { median: tabPlainRate, blocks: pagePlain.rates, status: pagePlain.status },
   tab_isolated_1t_steps_per_s: { median: tabIsolated1Rate, blocks: pageIsolated1.rates, status: pageIsolated1.status },
   tab_threads_steps_per_s: { median: tabThreadsRate, blocks: pageThreads.rates, status: pageThreads.status },
   node_wasm_simd_steps_per_s: node,
+  node_wasm_relaxed_steps_per_s: nodeRelaxed,
   node_wasm_threads_2_steps_per_s: nodeThreads,
   torch_1t_steps_per_s: torch1.steps_per_s,
   torch_2t_steps_per_s: torch2.steps_per_s,
   ratios: {
     node_simd_over_torch_1t: node / torch1.steps_per_s,
-    tab_over_node: tabRate / node,
+    node_relaxed_over_torch_1t: nodeRelaxed / torch1.steps_per_s,
+    node_relaxed_over_node_simd: nodeRelaxed / node,
+    tab_over_node: tabRate / nodeRelaxed,
+    tab_plain_over_node_simd: tabPlainRate / node,
     tab_threads_over_tab: tabThreadsRate / tabRate,
     tab_threads_over_isolated_1t: tabThreadsRate / tabIsolated1Rate,
     node_threads_2_over_node: nodeThreads / node,
@@ -249,6 +261,7 @@ const result = {
   },
   transfer: { plain: page.transfer, isolated_threads: pageThreads.transfer },
   products: prod,
+  products_relaxed: prodRelaxed,
   ops: opRows,
   ops_against_baseline: opsCompared ? { baseline: args.baseline, ...opsCompared } : undefined,
   unigram_bits_per_char: replayed.unigramBits,
@@ -262,23 +275,28 @@ console.log(`load average ${os.loadavg().map(f2).join(' ')}\n`);
 console.log('| "Train a GPT on text" | steps/s |');
 console.log('|---|---|');
 console.log(`| tab (Chromium, median of 1 s blocks over ${args.seconds} s of Play; ${page.status.trim()}) | ${f0(tabRate)} |`);
+console.log(`| tab, ?core=simd (${pagePlain.status.trim()}) | ${f0(tabPlainRate)} |`);
 console.log(`| tab, cross-origin isolated, ?threads=1 (${pageIsolated1.status.trim()}) | ${f0(tabIsolated1Rate)} |`);
 console.log(`| tab, cross-origin isolated (${pageThreads.status.trim()}) | ${f0(tabThreadsRate)} |`);
-console.log(`| node wasm SIMD, the tab's steps | ${f0(node)} |`);
+console.log(`| node wasm relaxed SIMD, the tab's steps | ${f0(nodeRelaxed)} |`);
+console.log(`| node wasm SIMD, the same steps | ${f0(node)} |`);
 console.log(`| node wasm threads, 2 threads | ${f0(nodeThreads)} |`);
 console.log(`| PyTorch 1.13 eager, 1 thread | ${f0(torch1.steps_per_s)} |`);
 console.log(`| PyTorch 1.13 eager, 2 threads | ${f0(torch2.steps_per_s)} |`);
 console.log('\n| ratio (same run) | measured | target |');
 console.log('|---|---|---|');
 const r = result.ratios;
-console.log(`| node wasm SIMD / PyTorch 1 thread | ${f2(r.node_simd_over_torch_1t)} | >= 0.7 |`);
-console.log(`| tab / node (one thread) | ${f2(r.tab_over_node)} | >= 0.9 |`);
+console.log(`| node wasm SIMD / PyTorch 1 thread | ${f2(r.node_simd_over_torch_1t)} | >= 1.0 |`);
+console.log(`| node wasm relaxed SIMD / PyTorch 1 thread | ${f2(r.node_relaxed_over_torch_1t)} | >= 1.3 |`);
+console.log(`| node wasm relaxed SIMD / node wasm SIMD | ${f2(r.node_relaxed_over_node_simd)} | |`);
+console.log(`| tab (relaxed SIMD) / node (relaxed SIMD) | ${f2(r.tab_over_node)} | >= 0.9 |`);
+console.log(`| tab ?core=simd / node (SIMD) | ${f2(r.tab_plain_over_node_simd)} | >= 0.9 |`);
 console.log(`| isolated tab (threads) / tab | ${f2(r.tab_threads_over_tab)} | >= 1.6 |`);
 console.log(`| isolated tab (threads) / isolated tab (?threads=1) | ${f2(r.tab_threads_over_isolated_1t)} | |`);
 console.log(`| node wasm threads (2) / node wasm SIMD | ${f2(r.node_threads_2_over_node)} | |`);
 console.log(`| isolated tab (threads) / PyTorch 1 thread | ${f2(r.tab_threads_over_torch_1t)} | >= 1.0 |`);
 const kb = (b) => (b / 1024).toFixed(0);
-console.log('\n| the page until Play (gzip -9) | one-thread SIMD build | threads build (isolated) |');
+console.log('\n| the page until Play (gzip -9) | one-thread (relaxed SIMD) build | threads build (isolated) |');
 console.log('|---|---|---|');
 const where = (f) => (/attention-core/.test(f.path) ? f.path.split('/').at(-1) : /\/assets\/worker-/.test(f.path) ? 'the worker (JS)' : 'the page (HTML, JS, CSS, favicon)');
 const parts = (t) => t.files.reduce((m, f) => m.set(where(f), (m.get(where(f)) ?? 0) + f.gzip), new Map());
@@ -286,12 +304,15 @@ const plainParts = parts(page.transfer);
 const threadParts = parts(pageThreads.transfer);
 for (const name of new Set([...plainParts.keys(), ...threadParts.keys()])) console.log(`| ${name} | ${plainParts.has(name) ? kb(plainParts.get(name)) + ' KB' : '-'} | ${threadParts.has(name) ? kb(threadParts.get(name)) + ' KB' : '-'} |`);
 console.log(`| total | ${kb(page.transfer.gzip_bytes)} KB (${page.transfer.files.length} files) | ${kb(pageThreads.transfer.gzip_bytes)} KB (${pageThreads.transfer.files.length} files) |`);
-console.log(`\nThe products of a step (SIMD build, node; median of 20 steps; GFLOP/s of the full product, the causal ones skip about half):\n`);
-console.log('| product | layout | C (m x n), k | calls | MFLOP | ms | GFLOP/s |');
-console.log('|---|---|---|---|---|---|---|');
-for (const p of prod.rows) console.log(`| ${p.name} | ${p.layout} | ${p.m} x ${p.n}, ${p.k} | ${p.calls} | ${(p.flops / 1e6).toFixed(1)} | ${(p.seconds * 1e3).toFixed(2)} | ${(p.flops / p.seconds / 1e9).toFixed(1)} |`);
-console.log(`| all | | | | ${(prod.rows.reduce((a, p) => a + p.flops, 0) / 1e6).toFixed(0)} | ${prod.step_product_ms.toFixed(2)} | ${prod.gflops_average.toFixed(1)} |`);
-console.log(`\nour GEMM on 256 x 256 squares, same run: ${prod.square_256_gflops.toFixed(1)} GFLOP/s`);
+console.log(`\nThe products of a step (node; median of 20 steps; GFLOP/s of the full product, the causal ones skip about half), in the SIMD build (mul + add) and the relaxed-SIMD build (fused):\n`);
+console.log('| product | layout | C (m x n), k | calls | MFLOP | ms | GFLOP/s | relaxed ms | relaxed GFLOP/s |');
+console.log('|---|---|---|---|---|---|---|---|---|');
+for (const p of prod.rows) {
+  const q = prodRelaxed.rows.find((x) => x.name === p.name && x.layout === p.layout) ?? { seconds: NaN };
+  console.log(`| ${p.name} | ${p.layout} | ${p.m} x ${p.n}, ${p.k} | ${p.calls} | ${(p.flops / 1e6).toFixed(1)} | ${(p.seconds * 1e3).toFixed(2)} | ${(p.flops / p.seconds / 1e9).toFixed(1)} | ${(q.seconds * 1e3).toFixed(2)} | ${(p.flops / q.seconds / 1e9).toFixed(1)} |`);
+}
+console.log(`| all | | | | ${(prod.rows.reduce((a, p) => a + p.flops, 0) / 1e6).toFixed(0)} | ${prod.step_product_ms.toFixed(2)} | ${prod.gflops_average.toFixed(1)} | ${prodRelaxed.step_product_ms.toFixed(2)} | ${prodRelaxed.gflops_average.toFixed(1)} |`);
+console.log(`\nour GEMM on 256 x 256 squares, same run: ${prod.square_256_gflops.toFixed(1)} GFLOP/s (SIMD), ${prodRelaxed.square_256_gflops.toFixed(1)} GFLOP/s (relaxed SIMD)`);
 console.log(`\nunigram entropy: ${replayed.unigramBits.toFixed(2)} bits/char\n`);
 console.log('| after Play | step | validation bits/char | sample (temperature 0.8) |');
 console.log('|---|---|---|---|');

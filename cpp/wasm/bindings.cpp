@@ -30,6 +30,11 @@ constexpr bool kSimd = true;
 #else
 constexpr bool kSimd = false;
 #endif
+#ifdef __wasm_relaxed_simd__
+constexpr bool kRelaxedSimd = true;
+#else
+constexpr bool kRelaxedSimd = false;
+#endif
 
 namespace {
 
@@ -433,6 +438,7 @@ EMSCRIPTEN_BINDINGS(attention_core) {
     return js_call([&] { return double(product_probe(to_text(layout, "layout"), m, n, k, reps)); });
   });
   constant("simd", kSimd);
+  constant("relaxedSimd", kRelaxedSimd);
   // The thread pool (attn/base/parallel.h).
   constant("threaded", threads_supported());
   function("threads", &thread_count);

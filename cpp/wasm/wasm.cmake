@@ -6,6 +6,8 @@
 #                                      imports the module)
 if(ATTN_THREADS)
   set(ATTN_WASM_VARIANT threads)
+elseif(ATTN_RELAXED_SIMD)
+  set(ATTN_WASM_VARIANT relaxed)
 elseif(ATTN_SIMD)
   set(ATTN_WASM_VARIANT simd)
 else()
@@ -18,7 +20,14 @@ endif()
 # DYNAMIC_EXECUTION=0: Embind's glue builds its invokers without eval / new Function, so the core
 # runs under a strict CSP without 'unsafe-eval' (script-src 'self' 'wasm-unsafe-eval'), in the
 # worker and on the main thread alike (tests/e2e/csp.test.mjs; measured with Emscripten 3.1.6).
-set(ATTN_WASM_LINK_OPTIONS --bind -O3 -sMODULARIZE=1 -sEXPORT_NAME=createAttentionCore
+# The relaxed-SIMD build links at -O1 (CMakeLists.txt, ATTN_RELAXED_SIMD) and runs the npm
+# package's wasm-opt -O3 afterwards.
+if(ATTN_RELAXED_SIMD)
+  set(attn_link_opt -O1)
+else()
+  set(attn_link_opt -O3)
+endif()
+set(ATTN_WASM_LINK_OPTIONS --bind ${attn_link_opt} -sMODULARIZE=1 -sEXPORT_NAME=createAttentionCore
     -sALLOW_MEMORY_GROWTH=1 -sTOTAL_STACK=8MB -sDYNAMIC_EXECUTION=0)
 
 # The threads variant (SIMD + pthreads): its pool of pthread workers is started with the module,
@@ -37,6 +46,16 @@ target_link_options(attention_core_web PRIVATE ${ATTN_WASM_LINK_OPTIONS} -sEXPOR
                     -sENVIRONMENT=web,worker)
 set_target_properties(attention_core_web PROPERTIES
   OUTPUT_NAME attention-core-${ATTN_WASM_VARIANT} SUFFIX .js)
+if(ATTN_RELAXED_SIMD)
+  find_program(ATTN_WASM_OPT wasm-opt PATHS ${CMAKE_SOURCE_DIR}/node_modules/.bin NO_DEFAULT_PATH
+               REQUIRED)
+  add_custom_command(TARGET attention_core_web POST_BUILD
+    COMMAND ${ATTN_WASM_OPT} -O3 --enable-simd --enable-relaxed-simd --enable-exception-handling
+            --enable-bulk-memory --enable-sign-ext --enable-mutable-globals
+            --enable-nontrapping-float-to-int --enable-reference-types --enable-multivalue
+            attention-core-relaxed.wasm -o attention-core-relaxed.wasm
+    WORKING_DIRECTORY ${CMAKE_BINARY_DIR} VERBATIM)
+endif()
 
 # The field tables of structs.h with their doc comments, printed as JSON by a node program
 # (core_structs.cpp) for scripts/core-structs.mjs, which writes web/src/core/core-structs.ts; the

@@ -19,13 +19,14 @@ if(EMSCRIPTEN OR ATTN_SANITIZE)
   list(REMOVE_ITEM ATTN_TEST_SOURCES ${ATTN_NATIVE_ONLY_TESTS})
 endif()
 # The scalar wasm build differs from the SIMD one only in the `#ifdef __wasm_simd128__` parts of
-# cpp/attn/kernels/kernels.cpp, so it runs the suites of that code and of the layers built on it, and the
-# PyTorch parity of the whole model; the rest of the suite runs natively and in the SIMD build.
-# tests/js-api compares the two builds' training step by step besides.
-# test_gradcheck holds the finite-difference checks of those layers (with the others').
+# cpp/attn/kernels/kernels.cpp, and the relaxed-SIMD build only in their madd (fused), so each runs
+# the suites of that code and of the layers built on it, and the PyTorch parity of the whole model;
+# the rest of the suite runs natively and in the SIMD build. tests/js-api compares the builds'
+# training step by step besides. test_gradcheck holds the finite-difference checks of those layers
+# (with the others').
 set(ATTN_WASM_SCALAR_TESTS test_kernels test_linear test_loss test_ops test_adam test_multihead
     test_tiled_attention test_gradcheck test_reference)
-if(EMSCRIPTEN AND NOT ATTN_SIMD)
+if(EMSCRIPTEN AND (NOT ATTN_SIMD OR ATTN_RELAXED_SIMD))
   list(TRANSFORM ATTN_WASM_SCALAR_TESTS PREPEND ${CMAKE_CURRENT_LIST_DIR}/ OUTPUT_VARIABLE scalar)
   list(TRANSFORM scalar APPEND .cpp)
   set(ATTN_TEST_SOURCES ${scalar})
@@ -90,6 +91,8 @@ if(EMSCRIPTEN)
     set(variant threads)
     # node's worker_threads run the pthreads; three start with the program.
     target_link_options(attn_tests PRIVATE -sPTHREAD_POOL_SIZE=3)
+  elseif(ATTN_RELAXED_SIMD)
+    set(variant relaxed)
   elseif(ATTN_SIMD)
     set(variant simd)
   else()

@@ -2,7 +2,7 @@
 // http://127.0.0.1, the module and everything it loads on https://cdn.example.test (answered from
 // web/dist with `Access-Control-Allow-Origin: *`). It must work as on the page's own origin, and a
 // worker that cannot start (a CSP without blob:, no CORS, a file:// page) must be explained in one
-// sentence with `error` kind 'worker', the host page untouched. It runs the one-thread SIMD build
+// sentence with `error` kind 'worker', the host page untouched. It runs the one-thread (relaxed) SIMD build
 // there, with not a console message, even on a cross-origin-isolated lesson page: the threads
 // build's pthread workers would have to come from the page's own origin.
 import { test } from 'node:test';
@@ -100,7 +100,9 @@ for (const [name, file] of [['no CSP', 'lesson.html'], ['a strict CSP that allow
     // Nothing of the playground was asked from the lesson page's origin.
     const local = site.requests.filter((p) => !p.endsWith(file) && !p.endsWith('favicon.ico'));
     assert.deepEqual(local, [], 'requests to the page origin besides the page');
-    assert.ok(asked.includes('wasm/attention-core-simd.wasm') && asked.some((p) => /^assets\/worker-.*\.js$/.test(p)), `from the CDN: ${asked}`);
+    // Chromium runs relaxed SIMD: only that build is downloaded.
+    assert.ok(asked.includes('wasm/attention-core-relaxed.wasm') && asked.some((p) => /^assets\/worker-.*\.js$/.test(p)), `from the CDN: ${asked}`);
+    assert.ok(!asked.some((p) => /attention-core-(simd|scalar)\./.test(p)), `only the build that runs: ${asked}`);
     assert.deepEqual(asked.filter(isThreadsFile), []);
     assert.deepEqual(await events(page, 'error'), []);
     assert.deepEqual(errors, []);
@@ -110,7 +112,7 @@ for (const [name, file] of [['no CSP', 'lesson.html'], ['a strict CSP that allow
   });
 }
 
-test('from a CDN on a cross-origin-isolated lesson page (COOP/COEP): the one-thread SIMD build, no console message', async () => {
+test('from a CDN on a cross-origin-isolated lesson page (COOP/COEP): the one-thread (relaxed) SIMD build, no console message', async () => {
   const { context, page, errors, noise, asked } = await open(`${isolatedSite.url}lesson.html`);
   assert.equal(await page.evaluate(() => crossOriginIsolated), true);
   await waitEvent(page, 'ready');
@@ -118,7 +120,7 @@ test('from a CDN on a cross-origin-isolated lesson page (COOP/COEP): the one-thr
   await page.evaluate(() => document.getElementById('pg').play());
   await waitEvent(page, 'solved');
   await page.evaluate(() => document.getElementById('pg').pause());
-  assert.ok(asked.includes('wasm/attention-core-simd.wasm'), `from the CDN: ${asked}`);
+  assert.ok(asked.includes('wasm/attention-core-relaxed.wasm'), `from the CDN: ${asked}`);
   assert.deepEqual(asked.filter(isThreadsFile), []);
   assert.deepEqual(await events(page, 'error'), []);
   assert.deepEqual(errors, []);

@@ -7,8 +7,9 @@ import path from 'node:path';
 import puppeteer from 'puppeteer-core';
 import { GUARD_MS } from './harness.mjs';
 
-/** Launches Firefox ESR headless with a fresh profile. */
-export async function launchFirefox() {
+/** Launches Firefox ESR headless with a fresh profile; prefs adds preferences (e.g. an engine
+ * feature turned off). */
+export async function launchFirefox({ prefs = {} } = {}) {
   const executablePath = process.env.FIREFOX ?? '/usr/bin/firefox-esr';
   if (!fs.existsSync(executablePath)) throw new Error(`${executablePath} not found; run scripts/setup`);
   return puppeteer.launch({
@@ -17,7 +18,7 @@ export async function launchFirefox() {
     headless: true,
     userDataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'ap-firefox-')),
     // No update checks or telemetry on a machine that reaches no such host.
-    extraPrefsFirefox: { 'app.update.enabled': false, 'datareporting.policy.dataSubmissionEnabled': false, 'network.captive-portal-service.enabled': false },
+    extraPrefsFirefox: { 'app.update.enabled': false, 'datareporting.policy.dataSubmissionEnabled': false, 'network.captive-portal-service.enabled': false, ...prefs },
   });
 }
 

@@ -19,10 +19,10 @@ test.after(async () => {
   await srv?.close();
 });
 
-test('Firefox: the page loads the SIMD core, Play trains until solved and pauses itself, the loss falls, the heatmaps redraw', async () => {
+test('Firefox: the page loads the relaxed-SIMD core, Play trains until solved and pauses itself, the loss falls, the heatmaps redraw', async () => {
   const { page, errors } = await openFirefoxPage(browser, `${srv.url}index.html`);
   await waitFor(page, () => document.querySelector('.readout')?.dataset.status === 'paused');
-  assert.match(await page.$eval('.loading', (el) => el.textContent), /WebAssembly SIMD build/);
+  assert.match(await page.$eval('.loading', (el) => el.textContent), /WebAssembly relaxed SIMD build/);
   const start = await page.$eval('.readout', (el) => ({ step: Number(el.dataset.step), loss: Number(el.dataset.loss) }));
   assert.equal(start.step, 0);
   await page.click('[data-action=play]');

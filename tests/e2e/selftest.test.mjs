@@ -64,7 +64,7 @@ function assertAllPass(rows) {
 
 const summary = (page) => page.textContent(`${PANEL} .selftest-status`);
 
-test('self-test: all six checks pass on the live SIMD build, before and after training', async () => {
+test('self-test: all six checks pass on the live build (relaxed SIMD in Chromium), before and after training', async () => {
   const { page, context, errors } = await openPage(browser, `${srv.url}#view=train&panel=selftest`);
   await waitReady(page);
   assert.equal(await page.getAttribute(`${PANEL}`, 'aria-label'), 'Self-test');
@@ -73,7 +73,7 @@ test('self-test: all six checks pass on the live SIMD build, before and after tr
 
   await runChecks(page);
   assertAllPass(await shownResults(page));
-  assert.match(await summary(page), /^6 of 6 checks passed on the live SIMD WebAssembly build in [\d.]+ ms \(the model at step 0\)\.$/);
+  assert.match(await summary(page), /^6 of 6 checks passed on the live relaxed SIMD WebAssembly build in [\d.]+ ms \(the model at step 0\)\.$/);
   assert.equal(await page.isHidden(`${PANEL} .selftest-stale`), true);
 
   // Train, then again: a trained model passes too.

@@ -2,8 +2,8 @@
 // what `npm start` sends and the static site documents), the page is cross-origin isolated and
 // its worker loads attention-core-threads.*, says so on the status line, and trains the "Train a
 // GPT on text" preset to the very numbers of the one-thread SIMD build under node; without them
-// it loads the SIMD build, never asks for the threads files, and logs nothing. In Chromium and in
-// Firefox ESR.
+// it loads the one-thread build (relaxed SIMD in both engines here: relaxed.test.mjs), never asks
+// for the threads files, and logs nothing. In Chromium and in Firefox ESR.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DIST, isolationHeaders, launch, openPage, serve, waitReady, readout } from './harness.mjs';
@@ -54,14 +54,14 @@ test('the documented headers make the page cross-origin isolated: the threads bu
   }
 });
 
-test('without the headers the page falls back to the one-thread SIMD build silently (Chromium)', async () => {
+test('without the headers the page falls back to the one-thread (relaxed SIMD) build silently (Chromium)', async () => {
   const srv = await serve(DIST);
   const browser = await launch();
   try {
     const { page, errors } = await openPage(browser, `${srv.url}#view=train`);
     await waitReady(page);
     assert.equal(await page.evaluate(() => crossOriginIsolated), false);
-    assert.match(await page.textContent('.loading'), /Core loaded \(WebAssembly SIMD build, 1 thread\)/);
+    assert.match(await page.textContent('.loading'), /Core loaded \(WebAssembly relaxed SIMD build, 1 thread\)/);
     await page.click('[data-action=step10]');
     await page.waitForFunction(() => document.querySelector('.readout').dataset.step === '10');
     assert.deepEqual(errors, []);
@@ -72,7 +72,7 @@ test('without the headers the page falls back to the one-thread SIMD build silen
   }
 });
 
-test('Firefox: isolated, the threads build trains to the same numbers; not isolated, the SIMD build, silently', async () => {
+test('Firefox: isolated, the threads build trains to the same numbers; not isolated, the one-thread (relaxed SIMD) build, silently', async () => {
   const isolatedSrv = await serve(DIST, { headers: isolationHeaders() });
   const plainSrv = await serve(DIST);
   const browser = await launchFirefox();
@@ -93,7 +93,7 @@ test('Firefox: isolated, the threads build trains to the same numbers; not isola
 
     const plain = await openFirefoxPage(browser, `${plainSrv.url}#view=train`);
     await waitFor(plain.page, () => document.querySelector('.readout')?.dataset.status === 'paused');
-    assert.match(await plain.page.$eval('.loading', (el) => el.textContent), /WebAssembly SIMD build, 1 thread/);
+    assert.match(await plain.page.$eval('.loading', (el) => el.textContent), /WebAssembly relaxed SIMD build, 1 thread/);
     assert.deepEqual(plain.errors, []);
     assert.deepEqual(plainSrv.requests.filter(isThreadsFile), []);
     await plain.page.close();

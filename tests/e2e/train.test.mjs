@@ -54,7 +54,7 @@ async function assertLossLine(page) {
 test('the page loads with no console errors and no external requests', async () => {
   const { page, context, errors, external } = await openPage(browser, `${srv.url}#view=train`);
   await waitReady(page);
-  assert.match(await page.textContent('.loading'), /Core loaded \(WebAssembly SIMD build, 1 thread\)/);
+  assert.match(await page.textContent('.loading'), /Core loaded \(WebAssembly relaxed SIMD build, 1 thread\)/);
   assert.equal(await page.locator('.heatmaps canvas').count(), 5, '4 heads + the average');
   await settle(page);
   await assertHeatmapsDrawn(page);

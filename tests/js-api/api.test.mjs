@@ -33,10 +33,11 @@ for (const variant of variants) {
   describe(`API (${variant})`, async () => {
     const core = await loadCore(variant);
 
-    test('the module: Trainer, selfAttention, defaultConfig, heapBytesInUse, simd', () => {
+    test('the module: Trainer, selfAttention, defaultConfig, heapBytesInUse, simd, relaxedSimd', () => {
       assert.equal(typeof core.Trainer, 'function');
       assert.equal(typeof core.selfAttention, 'function');
-      assert.equal(core.simd, variant === 'simd');
+      assert.equal(core.simd, variant === 'simd' || variant === 'relaxed');
+      assert.equal(core.relaxedSimd, variant === 'relaxed');
       // Every key at the schema's default (the values: tests/unit/public-contract.txt).
       assert.deepEqual(core.defaultConfig(), Object.fromEntries(core.configSchema().map((k) => [k.js, k.default])));
     });

@@ -127,6 +127,7 @@ for (const variant of variants) {
     test('AttentionCore members exist with the declared kinds', () => {
       for (const name of memberNames(declared('AttentionCore'))) assert.ok(name in core, `core.${name}`);
       assert.equal(typeof core.simd, 'boolean');
+      assert.equal(typeof core.relaxedSimd, 'boolean');
     });
 
     test('Trainer, Decoder, Sampler, SpeculativeDecoder and Draft: the declared methods are exactly the prototypes\'', () => {

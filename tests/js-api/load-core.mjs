@@ -6,16 +6,22 @@ import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import v8 from 'node:v8';
 import { install as installWebWorker } from './web-worker.mjs';
+import { detectRelaxedSimd } from '../../web/src/core/load-core.js';
 
 /** Where scripts/build-wasm leaves the page's modules. */
 export const WASM_DIR = fileURLToPath(new URL('../../web/wasm/', import.meta.url));
 
-/** A new instance of the core of one variant ('simd', 'scalar' or 'threads') from dir (default
+/** A new instance of the core of one variant ('simd', 'scalar', 'threads' or 'relaxed': node 20 runs
+ * the last under --experimental-wasm-relaxed-simd) from dir (default
  * WASM_DIR). The threads build starts options.threads - 1 pthread workers (node worker_threads,
  * ./web-worker.mjs) and runs on options.threads threads (default 2). */
 export async function createCore(variant = 'simd', dir = WASM_DIR, options = {}) {
-  if (!['simd', 'scalar', 'threads'].includes(variant)) throw new Error(`variant must be simd, scalar or threads, got ${JSON.stringify(variant)}`);
+  if (!['simd', 'scalar', 'threads', 'relaxed'].includes(variant)) throw new Error(`variant must be simd, scalar, threads or relaxed, got ${JSON.stringify(variant)}`);
+  // Node 20 runs relaxed SIMD behind a V8 flag, which NODE_OPTIONS does not accept: set it here,
+  // before the module is compiled (Node 22 has it on).
+  if (variant === 'relaxed' && !detectRelaxedSimd()) v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
   const glue = path.join(dir, `attention-core-${variant}.js`);
   if (!existsSync(glue)) throw new Error(`${glue} is missing: run scripts/build-wasm ${variant}`);
   // The glue is an ES module in a .js file: Node reads it as one inside web/ (its package.json

@@ -31,7 +31,7 @@ import createAttentionCore, {
   type Trainer,
   type TrainerConfig,
 } from '../../web/src/core/attention-core';
-import { detectSimd, loadAttentionCore } from '../../web/src/core/load-core.js';
+import { detectRelaxedSimd, detectSimd, loadAttentionCore, pickBuild, type CoreBuild } from '../../web/src/core/load-core.js';
 
 export async function train(): Promise<number[]> {
   const core: AttentionCore = await createAttentionCore({ locateFile: (path) => `/wasm/${path}` });
@@ -146,7 +146,13 @@ export function configProblem(core: AttentionCore, config: TrainerConfig): { kin
 
 export async function load(): Promise<AttentionCore> {
   const simd: boolean = detectSimd();
-  return loadAttentionCore(new URL('./wasm/', 'https://example.org/course/'), { simd });
+  const relaxed: boolean = detectRelaxedSimd();
+  const build: CoreBuild = pickBuild('simd');
+  // @ts-expect-error no such build to force
+  pickBuild('relaxed');
+  const core = await loadAttentionCore(new URL('./wasm/', 'https://example.org/course/'), { simd, relaxed: relaxed && build !== 'scalar' });
+  const fused: boolean = core.relaxedSimd;
+  return fused ? core : loadAttentionCore(new URL('./wasm/', 'https://example.org/course/'), { simd });
 }
 
 /** The lesson's panels: the sqrt(dk) demo and the softmax steps. */

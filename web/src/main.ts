@@ -5,7 +5,7 @@ import { stateFromHash, stateToHash } from './settings/state';
 import { presetHash, START_PRESET } from './settings/presets';
 import { ASSETS } from './client/assets';
 import { Store } from './settings/store';
-import { mountApp } from './ui/app';
+import { coreQuery, mountApp } from './ui/app';
 
 const root = document.getElementById('app')!;
 
@@ -16,14 +16,17 @@ if (typeof WebAssembly !== 'object') {
   // against the key table's defaults, so every link keeps its meaning.
   const first = stateFromHash(location.hash.replace(/^#/, '') ? location.hash : `#${presetHash(START_PRESET)}`);
   const store = new Store(first.state);
+  const query = new URLSearchParams(location.search);
+  const build = coreQuery(query.get('core'));
   const app = mountApp(root, store, {
     assets: ASSETS,
-    // ?core=scalar skips SIMD detection (to compare the builds, or work around a SIMD bug);
-    // ?threads=N runs at most N threads (1: the one-thread build on an isolated page).
-    forceScalar: new URLSearchParams(location.search).get('core') === 'scalar',
-    maxThreads: Number(new URLSearchParams(location.search).get('threads')) || undefined,
+    // ?core=simd loads the plain SIMD build where the relaxed-SIMD one would run, ?core=scalar the
+    // scalar build (to compare the builds, or work around an engine's bug); ?threads=N runs at
+    // most N threads (1: the one-thread build on an isolated page).
+    force: build.force,
+    maxThreads: Number(query.get('threads')) || undefined,
   });
-  app.showCorrections(first.corrections);
+  app.showCorrections([...build.corrections, ...first.corrections]);
 
   let written = stateToHash(store.state);
   history.replaceState(null, '', `#${written}`);

@@ -51,7 +51,8 @@ class ProductTimer {
 // last 1-3 as a 4-wide panel padded with zeros, by register blocks of 4 rows (then the last 1-3) x
 // 8 or 4 columns (f32x4 accumulators). A panel of B is read in place when its rows are contiguous
 // and few rows of A reuse it, else packed contiguously first (transposed B is always packed).
-// WebAssembly SIMD has no fused multiply-add: mul + add. Every entry of C is the same sum in the
+// WebAssembly SIMD has no fused multiply-add: mul + add (madd; relaxed SIMD's fused one in that
+// build). Every entry of C is the same sum in the
 // same order whatever block computes it, so splitting C's rows or columns into parts (threads)
 // gives bit-identical results.
 constexpr Eigen::Index kKc = 256;
@@ -64,8 +65,16 @@ struct Skip {
   bool a_lower = false, a_upper = false, c_lower = false;
 };
 
+// acc + a * b. The relaxed-SIMD build (ATTN_RELAXED_SIMD, clang's __wasm_relaxed_simd__) fuses
+// it into one f32x4.relaxed_madd: one rounding where the engine has FMA (x86 with FMA3, ARM64),
+// two where it has not, so that build's sums may differ from this one's in their last bits
+// (tests/cpp/test_kernels.cpp, "relaxed"). Every other build multiplies, then adds.
 inline v128_t madd(v128_t acc, v128_t a, v128_t b) {
+#ifdef __wasm_relaxed_simd__
+  return wasm_f32x4_relaxed_madd(a, b, acc);
+#else
   return wasm_f32x4_add(acc, wasm_f32x4_mul(a, b));
+#endif
 }
 
 // Adds (or, on the first K block, stores) alpha * acc into 4 floats of C, then on the last K

@@ -1,5 +1,5 @@
-// Every file the playground loads at run time besides its own chunks: the worker, the two builds
-// of the core, and the PyTorch case of the self-test. Each is written as new URL('…',
+// Every file the playground loads at run time besides its own chunks: the worker, the builds
+// of the core (only the one that runs is fetched), and the PyTorch case of the self-test. Each is written as new URL('…',
 // import.meta.url) in the built module (Vite's ?url and ?worker&url imports compile to it), which
 // is the one pattern bundlers follow to copy a file, and which makes a copy served from a CDN load
 // everything from the CDN, never relative to the page.
@@ -14,7 +14,7 @@ import type { ReferenceFiles } from '../panels/selftest/request';
 /** Absolute URLs of everything the worker loads. */
 export interface Assets {
   worker: string;
-  core: { simd: CoreFiles; scalar: CoreFiles };
+  core: { simd: CoreFiles; scalar: CoreFiles; relaxed: CoreFiles; threads?: CoreFiles };
   reference: ReferenceFiles;
 }
 

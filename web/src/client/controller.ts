@@ -28,6 +28,8 @@ export class Controller {
   status: RunStatus = 'loading';
   snapshot: Snapshot | null = null;
   simd = false;
+  /** The relaxed-SIMD build runs (fused multiply-adds). */
+  relaxed = false;
   /** The threads the core runs on (more than 1: the threads build). */
   threads = 1;
   /** Changes whenever a new run starts (configure, reset, import, restart): panels that hold
@@ -93,7 +95,7 @@ export class Controller {
   async start(): Promise<void> {
     this.status = 'loading';
     this.emit();
-    ({ simd: this.simd, threads: this.threads } = await this.client.start());
+    ({ simd: this.simd, relaxed: this.relaxed, threads: this.threads } = await this.client.start());
   }
 
   /** Builds a new model from the Store's settings (back to step 0). On a core error the old run

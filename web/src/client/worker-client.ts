@@ -31,7 +31,9 @@ export class WorkerClient {
 
   constructor(
     readonly assets: Assets,
-    private readonly forceScalar = false,
+    /** A build to load instead of the best one here: 'simd' (the plain SIMD build, not the
+     * relaxed one) or 'scalar'. */
+    private readonly force?: 'simd' | 'scalar',
     /** At most this many threads (1: the one-thread build even where threads are available). */
     private readonly maxThreads?: number,
   ) {}
@@ -41,7 +43,7 @@ export class WorkerClient {
    * many threads it runs. A worker that cannot start rejects with a RequestError of kind 'worker'
    * whose message names the cause.
    */
-  async start(): Promise<{ simd: boolean; threads: number }> {
+  async start(): Promise<{ simd: boolean; relaxed: boolean; threads: number }> {
     this.stop();
     const violations = watchPolicyViolations();
     const cannotStart = async (cause: unknown) => new RequestError('worker', await explainWorkerFailure(this.assets.worker, cause, violations.seen));
@@ -73,9 +75,9 @@ export class WorkerClient {
         }
       };
       w.onmessageerror = () => this.crash('the worker sent a message that could not be read');
-      const init = this.request('init', { type: 'init', core: this.assets.core, forceScalar: this.forceScalar, maxThreads: this.maxThreads });
+      const init = this.request('init', { type: 'init', core: this.assets.core, force: this.force, maxThreads: this.maxThreads });
       const reply = await Promise.race([init, startFailure]);
-      return { simd: reply.simd, threads: reply.threads };
+      return { simd: reply.simd, relaxed: reply.relaxed, threads: reply.threads };
     } finally {
       violations.stop();
     }

@@ -1,6 +1,6 @@
 // Types of the WebAssembly module `attention-core` (cpp/wasm/bindings.cpp): its calls and the
 // results shaped by hand; the structs it returns are generated (core-structs.ts).
-// The module files are web/wasm/attention-core-{simd,scalar}.js (ES modules for the page
+// The module files are web/wasm/attention-core-{simd,scalar,relaxed}.js (ES modules for the page
 // and its worker); their default export is createAttentionCore. load-core.js picks a variant.
 //
 // Every array crossing the boundary is a copy: nothing returned is a view into the wasm heap.
@@ -583,6 +583,8 @@ export interface AttentionCore {
   productProbe(layout: 'nn' | 'nt' | 'tn', m: number, n: number, k: number, reps: number): number;
   /** Whether this build uses WebAssembly SIMD. */
   readonly simd: boolean;
+  /** Whether this is the relaxed-SIMD build (its products' multiply-adds fused: f32x4.relaxed_madd). */
+  readonly relaxedSimd: boolean;
   /** Whether this is the threads build (pthreads; loaded only on a cross-origin-isolated page). */
   readonly threaded: boolean;
   /** The threads the core's loops run on (1 unless setThreads raised it). */
@@ -606,6 +608,6 @@ export interface AttentionCoreOptions {
 
 export type CreateAttentionCore = (options?: AttentionCoreOptions) => Promise<AttentionCore>;
 
-/** The default export of attention-core-{simd,scalar,threads}.js. */
+/** The default export of attention-core-{simd,scalar,threads,relaxed}.js. */
 declare const createAttentionCore: CreateAttentionCore;
 export default createAttentionCore;

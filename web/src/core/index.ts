@@ -3,16 +3,18 @@
 // found next to this module, so a bundler copies them and a CDN serves them.
 import type { AttentionCore } from './attention-core';
 import { CORE_FILES } from './core-files';
-import { detectSimd, instantiateCore } from './load-core.js';
+import { detectRelaxedSimd, detectSimd, instantiateCore } from './load-core.js';
 
 export type * from './attention-core';
-export { detectSimd };
+export { detectRelaxedSimd, detectSimd };
 
-/** Loads and instantiates the core: the SIMD build where the engine has WebAssembly SIMD, else
- * the scalar one (or the one `simd` asks for). */
-export function loadAttentionCore(options: { simd?: boolean } = {}): Promise<AttentionCore> {
+/** Loads and instantiates the core: the relaxed-SIMD build where the engine runs relaxed SIMD,
+ * else the SIMD build where it has WebAssembly SIMD, else the scalar one (or the ones `simd` and
+ * `relaxed` ask for). Only the chosen build is fetched. */
+export function loadAttentionCore(options: { simd?: boolean; relaxed?: boolean } = {}): Promise<AttentionCore> {
   const simd = options.simd ?? detectSimd();
-  return instantiateCore(simd ? CORE_FILES.simd : CORE_FILES.scalar);
+  const relaxed = simd && (options.relaxed ?? detectRelaxedSimd());
+  return instantiateCore(!simd ? CORE_FILES.scalar : relaxed ? CORE_FILES.relaxed : CORE_FILES.simd);
 }
 
 /** The same, as the default export. */

@@ -132,7 +132,7 @@ export function defineRequest<In = void, Out = void>(name: string, fallback: Err
 /** Requests, page -> worker. */
 export type Request =
   | { type: 'call'; id: number; request: string; input: unknown }
-  | { type: 'init'; id: number; core: { simd: CoreFiles; scalar: CoreFiles; threads?: CoreFiles }; forceScalar?: boolean; maxThreads?: number }
+  | { type: 'init'; id: number; core: { simd: CoreFiles; scalar: CoreFiles; relaxed: CoreFiles; threads?: CoreFiles }; force?: 'simd' | 'scalar'; maxThreads?: number }
   | { type: 'configure'; id: number; config: TrainerConfigMsg; sample: SampleSpec; ablation?: Ablation; corpus?: CorpusInput | null }
   | { type: 'useCorpus'; id: number; corpus: CorpusInput | null }
   | { type: 'reset'; id: number }
@@ -159,8 +159,9 @@ export interface ImportRun {
 /** The reply type each request names. */
 export interface ReplyFor {
   call: { type: 'answer'; replyTo: number; output: unknown };
-  /** threads: how many threads the core runs on (more than 1: the threads build). */
-  init: { type: 'ready'; replyTo: number; simd: boolean; threads: number };
+  /** threads: how many threads the core runs on (more than 1: the threads build); relaxed: the
+   * relaxed-SIMD build runs. */
+  init: { type: 'ready'; replyTo: number; simd: boolean; relaxed: boolean; threads: number };
   configure: { type: 'configured'; replyTo: number; snapshot: Snapshot };
   useCorpus: { type: 'configured'; replyTo: number; snapshot: Snapshot };
   reset: { type: 'configured'; replyTo: number; snapshot: Snapshot };

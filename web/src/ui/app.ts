@@ -33,9 +33,9 @@ const TABS: { view: State['view']; label: string }[] = [
 
 /** Mounts the page into root; assets are the worker's and the core's files; the parts of the
  * `hidden` groups are left out. */
-export function mountApp(root: HTMLElement, store: Store, opts: { assets: Assets; forceScalar?: boolean; maxThreads?: number; hidden?: Iterable<PartGroup> }): App {
+export function mountApp(root: HTMLElement, store: Store, opts: { assets: Assets; force?: 'simd' | 'scalar'; maxThreads?: number; hidden?: Iterable<PartGroup> }): App {
   const reducedMotion = matchMedia('(prefers-reduced-motion: reduce)').matches;
-  const client = new WorkerClient(opts.assets, opts.forceScalar, opts.maxThreads);
+  const client = new WorkerClient(opts.assets, opts.force, opts.maxThreads);
   const ctl = new Controller(client, store);
   if (reducedMotion) ctl.setProgressInterval(500);
   // Start the worker (and so the wasm download and compile) before building the page, so both
@@ -106,7 +106,7 @@ export function mountApp(root: HTMLElement, store: Store, opts: { assets: Assets
   const ready: App['ready'] = (async () => {
     try {
       await started;
-      loading.textContent = `Core loaded (${coreBuildName(ctl.simd, ctl.threads)}).`;
+      loading.textContent = `Core loaded (${coreBuildName(ctl.simd, ctl.threads, ctl.relaxed)}).`;
       loading.classList.add('done');
       await Promise.all([ctl.configure(), lesson.refresh(), block.refresh()]);
       return { ok: true as const, simd: ctl.simd };
@@ -142,8 +142,19 @@ export function mountApp(root: HTMLElement, store: Store, opts: { assets: Assets
 }
 
 /** The status line's name of the build that runs and its threads, e.g. "WebAssembly SIMD build, 1
- * thread" or "WebAssembly SIMD + threads build, 2 threads". */
-export function coreBuildName(simd: boolean, threads: number): string {
-  const build = threads > 1 ? 'WebAssembly SIMD + threads' : simd ? 'WebAssembly SIMD' : 'scalar WebAssembly';
+ * thread", "WebAssembly relaxed SIMD build, 1 thread" or "WebAssembly SIMD + threads build, 2
+ * threads". */
+export function coreBuildName(simd: boolean, threads: number, relaxed = false): string {
+  const build = threads > 1 ? 'WebAssembly SIMD + threads' : relaxed ? 'WebAssembly relaxed SIMD' : simd ? 'WebAssembly SIMD' : 'scalar WebAssembly';
   return `${build} build, ${threads} thread${threads === 1 ? '' : 's'}`;
+}
+
+/** The page's `?core=` query: `simd` (the plain SIMD build where the relaxed-SIMD one would run)
+ * or `scalar` forces that build; absent, the best build for this engine loads; anything else is
+ * ignored with one correction on the banner. */
+export function coreQuery(value: string | null): { force?: 'simd' | 'scalar'; corrections: Correction[] } {
+  if (value === null) return { corrections: [] };
+  if (value === 'simd' || value === 'scalar') return { force: value, corrections: [] };
+  const shown = value.length > 24 ? `${value.slice(0, 24)}…` : value;
+  return { corrections: [{ key: null, message: `?core=${shown} names no build of the core (use simd or scalar), so the best build for this browser loads.` }] };
 }

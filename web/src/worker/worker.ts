@@ -5,7 +5,7 @@
 // answered in between. The session is the only state here.
 import type { Request } from '../model/protocol';
 import type { AttentionCore } from '../core/attention-core';
-import { detectSimd, instantiateCore, instantiateThreaded, threadsAvailable } from '../core/load-core.js';
+import { instantiateCore, instantiateThreaded, pickBuild, threadsAvailable } from '../core/load-core.js';
 import { handle, respond } from './handlers';
 import { errorReply, rethrowLater, send, type Post } from './post';
 import { Session } from './session';
@@ -30,17 +30,19 @@ let session: Session | null = null;
 
 /** The core for an init request: the threads build where this worker is cross-origin isolated,
  * has more than one core and loads the build from its own origin (a pthread worker cannot start
- * from another), else the one-thread SIMD build (or the scalar one without SIMD); a threads build
- * that fails to start falls back silently. */
-async function loadCore(req: Extract<Request, { type: 'init' }>): Promise<{ core: AttentionCore; simd: boolean; threads: number }> {
-  const simd = !(req.forceScalar ?? false) && detectSimd();
+ * from another), else the one-thread relaxed-SIMD build where the engine runs relaxed SIMD, else
+ * the SIMD build (or the scalar one without SIMD); req.force caps the choice at the SIMD or the
+ * scalar build. A threads build that fails to start falls back silently. */
+async function loadCore(req: Extract<Request, { type: 'init' }>): Promise<{ core: AttentionCore; simd: boolean; relaxed: boolean; threads: number }> {
+  const build = pickBuild(req.force);
+  const simd = build !== 'scalar';
   const files = req.core.threads;
   const n = simd && files?.worker && new URL(files.worker).origin === self.location.origin ? Math.min(threadsAvailable(), req.maxThreads ?? Infinity) : 0;
   if (n > 1) {
     const core = await instantiateThreaded(files!, n);
-    if (core) return { core, simd, threads: n };
+    if (core) return { core, simd, relaxed: false, threads: n };
   }
-  return { core: await instantiateCore(simd ? req.core.simd : req.core.scalar), simd, threads: 1 };
+  return { core: await instantiateCore(req.core[build]), simd, relaxed: build === 'relaxed', threads: 1 };
 }
 
 self.onmessage = (ev: MessageEvent<Request>) => {
@@ -50,10 +52,10 @@ self.onmessage = (ev: MessageEvent<Request>) => {
       post,
       req,
       async () => {
-        const { core, simd, threads } = await loadCore(req);
+        const { core, simd, relaxed, threads } = await loadCore(req);
         session?.dispose();
         session = new Session(core, post, { defer: channelDefer() });
-        return { type: 'ready', replyTo: req.id, simd, threads };
+        return { type: 'ready', replyTo: req.id, simd, relaxed, threads };
       },
       rethrowLater,
     );

@@ -66,7 +66,7 @@ export function mount(slot: HTMLElement, ctl: Controller, _opts: PanelOptions): 
     const passed = report.results.filter((r) => r.pass).length;
     const n = report.results.length;
     const took = ms(report.ms);
-    status.textContent = `${passed} of ${n} checks passed on the live ${ctl.simd ? 'SIMD' : 'scalar'} WebAssembly build in ${took} ms (${at}).`;
+    status.textContent = `${passed} of ${n} checks passed on the live ${ctl.relaxed ? 'relaxed SIMD' : ctl.simd ? 'SIMD' : 'scalar'} WebAssembly build in ${took} ms (${at}).`;
     panel.dataset.passed = String(passed);
     panel.dataset.total = String(n);
     panel.dataset.state = 'done';
