@@ -37,7 +37,7 @@ function copyExamples(): Plugin {
  * assets hashed under assets/. */
 function assetFileNames(asset: { names?: string[] }): string {
   const name = asset.names?.[0] ?? '';
-  if (/^attention-core-(simd|scalar|threads)\.(js|wasm)$|^attention-core-threads\.worker\.js$/.test(name)) return 'wasm/[name][extname]';
+  if (/^attention-core-(simd|scalar|threads|relaxed)\.(js|wasm)$|^attention-core-threads\.worker\.js$/.test(name)) return 'wasm/[name][extname]';
   if (/\.safetensors$/.test(name)) return 'reference/[name][extname]';
   return 'assets/[name]-[hash][extname]';
 }
