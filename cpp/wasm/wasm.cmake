@@ -47,8 +47,8 @@ target_link_options(attention_core_web PRIVATE ${ATTN_WASM_LINK_OPTIONS} -sEXPOR
 set_target_properties(attention_core_web PROPERTIES
   OUTPUT_NAME attention-core-${ATTN_WASM_VARIANT} SUFFIX .js)
 if(ATTN_RELAXED_SIMD)
-  find_program(ATTN_WASM_OPT wasm-opt PATHS ${CMAKE_SOURCE_DIR}/node_modules/.bin NO_DEFAULT_PATH
-               REQUIRED)
+  find_program(ATTN_WASM_OPT wasm-opt PATHS ${CMAKE_SOURCE_DIR}/node_modules/binaryen/bin
+               NO_DEFAULT_PATH REQUIRED)
   add_custom_command(TARGET attention_core_web POST_BUILD
     COMMAND ${ATTN_WASM_OPT} -O3 --enable-simd --enable-relaxed-simd --enable-exception-handling
             --enable-bulk-memory --enable-sign-ext --enable-mutable-globals

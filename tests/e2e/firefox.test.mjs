@@ -81,7 +81,7 @@ test('Firefox: the element from another origin (a CDN with CORS) starts its work
     await waitFor(page, () => window.__events.some((e) => e.type === 'solved'));
     // Everything of the playground came from the CDN's origin; the page's origin served the page.
     assert.deepEqual(site.requests.filter((p) => !p.endsWith('lesson.html')), []);
-    assert.ok(cdn.requests.some((p) => p.endsWith('/wasm/attention-core-simd.wasm')), `from the CDN: ${cdn.requests}`);
+    assert.ok(cdn.requests.some((p) => p.endsWith('/wasm/attention-core-relaxed.wasm')), `from the CDN: ${cdn.requests}`);
     assert.deepEqual(errors, []);
     await page.close();
   } finally {
