@@ -16,6 +16,7 @@
 #include "attn/teach/tiled_trace.h"
 #include "attn/train/bench.h"
 #include "attn/train/draft.h"
+#include "attn/train/presets.h"
 #include "wasm/convert.h"
 
 using namespace attn;
@@ -394,6 +395,11 @@ EMSCRIPTEN_BINDINGS(attention_core) {
   // The config schema (train/config.h): the objects `attn schema` prints.
   function("configSchema", +[]() {
     return val::global("JSON").call<val>("parse", config_schema_json());
+  });
+  // The presets table (train/presets.h): what `attn train --preset NAME` starts from.
+  function("presets", +[]() { return val::global("JSON").call<val>("parse", presets_json()); });
+  function("builtinText", +[](val name) {
+    return js_call([&] { return val(builtin_text(name.as<std::string>())); });
   });
   // Bytes the allocator has handed out and not taken back: the tests see a leak long before it
   // would grow the wasm memory.

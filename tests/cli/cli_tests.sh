@@ -873,7 +873,7 @@ attention_flags)
   ok "$ATTN" selftest --objective mlm --differential --residual --attention window --window 2
   grep -q '^FAIL' "$S/stdout" && fail "selftest of an mlm model: $(grep FAIL "$S/stdout")"
   ok "$ATTN" demo --objective mlm --differential --attention window --window 3 --epochs 2 --steps-per-epoch 20
-  grep -q '^# attn demo: .* objective=mlm attention=window window=3 stride=4 differential=true family=lm$' "$S/stdout" ||
+  grep -q '^# attn demo: .* objective=mlm attention=window window=3 stride=4 differential=true family=lm tie_embeddings=false bias=true$' "$S/stdout" ||
     fail "demo header: $(head -1 "$S/stdout")"
   grep -q '(B,T,5D)' "$S/stdout" || fail "demo: the differential qkv shape"
   grep -q '^Demo OK\.$' "$S/stdout" || fail "demo of an mlm model: $(tail -3 "$S/stdout")"

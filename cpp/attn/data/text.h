@@ -83,4 +83,10 @@ std::vector<int32_t> text_sample(const TextCorpus& corpus, int T);
 // ASCII (letters, space, a few punctuation marks and newlines).
 const std::string& default_corpus();
 
+// The built-in texts by name: "sentences" (default_corpus()) and "shakespeare", the 999
+// characters of Coriolanus (46 distinct) the course's capstone trains on. Another name is an Error
+// of kind Input naming it.
+inline constexpr const char* kBuiltinTextNames[] = {"sentences", "shakespeare"};
+const std::string& builtin_text(std::string_view name);
+
 }  // namespace attn

@@ -29,6 +29,11 @@ struct TrainingConfig {
   float lr = 5e-3f;
   uint64_t seed = 42;
   float mask_rate = 0.15f;  // mlm: the chance that a token is selected
+  // AdamW's decoupled weight decay (0: Adam), Adam's beta2, and the gradients' global L2 norm
+  // clipped to grad_clip (0: off), as torch.nn.utils.clip_grad_norm_.
+  float weight_decay = 0.0f;
+  float adam_beta2 = 0.999f;
+  float grad_clip = 0.0f;
 };
 
 // The task's keys: its rows are task_config_keys().

@@ -39,6 +39,16 @@ TrainerConfig with_corpus(TrainerConfig c, const TextCorpus *corpus) {
   return c;
 }
 
+// Adam (AdamW with weight_decay) from the training keys; the floats as their shortest decimals,
+// as PyTorch takes betas=(0.9, 0.95) and weight_decay=0.1 as Python floats.
+AdamConfig adam_config(const TrainingConfig &t) {
+  AdamConfig a;
+  a.lr = t.lr;
+  a.beta2 = shortest_decimal(t.adam_beta2);
+  a.weight_decay = shortest_decimal(t.weight_decay);
+  return a;
+}
+
 } // namespace
 
 Trainer::Trainer(const TrainerConfig &c) : Trainer(c, nullptr) {}
@@ -58,7 +68,7 @@ Trainer::Trainer(const TrainerConfig &c,
                 : 0.0f},
       model_(make_model(family_name(config_.model.family),
                         config_.model_config(), c.training.seed)),
-      adam_(model_->parameters(), AdamConfig{c.training.lr}),
+      adam_(model_->parameters(), adam_config(c.training)),
       data_rng_(c.training.seed ^ 0xD1B54A32D192ED03ULL),
       dropout_rng_(c.training.seed ^ 0x9E6C63D0676A9A99ULL),
       train_state_(model_->new_state()), last_loss_(std::nanf("")),
@@ -93,6 +103,8 @@ float Trainer::step(int n) {
                   " is probably too high); the weights are kept from step ",
                   adam_.t, ", so lower the learning rate or reset"));
     last_accuracy_ = token_accuracy(s.logits, batch_.targets.data());
+    if (config_.training.grad_clip > 0.0f)
+      clip_grad_norm(adam_.params, shortest_decimal(config_.training.grad_clip));
     if (any_frozen_)
       model_->hold_frozen();
     adam_.step();

@@ -1,7 +1,10 @@
 // Presets: a few settings that set up one experiment, as a short URL hash (a link a lesson page can
-// use), as the <attention-playground> attributes that do the same, and as the State they give.
+// use), as the <attention-playground> attributes that do the same, and as the State they give. The
+// configs and titles are the core's table (CORE_PRESETS, from presets()); the page adds only its
+// lesson groups, sentences, and the view, panel and sample each opens.
 // Every key and value goes through the key table (settings.ts), so a preset is exactly what its link
 // opens: the preset's settings, and the defaults for everything else.
+import { CORE_PRESETS } from '../core/config-schema';
 import { CONFIG_KEYS, SETTINGS, type State } from './settings';
 import { stateFromHash } from './state';
 
@@ -20,17 +23,25 @@ export interface Preset {
 export const LESSONS = ['Attention, trained', 'Depth and the induction head', 'A small GPT on text', 'Both ways: masks and windows'] as const;
 export type Lesson = (typeof LESSONS)[number];
 
+/** The core's preset `id` (presets(), cpp/attn/train/presets.h): its title and config keys, the
+ * one declaration of both; the page adds its lesson group, its sentence, and which view, panel and
+ * sample it opens. */
+function fromCore(id: string, lesson: Lesson, sentence: string, page: Partial<State>): Preset {
+  const p = CORE_PRESETS.find((x) => x.name === id);
+  if (!p) throw new Error(`the core has no preset ${id}`);
+  return { id, title: p.title, lesson, sentence, settings: { view: 'train', ...(p.config as Partial<State>), ...page } };
+}
+
 /** "One position back": the shift task on the default model. The page opens on it when its URL has
  * no hash (web/docs/page.md, "Start here", says why): within about 150 steps each head puts its
  * weight one position back, a stripe just under the diagonal of every heatmap, and the loss falls
  * from ln 64 to near 0 (seed 42: loss 0.006 at step 350 in node). */
-export const SHIFT_PRESET: Preset = {
-  id: 'shift',
-  title: 'One position back',
-  lesson: 'Attention, trained',
-  sentence: 'Each answer is the token before the current one: press Play and watch every head draw a stripe just under the diagonal.',
-  settings: { view: 'train', task: 'shift' },
-};
+export const SHIFT_PRESET: Preset = fromCore(
+  'shift',
+  'Attention, trained',
+  'Each answer is the token before the current one: press Play and watch every head draw a stripe just under the diagonal.',
+  {},
+);
 
 /** "Watch an induction head form": two attention layers of two heads with the residual stream on
  * the induction task, sized as the issue's PyTorch measurement (V 32, D 32, H 2, T 32, B 32, Adam
@@ -41,65 +52,33 @@ export const SHIFT_PRESET: Preset = {
  * both layer-1 heads). The sample holds the run 5 12 20 8 29 16 twice, so the heatmaps show both
  * heads' patterns: one position back (layer 1), and from each token of the second copy to the
  * token after its first occurrence (layer 2). */
-export const INDUCTION_PRESET: Preset = {
-  id: 'induction',
-  title: 'Watch an induction head form',
-  lesson: 'Depth and the induction head',
-  sentence: 'The loss sits on a plateau, then drops within a few hundred steps as a head learns to look up what came next last time.',
-  settings: {
-    view: 'train',
-    vocabSize: 32,
-    dModel: 32,
-    nHeads: 2,
-    seqLen: 32,
-    batchSize: 32,
-    lr: 0.005,
-    seed: 0,
-    task: 'induction',
-    nLayers: 2,
-    residual: true,
-    embInitStd: 0.5,
-    sample: '3 17 5 12 20 8 29 16 22 1 26 10 14 5 12 20 8 29 16 31 9',
-  },
-};
+export const INDUCTION_PRESET: Preset = fromCore(
+  'induction',
+  'Depth and the induction head',
+  'The loss sits on a plateau, then drops within a few hundred steps as a head learns to look up what came next last time.',
+  { sample: '3 17 5 12 20 8 29 16 22 1 26 10 14 5 12 20 8 29 16 31 9' },
+);
 
 /** "Train a GPT on text": a small GPT-style model on the core's default text, one
  * character per token: 2 pre-norm blocks (LayerNorm, RoPE, GELU FFN, the residual stream), D 64,
  * H 4, T 64, B 16, Adam lr 3e-3. In node its validation loss is below the unigram line by step 100
  * (seed 0: 2.33 bits/char at step 100 and 0.91 at step 500, against 4.31 for the unigram). */
-export const TEXT_PRESET: Preset = {
-  id: 'text',
-  title: 'Train a GPT on text',
-  lesson: 'A small GPT on text',
-  sentence: 'Two blocks read English one character at a time and soon beat a guess that only knows how common each letter is.',
-  settings: {
-    view: 'train',
-    dModel: 64,
-    nHeads: 4,
-    seqLen: 64,
-    batchSize: 16,
-    lr: 0.003,
-    seed: 0,
-    task: 'text',
-    nLayers: 2,
-    residual: true,
-    positions: 'rope',
-    norm: 'layernorm',
-    normPosition: 'pre',
-    ffn: 'gelu',
-  },
-};
+export const TEXT_PRESET: Preset = fromCore(
+  'text',
+  'A small GPT on text',
+  'Two blocks read English one character at a time and soon beat a guess that only knows how common each letter is.',
+  {},
+);
 
 /** "Find the induction circuit": the induction preset with the "Look inside" panel
  * open, so that after training the learner finds the two heads with the lens, the attribution,
  * the patching and the circuits. */
-export const FIND_CIRCUIT_PRESET: Preset = {
-  id: 'find-circuit',
-  title: 'Find the induction circuit',
-  lesson: 'Depth and the induction head',
-  sentence: 'The same run with Look inside open: once it has trained, find its two heads with the lens, patching and circuits.',
-  settings: { ...INDUCTION_PRESET.settings, panel: 'inspect' },
-};
+export const FIND_CIRCUIT_PRESET: Preset = fromCore(
+  'find-circuit',
+  'Depth and the induction head',
+  'The same run with Look inside open: once it has trained, find its two heads with the lens, patching and circuits.',
+  { sample: INDUCTION_PRESET.settings.sample, panel: 'inspect' },
+);
 
 /** "Fill in the blanks": BERT's objective on the core's default text, with the Fill in the blanks
  * panel open. The model is the text preset's GPT in size and block (2 pre-norm layers, LayerNorm,
@@ -108,37 +87,24 @@ export const FIND_CIRCUIT_PRESET: Preset = {
  * starting at std 0.02 barely learns in 1000 steps (bench/results/mlm.md). Measured there at 2000
  * steps: a blanked first letter of a word right 88% of the time (a causal model of the same size,
  * from the left: 45%). */
-export const FILL_PRESET: Preset = {
-  id: 'fill',
-  title: 'Fill in the blanks',
-  lesson: 'Both ways: masks and windows',
-  sentence: 'A model that sees both sides of a blank guesses the missing letter far more often than one reading from the left.',
-  settings: { ...TEXT_PRESET.settings, seqLen: 32, objective: 'mlm', panel: 'fill' },
-};
+export const FILL_PRESET: Preset = fromCore(
+  'fill',
+  'Both ways: masks and windows',
+  'A model that sees both sides of a blank guesses the missing letter far more often than one reading from the left.',
+  { panel: 'fill' },
+);
 
 /** "A window that grows with depth": the copy task at T 12 (the answer lies 5 positions back) with
  * a sliding window of 3 keys (2 positions back per layer) and 3 layers, which reach 6 >= 5 and
  * learn the task (eval accuracy 1.0 by step 350 on seeds 1-3); 1 or 2 layers reach 2 or 4 and stay
  * at chance (bench/results/mlm.md, "A window that grows with depth"). The Receptive field panel is
  * open. */
-export const WINDOW_DEPTH_PRESET: Preset = {
-  id: 'window-depth',
-  title: 'A window that grows with depth',
-  lesson: 'Both ways: masks and windows',
-  sentence: 'Each layer sees 3 keys, yet three layers reach 6 positions back and learn to copy; the receptive field shows how far.',
-  settings: {
-    view: 'train',
-    vocabSize: 16,
-    seed: 1,
-    task: 'copy',
-    nLayers: 3,
-    residual: true,
-    positions: 'rope',
-    attention: 'window',
-    window: 3,
-    panel: 'receptive',
-  },
-};
+export const WINDOW_DEPTH_PRESET: Preset = fromCore(
+  'window-depth',
+  'Both ways: masks and windows',
+  'Each layer sees 3 keys, yet three layers reach 6 positions back and learn to copy; the receptive field shows how far.',
+  { panel: 'receptive' },
+);
 
 /** Every preset the training view offers. */
 export const PRESETS: readonly Preset[] = [SHIFT_PRESET, INDUCTION_PRESET, FIND_CIRCUIT_PRESET, TEXT_PRESET, FILL_PRESET, WINDOW_DEPTH_PRESET];
