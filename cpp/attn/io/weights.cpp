@@ -150,25 +150,17 @@ bool split_layer(const std::string& name, const char* prefix, std::string& l, st
   return std::all_of(l.begin(), l.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-std::string course_name(const std::string& ours) {
+// name in one naming -> the other (to_course: ours -> the lesson's); "" when it has none (a
+// tensor the other does not know: kept as it is, so that the error names it).
+std::string renamed(const std::string& name, bool to_course) {
+  const auto from = [&](const CourseName& n) { return to_course ? n.ours : n.course; };
+  const auto to = [&](const CourseName& n) { return to_course ? n.course : n.ours; };
   for (const CourseName& n : kCourseNames)
-    if (ours == n.ours) return n.course;
+    if (name == from(n)) return to(n);
   std::string l, rest;
-  if (split_layer(ours, "layers.", l, rest))
+  if (split_layer(name, to_course ? "layers." : "blocks.", l, rest))
     for (const CourseName& n : kCourseBlockNames)
-      if (rest == n.ours) return str_cat("blocks.", l, ".", n.course);
-  throw std::logic_error(str_cat("no course name for tensor ", ours));
-}
-
-// The lesson's name -> ours ("" for one we do not know: kept, so that the error names it).
-std::string name_from_course(const std::string& course) {
-  if (course == "tok_emb.weight") return "lm_head.weight";
-  for (const CourseName& n : kCourseNames)
-    if (course == n.course) return n.ours;
-  std::string l, rest;
-  if (split_layer(course, "blocks.", l, rest))
-    for (const CourseName& n : kCourseBlockNames)
-      if (rest == n.course) return str_cat("layers.", l, ".", n.ours);
+      if (rest == from(n)) return str_cat(to_course ? "blocks." : "layers.", l, ".", to(n));
   return "";
 }
 
@@ -256,7 +248,7 @@ SafetensorsFile from_course_names(const SafetensorsFile& f, const ModelConfig* i
   for (const TensorView& t : f.tensors) {
     if (is_course_mask(t.name) || (&t == tok && head)) continue;
     TensorView v = t;
-    const std::string ours = name_from_course(t.name);
+    const std::string ours = &t == tok ? "lm_head.weight" : renamed(t.name, false);
     if (!ours.empty()) v.name = ours;
     out.tensors.push_back(v);
   }
@@ -296,7 +288,9 @@ std::vector<uint8_t> save_model(Model& model, const std::u32string& vocab) {
   std::vector<TensorOut> tensors;
   const bool course = uses_course_names(mc);
   for (const ParamRef& p : model.parameters()) {
-    tensors.push_back({course ? course_name(p.name) : p.name, "F32", p.shape, p.value});
+    const std::string name = course ? renamed(p.name, true) : p.name;
+    if (name.empty()) throw std::logic_error(str_cat("no course name for tensor ", p.name));
+    tensors.push_back({name, "F32", p.shape, p.value});
     // The lesson's state_dict() holds the tied matrix under both names.
     if (course && p.name == "lm_head.weight") tensors.push_back({"tok_emb.weight", "F32", p.shape, p.value});
   }
