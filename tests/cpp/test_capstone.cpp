@@ -14,6 +14,7 @@
 #include "attn/io/weights.h"
 #include "attn/model/model.h"
 #include "attn/nn/loss.h"
+#include "attn/train/adam.h"
 #include "attn/train/presets.h"
 #include "attn/train/trainer.h"
 #include "expect_error.h"
@@ -297,4 +298,43 @@ TEST_CASE("capstone: a tied or bias-free model of our names saves and loads back
       CHECK(back->config.bias == bias);
       CHECK(attn::save_model(*back) == bytes);
     }
+}
+
+TEST_CASE("capstone: three of the lesson's training steps match PyTorch's (tied, clipped, AdamW)",
+          "[capstone]") {
+  // ours.adamw.safetensors: from ours.safetensors, cross-entropy, clip_grad_norm_(1.0) and
+  // AdamW(lr 1e-2, betas 0.9 / 0.95, weight decay 0.1) on three fixed batches, in PyTorch.
+  const std::vector<uint8_t> bytes =
+      attn::read_file(testdata::reference_path("capstone/ours.safetensors"));
+  const std::unique_ptr<TinyAttentionLM> m = attn::load_model(bytes.data(), bytes.size());
+  const testdata::ReferenceFile ref("capstone/ours.adamw.safetensors");
+  attn::AdamConfig cfg;
+  cfg.lr = 1e-2f;
+  cfg.beta2 = 0.95;
+  cfg.weight_decay = 0.1;
+  attn::Adam adam(m->parameters(), cfg);
+  TinyAttentionLM::State s;
+  for (int step = 1; step <= 3; ++step) {
+    CAPTURE(step);
+    const std::vector<int32_t> ids = ref.file.ids(attn::str_cat("ids", step));
+    const std::vector<int32_t> targets = ref.file.ids(attn::str_cat("targets", step));
+    m->forward(ids.data(), 2, 8, s);
+    s.dlogits.resize(s.logits.rows(), s.logits.cols());
+    const float loss = attn::cross_entropy(s.logits, targets.data(), s.dlogits);
+    CHECK(std::abs(loss - ref.file.f32(attn::str_cat("loss", step))[0]) < 1e-5f);
+    m->backward(ids.data(), s);
+    attn::clip_grad_norm(adam.params, 1.0);
+    adam.step();
+  }
+  const std::vector<uint8_t> saved = attn::save_model(*m);
+  const attn::SafetensorsFile after = attn::parse_safetensors(saved.data(), saved.size());
+  for (const attn::TensorView& t : after.tensors) {
+    CAPTURE(t.name);
+    const std::vector<float> got = after.f32(t.name), want = ref.file.f32(t.name);
+    REQUIRE(got.size() == want.size());
+    float worst = 0.0f;
+    for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::abs(got[i] - want[i]));
+    CAPTURE(worst);
+    CHECK(worst < 1e-5f);
+  }
 }

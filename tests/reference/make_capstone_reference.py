@@ -10,6 +10,11 @@ lesson's class). Writes data/capstone/:
   ours.expected.safetensors      the logits of ours.safetensors loaded into the class
                                  (load_state_dict(strict=False) must miss only the mask buffers
                                  and find nothing unexpected)
+  ours.adamw.safetensors         from ours.safetensors, 3 training steps as the lesson trains
+                                 (cross-entropy, clip_grad_norm_ 1.0, AdamW betas 0.9 / 0.95,
+                                 weight decay 0.1, lr 1e-2 here so that the steps show) on fixed
+                                 batches ids<s>, targets<s> (2,T): the loss of each step (loss<s>)
+                                 and every parameter after the last, in the lesson's names
 
 ours.safetensors is the core's file of the capstone preset at a small size, written by
   build/native/attn train --preset capstone --d-model 16 --heads 2 --layers 2 --seq-len 8 \\
@@ -64,6 +69,25 @@ def main():
         logits, _ = theirs(x)
     write_safetensors(os.path.join(HERE, "ours.expected.safetensors"),
                       {"ids": x.to(torch.int64), "logits": logits})
+
+    # Three steps of the lesson's loop from the core's weights.
+    opt = torch.optim.AdamW(theirs.parameters(), lr=1e-2, betas=(0.9, 0.95), weight_decay=0.1)
+    g = torch.Generator().manual_seed(9)
+    steps = {}
+    for s in range(1, 4):
+        xb = torch.randint(0, V, (2, C), generator=g)
+        yb = torch.randint(0, V, (2, C), generator=g)
+        _, loss = theirs(xb, yb)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(theirs.parameters(), 1.0)
+        opt.step()
+        steps[f"ids{s}"], steps[f"targets{s}"] = xb.to(torch.int64), yb.to(torch.int64)
+        steps[f"loss{s}"] = loss.detach().reshape(1)
+    for name, t in theirs.state_dict().items():
+        if not name.endswith(".mask"):
+            steps[name] = t
+    write_safetensors(os.path.join(HERE, "ours.adamw.safetensors"), steps)
 
 
 if __name__ == "__main__":
