@@ -35,7 +35,7 @@ def every_window_loss(model, data):
     model.eval()
     with torch.no_grad():
         windows = torch.stack([data[i:i + T + 1] for i in range(len(data) - T)])
-        _, loss = model(windows[:, :-1], windows[:, 1:])
+        _, loss = model(windows[:, :-1].contiguous(), windows[:, 1:].contiguous())
     return loss.item()
 
 
