@@ -53,18 +53,14 @@ void print_circuits(Trainer& trainer) {
     }
 }
 
-// The text task's corpus: --text FILE, or the preset's built-in text, or nullptr (the default
-// corpus) without either. A bad text is an Error of kind Input naming the file.
-std::shared_ptr<const TextCorpus> corpus_from(const Args& args, const TrainerConfig& config,
-                                              const Preset* preset) {
+// The text task's corpus: --text FILE, or nullptr (the built-in text of --builtin-text) without
+// it. A bad text is an Error of kind Input naming the file.
+std::shared_ptr<const TextCorpus> corpus_from(const Args& args, const TrainerConfig& config) {
   if (config.task.name != "text") {
     if (args.has("text"))
       throw UsageError(str_cat("--text needs --task text (the task is ", config.task.name, ")"));
     return nullptr;
   }
-  if (!args.has("text") && preset && *preset->text)
-    return std::make_shared<const TextCorpus>(
-        make_corpus(builtin_text(preset->text), config.task.seq_len));
   if (!args.has("text")) return nullptr;  // the Trainer's default corpus
   const std::string path = args.get("text");
   const std::vector<uint8_t> bytes = read_file(path);
@@ -90,8 +86,7 @@ int cmd_train(const std::vector<std::string>& argv) {
                    "products stay Eigen's, one thread); the results are the same for any N"});
   flags.push_back({"text", "FILE", "",
                    "the corpus of --task text: UTF-8 text, at most 2 MB and 256 distinct "
-                   "characters (default: the preset's built-in text, else the built-in corpus of "
-                   "simple English sentences)"});
+                   "characters (default: the built-in text of --builtin-text)"});
   flags.push_back({"preset", "NAME", "",
                    str_cat("start from a named preset's config (the flags given override it): ",
                            preset_names())});
@@ -114,7 +109,7 @@ int cmd_train(const std::vector<std::string>& argv) {
   set_thread_count(args.get_int("threads", 1, thread_capacity()));
 
   const Trainer::Ablation ablation = ablation_from(args, config);
-  Trainer trainer(config, corpus_from(args, config, preset));
+  Trainer trainer(config, corpus_from(args, config));
   trainer.set_ablation(ablation);
   std::printf("# V=%d D=%d H=%d T=%d B=%d lr=%g seed=%llu task=%s\n",
               trainer.config().model.vocab_size, config.model.d_model, config.model.n_heads,

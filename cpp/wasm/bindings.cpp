@@ -398,9 +398,6 @@ EMSCRIPTEN_BINDINGS(attention_core) {
   });
   // The presets table (train/presets.h): what `attn train --preset NAME` starts from.
   function("presets", +[]() { return val::global("JSON").call<val>("parse", presets_json()); });
-  function("builtinText", +[](val name) {
-    return js_call([&] { return val(builtin_text(name.as<std::string>())); });
-  });
   // Bytes the allocator has handed out and not taken back: the tests see a leak long before it
   // would grow the wasm memory.
   function("heapBytesInUse", +[]() { return double(mallinfo().uordblks); });

@@ -49,13 +49,17 @@ std::set<std::string> names(TinyAttentionLM& m) {
 TEST_CASE("capstone: the capstone preset on the lesson's excerpt has 154,560 parameters",
           "[capstone]") {
   const attn::Preset& p = attn::find_preset("capstone");
-  const std::string& text = attn::builtin_text(p.text);
+  const std::string& text = attn::builtin_text(attn::BuiltinText::Shakespeare);
   CHECK(text.size() == 999);
   const auto corpus =
       std::make_shared<const attn::TextCorpus>(attn::make_corpus(text, p.config().task.seq_len));
   CHECK(corpus->vocab_size() == 46);
   CHECK(corpus->train.size() == 899);  // int(0.9 * 999), the lesson's split
   attn::Trainer t(p.config(), corpus);
+  // The preset's builtin_text gives the same corpus without one.
+  attn::Trainer builtin(p.config());
+  CHECK(builtin.corpus()->vocab == corpus->vocab);
+  CHECK(builtin.corpus()->train == corpus->train);
   // tok_emb 46*64 + pos_emb 64*64 + 3 * (qkv 3*64*64 + out 64*64 + ffn 3*64*170 + 2 norms 64)
   // + norm_f 64 = 2944 + 4096 + 3 * 49152 + 64 = 154560: the tied head adds nothing.
   CHECK(t.family_model().param_count() == 154560);
@@ -163,7 +167,7 @@ TEST_CASE("capstone: the presets table names each preset once; an unknown name i
     CHECK(seen.count(n) == 1);
   check_error([] { attn::find_preset("gpt-5"); }, ErrorKind::Input, "", "unknown preset \"gpt-5\"");
   const std::string json = attn::presets_json();
-  CHECK(json.rfind("[{\"name\":\"shift\",\"title\":\"One position back\",\"config\":{\"task\":\"shift\"},\"text\":\"\"}", 0) == 0);
+  CHECK(json.rfind("[{\"name\":\"shift\",\"title\":\"One position back\",\"config\":{\"task\":\"shift\"}}", 0) == 0);
 }
 
 namespace {
@@ -236,7 +240,7 @@ TEST_CASE("capstone: the capstone preset's file has the lesson's names and loads
   attn::TrainerConfig c = attn::find_preset("capstone").config();
   c.model.d_model = 16, c.model.n_heads = 2, c.model.n_layers = 2, c.task.seq_len = 8;
   const auto corpus = std::make_shared<const attn::TextCorpus>(
-      attn::make_corpus(attn::builtin_text("shakespeare"), 8));
+      attn::make_corpus(attn::builtin_text(attn::BuiltinText::Shakespeare), 8));
   attn::Trainer t(c, corpus);
   CHECK(attn::save_model(t.family_model(), corpus->vocab) == bytes);  // what the core writes
   const testdata::ReferenceFile expected("capstone/ours.expected.safetensors");

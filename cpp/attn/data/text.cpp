@@ -383,12 +383,9 @@ our pikes, ere we become rakes: for the gods know I
 speak this in hunger for bread, not in thirst for revenge.
 )";
 
-const std::string& builtin_text(std::string_view name) {
+const std::string& builtin_text(BuiltinText which) {
   static const std::string shakespeare = kShakespeare;
-  if (name == kBuiltinTextNames[0]) return default_corpus();
-  if (name == kBuiltinTextNames[1]) return shakespeare;
-  throw Error(ErrorKind::Input, "",
-              str_cat("unknown built-in text '", name, "' (expected sentences or shakespeare)"));
+  return which == BuiltinText::Shakespeare ? shakespeare : default_corpus();
 }
 
 }  // namespace attn

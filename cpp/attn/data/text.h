@@ -6,10 +6,12 @@
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "attn/base/names.h"
 #include "attn/base/rng.h"
 #include "attn/data/tasks.h"
 
@@ -83,10 +85,13 @@ std::vector<int32_t> text_sample(const TextCorpus& corpus, int T);
 // ASCII (letters, space, a few punctuation marks and newlines).
 const std::string& default_corpus();
 
-// The built-in texts by name: "sentences" (default_corpus()) and "shakespeare", the 999
-// characters of Coriolanus (46 distinct) the course's capstone trains on. Another name is an Error
-// of kind Input naming it.
+// The built-in texts: "sentences" (default_corpus()) and "shakespeare", the 999 characters of
+// Coriolanus (46 distinct) the course's capstone trains on; the config key builtin_text picks one.
+enum class BuiltinText { Sentences, Shakespeare };
 inline constexpr const char* kBuiltinTextNames[] = {"sentences", "shakespeare"};
-const std::string& builtin_text(std::string_view name);
+inline constexpr EnumNames kBuiltinTexts = {"built-in text", ErrorKind::Config, "builtin_text",
+                                            "BuiltinTextName", kBuiltinTextNames,
+                                            int(std::size(kBuiltinTextNames))};
+const std::string& builtin_text(BuiltinText which);
 
 }  // namespace attn

@@ -64,7 +64,8 @@ constexpr const char* kKeyOrder[] = {
     "kv_heads",   "positions", "max_seq_len", "norm",        "norm_position", "ffn",
     "ffn_mult",   "emb_init_std", "objective", "mask_rate",  "attention",   "window",
     "stride",     "differential", "family",
-    "tie_embeddings", "bias", "pos_init_std", "weight_decay", "adam_beta2", "grad_clip"};
+    "tie_embeddings", "bias", "pos_init_std", "weight_decay", "adam_beta2", "grad_clip",
+    "builtin_text"};
 
 // The three structs' rows in kKeyOrder; throws std::logic_error when a row is missing from the
 // order or the order names a key that no struct has.
@@ -127,6 +128,9 @@ const std::vector<ConfigKey>& task_config_keys() {
       config_key("seq_len", "seq-len", G::Task, &T::seq_len, "T",
                  "sequence length (= max context length)")
           .in(1, 4096),
+      config_key("builtin_text", "builtin-text", G::Task, &T::builtin_text, "NAME",
+                 "the text task's built-in text, when no other is given: {choices}")
+          .one_of(kBuiltinTexts).applies_when("task", "text"),
   };
   static const std::vector<ConfigKey> keys(std::begin(rows), std::end(rows));
   return keys;

@@ -19,6 +19,7 @@
 #include "attn/base/error.h"
 #include "attn/base/names.h"
 #include "attn/data/tasks.h"
+#include "attn/data/text.h"
 #include "attn/model/model.h"
 
 namespace attn {
@@ -40,6 +41,8 @@ struct TrainingConfig {
 struct TaskConfig {
   std::string name = "repeat";  // the key task: one of kTasks
   int seq_len = 12;             // T, also the model's max context length C (max_seq_len 0)
+  // text: the built-in text a Trainer given no corpus trains on.
+  BuiltinText builtin_text = BuiltinText::Sentences;
 };
 
 // A trainer's config: the model's, the training's and the task's, each with its own rows, which

@@ -46,7 +46,7 @@ const Keys kCapstone = {
     {"norm", "rmsnorm"},     {"norm_position", "pre"},  {"ffn", "swiglu"},
     {"ffn_mult", "2.67"},    {"emb_init_std", "1"},     {"tie_embeddings", "true"},
     {"bias", "false"},       {"pos_init_std", "1"},     {"weight_decay", "0.1"},
-    {"adam_beta2", "0.95"},  {"grad_clip", "1"}};
+    {"adam_beta2", "0.95"},  {"grad_clip", "1"},          {"builtin_text", "shakespeare"}};
 
 }  // namespace
 
@@ -70,7 +70,7 @@ const std::vector<Preset>& presets() {
       {"window-depth", "A window that grows with depth",
        {{"vocab_size", "16"}, {"seed", "1"}, {"task", "copy"}, {"n_layers", "3"},
         {"residual", "true"}, {"positions", "rope"}, {"attention", "window"}, {"window", "3"}}},
-      {"capstone", "The course's capstone GPT, number for number", kCapstone, "shakespeare"},
+      {"capstone", "The course's capstone GPT, number for number", kCapstone},
   };
   return table;
 }
@@ -98,7 +98,7 @@ std::string presets_json() {
     }
     out += str_cat(&p == &presets().front() ? "" : ",", "{\"name\":", json::quote(p.name),
                    ",\"title\":", json::quote(p.title), ",\"config\":{", config,
-                   "},\"text\":", json::quote(p.text), "}");
+                   "}}");
   }
   return out + "]";
 }

@@ -19,8 +19,6 @@ struct Preset {
   // The keys it sets (snake_case name, value as value_text writes it), every other key at its
   // default: its link sets exactly these.
   std::vector<std::pair<const char*, const char*>> keys;
-  // The text task's built-in text (builtin_text, data/text.h); "" for the default corpus.
-  const char* text = "";
   // Its config: the defaults with keys set through the schema's rows.
   TrainerConfig config() const;
 };
@@ -32,7 +30,7 @@ const std::vector<Preset>& presets();
 const Preset& find_preset(std::string_view name);
 
 // The table as JSON, what the JS API's presets() returns: an array of {"name", "title", "config"
-// (the keys it sets in the JS API's spelling, {"task":"shift"}), "text"}.
+// (the keys it sets in the JS API's spelling, {"task":"shift"})}.
 std::string presets_json();
 
 }  // namespace attn

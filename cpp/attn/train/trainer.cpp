@@ -20,11 +20,14 @@ corpus_for(const TrainerConfig &c, std::shared_ptr<const TextCorpus> corpus) {
   if (task != Task::Text)
     return nullptr;
   if (!corpus) {
-    // Built once in the process: the page builds a new Trainer on every
-    // configure and reset.
-    static const std::shared_ptr<const TextCorpus> fallback =
-        std::make_shared<const TextCorpus>(make_corpus(default_corpus(), 1));
-    corpus = fallback;
+    // The built-in text of builtin_text, each built once in the process: the
+    // page builds a new Trainer on every configure and reset.
+    static const std::shared_ptr<const TextCorpus> builtin[] = {
+        std::make_shared<const TextCorpus>(
+            make_corpus(builtin_text(BuiltinText::Sentences), 1)),
+        std::make_shared<const TextCorpus>(
+            make_corpus(builtin_text(BuiltinText::Shakespeare), 1))};
+    corpus = builtin[int(c.task.builtin_text)];
   }
   check_corpus_fits(*corpus, c.task.seq_len);
   return corpus;

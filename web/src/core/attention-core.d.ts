@@ -54,8 +54,6 @@ export interface CorePreset {
   title: string;
   /** The keys it sets; every other key takes its default. */
   config: TrainerConfig;
-  /** The text task's built-in text (builtinText), '' for the default corpus. */
-  text: string;
 }
 
 /** One key of the config schema (configSchema(), `attn schema`): its names (snake_case `name`,
@@ -564,9 +562,6 @@ export interface AttentionCore {
   textCorpus(text: CorpusInput, seqLen: number): TextCorpusInfo;
   /** The project's own default corpus (simple English sentences, ~48 KB). */
   defaultCorpus(): string;
-  /** A built-in text by name: 'sentences' (defaultCorpus()) or 'shakespeare' (the course's
-   * capstone excerpt, 999 characters); another name: kind `input`. */
-  builtinText(name: string): string;
   /** The core's presets (`attn train --preset NAME`), in the page's order. */
   presets(): CorePreset[];
   /** text as token ids of vocab (a corpus's vocab string); a character outside it: kind `input`. */

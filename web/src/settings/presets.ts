@@ -79,6 +79,17 @@ const PAGE: Record<string, { lesson: Lesson; sentence: string; page?: Partial<St
     sentence: 'A model that sees both sides of a blank guesses the missing letter far more often than one reading from the left.',
     page: { panel: 'fill' },
   },
+  // "The course's capstone GPT, number for number": the course's lesson 14 model and training as
+  // the lesson has them (learned positions, pre-norm RMSNorm, SwiGLU 170 wide, no biases, the head
+  // tied to the embedding, AdamW with weight decay 0.1 and clipping at 1.0, lr 3e-4) on its 999
+  // characters of Coriolanus, the core's built-in text "shakespeare": 154,560 parameters, a step-0
+  // loss near 41 (nn.Embedding's N(0, 1) init), and by step 500 a validation loss near 2.9 above
+  // the training loss (bench/README.md, "The course's capstone"). Its weights file loads into the
+  // lesson's class, and the lesson's file imports here.
+  capstone: {
+    lesson: 'A small GPT on text',
+    sentence: "The course's own GPT, tied head and all: 154,560 parameters on 999 characters of Shakespeare, overfitting as the lesson's does.",
+  },
   // "A window that grows with depth": the copy task at T 12 (the answer lies 5 positions back) with
   // a sliding window of 3 keys (2 positions back per layer) and 3 layers, which reach 6 >= 5 and
   // learn the task (eval accuracy 1.0 by step 350 on seeds 1-3); 1 or 2 layers reach 2 or 4 and
@@ -111,9 +122,11 @@ export const FIND_CIRCUIT_PRESET: Preset = fromCore('find-circuit');
 export const FILL_PRESET: Preset = fromCore('fill');
 /** "A window that grows with depth" (PAGE['window-depth']). */
 export const WINDOW_DEPTH_PRESET: Preset = fromCore('window-depth');
+/** "The course's capstone GPT, number for number" (PAGE.capstone). */
+export const CAPSTONE_PRESET: Preset = fromCore('capstone');
 
 /** Every preset the training view offers. */
-export const PRESETS: readonly Preset[] = [SHIFT_PRESET, INDUCTION_PRESET, FIND_CIRCUIT_PRESET, TEXT_PRESET, FILL_PRESET, WINDOW_DEPTH_PRESET];
+export const PRESETS: readonly Preset[] = [SHIFT_PRESET, INDUCTION_PRESET, FIND_CIRCUIT_PRESET, TEXT_PRESET, CAPSTONE_PRESET, FILL_PRESET, WINDOW_DEPTH_PRESET];
 
 /** What the page opens on when its URL has no hash (a first visit): the shift preset. */
 export const START_PRESET = SHIFT_PRESET;
