@@ -7,12 +7,20 @@
 #include "attn/data/text.h"
 #include "attn/interp/readouts.h"
 #include "attn/io/weights.h"
+#include "attn/train/presets.h"
 #include "cli/commands.h"
 #include "cli/config_flags.h"
 
 namespace attn::cli {
 
 namespace {
+
+// "shift, induction, ..., capstone": the presets' names for --help.
+std::string preset_names() {
+  std::string out;
+  for (const Preset& p : presets()) out += str_cat(out.empty() ? "" : ", ", p.name);
+  return out;
+}
 
 // Validation batches behind each report's val_loss (fixed windows: the same on every report).
 constexpr int kTextEvalBatches = 8;
@@ -45,8 +53,8 @@ void print_circuits(Trainer& trainer) {
     }
 }
 
-// The text task's corpus: --text FILE, or nullptr (the default corpus) without it. A bad text is an Error of
-// kind Input naming the file.
+// The text task's corpus: --text FILE, or nullptr (the built-in text of --builtin-text) without
+// it. A bad text is an Error of kind Input naming the file.
 std::shared_ptr<const TextCorpus> corpus_from(const Args& args, const TrainerConfig& config) {
   if (config.task.name != "text") {
     if (args.has("text"))
@@ -78,7 +86,10 @@ int cmd_train(const std::vector<std::string>& argv) {
                    "products stay Eigen's, one thread); the results are the same for any N"});
   flags.push_back({"text", "FILE", "",
                    "the corpus of --task text: UTF-8 text, at most 2 MB and 256 distinct "
-                   "characters (default: the built-in corpus of simple English sentences)"});
+                   "characters (default: the built-in text of --builtin-text)"});
+  flags.push_back({"preset", "NAME", "",
+                   str_cat("start from a named preset's config (the flags given override it): ",
+                           preset_names())});
   const Args args("train",
                   "Trains TinyAttentionLM with Adam and prints the loss. With --task text the "
                   "tokens are the characters of a corpus: 90% trains, 10% validates, and each "
@@ -90,7 +101,9 @@ int cmd_train(const std::vector<std::string>& argv) {
     std::fputs(args.usage().c_str(), stdout);
     return 0;
   }
-  const TrainerConfig config = trainer_config_from(args);
+  const Preset* preset = args.has("preset") ? &find_preset(args.get("preset")) : nullptr;
+  const TrainerConfig base = preset ? preset->config() : TrainerConfig();
+  const TrainerConfig config = trainer_config_from(args, preset ? &base : nullptr);
   const int steps = args.get_int("steps", 0, 100000000);
   const int log_every = args.get_int("log-every", 1, 100000000);
   set_thread_count(args.get_int("threads", 1, thread_capacity()));

@@ -26,17 +26,25 @@ std::vector<Flag> trainer_flags() {
   for (const ConfigKey& k : config_keys()) {
     Flag f{k.flag, k.symbol, "", key_help(k, &flag_namer)};
     f.families.assign(k.families.begin(), k.families.end());
-    if (k.type != ConfigType::Bool) f.default_value = value_text(d, k);
+    if (k.type != ConfigType::Bool || *k.symbol) f.default_value = value_text(d, k);
     flags.push_back(std::move(f));
   }
   return flags;
 }
 
-TrainerConfig trainer_config_from(const Args& a) {
-  TrainerConfig c;
+TrainerConfig trainer_config_from(const Args& a, const TrainerConfig* base) {
+  TrainerConfig c = base ? *base : TrainerConfig();
   // Parsing checks only that a value converts (to an int, a float); TrainerConfig::validate
   // gives each key's rule, in flag names.
   for (const ConfigKey& k : config_keys()) {
+    if (base && !a.has(k.flag)) continue;
+    if (k.type == ConfigType::Bool && *k.symbol) {  // --bias true|false
+      const std::string v = a.get(k.flag);
+      if (v != "true" && v != "false")
+        throw UsageError(str_cat("--", k.flag, " must be true or false, got '", v, "'"));
+      key_value<bool>(c, k) = v == "true";
+      continue;
+    }
     switch (k.type) {
       case ConfigType::Int: key_value<int>(c, k) = a.get_int(k.flag, INT_MIN, INT_MAX); break;
       case ConfigType::UInt64: key_value<uint64_t>(c, k) = a.get_u64(k.flag); break;

@@ -13,8 +13,10 @@ namespace attn::cli {
 std::vector<Flag> trainer_flags();
 
 // Reads those flags; throws UsageError naming the flag on a value that does not parse and an
-// attn::Error of kind Config (the message naming flags) on a value the config refuses.
-TrainerConfig trainer_config_from(const Args& args);
+// attn::Error of kind Config (the message naming flags) on a value the config refuses. A Bool
+// key with a value name (bias: --bias false) takes true or false; the others are switches. With
+// base (a preset's config), only the flags given change it.
+TrainerConfig trainer_config_from(const Args& args, const TrainerConfig* base = nullptr);
 
 // --mask --no-scale-scores --heads-off --heads-frozen: the Ablation panel's interventions.
 std::vector<Flag> ablation_flags();

@@ -16,6 +16,7 @@
 #include "attn/teach/tiled_trace.h"
 #include "attn/train/bench.h"
 #include "attn/train/draft.h"
+#include "attn/train/presets.h"
 #include "wasm/convert.h"
 
 using namespace attn;
@@ -400,6 +401,8 @@ EMSCRIPTEN_BINDINGS(attention_core) {
   function("configSchema", +[]() {
     return val::global("JSON").call<val>("parse", config_schema_json());
   });
+  // The presets table (train/presets.h): what `attn train --preset NAME` starts from.
+  function("presets", +[]() { return val::global("JSON").call<val>("parse", presets_json()); });
   // Bytes the allocator has handed out and not taken back: the tests see a leak long before it
   // would grow the wasm memory.
   function("heapBytesInUse", +[]() { return double(mallinfo().uordblks); });

@@ -873,7 +873,7 @@ attention_flags)
   ok "$ATTN" selftest --objective mlm --differential --residual --attention window --window 2
   grep -q '^FAIL' "$S/stdout" && fail "selftest of an mlm model: $(grep FAIL "$S/stdout")"
   ok "$ATTN" demo --objective mlm --differential --attention window --window 3 --epochs 2 --steps-per-epoch 20
-  grep -q '^# attn demo: .* objective=mlm attention=window window=3 stride=4 differential=true family=lm$' "$S/stdout" ||
+  grep -q '^# attn demo: .* objective=mlm attention=window window=3 stride=4 differential=true family=lm tie_embeddings=false bias=true$' "$S/stdout" ||
     fail "demo header: $(head -1 "$S/stdout")"
   grep -q '(B,T,5D)' "$S/stdout" || fail "demo: the differential qkv shape"
   grep -q '^Demo OK\.$' "$S/stdout" || fail "demo of an mlm model: $(tail -3 "$S/stdout")"
@@ -1019,6 +1019,31 @@ inspect_bad)
   bad "--position" "$ATTN" inspect --weights "$W" --ids 1 --position x --output "$OUT"
   bad "the answer token (64) is outside the vocabulary [0, 64)" \
     "$ATTN" inspect --weights "$W" --ids 1,2 --corrupted 2,2 --corrupted-answer 64 --output "$OUT"
+  ;;
+
+capstone)
+  # The course's capstone preset: its parameter count on the built-in excerpt, a flag over it, its
+  # file in the lesson's names, PyTorch's files of the lesson's class, and the bad inputs.
+  ok "$ATTN" train --preset capstone --steps 0
+  grep -q '^parameters: 154560$' "$S/stdout" || fail "capstone: $(grep parameters "$S/stdout")"
+  grep -q '^# text: 999 characters (899 train, 100 validation)' "$S/stdout" ||
+    fail "capstone text: $(grep '^# text' "$S/stdout")"
+  ok "$ATTN" train --preset capstone --layers 1 --steps 0 --save "$S/c.st"
+  grep -q '^# V=46 D=64 H=4 T=64 B=16 lr=0.0003 ' "$S/stdout" || fail "capstone header: $(head -1 "$S/stdout")"
+  grep -q '^parameters: 56256$' "$S/stdout" || fail "capstone --layers 1: $(grep parameters "$S/stdout")"
+  for name in tok_emb.weight lm_head.weight pos_emb.weight blocks.0.attn.qkv.weight \
+    blocks.0.ffn.w2.weight norm_f.weight; do
+    [[ $(header "$S/c.st") == *"\"$name\""* ]] || fail "capstone file lacks $name"
+  done
+  ok "$ATTN" forward --weights "$S/c.st" --ids 1,2,3 --output "$OUT"
+  for f in torch.state_dict torch.save_model; do
+    ok "$ATTN" forward --weights "$REF/capstone/$f.safetensors" --ids 1,2,3 --output "$OUT"
+    grep -q 'logits (1,3,46)' "$S/stdout" || fail "$f: $(cat "$S/stdout")"
+  done
+  bad 'unknown preset "gpt" (the presets are shift,' "$ATTN" train --preset gpt --steps 0
+  bad "--bias must be true or false, got 'maybe'" "$ATTN" train --bias maybe --steps 0
+  patch "$REF/capstone/torch.save_model.safetensors" "$S/noheads.st" '"n_heads"' '"n_headz"'
+  bad '__metadata__ has no "n_heads"' "$ATTN" forward --weights "$S/noheads.st" --ids 1 --output "$OUT"
   ;;
 
 *)

@@ -2,13 +2,16 @@
 // adam_update, and config validation.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "attn/train/adam.h"
+#include "reference_dir.h"
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::WithinAbs;
+using Catch::Matchers::WithinRel;
 
 TEST_CASE("adam: two steps computed by hand", "[adam]") {
   // lr 0.1, betas 0.9 / 0.999, eps 1e-8; p = 1; gradients 0.5 then -0.25.
@@ -102,4 +105,59 @@ TEST_CASE("adam: config validation names the bad value", "[adam]") {
   CHECK_THROWS_WITH(with(1e-3f, 0.9, 0.999, -1.0f).validate(), Contains("eps (-1)"));
   // The class validates on construction.
   CHECK_THROWS_AS(attn::Adam({}, with(0, 0.9, 0.999, 1e-8f)), std::invalid_argument);
+}
+
+TEST_CASE("adam: AdamW decays the parameter before the Adam step, in PyTorch's order",
+          "[adam]") {
+  // lr 0.1, wd 0.5, p = 2, g = 0.5, step 1: p = 2 * (1 - 0.05) = 1.9, then the Adam step of
+  // "two steps computed by hand" moves it by lr * 0.05 / (0.5 + 1e-8) = 0.1: p = 1.8.
+  float p = 2.0f, m = 0.0f, v = 0.0f, g = 0.5f;
+  attn::adam_update(&p, &g, &m, &v, 1, 0.1f, 0.9, 0.999, 1e-8f, 1, 0.5);
+  CHECK_THAT(p, WithinAbs(1.8, 1e-6));
+  // With a zero gradient only the decay acts: m = v = 0, the Adam term is 0 / eps = 0.
+  float q = 1.0f, mq = 0.0f, vq = 0.0f, zero = 0.0f;
+  attn::adam_update(&q, &zero, &mq, &vq, 1, 0.1f, 0.9, 0.999, 1e-8f, 1, 0.5);
+  CHECK_THAT(q, WithinAbs(0.95, 1e-7));
+}
+
+TEST_CASE("adam: clip_grad_norm scales every gradient by min(1, c / (norm + 1e-6))", "[adam]") {
+  // Gradients (3, 4) and (12): total norm sqrt(9 + 16 + 144) = 13; clipped to 1: scale 1 / 13.
+  std::vector<float> a = {0, 0}, b = {0}, da = {3.0f, 4.0f}, db = {12.0f};
+  const std::vector<attn::ParamRef> ps = {{"a", {2}, a.data(), da.data()},
+                                          {"b", {1}, b.data(), db.data()}};
+  CHECK_THAT(attn::clip_grad_norm(ps, 1.0), WithinAbs(13.0, 1e-5));
+  CHECK_THAT(da[0], WithinAbs(3.0 / (13.0 + 1e-6), 1e-7));
+  CHECK_THAT(db[0], WithinAbs(12.0 / (13.0 + 1e-6), 1e-7));
+  // Below the bound nothing changes: the new norm is 1 / (1 + 1e-6 / 13), under 100.
+  const std::vector<float> before = da;
+  CHECK(attn::clip_grad_norm(ps, 100.0) < 1.0f);
+  CHECK(da == before);
+}
+
+TEST_CASE("adam: AdamW with clipping matches torch.optim.AdamW and clip_grad_norm_", "[adam]") {
+  // tests/reference/make_adamw_reference.py: betas 0.9 / 0.95, wd 0.1, lr 1e-2, clip 1.0; three
+  // steps, the first two clipped.
+  const testdata::ReferenceFile ref("adamw_clip.safetensors");
+  const attn::SafetensorsFile& f = ref.file;
+  std::vector<float> w = f.f32("w0"), b = f.f32("b0"), dw(w.size()), db(b.size());
+  attn::AdamConfig cfg;
+  cfg.lr = 1e-2f;
+  cfg.beta2 = 0.95;
+  cfg.weight_decay = 0.1;
+  const std::vector<attn::ParamRef> ps = {{"w", {3, 4}, w.data(), dw.data()},
+                                          {"b", {4}, b.data(), db.data()}};
+  attn::Adam adam(ps, cfg);
+  for (int s = 1; s <= 3; ++s) {
+    CAPTURE(s);
+    // Copied into the buffers the ParamRefs point at.
+    const std::vector<float> gw = f.f32(attn::str_cat("g", s, "_w")), gb = f.f32(attn::str_cat("g", s, "_b"));
+    std::copy(gw.begin(), gw.end(), dw.begin());
+    std::copy(gb.begin(), gb.end(), db.begin());
+    const float norm = attn::clip_grad_norm(ps, 1.0);
+    CHECK_THAT(norm, WithinRel(f.f32(attn::str_cat("norm", s))[0], 1e-6f));
+    adam.step();
+    const std::vector<float> tw = f.f32(attn::str_cat("w", s)), tb = f.f32(attn::str_cat("b", s));
+    for (size_t i = 0; i < w.size(); ++i) CHECK_THAT(w[i], WithinAbs(tw[i], 2e-7));
+    for (size_t i = 0; i < b.size(); ++i) CHECK_THAT(b[i], WithinAbs(tb[i], 2e-7));
+  }
 }

@@ -301,8 +301,8 @@ TEST_CASE("config keys: applies_when names another key with choices, and some of
       CHECK(value_text(d, *on) != v);  // at the defaults the key does not apply
     }
   }
-  // window, stride, mask_rate, norm_position, ffn_mult
-  CHECK(annotated == 5);
+  // window, stride, mask_rate, norm_position, ffn_mult, pos_init_std, builtin_text
+  CHECK(annotated == 7);
 }
 
 TEST_CASE("config keys: each row writes its own member", "[config]") {

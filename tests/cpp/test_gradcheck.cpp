@@ -492,6 +492,13 @@ const BlockVariant kBlockVariants[] = {
        c.norm = NormKind::RMSNorm, c.norm_position = NormPosition::Post, c.ffn = FfnKind::SwiGLU,
        c.positions = PositionKind::Learned;
      }},
+    {"tie_embeddings", [](ModelConfig& c) { c.tie_embeddings = true; }},
+    {"no bias + relu", [](ModelConfig& c) { c.bias = false, c.ffn = FfnKind::ReLU; }},
+    {"the capstone's block: learned, rmsnorm pre, swiglu 2.67, no bias, tied",
+     [](ModelConfig& c) {
+       c.positions = PositionKind::Learned, c.norm = NormKind::RMSNorm, c.ffn = FfnKind::SwiGLU;
+       c.ffn_mult = 2.67f, c.bias = false, c.tie_embeddings = true, c.pos_init_std = 1.0f;
+     }},
     {"kv_heads 1", [](ModelConfig& c) { c.kv_heads = 1; }},
     {"kv_heads H/2 + alibi + rmsnorm + gelu",
      [](ModelConfig& c) {

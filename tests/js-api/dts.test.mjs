@@ -157,6 +157,7 @@ for (const variant of variants) {
       expect('AttentionCore', 'defaultConfig', core.defaultConfig());
       expect('AttentionCore', 'draftConfig', core.draftConfig(cfg));
       expect('AttentionCore', 'configSchema', core.configSchema());
+      expect('AttentionCore', 'presets', core.presets());
       expect('AttentionCore', 'textCorpus', core.textCorpus(core.defaultCorpus(), 8));
       expect('AttentionCore', 'selfAttention', core.selfAttention({ X: m(3, 4), Wq: m(4, 2), Wk: m(4, 2), Wv: m(4, 3), causal: true }));
       expect('AttentionCore', 'multiHeadSelfAttention', core.multiHeadSelfAttention({ X: m(3, 4), Wq: [m(4, 2), m(4, 2)], Wk: [m(4, 2), m(4, 2)], Wv: [m(4, 2), m(4, 2)], Wo: m(4, 4), mask: new Uint8Array(9) }));

@@ -35,7 +35,7 @@ for (const variant of variants) {
     });
 
     test('web/src/core/config-schema.ts is written from it', () => {
-      assert.equal(readFileSync(`${repoRoot}web/src/core/config-schema.ts`, 'utf8'), configSchemaModule(core.configSchema()));
+      assert.equal(readFileSync(`${repoRoot}web/src/core/config-schema.ts`, 'utf8'), configSchemaModule(core.configSchema(), core.presets()));
     });
   });
 }

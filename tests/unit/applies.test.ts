@@ -11,13 +11,15 @@ const schema = CONFIG_SCHEMA as readonly ConfigKeySchema[];
 const at = (changes: Partial<State>): State => ({ ...DEFAULTS, ...changes });
 
 describe('applies(): the schema says when a setting matters', () => {
-  test('the schema annotates the window, the stride, the mask rate, the norm position and the FFN width', () => {
+  test('the schema annotates the window, the stride, the mask rate, the norm position, the FFN width, the learned table\'s init and the built-in text', () => {
     expect(Object.fromEntries(schema.filter((k) => k.applies_when).map((k) => [k.js, k.applies_when]))).toEqual({
       normPosition: { key: 'norm', in: ['layernorm', 'rmsnorm'] },
       ffnMult: { key: 'ffn', in: ['relu', 'gelu', 'swiglu'] },
       maskRate: { key: 'objective', in: ['mlm'] },
       window: { key: 'attention', in: ['window', 'strided'] },
       stride: { key: 'attention', in: ['strided'] },
+      posInitStd: { key: 'positions', in: ['learned'] },
+      builtinText: { key: 'task', in: ['text'] },
     });
   });
 

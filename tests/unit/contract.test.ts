@@ -54,7 +54,7 @@ function contract(): string {
     lines.push(`command ${c}`);
     const sub = c === 'demo' ? [['demo'], ['demo', 'self-attention']] : [[c]];
     for (const args of sub) {
-      const flags = [...attn([...args, '--help']).matchAll(/^ {2}(--[a-z][a-z-]*)(?: ([A-Z]+))?/gm)].map((m) => [m[1], m[2]]);
+      const flags = [...attn([...args, '--help']).matchAll(/^ {2}(--[a-z][a-z0-9-]*)(?: ([A-Z][A-Z0-9]*))?/gm)].map((m) => [m[1], m[2]]);
       const names = flags.map(([f]) => f);
       const at = names.indexOf(configFlags[0]);
       const all = at >= 0 && configFlags.every((f, i) => names[at + i] === f);

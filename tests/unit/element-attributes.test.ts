@@ -8,7 +8,7 @@ describe('anywidget traits', () => {
   test('one trait per attribute, with _ for -', () => {
     expect(Object.values(TRAITS).sort()).toEqual([...ATTRIBUTES].sort());
     for (const [trait, attribute] of Object.entries(TRAITS)) expect(trait).toBe(attribute.replaceAll('-', '_'));
-    for (const trait of Object.keys(TRAITS)) expect(trait).toMatch(/^[a-z_]+$/);
+    for (const trait of Object.keys(TRAITS)) expect(trait).toMatch(/^[a-z][a-z0-9_]*$/);
   });
 });
 

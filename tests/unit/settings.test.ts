@@ -16,8 +16,8 @@ describe('the key table', () => {
     for (const s of SETTING_LIST) {
       for (const f of FIELDS) expect(s, `${s.key}.${f}`).toHaveProperty(f);
       expect(s.label, s.key).toMatch(/\S/);
-      expect(s.hash, s.key).toMatch(/^[a-z]+(-[a-z]+)*$/);
-      if (s.attribute !== null) expect(s.attribute, s.key).toMatch(/^[a-z]+(-[a-z]+)*$/);
+      expect(s.hash, s.key).toMatch(/^[a-z]+(-[a-z][a-z0-9]*)*$/);
+      if (s.attribute !== null) expect(s.attribute, s.key).toMatch(/^[a-z]+(-[a-z][a-z0-9]*)*$/);
       switch (s.type) {
         case 'int':
         case 'float':
@@ -170,7 +170,7 @@ describe('derived from the table', () => {
     // ... and the core's, where the page has none.
     expect(row('lr')).toEqual(['learning rate', 'lr', 0, 10, 'any', null, false]);
     expect(row('nLayers')).toEqual(['layers', 'nLayers', 1, 4, '1', null, false]);
-    expect(row('ffnMult')).toEqual(['FFN width (× d_model)', 'ffnMult', 1, 8, '1', null, false]);
+    expect(row('ffnMult')).toEqual(['FFN width (× d_model)', 'ffnMult', 1, 8, 'any', null, false]);
     expect(row('residual')).toEqual(['residual stream', 'residual', null, null, null, null, true]);
     expect(row('positions')).toEqual(['positions', 'positions', null, null, null, ['sinusoidal', 'learned', 'rope', 'alibi', 'none'], false]);
   });

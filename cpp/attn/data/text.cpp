@@ -340,4 +340,52 @@ const std::string& default_corpus() {
   return corpus;
 }
 
+// The course's capstone excerpt (phases/07-transformers-deep-dive/14-build-a-transformer-capstone,
+// TINY_SHAKESPEARE): the opening of Coriolanus, public domain; 999 characters, 46 distinct.
+const char* const kShakespeare = R"(First Citizen:
+Before we proceed any further, hear me speak.
+
+All:
+Speak, speak.
+
+First Citizen:
+You are all resolved rather to die than to famish?
+
+All:
+Resolved. resolved.
+
+First Citizen:
+First, you know Caius Marcius is chief enemy to the people.
+
+All:
+We know't, we know't.
+
+First Citizen:
+Let us kill him, and we'll have corn at our own price.
+Is't a verdict?
+
+All:
+No more talking on't; let it be done: away, away!
+
+Second Citizen:
+One word, good citizens.
+
+First Citizen:
+We are accounted poor citizens, the patricians good.
+What authority surfeits on would relieve us: if they
+would yield us but the superfluity, while it were
+wholesome, we might guess they relieved us humanely;
+but they think we are too dear: the leanness that
+afflicts us, the object of our misery, is as an
+inventory to particularise their abundance; our
+sufferance is a gain to them Let us revenge this with
+our pikes, ere we become rakes: for the gods know I
+speak this in hunger for bread, not in thirst for revenge.
+)";
+
+const std::string& builtin_text(BuiltinText which) {
+  static const std::string shakespeare = kShakespeare;
+  return which == BuiltinText::Shakespeare ? shakespeare : default_corpus();
+}
+
 }  // namespace attn

@@ -6,10 +6,12 @@
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "attn/base/names.h"
 #include "attn/base/rng.h"
 #include "attn/data/tasks.h"
 
@@ -82,5 +84,14 @@ std::vector<int32_t> text_sample(const TextCorpus& corpus, int T);
 // tokens) from a small grammar, drawn from a fixed seed, so every call returns the same ~50 KB of
 // ASCII (letters, space, a few punctuation marks and newlines).
 const std::string& default_corpus();
+
+// The built-in texts: "sentences" (default_corpus()) and "shakespeare", the 999 characters of
+// Coriolanus (46 distinct) the course's capstone trains on; the config key builtin_text picks one.
+enum class BuiltinText { Sentences, Shakespeare };
+inline constexpr const char* kBuiltinTextNames[] = {"sentences", "shakespeare"};
+inline constexpr EnumNames kBuiltinTexts = {"built-in text", ErrorKind::Config, "builtin_text",
+                                            "BuiltinTextName", kBuiltinTextNames,
+                                            int(std::size(kBuiltinTextNames))};
+const std::string& builtin_text(BuiltinText which);
 
 }  // namespace attn

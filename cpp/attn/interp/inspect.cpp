@@ -135,7 +135,7 @@ LogitLens logit_lens(TinyAttentionLM& model, const int32_t* ids, int T, const in
   for (int l = 0; l <= L; ++l) {
     z = rec.streams[size_t(l)];
     if (model.final_norm) model.final_norm->forward(z, ns, z);
-    model.lm_head.forward(z, logits);
+    model.head_forward(z, logits);
     softmax_rows(logits, probs);
     for (int t = 0; t < T; ++t) {
       const int top = argmax(probs, t);
@@ -177,9 +177,10 @@ Attribution direct_attribution(TinyAttentionLM& model, const int32_t* ids, int T
   at.total.setConstant(T, kFloatNaN);
 
   using VecD = Eigen::RowVectorXd;
-  const Eigen::MatrixXd W = model.lm_head.weight.cast<double>();  // (V,D)
+  const Eigen::MatrixXd W = model.head_weight().cast<double>();  // (V,D)
   const VecD mean_w = W.colwise().mean();
-  const VecD lm_b = model.lm_head.bias.cast<double>();
+  const VecD lm_b = model.lm_head.has_bias() ? VecD(model.lm_head.bias.cast<double>())
+                                             : VecD::Zero(W.rows());
   const Norm* norm = model.final_norm ? &*model.final_norm : nullptr;
   const bool center = norm && norm->kind == NormKind::LayerNorm;
   for (int t = 0; t < T; ++t) {
@@ -205,7 +206,7 @@ Attribution direct_attribution(TinyAttentionLM& model, const int32_t* ids, int T
         const double x = share(out);
         at.heads(l * H + h, t) = float(x);
       }
-      bias += share(m.out_proj.bias.cast<double>());
+      if (m.out_proj.has_bias()) bias += share(m.out_proj.bias.cast<double>());
       if (ffn) {
         const double x = share(rec.ffn_out[size_t(l)].row(t).cast<double>());
         at.ffn(l, t) = float(x);
@@ -349,7 +350,7 @@ HeadCircuit head_circuit(const TinyAttentionLM& model, int layer, int head) {
   require(head >= 0 && head < H, "head (", head, ") must be in [0, ", H - 1, "]");
   const MultiHeadSelfAttention& m = model.layers[size_t(layer)];
   const Mat& E = model.token_emb.weight;  // (V,D)
-  Mat U = model.lm_head.weight.transpose();  // (D,V)
+  Mat U = model.head_weight().transpose();  // (D,V)
   if (model.final_norm) U = model.final_norm->weight.transpose().asDiagonal() * U;
   HeadCircuit hc;
   hc.qk = E * qk_circuit(m, head) * E.transpose();

@@ -8,9 +8,11 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <stdexcept>
+#include <utility>
 
 #include "attn/base/json.h"
 #include "attn/data/text.h"
@@ -121,7 +123,157 @@ TrainerConfig file_config(const Model& model) {
   return c;
 }
 
+// ---- The course's capstone (issue 39): its GPT's state-dict names.
+
+// Our name -> the lesson's: after "layers.<l>." -> after "blocks.<l>.", and outside the blocks.
+struct CourseName {
+  const char* ours;
+  const char* course;
+};
+constexpr CourseName kCourseBlockNames[] = {
+    {"attn_norm.weight", "n1.weight"},      {"qkv_proj.weight", "attn.qkv.weight"},
+    {"out_proj.weight", "attn.out.weight"}, {"ffn_norm.weight", "n2.weight"},
+    {"ffn.gate.weight", "ffn.w1.weight"},   {"ffn.up.weight", "ffn.w3.weight"},
+    {"ffn.down.weight", "ffn.w2.weight"}};
+constexpr CourseName kCourseNames[] = {{"pos_emb.weight", "pos_emb.weight"},
+                                       {"final_norm.weight", "norm_f.weight"},
+                                       {"lm_head.weight", "lm_head.weight"}};
+
+// "layers.3.qkv_proj.weight" -> {"3", "qkv_proj.weight"}; false for a name outside the layers.
+bool split_layer(const std::string& name, const char* prefix, std::string& l, std::string& rest) {
+  const size_t n = std::strlen(prefix);
+  if (name.compare(0, n, prefix) != 0) return false;
+  const size_t dot = name.find('.', n);
+  if (dot == std::string::npos || dot == n) return false;
+  l = name.substr(n, dot - n);
+  rest = name.substr(dot + 1);
+  return std::all_of(l.begin(), l.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// name in one naming -> the other (to_course: ours -> the lesson's); "" when it has none (a
+// tensor the other does not know: kept as it is, so that the error names it).
+std::string renamed(const std::string& name, bool to_course) {
+  const auto from = [&](const CourseName& n) { return to_course ? n.ours : n.course; };
+  const auto to = [&](const CourseName& n) { return to_course ? n.course : n.ours; };
+  for (const CourseName& n : kCourseNames)
+    if (name == from(n)) return to(n);
+  std::string l, rest;
+  if (split_layer(name, to_course ? "layers." : "blocks.", l, rest))
+    for (const CourseName& n : kCourseBlockNames)
+      if (rest == from(n)) return str_cat(to_course ? "blocks." : "layers.", l, ".", to(n));
+  return "";
+}
+
+bool is_course_file(const SafetensorsFile& f) {
+  return f.find("tok_emb.weight") || f.find("norm_f.weight") || f.find("blocks.0.attn.qkv.weight");
+}
+
+// The causal mask buffer the lesson's attention registers (blocks.<l>.attn.mask): not a weight.
+bool is_course_mask(const std::string& name) {
+  std::string l, rest;
+  return split_layer(name, "blocks.", l, rest) && rest == "attn.mask";
+}
+
+// The ffn_mult whose hidden width at d_model is hidden (ffn_hidden_width): hidden / d_model, or
+// the next float up when rounding puts floor(m D) one below.
+float ffn_mult_for(int64_t hidden, int64_t d_model) {
+  float m = float(double(hidden) / double(d_model));
+  for (int i = 0; i < 4 && ffn_hidden_width(FfnKind::SwiGLU, int(d_model), m) < hidden; ++i)
+    m = std::nextafter(m, 2.0f * m);
+  return m;
+}
+
+// The shortest decimal that reads back as f, in full (str_cat keeps 6 digits).
+std::string float_text(float f) {
+  char buf[32];
+  for (int digits = 6; digits <= 9; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, double(f));
+    if (std::strtof(buf, nullptr) == f) break;
+  }
+  return buf;
+}
+
+// A file of the lesson's names as one of ours: the tensors renamed, the mask buffers dropped, the
+// tied pair (tok_emb.weight and lm_head.weight, both in a state_dict(), one after
+// safetensors.torch.save_model) one matrix, and the metadata the lesson's class implies beside
+// the file's own (n_heads must be there). Shapes are checked here, in the lesson's names. The FFN's
+// width F gives ffn_mult F / D, or, loading into a model whose ffn_mult gives F (2.67 at D 64:
+// 170), that model's.
+SafetensorsFile from_course_names(const SafetensorsFile& f, const ModelConfig* into = nullptr) {
+  const TensorView* tok = f.find("tok_emb.weight");
+  const TensorView* head = f.find("lm_head.weight");
+  require_format(tok || head, kWhat,
+                 ": a file of the course's names needs tok_emb.weight or lm_head.weight");
+  require_format(!tok || !head ||
+                     (tok->shape == head->shape && tok->dtype == head->dtype &&
+                      tok->nbytes == head->nbytes &&
+                      std::memcmp(tok->data, head->data, tok->nbytes) == 0),
+                 kWhat, ": tok_emb.weight and lm_head.weight differ, but the course's head is "
+                 "tied to its embedding (one matrix)");
+  const TensorView& emb = tok ? *tok : *head;
+  const char* emb_name = tok ? "tok_emb.weight" : "lm_head.weight";
+  require_format(emb.shape.size() == 2, kWhat, ": ", emb_name, " must be (V,D), got shape ",
+                 shape_str(emb.shape));
+  const int64_t D = emb.shape[1];
+  const TensorView& pos = f.get("pos_emb.weight", kWhat);
+  const TensorView& w1 = f.get("blocks.0.ffn.w1.weight", kWhat);
+  require_format(pos.shape.size() == 2 && w1.shape.size() == 2, kWhat,
+                 ": pos_emb.weight and blocks.0.ffn.w1.weight must be matrices");
+  const int64_t C = pos.shape[0], F = w1.shape[0];
+  int L = 0;
+  while (L <= kMaxLayers && f.find(str_cat("blocks.", L, ".n1.weight"))) ++L;
+  require_format(L >= 1 && L <= kMaxLayers, kWhat, ": the course's file has ", L,
+                 " blocks, expected 1 to ", kMaxLayers);
+  // Every tensor the lesson's class has, with the shape tok_emb.weight (V,D) implies.
+  const std::vector<std::pair<std::string, std::vector<int64_t>>> expected = [&] {
+    std::vector<std::pair<std::string, std::vector<int64_t>>> e = {
+        {"pos_emb.weight", {C, D}}, {"norm_f.weight", {D}}};
+    for (int l = 0; l < L; ++l) {
+      const std::string b = str_cat("blocks.", l, ".");
+      e.insert(e.end(), {{b + "n1.weight", {D}}, {b + "attn.qkv.weight", {3 * D, D}},
+                         {b + "attn.out.weight", {D, D}}, {b + "n2.weight", {D}},
+                         {b + "ffn.w1.weight", {F, D}}, {b + "ffn.w3.weight", {F, D}},
+                         {b + "ffn.w2.weight", {D, F}}});
+    }
+    return e;
+  }();
+  for (const auto& [name, shape] : expected) {
+    const TensorView& t = f.get(name, kWhat);
+    require_format(t.shape == shape, kWhat, ": tensor ", printable(name), " has shape ",
+                   shape_str(t.shape), " but ", emb_name, " ", shape_str(emb.shape),
+                   " implies ", shape_str(shape));
+  }
+  SafetensorsFile out;
+  out.metadata = f.metadata;
+  for (const TensorView& t : f.tensors) {
+    if (is_course_mask(t.name) || (&t == tok && head)) continue;
+    TensorView v = t;
+    const std::string ours = &t == tok ? "lm_head.weight" : renamed(t.name, false);
+    if (!ours.empty()) v.name = ours;
+    out.tensors.push_back(v);
+  }
+  const float mult = into && into->d_model == D &&
+                             ffn_hidden_width(FfnKind::SwiGLU, int(D), into->ffn_mult) == F
+                         ? into->ffn_mult
+                         : ffn_mult_for(F, D);
+  const std::pair<const char*, std::string> implied[] = {
+      {"n_layers", std::to_string(L)},  {"residual", "true"},      {"positions", "learned"},
+      {"norm", "rmsnorm"},              {"norm_position", "pre"},  {"ffn", "swiglu"},
+      {"ffn_mult", float_text(mult)},   {"tie_embeddings", "true"},
+      {"bias", "false"},                {"max_context_length", std::to_string(C)}};
+  for (const auto& [key, value] : implied) out.metadata.emplace(key, value);
+  return out;
+}
+
 }  // namespace
+
+bool uses_course_names(const ModelConfig& m) {
+  return m.tie_embeddings && !m.bias && m.residual && m.positions == PositionKind::Learned &&
+         m.norm == NormKind::RMSNorm && m.norm_position == NormPosition::Pre &&
+         m.ffn == FfnKind::SwiGLU && m.objective == Objective::Causal &&
+         m.attention == AttentionKind::Full && !m.differential &&
+         m.kv_heads_resolved() == m.n_heads && m.family == ModelFamily{};
+}
 
 std::vector<uint8_t> save_model(Model& model) {
   return save_model(model, std::u32string());
@@ -134,8 +286,14 @@ std::vector<uint8_t> save_model(Model& model, const std::u32string& vocab) {
           " characters but the model has vocab_size ", chars,
           mc.mask_id() >= 0 ? " besides [MASK]" : "");
   std::vector<TensorOut> tensors;
-  for (const ParamRef& p : model.parameters())
-    tensors.push_back({p.name, "F32", p.shape, p.value});
+  const bool course = uses_course_names(mc);
+  for (const ParamRef& p : model.parameters()) {
+    const std::string name = course ? renamed(p.name, true) : p.name;
+    if (name.empty()) throw std::logic_error(str_cat("no course name for tensor ", p.name));
+    tensors.push_back({name, "F32", p.shape, p.value});
+    // The lesson's state_dict() holds the tied matrix under both names.
+    if (course && p.name == "lm_head.weight") tensors.push_back({"tok_emb.weight", "F32", p.shape, p.value});
+  }
   // The curriculum's model (1 layer, no residual) keeps the curriculum's file, byte for byte.
   const TrainerConfig c = file_config(model);
   std::map<std::string, std::string> metadata = {
@@ -149,6 +307,7 @@ std::vector<uint8_t> save_model(Model& model, const std::u32string& vocab) {
 }
 
 std::optional<std::u32string> read_vocab(const SafetensorsFile& file) {
+  if (is_course_file(file)) return read_vocab(from_course_names(file));
   const auto it = file.metadata.find("vocab");
   if (it == file.metadata.end()) return std::nullopt;
   const ModelConfig c = infer_config(file);
@@ -173,14 +332,20 @@ std::optional<std::u32string> read_vocab(const uint8_t* data, size_t size) {
 }
 
 ModelConfig infer_config(const SafetensorsFile& file) {
-  const TensorView& emb = file.get("token_emb.embedding.weight", kWhat);
-  require_format(emb.shape.size() == 2, kWhat,
-                 ": token_emb.embedding.weight must be (V,D), got shape ", shape_str(emb.shape));
+  if (is_course_file(file)) return infer_config(from_course_names(file));
+  // A tied model's one matrix goes by the head's name.
+  const auto tied = file.metadata.find("tie_embeddings");
+  const std::string emb_name = tied != file.metadata.end() && tied->second == "true"
+                                   ? "lm_head.weight"
+                                   : "token_emb.embedding.weight";
+  const TensorView& emb = file.get(emb_name, kWhat);
+  require_format(emb.shape.size() == 2, kWhat, ": ", emb_name, " must be (V,D), got shape ",
+                 shape_str(emb.shape));
   const int64_t V = emb.shape[0], D = emb.shape[1];
-  require_format(V >= 1 && V <= kMaxFileVocab, kWhat, ": vocab size ", V,
-                 " (token_emb.embedding.weight rows) must be in [1, ", kMaxFileVocab, "]");
-  require_format(D >= 2 && D <= kMaxFileDModel, kWhat, ": d_model ", D,
-                 " (token_emb.embedding.weight columns) must be in [2, ", kMaxFileDModel, "]");
+  require_format(V >= 1 && V <= kMaxFileVocab, kWhat, ": vocab size ", V, " (", emb_name,
+                 " rows) must be in [1, ", kMaxFileVocab, "]");
+  require_format(D >= 2 && D <= kMaxFileDModel, kWhat, ": d_model ", D, " (", emb_name,
+                 " columns) must be in [2, ", kMaxFileDModel, "]");
 
   // The config through the schema's rows: V and D from the shapes, C from max_context_length,
   // every other key the file keeps from the metadata, an absent one at its default.
@@ -209,7 +374,7 @@ ModelConfig infer_config(const SafetensorsFile& file) {
     require_format(t.dtype == "F32", kWhat, ": tensor ", printable(e.name), " has dtype ",
                    t.dtype, ", expected F32");
     require_format(t.shape == e.shape, kWhat, ": tensor ", printable(e.name), " has shape ",
-                   shape_str(t.shape), " but token_emb.embedding.weight ", shape_str(emb.shape),
+                   shape_str(t.shape), " but ", emb_name, " ", shape_str(emb.shape),
                    c.legacy() ? " implies " : " and __metadata__ imply ", shape_str(e.shape));
   }
   for (const TensorView& t : file.tensors) {
@@ -242,6 +407,8 @@ std::unique_ptr<TinyAttentionLM> load_model_for_length(const uint8_t* data, size
 }
 
 void load_weights(Model& model, const SafetensorsFile& file) {
+  if (is_course_file(file))
+    return load_weights(model, from_course_names(file, &model.model_config()));
   // The file's config beside the model's, key by key in metadata_keys() order, once every value
   // has been read; an absent key is its default, or not checked (Always).
   const TrainerConfig mine = file_config(model);

@@ -29,6 +29,16 @@ constexpr int kMaxFileVocab = 65536;
 constexpr int kMaxFileDModel = 4096;
 constexpr int kMaxFileContext = 4096;
 
+// Whether a model of config m is the course's capstone GPT in shape (tied, no biases, learned
+// positions, pre-norm RMSNorm, SwiGLU, the residual stream, causal full attention, no K/V
+// grouping, lm): its file then uses the lesson's state-dict names (tok_emb.weight and
+// lm_head.weight, pos_emb.weight, blocks.<l>.n1|n2.weight, blocks.<l>.attn.qkv|out.weight,
+// blocks.<l>.ffn.w1|w2|w3.weight, norm_f.weight), so that it loads into the lesson's class with
+// load_state_dict(strict=False) missing only its attn.mask buffers. Every reader below also
+// takes a file of those names, from PyTorch (__metadata__ n_heads; either tied name or both,
+// equal; the mask buffers ignored; the rest inferred from the shapes).
+bool uses_course_names(const ModelConfig& m);
+
 // The model's parameters as safetensors bytes: deterministic (tensors sorted by name, header
 // without spaces, padded with spaces to a multiple of 8 bytes), F32, with the metadata above.
 std::vector<uint8_t> save_model(Model& model);

@@ -224,7 +224,7 @@ void Decoder::run_rows(int m) {
     });
   }
   if (model_.final_norm) model_.final_norm->forward(a_, final_norm_, a_);
-  model_.lm_head.forward(a_, logits_row_);
+  model_.head_forward(a_, logits_row_);
   ++passes_;
   logits_ = logits_row_.row(m - 1);
 }

@@ -140,7 +140,8 @@ void TinyAttentionLM::restore_frozen() {
                                       m.q2_offset(h), m.k2_offset(h)};
       for (int i = 0; i < rows; ++i) {
         m.qkv_proj.weight.middleRows(starts[i], Dh) = f.qkv_w.middleRows(starts[i], Dh);
-        m.qkv_proj.bias.segment(starts[i], Dh) = f.qkv_b.segment(starts[i], Dh);
+        if (m.qkv_proj.has_bias())
+          m.qkv_proj.bias.segment(starts[i], Dh) = f.qkv_b.segment(starts[i], Dh);
       }
       m.out_proj.weight.middleCols(h * Dh, Dh) = f.out_w.middleCols(h * Dh, Dh);
       if (m.options.differential) m.lambda[h] = f.lambda[h];

@@ -64,20 +64,21 @@ std::vector<MultiHeadSelfAttention> make_layers(const ModelConfig& c, Rng& rng,
   options.alibi = c.positions == PositionKind::Alibi;
   options.pattern = c.mask_pattern();
   options.differential = c.differential;
+  options.bias = c.bias;
   std::vector<MultiHeadSelfAttention> layers;
   layers.reserve(size_t(c.n_layers));
   if (c.ffn != FfnKind::None) ffns.reserve(size_t(c.n_layers));
   for (int l = 0; l < c.n_layers; ++l) {
     layers.emplace_back(c.d_model, c.n_heads, c.max_context_length, c.attn_dropout, c.out_dropout,
                         rng, options);
-    if (c.ffn != FfnKind::None) ffns.emplace_back(c.ffn, c.d_model, c.ffn_mult, rng);
+    if (c.ffn != FfnKind::None) ffns.emplace_back(c.ffn, c.d_model, c.ffn_mult, rng, c.bias);
   }
   return layers;
 }
 
 std::optional<TokenEmbedding> make_learned_positions(const ModelConfig& c, Rng& rng) {
   if (c.positions != PositionKind::Learned) return std::nullopt;
-  return TokenEmbedding(c.max_context_length, c.d_model, rng);  // N(0, 0.02), as token_emb
+  return TokenEmbedding(c.max_context_length, c.d_model, rng, c.pos_init_std);
 }
 
 // norm1 of every layer (ffn_side false), or norm2 of every layer with an FFN (true).
@@ -91,6 +92,18 @@ std::vector<Norm> make_norms(const ModelConfig& c, bool ffn_side) {
 std::optional<Norm> make_final_norm(const ModelConfig& c) {
   if (c.norm == NormKind::None || c.norm_position != NormPosition::Pre) return std::nullopt;
   return Norm(c.norm, c.d_model);
+}
+
+// lm_head, drawn last; tied, it keeps no matrix of its own (head_weight() is token_emb's) and
+// draws nothing.
+Linear make_lm_head(const ModelConfig& c, Rng& rng) {
+  if (!c.tie_embeddings) return Linear(c.d_model, c.vocab_size, rng, c.bias);
+  Rng unused(0);
+  Linear head(1, 1, unused, false);
+  head.in_features = c.d_model, head.out_features = c.vocab_size;
+  head.weight.resize(0, 0);
+  head.dweight.resize(0, 0);
+  return head;
 }
 
 // One layer state, with room for kMaxLayers, so that attn (layers[0]) stays put when forward()
@@ -124,7 +137,12 @@ TinyAttentionLM::TinyAttentionLM(const ModelConfig& c, Rng&& rng)
       attn_norms(make_norms(c, false)),
       ffn_norms(make_norms(c, true)),
       final_norm(make_final_norm(c)),
-      lm_head(c.d_model, c.vocab_size, rng) {}
+      lm_head(make_lm_head(c, rng)) {}
+
+void TinyAttentionLM::head_forward(ConstMatRef a, MatRef logits) const {
+  if (!config.tie_embeddings) return lm_head.forward(a, logits);
+  matmul_nt(a, token_emb.weight, logits);
+}
 
 void TinyAttentionLM::forward(const int32_t* ids, int B, int T, bool training, Rng& rng,
                               State& s, ForwardHooks* hooks) {
@@ -178,7 +196,7 @@ void TinyAttentionLM::run(const int32_t* ids, int B, int T, Rng* dropout, State&
   }
   if (hooks) hooks->stream(L, s.a);
   if (final_norm) final_norm->forward(s.a, s.final_norm, s.a);
-  lm_head.forward(s.a, s.logits);
+  head_forward(s.a, s.logits);
 }
 
 // Backward in reverse: lm_head, the final norm, then layer_backward from the last layer down;
@@ -195,7 +213,14 @@ void TinyAttentionLM::backward(const int32_t* ids, State& s) {
   s.da.resize(N, config.d_model);
   s.dx.resize(N, config.d_model);
   s.dstream.resize(N, config.d_model);
-  lm_head.backward(s.a, s.dlogits, s.da);
+  if (config.tie_embeddings) {
+    // logits = a E^T  =>  dE (head's share) = dlogits^T a, da = dlogits E.
+    s.dhead.resize(config.vocab_size, config.d_model);
+    matmul_tn(s.dlogits, s.a, s.dhead);
+    matmul_nn(s.dlogits, token_emb.weight, s.da);
+  } else {
+    lm_head.backward(s.a, s.dlogits, s.da);
+  }
   s.dx = s.da;
   if (final_norm) final_norm->backward(s.final_norm, s.dx, s.dx);
   for (int l = config.n_layers - 1; l >= 0; --l)
@@ -207,6 +232,8 @@ void TinyAttentionLM::backward(const int32_t* ids, State& s) {
       learned_pos->dweight.topRows(s.T) += s.dx.middleRows(Eigen::Index(b) * s.T, s.T);
   }
   token_emb.backward(ids, s.dx);
+  // One parameter used twice: its gradient is the sum of both uses.
+  if (config.tie_embeddings) token_emb.dweight += s.dhead;
 }
 
 BlockSteps block_steps(const ModelConfig& c) {
@@ -304,8 +331,10 @@ ModuleReport TinyAttentionLM::report(const ModelConfig& c, int B, int T) {
   options.kv_heads = c.kv_heads;
   options.pattern = c.mask_pattern();
   options.differential = c.differential;
+  options.bias = c.bias;
   ModuleReport r;
-  r.add(TokenEmbedding::report(V, D), "token_emb.embedding.");
+  // Tied, the one matrix goes by the head's name (as safetensors.torch.save_model keeps it).
+  r.add(TokenEmbedding::report(V, D), c.tie_embeddings ? "lm_head." : "token_emb.embedding.");
   if (c.positions == PositionKind::Learned)
     r.add(TokenEmbedding::report(c.max_context_length, D), "pos_emb.");
   for (int l = 0; l < c.n_layers; ++l) {
@@ -315,7 +344,7 @@ ModuleReport TinyAttentionLM::report(const ModelConfig& c, int B, int T) {
     layer.add(MultiHeadSelfAttention::report(D, c.n_heads, options, B, T), "");
     if (ffn) {
       if (norm) layer.add(Norm::report(c.norm, D, N), "ffn_norm.");
-      layer.add(FeedForward::report(c.ffn, D, c.ffn_mult, N), "ffn.");
+      layer.add(FeedForward::report(c.ffn, D, c.ffn_mult, N, c.bias), "ffn.");
     }
     // The pre-norm inputs of attention and FFN (State::Block).
     for (const BlockStep& s : block_steps(c))
@@ -323,7 +352,10 @@ ModuleReport TinyAttentionLM::report(const ModelConfig& c, int B, int T) {
     r.add(layer, layer_prefix(c, l), /*label_products=*/false);
   }
   if (norm && c.norm_position == NormPosition::Pre) r.add(Norm::report(c.norm, D, N), "final_norm.");
-  r.add(Linear::report(D, V, true, N), "lm_head.");
+  // Tied, the head's products stay and its tensors are the embedding's.
+  ModuleReport head = Linear::report(D, V, c.bias && !c.tie_embeddings, N);
+  if (c.tie_embeddings) head.tensors.clear();
+  r.add(head, "lm_head.");
   // State: x, a, y (residual) (N,D) and the logits (N,V).
   r.activations += N * D * (c.residual ? 3 : 2) + N * V;
   return r;
@@ -338,7 +370,7 @@ int64_t TinyAttentionLM::param_count() const { return report(config, 1, 1).param
 std::vector<ParamRef> TinyAttentionLM::parameters() {
   // Each module's parameters, named by the module under its prefix ...
   std::vector<ParamRef> refs;
-  token_emb.append_params("token_emb.embedding.", refs);
+  token_emb.append_params(config.tie_embeddings ? "lm_head." : "token_emb.embedding.", refs);
   if (learned_pos) learned_pos->append_params("pos_emb.", refs);
   for (size_t l = 0; l < layers.size(); ++l) {
     const std::string p = layer_prefix(config, int(l));
@@ -348,7 +380,7 @@ std::vector<ParamRef> TinyAttentionLM::parameters() {
     if (!ffns.empty()) ffns[l].append_params(p + "ffn.", refs);
   }
   if (final_norm) final_norm->append_params("final_norm.", refs);
-  lm_head.append_params("lm_head.", refs);
+  if (!config.tie_embeddings) lm_head.append_params("lm_head.", refs);
   // ... in the state dict's order (a layer's diff_lambda before its submodules'). The reports
   // and append_params agree module by module (tests/cpp/test_report.cpp).
   std::vector<ParamRef> ordered;

@@ -94,7 +94,7 @@ struct ModelConfig {
   NormKind norm = NormKind::None;
   NormPosition norm_position = NormPosition::Pre;
   FfnKind ffn = FfnKind::None;
-  int ffn_mult = 4;  // the FFN's hidden width is ffn_mult * D
+  float ffn_mult = 4.0f;  // the FFN's hidden width is floor(ffn_mult * D) (ffn_hidden_width)
   // The token embedding's init: N(0, emb_init_std^2). Only the init; not in a weights file.
   float emb_init_std = 0.02f;
   // mlm: bidirectional attention, and the last id (vocab_size - 1) is [MASK]: vocab_size counts
@@ -105,6 +105,11 @@ struct ModelConfig {
   int stride = 4;  // S: strided keys at the positions that are multiples of S (strided)
   bool differential = false;  // differential attention (AttentionOptions::differential)
   ModelFamily family{};  // kFamilyNames[0], lm
+  // The LM head is the token embedding's transpose (one matrix, no head bias); every Linear has
+  // a bias; the learned position table's init N(0, pos_init_std^2) (only the init).
+  bool tie_embeddings = false;
+  bool bias = true;
+  float pos_init_std = 0.02f;
   // K/V heads with the default resolved.
   int kv_heads_resolved() const { return kv_heads > 0 ? kv_heads : n_heads; }
   // The [MASK] id of an mlm model (vocab_size - 1); -1 for a causal one.
@@ -200,6 +205,7 @@ class TinyAttentionLM : public Model {
     Mat da;         // (N,D) dL/da
     Mat dx;         // (N,D) dL/dx, the gradient that reaches the embeddings
     Mat dstream;    // (N,D) backward workspace: one layer's dL/d(its input) through attention
+    Mat dhead;      // (V,D) tie_embeddings: the head's share of dL/d(the shared matrix)
     // The block's caches, per layer (sized L by forward; empty parts when the model has no norm
     // or FFN): the norms' and the FFN's states, and the pre-norm inputs of attention and FFN.
     struct Block {
@@ -282,7 +288,15 @@ class TinyAttentionLM : public Model {
   // Per layer with norm != none: attn_norm (norm1), and ffn_norm (norm2) when there is an FFN.
   std::vector<Norm> attn_norms, ffn_norms;
   std::optional<Norm> final_norm;         // pre-norm with a norm: final_norm.*
-  Linear lm_head;                         // lm_head.weight (V,D), lm_head.bias (V)
+  // lm_head.weight (V,D), lm_head.bias (V, with bias). With tie_embeddings its weight is empty
+  // and the head reads token_emb.weight, which the state dict then names lm_head.weight (as
+  // safetensors.torch.save_model keeps a tied pair): head_forward and head_weight know it.
+  Linear lm_head;
+
+  // a (N,D) -> logits (N,V) = a W^T (+ b), W the head's matrix (head_weight()).
+  void head_forward(ConstMatRef a, MatRef logits) const;
+  // The head's (V,D) matrix: token_emb.weight when tied, else lm_head.weight.
+  const Mat& head_weight() const { return config.tie_embeddings ? token_emb.weight : lm_head.weight; }
 
   // Global head index g = l * H + h (layer-major), as the ablation and the readouts use it.
   int n_heads_total() const override { return config.n_layers * config.n_heads; }

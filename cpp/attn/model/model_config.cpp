@@ -79,7 +79,7 @@ const std::vector<ConfigKey> &model_config_keys() {
           .kept(W::Block)
           .for_families({"lm"}),
       config_key("ffn_mult", "ffn-mult", G::Block, &M::ffn_mult, "M",
-                 "FFN hidden width in multiples of {d_model}, 1 to 8")
+                 "FFN hidden width floor(M * {d_model}), M in [1, 8]")
           .in(1, FeedForward::kMaxFfnMult)
           .kept(W::Block)
           .applies_when("ffn", std::vector<const char*>(std::begin(kFfnKindNames) + 1,
@@ -128,6 +128,16 @@ const std::vector<ConfigKey> &model_config_keys() {
                  "model family: {choices}")
           .one_of(kFamilies)
           .kept(W::Changed),
+      // The course's capstone (issue 39).
+      config_key("tie_embeddings", "tie-embeddings", G::Block, &M::tie_embeddings,
+                 "the LM head is the token embedding's transpose (one matrix, no head bias)")
+          .kept(W::Changed).for_families({"lm"}),
+      config_key("bias", "bias", G::Block, &M::bias, "BOOL",
+                 "a bias in every Linear layer (false: none, as torch's bias=False)")
+          .kept(W::Changed).for_families({"lm"}),
+      config_key("pos_init_std", "pos-init-std", G::Training, &M::pos_init_std, "S",
+                 "std of the learned position table's initial values")
+          .in(0, 10, true, false).applies_when("positions", "learned").for_families({"lm"}),
   };
   static const std::vector<ConfigKey> keys(std::begin(rows), std::end(rows));
   return keys;

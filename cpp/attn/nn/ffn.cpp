@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "attn/base/config_row.h"
 #include "attn/kernels/kernels.h"
 
 namespace attn {
@@ -12,14 +13,14 @@ FfnKind parse_ffn_kind(const std::string& name) {
 
 const char* ffn_kind_name(FfnKind kind) { return kFfnKindNames[static_cast<int>(kind)]; }
 
-int ffn_hidden_width(FfnKind kind, int d_model, int ffn_mult) {
-  return kind == FfnKind::None ? 0 : ffn_mult * d_model;
+int ffn_hidden_width(FfnKind kind, int d_model, float ffn_mult) {
+  return kind == FfnKind::None ? 0 : int(std::floor(shortest_decimal(ffn_mult) * d_model));
 }
 
 namespace {
 
 // Runs before any member is built, so a bad config fails before any random number is drawn.
-int checked_hidden_dim(FfnKind kind, int d_model, int ffn_mult) {
+int checked_hidden_dim(FfnKind kind, int d_model, float ffn_mult) {
   require_config(kind != FfnKind::None, "ffn",
                  "a feed-forward layer needs ffn relu, gelu or swiglu");
   require_config(d_model >= 1, "d_model", "d_model (", d_model, ") must be >= 1");
@@ -44,14 +45,14 @@ float silu_grad(float x) {
   return s * (1.0f + x * (1.0f - s));
 }
 
-FeedForward::FeedForward(FfnKind k, int d, int mult, Rng& rng)
+FeedForward::FeedForward(FfnKind k, int d, float mult, Rng& rng, bool bias)
     : kind(k),
       d_model(d),
       ffn_mult(mult),
       hidden_dim(checked_hidden_dim(k, d, mult)),
       gate(make_gate(k, d, hidden_dim, rng)),
-      up(d, hidden_dim, rng, k != FfnKind::SwiGLU),
-      down(hidden_dim, d, rng, k != FfnKind::SwiGLU) {}
+      up(d, hidden_dim, rng, bias && k != FfnKind::SwiGLU),
+      down(hidden_dim, d, rng, bias && k != FfnKind::SwiGLU) {}
 
 // x (N,D) -> y (N,D); caches x (N,D), up (N,F), gate (N,F, swiglu), hidden (N,F), dgelu (N,F,
 // gelu).
@@ -141,13 +142,14 @@ void FeedForward::backward(State& s, ConstMatRef dy, MatRef dx) {
   }
 }
 
-ModuleReport FeedForward::report(FfnKind kind, int d_model, int ffn_mult, int64_t N) {
+ModuleReport FeedForward::report(FfnKind kind, int d_model, float ffn_mult, int64_t N,
+                                 bool bias) {
   const int F = ffn_hidden_width(kind, d_model, ffn_mult);
   const bool swiglu = kind == FfnKind::SwiGLU;
   ModuleReport r;
   if (swiglu) r.add(Linear::report(d_model, F, false, N), "gate.");
-  r.add(Linear::report(d_model, F, !swiglu, N), "up.");
-  r.add(Linear::report(F, d_model, !swiglu, N), "down.");
+  r.add(Linear::report(d_model, F, bias && !swiglu, N), "up.");
+  r.add(Linear::report(F, d_model, bias && !swiglu, N), "down.");
   const int64_t caches = 2 + (swiglu || kind == FfnKind::GELU ? 1 : 0);  // up, hidden, gate|dgelu
   r.activations = N * d_model + caches * N * F;
   return r;

@@ -27,8 +27,10 @@ const char* ffn_kind_name(FfnKind kind);
 
 // The hidden width F of an FFN of kind over d_model with ffn_mult, 0 for FfnKind::None: the one
 // formula, which the module and its report read (and through them the state dict, the FLOP
-// counts and the JS API's shapes).
-int ffn_hidden_width(FfnKind kind, int d_model, int ffn_mult);
+// counts and the JS API's shapes). F = floor(ffn_mult * d_model), the multiplier taken as the
+// shortest decimal that reads back as it (2.67, not 2.6700000763), as Python's int(d * 2.67)
+// computes it: 4 gives 4 D, 2.67 at D 64 gives 170 (the course's capstone).
+int ffn_hidden_width(FfnKind kind, int d_model, float ffn_mult);
 
 // The exact GELU (torch's approximate='none'), gelu and gelu_grad, and its row kernels are in
 // kernels.h.
@@ -36,8 +38,9 @@ int ffn_hidden_width(FfnKind kind, int d_model, int ffn_mult);
 float silu(float x);
 float silu_grad(float x);
 
-// With F = ffn_mult * D hidden units:
-//   relu, gelu: y = down(act(up(x))), up (F,D) + bias (F), down (D,F) + bias (D)
+// With F = ffn_hidden_width(kind, D, ffn_mult) hidden units:
+//   relu, gelu: y = down(act(up(x))), up (F,D) + bias (F), down (D,F) + bias (D) (no biases
+//               when built with bias false)
 //   swiglu:     y = down(silu(gate(x)) * up(x)), gate and up (F,D), down (D,F), no biases
 class FeedForward {
  public:
@@ -54,9 +57,9 @@ class FeedForward {
   };
 
   // Validates (kind not None, d_model >= 1, ffn_mult in [1, 8]) and initialises each Linear as
-  // torch.nn.Linear from rng, in this order: relu/gelu up then down (weight then bias each);
-  // swiglu gate, up, down (weights only).
-  FeedForward(FfnKind kind, int d_model, int ffn_mult, Rng& rng);
+  // torch.nn.Linear from rng, in this order: relu/gelu up then down (weight then bias each, the
+  // biases only with bias); swiglu gate, up, down (weights only).
+  FeedForward(FfnKind kind, int d_model, float ffn_mult, Rng& rng, bool bias = true);
 
   // x (N,D) -> y (N,D); caches x, up, gate, hidden, dgelu. y may alias x.
   void forward(ConstMatRef x, State& s, MatRef y) const;
@@ -67,17 +70,21 @@ class FeedForward {
 
   // Its Linears mounted as "gate." (swiglu), "up." and "down." (report's tensors in init order);
   // caches x (N,D), up, hidden (N,F), gate (N,F, swiglu), dgelu (N,F, gelu). N rows.
-  static ModuleReport report(FfnKind kind, int d_model, int ffn_mult, int64_t N);
+  static ModuleReport report(FfnKind kind, int d_model, float ffn_mult, int64_t N,
+                             bool bias = true);
 
   // Appends the parameters in init order as prefix + "up.weight", "up.bias", "down.weight",
-  // "down.bias" (relu, gelu) or prefix + "gate.weight", "up.weight", "down.weight" (swiglu).
+  // "down.bias" (relu, gelu; the biases only with bias) or prefix + "gate.weight", "up.weight",
+  // "down.weight" (swiglu).
   void append_params(const std::string& prefix, std::vector<ParamRef>& out);
 
   // The largest ffn_mult the config accepts (hidden width 8 * D).
   static constexpr int kMaxFfnMult = 8;
 
   FfnKind kind;
-  int d_model, ffn_mult, hidden_dim;
+  int d_model;
+  float ffn_mult;
+  int hidden_dim;
   std::optional<Linear> gate;  // (F,D), no bias; swiglu only
   Linear up;                   // (F,D), bias (F) for relu/gelu
   Linear down;                 // (D,F), bias (D) for relu/gelu

@@ -82,8 +82,8 @@ MultiHeadSelfAttention::MultiHeadSelfAttention(int d_model_, int n_heads_, int C
       out_dropout(p_out),
       options(checked_options(options_, d_model_, n_heads_)),
       qkv_proj(d_model_, (qk_maps() * (n_heads_ + options.kv_heads) + options.kv_heads) * d_head,
-               rng),
-      out_proj(d_model_, d_model_, rng),
+               rng, options_.bias),
+      out_proj(d_model_, d_model_, rng, options_.bias),
       rope(make_rope(options, C, d_head)) {
   head_off.assign(n_heads, 0);
   if (options.alibi) alibi_m = attn::alibi_slopes(n_heads);
@@ -100,14 +100,14 @@ ModuleReport MultiHeadSelfAttention::report(int D, int H, const AttentionOptions
   const int64_t N = int64_t(B) * T;
   ModuleReport r;
   if (o.differential) r.own_tensor("diff_lambda", {H});
-  r.add(Linear::report(D, W, true, N), "qkv_proj.");
+  r.add(Linear::report(D, W, o.bias, N), "qkv_proj.");
   // Per head: scores = q k^T (each map), out = weights v; then their backward.
   r.step({{"scores q k^T", "nt", T, T, Dh, M * heads}, {"weights v", "nn", T, Dh, T, heads}},
          {{"dv = w^T dout", "tn", T, Dh, T, heads},
           {"dweights = dout v^T", "nt", T, T, Dh, heads},
           {"dq = dscores k", "nn", T, Dh, T, M * heads},
           {"dk = dscores^T q", "tn", T, Dh, T, M * heads}});
-  r.add(Linear::report(D, D, true, N), "out_proj.");
+  r.add(Linear::report(D, D, o.bias, N), "out_proj.");
   r.activations += N * D + N * W + int64_t(o.differential ? 3 : 1) * heads * T * T + N * D;
   return r;
 }

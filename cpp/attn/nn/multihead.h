@@ -42,6 +42,8 @@ struct AttentionOptions {
   // k2^T * scale each biased (ALiBi) and masked as one map is, so every row sums to 1 - lambda.
   // Both maps weigh the same values v.
   bool differential = false;
+  // Biases on qkv_proj and out_proj (false: torch's bias=False, as the course's capstone).
+  bool bias = true;
 };
 
 // A differential head's lambda at initialisation: the course's code uses the fixed 0.5.

@@ -63,7 +63,9 @@ constexpr const char* kKeyOrder[] = {
     "seed",       "attn_dropout", "out_dropout", "task",      "n_layers",    "residual",
     "kv_heads",   "positions", "max_seq_len", "norm",        "norm_position", "ffn",
     "ffn_mult",   "emb_init_std", "objective", "mask_rate",  "attention",   "window",
-    "stride",     "differential", "family"};
+    "stride",     "differential", "family",
+    "tie_embeddings", "bias", "pos_init_std", "weight_decay", "adam_beta2", "grad_clip",
+    "builtin_text"};
 
 // The three structs' rows in kKeyOrder; throws std::logic_error when a row is missing from the
 // order or the order names a key that no struct has.
@@ -101,6 +103,16 @@ const std::vector<ConfigKey>& training_config_keys() {
                  "mlm: the chance that each token is selected (80% become [MASK], 10% another "
                  "token, 10% stay)")
           .in(0.01, 0.5).applies_when("objective", "mlm").for_families({"lm"}),
+      config_key("weight_decay", "weight-decay", G::Training, &T::weight_decay, "WD",
+                 "AdamW's decoupled weight decay on every parameter, p *= 1 - lr WD before the "
+                 "Adam step (0: Adam)")
+          .in(0, 1),
+      config_key("adam_beta2", "adam-beta2", G::Training, &T::adam_beta2, "B2",
+                 "Adam's beta2, the decay of the squared-gradient average")
+          .in(0, 1, false, true),
+      config_key("grad_clip", "grad-clip", G::Training, &T::grad_clip, "C",
+                 "clip the gradients' global L2 norm to C before each step (0: off)")
+          .in(0, 1e6),
   };
   static const std::vector<ConfigKey> keys(std::begin(rows), std::end(rows));
   return keys;
@@ -116,6 +128,9 @@ const std::vector<ConfigKey>& task_config_keys() {
       config_key("seq_len", "seq-len", G::Task, &T::seq_len, "T",
                  "sequence length (= max context length)")
           .in(1, 4096),
+      config_key("builtin_text", "builtin-text", G::Task, &T::builtin_text, "NAME",
+                 "the text task's built-in text, when no other is given: {choices}")
+          .one_of(kBuiltinTexts).applies_when("task", "text"),
   };
   static const std::vector<ConfigKey> keys(std::begin(rows), std::end(rows));
   return keys;

@@ -19,6 +19,7 @@
 #include "attn/base/error.h"
 #include "attn/base/names.h"
 #include "attn/data/tasks.h"
+#include "attn/data/text.h"
 #include "attn/model/model.h"
 
 namespace attn {
@@ -29,12 +30,19 @@ struct TrainingConfig {
   float lr = 5e-3f;
   uint64_t seed = 42;
   float mask_rate = 0.15f;  // mlm: the chance that a token is selected
+  // AdamW's decoupled weight decay (0: Adam), Adam's beta2, and the gradients' global L2 norm
+  // clipped to grad_clip (0: off), as torch.nn.utils.clip_grad_norm_.
+  float weight_decay = 0.0f;
+  float adam_beta2 = 0.999f;
+  float grad_clip = 0.0f;
 };
 
 // The task's keys: its rows are task_config_keys().
 struct TaskConfig {
   std::string name = "repeat";  // the key task: one of kTasks
   int seq_len = 12;             // T, also the model's max context length C (max_seq_len 0)
+  // text: the built-in text a Trainer given no corpus trains on.
+  BuiltinText builtin_text = BuiltinText::Sentences;
 };
 
 // A trainer's config: the model's, the training's and the task's, each with its own rows, which

@@ -20,11 +20,14 @@ corpus_for(const TrainerConfig &c, std::shared_ptr<const TextCorpus> corpus) {
   if (task != Task::Text)
     return nullptr;
   if (!corpus) {
-    // Built once in the process: the page builds a new Trainer on every
-    // configure and reset.
-    static const std::shared_ptr<const TextCorpus> fallback =
-        std::make_shared<const TextCorpus>(make_corpus(default_corpus(), 1));
-    corpus = fallback;
+    // The built-in text of builtin_text, each built once in the process: the
+    // page builds a new Trainer on every configure and reset.
+    static const std::shared_ptr<const TextCorpus> builtin[] = {
+        std::make_shared<const TextCorpus>(
+            make_corpus(builtin_text(BuiltinText::Sentences), 1)),
+        std::make_shared<const TextCorpus>(
+            make_corpus(builtin_text(BuiltinText::Shakespeare), 1))};
+    corpus = builtin[int(c.task.builtin_text)];
   }
   check_corpus_fits(*corpus, c.task.seq_len);
   return corpus;
@@ -37,6 +40,16 @@ TrainerConfig with_corpus(TrainerConfig c, const TextCorpus *corpus) {
     c.model.vocab_size = corpus->vocab_size();
   c.validate();
   return c;
+}
+
+// Adam (AdamW with weight_decay) from the training keys; the floats as their shortest decimals,
+// as PyTorch takes betas=(0.9, 0.95) and weight_decay=0.1 as Python floats.
+AdamConfig adam_config(const TrainingConfig &t) {
+  AdamConfig a;
+  a.lr = t.lr;
+  a.beta2 = shortest_decimal(t.adam_beta2);
+  a.weight_decay = shortest_decimal(t.weight_decay);
+  return a;
 }
 
 } // namespace
@@ -58,7 +71,7 @@ Trainer::Trainer(const TrainerConfig &c,
                 : 0.0f},
       model_(make_model(family_name(config_.model.family),
                         config_.model_config(), c.training.seed)),
-      adam_(model_->parameters(), AdamConfig{c.training.lr}),
+      adam_(model_->parameters(), adam_config(c.training)),
       data_rng_(c.training.seed ^ 0xD1B54A32D192ED03ULL),
       dropout_rng_(c.training.seed ^ 0x9E6C63D0676A9A99ULL),
       train_state_(model_->new_state()), last_loss_(std::nanf("")),
@@ -93,6 +106,8 @@ float Trainer::step(int n) {
                   " is probably too high); the weights are kept from step ",
                   adam_.t, ", so lower the learning rate or reset"));
     last_accuracy_ = token_accuracy(s.logits, batch_.targets.data());
+    if (config_.training.grad_clip > 0.0f)
+      clip_grad_norm(adam_.params, shortest_decimal(config_.training.grad_clip));
     if (any_frozen_)
       model_->hold_frozen();
     adam_.step();

@@ -46,6 +46,16 @@ import type {
 } from './core-structs';
 export type * from './core-structs';
 
+/** One preset of the core's table (cpp/attn/train/presets.h). */
+export interface CorePreset {
+  /** Its name: `attn train --preset NAME` and the page's preset id. */
+  name: string;
+  /** One line: the page's link text. */
+  title: string;
+  /** The keys it sets; every other key takes its default. */
+  config: TrainerConfig;
+}
+
 /** One key of the config schema (configSchema(), `attn schema`): its names (snake_case `name`,
  * kebab-case `flag`: the `attn` flag, URL hash key and element attribute; `js`: the TrainerConfig
  * key), type and default, bounds (numbers; `max_key`: another key bounds it too, `divides`: it must
@@ -552,6 +562,8 @@ export interface AttentionCore {
   textCorpus(text: CorpusInput, seqLen: number): TextCorpusInfo;
   /** The project's own default corpus (simple English sentences, ~48 KB). */
   defaultCorpus(): string;
+  /** The core's presets (`attn train --preset NAME`), in the page's order. */
+  presets(): CorePreset[];
   /** text as token ids of vocab (a corpus's vocab string); a character outside it: kind `input`. */
   encodeText(vocab: string, text: string): Int32Array;
   /** ids (each in [0, vocab length)) as text. */

@@ -152,6 +152,13 @@ const CONFIG_PAGE: { readonly [K in keyof TrainerConfig]?: ConfigPage } = {
   window: { label: 'window W', range: [1, MAX_SEQ_LEN] },
   stride: { label: 'stride S', range: [1, MAX_SEQ_LEN] },
   differential: { label: 'differential attention' },
+  tieEmbeddings: { label: 'head tied to the embedding' },
+  bias: { label: 'Linear biases' },
+  posInitStd: { label: 'position table init std' },
+  weightDecay: { label: 'weight decay (AdamW)' },
+  adamBeta2: { label: 'Adam beta2' },
+  gradClip: { label: 'gradient clip (0 = off)' },
+  builtinText: { label: 'built-in text' },
 };
 
 /** A config key's row: the schema's key with the page's CONFIG_PAGE on top. */
