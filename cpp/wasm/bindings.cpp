@@ -166,7 +166,7 @@ EMSCRIPTEN_BINDINGS(attention_core) {
         return js_call([&] {
           const std::vector<int32_t> x = to_ids(ids, size_t(t.config().task.seq_len));
           std::vector<int32_t> answers(x.size());
-          task_targets(t.data().task, x.data(), int(x.size()), answers.data());
+          task_targets(t.data().task, x.data(), int(x.size()), answers.data(), t.data().params);
           const Predictions p = predictions(t.family_model(), x.data(), int(x.size()),
                                             to_int(k, "predictions k", 1, kIntMax), answers.data());
           return to_js(p, answers);

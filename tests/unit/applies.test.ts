@@ -11,13 +11,16 @@ const schema = CONFIG_SCHEMA as readonly ConfigKeySchema[];
 const at = (changes: Partial<State>): State => ({ ...DEFAULTS, ...changes });
 
 describe('applies(): the schema says when a setting matters', () => {
-  test('the schema annotates the window, the stride, the mask rate, the norm position and the FFN width', () => {
+  test('the schema annotates the window, the stride, the mask rate, the norm position, the FFN width and the markov and lag tasks\' keys', () => {
     expect(Object.fromEntries(schema.filter((k) => k.applies_when).map((k) => [k.js, k.applies_when]))).toEqual({
       normPosition: { key: 'norm', in: ['layernorm', 'rmsnorm'] },
       ffnMult: { key: 'ffn', in: ['relu', 'gelu', 'swiglu'] },
       maskRate: { key: 'objective', in: ['mlm'] },
       window: { key: 'attention', in: ['window', 'strided'] },
       stride: { key: 'attention', in: ['strided'] },
+      markovOrder: { key: 'task', in: ['markov'] },
+      markovSymbols: { key: 'task', in: ['markov'] },
+      lag: { key: 'task', in: ['lag'] },
     });
   });
 
