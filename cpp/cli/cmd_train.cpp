@@ -45,8 +45,8 @@ void print_circuits(Trainer& trainer) {
     }
 }
 
-// The text task's corpus: --text FILE, or nullptr (the default corpus) without it. A bad text is an Error of
-// kind Input naming the file.
+}  // namespace
+
 std::shared_ptr<const TextCorpus> corpus_from(const Args& args, const TrainerConfig& config) {
   if (config.task.name != "text") {
     if (args.has("text"))
@@ -63,8 +63,6 @@ std::shared_ptr<const TextCorpus> corpus_from(const Args& args, const TrainerCon
     throw Error(e.kind(), e.key(), str_cat(path, ": ", e.what()));
   }
 }
-
-}  // namespace
 
 int cmd_train(const std::vector<std::string>& argv) {
   std::vector<Flag> flags = trainer_flags();

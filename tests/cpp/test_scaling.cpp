@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "attn/model/family.h"
 #include "attn/teach/serial_depth.h"
 #include "attn/train/scaling.h"
 #include "expect_error.h"
@@ -124,4 +125,77 @@ TEST_CASE("serial depth: the Hillis-Steele scan equals the serial scan") {
   CHECK(r[1] == std::vector<double>{1, 3, 5, 7});
   CHECK(r[2] == std::vector<double>{1, 3, 6, 10});
   CHECK(parallel_scan({}).empty());
+}
+
+TEST_CASE("scaling sweep: heads scale with the width, the non-embedding count by hand") {
+  CHECK(scaling_heads(8) == 1);
+  CHECK(scaling_heads(16) == 2);
+  CHECK(scaling_heads(24) == 3);
+  CHECK(scaling_heads(48) == 6);
+  CHECK(scaling_heads(12) == 1);  // 12 / 8 = 1
+  CHECK(scaling_heads(40) == 5);
+  CHECK(scaling_heads(36) == 4);  // 36 / 8 = 4 divides 36
+  CHECK(scaling_heads(4) == 1);
+  // The sweep's model at D 8 (V 8, T 32): per layer attn_norm 16, qkv_proj 3*8*8 + 24 = 216,
+  // out_proj 64 + 8 = 72, ffn_norm 16, ffn up 8*32 + 32 = 288, down 32*8 + 8 = 264: 872; two
+  // layers and the final norm (16): 1760. The embeddings: token 64, positions 32*8 = 256,
+  // lm_head 64 + 8: 392 more, 2152 in all.
+  TrainerConfig c = ScalingSweepConfig::scaling_base_config();
+  c.model.d_model = 8, c.model.n_heads = 1, c.model.vocab_size = 8;
+  CHECK(non_embedding_param_count(c.model_config()) == 1760);
+  CHECK(model_report(c.model_config(), 1, 1).param_count() == 2152);
+}
+
+TEST_CASE("scaling sweep: every size trains on the same tokens; the fit is over its runs") {
+  ScalingSweepConfig c;
+  c.sizes = {8, 16, 24};
+  c.steps = 40;
+  c.base.task.seq_len = 8;
+  c.base.training.batch_size = 4;
+  c.eval_batches = 4;
+  int seen = 0;
+  const ScalingSweep s = scaling_sweep(
+      c, nullptr, [](const ScalingRun&, void* n) { ++*static_cast<int*>(n); }, &seen);
+  CHECK(seen == 3);
+  REQUIRE(s.runs.size() == 3);
+  std::vector<double> N, L;
+  for (size_t i = 0; i < 3; ++i) {
+    const ScalingRun& r = s.runs[i];
+    CHECK(r.d_model == c.sizes[i]);
+    CHECK(r.n_heads == scaling_heads(r.d_model));
+    CHECK(r.non_embedding_params < r.params);
+    CHECK(r.val_bits > 0);
+    N.push_back(double(r.non_embedding_params));
+    L.push_back(r.val_bits);
+  }
+  const PowerLawFit f = fit_power_law(N, L);
+  CHECK(s.fit.E == f.E);
+  CHECK(s.fit.alpha == f.alpha);
+  // The markov chain's rate for the run's seed; the same sweep again gives the same numbers.
+  CHECK(s.entropy_rate_bits ==
+        markov_chain_for(c.base.task.params(), c.base.training.seed)->entropy_rate_bits());
+  const ScalingRun again = scaling_run(c.base, 16, c.steps, c.eval_batches);
+  CHECK(again.val_bits == s.runs[1].val_bits);
+  // Another task has no rate.
+  ScalingSweepConfig lag = c;
+  lag.base.task.name = "lag";
+  lag.base.task.lag = 2;
+  lag.steps = 2;
+  CHECK(std::isnan(scaling_sweep(lag).entropy_rate_bits));
+}
+
+TEST_CASE("scaling sweep: bad sizes and steps are refused with one sentence") {
+  ScalingSweepConfig c;
+  c.sizes = {8, 16};
+  check_error([&] { check_scaling_sweep(c); }, ErrorKind::Config, "d_model", "3 to 16 sizes to fit A, alpha and E, got 2 (8,16)");
+  c.sizes = {8, 16, 8};
+  check_error([&] { check_scaling_sweep(c); }, ErrorKind::Config, "d_model", "(8,16,8) repeat 8");
+  c.sizes = {8, 7, 16};
+  check_error([&] { check_scaling_sweep(c); }, ErrorKind::Config, "d_model", "size 7: d_model (7)");
+  c.sizes = {8, 16, 24};
+  c.steps = 0;
+  check_error([&] { check_scaling_sweep(c); }, ErrorKind::Input, "", "steps (0)");
+  c.steps = 10;
+  c.base.task.markov_order = 5;
+  check_error([&] { check_scaling_sweep(c); }, ErrorKind::Config, "markov_order", "markov_order (5)");
 }

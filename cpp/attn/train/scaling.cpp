@@ -1,9 +1,15 @@
 #include "attn/train/scaling.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include "attn/base/tensor.h"
+#include "attn/interp/readouts.h"
+#include "attn/model/family.h"
+#include "attn/train/trainer.h"
 
 namespace attn {
 
@@ -121,6 +127,101 @@ PowerLawFit fit_power_law(const std::vector<double>& N, const std::vector<double
   const PowerLawFit refined = fit_at(N, L, std::exp((a + b) / 2), &sse);
   if (sse <= best_sse) return refined;
   return fit_at(N, L, grid_alpha(best_i), &sse);
+}
+
+int64_t non_embedding_param_count(const ModelConfig& m) {
+  const ModuleReport r = model_report(m, 1, 1);
+  int64_t n = 0;
+  for (const TensorSpec& t : r.tensors) {
+    const std::string& name = t.name;
+    const bool embedding = name.rfind("token_emb.", 0) == 0 || name.rfind("pos_emb.", 0) == 0 ||
+                           name.rfind("lm_head.", 0) == 0;
+    if (!embedding) n += t.numel();
+  }
+  return n;
+}
+
+int scaling_heads(int d_model) {
+  int h = std::max(1, d_model / 8);
+  while (d_model % h != 0) --h;
+  return h;
+}
+
+TrainerConfig ScalingSweepConfig::scaling_base_config() {
+  // V 8 (the chain's symbols), D and H set per size; markov's order 2, 8 symbols and the seed 42
+  // are the keys' defaults.
+  TrainerConfig c = sized_config(8, 8, 1, 32, 16);
+  c.task.name = "markov";
+  c.training.lr = 3e-3f;
+  c.model.n_layers = 2;
+  c.model.residual = true;
+  c.model.norm = NormKind::LayerNorm, c.model.ffn = FfnKind::GELU;
+  c.model.positions = PositionKind::Learned;
+  return c;
+}
+
+void check_scaling_sweep(const ScalingSweepConfig& c) {
+  std::string list;
+  for (int d : c.sizes) list += str_cat(list.empty() ? "" : ",", d);
+  require_config(c.sizes.size() >= 3 && c.sizes.size() <= 16, "d_model",
+                 "the sweep needs 3 to 16 sizes to fit A, alpha and E, got ", c.sizes.size(), " (",
+                 list, ")");
+  for (size_t i = 0; i < c.sizes.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      require_config(c.sizes[i] != c.sizes[j], "d_model", "the sizes (", list, ") repeat ",
+                     c.sizes[i]);
+  require(c.steps >= 1 && c.steps <= 1000000, "steps (", c.steps, ") must be in [1, 1000000]");
+  require(c.eval_batches >= 1 && c.eval_batches <= 1000, "eval_batches (", c.eval_batches,
+          ") must be in [1, 1000]");
+  for (int d : c.sizes) {
+    TrainerConfig m = c.base;
+    m.model.d_model = d;
+    m.model.n_heads = scaling_heads(std::max(d, 1));
+    try {
+      m.validate();
+    } catch (const Error& e) {
+      throw Error(e.kind(), e.key(), str_cat("size ", d, ": ", e.what()));
+    }
+  }
+}
+
+ScalingRun scaling_run(const TrainerConfig& base, int d_model, int steps, int eval_batches,
+                       std::shared_ptr<const TextCorpus> corpus) {
+  TrainerConfig c = base;
+  c.model.d_model = d_model;
+  c.model.n_heads = scaling_heads(std::max(d_model, 1));
+  const auto t0 = std::chrono::steady_clock::now();
+  Trainer t(c, std::move(corpus));
+  t.step(steps);
+  ScalingRun r;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.d_model = d_model;
+  r.n_heads = c.model.n_heads;
+  r.params = t.family_model().param_count();
+  r.non_embedding_params = non_embedding_param_count(t.config().model_config());
+  const double nats = t.corpus() ? evaluate_text(t.family_model(), t.data(), eval_batches).val_loss
+                                 : double(evaluate(t.family_model(), t.data(), eval_batches).loss);
+  r.val_bits = nats / std::log(2.0);
+  return r;
+}
+
+ScalingSweep scaling_sweep(const ScalingSweepConfig& c, std::shared_ptr<const TextCorpus> corpus,
+                           void (*on_run)(const ScalingRun&, void*), void* on_run_data) {
+  check_scaling_sweep(c);
+  ScalingSweep s;
+  std::vector<double> N, L;
+  for (int d : c.sizes) {
+    s.runs.push_back(scaling_run(c.base, d, c.steps, c.eval_batches, corpus));
+    if (on_run) on_run(s.runs.back(), on_run_data);
+    N.push_back(double(s.runs.back().non_embedding_params));
+    L.push_back(s.runs.back().val_bits);
+  }
+  s.fit = fit_power_law(N, L);
+  s.entropy_rate_bits = parse_task(c.base.task.name) == Task::Markov
+                            ? markov_chain_for(c.base.task.params(), c.base.training.seed)
+                                  ->entropy_rate_bits()
+                            : std::nan("");
+  return s;
 }
 
 }  // namespace attn

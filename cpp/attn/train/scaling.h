@@ -6,7 +6,12 @@
 // whatever unit the fitted losses are in for fit_power_law.
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <vector>
+
+#include "attn/data/text.h"
+#include "attn/train/config.h"
 
 namespace attn {
 
@@ -47,5 +52,61 @@ struct PowerLawFit {
 // points with N > 0, finite L and at least 2 distinct N; anything else is an Error of kind Input.
 PowerLawFit fit_power_law(const std::vector<double>& N, const std::vector<double>& L,
                           double alpha_lo = 0.01, double alpha_hi = 4.0);
+
+// ---- The sweep: one model per width, the same data, the law fitted to their losses
+
+// The parameters outside the token embedding, a learned position table and the LM head (Kaplan
+// et al.'s N), from the model's report.
+int64_t non_embedding_param_count(const ModelConfig& m);
+
+// The heads of a sweep's model of width D: D / 8 rounded down to a divisor of D, at least 1 (so
+// Dh is about 8: 8 -> 1, 16 -> 2, 24 -> 3, 32 -> 4, 48 -> 6).
+int scaling_heads(int d_model);
+
+// What a sweep shares. base holds every other setting (the task, its keys, the seed, the
+// layers); each model gets d_model from sizes and n_heads from scaling_heads. Every model trains
+// `steps` steps of base's batch: the same tokens each.
+struct ScalingSweepConfig {
+  TrainerConfig base = scaling_base_config();
+  std::vector<int> sizes = {8, 16, 24, 32, 48};
+  int steps = kDefaultSteps;
+  int eval_batches = 32;  // the validation batches behind each val_bits
+
+  static constexpr int kDefaultSteps = 1200;
+  // The defaults: 2 pre-norm layers with the residual stream, LayerNorm and a GELU FFN (4 D),
+  // learned positions, T 32, B 16, lr 3e-3, the markov task (order 2, 8 symbols), seed 42.
+  static TrainerConfig scaling_base_config();
+};
+
+struct ScalingRun {
+  int d_model = 0, n_heads = 0;
+  int64_t params = 0, non_embedding_params = 0;
+  double val_bits = 0;  // the validation loss in bits per token: text's validation split,
+                        // the other tasks' evaluation batches (the Trainer's eval stream)
+  double seconds = 0;   // its training's wall time
+};
+
+struct ScalingSweep {
+  std::vector<ScalingRun> runs;  // in the order of sizes
+  PowerLawFit fit;               // of val_bits against non_embedding_params
+  double entropy_rate_bits = 0;  // the markov task's chain's; NaN for other tasks
+};
+
+// Throws an Error of kind Config (key d_model, naming the list) for fewer than 3 or more than 16
+// sizes or a repeated one, the model's own error (prefixed "size D: ") for a size its model
+// refuses, and one of kind Input for steps outside [1, 1e6] or eval_batches outside [1, 1000].
+void check_scaling_sweep(const ScalingSweepConfig& c);
+
+// Trains one model of width d_model on base's task (text: corpus, nullptr for the default) and
+// measures it.
+ScalingRun scaling_run(const TrainerConfig& base, int d_model, int steps, int eval_batches,
+                       std::shared_ptr<const TextCorpus> corpus = nullptr);
+
+// check_scaling_sweep, then scaling_run for every size, on_run after each (for progress), then
+// fit_power_law over the runs.
+ScalingSweep scaling_sweep(const ScalingSweepConfig& c,
+                           std::shared_ptr<const TextCorpus> corpus = nullptr,
+                           void (*on_run)(const ScalingRun&, void*) = nullptr,
+                           void* on_run_data = nullptr);
 
 }  // namespace attn
