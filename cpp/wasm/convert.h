@@ -78,6 +78,8 @@ constexpr double kIntMax = 2147483647.0;
 int to_int(const val& v, const char* name, double lo = -kIntMax, double hi = kIntMax);
 // A JS number (any value; the core checks its range).
 double to_double(const val& v, const char* name);
+// A Float64Array of at most max_length values.
+std::vector<double> to_doubles(const val& v, const char* name, size_t max_length);
 
 // An Int32Array of at most max_length token ids.
 std::vector<int32_t> to_ids(const val& ids, size_t max_length);
