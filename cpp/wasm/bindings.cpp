@@ -342,6 +342,16 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       return js_value(y);
     });
   });
+  // The same with the run's task settings ({lag, markovOrder}, e.g. its config).
+  function("taskTargets", +[](val task, val ids, val params) {
+    return js_call([&] {
+      const Task k = parse_task(to_task_name(task));
+      const std::vector<int32_t> x = to_task_ids(ids);
+      std::vector<int32_t> y(x.size());
+      task_targets(k, x.data(), int(x.size()), y.data(), to_task_params(params));
+      return js_value(y);
+    });
+  });
   // Scaling laws (lesson 13, train/scaling.h) and serial depth (lesson 01, teach/serial_depth.h).
   function("chinchillaLoss", +[](val N, val D) {
     return js_call([&] { return chinchilla_loss(to_double(N, "N"), to_double(D, "D")); });

@@ -237,6 +237,16 @@ bool to_reference(const val& js, ReferenceCase& out) {
   return true;
 }
 
+TaskParams to_task_params(const val& params) {
+  require(params.typeOf().as<std::string>() == "object" && !params.isNull(),
+          "the task's settings must be an object such as {lag: 3}, got ", type_of(params));
+  TaskParams p;
+  if (!params["lag"].isUndefined()) p.lag = to_int(params["lag"], "lag", 1, 4095);
+  if (!params["markovOrder"].isUndefined())
+    p.markov_order = to_int(params["markovOrder"], "markovOrder", 1, 3);
+  return p;
+}
+
 std::string to_task_name(const val& task) {
   require_config(task.isString(), "task", "task must be a string, got ", type_of(task));
   return task.as<std::string>();

@@ -98,6 +98,9 @@ bool to_reference(const val& js, ReferenceCase& out);
 
 // A task name, for taskTargets (kind config, key task, as for a Trainer config).
 std::string to_task_name(const val& task);
+// {lag, markovOrder} (either optional; other keys ignored, so a config object will do) -> the
+// tasks' settings, their defaults where absent.
+TaskParams to_task_params(const val& params);
 
 // A text as UTF-8 bytes: a JS string (Embind encodes it) or a Uint8Array of the file's bytes (so a
 // file that is not valid UTF-8 reaches the core's check as it is).

@@ -58,6 +58,24 @@ for (const variant of variants) {
       throwsKind(() => core.markovEntropyRate(4, 8, 1), 'config', 'markovOrder', /markov_order \(4\)/);
     });
 
+    test('taskTargets takes the run\'s lag and markov order; a markov Trainer\'s vocabulary is its symbols', () => {
+      const ids = Int32Array.of(4, 7, 1, 9, 2);
+      assert.deepEqual([...core.taskTargets('lag', ids, { lag: 2 })], [-100, -100, 4, 7, 1]);
+      assert.deepEqual([...core.taskTargets('lag', ids)], [...core.taskTargets('shift', ids)]);
+      assert.deepEqual([...core.taskTargets('markov', ids, { markovOrder: 3 })], [-100, -100, 9, 2, -100]);
+      throwsKind(() => core.taskTargets('lag', ids, { lag: 0 }), 'input', undefined, /lag/);
+      const t = new core.Trainer({ task: 'markov', markovOrder: 2, markovSymbols: 5, seqLen: 8 });
+      try {
+        assert.equal(t.config().vocabSize, 5);
+        const sample = t.sampleSequence(3);
+        assert.equal(sample.length, 8);
+        assert.ok(sample.every((x) => x >= 0 && x < 5));
+      } finally {
+        t.delete();
+      }
+      throwsKind(() => new core.Trainer({ task: 'lag', lag: 12 }), 'config', 'lag', /lag \(12\) must be < seqLen \(12\)/);
+    });
+
     test('serialDepth and the scans: the course\'s depths, the Hillis-Steele rounds', () => {
       const want = { 64: 6, 512: 9, 4096: 12, 32768: 15, 262144: 18 };
       for (const [n, scan] of Object.entries(want)) assert.deepEqual(core.serialDepth(Number(n), 1), { rnn: Number(n), scan, attention: 1 });

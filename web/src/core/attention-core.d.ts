@@ -528,8 +528,9 @@ export interface AttentionCore {
   addPositions(E: Matrix): PositionedInput;
   /** The lesson's embeddings and weights for a sentence and a seed, from the core's generator. */
   lessonInputs(args: LessonInputsArgs): LessonInputs;
-  /** The targets the task's rule gives ids (-100 where it gives none). */
-  taskTargets(task: TaskName, ids: Int32Array): Int32Array;
+  /** The targets the task's rule gives ids (-100 where it gives none), for the task's settings
+   * (lag's k, markov's order; a run's config will do; their defaults without). */
+  taskTargets(task: TaskName, ids: Int32Array, params?: { lag?: number; markovOrder?: number }): Int32Array;
   /** The sqrt(dk) lesson: dk in [1, 64], keys in [2, 16], seed in [0, 2^32 - 1]. */
   scalingDemo(dk: number, keys: number, seed: number): ScalingDemo;
   /** The Chinchilla loss A / N^alpha + B / D^beta + E in nats (Hoffmann et al.'s constants as the
