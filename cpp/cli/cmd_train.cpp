@@ -53,6 +53,8 @@ void print_circuits(Trainer& trainer) {
     }
 }
 
+}  // namespace
+
 // The text task's corpus: --text FILE, or nullptr (the built-in text of --builtin-text) without
 // it. A bad text is an Error of kind Input naming the file.
 std::shared_ptr<const TextCorpus> corpus_from(const Args& args, const TrainerConfig& config) {
@@ -71,8 +73,6 @@ std::shared_ptr<const TextCorpus> corpus_from(const Args& args, const TrainerCon
     throw Error(e.kind(), e.key(), str_cat(path, ": ", e.what()));
   }
 }
-
-}  // namespace
 
 int cmd_train(const std::vector<std::string>& argv) {
   std::vector<Flag> flags = trainer_flags();

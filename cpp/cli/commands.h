@@ -11,6 +11,8 @@
 namespace attn {
 class TinyAttentionLM;
 struct SamplingOptions;
+struct TextCorpus;
+struct TrainerConfig;
 }  // namespace attn
 #include "attn/model/model.h"
 
@@ -32,6 +34,7 @@ int cmd_inspect(const std::vector<std::string>& args);  // cmd_inspect.cpp
 int cmd_sample(const std::vector<std::string>& args);   // cmd_sample.cpp
 int cmd_fill(const std::vector<std::string>& args);     // cmd_fill.cpp
 int cmd_schema(const std::vector<std::string>& args);   // cmd_schema.cpp
+int cmd_scaling(const std::vector<std::string>& args);  // cmd_scaling.cpp
 
 // attn bench --config speculative and --config tiled (cmd_bench_decode.cpp): JSON members
 // "speculative" and "tiled", printed without a trailing newline.
@@ -43,6 +46,10 @@ void print_tiled_bench(int blocks);
 std::u32string text_vocab(const std::string& path, const std::vector<uint8_t>& bytes);
 
 class Args;
+// The text task's corpus: --text FILE, or nullptr (the default corpus) without it; --text with
+// another task is a UsageError. A bad text is an Error of kind Input naming the file
+// (cmd_train.cpp).
+std::shared_ptr<const TextCorpus> corpus_from(const Args& args, const TrainerConfig& config);
 // attn sample --draft D (cmd_sample_speculative.cpp): the continuation of prompt (ids) by
 // speculative decoding with the draft --draft names, printed as cmd_sample prints it, then one
 // line of figures.

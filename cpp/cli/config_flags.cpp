@@ -10,21 +10,16 @@
 
 namespace attn::cli {
 
-namespace {
-
-// How TrainerConfig::validate names a key here: its flag, --vocab-size.
-std::string flag_namer(std::string_view key) {
+std::string config_flag_name(std::string_view key) {
   const ConfigKey* k = find_config_key(key);
   return str_cat("--", k ? k->flag : std::string(key));
 }
-
-}  // namespace
 
 std::vector<Flag> trainer_flags() {
   const TrainerConfig d;
   std::vector<Flag> flags;
   for (const ConfigKey& k : config_keys()) {
-    Flag f{k.flag, k.symbol, "", key_help(k, &flag_namer)};
+    Flag f{k.flag, k.symbol, "", key_help(k, &config_flag_name)};
     f.families.assign(k.families.begin(), k.families.end());
     if (k.type != ConfigType::Bool || *k.symbol) f.default_value = value_text(d, k);
     flags.push_back(std::move(f));
@@ -52,10 +47,10 @@ TrainerConfig trainer_config_from(const Args& a, const TrainerConfig* base) {
         key_value<float>(c, k) = a.get_float(k.flag, -FLT_MAX, FLT_MAX);
         break;
       case ConfigType::Bool: key_value<bool>(c, k) = a.has(k.flag); break;
-      case ConfigType::String: set_choice(c, k, a.get(k.flag), &flag_namer); break;
+      case ConfigType::String: set_choice(c, k, a.get(k.flag), &config_flag_name); break;
     }
   }
-  c.validate(&flag_namer);
+  c.validate(&config_flag_name);
   return c;
 }
 

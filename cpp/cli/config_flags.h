@@ -1,12 +1,17 @@
 // The model and training flags shared by the subcommands that build a Trainer.
 #pragma once
 
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "attn/train/trainer.h"
 #include "cli/args.h"
 
 namespace attn::cli {
+
+// How TrainerConfig::validate names a key in the CLI's messages: its flag, --vocab-size.
+std::string config_flag_name(std::string_view key);
 
 // One flag per Trainer config key: the schema row's flag (train/config.h), e.g. --vocab-size,
 // --heads; its help and default from the row.

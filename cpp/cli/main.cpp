@@ -25,6 +25,7 @@ const Command kCommands[] = {
     {"attend", attn::cli::cmd_attend, "single-head attention on X, Wq, Wk, Wv from a file"},
     {"bench", attn::cli::cmd_bench, "measure training steps/s and GEMM GFLOP/s (JSON)"},
     {"selftest", attn::cli::cmd_selftest, "run the curriculum's checks on a model and a PyTorch case"},
+    {"scaling", attn::cli::cmd_scaling, "train one model per width and fit the scaling law; --chinchilla C"},
     {"schema", attn::cli::cmd_schema, "print the config schema: every config key (JSON)"},
 };
 

@@ -7,16 +7,19 @@
 #include <malloc.h>
 
 #include "attn/base/parallel.h"
+#include "attn/data/task_data.h"
 #include "attn/data/tasks.h"
 #include "attn/data/text.h"
 #include "attn/interp/receptive_field.h"
 #include "attn/io/weights.h"
 #include "attn/model/decoder.h"
 #include "attn/model/speculative.h"
+#include "attn/teach/serial_depth.h"
 #include "attn/teach/tiled_trace.h"
 #include "attn/train/bench.h"
 #include "attn/train/draft.h"
 #include "attn/train/presets.h"
+#include "attn/train/scaling.h"
 #include "wasm/convert.h"
 
 using namespace attn;
@@ -172,7 +175,7 @@ EMSCRIPTEN_BINDINGS(attention_core) {
         return js_call([&] {
           const std::vector<int32_t> x = to_ids(ids, size_t(t.config().task.seq_len));
           std::vector<int32_t> answers(x.size());
-          task_targets(t.data().task, x.data(), int(x.size()), answers.data());
+          task_targets(t.data().task, x.data(), int(x.size()), answers.data(), t.data().params);
           const Predictions p = predictions(t.family_model(), x.data(), int(x.size()),
                                             to_int(k, "predictions k", 1, kIntMax), answers.data());
           return to_js(p, answers);
@@ -344,6 +347,47 @@ EMSCRIPTEN_BINDINGS(attention_core) {
       task_targets(k, x.data(), int(x.size()), y.data());
       return js_value(y);
     });
+  });
+  // The same with the run's task settings ({lag, markovOrder}, e.g. its config).
+  function("taskTargets", +[](val task, val ids, val params) {
+    return js_call([&] {
+      const Task k = parse_task(to_task_name(task));
+      const std::vector<int32_t> x = to_task_ids(ids);
+      std::vector<int32_t> y(x.size());
+      task_targets(k, x.data(), int(x.size()), y.data(), to_task_params(params));
+      return js_value(y);
+    });
+  });
+  // Scaling laws (lesson 13, train/scaling.h) and serial depth (lesson 01, teach/serial_depth.h).
+  function("chinchillaLoss", +[](val N, val D) {
+    return js_call([&] { return chinchilla_loss(to_double(N, "N"), to_double(D, "D")); });
+  });
+  function("computeOptimal", +[](val C) {
+    return js_call([&] { return to_js(compute_optimal(to_double(C, "C"))); });
+  });
+  function("computeOptimalClosedForm", +[](val C) {
+    return js_call([&] { return to_js(compute_optimal_closed_form(to_double(C, "C"))); });
+  });
+  function("fitScaling", +[](val N, val L) {
+    return js_call([&] {
+      return to_js(fit_power_law(to_doubles(N, "N", 4096), to_doubles(L, "L", 4096)));
+    });
+  });
+  function("markovEntropyRate", +[](val order, val symbols, val seed) {
+    return js_call([&] {
+      TaskParams p;
+      p.markov_order = to_int(order, "markovOrder"), p.markov_symbols = to_int(symbols, "markovSymbols");
+      return markov_chain_for(p, to_seed(seed))->entropy_rate_bits();
+    });
+  });
+  function("serialDepth", +[](val n, val layers) {
+    return js_call([&] { return to_js(depth(to_int(n, "n"), to_int(layers, "layers"))); });
+  });
+  function("serialScan", +[](val xs) {
+    return js_call([&] { return js_value(serial_scan(to_doubles(xs, "xs", 65536))); });
+  });
+  function("parallelScan", +[](val xs) {
+    return js_call([&] { return js_value(parallel_scan_rounds(to_doubles(xs, "xs", 65536))); });
   });
   // The lesson's panels: why sqrt(dk), softmax stability.
   function("scalingDemo", +[](val dk, val keys, val seed) {

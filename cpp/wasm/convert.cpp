@@ -199,6 +199,10 @@ int to_int(const val& v, const char* name, double lo, double hi) {
 
 double to_double(const val& v, const char* name) { return to_number(v, name); }
 
+std::vector<double> to_doubles(const val& v, const char* name, size_t max_length) {
+  return copy_in<double>(v, "Float64Array", name, max_length);
+}
+
 std::vector<int32_t> to_ids(const val& ids, size_t max_length) {
   return copy_in<int32_t>(ids, "Int32Array", "ids", max_length);
 }
@@ -231,6 +235,16 @@ bool to_reference(const val& js, ReferenceCase& out) {
   out.input = to_bytes(js["input"], "reference.input");
   out.expected = to_bytes(js["expected"], "reference.expected");
   return true;
+}
+
+TaskParams to_task_params(const val& params) {
+  require(params.typeOf().as<std::string>() == "object" && !params.isNull(),
+          "the task's settings must be an object such as {lag: 3}, got ", type_of(params));
+  TaskParams p;
+  if (!params["lag"].isUndefined()) p.lag = to_int(params["lag"], "lag", 1, 4095);
+  if (!params["markovOrder"].isUndefined())
+    p.markov_order = to_int(params["markovOrder"], "markovOrder", 1, 3);
+  return p;
 }
 
 std::string to_task_name(const val& task) {
@@ -463,6 +477,12 @@ val js_value(const std::string& s) { return val(s); }
 val js_value(const char* s) { return val(std::string(s)); }
 val js_value(const std::vector<float>& v) { return copy_out("Float32Array", v.data(), v.size()); }
 val js_value(const std::vector<double>& v) { return copy_out("Float64Array", v.data(), v.size()); }
+
+val js_value(const std::vector<std::vector<double>>& v) {
+  val out = val::array();
+  for (const std::vector<double>& row : v) out.call<void>("push", js_value(row));
+  return out;
+}
 val js_value(const std::vector<int32_t>& v) { return copy_out("Int32Array", v.data(), v.size()); }
 val js_value(const std::vector<uint8_t>& v) { return copy_out("Uint8Array", v.data(), v.size()); }
 val js_value(const RowVec& v) { return copy_out("Float32Array", v.data(), size_t(v.size())); }

@@ -78,6 +78,8 @@ constexpr double kIntMax = 2147483647.0;
 int to_int(const val& v, const char* name, double lo = -kIntMax, double hi = kIntMax);
 // A JS number (any value; the core checks its range).
 double to_double(const val& v, const char* name);
+// A Float64Array of at most max_length values.
+std::vector<double> to_doubles(const val& v, const char* name, size_t max_length);
 
 // An Int32Array of at most max_length token ids.
 std::vector<int32_t> to_ids(const val& ids, size_t max_length);
@@ -96,6 +98,9 @@ bool to_reference(const val& js, ReferenceCase& out);
 
 // A task name, for taskTargets (kind config, key task, as for a Trainer config).
 std::string to_task_name(const val& task);
+// {lag, markovOrder} (either optional; other keys ignored, so a config object will do) -> the
+// tasks' settings, their defaults where absent.
+TaskParams to_task_params(const val& params);
 
 // A text as UTF-8 bytes: a JS string (Embind encodes it) or a Uint8Array of the file's bytes (so a
 // file that is not valid UTF-8 reaches the core's check as it is).

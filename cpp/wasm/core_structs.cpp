@@ -98,6 +98,6 @@ int main() {
   print_structs<Evaluation, LengthEvaluation, TextEvaluation, TextCorpus, HeadStats, HeadRow, RowBackward,
                 SelfTestResult, LogitLens, Attribution, Patching, HeadCircuit, Inspection, Corruption, FillGuess,
                 FilledBlank, FillResult, AttentionStages, MultiHeadStages, PositionedInput, LessonInputs,
-                SoftmaxSteps, ScalingDemo, RopePair, BlockStages, TiledTrace, BlockTiledTrace, SpeculativeStats,
+                SoftmaxSteps, ScalingDemo, ComputeSplit, PowerLawFit, SerialDepth, RopePair, BlockStages, TiledTrace, BlockTiledTrace, SpeculativeStats,
                 SpeculativeResult, ExactnessPosition, Exactness, TensorSpec, ModelReport, ProductTime, OpTime>();
 }

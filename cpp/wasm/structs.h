@@ -18,8 +18,10 @@
 #include "attn/teach/block_stages.h"
 #include "attn/teach/lesson.h"
 #include "attn/teach/selftest.h"
+#include "attn/teach/serial_depth.h"
 #include "attn/teach/tiled_trace.h"
 #include "attn/train/bench.h"
+#include "attn/train/scaling.h"
 #include "wasm/fields.h"
 
 // The table of Type, the TypeScript interface Name: JS_STRUCT(Type, "Name", JS_DOC("..."),
@@ -218,7 +220,26 @@ JS_STRUCT(ScalingDemo, "ScalingDemo",
           field("entropyUnscaled", &ScalingDemo::entropy_unscaled, JS_DOC("-sum w ln w, in nats.")),
           field("entropyScaled", &ScalingDemo::entropy_scaled));
 
-// ---- The block view
+// ---- Scaling laws and serial depth (lessons 13 and 01)
+
+JS_STRUCT(ComputeSplit, "ComputeSplit",
+          JS_DOC("A split of a compute budget C = 6 N D (computeOptimal, computeOptimalClosedForm): N parameters,\n"
+                 "D = C / (6 N) tokens and the Chinchilla loss L in nats."),
+          field("N", &ComputeSplit::N), field("D", &ComputeSplit::D),
+          field("tokensPerParam", [](const ComputeSplit& s) { return s.tokens_per_param(); }, JS_DOC("D / N")),
+          field("L", &ComputeSplit::L));
+
+JS_STRUCT(PowerLawFit, "PowerLawFit",
+          JS_DOC("L(N) = A N^-alpha + E fitted by least squares (fitScaling), in the losses' unit."),
+          field("A", &PowerLawFit::A), field("alpha", &PowerLawFit::alpha), field("E", &PowerLawFit::E),
+          field("residual", &PowerLawFit::residual, JS_DOC("The root mean square of the fit's errors.")));
+
+JS_STRUCT(SerialDepth, "SerialDepth",
+          JS_DOC("The course's depth(n) (serialDepth): the steps that must run one after another."),
+          field("rnn", &SerialDepth::rnn, JS_DOC("n: a recurrent net's one step per position.")),
+          field("scan", &SerialDepth::scan, JS_DOC("max(1, ceil(log2 n)): a parallel prefix scan's rounds.")),
+          field("attention", &SerialDepth::attention, JS_DOC("One step per attention layer, whatever n.")));
+
 
 using RopePair = BlockStages::RopePair;
 JS_STRUCT(RopePair, "RopeStage",

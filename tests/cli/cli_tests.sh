@@ -1046,6 +1046,67 @@ capstone)
   bad '__metadata__ has no "n_heads"' "$ATTN" forward --weights "$S/noheads.st" --ids 1 --output "$OUT"
   ;;
 
+scaling)
+  # attn scaling: one line per size (total and non-embedding parameters, bits per token), the
+  # fit, the markov chain's entropy rate; --json the same numbers as one object; --chinchilla the
+  # course's grid optimum and the closed form.
+  sweep="$ATTN scaling --sizes 8,12,16 --steps 30 --seq-len 8 --batch 4"
+  ok $sweep
+  o=$S/stdout
+  grep -q '^# scaling: task markov (order 2, 8 symbols), 2 layers, T 8, B 4, lr 0.003, seed 42; 30 steps, 960 tokens per model$' "$o" ||
+    fail "header: $(head -1 "$o")"
+  [[ $(grep -cE '^d_model (8|12|16) heads [12] params [0-9]+ non_embedding_params [0-9]+ val_bits [0-9]+\.[0-9]{4} \([0-9.]+ s\)$' "$o") -eq 3 ]] ||
+    fail "run lines: $(cat "$o")"
+  # D 8: 1 head; D 12: 1 (12 / 8 = 1); D 16: 2.
+  grep -q '^d_model 12 heads 1 ' "$o" || fail "heads of d_model 12: $(grep '^d_model 12' "$o")"
+  grep -qE '^fit A [0-9.e+-]+ alpha [0-9.]+ E [0-9.-]+ bits residual [0-9.e-]+ bits ' "$o" || fail "fit line: $(cat "$o")"
+  grep -qE '^entropy_rate [0-9]\.[0-9]{4} bits per symbol ' "$o" || fail "entropy rate line: $(cat "$o")"
+  params=$(sed -n 's/^d_model \([0-9]*\) heads [0-9]* params \([0-9]*\) non_embedding_params \([0-9]*\) .*/\1 \2 \3/p' "$o")
+  ok $sweep --json
+  [[ $(wc -l < "$o") -eq 1 ]] || fail "--json is not one line: $(cat "$o")"
+  grep -qE '^\{"runs": \[\{"d_model": 8, "params": [0-9]+, "non_embedding_params": [0-9]+, "val_bits": [0-9.e-]+\}, \{"d_model": 12, .*\}\], "fit": \{"A": [0-9.e+-]+, "alpha": [0-9.e+-]+, "E": [0-9.e+-]+, "residual": [0-9.e+-]+\}, "entropy_rate": [0-9.]+\}$' "$o" ||
+    fail "--json: $(cat "$o")"
+  jparams=$(grep -oE '"d_model": [0-9]+, "params": [0-9]+, "non_embedding_params": [0-9]+' "$o" | sed 's/[^0-9 ]//g; s/  */ /g; s/^ //')
+  [[ "$params" == "$jparams" ]] || fail "the text and JSON parameter counts differ: '$params' vs '$jparams'"
+  # Another task has no entropy rate; the same seed gives the same numbers.
+  ok "$ATTN" scaling --task lag --lag 3 --sizes 8,16,24 --steps 5 --seq-len 8 --batch 4 --json
+  grep -q '"entropy_rate"' "$o" && fail "lag has an entropy rate: $(cat "$o")"
+  cp "$o" "$S/lag1.json"
+  ok "$ATTN" scaling --task lag --lag 3 --sizes 8,16,24 --steps 5 --seq-len 8 --batch 4 --json
+  cmp -s "$o" "$S/lag1.json" || fail "the same sweep twice differs"
+  ok "$ATTN" scaling --chinchilla 1e24
+  grep -q '^grid        N 4.24757e+10 D 3.92381e+12 D/N 92.38 L 1.911204$' "$o" || fail "grid: $(cat "$o")"
+  grep -q '^closed_form N 4.12967e+10 D 4.03583e+12 D/N 97.73 L 1.911195$' "$o" || fail "closed form: $(cat "$o")"
+  ok "$ATTN" scaling --chinchilla 1e18 --json
+  grep -qE '^\{"C": 1e\+18, "grid": \{"N": 78428[0-9.e+]*, "D": [0-9.e+]+, "D_per_N": [0-9.]+, "L": 3.53536[0-9]*\}, "closed_form": \{"N": [0-9.e+]+, "D": [0-9.e+]+, "D_per_N": [0-9.]+, "L": [0-9.]+\}\}$' "$o" ||
+    fail "--chinchilla --json: $(cat "$o")"
+  ok "$ATTN" scaling --help
+  grep -q -- '--chinchilla C' "$o" || fail "scaling --help lacks --chinchilla"
+  ;;
+
+scaling_bad)
+  # Each bad flag: one line naming it, exit 2.
+  s="$ATTN scaling --steps 1 --seq-len 8 --batch 2"
+  bad "--sizes: 'x' is not a model width in [2, 4096]" $s --sizes 8,x,16
+  bad "--sizes: 'x' is not a model width" $s --sizes x
+  bad "--sizes: the sweep needs 3 to 16 sizes to fit A, alpha and E, got 2 (8,16)" $s --sizes 8,16
+  bad "--sizes: the sizes (8,16,16) repeat 16" $s --sizes 8,16,16
+  bad "--sizes 7: --d-model (7) must be even" $s --sizes 7,8,16
+  bad "--sizes 4096: this config needs about" $s --sizes 8,16,4096
+  bad "--markov-order (4) must be in [1, 3]" $s --markov-order 4
+  bad "--markov-symbols (1) must be in [2, 32]" $s --markov-symbols 1
+  bad "--lag (8) must be < --seq-len (8)" $s --task lag --lag 8
+  bad "--task: unknown task 'bogus'" $s --task bogus
+  bad "--lr: 'x' is not a number" $s --lr x
+  bad "--steps" $s --steps 0
+  bad "--chinchilla: '1e5' is not a compute budget in FLOPs of at least 6e11" "$ATTN" scaling --chinchilla 1e5
+  bad "--chinchilla: 'abc'" "$ATTN" scaling --chinchilla abc
+  printf 'short\n' > "$S/short.txt"
+  bad "--text needs --task text (the task is repeat)" $s --task repeat --text "$S/short.txt"
+  bad "short.txt: the text has 6 characters, too few for seq_len 8" $s --text "$S/short.txt"
+  bad "unknown flag --d-model" $s --d-model 32
+  ;;
+
 *)
   echo "unknown case $CASE"
   exit 1

@@ -48,6 +48,9 @@ inline void set_key(attn::TrainerConfig& c, const std::string& key, const attn::
   else if (key == "n_layers") c.model.n_layers = int(v.integer);
   else if (key == "residual") c.model.residual = v.boolean;
   else if (key == "emb_init_std") c.model.emb_init_std = float(v.number);
+  else if (key == "lag") c.task.lag = int(v.integer);
+  else if (key == "markov_order") c.task.markov_order = int(v.integer);
+  else if (key == "markov_symbols") c.task.markov_symbols = int(v.integer);
   else if (key == "positions") c.model.positions = attn::parse_position_kind(v.string);
   else FAIL("tests/task_budgets.json: config key " << key << " is not handled by task_budgets.h");
 }

@@ -301,8 +301,9 @@ TEST_CASE("config keys: applies_when names another key with choices, and some of
       CHECK(value_text(d, *on) != v);  // at the defaults the key does not apply
     }
   }
-  // window, stride, mask_rate, norm_position, ffn_mult, pos_init_std, builtin_text
-  CHECK(annotated == 7);
+  // window, stride, mask_rate, norm_position, ffn_mult, pos_init_std, builtin_text, markov_order,
+  // markov_symbols, lag
+  CHECK(annotated == 10);
 }
 
 TEST_CASE("config keys: each row writes its own member", "[config]") {
@@ -351,7 +352,7 @@ TEST_CASE("config keys: validate() refuses a value just outside each row's bound
       {"out_dropout", [](TrainerConfig& c) { c.model.out_dropout = -0.0001f; },
        "out_dropout (-0.0001) must be in [0, 1)"},
       {"task", [](TrainerConfig& c) { c.task.name = ""; },
-       "task: unknown task '' (expected repeat, shift, copy, reverse, sort, future, induction or text)"},
+       "task: unknown task '' (expected repeat, shift, copy, reverse, sort, future, induction, text, markov or lag)"},
       {"n_layers", [](TrainerConfig& c) { c.model.n_layers = kMaxLayers + 1; },
        "n_layers (5) must be in [1, 4]"},
       {"objective", [](TrainerConfig& c) { set_choice(c, *find_config_key("objective"), "bert", nullptr); },

@@ -147,7 +147,7 @@ TEST_CASE("errors: config below the Trainer (model, layers, Adam, tasks)", "[err
   CHECK(task.kind == ErrorKind::Config);
   CHECK(task.key == "task");
   CHECK(task.message ==
-        "unknown task 'Copy' (expected repeat, shift, copy, reverse, sort, future, induction or text)");
+        "unknown task 'Copy' (expected repeat, shift, copy, reverse, sort, future, induction, text, markov or lag)");
   CHECK(caught([] { check_task(Task::Sort, 2, 9); }).key == "task");
 }
 

@@ -295,7 +295,7 @@ TEST_CASE("model seam: the read-outs read any family through its hooks") {
                     r2 = row_backward(lm, ids.data(), 6, 3, 4, 2);
   CHECK(r1.loss == r2.loss);
   CHECK(r1.row.d_scores == r2.row.d_scores);
-  const TaskData data{Task::Shift, 11, 4, 6, 9, nullptr, 0.0f};
+  const TaskData data{Task::Shift, 11, 4, 6, 9, nullptr, 0.0f, {}, nullptr};
   const HeadStats s1 = attention_stats(pen, data), s2 = attention_stats(lm, data);
   CHECK(s1.entropy == s2.entropy);
   const Evaluation e1 = evaluate(pen, data, 2), e2 = evaluate(lm, data, 2);

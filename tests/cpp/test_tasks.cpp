@@ -17,7 +17,7 @@ using Catch::Matchers::Contains;
 TEST_CASE("tasks: names parse and print", "[tasks]") {
   for (const attn::Task task : attn::all_tasks())
     CHECK(attn::parse_task(attn::task_name(task)) == task);
-  CHECK(attn::all_tasks().size() == 8);
+  CHECK(attn::all_tasks().size() == 10);
   CHECK(attn::parse_task("induction") == attn::Task::Induction);
   CHECK(attn::parse_task("repeat") == attn::Task::Repeat);
   CHECK_THROWS_AS(attn::parse_task("Copy"), std::invalid_argument);
@@ -187,7 +187,8 @@ TEST_CASE("tasks: task_targets gives exactly the targets make_batch drew, for ev
   attn::Batch batch;
   std::vector<int32_t> targets;
   for (const attn::Task task : attn::all_tasks())
-    for (int T = 1; T <= 17 && task != attn::Task::Text; ++T) {  // text: windows of a corpus
+    // text: windows of a corpus; markov: rows of its chain (test_markov.cpp)
+    for (int T = 1; T <= 17 && task != attn::Task::Text && task != attn::Task::Markov; ++T) {
       const char* name = attn::task_name(task);
       try {
         attn::check_task(task, 40, T);
@@ -395,8 +396,10 @@ TEST_CASE("tasks: induction batches are deterministic and need T >= 4 and V >= l
 TEST_CASE("tasks: task_sample is row 0 of the generator's batch for that seed", "[tasks][sample]") {
   const uint64_t seeds[] = {0, 1, 2, 41, (uint64_t(1) << 40) + 3};
   for (const attn::Task task : attn::all_tasks()) {
-    // Induction needs T >= 4 (below); text has no generator (its sample is the corpus's).
-    if (task == attn::Task::Induction || task == attn::Task::Text) continue;
+    // Induction needs T >= 4 (below); text and markov have no generator (their samples are the
+    // corpus's and the chain's, test_markov.cpp).
+    if (task == attn::Task::Induction || task == attn::Task::Text || task == attn::Task::Markov)
+      continue;
     const char* name = attn::task_name(task);
     for (int T : {3, 12, 13}) {
       for (uint64_t seed : seeds) {

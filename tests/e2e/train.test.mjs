@@ -388,6 +388,9 @@ const TASK_BUDGETS = {
   // before the phase change (near step 560), which induction.test.mjs trains to.
   induction: { preset: 'induction', steps: 300, loss: 3.45, accuracy: 0.06 },
   text: { preset: 'text', steps: 50, loss: 2.5, accuracy: 0.3 },
+  // The vocabulary is the chain's 8 symbols: chance is ln 8 = 2.08; the floor its entropy rate.
+  markov: { setup: '&task=markov', steps: 200, loss: 1.95, accuracy: 0.25 },
+  lag: { setup: '&task=lag&lag=3', steps: 200, loss: 0.5, accuracy: 0.9 },
 };
 
 /** The Ablation panel's measurement of the model as it trains (under the interventions in force:

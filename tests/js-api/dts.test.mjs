@@ -174,6 +174,14 @@ for (const variant of variants) {
       }
       expect('AttentionCore', 'transformerBlock', core.transformerBlock({ config: cfg, x: m(3, 8) }), 'transformerBlock(x)');
       expect('AttentionCore', 'scalingDemo', core.scalingDemo(4, 3, 1));
+      expect('AttentionCore', 'chinchillaLoss', core.chinchillaLoss(70e9, 1.4e12));
+      expect('AttentionCore', 'computeOptimal', core.computeOptimal(1e20));
+      expect('AttentionCore', 'computeOptimalClosedForm', core.computeOptimalClosedForm(1e20));
+      expect('AttentionCore', 'fitScaling', core.fitScaling(Float64Array.of(1e3, 1e4, 1e5), Float64Array.of(3, 2.5, 2.3)));
+      expect('AttentionCore', 'markovEntropyRate', core.markovEntropyRate(2, 8, 42));
+      expect('AttentionCore', 'serialDepth', core.serialDepth(64, 1));
+      expect('AttentionCore', 'serialScan', core.serialScan(Float64Array.of(1, 2, 3)));
+      expect('AttentionCore', 'parallelScan', core.parallelScan(Float64Array.of(1, 2, 3)));
       expect('AttentionCore', 'softmaxSteps', core.softmaxSteps(Float32Array.of(1, 2, 3), true));
       expect('AttentionCore', 'nextTokenDistribution', core.nextTokenDistribution(Float32Array.of(1, 2, 3), {}));
       expect('AttentionCore', 'taskTargets', core.taskTargets('copy', ids));

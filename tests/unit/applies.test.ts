@@ -11,7 +11,7 @@ const schema = CONFIG_SCHEMA as readonly ConfigKeySchema[];
 const at = (changes: Partial<State>): State => ({ ...DEFAULTS, ...changes });
 
 describe('applies(): the schema says when a setting matters', () => {
-  test('the schema annotates the window, the stride, the mask rate, the norm position, the FFN width, the learned table\'s init and the built-in text', () => {
+  test('the schema annotates the window, the stride, the mask rate, the norm position, the FFN width, the learned table\'s init, the built-in text and the markov and lag tasks\' keys', () => {
     expect(Object.fromEntries(schema.filter((k) => k.applies_when).map((k) => [k.js, k.applies_when]))).toEqual({
       normPosition: { key: 'norm', in: ['layernorm', 'rmsnorm'] },
       ffnMult: { key: 'ffn', in: ['relu', 'gelu', 'swiglu'] },
@@ -20,6 +20,9 @@ describe('applies(): the schema says when a setting matters', () => {
       stride: { key: 'attention', in: ['strided'] },
       posInitStd: { key: 'positions', in: ['learned'] },
       builtinText: { key: 'task', in: ['text'] },
+      markovOrder: { key: 'task', in: ['markov'] },
+      markovSymbols: { key: 'task', in: ['markov'] },
+      lag: { key: 'task', in: ['lag'] },
     });
   });
 

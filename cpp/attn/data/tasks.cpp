@@ -92,7 +92,7 @@ std::vector<Task> all_tasks() {
   return tasks;
 }
 
-void check_task(Task task, int V, int T) {
+void check_task(Task task, int V, int T, const TaskParams& p) {
   require_config(T >= 1 && T < kMaxRow, "seq_len", "sequence length (", T, ") must be in [1, ",
                  kMaxRow - 1, "]");
   const int h = (T + 1) / 2;
@@ -104,6 +104,12 @@ void check_task(Task task, int V, int T) {
     require_config(V >= h, "task", "the sort task draws ", h,
                    " distinct ids per row, so vocab_size (", V,
                    ") must be >= (seq_len + 1) / 2 = ", h);
+  if (task == Task::Lag)
+    require_config(p.lag >= 1 && p.lag < T, "lag", "lag (", p.lag,
+                   ") must be in [1, seq_len) = [1, ", T, ")");
+  if (task == Task::Markov)
+    require_config(T >= p.markov_order + 1, "task", "the markov task of order ", p.markov_order,
+                   " needs seq_len >= ", p.markov_order + 1, " (a scored position), got ", T);
   if (task == Task::Induction) {
     require_config(T >= 4, "task", "the induction task needs seq_len >= 4, got ", T);
     const int longest = induction_lengths(T).max;
@@ -143,11 +149,14 @@ Repeat find_repeat(const int32_t* x, int T) {
   return best;
 }
 
-void make_batch(Task task, int V, int B, int T, Rng& rng, Batch& batch) {
+void make_batch(Task task, int V, int B, int T, Rng& rng, Batch& batch, const TaskParams& p) {
   require(V >= 1 && B >= 1 && T >= 1, "make_batch needs V, B, T >= 1, got ", V, ", ", B, ", ", T);
-  check_task(task, V, T);
+  check_task(task, V, T, p);
   require(task != Task::Text,
           "the text task draws its windows from a corpus, not from the task generator");
+  require(task != Task::Markov,
+          "the markov task draws its rows from its chain (make_markov_batch), not from the task "
+          "generator");
   batch.inputs.resize(B, T);
   batch.targets.resize(B, T);
   const int h = (T + 1) / 2;  // length of the first half of z (T+1 ids)
@@ -159,6 +168,7 @@ void make_batch(Task task, int V, int B, int T, Rng& rng, Batch& batch) {
         break;
       case Task::Shift:
       case Task::Future:
+      case Task::Lag:
         for (int i = 0; i <= T; ++i) z[i] = static_cast<int32_t>(rng.below(uint32_t(V)));
         break;
       case Task::Copy:
@@ -189,16 +199,17 @@ void make_batch(Task task, int V, int B, int T, Rng& rng, Batch& batch) {
       case Task::Induction:
         draw_induction_row(V, T, rng, z);  // z[T] is never read
         break;
-      case Task::Text: break;  // refused above
+      case Task::Text:
+      case Task::Markov: break;  // refused above
     }
     std::copy(z, z + T, &batch.inputs(b, 0));
-    task_targets(task, &batch.inputs(b, 0), T, &batch.targets(b, 0));
+    task_targets(task, &batch.inputs(b, 0), T, &batch.targets(b, 0), p);
   }
 }
 
 // Each rule reads only inputs: z[t+1], the id after input t, is an input itself whenever the
 // task determines it (z[T] is never needed, except by future, whose last target is ignored).
-void task_targets(Task task, const int32_t* x, int T, int32_t* targets) {
+void task_targets(Task task, const int32_t* x, int T, int32_t* targets, const TaskParams& p) {
   require(T >= 1 && T < kMaxRow, "sequence length (", T, ") must be in [1, ", kMaxRow - 1, "]");
   const int h = (T + 1) / 2;
   int32_t sorted[kMaxRow];
@@ -219,6 +230,8 @@ void task_targets(Task task, const int32_t* x, int T, int32_t* targets) {
     switch (task) {
       case Task::Repeat: y = x[t]; break;
       case Task::Shift: if (t > 0) y = x[t - 1]; break;
+      case Task::Lag: if (t >= p.lag) y = x[t - p.lag]; break;
+      case Task::Markov: if (t + 1 < T && t + 1 >= p.markov_order) y = x[t + 1]; break;
       case Task::Future:
       case Task::Text: if (t + 1 < T) y = x[t + 1]; break;
       case Task::Copy: if (t >= h - 1) y = x[t + 1 - h]; break;
@@ -230,10 +243,23 @@ void task_targets(Task task, const int32_t* x, int T, int32_t* targets) {
   }
 }
 
-std::vector<int32_t> task_sample(Task task, int V, int T, uint64_t seed) {
+void make_markov_batch(const MarkovChain& chain, int B, int T, Rng& rng, Batch& batch) {
+  require(B >= 1 && T >= 1, "make_markov_batch needs B, T >= 1, got ", B, ", ", T);
+  TaskParams p;
+  p.markov_order = chain.order(), p.markov_symbols = chain.symbols();
+  check_task(Task::Markov, chain.symbols(), T, p);
+  batch.inputs.resize(B, T);
+  batch.targets.resize(B, T);
+  for (int b = 0; b < B; ++b) {
+    chain.draw(rng, T, &batch.inputs(b, 0));
+    task_targets(Task::Markov, &batch.inputs(b, 0), T, &batch.targets(b, 0), p);
+  }
+}
+
+std::vector<int32_t> task_sample(Task task, int V, int T, uint64_t seed, const TaskParams& p) {
   Rng rng(seed);
   Batch batch;
-  make_batch(task, V, 1, T, rng, batch);
+  make_batch(task, V, 1, T, rng, batch, p);
   return std::vector<int32_t>(&batch.inputs(0, 0), &batch.inputs(0, 0) + T);
 }
 

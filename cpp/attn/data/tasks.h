@@ -12,6 +12,7 @@
 #include "attn/base/rng.h"
 #include "attn/base/tensor.h"
 #include "attn/data/batch.h"
+#include "attn/data/markov.h"
 
 namespace attn {
 
@@ -32,10 +33,18 @@ namespace attn {
 //          x[t+1]. Its rows come from the corpus (make_text_batch), never from make_batch or
 //          task_sample, which throw an Error of kind Input for it; task_targets gives the next
 //          input and ignores the last position, whose next character is not among the inputs.
+// markov:  symbols of a random Markov chain (data/markov.h) of order k = markov_order over
+//          markov_symbols ids, the first k from its stationary distribution: the target at t is the
+//          next input x[t+1]; positions t < k - 1 (fewer than k symbols seen) and the last are
+//          ignored, so the best possible loss is the chain's entropy rate. Its rows come from the
+//          chain (make_markov_batch); make_batch and task_sample throw an Error of kind Input.
+// lag:     random ids; the target at t is the input k = lag positions back, x[t-k]; t < k is
+//          ignored (lag 1 is shift).
 // For copy, reverse and sort only the targets inside the second half are predictable.
-enum class Task { Repeat, Shift, Copy, Reverse, Sort, Future, Induction, Text };
-inline constexpr const char* kTaskNames[] = {"repeat", "shift",  "copy",      "reverse",
-                                             "sort",   "future", "induction", "text"};
+enum class Task { Repeat, Shift, Copy, Reverse, Sort, Future, Induction, Text, Markov, Lag };
+inline constexpr const char* kTaskNames[] = {"repeat", "shift",     "copy", "reverse",
+                                             "sort",   "future",    "induction", "text",
+                                             "markov", "lag"};
 inline constexpr EnumNames kTasks = {"task", ErrorKind::Config, "task", "TaskName", kTaskNames,
                                      int(std::size(kTaskNames))};
 
@@ -46,20 +55,34 @@ const char* task_name(Task task);
 // Every task, in the enum's order.
 std::vector<Task> all_tasks();
 
-// Throws an Error of kind Config (key "task", or "seq_len" for T outside [1, 4096]) unless the
-// task can build sequences of length T over V ids.
-void check_task(Task task, int vocab_size, int T);
+// The settings some tasks read (TaskConfig's markov_order, markov_symbols and lag; the
+// defaults are its defaults).
+struct TaskParams {
+  int markov_order = 2;    // markov: k, the symbols the next one depends on
+  int markov_symbols = 8;  // markov: S, the ids the chain draws (the model's vocabulary)
+  int lag = 1;             // lag: k, how far back the target is
+};
+
+// Throws an Error of kind Config (key "task", or "seq_len" for T outside [1, 4096], or "lag" for
+// a lag >= T) unless the task can build sequences of length T over V ids.
+void check_task(Task task, int vocab_size, int T, const TaskParams& params = {});
 
 // What the task's batches carry: token ids for every task of today (Batch, batch.h).
 BatchKind task_batch_kind(Task task);
 
 // Fills batch for the task, reusing its storage when (B,T) is unchanged. Not for text (above).
-void make_batch(Task task, int vocab_size, int B, int T, Rng& rng, Batch& batch);
+void make_batch(Task task, int vocab_size, int B, int T, Rng& rng, Batch& batch,
+                const TaskParams& params = {});
+
+// Fills batch with B rows of T symbols of chain (MarkovChain::draw) and the markov task's targets
+// for the chain's order.
+void make_markov_batch(const MarkovChain& chain, int B, int T, Rng& rng, Batch& batch);
 
 // The targets the task's rule gives the inputs x (T): what make_batch writes for a row it drew,
 // and for any other sequence the answer the rule asks for (kIgnoreIndex where it asks for none).
 // Works for every T >= 1 (positions the rule cannot fill are ignored).
-void task_targets(Task task, const int32_t* x, int T, int32_t* targets);
+void task_targets(Task task, const int32_t* x, int T, int32_t* targets,
+                  const TaskParams& params = {});
 
 // The induction task's segment lengths for sequence length T: L in [min, max], where
 // max = min(8, T / 2) (both occurrences fit) and min = max(2, min(4, max)).
@@ -87,6 +110,7 @@ struct Repeat {
 Repeat find_repeat(const int32_t* x, int T);
 // One sequence (T inputs) from the task's generator: row 0 of make_batch(task, V, B, T, Rng(seed))
 // for any B. The page's default sample; seed n + 1 is its "new sample".
-std::vector<int32_t> task_sample(Task task, int vocab_size, int T, uint64_t seed);
+std::vector<int32_t> task_sample(Task task, int vocab_size, int T, uint64_t seed,
+                                 const TaskParams& params = {});
 
 }  // namespace attn

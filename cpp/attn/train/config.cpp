@@ -65,7 +65,7 @@ constexpr const char* kKeyOrder[] = {
     "ffn_mult",   "emb_init_std", "objective", "mask_rate",  "attention",   "window",
     "stride",     "differential", "family",
     "tie_embeddings", "bias", "pos_init_std", "weight_decay", "adam_beta2", "grad_clip",
-    "builtin_text"};
+    "builtin_text", "markov_order", "markov_symbols", "lag"};
 
 // The three structs' rows in kKeyOrder; throws std::logic_error when a row is missing from the
 // order or the order names a key that no struct has.
@@ -131,6 +131,15 @@ const std::vector<ConfigKey>& task_config_keys() {
       config_key("builtin_text", "builtin-text", G::Task, &T::builtin_text, "NAME",
                  "the text task's built-in text, when no other is given: {choices}")
           .one_of(kBuiltinTexts).applies_when("task", "text"),
+      config_key("markov_order", "markov-order", G::Task, &T::markov_order, "K",
+                 "markov: the order of the chain, how many symbols the next one depends on")
+          .in(1, 3).applies_when("task", "markov"),
+      config_key("markov_symbols", "markov-symbols", G::Task, &T::markov_symbols, "S",
+                 "markov: the chain's symbols, the model's vocabulary (its {vocab_size} is ignored)")
+          .in(2, 32).applies_when("task", "markov"),
+      config_key("lag", "lag", G::Task, &T::lag, "K",
+                 "lag: the target at position t is the token at t - K (must be < {seq_len})")
+          .in(1, 4095).applies_when("task", "lag"),
   };
   static const std::vector<ConfigKey> keys(std::begin(rows), std::end(rows));
   return keys;
@@ -172,8 +181,11 @@ void TrainerConfig::validate(KeyNamer namer) const {
                  "max_seq_len", key_name("max_seq_len", namer), " (", model.max_context_length,
                  ") must be 0 or >= ", key_name("seq_len", namer), " (", task.seq_len, ")");
   model_config().validate(namer);
+  const Task kind = parse_task(task.name);
+  require_config(kind != Task::Lag || task.lag < task.seq_len, "lag", key_name("lag", namer), " (",
+                 task.lag, ") must be < ", key_name("seq_len", namer), " (", task.seq_len, ")");
   try {
-    check_task(parse_task(task.name), model.vocab_size, task.seq_len);
+    check_task(kind, model.vocab_size, task.seq_len, task.params());
   } catch (const std::invalid_argument& e) {
     throw Error(ErrorKind::Config, "task", str_cat(key_name("task", namer), ": ", e.what()));
   }

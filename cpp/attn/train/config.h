@@ -43,6 +43,16 @@ struct TaskConfig {
   int seq_len = 12;             // T, also the model's max context length C (max_seq_len 0)
   // text: the built-in text a Trainer given no corpus trains on.
   BuiltinText builtin_text = BuiltinText::Sentences;
+  int markov_order = 2;         // markov: k, the symbols the next one depends on
+  int markov_symbols = 8;       // markov: S, the chain's ids (the model's vocabulary)
+  int lag = 1;                  // lag: k, the target at t is the input at t - k
+
+  // The settings the tasks read (data/tasks.h).
+  TaskParams params() const {
+    TaskParams p;
+    p.markov_order = markov_order, p.markov_symbols = markov_symbols, p.lag = lag;
+    return p;
+  }
 };
 
 // A trainer's config: the model's, the training's and the task's, each with its own rows, which

@@ -33,11 +33,13 @@ corpus_for(const TrainerConfig &c, std::shared_ptr<const TextCorpus> corpus) {
   return corpus;
 }
 
-// c with the corpus's vocabulary size, validated again (the state bound depends
-// on it).
+// c with the corpus's vocabulary size (markov: the chain's symbols), validated
+// again (the state bound depends on it).
 TrainerConfig with_corpus(TrainerConfig c, const TextCorpus *corpus) {
   if (corpus)
     c.model.vocab_size = corpus->vocab_size();
+  if (parse_task(c.task.name) == Task::Markov)
+    c.model.vocab_size = c.task.markov_symbols;
   c.validate();
   return c;
 }
@@ -68,7 +70,11 @@ Trainer::Trainer(const TrainerConfig &c,
             corpus_.get(),
             config_.model.objective == Objective::Mlm
                 ? config_.training.mask_rate
-                : 0.0f},
+                : 0.0f,
+            config_.task.params(),
+            parse_task(c.task.name) == Task::Markov
+                ? markov_chain_for(config_.task.params(), c.training.seed)
+                : nullptr},
       model_(make_model(family_name(config_.model.family),
                         config_.model_config(), c.training.seed)),
       adam_(model_->parameters(), adam_config(c.training)),

@@ -28,7 +28,9 @@ class Trainer {
   // The text task trains on corpus (nullptr: make_corpus(default_corpus())), and the model's
   // vocab_size is the corpus's (config().vocab_size reports it; the config's own is ignored).
   // A corpus whose splits cannot hold a window of seq_len + 1 characters is an Error of kind
-  // Input (check_corpus_fits). Any other task ignores corpus.
+  // Input (check_corpus_fits). Any other task ignores corpus. The markov task's model has the
+  // chain's markov_symbols ids (config().vocab_size reports it) and its data the run's chain
+  // (data().chain, markov_chain_for).
   Trainer(const TrainerConfig& config, std::shared_ptr<const TextCorpus> corpus);
 
   // Runs n >= 0 training steps; returns the last loss, the cross-entropy plus the auxiliary

@@ -40,7 +40,7 @@ export type { AttentionKind, FfnKind, NormKind, NormPosition, ObjectiveKind, Pos
 // (cpp/wasm/structs.h): core-structs.ts is written by scripts/build-wasm (scripts/core-structs.mjs).
 import type {
   AttentionStats, Corruption, Evaluation, Exactness, FillResult, Inspection, LengthEvaluation, LessonInputs,
-  ModelReport, MultiHeadStages, OpTime, PositionedInput, ProductTime, RowBackward, ScalingDemo, SelfAttentionStages,
+  ComputeSplit, ModelReport, MultiHeadStages, OpTime, PositionedInput, PowerLawFit, ProductTime, RowBackward, ScalingDemo, SelfAttentionStages, SerialDepth,
   SelfTestResult, SoftmaxSteps, SpeculativeResult, SpeculativeStats, TextCorpusInfo, TextEvaluation,
   TiledAttentionTrace, TransformerBlockStages,
 } from './core-structs';
@@ -538,10 +538,31 @@ export interface AttentionCore {
   addPositions(E: Matrix): PositionedInput;
   /** The lesson's embeddings and weights for a sentence and a seed, from the core's generator. */
   lessonInputs(args: LessonInputsArgs): LessonInputs;
-  /** The targets the task's rule gives ids (-100 where it gives none). */
-  taskTargets(task: TaskName, ids: Int32Array): Int32Array;
+  /** The targets the task's rule gives ids (-100 where it gives none), for the task's settings
+   * (lag's k, markov's order; a run's config will do; their defaults without). */
+  taskTargets(task: TaskName, ids: Int32Array, params?: { lag?: number; markovOrder?: number }): Int32Array;
   /** The sqrt(dk) lesson: dk in [1, 64], keys in [2, 16], seed in [0, 2^32 - 1]. */
   scalingDemo(dk: number, keys: number, seed: number): ScalingDemo;
+  /** The Chinchilla loss A / N^alpha + B / D^beta + E in nats (Hoffmann et al.'s constants as the
+   * course gives them: 406.4, 410.7, 0.34, 0.28, 1.69); N and D > 0. */
+  chinchillaLoss(N: number, D: number): number;
+  /** The course's compute-optimal split of C FLOPs (C >= 6e11): 200 log-uniform N in [1e5, 1e13],
+   * D = C / (6 N) >= 1e6, the least loss. */
+  computeOptimal(C: number): ComputeSplit;
+  /** The same optimum in closed form: N = G (C/6)^(beta/(alpha+beta)). */
+  computeOptimalClosedForm(C: number): ComputeSplit;
+  /** L(N) = A N^-alpha + E by least squares over at least 3 points (N > 0, 2 distinct). */
+  fitScaling(N: Float64Array, L: Float64Array): PowerLawFit;
+  /** The exact entropy rate in bits per symbol of the markov task's chain for this order (1-3),
+   * symbols (2-32) and run seed: the floor of a markov run's loss. */
+  markovEntropyRate(markovOrder: number, markovSymbols: number, seed: number): number;
+  /** The course's depth(n) (n >= 1) with layers >= 1 attention layers. */
+  serialDepth(n: number, layers: number): SerialDepth;
+  /** Prefix sums, one addition after another. */
+  serialScan(xs: Float64Array): Float64Array;
+  /** The Hillis-Steele scan: every round's values, [0] the input, the last the prefix sums
+   * (ceil(log2 n) rounds; round r adds the value 2^r back). */
+  parallelScan(xs: Float64Array): Float64Array[];
   /** One row's softmax step by step: logits 1 to 64 finite values; subtractMax false is the
    * textbook exp(x) / sum(exp(x)) that overflows, true the stable recipe. */
   softmaxSteps(logits: Float32Array, subtractMax: boolean): SoftmaxSteps;

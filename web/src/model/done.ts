@@ -20,9 +20,10 @@ export function meets(s: SolvedSnapshot, threshold: number): boolean {
 }
 
 /** Each task's own "solved" loss (nats): the element's default solved-at for the tasks a head can
- * solve exactly; none for future (a causal model cannot see its answer) and text (no exact
- * answer: it is done when the validation loss stops improving). */
-export const TASK_SOLVED_AT: Record<string, number | null> = { repeat: 0.1, shift: 0.1, copy: 0.1, reverse: 0.1, sort: 0.1, induction: 0.1, future: null, text: null };
+ * solve exactly; none for future (a causal model cannot see its answer), text (no exact
+ * answer: it is done when the validation loss stops improving) and markov (its floor is the
+ * chain's entropy rate, above 0). */
+export const TASK_SOLVED_AT: Record<string, number | null> = { repeat: 0.1, shift: 0.1, copy: 0.1, reverse: 0.1, sort: 0.1, induction: 0.1, future: null, text: null, markov: null, lag: 0.1 };
 
 /** How many validation measurements without a new best (by at least CONVERGED_GAIN of it) mean converged. */
 export const CONVERGED_PATIENCE = 5;

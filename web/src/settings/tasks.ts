@@ -27,6 +27,11 @@ export const TASKS: Record<TaskName, string> = {
   text:
     'A small GPT on real text: every character is a token, and each position predicts the next character from the ones before it. The vocabulary is the text\'s own characters, so the vocab setting follows the text. ' +
     'The first 90% of the text trains and the last 10% validates. A model that only counted characters would score the dashed unigram line; going below it means the heads use the context.',
+  markov:
+    'Symbols of a random Markov chain: the next symbol depends only on the last few (the markov order), with fixed random probabilities. The vocabulary is the chain\'s symbols, so the vocab setting follows the markov symbols. ' +
+    'No model can beat the chain\'s entropy rate, which the core computes exactly: the loss floor is known, so you can watch how close a model of each size gets to it.',
+  lag:
+    'Random tokens; the target is the token k positions back (the lag), and the first k positions are left out. One head that puts its weight exactly k positions back solves it at any k; a recurrent net has to carry each token through k steps of its state.',
 };
 
 /** The text under the task control for a task under an objective: the masked objective changes

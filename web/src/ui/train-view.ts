@@ -139,10 +139,11 @@ export function mountTrainView(root: HTMLElement, store: Store, ctl: Controller,
     });
 
   // ---- State -> what the chart shows (chance follows the vocabulary of the settings)
-  // Task text: the unigram line and the validation curve replace chance (the text sets V).
+  // Task text: the unigram line and the validation curve replace chance (the text sets V); task
+  // markov: the chain's symbols are the vocabulary.
   const chartOptions = (s: Readonly<State>, snap: Snapshot | null = ctl.snapshot) => {
     const unigram = s.task === 'text' ? (snap?.text?.corpus.unigramNats ?? null) : null;
-    return { logY: s.logY, smooth: s.smooth, epochSteps: s.epochMeans ? DEMO_EPOCH_STEPS : 0, chance: s.task === 'text' ? null : Math.log(s.vocabSize), unigram, unit: lossUnitOf(s.task) };
+    return { logY: s.logY, smooth: s.smooth, epochSteps: s.epochMeans ? DEMO_EPOCH_STEPS : 0, chance: s.task === 'text' ? null : Math.log(s.task === 'markov' ? s.markovSymbols : s.vocabSize), unigram, unit: lossUnitOf(s.task) };
   };
   const showCaption = (s: Readonly<State>) => (lossCaption.textContent = lossChartCaption(s.task === 'text', s.objective === 'mlm'));
   cleanups.push(

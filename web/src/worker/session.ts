@@ -247,7 +247,8 @@ export class Session {
   /** The ids of a sample request: the ids given, the characters given (a text trainer's
    * vocabulary: a character outside it is the core's `input` error naming it), or the task
    * generator's sequence for the seed (the run's task unless the spec names one; task text: the
-   * text's, from trainer's validation split, so it needs a text trainer). */
+   * text's, from trainer's validation split, so it needs a text trainer; task markov: the run's
+   * chain, so it needs a markov trainer). */
   #sampleIds(sample: SampleSpec, config: TrainerConfigMsg, trainer: Trainer | undefined): Int32Array<ArrayBuffer> {
     if (Array.isArray(sample)) return Int32Array.from(sample);
     if ('text' in sample) {
@@ -256,7 +257,12 @@ export class Session {
       return Int32Array.from(this.core.encodeText(corpus.vocab, sample.text));
     }
     const task = sample.task ?? config.task;
-    if (task !== 'text') return Int32Array.from(this.core.taskSample(task, config.vocabSize, config.seqLen, sample.seed));
+    if (task !== 'text' && task !== 'markov') return Int32Array.from(this.core.taskSample(task, config.vocabSize, config.seqLen, sample.seed));
+    if (task === 'markov') {
+      // The chain is the run's (drawn from its seed): only its trainer has it.
+      if (trainer?.config().task !== 'markov') throw new RequestFailure('input', 'a markov sample needs a markov run: train on the markov task first');
+      return Int32Array.from(trainer.sampleSequence(sample.seed));
+    }
     if (!trainer?.corpus()) throw new RequestFailure('input', 'a text sample needs a text run: train on the text task first');
     return Int32Array.from(trainer.sampleSequence(sample.seed));
   }

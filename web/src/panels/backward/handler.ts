@@ -18,7 +18,7 @@ export const handlers = [
   handle(rowBackwardRequest, (ctx, { head, query, target: chosen }) => {
     const run = ctx.run();
     const ids = ctx.sample;
-    const { target, targetSource } = chosen !== undefined ? { target: chosen, targetSource: 'chosen' as const } : chooseTarget(ctx.core.taskTargets(run.config.task, ids), ids, query);
+    const { target, targetSource } = chosen !== undefined ? { target: chosen, targetSource: 'chosen' as const } : chooseTarget(ctx.core.taskTargets(run.config.task, ids, run.config), ids, query);
     return { ids: ids.slice(), head, query, target, targetSource, row: run.trainer.rowBackward(ids, head, query, target) };
   }),
 ];

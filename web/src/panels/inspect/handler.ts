@@ -13,7 +13,7 @@ import { inspectRequest, type InspectReport } from './request';
  * corrupted: the learner's corrupted input (the core checks its length and tokens: an `input`
  * error); change: the position whose token to change instead. */
 export function inspectSample(core: AttentionCore, trainer: Trainer, config: TrainerConfigMsg, ids: Int32Array, step: number, corrupted?: number[], change?: number): InspectReport {
-  const answers = core.taskTargets(config.task, ids);
+  const answers = core.taskTargets(config.task, ids, config);
   const V = config.vocabSize;
   const request: InspectRequest = { ids, answers };
   let changed = -1;
