@@ -86,7 +86,7 @@ test('the first screen: Start here above the fold, each preset applied by a clic
   assert.equal(await page.inputValue('select[name=task]'), 'shift');
   assert.equal(await page.getAttribute('a[data-preset=shift]', 'aria-current'), 'true');
   const cards = await page.$$eval('.start-here .start-card', (els) => els.map((el) => ({ id: el.querySelector('a').dataset.preset, bottom: el.getBoundingClientRect().bottom, height: el.getBoundingClientRect().height })));
-  assert.equal(cards.length, 6);
+  assert.equal(cards.length, 7);
   for (const c of cards) assert.ok(c.bottom <= 900 && c.height >= 60, `${c.id}: a big button above the fold (${JSON.stringify(c)})`);
   assert.deepEqual(await page.locator('.start-group h3').allTextContents(), ['Attention, trained', 'Depth and the induction head', 'A small GPT on text', 'Both ways: masks and windows']);
   assert.deepEqual(await audit(page), [], 'the default view');

@@ -54,7 +54,7 @@ async function download(page, selector) {
 function lossesInPage(page, { weights, config, ids, i, targets }) {
   return page.evaluate(
     async ({ weights, config, ids, i, targets }) => {
-      const url = new URL('wasm/attention-core-simd.js', document.baseURI).href;
+      const url = new URL('wasm/attention-core-relaxed.js', document.baseURI).href;
       const core = await (await import(url)).default();
       const t = new core.Trainer(config);
       try {

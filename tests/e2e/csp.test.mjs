@@ -59,7 +59,7 @@ test('under the CSP header the page loads, trains, and reports no violation', as
   await waitReady(page);
   // The worker really ran under the header: it was served with it and Embind's glue runs in it.
   assert.ok(srv.requests.some((p) => /assets\/worker-.*\.js$/.test(p)), `worker script served: ${srv.requests}`);
-  assert.ok(srv.requests.some((p) => /wasm\/attention-core-(simd|scalar)\.js$/.test(p)), 'the Embind glue was served with the header');
+  assert.ok(srv.requests.some((p) => /wasm\/attention-core-(simd|scalar|relaxed)\.js$/.test(p)), 'the Embind glue was served with the header');
   assert.ok(workers.length >= 1, 'a worker started');
   // The worker runs under the header policy (its own script's response), not the page's meta one:
   // a request to another origin from inside the worker is a connect-src violation there. (Eval

@@ -30,7 +30,7 @@ useBrowser((s, b) => {
 function reference(page) {
   return page.evaluate(
     async ({ config, steps, prompt, chars, at }) => {
-      const core = await (await import(new URL('wasm/attention-core-simd.js', document.baseURI).href)).default();
+      const core = await (await import(new URL('wasm/attention-core-relaxed.js', document.baseURI).href)).default();
       const t = new core.Trainer(config);
       const d = new core.Decoder(t, { useCache: true });
       const sampler = new core.Sampler(1);

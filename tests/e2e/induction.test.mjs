@@ -32,7 +32,7 @@ useBrowser((s, b) => {
 function reference(page, steps, ablations = []) {
   return page.evaluate(
     async ({ config, steps, sample, ablations }) => {
-      const core = await (await import(new URL('wasm/attention-core-simd.js', document.baseURI).href)).default();
+      const core = await (await import(new URL('wasm/attention-core-relaxed.js', document.baseURI).href)).default();
       const t = new core.Trainer(config);
       const plain = (s) => ({ previousToken: Array.from(s.previousToken), prefixMatching: Array.from(s.prefixMatching), composition: Array.from(s.composition), baseline: s.compositionBaseline });
       const at = [];

@@ -25,7 +25,7 @@ useBrowser((s, b) => {
 function reference(page, config, steps, ids) {
   return page.evaluate(
     async ({ config, steps, ids }) => {
-      const core = await (await import(new URL('wasm/attention-core-simd.js', document.baseURI).href)).default();
+      const core = await (await import(new URL('wasm/attention-core-relaxed.js', document.baseURI).href)).default();
       const t = new core.Trainer(config);
       const m = (x) => (x ? Array.from(x.data ?? x) : null);
       try {

@@ -83,7 +83,7 @@ test('why √dk: the dk slider redraws both softmaxes, each matching a plain ref
   checkScaling(at64, 64);
   // The random vectors come from the core (scalingDemo with the view's seed).
   const core = await page.evaluate(async () => {
-    const url = new URL('wasm/attention-core-simd.js', document.baseURI).href;
+    const url = new URL('wasm/attention-core-relaxed.js', document.baseURI).href;
     const c = await (await import(url)).default();
     const d = c.scalingDemo(64, 8, 42);
     return { query: Array.from(d.query), keys: Array.from(d.keys.data) };

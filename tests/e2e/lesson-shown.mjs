@@ -28,7 +28,7 @@ export const asMatrix = (m) => ({ data: Float32Array.from(m.values), rows: m.row
  * core result's typed arrays into plain arrays, so it can leave the page. */
 export async function loadCoreInPage(page) {
   await page.evaluate(async () => {
-    window.__core ??= await (await import(new URL('wasm/attention-core-simd.js', document.baseURI).href)).default();
+    window.__core ??= await (await import(new URL('wasm/attention-core-relaxed.js', document.baseURI).href)).default();
     const plain = (v) => (ArrayBuffer.isView(v) ? Array.from(v) : Array.isArray(v) ? v.map(plain) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)])) : v);
     window.__plain = plain;
   });

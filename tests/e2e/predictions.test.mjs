@@ -56,7 +56,7 @@ async function download(page, selector) {
 /** Loads the core in the page (once) as window.__core. */
 function loadCore(page) {
   return page.evaluate(async () => {
-    if (!window.__core) window.__core = await (await import(new URL('wasm/attention-core-simd.js', document.baseURI).href)).default();
+    if (!window.__core) window.__core = await (await import(new URL('wasm/attention-core-relaxed.js', document.baseURI).href)).default();
   });
 }
 

@@ -39,7 +39,7 @@ test('the preset trains on the default text: validation and unigram lines, and t
   const shown = await page.$eval('.text-readout', (el) => ({ text: el.textContent, bits: Number(el.dataset.valBitsPerChar), unigram: Number(el.dataset.unigramBits) }));
   const ref = await page.evaluate(
     async ({ config, step }) => {
-      const core = await (await import(new URL('wasm/attention-core-simd.js', document.baseURI).href)).default();
+      const core = await (await import(new URL('wasm/attention-core-relaxed.js', document.baseURI).href)).default();
       const t = new core.Trainer(config);
       try {
         while (t.stepsDone() < step) t.step(Math.min(1000, step - t.stepsDone()));
@@ -119,7 +119,7 @@ test('the sample box of the text task takes and shows characters; one the text l
   assert.equal(await page.textContent('.sample-field label'), 'sample sequence (characters)');
   // The core on the page's main thread: the default text's vocabulary, and what it encodes.
   const core = (f, arg) => page.evaluate(async ({ f, arg }) => {
-    window.__core ??= await (await import(new URL('wasm/attention-core-simd.js', document.baseURI).href)).default();
+    window.__core ??= await (await import(new URL('wasm/attention-core-relaxed.js', document.baseURI).href)).default();
     const vocab = window.__core.textCorpus(window.__core.defaultCorpus(), 8).vocab;
     return f === 'encode' ? Array.from(window.__core.encodeText(vocab, arg)) : window.__core.decodeText(vocab, Int32Array.from(arg));
   }, { f, arg });
